@@ -1,0 +1,75 @@
+#!/bin/bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
+#
+# Sets up tprof on a Debian 12 machine from nothing: installs the Debian packages the build, the
+# tests and the runtime need (quietly, and only those missing), configures and builds.
+#
+#   contrib/setup.sh            install packages, build into build/
+#   contrib/setup.sh run [ARGS] ... then install to /usr/local and run tprofd in the foreground
+#                               on its defaults (default rules, /var/lib/tprof); ARGS go to tprofd
+#   contrib/setup.sh test       ... then run the whole test suite, and the unit and integration
+#                               tests again in a second build with ASan and UBSan (build-asan/)
+#
+# Needs root (or sudo) for the packages, for `run` and for the privileged tests.
+set -euo pipefail
+
+cd "$(dirname "$0")/.."
+
+PACKAGES=(
+        # build
+        gcc meson ninja-build pkg-config
+        libsystemd-dev libpcre2-dev libyaml-dev libzstd-dev libelf-dev libdw-dev
+        # tests and benchmarks
+        libcmocka-dev clang pcre2-utils linux-perf python3 jq libxml2-utils
+        # runtime: journald for the journal source and its tests, logger/setpriv for tests
+        systemd util-linux procps
+)
+
+sudo_if_needed() {
+        if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi
+}
+
+install_packages() {
+        local missing=() p
+        for p in "${PACKAGES[@]}"; do
+                dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+        done
+        [ ${#missing[@]} -eq 0 ] && return 0
+        echo "setup: installing ${missing[*]}" >&2
+        sudo_if_needed apt-get update -qq
+        sudo_if_needed env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
+                "${missing[@]}" >/dev/null
+}
+
+configure_and_build() {
+        local dir=$1
+        shift
+        if [ ! -f "$dir/build.ninja" ]; then
+                meson setup "$dir" "$@" >/dev/null
+        fi
+        ninja -C "$dir" >/dev/null
+}
+
+install_packages
+configure_and_build build
+
+case "${1:-}" in
+"")
+        ;;
+run)
+        shift
+        sudo_if_needed meson install -C build --quiet
+        sudo_if_needed ldconfig
+        if [ "$(id -u)" = 0 ]; then exec /usr/local/sbin/tprofd "$@"; fi
+        exec sudo /usr/local/sbin/tprofd "$@"
+        ;;
+test)
+        meson test -C build --print-errorlogs
+        configure_and_build build-asan -Dsanitizers=true -Db_lundef=false
+        meson test -C build-asan --print-errorlogs --suite unit --suite integration
+        ;;
+*)
+        echo "usage: contrib/setup.sh [run [TPROFD-ARGS...] | test]" >&2
+        exit 64
+        ;;
+esac

@@ -1,0 +1,155 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * Bounded reads and atomic publication; see fileio.h.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <libgen.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "basic/alloc-util.h"
+#include "basic/cleanup.h"
+#include "basic/fileio.h"
+#include "basic/macro.h"
+
+int loop_write(int fd, const void *buf, size_t size) {
+        const uint8_t *p = buf;
+
+        while (size > 0) {
+                ssize_t k = write(fd, p, size);
+                if (k < 0) {
+                        if (errno == EINTR)
+                                continue;
+                        return -errno;
+                }
+                if (k == 0)
+                        return -EIO;
+                p += k;
+                size -= (size_t) k;
+        }
+        return 0;
+}
+
+ssize_t loop_read(int fd, void *buf, size_t size) {
+        uint8_t *p = buf;
+        size_t done = 0;
+
+        while (done < size) {
+                ssize_t k = read(fd, p + done, size - done);
+                if (k < 0) {
+                        if (errno == EINTR)
+                                continue;
+                        return -errno;
+                }
+                if (k == 0)
+                        break;
+                done += (size_t) k;
+        }
+        return (ssize_t) done;
+}
+
+int read_full_fd(int fd, size_t max_bytes, char **ret_data, size_t *ret_size) {
+        _cleanup_free_ char *buf = NULL;
+        size_t allocated = 0, n = 0;
+
+        for (;;) {
+                if (!GREEDY_REALLOC(buf, allocated, n + 4096 + 1))
+                        return -ENOMEM;
+                ssize_t k = read(fd, buf + n, allocated - n - 1);
+                if (k < 0) {
+                        if (errno == EINTR)
+                                continue;
+                        return -errno;
+                }
+                if (k == 0)
+                        break;
+                n += (size_t) k;
+                if (n > max_bytes)
+                        return -EFBIG;
+        }
+        buf[n] = '\0';
+        *ret_data = TAKE_PTR(buf);
+        if (ret_size)
+                *ret_size = n;
+        return 0;
+}
+
+int read_full_file(const char *path, size_t max_bytes, char **ret_data, size_t *ret_size) {
+        _cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+
+        if (fd < 0)
+                return -errno;
+        return read_full_fd(fd, max_bytes, ret_data, ret_size);
+}
+
+int fsync_directory_of(const char *path) {
+        _cleanup_free_ char *copy = strdup(path);
+        _cleanup_close_ int fd = -EBADF;
+
+        if (!copy)
+                return -ENOMEM;
+        fd = open(dirname(copy), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (fd < 0)
+                return -errno;
+        if (fsync(fd) < 0)
+                return -errno;
+        return 0;
+}
+
+int write_file_atomic(const char *path, const void *data, size_t size, mode_t mode) {
+        _cleanup_free_ char *tmp = NULL;
+        _cleanup_close_ int fd = -EBADF;
+        int r;
+
+        if (asprintf(&tmp, "%s.tmp-XXXXXX", path) < 0)
+                return -ENOMEM;
+        fd = mkostemp(tmp, O_CLOEXEC);
+        if (fd < 0)
+                return -errno;
+        r = loop_write(fd, data, size);
+        if (r >= 0 && fchmod(fd, mode) < 0)
+                r = -errno;
+        if (r >= 0 && fsync(fd) < 0)
+                r = -errno;
+        if (r >= 0 && rename(tmp, path) < 0)
+                r = -errno;
+        if (r < 0) {
+                (void) unlink(tmp);
+                return r;
+        }
+        return fsync_directory_of(path);
+}
+
+int mkdir_p(const char *path, mode_t mode) {
+        _cleanup_free_ char *p = strdup(path);
+
+        if (!p)
+                return -ENOMEM;
+        for (char *s = p + 1; *s; s++) {
+                if (*s != '/')
+                        continue;
+                *s = '\0';
+                if (mkdir(p, mode) < 0 && errno != EEXIST)
+                        return -errno;
+                *s = '/';
+        }
+        if (mkdir(p, mode) < 0 && errno != EEXIST)
+                return -errno;
+        return 0;
+}
+
+int read_one_line_file(const char *path, char **ret_line) {
+        _cleanup_free_ char *data = NULL;
+        int r;
+
+        r = read_full_file(path, 4096, &data, NULL);
+        if (r < 0)
+                return r;
+        data[strcspn(data, "\n")] = '\0';
+        *ret_line = TAKE_PTR(data);
+        return 0;
+}

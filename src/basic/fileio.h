@@ -1,0 +1,32 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * File helpers with the two properties the daemon relies on: reads are bounded (no input makes
+ * us allocate without limit) and publication is atomic (write a temporary file, fsync it, rename
+ * it into place, fsync the directory), so a crash leaves either the old or the new content.
+ */
+#pragma once
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+/* Reads at most max_bytes; a larger file is -EFBIG. The result is NUL-terminated. */
+int read_full_file(const char *path, size_t max_bytes, char **ret_data, size_t *ret_size);
+int read_full_fd(int fd, size_t max_bytes, char **ret_data, size_t *ret_size);
+
+/* Atomically replaces path with data (mode applies to the new file). */
+int write_file_atomic(const char *path, const void *data, size_t size, mode_t mode);
+
+/* Writes all of buf, retrying short writes and EINTR. */
+int loop_write(int fd, const void *buf, size_t size);
+
+/* Reads exactly size bytes unless EOF comes first; returns bytes read or -errno. */
+ssize_t loop_read(int fd, void *buf, size_t size);
+
+int fsync_directory_of(const char *path);
+
+/* mkdir -p with the given mode for each created component. */
+int mkdir_p(const char *path, mode_t mode);
+
+/* Reads the first line of a small file (like /proc/sys/kernel/random/boot_id), newline stripped. */
+int read_one_line_file(const char *path, char **ret_line);

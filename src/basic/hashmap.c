@@ -1,0 +1,177 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * Open-addressing byte-string hash table; see hashmap.h. Keys live in one arena per table so a
+ * table of a million small keys is a few large allocations, not a million small ones.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "basic/alloc-util.h"
+#include "basic/hashmap.h"
+
+typedef struct Entry {
+        uint64_t hash;
+        uint64_t value;
+        size_t key_off; /* into arena */
+        size_t key_len;
+        bool used;
+} Entry;
+
+struct Hashmap {
+        Entry *entries;
+        size_t n_buckets; /* power of two */
+        size_t n_used;
+        char *arena;
+        size_t arena_used, arena_allocated;
+};
+
+/* 64-bit FNV-1a with a final avalanche (from MurmurHash3's fmix64): fast for short keys. */
+uint64_t hash_bytes(const void *p, size_t n) {
+        const uint8_t *b = p;
+        uint64_t h = UINT64_C(0xcbf29ce484222325);
+
+        for (size_t i = 0; i < n; i++) {
+                h ^= b[i];
+                h *= UINT64_C(0x100000001b3);
+        }
+        h ^= h >> 33;
+        h *= UINT64_C(0xff51afd7ed558ccd);
+        h ^= h >> 33;
+        h *= UINT64_C(0xc4ceb9fe1a85ec53);
+        h ^= h >> 33;
+        return h;
+}
+
+Hashmap *hashmap_new(void) {
+        Hashmap *h = calloc(1, sizeof(Hashmap));
+        if (!h)
+                return NULL;
+        h->n_buckets = 64;
+        h->entries = calloc(h->n_buckets, sizeof(Entry));
+        if (!h->entries)
+                return mfree(h);
+        return h;
+}
+
+Hashmap *hashmap_free(Hashmap *h) {
+        if (!h)
+                return NULL;
+        free(h->entries);
+        free(h->arena);
+        free(h);
+        return NULL;
+}
+
+size_t hashmap_size(const Hashmap *h) {
+        return h ? h->n_used : 0;
+}
+
+static Entry *find(const Hashmap *h, const void *key, size_t key_len, uint64_t hash) {
+        size_t mask = h->n_buckets - 1;
+
+        for (size_t i = hash & mask;; i = (i + 1) & mask) {
+                Entry *e = &h->entries[i];
+                if (!e->used)
+                        return e;
+                if (e->hash == hash && e->key_len == key_len &&
+                    memcmp(h->arena + e->key_off, key, key_len) == 0)
+                        return e;
+        }
+}
+
+static int grow(Hashmap *h) {
+        size_t n = h->n_buckets * 2;
+        Entry *old = h->entries, *fresh = calloc(n, sizeof(Entry));
+
+        if (!fresh)
+                return -ENOMEM;
+        for (size_t i = 0; i < h->n_buckets; i++) {
+                if (!old[i].used)
+                        continue;
+                for (size_t j = old[i].hash & (n - 1);; j = (j + 1) & (n - 1))
+                        if (!fresh[j].used) {
+                                fresh[j] = old[i];
+                                break;
+                        }
+        }
+        free(old);
+        h->entries = fresh;
+        h->n_buckets = n;
+        return 0;
+}
+
+bool hashmap_get(const Hashmap *h, const void *key, size_t key_len, uint64_t *ret_value) {
+        Entry *e;
+
+        if (!h)
+                return false;
+        e = find(h, key, key_len, hash_bytes(key, key_len));
+        if (!e->used)
+                return false;
+        if (ret_value)
+                *ret_value = e->value;
+        return true;
+}
+
+uint64_t *hashmap_slot(Hashmap *h, const void *key, size_t key_len, uint64_t initial, bool *ret_added) {
+        uint64_t hash = hash_bytes(key, key_len);
+        Entry *e = find(h, key, key_len, hash);
+
+        if (e->used) {
+                if (ret_added)
+                        *ret_added = false;
+                return &e->value;
+        }
+        if ((h->n_used + 1) * 10 > h->n_buckets * 7) {
+                if (grow(h) < 0)
+                        return NULL;
+                e = find(h, key, key_len, hash);
+        }
+        if (!GREEDY_REALLOC(h->arena, h->arena_allocated, h->arena_used + key_len))
+                return NULL;
+        if (key_len > 0)
+                memcpy(h->arena + h->arena_used, key, key_len);
+        *e = (Entry) {
+                .hash = hash,
+                .value = initial,
+                .key_off = h->arena_used,
+                .key_len = key_len,
+                .used = true,
+        };
+        h->arena_used += key_len;
+        h->n_used++;
+        if (ret_added)
+                *ret_added = true;
+        return &e->value;
+}
+
+int hashmap_put(Hashmap *h, const void *key, size_t key_len, uint64_t value) {
+        bool added;
+        uint64_t *v = hashmap_slot(h, key, key_len, value, &added);
+
+        if (!v)
+                return -ENOMEM;
+        *v = value;
+        return added;
+}
+
+bool hashmap_iterate(const Hashmap *h, size_t *state, const void **ret_key, size_t *ret_key_len,
+                     uint64_t *ret_value) {
+        if (!h)
+                return false;
+        for (; *state < h->n_buckets; (*state)++) {
+                const Entry *e = &h->entries[*state];
+                if (!e->used)
+                        continue;
+                if (ret_key)
+                        *ret_key = h->arena + e->key_off;
+                if (ret_key_len)
+                        *ret_key_len = e->key_len;
+                if (ret_value)
+                        *ret_value = e->value;
+                (*state)++;
+                return true;
+        }
+        return false;
+}

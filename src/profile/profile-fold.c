@@ -1,0 +1,124 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * Folds samples into counted stack strings; see profile-fold.h.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "basic/alloc-util.h"
+#include "basic/hashmap.h"
+#include "basic/string-util.h"
+#include "profile/profile-fold.h"
+#include "profile/profile-names.h"
+
+struct Folder {
+        Hashmap *stacks; /* key -> count */
+        uint64_t total;
+        StrBuf key;
+        FoldedStack *sorted;
+        char *keys; /* NUL-separated copy of every key, for sorted */
+};
+
+Folder *folder_new(void) {
+        Folder *f = calloc(1, sizeof(Folder));
+        if (!f)
+                return NULL;
+        f->stacks = hashmap_new();
+        if (!f->stacks)
+                return mfree(f);
+        return f;
+}
+
+Folder *folder_free(Folder *f) {
+        if (!f)
+                return NULL;
+        hashmap_free(f->stacks);
+        strbuf_done(&f->key);
+        free(f->sorted);
+        free(f->keys);
+        free(f);
+        return NULL;
+}
+
+uint64_t folder_total(const Folder *f) {
+        return f->total;
+}
+
+size_t folder_n_stacks(const Folder *f) {
+        return hashmap_size(f->stacks);
+}
+
+int folder_add(Folder *f, const Sample *s, uint64_t count) {
+        char comm[64], sym[PROFILE_NAME_BYTES_MAX], dso[PROFILE_NAME_BYTES_MAX], frame[PROFILE_NAME_BYTES_MAX + 2];
+        uint64_t *slot;
+        int r;
+
+        strbuf_reset(&f->key);
+        profile_comm_tidy(s->comm, comm, sizeof comm);
+        r = strbuf_append(&f->key, comm);
+        for (uint32_t i = s->n_frames; r >= 0 && i > 0; i--) {
+                const Frame *fr = &s->frames[i - 1];
+                profile_symbol_tidy(fr->symbol, sym, sizeof sym);
+                profile_dso_tidy(fr->dso, dso, sizeof dso);
+                profile_folded_frame(comm, sym, dso, frame, sizeof frame);
+                r = strbuf_putc(&f->key, ';');
+                if (r >= 0)
+                        r = strbuf_append(&f->key, frame);
+        }
+        if (r < 0)
+                return r;
+
+        slot = hashmap_slot(f->stacks, f->key.data, f->key.len, 0, NULL);
+        if (!slot)
+                return -ENOMEM;
+        *slot += count;
+        f->total += count;
+        f->sorted = mfree(f->sorted);
+        return 0;
+}
+
+static int cmp_stack(const void *a, const void *b) {
+        /* Bytewise, as Perl's "cmp" sorts without a locale. */
+        return strcmp(((const FoldedStack *) a)->key, ((const FoldedStack *) b)->key);
+}
+
+int folder_sorted(Folder *f, const FoldedStack **ret_stacks, size_t *ret_n) {
+        size_t n = hashmap_size(f->stacks), bytes = 0, off = 0, i = 0;
+        const void *k;
+        size_t kl;
+        uint64_t v;
+
+        if (!f->sorted) {
+                for (size_t it = 0; hashmap_iterate(f->stacks, &it, &k, &kl, &v);)
+                        bytes += kl + 1;
+                free(f->keys);
+                f->keys = malloc(bytes ?: 1);
+                f->sorted = new(FoldedStack, n ?: 1);
+                if (!f->keys || !f->sorted)
+                        return -ENOMEM;
+                for (size_t it = 0; hashmap_iterate(f->stacks, &it, &k, &kl, &v);) {
+                        memcpy(f->keys + off, k, kl);
+                        f->keys[off + kl] = '\0';
+                        f->sorted[i++] = (FoldedStack) { .key = f->keys + off, .count = v };
+                        off += kl + 1;
+                }
+                qsort(f->sorted, n, sizeof(FoldedStack), cmp_stack);
+        }
+        *ret_stacks = f->sorted;
+        *ret_n = n;
+        return 0;
+}
+
+int folder_write(Folder *f, FILE *out) {
+        const FoldedStack *st;
+        size_t n;
+        int r;
+
+        r = folder_sorted(f, &st, &n);
+        if (r < 0)
+                return r;
+        for (size_t i = 0; i < n; i++)
+                fprintf(out, "%s %llu\n", st[i].key, (unsigned long long) st[i].count);
+        return ferror(out) ? -EIO : 0;
+}

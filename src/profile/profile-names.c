@@ -1,0 +1,122 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * Export naming rules shared by every exporter; see profile-names.h for the contract.
+ */
+#include <string.h>
+
+#include "basic/string-util.h"
+#include "profile/profile-names.h"
+
+static const char *set_unknown_if_empty(char *buf, size_t l) {
+        if (buf[0] == '\0')
+                snprintf(buf, l, "[unknown]");
+        return buf;
+}
+
+const char *profile_comm_tidy(const char *comm, char *buf, size_t l) {
+        size_t n = 0;
+
+        for (const char *p = comm ? comm : ""; *p && n + 1 < l; p++) {
+                unsigned char c = (unsigned char) *p;
+                if (c <= ' ' || c == 0x7f)
+                        buf[n++] = '_';
+                else if (c == ';')
+                        buf[n++] = ':';
+                else if (c >= 0x80)
+                        buf[n++] = '?'; /* comm is at most 15 bytes of anything; keep it ASCII */
+                else
+                        buf[n++] = (char) c;
+        }
+        buf[n] = '\0';
+        if (n == 1 && l > 2) {
+                buf[1] = '_';
+                buf[2] = '\0';
+        }
+        return set_unknown_if_empty(buf, l);
+}
+
+const char *profile_dso_tidy(const char *dso, char *buf, size_t l) {
+        size_t n = 0;
+        const char *end;
+
+        if (!dso)
+                dso = "";
+        /* A mapping of a deleted file carries " (deleted)": that is state, not part of the name. */
+        end = endswith(dso, " (deleted)");
+        if (!end)
+                end = dso + strlen(dso);
+        for (const char *p = dso; p < end && n + 1 < l; p++) {
+                unsigned char c = (unsigned char) *p;
+                if (c <= ' ' || c == '(' || c == ')' || c == 0x7f || c >= 0x80)
+                        continue;
+                buf[n++] = (char) c;
+        }
+        buf[n] = '\0';
+        return set_unknown_if_empty(buf, l);
+}
+
+/* stackcollapse-perf.pl keeps what follows '(' only in names shaped like Go's "pkg.(*T).M". */
+static bool looks_like_go_method(const char *s) {
+        const char *open = strstr(s, ".(");
+        const char *close;
+
+        if (!open)
+                return false;
+        close = strchr(open + 2, ')');
+        return close && close[1] == '.';
+}
+
+const char *profile_symbol_tidy(const char *symbol, char *buf, size_t l) {
+        _cleanup_strbuf_ StrBuf esc = STRBUF_NULL;
+        bool go;
+        size_t n = 0;
+        const char *s;
+
+        if (!symbol || !*symbol || l < 2)
+                return set_unknown_if_empty((buf[0] = '\0', buf), l);
+        if (strbuf_append_escaped(&esc, symbol, strlen(symbol)) < 0)
+                return set_unknown_if_empty((buf[0] = '\0', buf), l);
+        s = esc.data;
+        go = looks_like_go_method(s);
+
+        for (const char *p = s; *p && n + 1 < l; p++) {
+                if (*p == '(' && !go && !startswith(p, "(anonymous namespace)"))
+                        break;
+                if (*p == '"' || *p == '\'')
+                        continue;
+                if (*p == ';')
+                        buf[n++] = ':';
+                else if (*p == '-' && p[1] == '>')
+                        buf[n++] = '_';
+                else if (*p == ' ' && n == 0)
+                        continue; /* no leading blanks: the frame-line regex would eat them */
+                else
+                        buf[n++] = *p;
+        }
+        buf[n] = '\0';
+
+        /* perf 4.8+ prints "sym+0xoff"; a symbol that itself ends like that would lose it later. */
+        char *plus = strrchr(buf, '+');
+        if (plus && plus[1] == '0' && plus[2] == 'x' && plus[3] &&
+            strspn(plus + 3, "0123456789abcdef") == strlen(plus + 3))
+                *plus = '\0';
+        /* A trailing blank would be read as part of the " (dso)" separator. */
+        while (n > 0 && buf[n - 1] == ' ')
+                buf[--n] = '\0';
+        /* A frame starting with '(' is skipped by stackcollapse as a process name. */
+        if (buf[0] == '(')
+                buf[0] = '_';
+        return set_unknown_if_empty(buf, l);
+}
+
+const char *profile_folded_frame(const char *tidy_comm, const char *tidy_symbol, const char *tidy_dso, char *buf,
+                                 size_t l) {
+        if (streq(tidy_comm, "java") && tidy_symbol[0] == 'L' && strchr(tidy_symbol, '/'))
+                tidy_symbol++;
+        if (streq(tidy_symbol, "[unknown]") && !streq(tidy_dso, "[unknown]")) {
+                const char *base = strrchr(tidy_dso, '/');
+                snprintf(buf, l, "[%s]", base ? base + 1 : tidy_dso);
+        } else
+                snprintf(buf, l, "%s", tidy_symbol);
+        return buf;
+}

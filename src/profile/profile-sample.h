@@ -1,0 +1,36 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * The symbolized sample: what the sampler and symbolizer hand to the ring writer, what the ring
+ * reader hands back, and what every exporter consumes. Plain data, no ownership: strings and the
+ * frame array belong to whoever produced the Sample and stay valid until they say otherwise
+ * (the symbolizer's caches, a window reader's string table).
+ */
+#pragma once
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stddef.h>
+
+/* Deepest call chain kept per sample (perf's default sysctl kernel.perf_event_max_stack is 127). */
+#define PROFILE_STACK_DEPTH_MAX 127U
+/* Longest symbol or DSO name we keep; longer names are cut (C++ templates can run to kilobytes). */
+#define PROFILE_NAME_BYTES_MAX 1024U
+
+typedef struct Frame {
+        const char *symbol; /* "mem_cgroup_nr_lru_pages", or "[unknown]" */
+        const char *dso;    /* "[kernel.kallsyms]", "[ena]", "/usr/lib/x86_64-linux-gnu/libc.so.6", "[unknown]" */
+        uint64_t addr;      /* the instruction pointer as sampled */
+        uint64_t offset;    /* addr minus the symbol's start; 0 when unknown */
+        bool kernel;
+} Frame;
+
+typedef struct Sample {
+        uint64_t t_ns; /* perf clock (local_clock), the clock printk stamps kmsg records with */
+        uint32_t cpu;
+        uint32_t pid;
+        uint32_t tid;
+        const char *comm;
+        uint64_t period; /* event period, for perf-script output; 0 if unknown */
+        uint32_t n_frames;
+        const Frame *frames; /* leaf first, as perf script prints them */
+} Sample;

@@ -1,0 +1,18 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * tprofd --once: sample every CPU (or one process) for a while and print folded stacks on out and
+ * a summary (samples, lost, CPUs, event) on err. Stands alone: no ring, no state directory.
+ */
+#pragma once
+
+#include <stdint.h>
+#include <stdio.h>
+#include <sys/types.h>
+
+typedef struct OnceOptions {
+        uint64_t duration_usec;
+        uint32_t freq_hz;
+        pid_t pid; /* 0: every process */
+} OnceOptions;
+
+int sampler_once_run(const OnceOptions *o, FILE *out, FILE *err);

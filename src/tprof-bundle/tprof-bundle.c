@@ -1,0 +1,110 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * tprof-bundle: argument parsing and the verb table. Each verb lives in its own file
+ * (bundle-list.c, bundle-show.c, ...) and reads the state directory directly, no daemon needed.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sysexits.h>
+
+#include "basic/log.h"
+#include "basic/macro.h"
+#include "tprof-bundle/tprof-bundle.h"
+
+const char *arg_state_dir = TPROF_STATE_DIR;
+
+static int verb_unimplemented(int argc, char *argv[]) {
+        log_error("'%s' is not implemented yet in tprof %s.", argv[0], TPROF_VERSION);
+        return EX_UNAVAILABLE;
+}
+
+static const Verb verbs[] = {
+        { "ls", "List incident bundles", verb_unimplemented },
+        { "show", "Explain one bundle: what happened, the log, CPU activity, unusual stacks", verb_unimplemented },
+        { "export", "Write a bundle's slice or a range of the ring as folded stacks or perf script",
+          verb_unimplemented },
+        { "rm", "Remove a bundle and release its pinned windows", verb_unimplemented },
+        { "capture", "Ask the running daemon for a bundle around now", verb_unimplemented },
+        { "windows", "List the windows in the ring and the coverage they give", verb_unimplemented },
+        { "status", "Show whether tprofd runs and what it has recorded", verb_unimplemented },
+};
+
+static void help(void) {
+        printf("Usage: tprof-bundle [OPTIONS...] COMMAND [ARGS...]\n"
+               "\n"
+               "Lists and explains the incident bundles tprofd writes.\n"
+               "\n"
+               "Commands:\n");
+        for (size_t i = 0; i < ELEMENTSOF(verbs); i++)
+                printf("  %-10s %s%s\n", verbs[i].name, verbs[i].help,
+                       verbs[i].run == verb_unimplemented ? " (not implemented yet)" : "");
+        printf("\n"
+               "Options:\n"
+               "  -h --help            Show this help and exit\n"
+               "     --version         Show the version and exit\n"
+               "  -D --state-dir DIR   tprofd's state directory (default: %s)\n"
+               "\n"
+               "Exit status: 0 on success, 1 when nothing matched, 64 on a usage error.\n",
+               TPROF_STATE_DIR);
+}
+
+/* Returns 1 to go on, 0 to exit successfully, or a negative errno (a usage error). */
+static int parse_argv(int argc, char *argv[]) {
+        enum { ARG_VERSION = 0x100 };
+        static const struct option options[] = {
+                { "help", no_argument, NULL, 'h' },
+                { "version", no_argument, NULL, ARG_VERSION },
+                { "state-dir", required_argument, NULL, 'D' },
+                {},
+        };
+        int c;
+
+        opterr = 0;
+        /* "+" stops at the verb: options after it belong to the verb. */
+        while ((c = getopt_long(argc, argv, "+:hD:", options, NULL)) >= 0) {
+                switch (c) {
+                case 'h':
+                        help();
+                        return 0;
+                case ARG_VERSION:
+                        printf("tprof-bundle %s\n", TPROF_VERSION);
+                        return 0;
+                case 'D':
+                        arg_state_dir = optarg;
+                        break;
+                case ':':
+                        return log_error_errno(SYNTHETIC_ERRNO(EINVAL), "Option '%s' needs an argument.",
+                                               argv[optind - 1]);
+                default:
+                        return log_error_errno(SYNTHETIC_ERRNO(EINVAL),
+                                               "Unknown option '%s'. See 'tprof-bundle --help'.",
+                                               argv[optind - 1]);
+                }
+        }
+        return 1;
+}
+
+int main(int argc, char *argv[]) {
+        int r;
+
+        log_setup("tprof-bundle");
+        r = parse_argv(argc, argv);
+        if (r <= 0)
+                return r < 0 ? EX_USAGE : EXIT_SUCCESS;
+        if (optind >= argc) {
+                log_error("No command given. See 'tprof-bundle --help'.");
+                return EX_USAGE;
+        }
+        for (size_t i = 0; i < ELEMENTSOF(verbs); i++)
+                if (streq(argv[optind], verbs[i].name)) {
+                        int verb_argc = argc - optind;
+                        char **verb_argv = argv + optind;
+                        optind = 0; /* reset getopt for the verb's own options */
+                        return verbs[i].run(verb_argc, verb_argv);
+                }
+        log_error("Unknown command '%s'. See 'tprof-bundle --help'.", argv[optind]);
+        return EX_USAGE;
+}

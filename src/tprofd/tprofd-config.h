@@ -1,0 +1,36 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * The daemon's settings: defaults, then the configuration file, then the command line. Everything
+ * the manager needs to know about how it was asked to run is in TprofdConfig.
+ */
+#pragma once
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#define FREQ_HZ_DEFAULT 97U
+#define FREQ_HZ_MAX 10000U
+#define WINDOW_USEC_DEFAULT (UINT64_C(120) * UINT64_C(1000000))
+#define WINDOW_USEC_MIN (UINT64_C(2) * UINT64_C(1000000))
+#define WINDOW_USEC_MAX (UINT64_C(3600) * UINT64_C(1000000))
+#define RETENTION_AGE_USEC_DEFAULT (UINT64_C(12) * UINT64_C(3600) * UINT64_C(1000000))
+
+typedef struct TprofdConfig {
+        char *rules_path;
+        char *state_dir;
+        char *kmsg_path; /* /dev/kmsg, or a recorded file of raw records */
+        bool kmsg_from_start; /* on first start, read the whole buffer instead of starting at its end */
+        bool journal;
+        uint32_t freq_hz;
+        uint64_t window_usec;
+        uint64_t retention_age_usec;
+        uint64_t retention_bytes;  /* 0: no limit by size */
+        uint64_t keep_free_bytes;  /* free space to leave on the state filesystem */
+} TprofdConfig;
+
+void tprofd_config_init(TprofdConfig *c);
+void tprofd_config_done(TprofdConfig *c);
+
+/* The rules file or folder used when --rules is not given: /etc/tprof/rules.yaml, then
+ * /etc/tprof/rules.d, then the shipped rules. Returns a static string. */
+const char *tprofd_default_rules_path(void);

@@ -1,0 +1,252 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * tprofd: argument parsing and dispatch only. The daemon itself is manager.c; --test-rules and
+ * --once are the rules and sampler modules' own entry points.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sysexits.h>
+
+#include "basic/log.h"
+#include "basic/parse-util.h"
+#include "basic/string-util.h"
+#include "basic/time-util.h"
+#include "rules/rules-tester.h"
+#include "sampler/sampler-once.h"
+#include "tprofd/manager.h"
+#include "tprofd/tprofd-config.h"
+
+typedef enum Action {
+        ACTION_RUN,
+        ACTION_TEST_RULES,
+        ACTION_ONCE,
+        ACTION_CHECK_CONFIG,
+} Action;
+
+static Action arg_action = ACTION_RUN;
+static uint64_t arg_once_usec = 0;
+static pid_t arg_pid = 0;
+static TprofdConfig arg_config;
+
+static void help(void) {
+        printf("Usage: tprofd [OPTIONS...]\n"
+               "       tprofd --test-rules [--rules PATH] [FILE...]\n"
+               "       tprofd --once SECONDS [--freq HZ] [--pid PID]\n"
+               "\n"
+               "Samples every CPU's stacks into a rolling ring of windows, follows the kernel log\n"
+               "and the journal, and writes an incident bundle when a rule matches.\n"
+               "\n"
+               "Options:\n"
+               "  -h --help              Show this help and exit\n"
+               "     --version           Show the version and exit\n"
+               "  -r --rules PATH        Rules file or rules.d folder\n"
+               "                         (default: %s)\n"
+               "  -s --state-dir DIR     State directory (default: %s)\n"
+               "  -F --freq HZ           Sampling frequency per CPU, 1-%u (default: %u)\n"
+               "  -w --window SECONDS    Length of one ring window, %llu-%llu (default: %llu)\n"
+               "     --kmsg PATH         Read kernel log records from PATH instead of /dev/kmsg\n"
+               "                         (a recorded file of raw records replays them)\n"
+               "     --log-level LEVEL   debug, info, notice, warning or err (default: info)\n"
+               "\n"
+               "Modes:\n"
+               "     --test-rules        Read log lines from FILEs or stdin, print what the rules match\n"
+               "     --once SECONDS      Sample for SECONDS, print folded stacks to stdout and exit\n"
+               "     --pid PID           With --once: only this process\n"
+               "     --check-config      Validate the rules and options, then exit\n"
+               "\n"
+               "Exit status: 0 on success, 64 on a usage error, 78 on a configuration error.\n",
+               tprofd_default_rules_path(), TPROF_STATE_DIR, FREQ_HZ_MAX, FREQ_HZ_DEFAULT,
+               (unsigned long long) (WINDOW_USEC_MIN / USEC_PER_SEC),
+               (unsigned long long) (WINDOW_USEC_MAX / USEC_PER_SEC),
+               (unsigned long long) (WINDOW_USEC_DEFAULT / USEC_PER_SEC));
+}
+
+static int set_string(char **p, const char *v) {
+        char *s = strdup(v);
+        if (!s)
+                return log_oom();
+        free(*p);
+        *p = s;
+        return 0;
+}
+
+/* Returns 1 to go on, 0 to exit successfully, or a negative errno (a usage error). */
+static int parse_argv(int argc, char *argv[]) {
+        enum {
+                ARG_VERSION = 0x100,
+                ARG_TEST_RULES,
+                ARG_ONCE,
+                ARG_PID,
+                ARG_CHECK_CONFIG,
+                ARG_KMSG,
+                ARG_LOG_LEVEL,
+        };
+        static const struct option options[] = {
+                { "help", no_argument, NULL, 'h' },
+                { "version", no_argument, NULL, ARG_VERSION },
+                { "rules", required_argument, NULL, 'r' },
+                { "state-dir", required_argument, NULL, 's' },
+                { "freq", required_argument, NULL, 'F' },
+                { "window", required_argument, NULL, 'w' },
+                { "kmsg", required_argument, NULL, ARG_KMSG },
+                { "log-level", required_argument, NULL, ARG_LOG_LEVEL },
+                { "test-rules", no_argument, NULL, ARG_TEST_RULES },
+                { "once", required_argument, NULL, ARG_ONCE },
+                { "pid", required_argument, NULL, ARG_PID },
+                { "check-config", no_argument, NULL, ARG_CHECK_CONFIG },
+                {},
+        };
+        uint64_t u;
+        int c, r;
+
+        opterr = 0;
+        while ((c = getopt_long(argc, argv, ":hr:s:F:w:", options, NULL)) >= 0) {
+                switch (c) {
+                case 'h':
+                        help();
+                        return 0;
+                case ARG_VERSION:
+                        printf("tprofd %s\n", TPROF_VERSION);
+                        return 0;
+                case 'r':
+                        r = set_string(&arg_config.rules_path, optarg);
+                        if (r < 0)
+                                return r;
+                        break;
+                case 's':
+                        r = set_string(&arg_config.state_dir, optarg);
+                        if (r < 0)
+                                return r;
+                        break;
+                case ARG_KMSG:
+                        r = set_string(&arg_config.kmsg_path, optarg);
+                        if (r < 0)
+                                return r;
+                        break;
+                case 'F':
+                        r = safe_atou32(optarg, &arg_config.freq_hz);
+                        if (r < 0 || arg_config.freq_hz == 0 || arg_config.freq_hz > FREQ_HZ_MAX)
+                                return log_error_errno(SYNTHETIC_ERRNO(EINVAL),
+                                                       "Invalid --freq '%s': expected 1-%u Hz.", optarg,
+                                                       FREQ_HZ_MAX);
+                        break;
+                case 'w':
+                        r = parse_duration(optarg, &u);
+                        if (r < 0 || u < WINDOW_USEC_MIN || u > WINDOW_USEC_MAX)
+                                return log_error_errno(SYNTHETIC_ERRNO(EINVAL),
+                                                       "Invalid --window '%s': expected %llu-%llu seconds.",
+                                                       optarg,
+                                                       (unsigned long long) (WINDOW_USEC_MIN / USEC_PER_SEC),
+                                                       (unsigned long long) (WINDOW_USEC_MAX / USEC_PER_SEC));
+                        arg_config.window_usec = u;
+                        break;
+                case ARG_LOG_LEVEL:
+                        r = log_level_from_string(optarg);
+                        if (r < 0)
+                                return log_error_errno(SYNTHETIC_ERRNO(EINVAL), "Invalid --log-level '%s'.",
+                                                       optarg);
+                        log_set_max_level(r);
+                        break;
+                case ARG_TEST_RULES:
+                        arg_action = ACTION_TEST_RULES;
+                        break;
+                case ARG_ONCE:
+                        r = parse_duration(optarg, &u);
+                        if (r < 0 || u == 0)
+                                return log_error_errno(SYNTHETIC_ERRNO(EINVAL),
+                                                       "Invalid --once '%s': expected a duration in seconds.",
+                                                       optarg);
+                        arg_once_usec = u;
+                        arg_action = ACTION_ONCE;
+                        break;
+                case ARG_PID: {
+                        int p;
+                        r = safe_atoi(optarg, &p);
+                        if (r < 0 || p <= 0)
+                                return log_error_errno(SYNTHETIC_ERRNO(EINVAL), "Invalid --pid '%s'.", optarg);
+                        arg_pid = p;
+                        break;
+                }
+                case ARG_CHECK_CONFIG:
+                        arg_action = ACTION_CHECK_CONFIG;
+                        break;
+                case ':':
+                        return log_error_errno(SYNTHETIC_ERRNO(EINVAL), "Option '%s' needs an argument.",
+                                               argv[optind - 1]);
+                case '?':
+                default:
+                        return log_error_errno(SYNTHETIC_ERRNO(EINVAL),
+                                               "Unknown option '%s'. See 'tprofd --help'.", argv[optind - 1]);
+                }
+        }
+
+        if (arg_pid != 0 && arg_action != ACTION_ONCE)
+                return log_error_errno(SYNTHETIC_ERRNO(EINVAL), "--pid only applies to --once.");
+        if (optind < argc && arg_action != ACTION_TEST_RULES)
+                return log_error_errno(SYNTHETIC_ERRNO(EINVAL), "Unexpected argument '%s'. See 'tprofd --help'.",
+                                       argv[optind]);
+        return 1;
+}
+
+static int run(int argc, char *argv[]) {
+        bool config_error = false;
+        int r;
+
+        log_setup("tprofd");
+        tprofd_config_init(&arg_config);
+
+        r = parse_argv(argc, argv);
+        if (r <= 0)
+                return r < 0 ? EX_USAGE : EXIT_SUCCESS;
+
+        if (!arg_config.rules_path) {
+                r = set_string(&arg_config.rules_path, tprofd_default_rules_path());
+                if (r < 0)
+                        return EXIT_FAILURE;
+        }
+        if (!arg_config.state_dir) {
+                r = set_string(&arg_config.state_dir, TPROF_STATE_DIR);
+                if (r < 0)
+                        return EXIT_FAILURE;
+        }
+        if (!arg_config.kmsg_path) {
+                r = set_string(&arg_config.kmsg_path, "/dev/kmsg");
+                if (r < 0)
+                        return EXIT_FAILURE;
+        }
+
+        switch (arg_action) {
+        case ACTION_TEST_RULES:
+                r = rules_tester_run(arg_config.rules_path, argv + optind, (size_t) (argc - optind), stdout,
+                                     stderr, &config_error);
+                break;
+        case ACTION_CHECK_CONFIG:
+                r = rules_tester_check(arg_config.rules_path, stdout, stderr, &config_error);
+                break;
+        case ACTION_ONCE: {
+                OnceOptions o = {
+                        .duration_usec = arg_once_usec,
+                        .freq_hz = arg_config.freq_hz,
+                        .pid = arg_pid,
+                };
+                r = sampler_once_run(&o, stdout, stderr);
+                break;
+        }
+        case ACTION_RUN:
+        default:
+                r = manager_run(&arg_config);
+                break;
+        }
+        if (r < 0)
+                return config_error || r == -EBADMSG ? EX_CONFIG : EXIT_FAILURE;
+        return EXIT_SUCCESS;
+}
+
+int main(int argc, char *argv[]) {
+        int code = run(argc, argv);
+        tprofd_config_done(&arg_config);
+        return code;
+}

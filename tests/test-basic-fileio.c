@@ -1,0 +1,81 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * Atomic publication and bounded reads in a temporary directory.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "basic/fileio.h"
+#include "tests.h"
+
+static char dir[] = "/tmp/test-fileio-XXXXXX";
+
+static int setup(void **state) {
+        return mkdtemp(dir) ? 0 : -1;
+}
+
+static int teardown(void **state) {
+        char cmd[128];
+        snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+        return system(cmd) == 0 ? 0 : -1;
+}
+
+static void test_write_atomic_replaces_and_leaves_no_temp(void **state) {
+        char path[256];
+        _cleanup_free_ char *data = NULL;
+        struct stat st;
+        size_t n;
+
+        snprintf(path, sizeof path, "%s/position", dir);
+        assert_int_equal(write_file_atomic(path, "one\n", 4, 0640), 0);
+        assert_int_equal(write_file_atomic(path, "two\n", 4, 0640), 0);
+        assert_int_equal(read_full_file(path, 100, &data, &n), 0);
+        assert_int_equal(n, 4);
+        assert_string_equal(data, "two\n");
+        assert_int_equal(stat(path, &st), 0);
+        assert_int_equal(st.st_mode & 0777, 0640);
+
+        _cleanup_closedir_ DIR *d = opendir(dir);
+        struct dirent *de;
+        int files = 0;
+        while ((de = readdir(d)))
+                if (de->d_name[0] != '.')
+                        files++;
+        assert_int_equal(files, 1);
+}
+
+static void test_read_is_bounded(void **state) {
+        char path[256];
+        char big[10000];
+        char *data = NULL;
+
+        memset(big, 'x', sizeof big);
+        snprintf(path, sizeof path, "%s/big", dir);
+        assert_int_equal(write_file_atomic(path, big, sizeof big, 0600), 0);
+        assert_int_equal(read_full_file(path, 100, &data, NULL), -EFBIG);
+        assert_null(data);
+}
+
+static void test_mkdir_p(void **state) {
+        char path[256];
+        struct stat st;
+
+        snprintf(path, sizeof path, "%s/a/b/c", dir);
+        assert_int_equal(mkdir_p(path, 0750), 0);
+        assert_int_equal(mkdir_p(path, 0750), 0);
+        assert_int_equal(stat(path, &st), 0);
+        assert_true(S_ISDIR(st.st_mode));
+}
+
+int main(void) {
+        const struct CMUnitTest tests[] = {
+                cmocka_unit_test(test_write_atomic_replaces_and_leaves_no_temp),
+                cmocka_unit_test(test_read_is_bounded),
+                cmocka_unit_test(test_mkdir_p),
+        };
+        return cmocka_run_group_tests(tests, setup, teardown);
+}

@@ -1,0 +1,80 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * The shared hash table: insert, replace, growth, iteration, keys with NUL bytes.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "basic/hashmap.h"
+#include "tests.h"
+
+static void test_put_get_replace(void **state) {
+        _cleanup_(hashmap_freep) Hashmap *h = hashmap_new();
+        uint64_t v;
+
+        assert_non_null(h);
+        assert_int_equal(hashmap_put(h, "a", 1, 1), 1);
+        assert_int_equal(hashmap_put(h, "a", 1, 2), 0);
+        assert_true(hashmap_get(h, "a", 1, &v));
+        assert_int_equal(v, 2);
+        assert_false(hashmap_get(h, "b", 1, &v));
+        assert_int_equal(hashmap_size(h), 1);
+}
+
+static void test_grows_and_keeps_everything(void **state) {
+        _cleanup_(hashmap_freep) Hashmap *h = hashmap_new();
+        char key[32];
+
+        for (uint64_t i = 0; i < 100000; i++) {
+                int n = snprintf(key, sizeof key, "key-%llu", (unsigned long long) i);
+                assert_int_equal(hashmap_put(h, key, (size_t) n, i * 3), 1);
+        }
+        assert_int_equal(hashmap_size(h), 100000);
+        for (uint64_t i = 0; i < 100000; i++) {
+                uint64_t v;
+                int n = snprintf(key, sizeof key, "key-%llu", (unsigned long long) i);
+                assert_true(hashmap_get(h, key, (size_t) n, &v));
+                assert_int_equal(v, i * 3);
+        }
+}
+
+static void test_binary_keys_and_iteration(void **state) {
+        _cleanup_(hashmap_freep) Hashmap *h = hashmap_new();
+        const char k1[] = { 'x', 0, 'y' }, k2[] = { 'x', 0, 'z' };
+        uint64_t sum = 0, n = 0, v;
+
+        assert_int_equal(hashmap_put(h, k1, sizeof k1, 10), 1);
+        assert_int_equal(hashmap_put(h, k2, sizeof k2, 20), 1);
+        assert_int_equal(hashmap_put(h, "", 0, 5), 1);
+        for (size_t it = 0; hashmap_iterate(h, &it, NULL, NULL, &v);) {
+                sum += v;
+                n++;
+        }
+        assert_int_equal(n, 3);
+        assert_int_equal(sum, 35);
+}
+
+static void test_slot_counts(void **state) {
+        _cleanup_(hashmap_freep) Hashmap *h = hashmap_new();
+        bool added;
+
+        for (int i = 0; i < 5; i++) {
+                uint64_t *c = hashmap_slot(h, "stack", 5, 0, &added);
+                assert_non_null(c);
+                assert_int_equal(added, i == 0);
+                (*c)++;
+        }
+        uint64_t v;
+        assert_true(hashmap_get(h, "stack", 5, &v));
+        assert_int_equal(v, 5);
+}
+
+int main(void) {
+        const struct CMUnitTest tests[] = {
+                cmocka_unit_test(test_put_get_replace),
+                cmocka_unit_test(test_grows_and_keeps_everything),
+                cmocka_unit_test(test_binary_keys_and_iteration),
+                cmocka_unit_test(test_slot_counts),
+        };
+        return cmocka_run_group_tests(tests, NULL, NULL);
+}

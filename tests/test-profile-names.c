@@ -1,0 +1,99 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * The export naming rules of profile-names.h, case by case, from what VIEWERS.md says the viewers
+ * accept and what stackcollapse-perf.pl does to names.
+ */
+#include <string.h>
+
+#include "profile/profile-names.h"
+#include "tests.h"
+
+static void test_comm_tidy_table(void **state) {
+        static const struct {
+                const char *in, *out;
+        } cases[] = {
+                { "kubelet", "kubelet" },
+                { "V8 WorkerThread", "V8_WorkerThread" },
+                { "a", "a_" },
+                { "", "[unknown]" },
+                { NULL, "[unknown]" },
+                { "semi;colon", "semi:colon" },
+                { "tab\tnl\n", "tab_nl_" },
+                { "kworker/0:1", "kworker/0:1" },
+                { "caf\xc3\xa9", "caf??" },
+        };
+        char buf[64];
+
+        for (size_t i = 0; i < ELEMENTSOF(cases); i++)
+                assert_string_equal(profile_comm_tidy(cases[i].in, buf, sizeof buf), cases[i].out);
+}
+
+static void test_dso_tidy_table(void **state) {
+        static const struct {
+                const char *in, *out;
+        } cases[] = {
+                { "[kernel.kallsyms]", "[kernel.kallsyms]" },
+                { "/usr/bin/burn (deleted)", "/usr/bin/burn" },
+                { "/opt/my app/lib.so", "/opt/myapp/lib.so" },
+                { "/x/(weird)", "/x/weird" },
+                { "", "[unknown]" },
+                { NULL, "[unknown]" },
+        };
+        char buf[256];
+
+        for (size_t i = 0; i < ELEMENTSOF(cases); i++)
+                assert_string_equal(profile_dso_tidy(cases[i].in, buf, sizeof buf), cases[i].out);
+}
+
+static void test_symbol_tidy_table(void **state) {
+        static const struct {
+                const char *in, *out;
+        } cases[] = {
+                { "mem_cgroup_nr_lru_pages", "mem_cgroup_nr_lru_pages" },
+                { "foo(int, char*)", "foo" },
+                { "ns::f(std::vector<int>)", "ns::f" },
+                { "(anonymous namespace)::g()", "_anonymous namespace)::g" },
+                { "x::(anonymous namespace)::g()", "x::(anonymous namespace)::g" },
+                { "net/http.(*Client).Do", "net/http.(*Client).Do" },
+                { "a;b", "a:b" },
+                { "RegExp:[&<>\"']", "RegExp:[&<>]" },
+                { "x->y", "x_>y" },
+                { "sym+0x1f", "sym" },
+                { "esc\x1b[0m", "esc\\x1b[0m" },
+                { "", "[unknown]" },
+                { "(", "[unknown]" },
+                { "[unknown]", "[unknown]" },
+        };
+        char buf[256];
+
+        for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
+                const char *got = profile_symbol_tidy(cases[i].in, buf, sizeof buf);
+                if (strcmp(got, cases[i].out) != 0)
+                        fail_msg("tidy(\"%s\") = \"%s\", expected \"%s\"", cases[i].in, got, cases[i].out);
+        }
+}
+
+static void test_folded_frame(void **state) {
+        char buf[256];
+
+        assert_string_equal(profile_folded_frame("burn", "[unknown]", "/usr/lib/libc.so.6", buf, sizeof buf),
+                            "[libc.so.6]");
+        assert_string_equal(profile_folded_frame("burn", "[unknown]", "[unknown]", buf, sizeof buf), "[unknown]");
+        assert_string_equal(
+                profile_folded_frame("swapper", "[unknown]", "[kernel.kallsyms]", buf, sizeof buf),
+                "[[kernel.kallsyms]]");
+        assert_string_equal(profile_folded_frame("java", "Lorg/x/Y:.call", "/tmp/perf-1.map", buf, sizeof buf),
+                            "org/x/Y:.call");
+        assert_string_equal(profile_folded_frame("javac", "Lorg/x/Y:.call", "/tmp/perf-1.map", buf, sizeof buf),
+                            "Lorg/x/Y:.call");
+}
+
+int main(void) {
+        const struct CMUnitTest tests[] = {
+                cmocka_unit_test(test_comm_tidy_table),
+                cmocka_unit_test(test_dso_tidy_table),
+                cmocka_unit_test(test_symbol_tidy_table),
+                cmocka_unit_test(test_folded_frame),
+        };
+        return cmocka_run_group_tests(tests, NULL, NULL);
+}
