@@ -1,0 +1,49 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * Names and limits of the incident bundle format (docs/bundle-format.md), shared by the writer in
+ * tprofd and the readers in tprof-bundle, so the two cannot drift apart.
+ */
+#pragma once
+
+#include <errno.h>
+
+#define BUNDLE_FORMAT_VERSION 1
+
+#define BUNDLE_MANIFEST "manifest.json"
+#define BUNDLE_LOG_TEXT "log.txt"
+#define BUNDLE_LOG_JSON "log.jsonl"
+#define BUNDLE_FOLDED "stacks.folded"
+#define BUNDLE_PERF_SCRIPT "stacks.perf-script"
+#define BUNDLE_BASELINE_FOLDED "baseline.folded"
+#define BUNDLE_ACTIVITY "activity.tsv"
+#define BUNDLE_WINDOWS_DIR "windows"
+#define BUNDLE_PENDING "pending"
+#define BUNDLE_TMP_PREFIX ".tmp-"
+#define BUNDLE_CPU_FOLDED_FMT "cpu%u.folded"
+#define BUNDLE_CPU_BASELINE_FOLDED_FMT "cpu%u-baseline.folded"
+
+#define BUNDLE_DIR_MODE 0750
+#define BUNDLE_FILE_MODE 0640
+
+/* Largest manifest a reader accepts; real ones are a few KiB. */
+#define BUNDLE_MANIFEST_BYTES_MAX (UINT64_C(1) << 20)
+#define BUNDLE_SHORT_ID_LEN 8
+
+typedef enum BundleStatus {
+        BUNDLE_COMPLETE,
+        BUNDLE_PARTIAL,
+        BUNDLE_NO_COVERAGE,
+        BUNDLE_PENDING_STATUS,
+        _BUNDLE_STATUS_MAX,
+        _BUNDLE_STATUS_INVALID = -EINVAL,
+} BundleStatus;
+
+static inline const char *bundle_status_to_string(BundleStatus s) {
+        static const char *const table[_BUNDLE_STATUS_MAX] = {
+                [BUNDLE_COMPLETE] = "complete",
+                [BUNDLE_PARTIAL] = "partial",
+                [BUNDLE_NO_COVERAGE] = "no-coverage",
+                [BUNDLE_PENDING_STATUS] = "pending",
+        };
+        return s >= 0 && s < _BUNDLE_STATUS_MAX ? table[s] : NULL;
+}
