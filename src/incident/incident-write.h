@@ -1,0 +1,52 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * Turning an incident into a bundle on disk (docs/bundle-format.md).
+ *
+ * Protocol: incident_stage() makes incidents/.tmp-<id>/ with windows/ and a `pending` manifest as
+ * soon as the match happens (the caller then links the windows to pin them). When t + after has
+ * been flushed, the caller feeds every sample of the pinned windows to an IncidentSink (it sorts
+ * them into the slice, the baseline, per-second activity and, when the rule captured `cpu`, that
+ * CPU's own slice and baseline), then incident_publish() writes the files, fsyncs them and renames
+ * the directory into place. incident_discard() removes a staged directory, releasing its pins.
+ */
+#pragma once
+
+#include <stdio.h>
+
+#include "incident/incident.h"
+#include "profile/profile-sample.h"
+
+typedef struct IncidentSink IncidentSink;
+
+int incident_sink_new(const Incident *i, IncidentSink **ret);
+IncidentSink *incident_sink_free(IncidentSink *k);
+int incident_sink_add(IncidentSink *k, const Sample *s);
+void incident_sink_add_lost(IncidentSink *k, uint64_t n);
+void incident_sink_get_slice(const IncidentSink *k, IncidentSlice *ret);
+
+/* Creates incidents/.tmp-<id>/windows and the pending manifest; returns an fd of the .tmp dir. */
+int incident_stage(int incidents_fd, const Incident *i, const IncidentHost *h, const IncidentProfile *p,
+                   int *ret_dir_fd);
+
+/* One log line of the bundle; trigger marks the triggering record and its repeats. */
+typedef struct IncidentLogLine {
+        const LogRecord *rec;
+        bool trigger;
+} IncidentLogLine;
+
+/* Writes the perf-script file of the slice on out. */
+typedef int (*IncidentPerfScriptWriter)(FILE *out, void *userdata);
+
+int incident_publish(int incidents_fd, int dir_fd, const Incident *i, IncidentSink *k, const IncidentHost *h,
+                     const IncidentProfile *p, char *const *windows, size_t n_windows,
+                     const IncidentLogLine *lines, size_t n_lines, IncidentPerfScriptWriter perf_script,
+                     void *userdata);
+
+int incident_discard(int incidents_fd, const Incident *i);
+
+/* Formats one log line as log.txt and log.jsonl want it (no trailing newline). */
+int incident_log_text_line(const IncidentLogLine *l, const ClockMap *m, char **ret);
+int incident_log_json_line(const IncidentLogLine *l, const ClockMap *m, char **ret);
+
+#include "basic/cleanup.h"
+DEFINE_TRIVIAL_CLEANUP_FUNC(IncidentSink *, incident_sink_free);

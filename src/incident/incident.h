@@ -1,0 +1,100 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * An incident: one rule match (plus its repeats) on its way to becoming a bundle. Owns copies of
+ * everything it needs, because the rule set may be reloaded and the log record is gone when the
+ * match callback returns. incident_manifest_json() renders docs/bundle-format.md's manifest.json.
+ */
+#pragma once
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "basic/clock-map.h"
+#include "bundle/bundle-format.h"
+#include "logsrc/log-record.h"
+
+#define INCIDENT_CAPTURES_MAX 32U
+
+typedef struct IncidentRule {
+        char *name;
+        char *description;
+        char *source;   /* "kernel", "journal" or "manual" */
+        char *origin;   /* "kernel", "any", or NULL */
+        char *match;
+        char *severity; /* or NULL */
+        uint64_t before_usec, after_usec, cooldown_usec;
+} IncidentRule;
+
+typedef struct IncidentCapture {
+        char *name;
+        char *value;
+} IncidentCapture;
+
+typedef struct IncidentProfile {
+        const char *event;
+        uint32_t freq_hz;
+        uint32_t n_cpus;
+} IncidentProfile;
+
+typedef struct IncidentSlice {
+        uint64_t samples, lost;
+        uint64_t covered_from_ns, covered_to_ns; /* first and last sample inside the slice; 0 if none */
+        uint64_t baseline_from_ns, baseline_to_ns, baseline_samples;
+} IncidentSlice;
+
+typedef struct Incident {
+        char *id;       /* directory name: <UTC>-<rule>-<short id> */
+        char short_id[BUNDLE_SHORT_ID_LEN + 1];
+        IncidentRule rule;
+
+        /* The triggering record, copied. */
+        LogSource source; /* _LOG_SOURCE_INVALID for a manual capture */
+        bool kernel_origin;
+        int priority, facility;
+        uint64_t seq;
+        char *message;
+        size_t message_len;
+        char *unit, *comm;
+        IncidentCapture *captures;
+        size_t n_captures;
+
+        uint64_t t_ns;            /* perf clock */
+        uint64_t t_mono_ns;
+        uint64_t t_realtime_usec;
+        const char *alignment;    /* docs/bundle-format.md event.alignment.method */
+        ClockMap clock;
+        uint64_t error_ns;
+
+        unsigned repeats;
+        uint64_t last_repeat_ns;
+        char *note;
+
+        uint64_t from_ns, to_ns; /* the slice: [t - before, t + after] */
+        uint64_t created_realtime_usec;
+} Incident;
+
+void incident_rule_done(IncidentRule *r);
+Incident *incident_free(Incident *i);
+
+/*
+ * Makes an incident for rule at event time t_ns (perf clock), with the id derived from the UTC
+ * time and rule name. The caller fills the trigger fields (incident_set_trigger() for a log record).
+ */
+int incident_new(const IncidentRule *rule, uint64_t t_ns, const ClockMap *clock, Incident **ret);
+int incident_set_trigger(Incident *i, const LogRecord *rec, const char *alignment, uint64_t error_ns);
+int incident_add_capture(Incident *i, const char *name, const char *value, size_t value_len);
+const char *incident_capture(const Incident *i, const char *name);
+
+/* Describes where the samples of the slice came from, for the manifest. */
+typedef struct IncidentHost {
+        const char *host, *boot_id, *kernel_release;
+} IncidentHost;
+
+BundleStatus incident_status(const Incident *i, const IncidentSlice *s);
+
+int incident_manifest_json(const Incident *i, const IncidentHost *h, const IncidentProfile *p,
+                           const IncidentSlice *s, char *const *windows, size_t n_windows, bool pending,
+                           char **ret);
+
+#include "basic/cleanup.h"
+DEFINE_TRIVIAL_CLEANUP_FUNC(Incident *, incident_free);
