@@ -176,3 +176,23 @@ void filename_sanitize(char *s) {
                       *s == '.' || *s == '_' || *s == '-'))
                         *s = '_';
 }
+
+char **strv_free(char **l) {
+        if (!l)
+                return NULL;
+        for (char **p = l; *p; p++)
+                free(*p);
+        free(l);
+        return NULL;
+}
+
+size_t strv_length(char *const *l) {
+        size_t n = 0;
+        while (l && l[n])
+                n++;
+        return n;
+}
+
+int cmp_string_ptr(const void *a, const void *b) {
+        return strcmp(*(char *const *) a, *(char *const *) b);
+}

@@ -50,3 +50,14 @@ char *escape_text(const char *s, size_t n);
 
 /* Replaces any byte that is not [A-Za-z0-9._-], and a leading dot, by '_': s is then one safe path component. */
 void filename_sanitize(char *s);
+
+/* NULL-terminated string vectors, as returned by several modules. */
+char **strv_free(char **l);
+size_t strv_length(char *const *l);
+static inline void strv_freep(char ***l) {
+        *l = strv_free(*l);
+}
+#define _cleanup_strv_ __attribute__((__cleanup__(strv_freep)))
+
+/* qsort() comparator for an array of char *, bytewise. */
+int cmp_string_ptr(const void *a, const void *b);
