@@ -1,0 +1,166 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * The control socket end to end: a server on an event loop, clients in child processes. A
+ * request gets its reply (also when the owner answers later), malformed and oversized requests
+ * get an ERROR and never reach the owner, and (as root) a user outside group tprof is refused.
+ */
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <grp.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <systemd/sd-event.h>
+
+#include "basic/time-util.h"
+#include "control/control-client.h"
+#include "control/control-server.h"
+#include "tests.h"
+
+static char dir[] = "/tmp/test-control-XXXXXX";
+static char sock[256];
+static unsigned handled;
+
+static int on_later(sd_event_source *s, uint64_t usec, void *userdata) {
+        (void) control_request_reply(userdata, "OK=1\nLATE=1\n", 12);
+        sd_event_source_disable_unref(s);
+        return 0;
+}
+
+static void handler(ControlRequest *req, const ControlMessage *msg, void *userdata) {
+        sd_event *e = userdata;
+        const char *op = control_message_get(msg, "OP");
+
+        handled++;
+        if (op && streq(op, "later")) {
+                (void) sd_event_add_time_relative(e, NULL, CLOCK_MONOTONIC, 100 * USEC_PER_MSEC, 0, on_later, req);
+                return;
+        }
+        _cleanup_strbuf_ StrBuf b = STRBUF_NULL;
+        (void) control_message_append(&b, "OK", "1");
+        (void) control_message_append(&b, "ECHO", op ?: "");
+        (void) control_request_reply(req, b.data, b.len);
+}
+
+/* Runs fn in a child while the server's loop runs; returns the child's exit status. */
+static int run_client(sd_event *e, int (*fn)(void)) {
+        pid_t pid = fork();
+        int status;
+
+        assert_true(pid >= 0);
+        if (pid == 0)
+                _exit(fn());
+        for (;;) {
+                assert_true(sd_event_run(e, 50 * USEC_PER_MSEC) >= 0);
+                pid_t w = waitpid(pid, &status, WNOHANG);
+                if (w == pid)
+                        break;
+        }
+        return WIFEXITED(status) ? WEXITSTATUS(status) : 255;
+}
+
+static int client_echo(void) {
+        ControlMessage m;
+        if (control_call(sock, "OP=status\n", 10, 5 * USEC_PER_SEC, &m) < 0)
+                return 1;
+        return control_message_get(&m, "ECHO") && streq(control_message_get(&m, "ECHO"), "status") ? 0 : 2;
+}
+
+static int client_later(void) {
+        ControlMessage m;
+        if (control_call(sock, "OP=later\n", 9, 5 * USEC_PER_SEC, &m) < 0)
+                return 1;
+        return control_message_get(&m, "LATE") ? 0 : 2;
+}
+
+static int client_malformed(void) {
+        ControlMessage m;
+        if (control_call(sock, "op=lower\n", 9, 5 * USEC_PER_SEC, &m) < 0)
+                return 1;
+        const char *e = control_message_get(&m, "ERROR");
+        return e && streq(e, "invalid key") ? 0 : 2;
+}
+
+static int client_oversized(void) {
+        static char big[3 * CONTROL_MESSAGE_BYTES_MAX];
+        ControlMessage m;
+
+        memset(big, 'A', sizeof big);
+        if (control_call(sock, big, sizeof big, 5 * USEC_PER_SEC, &m) < 0)
+                return 1;
+        const char *e = control_message_get(&m, "ERROR");
+        return e && streq(e, "request too long") ? 0 : 2;
+}
+
+static int client_nobody(void) {
+        ControlMessage m;
+
+        if (setresgid(65534, 65534, 65534) < 0 || setgroups(0, NULL) < 0 || setresuid(65534, 65534, 65534) < 0)
+                return 3;
+        /* The test opened the file modes up, so this reaches the daemon's own credential check. */
+        int r = control_call(sock, "OP=status\n", 10, 5 * USEC_PER_SEC, &m);
+        if (r < 0)
+                return 1;
+        const char *e = control_message_get(&m, "ERROR");
+        return e && startswith(e, "permission denied") ? 0 : 2;
+}
+
+static void test_round_trips(void **state) {
+        _cleanup_(sd_event_unrefp) sd_event *e = NULL;
+        ControlServer *s = NULL;
+
+        assert_int_equal(sd_event_new(&e), 0);
+        assert_int_equal(control_server_new(e, sock, 0, handler, e, &s), 0);
+
+        handled = 0;
+        assert_int_equal(run_client(e, client_echo), 0);
+        assert_int_equal(run_client(e, client_later), 0);
+        assert_int_equal(handled, 2);
+        assert_int_equal(run_client(e, client_malformed), 0);
+        assert_int_equal(run_client(e, client_oversized), 0);
+        assert_int_equal(handled, 2); /* malformed requests never reach the owner */
+
+        if (geteuid() == 0) {
+                assert_int_equal(chmod(dir, 0755), 0);
+                assert_int_equal(chmod(sock, 0666), 0);
+                assert_int_equal(run_client(e, client_nobody), 0);
+                assert_int_equal(handled, 2);
+        }
+
+        ControlServerStats st;
+        control_server_get_stats(s, &st);
+        assert_int_equal(st.malformed, 2);
+        assert_int_equal(st.refused, geteuid() == 0 ? 1 : 0);
+        control_server_free(s);
+        assert_int_not_equal(access(sock, F_OK), 0);
+}
+
+static void test_no_daemon(void **state) {
+        ControlMessage m;
+        char path[300];
+
+        snprintf(path, sizeof path, "%s/nothing.sock", dir);
+        assert_int_equal(control_call(path, "OP=status\n", 10, USEC_PER_SEC, &m), -ENOENT);
+}
+
+int main(void) {
+        const struct CMUnitTest tests[] = {
+                cmocka_unit_test(test_round_trips),
+                cmocka_unit_test(test_no_daemon),
+        };
+        int r;
+
+        if (!mkdtemp(dir))
+                return 1;
+        snprintf(sock, sizeof sock, "%s/control.sock", dir);
+        r = cmocka_run_group_tests(tests, NULL, NULL);
+        char cmd[300];
+        snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+        (void) system(cmd);
+        return r;
+}
