@@ -28,7 +28,9 @@ int control_call(const char *path, const char *request, size_t n, uint64_t timeo
                 return -errno;
         if (connect(fd, (struct sockaddr *) &sa, sizeof sa) < 0)
                 return -errno;
-        if (send(fd, request, n, MSG_NOSIGNAL) < 0)
+        /* A daemon that refuses us replies and hangs up without reading: the send may then fail,
+         * but its ERROR reply is still queued for us to read. */
+        if (send(fd, request, n, MSG_NOSIGNAL) < 0 && errno != EPIPE && errno != ECONNRESET)
                 return -errno;
 
         for (;;) {
