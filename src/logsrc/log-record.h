@@ -45,6 +45,10 @@ typedef struct LogRecord {
         /* The message, unescaped (kmsg \xNN decoded): what rules match. May contain any byte. */
         const char *message;
         size_t message_len;
+        /* The same message as the source wrote it for display (kmsg: with the kernel's \xNN escapes);
+         * for journal entries the unescaped message again. NULL when the source has no such form. */
+        const char *message_escaped;
+        size_t message_escaped_len;
 
         /* Trusted fields (journald sets them, clients cannot); NULL when absent. */
         const char *unit;       /* _SYSTEMD_UNIT */
