@@ -72,3 +72,25 @@ typedef struct LogRecord {
                 .facility = -1,                                                                              \
                 .uid = (uid_t) -1,                                                                           \
         })
+
+/*
+ * What a log source calls for every record it delivers. The record and its strings are valid only
+ * during the call. A negative return is counted in LogSourceStats.handler_errors; the record still
+ * counts as processed (the position moves past it), so one bad record cannot wedge a source.
+ */
+typedef int (*LogRecordHandler)(const LogRecord *rec, void *userdata);
+
+/* Counters every log source keeps; hot paths count instead of logging (STYLE.md). */
+typedef struct LogSourceStats {
+        uint64_t records;          /* delivered to the handler */
+        uint64_t lost;             /* never seen: sequence gaps, ring overruns, a position older than the buffer */
+        uint64_t overruns;         /* times read() said EPIPE: the kernel ring overwrote records we had not read */
+        uint64_t malformed;        /* rejected by the parser (kmsg) or without a usable MESSAGE (journal) */
+        uint64_t truncated;        /* journal: a message or field longer than our bounds, cut */
+        uint64_t skipped_own;      /* tprofd's own messages (no feedback loops) */
+        uint64_t skipped_old;      /* at or before the saved position, or the backlog skipped on a first start */
+        uint64_t skipped_kernel;   /* journal: _TRANSPORT=kernel entries, taken from kmsg instead */
+        uint64_t handler_errors;   /* the handler returned < 0 */
+        uint64_t position_errors;  /* saving the position failed (the next save retries) */
+} LogSourceStats;
+
