@@ -94,3 +94,18 @@ typedef struct LogSourceStats {
         uint64_t position_errors;  /* saving the position failed (the next save retries) */
 } LogSourceStats;
 
+/*
+ * Deep copy of a record in one allocation (struct and strings), for whoever keeps records past the
+ * handler call (the log context buffer, the incident manager). NULL on allocation failure.
+ */
+LogRecord *log_record_dup(const LogRecord *rec);
+/* Accepts NULL; returns NULL. */
+LogRecord *log_record_free(LogRecord *rec);
+/* Bytes a log_record_dup() copy of rec takes (what the log context counts against its byte limit). */
+size_t log_record_dup_size(const LogRecord *rec);
+
+static inline void log_record_freep(LogRecord **rec) {
+        if (*rec)
+                *rec = log_record_free(*rec);
+}
+
