@@ -45,6 +45,10 @@ typedef struct LogRecord {
         /* The message, unescaped (kmsg \xNN decoded): what rules match. May contain any byte. */
         const char *message;
         size_t message_len;
+        /* The same message as the source wrote it for display (kmsg: with the kernel's \xNN escapes);
+         * for journal entries the unescaped message again. NULL when the source has no such form. */
+        const char *message_escaped;
+        size_t message_escaped_len;
 
         /* Trusted fields (journald sets them, clients cannot); NULL when absent. */
         const char *unit;       /* _SYSTEMD_UNIT */
@@ -68,3 +72,40 @@ typedef struct LogRecord {
                 .facility = -1,                                                                              \
                 .uid = (uid_t) -1,                                                                           \
         })
+
+/*
+ * What a log source calls for every record it delivers. The record and its strings are valid only
+ * during the call. A negative return is counted in LogSourceStats.handler_errors; the record still
+ * counts as processed (the position moves past it), so one bad record cannot wedge a source.
+ */
+typedef int (*LogRecordHandler)(const LogRecord *rec, void *userdata);
+
+/* Counters every log source keeps; hot paths count instead of logging (STYLE.md). */
+typedef struct LogSourceStats {
+        uint64_t records;          /* delivered to the handler */
+        uint64_t lost;             /* never seen: sequence gaps, ring overruns, a position older than the buffer */
+        uint64_t overruns;         /* times read() said EPIPE: the kernel ring overwrote records we had not read */
+        uint64_t malformed;        /* rejected by the parser (kmsg) or without a usable MESSAGE (journal) */
+        uint64_t truncated;        /* journal: a message or field longer than our bounds, cut */
+        uint64_t skipped_own;      /* tprofd's own messages (no feedback loops) */
+        uint64_t skipped_old;      /* at or before the saved position, or the backlog skipped on a first start */
+        uint64_t skipped_kernel;   /* journal: _TRANSPORT=kernel entries, taken from kmsg instead */
+        uint64_t handler_errors;   /* the handler returned < 0 */
+        uint64_t position_errors;  /* saving the position failed (the next save retries) */
+} LogSourceStats;
+
+/*
+ * Deep copy of a record in one allocation (struct and strings), for whoever keeps records past the
+ * handler call (the log context buffer, the incident manager). NULL on allocation failure.
+ */
+LogRecord *log_record_dup(const LogRecord *rec);
+/* Accepts NULL; returns NULL. */
+LogRecord *log_record_free(LogRecord *rec);
+/* Bytes a log_record_dup() copy of rec takes (what the log context counts against its byte limit). */
+size_t log_record_dup_size(const LogRecord *rec);
+
+static inline void log_record_freep(LogRecord **rec) {
+        if (*rec)
+                *rec = log_record_free(*rec);
+}
+
