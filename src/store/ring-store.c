@@ -210,7 +210,17 @@ static int open_window(RingStore *rs, uint64_t now_realtime_usec) {
                                      sizeof rs->partial_name);
                 if (r < 0)
                         return r;
-                fd = openat(rs->dir_fd, rs->partial_name, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0640);
+                r = ring_window_name(rs->info.host, start, end - start, false, rs->final_name,
+                                     sizeof rs->final_name);
+                if (r < 0)
+                        return r;
+                /* The finalized name must be free too, or the rename at the end would replace a window
+                 * (one recovered after a crash in this same second, say). */
+                if (faccessat(rs->dir_fd, rs->final_name, F_OK, AT_SYMLINK_NOFOLLOW) < 0 && errno == ENOENT)
+                        fd = openat(rs->dir_fd, rs->partial_name, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW,
+                                    0640);
+                else
+                        errno = EEXIST;
                 if (fd >= 0 || errno != EEXIST || attempt >= 60)
                         break;
                 /* A window of the same second exists (a restart): name this one a second later. */
@@ -220,9 +230,6 @@ static int open_window(RingStore *rs, uint64_t now_realtime_usec) {
         }
         if (fd < 0)
                 return -errno;
-        r = ring_window_name(rs->info.host, start, end - start, false, rs->final_name, sizeof rs->final_name);
-        if (r < 0)
-                return r;
         r = window_header_encode(&rs->info, start, end - start, &rs->out);
         if (r < 0)
                 return r;
@@ -332,6 +339,7 @@ int ring_store_add_lost(RingStore *rs, uint32_t cpu, uint64_t n) {
 int ring_store_update_clock(RingStore *rs, const ClockMap *m) {
         /* Each chunk records the mapping in effect when it is written; the header keeps the first. */
         chunk_writer_set_clock(rs->cw, m);
+        rs->info.clock = *m; /* and windows opened from now on carry it in their header */
         return 0;
 }
 
