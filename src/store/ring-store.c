@@ -1,0 +1,495 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * The ring directory and its open window; see ring-store.h.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "basic/alloc-util.h"
+#include "basic/fileio.h"
+#include "basic/macro.h"
+#include "basic/string-util.h"
+#include "basic/time-util.h"
+#include "store/compress.h"
+#include "store/ring-store.h"
+
+struct RingStore {
+        char *dir;
+        int dir_fd;
+        RingOptions o;
+
+        WindowHeaderInfo info; /* strings owned: see info_strings */
+        char *info_strings[4];
+
+        ChunkWriter *cw;
+        ByteBuf out;
+
+        int fd; /* the open window, -EBADF between windows */
+        char partial_name[RING_NAME_MAX], final_name[RING_NAME_MAX];
+        uint64_t window_start_usec, window_end_usec;
+        uint64_t offset;                 /* end of the last chunk written */
+        uint64_t written_first_ns, written_last_ns;
+        uint64_t dropped_samples;
+};
+
+char **ring_names_free(char **l) {
+        if (l)
+                for (char **i = l; *i; i++)
+                        free(*i);
+        free(l);
+        return NULL;
+}
+
+static void emit(const RingOptions *o, RingEventType type, const char *name, const char *reason, uint64_t bytes) {
+        if (o && o->on_event)
+                o->on_event(&(RingEvent) { .type = type, .name = name, .reason = reason, .bytes = bytes }, o->userdata);
+}
+
+int ring_window_name(const char *host, uint64_t start_realtime_usec, uint64_t span_usec, bool partial, char *buf,
+                     size_t l) {
+        char h[128];
+        time_t t = (time_t) (start_realtime_usec / USEC_PER_SEC);
+        struct tm tm;
+        int n;
+
+        snprintf(h, sizeof h, "%s", isempty(host) ? "localhost" : host);
+        filename_sanitize(h);
+        if (!gmtime_r(&t, &tm))
+                return -EINVAL;
+        n = snprintf(buf, l, "%s-%04d%02d%02dT%02d%02d%02dZ-%llus.tpw%s", h, tm.tm_year + 1900, tm.tm_mon + 1,
+                     tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec,
+                     (unsigned long long) ((span_usec + USEC_PER_SEC - 1) / USEC_PER_SEC), partial ? ".partial" : "");
+        return n < 0 || (size_t) n >= l ? -ENAMETOOLONG : 0;
+}
+
+/* ---------------------------------------------------------------- recovery */
+
+static int recover_one(int dir_fd, const char *name, const RingOptions *o) {
+        _cleanup_(window_file_freep) WindowFile *w = NULL;
+        _cleanup_close_ int fd = -EBADF;
+        char final[RING_NAME_MAX], path[64];
+        uint64_t cut = 0;
+        struct stat st;
+        int r;
+
+        fd = openat(dir_fd, name, O_RDWR | O_CLOEXEC | O_NOFOLLOW);
+        if (fd < 0)
+                return -errno;
+        if (fstat(fd, &st) < 0)
+                return -errno;
+        snprintf(path, sizeof path, "/proc/self/fd/%d", fd);
+        r = window_file_open(path, /* verify= */ true, &w);
+        if (r == -EBADMSG || r == -EPROTONOSUPPORT) {
+                /* Died before the header was complete: nothing in it can be read. */
+                if (st.st_nlink > 1)
+                        return 0;
+                if (unlinkat(dir_fd, name, 0) < 0)
+                        return -errno;
+                emit(o, RING_EVENT_DISCARDED, name, "no valid window header", (uint64_t) st.st_size);
+                return 0;
+        }
+        if (r < 0)
+                return r;
+        if (w->size > w->stats.good_end_offset) {
+                cut = w->size - w->stats.good_end_offset;
+                if (ftruncate(fd, (off_t) w->stats.good_end_offset) < 0)
+                        return -errno;
+        }
+        if (fsync(fd) < 0)
+                return -errno;
+
+        snprintf(final, sizeof final, "%.*s", (int) (strlen(name) - strlen(".partial")), name);
+        if (renameat2(dir_fd, name, dir_fd, final, RENAME_NOREPLACE) < 0)
+                return -errno;
+        emit(o, RING_EVENT_RECOVERED, final, cut > 0 ? "cut an unfinished chunk" : "finalized", cut);
+        return 0;
+}
+
+int ring_store_recover(int dir_fd, const RingOptions *o) {
+        _cleanup_closedir_ DIR *d = NULL;
+        struct dirent *de;
+        int fd, r = 0;
+
+        fd = fcntl(dir_fd, F_DUPFD_CLOEXEC, 3);
+        if (fd < 0)
+                return -errno;
+        d = fdopendir(fd);
+        if (!d) {
+                safe_close(fd);
+                return -errno;
+        }
+        while ((de = readdir(d)))
+                if (endswith(de->d_name, ".tpw.partial")) {
+                        int k = recover_one(dir_fd, de->d_name, o);
+                        if (k < 0 && r == 0)
+                                r = k; /* carry on with the others; report the first failure */
+                }
+        if (fsync(dir_fd) < 0 && r == 0)
+                r = -errno;
+        return r;
+}
+
+/* ---------------------------------------------------------------- windows */
+
+static int finalize_window(RingStore *rs) {
+        int r = 0;
+
+        if (rs->fd < 0)
+                return 0;
+        if (fsync(rs->fd) < 0)
+                r = -errno;
+        rs->fd = safe_close(rs->fd);
+        if (renameat(rs->dir_fd, rs->partial_name, rs->dir_fd, rs->final_name) < 0 && r == 0)
+                r = -errno;
+        if (fsync(rs->dir_fd) < 0 && r == 0)
+                r = -errno;
+        return r;
+}
+
+static int write_all_at(int fd, const void *p, size_t n, uint64_t off) {
+        size_t done = 0;
+
+        while (done < n) {
+                ssize_t k = pwrite(fd, (const uint8_t *) p + done, n - done, (off_t) (off + done));
+                if (k < 0) {
+                        if (errno == EINTR)
+                                continue;
+                        return -errno;
+                }
+                done += (size_t) k;
+        }
+        return 0;
+}
+
+static void on_vacuum_removed(const char *name, VacuumReason reason, uint64_t bytes, void *userdata) {
+        RingStore *rs = userdata;
+        emit(&rs->o, RING_EVENT_REMOVED, name, vacuum_reason_to_string(reason), bytes);
+}
+
+/* Writes buf at rs->offset; on ENOSPC frees space by retention and retries; cuts a failed write off again. */
+static int append_with_retry(RingStore *rs, const void *buf, size_t n) {
+        int r;
+
+        for (;;) {
+                r = write_all_at(rs->fd, buf, n, rs->offset);
+                if (r >= 0)
+                        break;
+                (void) ftruncate(rs->fd, (off_t) rs->offset);
+                if (r != -ENOSPC && r != -EDQUOT)
+                        return r;
+                r = store_vacuum(rs->dir_fd, &(VacuumLimits) {}, now_usec(CLOCK_REALTIME), /* emergency= */ true,
+                                 on_vacuum_removed, rs, NULL);
+                if (r == -ENOSPC)
+                        return r;
+                if (r < 0)
+                        return r;
+        }
+        if (rs->o.sync && fdatasync(rs->fd) < 0)
+                return -errno;
+        rs->offset += n;
+        return 0;
+}
+
+static int open_window(RingStore *rs, uint64_t now_realtime_usec) {
+        uint64_t span = rs->o.window_usec, start = now_realtime_usec, end;
+        _cleanup_close_ int fd = -EBADF;
+        int r;
+
+        /* Windows end on multiples of the span in wall-clock time, so they line up across restarts. */
+        end = (start / span + 1) * span;
+        for (unsigned attempt = 0;; attempt++) {
+                r = ring_window_name(rs->info.host, start, end - start, true, rs->partial_name,
+                                     sizeof rs->partial_name);
+                if (r < 0)
+                        return r;
+                r = ring_window_name(rs->info.host, start, end - start, false, rs->final_name,
+                                     sizeof rs->final_name);
+                if (r < 0)
+                        return r;
+                /* The finalized name must be free too, or the rename at the end would replace a window
+                 * (one recovered after a crash in this same second, say). */
+                if (faccessat(rs->dir_fd, rs->final_name, F_OK, AT_SYMLINK_NOFOLLOW) < 0 && errno == ENOENT)
+                        fd = openat(rs->dir_fd, rs->partial_name, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW,
+                                    0640);
+                else
+                        errno = EEXIST;
+                if (fd >= 0 || errno != EEXIST || attempt >= 60)
+                        break;
+                /* A window of the same second exists (a restart): name this one a second later. */
+                start = (start / USEC_PER_SEC + 1) * USEC_PER_SEC;
+                if (start >= end)
+                        end = start + span;
+        }
+        if (fd < 0)
+                return -errno;
+        r = window_header_encode(&rs->info, start, end - start, &rs->out);
+        if (r < 0)
+                return r;
+        rs->fd = TAKE_FD(fd);
+        rs->offset = 0;
+        r = append_with_retry(rs, rs->out.data, rs->out.len);
+        if (r < 0) {
+                rs->fd = safe_close(rs->fd);
+                (void) unlinkat(rs->dir_fd, rs->partial_name, 0);
+                return r;
+        }
+        rs->window_start_usec = start;
+        rs->window_end_usec = end;
+        rs->written_first_ns = UINT64_MAX;
+        rs->written_last_ns = 0;
+        return 0;
+}
+
+int ring_store_open(const char *ring_dir, const RingOptions *o, const WindowHeaderInfo *h, RingStore **ret) {
+        _cleanup_(ring_store_freep) RingStore *rs = NULL;
+        const char *src[4] = { h->host, h->boot_id, h->kernel_release, h->event };
+        int r;
+
+        rs = calloc(1, sizeof(RingStore));
+        if (!rs)
+                return -ENOMEM;
+        rs->dir_fd = rs->fd = -EBADF;
+        rs->o = o ? *o : (RingOptions) {};
+        if (rs->o.window_usec == 0)
+                rs->o.window_usec = RING_WINDOW_USEC_DEFAULT;
+        if (rs->o.window_usec < USEC_PER_SEC)
+                return -EINVAL;
+        if (rs->o.chunk_usec == 0)
+                rs->o.chunk_usec = RING_CHUNK_USEC_DEFAULT;
+        if (rs->o.max_age_usec == 0)
+                rs->o.max_age_usec = RING_MAX_AGE_USEC_DEFAULT;
+        if (rs->o.compress_level == 0)
+                rs->o.compress_level = COMPRESS_LEVEL_DEFAULT;
+
+        rs->info = *h;
+        for (size_t i = 0; i < 4; i++) {
+                rs->info_strings[i] = strndup(src[i] ?: "", WINDOW_HEADER_STRING_BYTES_MAX);
+                if (!rs->info_strings[i])
+                        return -ENOMEM;
+        }
+        rs->info.host = rs->info_strings[0];
+        rs->info.boot_id = rs->info_strings[1];
+        rs->info.kernel_release = rs->info_strings[2];
+        rs->info.event = rs->info_strings[3];
+
+        rs->dir = strdup(ring_dir);
+        if (!rs->dir)
+                return -ENOMEM;
+        r = mkdir_p(ring_dir, 0750);
+        if (r < 0)
+                return r;
+        rs->dir_fd = open(ring_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (rs->dir_fd < 0)
+                return -errno;
+        r = ring_store_recover(rs->dir_fd, &rs->o);
+        if (r < 0)
+                return r;
+
+        rs->cw = chunk_writer_new(rs->o.compress_level);
+        if (!rs->cw)
+                return -ENOMEM;
+        chunk_writer_set_clock(rs->cw, &h->clock);
+        r = open_window(rs, now_usec(CLOCK_REALTIME));
+        if (r < 0)
+                return r;
+        *ret = TAKE_PTR(rs);
+        return 0;
+}
+
+RingStore *ring_store_free(RingStore *rs) {
+        if (!rs)
+                return NULL;
+        if (rs->fd >= 0) {
+                (void) ring_store_flush(rs);
+                (void) finalize_window(rs);
+        }
+        chunk_writer_free(rs->cw);
+        byte_buf_done(&rs->out);
+        for (size_t i = 0; i < 4; i++)
+                free(rs->info_strings[i]);
+        safe_close(rs->dir_fd);
+        free(rs->dir);
+        free(rs);
+        return NULL;
+}
+
+int ring_store_add_sample(RingStore *rs, const Sample *s) {
+        int r;
+
+        if (chunk_writer_n_samples(rs->cw) >= RING_CHUNK_SAMPLES_MAX) {
+                r = ring_store_flush(rs);
+                if (r < 0 && r != -ENOSPC)
+                        return r;
+        }
+        return chunk_writer_add_sample(rs->cw, s);
+}
+
+int ring_store_add_lost(RingStore *rs, uint32_t cpu, uint64_t n) {
+        return chunk_writer_add_lost(rs->cw, cpu, n);
+}
+
+int ring_store_update_clock(RingStore *rs, const ClockMap *m) {
+        /* Each chunk records the mapping in effect when it is written; the header keeps the first. */
+        chunk_writer_set_clock(rs->cw, m);
+        rs->info.clock = *m; /* and windows opened from now on carry it in their header */
+        return 0;
+}
+
+int ring_store_flush(RingStore *rs) {
+        uint64_t first, last;
+        size_t n;
+        int r;
+
+        if (chunk_writer_is_empty(rs->cw))
+                return 0;
+        if (rs->fd < 0) {
+                r = open_window(rs, now_usec(CLOCK_REALTIME));
+                if (r < 0)
+                        goto drop;
+        }
+        r = chunk_writer_encode(rs->cw, &rs->out);
+        if (r < 0)
+                goto drop;
+        r = append_with_retry(rs, rs->out.data, rs->out.len);
+        if (r < 0)
+                goto drop;
+        chunk_writer_time_range(rs->cw, &first, &last);
+        rs->written_first_ns = MIN(rs->written_first_ns, first);
+        rs->written_last_ns = MAX(rs->written_last_ns, last);
+        return chunk_writer_reset(rs->cw);
+
+drop:
+        /* Keeping the samples for a retry would let memory grow while the disk stays full. */
+        n = chunk_writer_n_samples(rs->cw);
+        rs->dropped_samples += n;
+        emit(&rs->o, RING_EVENT_DROPPED, rs->partial_name, r == -ENOSPC ? "disk full" : "write failed", n);
+        (void) chunk_writer_reset(rs->cw);
+        return r;
+}
+
+int ring_store_rotate(RingStore *rs, uint64_t now_realtime_usec) {
+        int r, k;
+
+        if (rs->fd >= 0 && now_realtime_usec < rs->window_end_usec)
+                return 0;
+        r = ring_store_flush(rs);
+        k = finalize_window(rs);
+        if (k < 0)
+                return k;
+        k = open_window(rs, now_realtime_usec);
+        if (k < 0)
+                return k;
+        return r < 0 && r != -ENOSPC ? r : 1;
+}
+
+int ring_store_vacuum(RingStore *rs, uint64_t now_realtime_usec, VacuumResult *ret) {
+        VacuumLimits l = {
+                .max_age_usec = rs->o.max_age_usec,
+                .max_bytes = rs->o.max_bytes,
+                .keep_free_bytes = rs->o.keep_free_bytes,
+        };
+
+        return store_vacuum(rs->dir_fd, &l, now_realtime_usec, /* emergency= */ false, on_vacuum_removed, rs, ret);
+}
+
+static int link_window(RingStore *rs, const char *name, const char *dest_name, int dest_dirfd, char ***list,
+                       size_t *n) {
+        char *copy;
+
+        if (linkat(rs->dir_fd, name, dest_dirfd, dest_name, 0) < 0 && errno != EEXIST)
+                return -errno;
+        copy = strdup(dest_name);
+        if (!copy)
+                return -ENOMEM;
+        *list = reallocarray(*list, *n + 2, sizeof(char *));
+        if (!*list) {
+                free(copy);
+                return -ENOMEM;
+        }
+        (*list)[(*n)++] = copy;
+        (*list)[*n] = NULL;
+        return 0;
+}
+
+int ring_store_pin(RingStore *rs, uint64_t from_perf_ns, uint64_t to_perf_ns, int dest_dirfd, char ***ret_linked) {
+        _cleanup_(ring_names_freep) char **list = NULL;
+        _cleanup_closedir_ DIR *d = NULL;
+        struct dirent *de;
+        size_t n = 0;
+        int fd, r;
+
+        if (from_perf_ns > to_perf_ns)
+                return -EINVAL;
+        fd = openat(rs->dir_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (fd < 0)
+                return -errno;
+        d = fdopendir(fd);
+        if (!d) {
+                safe_close(fd);
+                return -errno;
+        }
+        while ((de = readdir(d))) {
+                _cleanup_(window_file_freep) WindowFile *w = NULL;
+                char path[PATH_MAX];
+                uint64_t first = UINT64_MAX, last = 0;
+
+                if (!endswith(de->d_name, ".tpw"))
+                        continue;
+                snprintf(path, sizeof path, "%s/%s", rs->dir, de->d_name);
+                r = window_file_open(path, /* verify= */ false, &w);
+                if (r < 0)
+                        continue; /* unreadable windows are no use to a bundle */
+                /* Perf clock values of another boot are not comparable with ours. */
+                if (!streq(w->header.info.boot_id, rs->info.boot_id))
+                        continue;
+                for (size_t i = 0; i < w->n_chunks; i++)
+                        if (w->chunks[i].n_samples > 0) {
+                                first = MIN(first, w->chunks[i].first_ns);
+                                last = MAX(last, w->chunks[i].last_ns);
+                        }
+                if (first > to_perf_ns || last < from_perf_ns)
+                        continue;
+                r = link_window(rs, de->d_name, de->d_name, dest_dirfd, &list, &n);
+                if (r < 0)
+                        return r;
+        }
+
+        if (rs->fd >= 0) {
+                uint64_t first, last;
+
+                chunk_writer_time_range(rs->cw, &first, &last);
+                first = MIN(first, rs->written_first_ns);
+                if (first == UINT64_MAX || first <= to_perf_ns) {
+                        r = link_window(rs, rs->partial_name, rs->final_name, dest_dirfd, &list, &n);
+                        if (r < 0)
+                                return r;
+                }
+        }
+        if (fsync(dest_dirfd) < 0)
+                return -errno;
+        if (ret_linked) {
+                if (!list) {
+                        list = new0(char *, 1);
+                        if (!list)
+                                return -ENOMEM;
+                }
+                *ret_linked = TAKE_PTR(list);
+        }
+        return 0;
+}
+
+const char *ring_store_current_name(const RingStore *rs) {
+        return rs->fd >= 0 ? rs->partial_name : NULL;
+}
+
+uint64_t ring_store_dropped_samples(const RingStore *rs) {
+        return rs->dropped_samples;
+}

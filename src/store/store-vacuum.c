@@ -1,0 +1,182 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * Ring retention; see store-vacuum.h.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <unistd.h>
+
+#include "basic/alloc-util.h"
+#include "basic/cleanup.h"
+#include "basic/macro.h"
+#include "basic/string-util.h"
+#include "basic/time-util.h"
+#include "store/store-vacuum.h"
+
+static const char *const reason_table[_VACUUM_REASON_MAX] = {
+        [VACUUM_REASON_AGE] = "older than the age limit",
+        [VACUUM_REASON_SIZE] = "ring over its size limit",
+        [VACUUM_REASON_FREE_SPACE] = "free space below the margin",
+        [VACUUM_REASON_DISK_FULL] = "disk full",
+};
+
+const char *vacuum_reason_to_string(VacuumReason r) {
+        if (r < 0 || r >= _VACUUM_REASON_MAX)
+                return NULL;
+        return reason_table[r];
+}
+
+typedef struct Candidate {
+        char *name;
+        uint64_t mtime_usec, bytes, disk_bytes;
+        bool pinned, gone;
+} Candidate;
+
+static int cmp_candidate(const void *a, const void *b) {
+        const Candidate *x = a, *y = b;
+        if (x->mtime_usec != y->mtime_usec)
+                return x->mtime_usec < y->mtime_usec ? -1 : 1;
+        return strcmp(x->name, y->name);
+}
+
+static void candidates_free(Candidate *c, size_t n) {
+        for (size_t i = 0; i < n; i++)
+                free(c[i].name);
+        free(c);
+}
+
+static int free_bytes(int dir_fd, uint64_t *ret) {
+        struct statvfs sv;
+        if (fstatvfs(dir_fd, &sv) < 0)
+                return -errno;
+        *ret = (uint64_t) sv.f_bavail * sv.f_frsize;
+        return 0;
+}
+
+static int remove_one(int dir_fd, Candidate *c, VacuumReason reason, VacuumCallback cb, void *userdata,
+                      VacuumResult *res, uint64_t *total) {
+        struct stat st;
+
+        /* Re-check the link count right before deleting: a bundle may have pinned it meanwhile. */
+        if (fstatat(dir_fd, c->name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+                return errno == ENOENT ? 0 : -errno;
+        if (st.st_nlink > 1) {
+                c->pinned = true;
+                return 0;
+        }
+        if (unlinkat(dir_fd, c->name, 0) < 0)
+                return errno == ENOENT ? 0 : -errno;
+        c->gone = true;
+        res->removed++;
+        res->bytes_freed += c->bytes;
+        *total -= MIN(*total, c->bytes);
+        if (cb)
+                cb(c->name, reason, c->bytes, userdata);
+        return 1;
+}
+
+int store_vacuum(int dir_fd, const VacuumLimits *limits, uint64_t now_realtime_usec, bool emergency,
+                 VacuumCallback cb, void *userdata, VacuumResult *ret) {
+        _cleanup_closedir_ DIR *d = NULL;
+        Candidate *cands = NULL;
+        size_t n = 0, allocated = 0;
+        uint64_t total = 0;
+        VacuumResult res = {};
+        struct dirent *de;
+        int fd, r = 0;
+
+        fd = fcntl(dir_fd, F_DUPFD_CLOEXEC, 3);
+        if (fd < 0)
+                return -errno;
+        d = fdopendir(fd);
+        if (!d) {
+                safe_close(fd);
+                return -errno;
+        }
+        rewinddir(d);
+        while ((de = readdir(d))) {
+                struct stat st;
+                bool final = endswith(de->d_name, ".tpw"), partial = endswith(de->d_name, ".tpw.partial");
+
+                if (!final && !partial)
+                        continue;
+                if (fstatat(dir_fd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISREG(st.st_mode))
+                        continue;
+                total += (uint64_t) st.st_size;
+                if (!final)
+                        continue;
+                if (!GREEDY_REALLOC(cands, allocated, n + 1)) {
+                        r = -ENOMEM;
+                        goto finish;
+                }
+                cands[n] = (Candidate) {
+                        .name = strdup(de->d_name),
+                        .mtime_usec = (uint64_t) st.st_mtim.tv_sec * USEC_PER_SEC +
+                                      (uint64_t) st.st_mtim.tv_nsec / NSEC_PER_USEC,
+                        .bytes = (uint64_t) st.st_size,
+                        .pinned = st.st_nlink > 1,
+                };
+                if (!cands[n++].name) {
+                        r = -ENOMEM;
+                        goto finish;
+                }
+        }
+        if (n > 0)
+                qsort(cands, n, sizeof(Candidate), cmp_candidate);
+
+        if (emergency) {
+                r = -ENOSPC;
+                for (size_t i = 0; i < n && r == -ENOSPC; i++) {
+                        if (cands[i].pinned)
+                                continue;
+                        int k = remove_one(dir_fd, &cands[i], VACUUM_REASON_DISK_FULL, cb, userdata, &res, &total);
+                        if (k < 0)
+                                r = k;
+                        else if (k > 0)
+                                r = 0;
+                }
+                goto finish;
+        }
+
+        for (size_t i = 0; i < n; i++) {
+                Candidate *c = &cands[i];
+                VacuumReason reason = _VACUUM_REASON_INVALID;
+                uint64_t avail = 0;
+
+                if (limits->max_age_usec > 0 && limits->max_age_usec != USEC_INFINITY &&
+                    c->mtime_usec + limits->max_age_usec < now_realtime_usec)
+                        reason = VACUUM_REASON_AGE;
+                else if (limits->max_bytes > 0 && total > limits->max_bytes)
+                        reason = VACUUM_REASON_SIZE;
+                else if (limits->keep_free_bytes > 0) {
+                        r = free_bytes(dir_fd, &avail);
+                        if (r < 0)
+                                goto finish;
+                        if (avail < limits->keep_free_bytes)
+                                reason = VACUUM_REASON_FREE_SPACE;
+                }
+                if (reason < 0)
+                        continue;
+                if (c->pinned) {
+                        res.pinned_kept++;
+                        continue;
+                }
+                r = remove_one(dir_fd, c, reason, cb, userdata, &res, &total);
+                if (r < 0)
+                        goto finish;
+                if (r == 0 && c->pinned)
+                        res.pinned_kept++;
+                r = 0;
+        }
+
+finish:
+        candidates_free(cands, n);
+        if (r >= 0 && ret)
+                *ret = res;
+        return r;
+}

@@ -1,0 +1,46 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * Retention for the ring directory: by age, by total bytes and by a free-space margin, oldest
+ * window first, never a pinned one. A window is pinned while a bundle holds a hard link to it
+ * (st_nlink > 1), so deleting the bundle releases it without telling us. Only finalized windows
+ * (*.tpw) are candidates; the open *.tpw.partial is never touched. Each deletion is reported
+ * through a callback with its reason, for the daemon to log.
+ */
+#pragma once
+
+#include <stdbool.h>
+#include <stdint.h>
+
+typedef enum VacuumReason {
+        VACUUM_REASON_AGE,        /* older than max_age_usec */
+        VACUUM_REASON_SIZE,       /* the ring is larger than max_bytes */
+        VACUUM_REASON_FREE_SPACE, /* the file system has less than keep_free_bytes free */
+        VACUUM_REASON_DISK_FULL,  /* a write failed with ENOSPC */
+        _VACUUM_REASON_MAX,
+        _VACUUM_REASON_INVALID = -22,
+} VacuumReason;
+
+const char *vacuum_reason_to_string(VacuumReason r);
+
+typedef struct VacuumLimits {
+        uint64_t max_age_usec;    /* 0 or USEC_INFINITY: no age limit */
+        uint64_t max_bytes;       /* 0: no size limit */
+        uint64_t keep_free_bytes; /* 0: no margin */
+} VacuumLimits;
+
+typedef struct VacuumResult {
+        unsigned removed;
+        uint64_t bytes_freed;
+        unsigned pinned_kept; /* pinned windows that a limit would otherwise have removed */
+} VacuumResult;
+
+typedef void (*VacuumCallback)(const char *name, VacuumReason reason, uint64_t bytes, void *userdata);
+
+/*
+ * Applies the limits to the windows in dir_fd. now_realtime_usec is compared with each window's
+ * modification time (when its last chunk was written). With emergency, exactly one window is
+ * removed, the oldest unpinned, whatever the limits (reason DISK_FULL); -ENOSPC if there is none.
+ * ret may be NULL.
+ */
+int store_vacuum(int dir_fd, const VacuumLimits *limits, uint64_t now_realtime_usec, bool emergency,
+                 VacuumCallback cb, void *userdata, VacuumResult *ret);

@@ -1,0 +1,929 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * Window file encoding and decoding; see store-window.h and docs/window-format.md.
+ */
+#include <assert.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "basic/alloc-util.h"
+#include "basic/hashmap.h"
+#include "basic/macro.h"
+#include "store/compress.h"
+#include "store/store-window.h"
+
+/* ---------------------------------------------------------------- file header */
+
+void window_header_done(WindowHeader *h) {
+        free(h->strings);
+        *h = (WindowHeader) {};
+}
+
+static int put_string16(ByteBuf *b, const char *s) {
+        size_t n = s ? strnlen(s, WINDOW_HEADER_STRING_BYTES_MAX) : 0;
+        uint8_t len[2];
+        int r;
+
+        put_le16(len, (uint16_t) n);
+        r = byte_buf_put(b, len, 2);
+        if (r < 0)
+                return r;
+        return byte_buf_put(b, s, n);
+}
+
+int window_header_encode(const WindowHeaderInfo *info, uint64_t start_realtime_usec, uint64_t span_usec,
+                         ByteBuf *out) {
+        uint8_t fixed[WINDOW_HEADER_FIXED_BYTES] = {}, crc[4];
+        int r;
+
+        out->len = 0;
+        memcpy(fixed, WINDOW_MAGIC, 8);
+        put_le16(fixed + 8, WINDOW_FORMAT_VERSION);
+        put_le16(fixed + 10, 0);
+        /* header_len at 12 is filled in below */
+        put_le64(fixed + 16, start_realtime_usec);
+        put_le64(fixed + 24, span_usec);
+        put_le32(fixed + 32, info->freq_hz);
+        put_le32(fixed + 36, info->n_cpus);
+        put_le32(fixed + 40, (uint32_t) info->clock.method);
+        put_le64(fixed + 48, (uint64_t) info->clock.perf_minus_mono_ns);
+        put_le64(fixed + 56, (uint64_t) info->clock.realtime_minus_mono_ns);
+        put_le64(fixed + 64, info->clock.error_ns);
+        put_le64(fixed + 72, info->clock.measured_mono_ns);
+        r = byte_buf_put(out, fixed, sizeof fixed);
+        if (r >= 0)
+                r = put_string16(out, info->host);
+        if (r >= 0)
+                r = put_string16(out, info->boot_id);
+        if (r >= 0)
+                r = put_string16(out, info->kernel_release);
+        if (r >= 0)
+                r = put_string16(out, info->event);
+        if (r < 0)
+                return r;
+        put_le32(out->data + 12, (uint32_t) (out->len + 4));
+        put_le32(crc, crc32c(0, out->data, out->len));
+        return byte_buf_put(out, crc, 4);
+}
+
+int window_header_decode(const uint8_t *p, size_t n, WindowHeader *ret) {
+        WindowHeader h = {};
+        uint32_t len, method;
+        ByteCursor c;
+        size_t pool = 0;
+        const char **fields[4];
+
+        if (n < WINDOW_HEADER_FIXED_BYTES + 8 + 4 || memcmp(p, WINDOW_MAGIC, 8) != 0)
+                return -EBADMSG;
+        if (get_le16(p + 8) > WINDOW_FORMAT_VERSION)
+                return -EPROTONOSUPPORT;
+        len = get_le32(p + 12);
+        if (len < WINDOW_HEADER_FIXED_BYTES + 8 + 4 || len > n ||
+            len > WINDOW_HEADER_FIXED_BYTES + 4 * (2 + WINDOW_HEADER_STRING_BYTES_MAX) + 4)
+                return -EBADMSG;
+        if (crc32c(0, p, len - 4) != get_le32(p + len - 4))
+                return -EBADMSG;
+
+        h.header_bytes = len;
+        h.start_realtime_usec = get_le64(p + 16);
+        h.span_usec = get_le64(p + 24);
+        h.info.freq_hz = get_le32(p + 32);
+        h.info.n_cpus = get_le32(p + 36);
+        method = get_le32(p + 40);
+        h.info.clock = (ClockMap) {
+                .method = method < _CLOCK_MAP_METHOD_MAX ? (ClockMapMethod) method : CLOCK_MAP_RECORDED,
+                .perf_minus_mono_ns = (int64_t) get_le64(p + 48),
+                .realtime_minus_mono_ns = (int64_t) get_le64(p + 56),
+                .error_ns = get_le64(p + 64),
+                .measured_mono_ns = get_le64(p + 72),
+        };
+
+        h.strings = malloc(len); /* the strings plus their NULs fit in the header's own size */
+        if (!h.strings)
+                return -ENOMEM;
+        fields[0] = &h.info.host;
+        fields[1] = &h.info.boot_id;
+        fields[2] = &h.info.kernel_release;
+        fields[3] = &h.info.event;
+        c = (ByteCursor) { .p = p + WINDOW_HEADER_FIXED_BYTES, .end = p + len - 4 };
+        for (size_t i = 0; i < 4; i++) {
+                const uint8_t *l = cursor_bytes(&c, 2), *s;
+                uint16_t sl = l ? get_le16(l) : 0;
+                s = cursor_bytes(&c, sl);
+                if (c.error || sl > WINDOW_HEADER_STRING_BYTES_MAX || memchr(s, 0, sl)) {
+                        free(h.strings);
+                        return -EBADMSG;
+                }
+                memcpy(h.strings + pool, s, sl);
+                h.strings[pool + sl] = '\0';
+                *fields[i] = h.strings + pool;
+                pool += sl + 1;
+        }
+        *ret = h;
+        return 0;
+}
+
+/* ---------------------------------------------------------------- chunk writer */
+
+typedef struct PendingSample {
+        uint64_t t_ns, period;
+        uint32_t cpu, pid, tid, comm, stack, seq;
+} PendingSample;
+
+typedef struct FrameKey {
+        uint32_t symbol, dso;
+        uint64_t addr, offset;
+        uint32_t flags, pad;
+} FrameKey;
+
+struct ChunkWriter {
+        Compressor *compressor;
+        ClockMap clock;
+
+        Hashmap *strings; /* bytes -> id */
+        ByteBuf string_table;
+        uint32_t n_strings;
+
+        Hashmap *frames; /* FrameKey -> id */
+        FrameKey *frame_list;
+        size_t n_frames, frame_alloc;
+
+        Hashmap *stacks; /* uint32_t frame ids -> id */
+        uint32_t *stack_frames, *stack_depth;
+        size_t n_stack_frames, stack_frames_alloc, n_stacks, stack_depth_alloc;
+
+        PendingSample *samples;
+        size_t n_samples, samples_alloc;
+        uint64_t first_ns, last_ns;
+
+        uint64_t *lost; /* per CPU */
+        size_t lost_alloc;
+        uint64_t lost_total;
+
+        ByteBuf raw, packed;
+};
+
+ChunkWriter *chunk_writer_new(int compress_level) {
+        _cleanup_(chunk_writer_freep) ChunkWriter *w = calloc(1, sizeof(ChunkWriter));
+
+        if (!w)
+                return NULL;
+        w->compressor = compressor_new(compress_level);
+        if (!w->compressor)
+                return NULL;
+        clock_map_assume(&w->clock);
+        if (chunk_writer_reset(w) < 0)
+                return NULL;
+        return TAKE_PTR(w);
+}
+
+ChunkWriter *chunk_writer_free(ChunkWriter *w) {
+        if (!w)
+                return NULL;
+        compressor_free(w->compressor);
+        hashmap_free(w->strings);
+        hashmap_free(w->frames);
+        hashmap_free(w->stacks);
+        byte_buf_done(&w->string_table);
+        free(w->frame_list);
+        free(w->stack_frames);
+        free(w->stack_depth);
+        free(w->samples);
+        free(w->lost);
+        byte_buf_done(&w->raw);
+        byte_buf_done(&w->packed);
+        free(w);
+        return NULL;
+}
+
+int chunk_writer_reset(ChunkWriter *w) {
+        /* The hash tables have no deletion; a chunk's worth is rebuilt, which is cheap next to zstd. */
+        hashmap_free(w->strings);
+        hashmap_free(w->frames);
+        hashmap_free(w->stacks);
+        w->strings = hashmap_new();
+        w->frames = hashmap_new();
+        w->stacks = hashmap_new();
+        w->string_table.len = 0;
+        w->n_strings = 0;
+        w->n_frames = 0;
+        w->n_stack_frames = 0;
+        w->n_stacks = 0;
+        w->n_samples = 0;
+        w->first_ns = UINT64_MAX;
+        w->last_ns = 0;
+        if (w->lost)
+                memset(w->lost, 0, w->lost_alloc * sizeof(uint64_t));
+        w->lost_total = 0;
+        if (!w->strings || !w->frames || !w->stacks)
+                return -ENOMEM;
+        return 0;
+}
+
+void chunk_writer_set_clock(ChunkWriter *w, const ClockMap *m) {
+        w->clock = *m;
+}
+
+size_t chunk_writer_n_samples(const ChunkWriter *w) {
+        return w->n_samples;
+}
+
+bool chunk_writer_is_empty(const ChunkWriter *w) {
+        return w->n_samples == 0 && w->lost_total == 0;
+}
+
+void chunk_writer_time_range(const ChunkWriter *w, uint64_t *ret_first_ns, uint64_t *ret_last_ns) {
+        *ret_first_ns = w->first_ns;
+        *ret_last_ns = w->last_ns;
+}
+
+static int intern_string(ChunkWriter *w, const char *s, uint32_t *ret) {
+        size_t n = s ? strnlen(s, PROFILE_NAME_BYTES_MAX) : 0;
+        uint64_t *slot;
+        bool added;
+        int r;
+
+        slot = hashmap_slot(w->strings, s ?: "", n, w->n_strings, &added);
+        if (!slot)
+                return -ENOMEM;
+        if (added) {
+                r = byte_buf_put_varint(&w->string_table, n);
+                if (r >= 0)
+                        r = byte_buf_put(&w->string_table, s, n);
+                if (r < 0)
+                        return r;
+                w->n_strings++;
+        }
+        *ret = (uint32_t) *slot;
+        return 0;
+}
+
+static int intern_frame(ChunkWriter *w, const Frame *f, uint32_t *ret) {
+        FrameKey k = { .addr = f->addr, .offset = f->offset, .flags = f->kernel ? 1 : 0 };
+        uint64_t *slot;
+        bool added;
+        int r;
+
+        r = intern_string(w, f->symbol, &k.symbol);
+        if (r >= 0)
+                r = intern_string(w, f->dso, &k.dso);
+        if (r < 0)
+                return r;
+        slot = hashmap_slot(w->frames, &k, sizeof k, w->n_frames, &added);
+        if (!slot)
+                return -ENOMEM;
+        if (added) {
+                if (!GREEDY_REALLOC(w->frame_list, w->frame_alloc, w->n_frames + 1))
+                        return -ENOMEM;
+                w->frame_list[w->n_frames++] = k;
+        }
+        *ret = (uint32_t) *slot;
+        return 0;
+}
+
+int chunk_writer_add_sample(ChunkWriter *w, const Sample *s) {
+        uint32_t ids[PROFILE_STACK_DEPTH_MAX], depth = MIN(s->n_frames, PROFILE_STACK_DEPTH_MAX), comm;
+        uint64_t *slot;
+        bool added;
+        int r;
+
+        if (w->n_samples >= CHUNK_SAMPLES_MAX)
+                return -ENOBUFS;
+        /* Deeper stacks lose their outermost frames, as perf does at kernel.perf_event_max_stack. */
+        for (uint32_t i = 0; i < depth; i++) {
+                r = intern_frame(w, &s->frames[i], &ids[i]);
+                if (r < 0)
+                        return r;
+        }
+        r = intern_string(w, s->comm, &comm);
+        if (r < 0)
+                return r;
+        slot = hashmap_slot(w->stacks, ids, depth * sizeof(uint32_t), w->n_stacks, &added);
+        if (!slot)
+                return -ENOMEM;
+        if (added) {
+                if (!GREEDY_REALLOC(w->stack_frames, w->stack_frames_alloc, w->n_stack_frames + depth) ||
+                    !GREEDY_REALLOC(w->stack_depth, w->stack_depth_alloc, w->n_stacks + 1))
+                        return -ENOMEM;
+                memcpy(w->stack_frames + w->n_stack_frames, ids, depth * sizeof(uint32_t));
+                w->n_stack_frames += depth;
+                w->stack_depth[w->n_stacks++] = depth;
+        }
+        if (!GREEDY_REALLOC(w->samples, w->samples_alloc, w->n_samples + 1))
+                return -ENOMEM;
+        w->samples[w->n_samples] = (PendingSample) {
+                .t_ns = s->t_ns,
+                .period = s->period,
+                .cpu = s->cpu,
+                .pid = s->pid,
+                .tid = s->tid,
+                .comm = comm,
+                .stack = (uint32_t) *slot,
+                .seq = (uint32_t) w->n_samples,
+        };
+        w->n_samples++;
+        w->first_ns = MIN(w->first_ns, s->t_ns);
+        w->last_ns = MAX(w->last_ns, s->t_ns);
+        return 0;
+}
+
+int chunk_writer_add_lost(ChunkWriter *w, uint32_t cpu, uint64_t n) {
+        if (cpu >= 65536)
+                return -EINVAL;
+        if (cpu >= w->lost_alloc) {
+                size_t old = w->lost_alloc;
+                if (!GREEDY_REALLOC(w->lost, w->lost_alloc, (size_t) cpu + 1))
+                        return -ENOMEM;
+                memset(w->lost + old, 0, (w->lost_alloc - old) * sizeof(uint64_t));
+        }
+        w->lost[cpu] += n;
+        w->lost_total += n;
+        return 0;
+}
+
+static int cmp_pending(const void *a, const void *b) {
+        const PendingSample *x = a, *y = b;
+        if (x->t_ns != y->t_ns)
+                return x->t_ns < y->t_ns ? -1 : 1;
+        return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+static int encode_payload(ChunkWriter *w, ByteBuf *b) {
+        const ClockMap *m = &w->clock;
+        uint64_t prev, n_lost = 0;
+        int r = 0;
+
+#define PUT(v)                                                                                               \
+        do {                                                                                                 \
+                r = byte_buf_put_varint(b, (v));                                                             \
+                if (r < 0)                                                                                   \
+                        return r;                                                                            \
+        } while (0)
+
+        b->len = 0;
+        PUT((uint64_t) m->method);
+        PUT(zigzag_encode(m->perf_minus_mono_ns));
+        PUT(zigzag_encode(m->realtime_minus_mono_ns));
+        PUT(m->error_ns);
+        PUT(m->measured_mono_ns);
+
+        PUT(w->n_strings);
+        r = byte_buf_put(b, w->string_table.data, w->string_table.len);
+        if (r < 0)
+                return r;
+
+        PUT(w->n_frames);
+        for (size_t i = 0; i < w->n_frames; i++)
+                PUT(w->frame_list[i].symbol);
+        for (size_t i = 0; i < w->n_frames; i++)
+                PUT(w->frame_list[i].dso);
+        prev = 0;
+        for (size_t i = 0; i < w->n_frames; i++) {
+                PUT(zigzag_encode((int64_t) (w->frame_list[i].addr - prev)));
+                prev = w->frame_list[i].addr;
+        }
+        for (size_t i = 0; i < w->n_frames; i++)
+                PUT(w->frame_list[i].offset);
+        for (size_t i = 0; i < w->n_frames; i++)
+                PUT(w->frame_list[i].flags);
+
+        PUT(w->n_stacks);
+        for (size_t i = 0; i < w->n_stacks; i++)
+                PUT(w->stack_depth[i]);
+        for (size_t i = 0; i < w->n_stack_frames; i++)
+                PUT(w->stack_frames[i]);
+
+        /* Samples go out in time order: per-CPU buffers drain out of order, readers want order. */
+        qsort(w->samples, w->n_samples, sizeof(PendingSample), cmp_pending);
+        prev = w->first_ns;
+        for (size_t i = 0; i < w->n_samples; i++) {
+                PUT(w->samples[i].t_ns - prev);
+                prev = w->samples[i].t_ns;
+        }
+        for (size_t i = 0; i < w->n_samples; i++)
+                PUT(w->samples[i].cpu);
+        for (size_t i = 0; i < w->n_samples; i++)
+                PUT(w->samples[i].pid);
+        for (size_t i = 0; i < w->n_samples; i++)
+                PUT(zigzag_encode((int64_t) w->samples[i].tid - (int64_t) w->samples[i].pid));
+        for (size_t i = 0; i < w->n_samples; i++)
+                PUT(w->samples[i].comm);
+        for (size_t i = 0; i < w->n_samples; i++)
+                PUT(w->samples[i].stack);
+        prev = 0;
+        for (size_t i = 0; i < w->n_samples; i++) {
+                PUT(zigzag_encode((int64_t) (w->samples[i].period - prev)));
+                prev = w->samples[i].period;
+        }
+
+        for (size_t i = 0; i < w->lost_alloc; i++)
+                n_lost += w->lost[i] > 0;
+        PUT(n_lost);
+        for (size_t i = 0; i < w->lost_alloc; i++)
+                if (w->lost[i] > 0) {
+                        PUT(i);
+                        PUT(w->lost[i]);
+                }
+#undef PUT
+        return 0;
+}
+
+int chunk_writer_encode(ChunkWriter *w, ByteBuf *out) {
+        uint8_t h[CHUNK_HEADER_BYTES] = {};
+        int r;
+
+        r = encode_payload(w, &w->raw);
+        if (r < 0)
+                return r;
+        if (w->raw.len > COMPRESS_RAW_BYTES_MAX)
+                return -E2BIG;
+        r = compressor_run(w->compressor, w->raw.data, w->raw.len, &w->packed);
+        if (r < 0)
+                return r;
+
+        memcpy(h, CHUNK_MAGIC, 4);
+        put_le16(h + 4, CHUNK_FLAG_ZSTD);
+        put_le64(h + 8, w->n_samples > 0 ? w->first_ns : 0);
+        put_le64(h + 16, w->n_samples > 0 ? w->last_ns : 0);
+        put_le32(h + 24, (uint32_t) w->n_samples);
+        put_le32(h + 28, (uint32_t) w->raw.len);
+        put_le32(h + 32, (uint32_t) w->packed.len);
+        put_le32(h + 36, crc32c(0, w->packed.data, w->packed.len));
+        put_le32(h + 40, (uint32_t) MIN(w->lost_total, (uint64_t) UINT32_MAX));
+        put_le32(h + 44, crc32c(0, h, 44));
+
+        out->len = 0;
+        r = byte_buf_put(out, h, sizeof h);
+        if (r >= 0)
+                r = byte_buf_put(out, w->packed.data, w->packed.len);
+        return r;
+}
+
+/* ---------------------------------------------------------------- reading */
+
+static bool chunk_header_parse(const uint8_t *h, ChunkInfo *ret) {
+        ChunkInfo c;
+
+        if (memcmp(h, CHUNK_MAGIC, 4) != 0 || crc32c(0, h, 44) != get_le32(h + 44))
+                return false;
+        c = (ChunkInfo) {
+                .flags = get_le16(h + 4),
+                .first_ns = get_le64(h + 8),
+                .last_ns = get_le64(h + 16),
+                .n_samples = get_le32(h + 24),
+                .raw_len = get_le32(h + 28),
+                .stored_len = get_le32(h + 32),
+                .lost = get_le32(h + 40),
+        };
+        if (c.n_samples > CHUNK_SAMPLES_MAX || c.stored_len > CHUNK_STORED_BYTES_MAX ||
+            c.raw_len > COMPRESS_RAW_BYTES_MAX || c.first_ns > c.last_ns || (c.flags & ~CHUNK_FLAG_ZSTD))
+                return false;
+        *ret = c;
+        return true;
+}
+
+WindowFile *window_file_free(WindowFile *w) {
+        if (!w)
+                return NULL;
+        safe_close(w->fd);
+        free(w->path);
+        window_header_done(&w->header);
+        free(w->chunks);
+        free(w);
+        return NULL;
+}
+
+static int read_exact_at(int fd, void *buf, size_t n, uint64_t off) {
+        size_t done = 0;
+
+        while (done < n) {
+                ssize_t k = pread(fd, (uint8_t *) buf + done, n - done, (off_t) (off + done));
+                if (k < 0) {
+                        if (errno == EINTR)
+                                continue;
+                        return -errno;
+                }
+                if (k == 0)
+                        return -ENODATA;
+                done += (size_t) k;
+        }
+        return 0;
+}
+
+/* Looks for the next valid chunk header after a damaged one. Returns 1 and its offset, or 0. */
+static int resync(WindowFile *w, uint64_t from, uint64_t *ret_offset) {
+        const size_t block = 1 << 20;
+        _cleanup_free_ uint8_t *buf = malloc(block + CHUNK_HEADER_BYTES);
+        int r;
+
+        if (!buf)
+                return -ENOMEM;
+        for (uint64_t base = from; base + CHUNK_HEADER_BYTES <= w->size; base += block) {
+                size_t n = (size_t) MIN((uint64_t) block + CHUNK_HEADER_BYTES, w->size - base);
+                r = read_exact_at(w->fd, buf, n, base);
+                if (r < 0)
+                        return r;
+                for (size_t i = 0; i + CHUNK_HEADER_BYTES <= n && i < block; i++) {
+                        ChunkInfo c;
+                        if (buf[i] != 'T' || !chunk_header_parse(buf + i, &c))
+                                continue;
+                        *ret_offset = base + i;
+                        return 1;
+                }
+        }
+        return 0;
+}
+
+static int verify_payload(WindowFile *w, const ChunkInfo *c, ByteBuf *scratch) {
+        uint8_t h[CHUNK_HEADER_BYTES];
+        int r;
+
+        scratch->len = 0;
+        r = byte_buf_reserve(scratch, c->stored_len);
+        if (r < 0)
+                return r;
+        r = read_exact_at(w->fd, scratch->data, c->stored_len, c->offset + CHUNK_HEADER_BYTES);
+        if (r < 0)
+                return r;
+        r = read_exact_at(w->fd, h, sizeof h, c->offset);
+        if (r < 0)
+                return r;
+        scratch->len = c->stored_len;
+        return crc32c(0, scratch->data, c->stored_len) == get_le32(h + 36) ? 0 : -EBADMSG;
+}
+
+static void note_corrupt(WindowReadStats *st, uint64_t offset) {
+        st->corrupt_chunks++;
+        st->first_corrupt_offset = MIN(st->first_corrupt_offset, offset);
+}
+
+int window_file_open(const char *path, bool verify, WindowFile **ret) {
+        _cleanup_(window_file_freep) WindowFile *w = NULL;
+        _cleanup_(byte_buf_done) ByteBuf scratch = {};
+        uint8_t fixed[WINDOW_HEADER_FIXED_BYTES + 4 * (2 + WINDOW_HEADER_STRING_BYTES_MAX) + 4];
+        struct stat st;
+        uint64_t pos;
+        ssize_t n;
+        int r;
+
+        w = calloc(1, sizeof(WindowFile));
+        if (!w)
+                return -ENOMEM;
+        w->fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+        if (w->fd < 0)
+                return -errno;
+        w->path = strdup(path);
+        if (!w->path)
+                return -ENOMEM;
+        if (fstat(w->fd, &st) < 0)
+                return -errno;
+        if (!S_ISREG(st.st_mode))
+                return -EBADMSG;
+        w->size = (uint64_t) st.st_size;
+
+        n = pread(w->fd, fixed, sizeof fixed, 0);
+        if (n < 0)
+                return -errno;
+        r = window_header_decode(fixed, (size_t) n, &w->header);
+        if (r < 0)
+                return r;
+
+        w->stats = (WindowReadStats) {
+                .first_corrupt_offset = UINT64_MAX,
+                .good_end_offset = w->header.header_bytes,
+        };
+        pos = w->header.header_bytes;
+        while (pos < w->size) {
+                uint8_t h[CHUNK_HEADER_BYTES];
+                ChunkInfo c;
+                uint64_t next;
+
+                if (w->size - pos < CHUNK_HEADER_BYTES) {
+                        w->stats.truncated = true;
+                        w->stats.truncated_offset = pos;
+                        break;
+                }
+                r = read_exact_at(w->fd, h, sizeof h, pos);
+                if (r < 0)
+                        return r;
+                if (!chunk_header_parse(h, &c)) {
+                        r = resync(w, pos + 1, &next);
+                        if (r < 0)
+                                return r;
+                        if (r == 0) {
+                                /* Nothing valid follows: an unfinished tail, not damage in the middle. */
+                                w->stats.truncated = true;
+                                w->stats.truncated_offset = pos;
+                                break;
+                        }
+                        note_corrupt(&w->stats, pos);
+                        pos = next;
+                        continue;
+                }
+                c.offset = pos;
+                if (c.stored_len > w->size - pos - CHUNK_HEADER_BYTES) {
+                        w->stats.truncated = true;
+                        w->stats.truncated_offset = pos;
+                        break;
+                }
+                if (w->n_chunks >= WINDOW_CHUNKS_MAX)
+                        return -E2BIG;
+                if (verify) {
+                        r = verify_payload(w, &c, &scratch);
+                        if (r == -EBADMSG) {
+                                c.corrupt = true;
+                                note_corrupt(&w->stats, pos);
+                        } else if (r < 0)
+                                return r;
+                }
+                w->chunks = reallocarray(w->chunks, w->n_chunks + 1, sizeof(ChunkInfo));
+                if (!w->chunks)
+                        return -ENOMEM;
+                w->chunks[w->n_chunks++] = c;
+                w->stats.chunks++;
+                if (!c.corrupt) {
+                        w->stats.samples += c.n_samples;
+                        w->stats.lost += c.lost;
+                        w->stats.good_end_offset = pos + CHUNK_HEADER_BYTES + c.stored_len;
+                }
+                pos += CHUNK_HEADER_BYTES + c.stored_len;
+        }
+
+        *ret = TAKE_PTR(w);
+        return 0;
+}
+
+struct DecodedChunk {
+        ClockMap clock;
+        char *pool;
+        const char **strings;
+        size_t n_strings;
+        Frame *frames; /* materialized per stack, leaf first */
+        uint32_t *stack_off, *stack_depth;
+        size_t n_stacks;
+        size_t n;
+        uint64_t *t, *period;
+        uint32_t *cpu, *pid, *tid, *comm, *stack;
+        size_t n_lost;
+        uint32_t *lost_cpu;
+        uint64_t *lost_n;
+};
+
+DecodedChunk *decoded_chunk_free(DecodedChunk *c) {
+        if (!c)
+                return NULL;
+        free(c->pool);
+        free(c->strings);
+        free(c->frames);
+        free(c->stack_off);
+        free(c->stack_depth);
+        free(c->t);
+        free(c->period);
+        free(c->cpu);
+        free(c->pid);
+        free(c->tid);
+        free(c->comm);
+        free(c->stack);
+        free(c->lost_cpu);
+        free(c->lost_n);
+        free(c);
+        return NULL;
+}
+
+static int decode_payload(const ChunkInfo *info, const uint8_t *p, size_t n, DecodedChunk **ret) {
+        _cleanup_(decoded_chunk_freep) DecodedChunk *d = calloc(1, sizeof(DecodedChunk));
+        _cleanup_free_ Frame *table = NULL;
+        _cleanup_free_ uint32_t *ids = NULL;
+        ByteCursor c = { .p = p, .end = p + n };
+        size_t n_frames, pool = 0, total_depth = 0;
+        uint64_t prev, method;
+
+        if (!d)
+                return -ENOMEM;
+
+        method = cursor_varint(&c);
+        d->clock = (ClockMap) {
+                .method = method < _CLOCK_MAP_METHOD_MAX ? (ClockMapMethod) method : CLOCK_MAP_RECORDED,
+                .perf_minus_mono_ns = zigzag_decode(cursor_varint(&c)),
+                .realtime_minus_mono_ns = zigzag_decode(cursor_varint(&c)),
+                .error_ns = cursor_varint(&c),
+                .measured_mono_ns = cursor_varint(&c),
+        };
+
+        /* Every count is bounded by the payload size: each item takes at least one byte. */
+        d->n_strings = cursor_varint_max(&c, n + 1);
+        if (c.error)
+                return -EBADMSG;
+        d->pool = malloc(n + 1);
+        d->strings = new(const char *, d->n_strings ?: 1);
+        if (!d->pool || !d->strings)
+                return -ENOMEM;
+        for (size_t i = 0; i < d->n_strings; i++) {
+                size_t l = cursor_varint_max(&c, PROFILE_NAME_BYTES_MAX + 1);
+                const uint8_t *s = cursor_bytes(&c, l);
+                if (c.error || memchr(s, 0, l))
+                        return -EBADMSG;
+                memcpy(d->pool + pool, s, l);
+                d->pool[pool + l] = '\0';
+                d->strings[i] = d->pool + pool;
+                pool += l + 1;
+        }
+
+        n_frames = cursor_varint_max(&c, n + 1);
+        if (c.error)
+                return -EBADMSG;
+        table = new0(Frame, n_frames);
+        if (!table)
+                return -ENOMEM;
+        for (size_t i = 0; i < n_frames; i++)
+                table[i].symbol = d->strings[cursor_varint_max(&c, d->n_strings)];
+        for (size_t i = 0; i < n_frames; i++)
+                table[i].dso = d->strings[cursor_varint_max(&c, d->n_strings)];
+        prev = 0;
+        for (size_t i = 0; i < n_frames; i++)
+                prev = table[i].addr = prev + (uint64_t) zigzag_decode(cursor_varint(&c));
+        for (size_t i = 0; i < n_frames; i++)
+                table[i].offset = cursor_varint(&c);
+        for (size_t i = 0; i < n_frames; i++)
+                table[i].kernel = cursor_varint(&c) & 1;
+        if (c.error)
+                return -EBADMSG;
+
+        d->n_stacks = cursor_varint_max(&c, n + 1);
+        if (c.error)
+                return -EBADMSG;
+        d->stack_off = new(uint32_t, d->n_stacks ?: 1);
+        d->stack_depth = new(uint32_t, d->n_stacks ?: 1);
+        if (!d->stack_off || !d->stack_depth)
+                return -ENOMEM;
+        for (size_t i = 0; i < d->n_stacks; i++) {
+                d->stack_depth[i] = (uint32_t) cursor_varint_max(&c, PROFILE_STACK_DEPTH_MAX + 1);
+                d->stack_off[i] = (uint32_t) total_depth;
+                total_depth += d->stack_depth[i];
+        }
+        if (c.error || total_depth > n)
+                return -EBADMSG;
+        d->frames = new0(Frame, total_depth ?: 1);
+        if (!d->frames)
+                return -ENOMEM;
+        for (size_t i = 0; i < total_depth; i++) {
+                size_t id = cursor_varint_max(&c, n_frames);
+                if (c.error)
+                        return -EBADMSG;
+                d->frames[i] = table[id];
+        }
+
+        d->n = info->n_samples;
+        if (d->n > n) /* each sample takes at least 7 bytes */
+                return -EBADMSG;
+        d->t = new(uint64_t, d->n ?: 1);
+        d->period = new(uint64_t, d->n ?: 1);
+        d->cpu = new(uint32_t, d->n ?: 1);
+        d->pid = new(uint32_t, d->n ?: 1);
+        d->tid = new(uint32_t, d->n ?: 1);
+        d->comm = new(uint32_t, d->n ?: 1);
+        d->stack = new(uint32_t, d->n ?: 1);
+        if (!d->t || !d->period || !d->cpu || !d->pid || !d->tid || !d->comm || !d->stack)
+                return -ENOMEM;
+        prev = info->first_ns;
+        for (size_t i = 0; i < d->n; i++)
+                prev = d->t[i] = prev + cursor_varint(&c);
+        for (size_t i = 0; i < d->n; i++)
+                d->cpu[i] = (uint32_t) cursor_varint_max(&c, (uint64_t) UINT32_MAX + 1);
+        for (size_t i = 0; i < d->n; i++)
+                d->pid[i] = (uint32_t) cursor_varint_max(&c, (uint64_t) UINT32_MAX + 1);
+        for (size_t i = 0; i < d->n; i++)
+                d->tid[i] = (uint32_t) ((int64_t) d->pid[i] + zigzag_decode(cursor_varint(&c)));
+        for (size_t i = 0; i < d->n; i++)
+                d->comm[i] = (uint32_t) cursor_varint_max(&c, d->n_strings);
+        for (size_t i = 0; i < d->n; i++)
+                d->stack[i] = (uint32_t) cursor_varint_max(&c, d->n_stacks);
+        prev = 0;
+        for (size_t i = 0; i < d->n; i++)
+                prev = d->period[i] = prev + (uint64_t) zigzag_decode(cursor_varint(&c));
+
+        d->n_lost = cursor_varint_max(&c, 65536 + 1);
+        if (c.error)
+                return -EBADMSG;
+        d->lost_cpu = new(uint32_t, d->n_lost ?: 1);
+        d->lost_n = new(uint64_t, d->n_lost ?: 1);
+        if (!d->lost_cpu || !d->lost_n)
+                return -ENOMEM;
+        for (size_t i = 0; i < d->n_lost; i++) {
+                d->lost_cpu[i] = (uint32_t) cursor_varint_max(&c, 65536);
+                d->lost_n[i] = cursor_varint(&c);
+        }
+        if (c.error || c.p != c.end)
+                return -EBADMSG;
+        if (d->n > 0 && d->t[d->n - 1] != info->last_ns)
+                return -EBADMSG;
+
+        *ret = TAKE_PTR(d);
+        return 0;
+}
+
+int window_file_decode_chunk(WindowFile *w, size_t i, DecodedChunk **ret) {
+        _cleanup_(byte_buf_done) ByteBuf stored = {}, raw = {};
+        ChunkInfo *c;
+        int r;
+
+        assert(i < w->n_chunks);
+        c = &w->chunks[i];
+        if (c->corrupt)
+                return -EBADMSG;
+        r = verify_payload(w, c, &stored);
+        if (r == -EBADMSG)
+                goto corrupt;
+        if (r < 0)
+                return r;
+        if (c->flags & CHUNK_FLAG_ZSTD) {
+                r = decompress_exact(stored.data, stored.len, c->raw_len, &raw);
+                if (r == -EBADMSG)
+                        goto corrupt;
+                if (r < 0)
+                        return r;
+                r = decode_payload(c, raw.data, raw.len, ret);
+        } else
+                r = decode_payload(c, stored.data, stored.len, ret);
+        if (r != -EBADMSG)
+                return r;
+corrupt:
+        /* Counted once, whether the scan or this decode found it. */
+        c->corrupt = true;
+        note_corrupt(&w->stats, c->offset);
+        return -EBADMSG;
+}
+
+size_t decoded_chunk_n_samples(const DecodedChunk *c) {
+        return c->n;
+}
+
+uint64_t decoded_chunk_sample_time(const DecodedChunk *c, size_t i) {
+        return c->t[i];
+}
+
+void decoded_chunk_sample(const DecodedChunk *c, size_t i, Sample *ret) {
+        *ret = (Sample) {
+                .t_ns = c->t[i],
+                .cpu = c->cpu[i],
+                .pid = c->pid[i],
+                .tid = c->tid[i],
+                .comm = c->strings[c->comm[i]],
+                .period = c->period[i],
+                .n_frames = c->stack_depth[c->stack[i]],
+                .frames = c->frames + c->stack_off[c->stack[i]],
+        };
+}
+
+const ClockMap *decoded_chunk_clock(const DecodedChunk *c) {
+        return &c->clock;
+}
+
+size_t decoded_chunk_n_lost(const DecodedChunk *c) {
+        return c->n_lost;
+}
+
+void decoded_chunk_lost(const DecodedChunk *c, size_t i, uint32_t *ret_cpu, uint64_t *ret_n) {
+        *ret_cpu = c->lost_cpu[i];
+        *ret_n = c->lost_n[i];
+}
+
+int window_read(const char *path, SliceHandler h, void *ud, WindowReadStats *ret_stats) {
+        _cleanup_(window_file_freep) WindowFile *w = NULL;
+        int r;
+
+        r = window_file_open(path, /* verify= */ false, &w);
+        if (r < 0)
+                return r;
+        for (size_t i = 0; i < w->n_chunks; i++) {
+                _cleanup_(decoded_chunk_freep) DecodedChunk *d = NULL;
+
+                r = window_file_decode_chunk(w, i, &d);
+                if (r == -EBADMSG)
+                        continue;
+                if (r < 0)
+                        return r;
+                for (size_t k = 0; k < d->n; k++) {
+                        Sample s;
+                        decoded_chunk_sample(d, k, &s);
+                        r = h(&s, ud);
+                        if (r < 0)
+                                return r;
+                }
+        }
+        if (ret_stats) {
+                /* Header-derived totals count only chunks that turned out intact. */
+                w->stats.samples = w->stats.lost = 0;
+                for (size_t i = 0; i < w->n_chunks; i++)
+                        if (!w->chunks[i].corrupt) {
+                                w->stats.samples += w->chunks[i].n_samples;
+                                w->stats.lost += w->chunks[i].lost;
+                        }
+                *ret_stats = w->stats;
+        }
+        return 0;
+}

@@ -1,0 +1,322 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * The ring directory: window names and rotation at wall-clock boundaries, crash recovery (a child
+ * writer killed with SIGKILL, plus a torn last chunk), pinning finalized windows and the open one,
+ * and time-ordered slices across a window boundary.
+ */
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "basic/time-util.h"
+#include "store/ring-store.h"
+#include "store/store-slice.h"
+#include "store-test-util.h"
+#include "tests.h"
+
+static char tmpdir[64];
+
+static int setup(void **state) {
+        strcpy(tmpdir, "/tmp/test-store-ring.XXXXXX");
+        assert_non_null(mkdtemp(tmpdir));
+        return 0;
+}
+
+static int teardown(void **state) {
+        char cmd[128];
+        snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
+        (void) system(cmd);
+        return 0;
+}
+
+static size_t count_suffix(const char *dir, const char *suffix) {
+        _cleanup_closedir_ DIR *d = opendir(dir);
+        struct dirent *de;
+        size_t n = 0;
+
+        assert_non_null(d);
+        while ((de = readdir(d)))
+                if (strlen(de->d_name) > strlen(suffix) &&
+                    streq(de->d_name + strlen(de->d_name) - strlen(suffix), suffix))
+                        n++;
+        return n;
+}
+
+static void add_samples(RingStore *rs, uint64_t *rng, uint64_t *t, size_t n, Collected *expect) {
+        for (size_t i = 0; i < n; i++) {
+                OwnedSample o;
+                test_make_sample(rng, *t, &o);
+                *t += 10309278;
+                assert_int_equal(ring_store_add_sample(rs, &o.s), 0);
+                if (expect)
+                        collect_handler(&o.s, expect);
+        }
+}
+
+static void test_window_name(void **state) {
+        char buf[RING_NAME_MAX];
+
+        /* 2026-11-21T14:30:00Z */
+        assert_int_equal(ring_window_name("web-1", UINT64_C(1795271400) * USEC_PER_SEC, 120 * USEC_PER_SEC, false,
+                                          buf, sizeof buf), 0);
+        assert_string_equal(buf, "web-1-20261121T143000Z-120s.tpw");
+        assert_int_equal(ring_window_name("a b/c", UINT64_C(1795271400) * USEC_PER_SEC, 5 * USEC_PER_SEC, true,
+                                          buf, sizeof buf), 0);
+        assert_string_equal(buf, "a_b_c-20261121T143000Z-5s.tpw.partial");
+}
+
+static void test_rotation_and_listing(void **state) {
+        WindowHeaderInfo info = test_header_info();
+        RingOptions o = { .window_usec = 10 * USEC_PER_SEC };
+        _cleanup_(ring_store_freep) RingStore *rs = NULL;
+        char ring[128];
+        uint64_t rng = 11, t = UINT64_C(1000000000000), now = now_usec(CLOCK_REALTIME);
+        WindowInfo *w = NULL;
+        size_t n;
+
+        snprintf(ring, sizeof ring, "%s/ring", tmpdir);
+        assert_int_equal(ring_store_open(ring, &o, &info, &rs), 0);
+        assert_non_null(ring_store_current_name(rs));
+        add_samples(rs, &rng, &t, 100, NULL);
+        assert_int_equal(ring_store_flush(rs), 0);
+        assert_int_equal(ring_store_rotate(rs, now), 0); /* not due: the window runs to the next 10 s boundary */
+        assert_int_equal(ring_store_rotate(rs, (now / (10 * USEC_PER_SEC) + 1) * 10 * USEC_PER_SEC), 1);
+        add_samples(rs, &rng, &t, 50, NULL);
+        assert_int_equal(ring_store_add_lost(rs, 3, 7), 0);
+        assert_int_equal(ring_store_flush(rs), 0);
+        assert_int_equal(count_suffix(ring, ".tpw"), 1);
+        assert_int_equal(count_suffix(ring, ".tpw.partial"), 1);
+        rs = ring_store_free(rs);
+        assert_int_equal(count_suffix(ring, ".tpw.partial"), 0);
+
+        assert_int_equal(ring_list_windows(ring, true, &w, &n), 0);
+        assert_int_equal(n, 2);
+        assert_int_equal(w[0].samples, 100);
+        assert_int_equal(w[1].samples, 50);
+        assert_int_equal(w[1].lost, 7);
+        assert_false(w[0].partial || w[0].corrupt || w[0].pinned);
+        assert_true(w[0].last_ns < w[1].first_ns);
+        assert_string_equal(w[1].header.info.host, "testhost");
+        assert_true(w[0].window_start_usec < w[1].window_start_usec);
+        window_info_array_free(w, n);
+}
+
+static void test_crash_recovery(void **state) {
+        WindowHeaderInfo info = test_header_info();
+        RingOptions o = { .window_usec = 3600 * USEC_PER_SEC };
+        char ring[128], partial[PATH_MAX] = "";
+        int pfd[2];
+        pid_t pid;
+        uint64_t flushed = 0, got;
+        _cleanup_(ring_store_freep) RingStore *rs = NULL;
+        WindowInfo *w = NULL;
+        size_t n;
+
+        snprintf(ring, sizeof ring, "%s/crash", tmpdir);
+        assert_int_equal(pipe(pfd), 0);
+        pid = fork();
+        assert_true(pid >= 0);
+        if (pid == 0) {
+                RingStore *child = NULL;
+                uint64_t rng = 21, t = UINT64_C(2000000000000), added = 0;
+
+                close(pfd[0]);
+                if (ring_store_open(ring, &o, &info, &child) < 0)
+                        _exit(1);
+                for (;;) {
+                        for (int i = 0; i < 200; i++) {
+                                OwnedSample s;
+                                test_make_sample(&rng, t, &s);
+                                t += 1000;
+                                if (ring_store_add_sample(child, &s.s) < 0)
+                                        _exit(1);
+                        }
+                        added += 200;
+                        if (ring_store_flush(child) < 0)
+                                _exit(1);
+                        if (write(pfd[1], &added, sizeof added) != sizeof added)
+                                _exit(1);
+                        /* keep some samples buffered, unflushed, when the kill comes */
+                        for (int i = 0; i < 50; i++) {
+                                OwnedSample s;
+                                test_make_sample(&rng, t, &s);
+                                t += 1000;
+                                if (ring_store_add_sample(child, &s.s) < 0)
+                                        _exit(1);
+                        }
+                        added += 50;
+                        usleep(1000);
+                }
+        }
+        close(pfd[1]);
+        while (flushed < 2000 && read(pfd[0], &got, sizeof got) == sizeof got)
+                flushed = got;
+        assert_int_equal(kill(pid, SIGKILL), 0);
+        assert_int_equal(waitpid(pid, NULL, 0), pid);
+        while (read(pfd[0], &got, sizeof got) == sizeof got)
+                flushed = got; /* flushes that completed before the kill landed */
+        close(pfd[0]);
+
+        /* Tear the last chunk as a power cut would: half a chunk header of garbage. */
+        {
+                _cleanup_closedir_ DIR *d = opendir(ring);
+                struct dirent *de;
+                while ((de = readdir(d)))
+                        if (strstr(de->d_name, ".tpw.partial"))
+                                snprintf(partial, sizeof partial, "%s/%s", ring, de->d_name);
+                assert_true(partial[0]);
+                int fd = open(partial, O_WRONLY | O_APPEND);
+                assert_true(fd >= 0);
+                assert_int_equal(write(fd, "TPCK\1\0\0\0garbage", 15), 15);
+                close(fd);
+        }
+
+        assert_int_equal(ring_store_open(ring, &o, &info, &rs), 0);
+        assert_int_equal(access(partial, F_OK), -1); /* renamed */
+        assert_int_equal(count_suffix(ring, ".tpw"), 1);
+        assert_int_equal(count_suffix(ring, ".tpw.partial"), 1); /* the new window */
+        rs = ring_store_free(rs);
+
+        assert_int_equal(ring_list_windows(ring, true, &w, &n), 0);
+        assert_int_equal(n, 2);
+        assert_true(w[0].samples == flushed);
+        assert_false(w[0].truncated); /* recovery cut the torn tail */
+        assert_false(w[0].corrupt);
+        window_info_array_free(w, n);
+}
+
+static void test_pin_finalized_and_open(void **state) {
+        WindowHeaderInfo info = test_header_info();
+        RingOptions o = { .window_usec = 10 * USEC_PER_SEC };
+        _cleanup_(ring_store_freep) RingStore *rs = NULL;
+        _cleanup_(ring_names_freep) char **linked = NULL;
+        _cleanup_close_ int dest_fd = -EBADF;
+        char ring[128], dest[128], path[PATH_MAX];
+        uint64_t rng = 31, t = UINT64_C(3000000000000), now = now_usec(CLOCK_REALTIME), boundary;
+        uint64_t t_second;
+        struct stat st;
+        WindowInfo *w = NULL;
+        size_t n;
+
+        snprintf(ring, sizeof ring, "%s/pinring", tmpdir);
+        snprintf(dest, sizeof dest, "%s/bundle", tmpdir);
+        assert_int_equal(mkdir(dest, 0750), 0);
+        dest_fd = open(dest, O_RDONLY | O_DIRECTORY);
+        assert_int_equal(ring_store_open(ring, &o, &info, &rs), 0);
+        boundary = (now / (10 * USEC_PER_SEC) + 1) * 10 * USEC_PER_SEC;
+        add_samples(rs, &rng, &t, 100, NULL); /* window A */
+        assert_int_equal(ring_store_rotate(rs, boundary), 1);
+        t_second = t;
+        add_samples(rs, &rng, &t, 100, NULL); /* window B */
+        assert_int_equal(ring_store_rotate(rs, boundary + 10 * USEC_PER_SEC), 1);
+        add_samples(rs, &rng, &t, 100, NULL); /* window C, open */
+        assert_int_equal(ring_store_flush(rs), 0);
+
+        /* From inside B to beyond the last sample (an incident's t+after): A stays unpinned. */
+        assert_int_equal(ring_store_pin(rs, t_second + 10, t + NSEC_PER_SEC, dest_fd, &linked), 0);
+        assert_non_null(linked[0]);
+        assert_non_null(linked[1]);
+        assert_null(linked[2]);
+        for (size_t i = 0; linked[i]; i++)
+                assert_non_null(strstr(linked[i], ".tpw"));
+        assert_null(strstr(linked[0], ".partial"));
+        assert_null(strstr(linked[1], ".partial"));
+        linked = ring_names_free(linked);
+        /* idempotent */
+        assert_int_equal(ring_store_pin(rs, t_second + 10, t + NSEC_PER_SEC, dest_fd, &linked), 0);
+        assert_non_null(linked[1]);
+
+        /* Samples flushed after the pin reach the bundle's link of the open window. */
+        add_samples(rs, &rng, &t, 40, NULL);
+        rs = ring_store_free(rs);
+
+        assert_int_equal(ring_list_windows(dest, true, &w, &n), 0);
+        assert_int_equal(n, 2);
+        assert_int_equal(w[0].samples, 100);
+        assert_int_equal(w[1].samples, 140);
+        window_info_array_free(w, n);
+
+        assert_int_equal(ring_list_windows(ring, false, &w, &n), 0);
+        assert_int_equal(n, 3);
+        assert_false(w[0].pinned);
+        assert_true(w[1].pinned);
+        assert_true(w[2].pinned);
+        snprintf(path, sizeof path, "%s/%s", ring, w[2].name);
+        assert_int_equal(stat(path, &st), 0);
+        assert_int_equal(st.st_nlink, 2);
+        window_info_array_free(w, n);
+}
+
+static int cmp_time(const void *a, const void *b) {
+        const OwnedSample *x = a, *y = b;
+        return x->s.t_ns < y->s.t_ns ? -1 : x->s.t_ns > y->s.t_ns;
+}
+
+static void test_slice_across_boundary(void **state) {
+        WindowHeaderInfo info = test_header_info();
+        RingOptions o = { .window_usec = 10 * USEC_PER_SEC };
+        _cleanup_(ring_store_freep) RingStore *rs = NULL;
+        char ring[128];
+        uint64_t rng = 41, t = UINT64_C(4000000000000), now = now_usec(CLOCK_REALTIME), boundary, from, to;
+        Collected expect = {}, got = {};
+        WindowInfo *w = NULL;
+        size_t n, lo, hi;
+        char **paths;
+        SliceStats st;
+
+        snprintf(ring, sizeof ring, "%s/slicering", tmpdir);
+        assert_int_equal(ring_store_open(ring, &o, &info, &rs), 0);
+        boundary = (now / (10 * USEC_PER_SEC) + 1) * 10 * USEC_PER_SEC;
+        for (int chunk = 0; chunk < 6; chunk++) {
+                add_samples(rs, &rng, &t, 300, &expect);
+                assert_int_equal(ring_store_flush(rs), 0);
+        }
+        assert_int_equal(ring_store_rotate(rs, boundary), 1);
+        for (int chunk = 0; chunk < 6; chunk++) {
+                add_samples(rs, &rng, &t, 300, &expect);
+                assert_int_equal(ring_store_flush(rs), 0);
+        }
+        /* the open window takes part too: no free() before the slice */
+        assert_int_equal(ring_list_windows(ring, false, &w, &n), 0);
+        assert_int_equal(n, 2);
+        assert_true(w[1].partial);
+        paths = calloc(n, sizeof(char *));
+        for (size_t i = 0; i < n; i++)
+                paths[n - 1 - i] = w[i].path; /* reversed on purpose: order comes from time */
+
+        lo = 1000;
+        hi = 2700;
+        from = expect.v[lo].s.t_ns;
+        to = expect.v[hi].s.t_ns;
+        assert_int_equal(slice_read(paths, n, from, to, collect_handler, &got, &st), 0);
+        assert_int_equal(got.n, hi - lo + 1);
+        for (size_t i = 0; i < got.n; i++)
+                assert_true(sample_equal(&got.v[i].s, &expect.v[lo + i].s));
+        assert_int_equal(st.windows, 2);
+        /* chunks of 300 samples: 1000..2700 touches chunks 3..9, the others are never decompressed */
+        assert_int_equal(st.chunks_read, 7);
+        assert_int_equal(st.chunks_skipped, 5);
+        qsort(got.v, got.n, sizeof(OwnedSample), cmp_time); /* already sorted: no-op check */
+        collected_done(&got);
+        slice_stats_done(&st);
+
+        free(paths);
+        window_info_array_free(w, n);
+        collected_done(&expect);
+}
+
+int main(void) {
+        const struct CMUnitTest tests[] = {
+                cmocka_unit_test(test_window_name),
+                cmocka_unit_test_setup_teardown(test_rotation_and_listing, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_crash_recovery, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_pin_finalized_and_open, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_slice_across_boundary, setup, teardown),
+        };
+        return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,178 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * Retention on a temporary directory with small limits: age, total size and free-space margin,
+ * oldest first, reasons reported, pinned windows (a second hard link) never removed, the open
+ * .partial never touched, and the emergency mode used on ENOSPC.
+ */
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "basic/time-util.h"
+#include "store/store-vacuum.h"
+#include "tests.h"
+
+static char dir[64], pins[80];
+static int dir_fd = -1;
+
+typedef struct Removal {
+        char name[64];
+        VacuumReason reason;
+} Removal;
+
+static Removal removed[16];
+static size_t n_removed;
+
+static void on_removed(const char *name, VacuumReason reason, uint64_t bytes, void *ud) {
+        assert_true(n_removed < 16);
+        snprintf(removed[n_removed].name, sizeof removed[n_removed].name, "%s", name);
+        removed[n_removed++].reason = reason;
+}
+
+/* Creates dir/name with size bytes, last modified age_sec ago. */
+static void make_window(const char *name, size_t size, uint64_t age_sec) {
+        struct timespec ts[2];
+        char *buf = calloc(1, size ?: 1);
+        int fd = openat(dir_fd, name, O_WRONLY | O_CREAT | O_TRUNC, 0640);
+
+        assert_true(fd >= 0);
+        assert_int_equal(write(fd, buf, size), (ssize_t) size);
+        clock_gettime(CLOCK_REALTIME, &ts[0]);
+        ts[0].tv_sec -= (time_t) age_sec;
+        ts[1] = ts[0];
+        assert_int_equal(futimens(fd, ts), 0);
+        close(fd);
+        free(buf);
+}
+
+static void pin(const char *name) {
+        char target[160];
+        snprintf(target, sizeof target, "%s/%s", pins, name);
+        assert_int_equal(linkat(dir_fd, name, AT_FDCWD, target, 0), 0);
+}
+
+static bool exists(const char *name) {
+        return faccessat(dir_fd, name, F_OK, 0) == 0;
+}
+
+static int setup(void **state) {
+        strcpy(dir, "/tmp/test-store-vacuum.XXXXXX");
+        assert_non_null(mkdtemp(dir));
+        snprintf(pins, sizeof pins, "%s.pins", dir);
+        assert_int_equal(mkdir(pins, 0750), 0);
+        dir_fd = open(dir, O_RDONLY | O_DIRECTORY);
+        n_removed = 0;
+        /* oldest first: a (5 h), b (4 h, pinned), c (3 h), d (2 h), e (1 h), f open */
+        make_window("h-20261121T090000Z-120s.tpw", 1000, 5 * 3600);
+        make_window("h-20261121T100000Z-120s.tpw", 1000, 4 * 3600);
+        make_window("h-20261121T110000Z-120s.tpw", 1000, 3 * 3600);
+        make_window("h-20261121T120000Z-120s.tpw", 1000, 2 * 3600);
+        make_window("h-20261121T130000Z-120s.tpw", 1000, 1 * 3600);
+        make_window("h-20261121T140000Z-120s.tpw.partial", 1000, 30 * 3600); /* old mtime, still open */
+        make_window("unrelated.txt", 1000, 30 * 3600);
+        pin("h-20261121T100000Z-120s.tpw");
+        return 0;
+}
+
+static int teardown(void **state) {
+        char cmd[200];
+        close(dir_fd);
+        snprintf(cmd, sizeof cmd, "rm -rf '%s' '%s'", dir, pins);
+        (void) system(cmd);
+        return 0;
+}
+
+static void test_vacuum_by_age_keeps_pinned(void **state) {
+        VacuumLimits l = { .max_age_usec = 150 * USEC_PER_MINUTE };
+        VacuumResult res;
+
+        assert_int_equal(store_vacuum(dir_fd, &l, now_usec(CLOCK_REALTIME), false, on_removed, NULL, &res), 0);
+        assert_int_equal(res.removed, 2);
+        assert_int_equal(res.bytes_freed, 2000);
+        assert_int_equal(res.pinned_kept, 1);
+        assert_string_equal(removed[0].name, "h-20261121T090000Z-120s.tpw");
+        assert_string_equal(removed[1].name, "h-20261121T110000Z-120s.tpw");
+        assert_int_equal(removed[0].reason, VACUUM_REASON_AGE);
+        assert_true(exists("h-20261121T100000Z-120s.tpw"));
+        assert_true(exists("h-20261121T120000Z-120s.tpw"));
+        assert_true(exists("h-20261121T140000Z-120s.tpw.partial"));
+        assert_true(exists("unrelated.txt"));
+        assert_string_equal(vacuum_reason_to_string(VACUUM_REASON_AGE), "older than the age limit");
+}
+
+static void test_vacuum_by_size_oldest_first(void **state) {
+        /* 6000 bytes in the ring (the .partial counts); the limit forces out 3 deletable windows */
+        VacuumLimits l = { .max_bytes = 3000 };
+        VacuumResult res;
+
+        assert_int_equal(store_vacuum(dir_fd, &l, now_usec(CLOCK_REALTIME), false, on_removed, NULL, &res), 0);
+        assert_int_equal(res.removed, 3);
+        assert_string_equal(removed[0].name, "h-20261121T090000Z-120s.tpw");
+        assert_string_equal(removed[1].name, "h-20261121T110000Z-120s.tpw");
+        assert_string_equal(removed[2].name, "h-20261121T120000Z-120s.tpw");
+        assert_int_equal(removed[2].reason, VACUUM_REASON_SIZE);
+        assert_true(exists("h-20261121T100000Z-120s.tpw"));
+        assert_true(exists("h-20261121T130000Z-120s.tpw"));
+}
+
+static void test_vacuum_free_space_margin(void **state) {
+        /* no file system has 2^62 bytes free: everything unpinned goes, pinned and open stay */
+        VacuumLimits l = { .keep_free_bytes = UINT64_C(1) << 62 };
+        VacuumResult res;
+
+        assert_int_equal(store_vacuum(dir_fd, &l, now_usec(CLOCK_REALTIME), false, on_removed, NULL, &res), 0);
+        assert_int_equal(res.removed, 4);
+        assert_int_equal(removed[0].reason, VACUUM_REASON_FREE_SPACE);
+        assert_true(exists("h-20261121T100000Z-120s.tpw"));
+        assert_true(exists("h-20261121T140000Z-120s.tpw.partial"));
+}
+
+static void test_vacuum_unpinned_after_bundle_removed(void **state) {
+        VacuumLimits l = { .max_age_usec = 150 * USEC_PER_MINUTE };
+        char target[160];
+
+        snprintf(target, sizeof target, "%s/h-20261121T100000Z-120s.tpw", pins);
+        assert_int_equal(unlink(target), 0);
+        assert_int_equal(store_vacuum(dir_fd, &l, now_usec(CLOCK_REALTIME), false, on_removed, NULL, NULL), 0);
+        assert_int_equal(n_removed, 3);
+        assert_false(exists("h-20261121T100000Z-120s.tpw"));
+}
+
+static void test_vacuum_emergency(void **state) {
+        VacuumLimits l = {};
+        VacuumResult res;
+
+        for (int i = 0; i < 4; i++) {
+                assert_int_equal(store_vacuum(dir_fd, &l, now_usec(CLOCK_REALTIME), true, on_removed, NULL, &res), 0);
+                assert_int_equal(res.removed, 1);
+                assert_int_equal(removed[i].reason, VACUUM_REASON_DISK_FULL);
+        }
+        assert_string_equal(removed[0].name, "h-20261121T090000Z-120s.tpw");
+        /* only the pinned and the open window are left */
+        assert_int_equal(store_vacuum(dir_fd, &l, now_usec(CLOCK_REALTIME), true, on_removed, NULL, &res), -ENOSPC);
+        assert_true(exists("h-20261121T100000Z-120s.tpw"));
+        assert_true(exists("h-20261121T140000Z-120s.tpw.partial"));
+}
+
+static void test_vacuum_no_limits_removes_nothing(void **state) {
+        VacuumLimits l = {};
+        VacuumResult res;
+
+        assert_int_equal(store_vacuum(dir_fd, &l, now_usec(CLOCK_REALTIME), false, on_removed, NULL, &res), 0);
+        assert_int_equal(res.removed, 0);
+}
+
+int main(void) {
+        const struct CMUnitTest tests[] = {
+                cmocka_unit_test_setup_teardown(test_vacuum_by_age_keeps_pinned, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_vacuum_by_size_oldest_first, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_vacuum_free_space_margin, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_vacuum_unpinned_after_bundle_removed, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_vacuum_emergency, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_vacuum_no_limits_removes_nothing, setup, teardown),
+        };
+        return cmocka_run_group_tests(tests, NULL, NULL);
+}
