@@ -325,7 +325,6 @@ int incident_publish(int incidents_fd, int dir_fd, const Incident *i, IncidentSi
         char name[64];
         int r;
 
-        incident_sink_get_slice(k, &s);
         if (asprintf(&tmp, BUNDLE_TMP_PREFIX "%s", i->id) < 0)
                 return -ENOMEM;
 
@@ -351,6 +350,8 @@ int incident_publish(int incidents_fd, int dir_fd, const Incident *i, IncidentSi
                 PerfScriptFill fill = { perf_script, userdata };
                 r = write_stream_at(dir_fd, BUNDLE_PERF_SCRIPT, fill_perf_script, &fill);
         }
+        /* Last, so it can count what writing the other files learned (lost samples of the slice). */
+        incident_sink_get_slice(k, &s);
         if (r >= 0)
                 r = write_manifest(dir_fd, BUNDLE_MANIFEST, i, h, p, &s, windows, n_windows, false);
         if (r < 0)
