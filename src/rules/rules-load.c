@@ -204,9 +204,18 @@ static int check_keys(LoadContext *c, yaml_document_t *doc, yaml_node_t *map, co
                 if (!known) {
                         const char *near = nearest_key(scalar(k), keys, n_keys);
                         if (near)
-                                return load_error(c, k->start_mark, "unknown key '%s' in %s, did you mean '%s'?",
-                                                  scalar(k), what, near);
-                        return load_error(c, k->start_mark, "unknown key '%s' in %s", scalar(k), what);
+                                return load_error(c, k->start_mark, "unknown key '%s', did you mean '%s'?",
+                                                  scalar(k), near);
+                        _cleanup_free_ char *list = NULL;
+                        for (size_t i = 0; i < n_keys; i++) {
+                                char *l = NULL;
+                                if (asprintf(&l, "%s%s%s", list ?: "", list ? ", " : "", keys[i]) < 0)
+                                        return -ENOMEM;
+                                free(list);
+                                list = l;
+                        }
+                        return load_error(c, k->start_mark, "unknown key '%s' in %s (valid keys: %s)", scalar(k),
+                                          what, list);
                 }
                 for (yaml_node_pair_t *q = map->data.mapping.pairs.start; q < p; q++) {
                         yaml_node_t *k2 = yaml_document_get_node(doc, q->key);
@@ -345,14 +354,7 @@ static int load_rule(LoadContext *c, yaml_document_t *doc, yaml_node_t *map, Rul
         yaml_node_t *k, *v, *match_node = NULL, *kernel_only_key = NULL, *journal_only_key = NULL;
         int q;
 
-        if (map->type != YAML_MAPPING_NODE)
-                return load_error(c, map->start_mark,
-                                  "each rule must be a mapping with name, source and match, not %s",
-                                  node_type_name(map));
-        q = check_keys(c, doc, map, "a rule", rule_keys, ELEMENTSOF(rule_keys));
-        if (q < 0)
-                return q;
-
+        /* Initialized before anything can fail: the caller frees *r on error. */
         *r = (Rule) {
                 .source = _RULE_SOURCE_INVALID,
                 .before_usec = c->before_usec,
@@ -367,6 +369,14 @@ static int load_rule(LoadContext *c, yaml_document_t *doc, yaml_node_t *map, Rul
         r->file = strdup(c->file);
         if (!r->file)
                 return -ENOMEM;
+
+        if (map->type != YAML_MAPPING_NODE)
+                return load_error(c, map->start_mark,
+                                  "each rule must be a mapping with name, source and match, not %s",
+                                  node_type_name(map));
+        q = check_keys(c, doc, map, "a rule", rule_keys, ELEMENTSOF(rule_keys));
+        if (q < 0)
+                return q;
 
         for (yaml_node_pair_t *p = map->data.mapping.pairs.start; p < map->data.mapping.pairs.top; p++) {
                 const char *key, *s;
@@ -559,7 +569,8 @@ static int yaml_failure(LoadContext *c, const yaml_parser_t *p) {
         }
         if (p->context)
                 return load_error_at(c, (unsigned) p->problem_mark.line + 1, (unsigned) p->problem_mark.column + 1,
-                                     -EBADMSG, "invalid YAML: %s %s", p->context, problem);
+                                     -EBADMSG, "invalid YAML: %s (%s started at line %zu)", problem, p->context,
+                                     p->context_mark.line + 1);
         return load_error_at(c, (unsigned) p->problem_mark.line + 1, (unsigned) p->problem_mark.column + 1,
                              -EBADMSG, "invalid YAML: %s", problem);
 }
