@@ -1,0 +1,83 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * Decoding of the PERF_RECORD_* types the sampler asks for into plain structs, bounds-checked
+ * against the record's own size: a short or inconsistent record is -EBADMSG, never an overread.
+ * The layout depends on the sample_type we opened the events with, which the caller passes in;
+ * only the bits the sampler sets (IP, TID, TIME, CPU, PERIOD, CALLCHAIN, and with sample_id_all
+ * the TID/TIME/CPU trailer of side-band records) are understood. Strings and the callchain point
+ * into the record and live as long as it does.
+ */
+#pragma once
+
+#include <linux/perf_event.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+/* The sample_type the sampler opens its events with, and the only one decoding accepts. */
+#define SAMPLER_SAMPLE_TYPE                                                                                  \
+        (PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_CPU | PERF_SAMPLE_PERIOD |      \
+         PERF_SAMPLE_CALLCHAIN)
+
+typedef struct RecordId { /* the sample_id_all trailer, or the sample's own fields */
+        uint32_t pid, tid;
+        uint64_t time;
+        uint32_t cpu;
+        bool valid;
+} RecordId;
+
+typedef struct RecordSample {
+        uint64_t ip;
+        RecordId id;
+        uint64_t period;
+        uint64_t nr;          /* callchain entries, context markers included */
+        const uint64_t *ips;  /* nr entries */
+        bool kernel_ip;       /* header.misc says the sample hit kernel mode */
+} RecordSample;
+
+typedef struct RecordMmap2 {
+        uint32_t pid, tid;
+        uint64_t addr, len, pgoff;
+        uint32_t maj, min;
+        uint64_t ino;
+        uint32_t prot, flags;
+        const char *filename; /* NUL-terminated inside the record */
+        RecordId id;
+} RecordMmap2;
+
+typedef struct RecordComm {
+        uint32_t pid, tid;
+        const char *comm;
+        bool exec;
+        RecordId id;
+} RecordComm;
+
+typedef struct RecordTask { /* FORK and EXIT */
+        uint32_t pid, ppid, tid, ptid;
+        uint64_t time;
+        RecordId id;
+} RecordTask;
+
+typedef struct RecordLost {
+        uint64_t event_id, lost;
+        RecordId id;
+} RecordLost;
+
+typedef struct RecordThrottle {
+        uint64_t time, event_id, stream_id;
+        RecordId id;
+} RecordThrottle;
+
+int record_parse_sample(const struct perf_event_header *h, uint64_t sample_type, RecordSample *ret);
+int record_parse_mmap2(const struct perf_event_header *h, uint64_t sample_type, RecordMmap2 *ret);
+/* PERF_RECORD_MMAP (no device/inode) is turned into an Mmap2 with maj/min/ino 0. */
+int record_parse_mmap(const struct perf_event_header *h, uint64_t sample_type, RecordMmap2 *ret);
+int record_parse_comm(const struct perf_event_header *h, uint64_t sample_type, RecordComm *ret);
+int record_parse_task(const struct perf_event_header *h, uint64_t sample_type, RecordTask *ret);
+int record_parse_lost(const struct perf_event_header *h, uint64_t sample_type, RecordLost *ret);
+int record_parse_throttle(const struct perf_event_header *h, uint64_t sample_type, RecordThrottle *ret);
+
+/* The sample_id_all trailer of any side-band record (time for ordering); -EBADMSG if too short. */
+int record_parse_id(const struct perf_event_header *h, uint64_t sample_type, RecordId *ret);
+
+/* Time by which records are ordered: a sample's time, or a side-band record's trailer time; 0 if none. */
+uint64_t record_time(const struct perf_event_header *h, uint64_t sample_type);

@@ -1,0 +1,817 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * The sampler: perf event setup per CPU, draining the rings into one batch that is sorted by time
+ * (so a sample on CPU 1 sees the MMAP2 its process wrote on CPU 0 just before), applying side-band
+ * records to the task table, and turning each sample's callchain into symbolized frames.
+ *
+ * sd-event priorities: the ring fds and the drain timer share the priority the caller gives; the
+ * ring wakeups only fire when a ring is half full, so at normal rates the timer does the work.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <linux/perf_event.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
+
+#include "basic/alloc-util.h"
+#include "basic/cleanup.h"
+#include "basic/fileio.h"
+#include "basic/macro.h"
+#include "basic/time-util.h"
+#include "sampler/proc-maps.h"
+#include "sampler/sampler-record.h"
+#include "sampler/sampler-ring.h"
+#include "sampler/sampler.h"
+#include "symbolizer/symbolizer.h"
+
+/* A drain copies at most this much out of the rings before it processes what it has. */
+#define SAMPLER_BATCH_BYTES_MAX (64U * 1024U * 1024U)
+#define SAMPLER_CPUS_MAX 8192U
+#define SAMPLER_DRAIN_ROUNDS_MAX 8U
+#define SAMPLER_CLOCK_TRIES 5U
+
+typedef struct SamplerCpu {
+        unsigned cpu;
+        int fd;
+        void *base;
+        size_t map_size;
+        SamplerRing *ring;
+        sd_event_source *io;
+        SamplerStats stats;
+        bool hup;
+} SamplerCpu;
+
+typedef struct BatchEntry {
+        uint64_t time;
+        size_t offset;
+        uint32_t cpu;
+        uint32_t seq;
+} BatchEntry;
+
+struct Sampler {
+        SamplerOptions opts;
+        SampleHandler handler;
+        void *userdata;
+
+        struct perf_event_attr attr;
+        const char *event_name;
+        size_t page_size;
+
+        SamplerCpu **cpus; /* indexed by CPU number */
+        unsigned n_cpus_max;
+        unsigned n_open;
+        bool enabled;
+
+        ProcTable *procs;
+        Symbolizer *symbolizer;
+
+        uint8_t *batch;
+        size_t batch_len, batch_allocated;
+        BatchEntry *entries;
+        size_t n_entries, n_entries_allocated;
+        Frame frames[PROFILE_STACK_DEPTH_MAX];
+        char comm_buf[32];
+
+        uint64_t last_time_ns;
+
+        /* Clock measurement in progress: the COMM record we wait for. */
+        uint32_t probe_tid;
+        char probe_comm[PROC_COMM_BYTES + 1];
+        uint64_t probe_time_ns;
+        bool probe_found;
+
+        sd_event *event;
+        sd_event_source *timer;
+        int64_t priority;
+
+        SamplerStats gone; /* stats of CPUs whose events were closed */
+        SamplerDebugStats debug;
+};
+
+static int sampler_attach_cpu(Sampler *s, SamplerCpu *c);
+
+static void cpu_close(Sampler *s, SamplerCpu *c) {
+        if (!c)
+                return;
+        c->io = sd_event_source_disable_unref(c->io);
+        if (c->base && c->base != MAP_FAILED)
+                (void) munmap(c->base, c->map_size);
+        safe_close(c->fd);
+        free(c->ring);
+        s->gone.samples += c->stats.samples;
+        s->gone.lost += c->stats.lost;
+        s->gone.throttled += c->stats.throttled;
+        s->gone.unthrottled += c->stats.unthrottled;
+        s->cpus[c->cpu] = NULL;
+        s->n_open--;
+        free(c);
+}
+
+Sampler *sampler_free(Sampler *s) {
+        if (!s)
+                return NULL;
+        for (unsigned i = 0; i < s->n_cpus_max; i++)
+                if (s->cpus[i])
+                        cpu_close(s, s->cpus[i]);
+        free(s->cpus);
+        s->timer = sd_event_source_disable_unref(s->timer);
+        s->event = sd_event_unref(s->event);
+        proc_table_free(s->procs);
+        symbolizer_free(s->symbolizer);
+        free(s->batch);
+        free(s->entries);
+        return mfree(s);
+}
+
+static int perf_event_open(struct perf_event_attr *attr, pid_t pid, int cpu, int group_fd, unsigned long flags) {
+        int fd = (int) syscall(SYS_perf_event_open, attr, pid, cpu, group_fd, flags);
+        return fd < 0 ? -errno : fd;
+}
+
+static void attr_init(Sampler *s, bool hardware) {
+        struct perf_event_attr *a = &s->attr;
+
+        *a = (struct perf_event_attr) {
+                .size = sizeof(struct perf_event_attr),
+                .type = hardware ? PERF_TYPE_HARDWARE : PERF_TYPE_SOFTWARE,
+                .config = hardware ? PERF_COUNT_HW_CPU_CYCLES : PERF_COUNT_SW_CPU_CLOCK,
+                .sample_freq = s->opts.freq_hz,
+                .freq = 1,
+                .sample_type = SAMPLER_SAMPLE_TYPE,
+                .disabled = 1,
+                /* Side-band for the task table; see the header for why every CPU gets them. */
+                .comm = 1,
+                .comm_exec = 1,
+                .mmap = 1,
+                .mmap2 = 1,
+                .task = 1,
+                .sample_id_all = 1,
+                .exclude_guest = 1,
+                .watermark = 1,
+                .wakeup_watermark = (uint32_t) (s->opts.mmap_pages * s->page_size / 2),
+                .sample_max_stack = PROFILE_STACK_DEPTH_MAX,
+        };
+}
+
+static int cpu_open(Sampler *s, unsigned cpu) {
+        _cleanup_free_ SamplerCpu *c = NULL;
+        int r;
+
+        if (cpu >= s->n_cpus_max || s->cpus[cpu])
+                return 0;
+        c = new0(SamplerCpu, 1);
+        if (!c)
+                return -ENOMEM;
+        c->cpu = cpu;
+        c->fd = perf_event_open(&s->attr, -1, (int) cpu, -1, PERF_FLAG_FD_CLOEXEC);
+        if (c->fd < 0)
+                return c->fd;
+        c->map_size = (s->opts.mmap_pages + 1) * s->page_size;
+        c->base = mmap(NULL, c->map_size, PROT_READ | PROT_WRITE, MAP_SHARED, c->fd, 0);
+        if (c->base == MAP_FAILED) {
+                r = -errno;
+                safe_close(c->fd);
+                return r;
+        }
+        c->ring = new0(SamplerRing, 1);
+        if (!c->ring) {
+                (void) munmap(c->base, c->map_size);
+                safe_close(c->fd);
+                return -ENOMEM;
+        }
+        r = sampler_ring_init(c->ring, c->base, s->page_size, s->opts.mmap_pages * s->page_size);
+        if (r < 0) {
+                free(c->ring);
+                (void) munmap(c->base, c->map_size);
+                safe_close(c->fd);
+                return r;
+        }
+        if (s->enabled && ioctl(c->fd, PERF_EVENT_IOC_ENABLE, 0) < 0) {
+                r = -errno;
+                free(c->ring);
+                (void) munmap(c->base, c->map_size);
+                safe_close(c->fd);
+                return r;
+        }
+        s->cpus[cpu] = TAKE_PTR(c);
+        s->n_open++;
+        return 1;
+}
+
+/* Parses a CPU list like "0-3,8,10-11" into a bitmap of n entries. */
+static int parse_cpu_list(const char *l, bool *set, unsigned n) {
+        const char *p = l;
+
+        while (*p && *p != '\n') {
+                char *e;
+                unsigned long a, b;
+
+                errno = 0;
+                a = strtoul(p, &e, 10);
+                if (errno != 0 || e == p)
+                        return -EBADMSG;
+                b = a;
+                if (*e == '-') {
+                        p = e + 1;
+                        b = strtoul(p, &e, 10);
+                        if (errno != 0 || e == p || b < a)
+                                return -EBADMSG;
+                }
+                for (unsigned long i = a; i <= b && i < n; i++)
+                        set[i] = true;
+                p = e;
+                if (*p == ',')
+                        p++;
+                else if (*p && *p != '\n')
+                        return -EBADMSG;
+        }
+        return 0;
+}
+
+static int read_online(Sampler *s, bool *online) {
+        _cleanup_free_ char *l = NULL;
+        int r;
+
+        r = read_one_line_file("/sys/devices/system/cpu/online", &l);
+        if (r < 0) {
+                /* No sysfs (a container without it): trust the CPU count. */
+                long n = sysconf(_SC_NPROCESSORS_ONLN);
+                for (long i = 0; i < n && (unsigned long) i < s->n_cpus_max; i++)
+                        online[i] = true;
+                return 0;
+        }
+        return parse_cpu_list(l, online, s->n_cpus_max);
+}
+
+int sampler_update_cpus(Sampler *s) {
+        _cleanup_free_ bool *online = new0(bool, s->n_cpus_max);
+        bool changed = false;
+        int r;
+
+        if (!online)
+                return -ENOMEM;
+        r = read_online(s, online);
+        if (r < 0)
+                return r;
+
+        for (unsigned i = 0; i < s->n_cpus_max; i++) {
+                SamplerCpu *c = s->cpus[i];
+
+                if (c && (!online[i] || c->hup)) {
+                        /* Gone: take what it wrote, then let it go. It is reopened when it comes back. */
+                        (void) sampler_drain(s);
+                        if (s->cpus[i]) {
+                                cpu_close(s, s->cpus[i]);
+                                changed = true;
+                        }
+                } else if (!c && online[i]) {
+                        r = cpu_open(s, i);
+                        if (r < 0 && r != -ENODEV && r != -ENXIO && r != -EINVAL)
+                                return r;
+                        if (r > 0) {
+                                changed = true;
+                                if (s->event) {
+                                        r = sampler_attach_cpu(s, s->cpus[i]);
+                                        if (r < 0)
+                                                return r;
+                                }
+                        }
+                }
+        }
+        return changed;
+}
+
+int sampler_new(const SamplerOptions *o, SampleHandler handler, void *userdata, Sampler **ret) {
+        _cleanup_(sampler_freep) Sampler *s = NULL;
+        long n;
+        int r;
+
+        s = new0(Sampler, 1);
+        if (!s)
+                return -ENOMEM;
+        s->opts = o ? *o : (SamplerOptions) {};
+        if (s->opts.freq_hz == 0)
+                s->opts.freq_hz = SAMPLER_FREQ_HZ_DEFAULT;
+        if (s->opts.mmap_pages == 0)
+                s->opts.mmap_pages = SAMPLER_MMAP_PAGES_DEFAULT;
+        if ((s->opts.mmap_pages & (s->opts.mmap_pages - 1)) != 0 || s->opts.mmap_pages > 65536)
+                return -EINVAL;
+        s->handler = handler;
+        s->userdata = userdata;
+        s->page_size = (size_t) sysconf(_SC_PAGESIZE);
+
+        n = sysconf(_SC_NPROCESSORS_CONF);
+        if (n < 1)
+                n = 1;
+        s->n_cpus_max = (unsigned) MIN(n, (long) SAMPLER_CPUS_MAX);
+        s->cpus = new0(SamplerCpu *, s->n_cpus_max);
+        if (!s->cpus)
+                return -ENOMEM;
+
+        s->procs = proc_table_new();
+        if (!s->procs)
+                return -ENOMEM;
+        r = symbolizer_new(NULL, &s->symbolizer);
+        if (r < 0)
+                return r;
+
+        /* Cycles where the PMU has them; VMs and some clouds only have the software clock. */
+        attr_init(s, true);
+        s->event_name = "cycles";
+        r = cpu_open(s, 0) >= 0 ? 0 : -1;
+        if (r < 0 || !s->cpus[0]) {
+                attr_init(s, false);
+                s->event_name = "cpu-clock";
+        }
+        r = sampler_update_cpus(s);
+        if (r < 0)
+                return r;
+        if (s->n_open == 0) {
+                /* Try once more to get the reason. */
+                r = perf_event_open(&s->attr, -1, 0, -1, PERF_FLAG_FD_CLOEXEC);
+                if (r >= 0) {
+                        safe_close(r);
+                        r = -ENODEV;
+                }
+                return r;
+        }
+
+        r = proc_table_scan(s->procs, "/proc");
+        if (r < 0)
+                return r;
+
+        *ret = TAKE_PTR(s);
+        return 0;
+}
+
+static int cpus_ioctl(Sampler *s, unsigned long request) {
+        int r = 0;
+        for (unsigned i = 0; i < s->n_cpus_max; i++)
+                if (s->cpus[i] && ioctl(s->cpus[i]->fd, request, 0) < 0 && r == 0)
+                        r = -errno;
+        return r;
+}
+
+int sampler_enable(Sampler *s) {
+        int r = cpus_ioctl(s, PERF_EVENT_IOC_ENABLE);
+        if (r >= 0)
+                s->enabled = true;
+        return r;
+}
+
+int sampler_disable(Sampler *s) {
+        s->enabled = false;
+        return cpus_ioctl(s, PERF_EVENT_IOC_DISABLE);
+}
+
+const char *sampler_event_name(const Sampler *s) {
+        return s->event_name;
+}
+
+unsigned sampler_n_cpus(const Sampler *s) {
+        return s->n_open;
+}
+
+void sampler_get_stats(const Sampler *s, SamplerStats *ret_total) {
+        SamplerStats t = s->gone;
+        for (unsigned i = 0; i < s->n_cpus_max; i++) {
+                const SamplerCpu *c = s->cpus[i];
+                if (!c)
+                        continue;
+                t.samples += c->stats.samples;
+                t.lost += c->stats.lost;
+                t.throttled += c->stats.throttled;
+                t.unthrottled += c->stats.unthrottled;
+        }
+        *ret_total = t;
+}
+
+int sampler_get_cpu_stats(const Sampler *s, unsigned cpu, SamplerStats *ret) {
+        if (cpu >= s->n_cpus_max || !s->cpus[cpu])
+                return -ENXIO;
+        *ret = s->cpus[cpu]->stats;
+        return 0;
+}
+
+void sampler_get_debug_stats(const Sampler *s, SamplerDebugStats *ret) {
+        ProcTableStats ps;
+        SymbolizerStats ys;
+
+        *ret = s->debug;
+        for (unsigned i = 0; i < s->n_cpus_max; i++)
+                if (s->cpus[i])
+                        ret->corrupt += s->cpus[i]->ring->corrupt;
+        proc_table_get_stats(s->procs, &ps);
+        ret->tasks = ps.tasks;
+        ret->tasks_reaped = ps.reaped;
+        symbolizer_get_stats(s->symbolizer, &ys);
+        ret->files_loaded = ys.files_loaded;
+        ret->files_failed = ys.files_failed;
+        ret->cache_flushes = ys.cache_flushes;
+        ret->cache_bytes = ys.cache_bytes;
+        ret->jit_maps_loaded = ys.jit_maps_loaded;
+        ret->frames = ys.frames;
+        ret->frames_unknown = ys.frames_unknown;
+        ret->kallsyms_symbols = ys.kallsyms_symbols;
+}
+
+/* Copies what each ring holds into the batch. Returns true if some ring still has data (batch full). */
+static bool batch_collect(Sampler *s) {
+        bool more = false;
+        uint32_t seq = 0;
+
+        for (unsigned i = 0; i < s->n_cpus_max; i++) {
+                SamplerCpu *c = s->cpus[i];
+                const struct perf_event_header *h;
+
+                if (!c)
+                        continue;
+                sampler_ring_begin(c->ring);
+                while ((h = sampler_ring_next(c->ring))) {
+                        if (s->batch_len + h->size > SAMPLER_BATCH_BYTES_MAX) {
+                                /* Leave the record (and the rest) in the ring for the next round. */
+                                c->ring->tail -= h->size;
+                                s->debug.batch_full++;
+                                more = true;
+                                break;
+                        }
+                        if (!GREEDY_REALLOC(s->batch, s->batch_allocated, s->batch_len + h->size) ||
+                            !GREEDY_REALLOC(s->entries, s->n_entries_allocated, s->n_entries + 1)) {
+                                c->ring->tail -= h->size;
+                                more = true;
+                                break;
+                        }
+                        memcpy(s->batch + s->batch_len, h, h->size);
+                        s->entries[s->n_entries++] = (BatchEntry) {
+                                .time = record_time(h, SAMPLER_SAMPLE_TYPE),
+                                .offset = s->batch_len,
+                                .cpu = c->cpu,
+                                .seq = seq++,
+                        };
+                        s->batch_len += h->size;
+                }
+                sampler_ring_end(c->ring);
+        }
+        return more;
+}
+
+static int entry_cmp(const void *a, const void *b) {
+        const BatchEntry *x = a, *y = b;
+        if (x->time != y->time)
+                return x->time < y->time ? -1 : 1;
+        /* seq keeps each ring's own order for records stamped alike. */
+        return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+static SamplerStats *cpu_stats(Sampler *s, uint32_t cpu) {
+        static SamplerStats dummy;
+        if (cpu < s->n_cpus_max && s->cpus[cpu])
+                return &s->cpus[cpu]->stats;
+        return &dummy;
+}
+
+static const char *sample_comm(Sampler *s, uint32_t pid, uint32_t tid) {
+        const char *comm;
+
+        if (pid == 0)
+                return "swapper";
+        comm = proc_table_comm(s->procs, pid, tid);
+        if (!comm && !proc_table_get(s->procs, pid)) {
+                /* Started between our scan and the events being enabled: look once, remember either way. */
+                if (proc_table_scan_pid(s->procs, "/proc", pid) < 0)
+                        (void) proc_table_comm_event(s->procs, pid, pid, "", false);
+                comm = proc_table_comm(s->procs, pid, tid);
+        }
+        if (comm)
+                return comm;
+        snprintf(s->comm_buf, sizeof(s->comm_buf), ":%" PRIu32, tid);
+        return s->comm_buf;
+}
+
+static void user_frame(Sampler *s, uint32_t pid, uint64_t ip, bool is_return, Frame *f) {
+        const ProcMap *m = proc_table_find_map(s->procs, pid, is_return ? ip - 1 : ip);
+        SymbolizerMapping sm;
+
+        if (m)
+                sm = (SymbolizerMapping) {
+                        .start = m->start, .end = m->end, .pgoff = m->pgoff,
+                        .dev = m->dev, .ino = m->ino, .path = m->path,
+                };
+        symbolizer_user(s->symbolizer, pid, m ? &sm : NULL, ip, is_return, f);
+}
+
+/* Callchain -> frames, leaf first. Context markers switch between kernel and user; the first address
+ * after a marker is where that mode was interrupted, the others are return addresses. */
+static uint32_t sample_frames(Sampler *s, const RecordSample *rs) {
+        enum { CTX_NONE, CTX_KERNEL, CTX_USER, CTX_OTHER } ctx = CTX_NONE;
+        bool first = true;
+        uint32_t n = 0;
+
+        if (rs->nr == 0) {
+                if (rs->kernel_ip)
+                        symbolizer_kernel(s->symbolizer, rs->ip, false, &s->frames[n++]);
+                else
+                        user_frame(s, rs->id.pid, rs->ip, false, &s->frames[n++]);
+                return n;
+        }
+
+        for (uint64_t i = 0; i < rs->nr && n < PROFILE_STACK_DEPTH_MAX; i++) {
+                uint64_t ip = rs->ips[i];
+
+                if (ip >= (uint64_t) PERF_CONTEXT_MAX) {
+                        ctx = ip == (uint64_t) PERF_CONTEXT_KERNEL ? CTX_KERNEL :
+                              ip == (uint64_t) PERF_CONTEXT_USER   ? CTX_USER :
+                                                                     CTX_OTHER;
+                        first = true;
+                        continue;
+                }
+                if (ctx == CTX_NONE)
+                        ctx = rs->kernel_ip ? CTX_KERNEL : CTX_USER;
+                if (ctx == CTX_OTHER) /* guest frames: not ours to name */
+                        continue;
+                if (ctx == CTX_KERNEL)
+                        symbolizer_kernel(s->symbolizer, ip, !first, &s->frames[n++]);
+                else
+                        user_frame(s, rs->id.pid, ip, !first, &s->frames[n++]);
+                first = false;
+        }
+        return n;
+}
+
+static int process_sample(Sampler *s, const struct perf_event_header *h) {
+        RecordSample rs;
+        Sample sample;
+
+        if (record_parse_sample(h, SAMPLER_SAMPLE_TYPE, &rs) < 0) {
+                s->debug.decode_errors++;
+                return 0;
+        }
+        cpu_stats(s, rs.id.cpu)->samples++;
+        if (s->opts.pid > 0 && rs.id.pid != (uint32_t) s->opts.pid) {
+                s->debug.samples_filtered++;
+                return 0;
+        }
+        if (!s->handler)
+                return 0;
+
+        symbolizer_begin(s->symbolizer);
+        sample = (Sample) {
+                .t_ns = rs.id.time,
+                .cpu = rs.id.cpu,
+                .pid = rs.id.pid,
+                .tid = rs.id.tid,
+                .comm = sample_comm(s, rs.id.pid, rs.id.tid),
+                .period = rs.period,
+                .frames = s->frames,
+        };
+        sample.n_frames = sample_frames(s, &rs);
+        return s->handler(&sample, s->userdata);
+}
+
+static void process_record(Sampler *s, const struct perf_event_header *h, uint32_t ring_cpu, int *handler_error) {
+        const uint64_t st = SAMPLER_SAMPLE_TYPE;
+        int r;
+
+        s->debug.records++;
+        switch (h->type) {
+
+        case PERF_RECORD_SAMPLE:
+                r = process_sample(s, h);
+                if (r < 0 && *handler_error == 0)
+                        *handler_error = r;
+                break;
+
+        case PERF_RECORD_MMAP:
+        case PERF_RECORD_MMAP2: {
+                RecordMmap2 m;
+                ProcMap pm;
+
+                r = h->type == PERF_RECORD_MMAP2 ? record_parse_mmap2(h, st, &m) : record_parse_mmap(h, st, &m);
+                if (r < 0) {
+                        s->debug.decode_errors++;
+                        break;
+                }
+                /* pid -1: kernel modules; kallsyms names those. */
+                if (m.pid == UINT32_MAX || !(m.prot & PROT_EXEC))
+                        break;
+                pm = (ProcMap) {
+                        .start = m.addr,
+                        .end = m.addr + m.len,
+                        .pgoff = m.pgoff,
+                        .dev = makedev(m.maj, m.min),
+                        .ino = m.ino,
+                        .prot = m.prot,
+                        .path = (char *) m.filename,
+                };
+                (void) proc_table_mmap(s->procs, m.pid, &pm);
+                break;
+        }
+
+        case PERF_RECORD_COMM: {
+                RecordComm c;
+
+                if (record_parse_comm(h, st, &c) < 0) {
+                        s->debug.decode_errors++;
+                        break;
+                }
+                if (s->probe_tid != 0 && c.tid == s->probe_tid && streq(c.comm, s->probe_comm)) {
+                        s->probe_time_ns = c.id.time;
+                        s->probe_found = true;
+                }
+                (void) proc_table_comm_event(s->procs, c.pid, c.tid, c.comm, c.exec);
+                break;
+        }
+
+        case PERF_RECORD_FORK: {
+                RecordTask t;
+
+                if (record_parse_task(h, st, &t) < 0) {
+                        s->debug.decode_errors++;
+                        break;
+                }
+                (void) proc_table_fork(s->procs, t.pid, t.ppid, t.tid, t.ptid);
+                break;
+        }
+
+        case PERF_RECORD_EXIT: {
+                RecordTask t;
+
+                if (record_parse_task(h, st, &t) < 0) {
+                        s->debug.decode_errors++;
+                        break;
+                }
+                (void) proc_table_exit(s->procs, t.pid, t.tid, t.time);
+                break;
+        }
+
+        case PERF_RECORD_LOST: {
+                RecordLost l;
+
+                if (record_parse_lost(h, st, &l) < 0) {
+                        s->debug.decode_errors++;
+                        break;
+                }
+                /* The ring that overflowed is the one that told us. */
+                cpu_stats(s, ring_cpu)->lost += l.lost;
+                break;
+        }
+
+        case PERF_RECORD_THROTTLE:
+                cpu_stats(s, ring_cpu)->throttled++;
+                break;
+        case PERF_RECORD_UNTHROTTLE:
+                cpu_stats(s, ring_cpu)->unthrottled++;
+                break;
+
+        default:
+                break;
+        }
+}
+
+int sampler_drain(Sampler *s) {
+        int handler_error = 0;
+
+        for (unsigned round = 0; round < SAMPLER_DRAIN_ROUNDS_MAX; round++) {
+                bool more;
+
+                s->batch_len = 0;
+                s->n_entries = 0;
+                more = batch_collect(s);
+                if (s->n_entries == 0)
+                        break;
+
+                qsort(s->entries, s->n_entries, sizeof(BatchEntry), entry_cmp);
+                symbolizer_next_epoch(s->symbolizer);
+                for (size_t i = 0; i < s->n_entries; i++) {
+                        const BatchEntry *e = &s->entries[i];
+                        process_record(s, (const struct perf_event_header *) (s->batch + e->offset), e->cpu,
+                                       &handler_error);
+                        if (e->time > s->last_time_ns)
+                                s->last_time_ns = e->time;
+                }
+                if (!more)
+                        break;
+        }
+
+        /* Samples of a task can trail its EXIT by a little (another CPU's ring); keep it a while. */
+        if (s->last_time_ns > SAMPLER_EXIT_GRACE_NS)
+                (void) proc_table_reap(s->procs, s->last_time_ns - SAMPLER_EXIT_GRACE_NS);
+        return handler_error;
+}
+
+static int on_timer(sd_event_source *src, uint64_t usec, void *userdata) {
+        Sampler *s = userdata;
+
+        (void) sampler_update_cpus(s);
+        (void) sampler_drain(s);
+        (void) sd_event_source_set_time_relative(src, SAMPLER_DRAIN_USEC_DEFAULT);
+        (void) sd_event_source_set_enabled(src, SD_EVENT_ONESHOT);
+        return 0;
+}
+
+static int on_ring(sd_event_source *src, int fd, uint32_t revents, void *userdata) {
+        Sampler *s = userdata;
+
+        if (revents & (EPOLLHUP | EPOLLERR)) {
+                /* The CPU went away under the event; the timer closes it after a last drain. */
+                for (unsigned i = 0; i < s->n_cpus_max; i++)
+                        if (s->cpus[i] && s->cpus[i]->fd == fd) {
+                                s->cpus[i]->hup = true;
+                                (void) sd_event_source_set_enabled(src, SD_EVENT_OFF);
+                        }
+        }
+        (void) sampler_drain(s);
+        return 0;
+}
+
+static int sampler_attach_cpu(Sampler *s, SamplerCpu *c) {
+        int r;
+
+        r = sd_event_add_io(s->event, &c->io, c->fd, EPOLLIN, on_ring, s);
+        if (r < 0)
+                return r;
+        return sd_event_source_set_priority(c->io, s->priority);
+}
+
+int sampler_attach_event(Sampler *s, sd_event *e, int64_t priority) {
+        int r;
+
+        if (s->event)
+                return -EBUSY;
+        s->event = sd_event_ref(e);
+        s->priority = priority;
+        for (unsigned i = 0; i < s->n_cpus_max; i++)
+                if (s->cpus[i]) {
+                        r = sampler_attach_cpu(s, s->cpus[i]);
+                        if (r < 0)
+                                return r;
+                }
+        r = sd_event_add_time_relative(e, &s->timer, CLOCK_MONOTONIC, SAMPLER_DRAIN_USEC_DEFAULT,
+                                       /* accuracy= */ 50 * USEC_PER_MSEC, on_timer, s);
+        if (r < 0)
+                return r;
+        return sd_event_source_set_priority(s->timer, priority);
+}
+
+int sampler_measure_clock(Sampler *s, ClockMap *ret) {
+        char saved[PROC_COMM_BYTES + 1] = "";
+        uint64_t best_bracket = UINT64_MAX;
+        int64_t best_offset = 0;
+        uint64_t m0, m1, rt;
+
+        if (!s->enabled)
+                return -ESRCH;
+        if (prctl(PR_GET_NAME, saved) < 0)
+                return -errno;
+
+        /* Anything already in the rings first, so the probe's drain is short. */
+        (void) sampler_drain(s);
+
+        for (unsigned i = 0; i < SAMPLER_CLOCK_TRIES; i++) {
+                uint64_t t0, t1;
+
+                snprintf(s->probe_comm, sizeof(s->probe_comm), "tprof-clk-%u", i);
+                s->probe_tid = (uint32_t) gettid();
+                s->probe_found = false;
+
+                t0 = now_nsec(CLOCK_MONOTONIC);
+                if (prctl(PR_SET_NAME, s->probe_comm) < 0) {
+                        s->probe_tid = 0;
+                        return -errno;
+                }
+                t1 = now_nsec(CLOCK_MONOTONIC);
+                (void) prctl(PR_SET_NAME, saved);
+
+                (void) sampler_drain(s);
+                s->probe_tid = 0;
+                if (!s->probe_found)
+                        continue;
+                if (t1 - t0 < best_bracket) {
+                        best_bracket = t1 - t0;
+                        best_offset = (int64_t) (s->probe_time_ns - (t0 + (t1 - t0) / 2));
+                }
+        }
+        if (best_bracket == UINT64_MAX)
+                return -ETIMEDOUT;
+
+        m0 = now_nsec(CLOCK_MONOTONIC);
+        rt = now_nsec(CLOCK_REALTIME);
+        m1 = now_nsec(CLOCK_MONOTONIC);
+
+        *ret = (ClockMap) {
+                .method = CLOCK_MAP_PERF_BRACKET,
+                .perf_minus_mono_ns = best_offset,
+                .realtime_minus_mono_ns = (int64_t) (rt - (m0 + (m1 - m0) / 2)),
+                .error_ns = (best_bracket + 1) / 2,
+                .measured_mono_ns = m1,
+        };
+        return 0;
+}

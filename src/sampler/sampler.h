@@ -1,0 +1,101 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * The sampler: one perf event per online CPU sampling stacks at a fixed frequency (hardware
+ * cycles where the PMU has them, else the cpu-clock software event), system wide or filtered to
+ * one process, read from per-CPU mmap rings, ordered by time across CPUs, symbolized, and handed
+ * to a callback one Sample at a time. It also keeps the task table current (COMM/MMAP2/FORK/EXIT
+ * records on every CPU's event: a task's records go only to the ring of the CPU it ran on, so
+ * there are no duplicates to merge), follows CPUs coming online and going away, counts what the
+ * kernel lost or throttled, and measures how the perf clock maps to CLOCK_MONOTONIC.
+ *
+ * Timestamps use perf's default clock (local_clock(), what printk stamps kmsg records with); we
+ * never set use_clockid. User stacks come from frame pointers (PERF_SAMPLE_CALLCHAIN); DWARF
+ * unwinding would add PERF_SAMPLE_REGS_USER|STACK_USER and an unwinder between decoding and
+ * symbolizing (sampler.c builds frames in one place, sample_frames()).
+ *
+ * Everything runs on the caller's thread. The handler must not call back into the sampler.
+ */
+#pragma once
+
+#include <stdint.h>
+#include <sys/types.h>
+#include <systemd/sd-event.h>
+
+#include "basic/clock-map.h"
+#include "profile/profile-sample.h"
+
+#define SAMPLER_FREQ_HZ_DEFAULT 97U
+#define SAMPLER_MMAP_PAGES_DEFAULT 128U /* 512 KiB per CPU with 4 KiB pages */
+#define SAMPLER_DRAIN_USEC_DEFAULT (1U * 1000000U)
+/* Exited tasks are kept this long (perf clock) after their EXIT record, for late samples. */
+#define SAMPLER_EXIT_GRACE_NS (2U * 1000000000U)
+
+typedef struct SamplerOptions {
+        uint32_t freq_hz;    /* 0 = SAMPLER_FREQ_HZ_DEFAULT */
+        pid_t pid;           /* 0 = system wide; else only samples of this process reach the handler */
+        uint32_t mmap_pages; /* per CPU ring data pages, a power of two, 0 = default */
+} SamplerOptions;
+
+typedef struct Sampler Sampler;
+
+/* s is symbolized; its pointers are valid only during the call. A negative return is passed on by
+ * sampler_drain() (after the drain finished, so no record is lost). */
+typedef int (*SampleHandler)(const Sample *s, void *userdata);
+
+/*
+ * Opens one event per online CPU (disabled; see sampler_enable()), maps the rings, scans /proc and
+ * loads kallsyms. -ENOENT/-EOPNOTSUPP/-EACCES when perf events cannot be opened at all.
+ */
+int sampler_new(const SamplerOptions *o, SampleHandler handler, void *userdata, Sampler **ret);
+Sampler *sampler_free(Sampler *s);
+
+/*
+ * Adds the ring fds (EPOLLIN, woken when a ring is half full) and a periodic timer that drains every
+ * ring and looks for CPUs that came online or went away. Sources are removed by sampler_free().
+ */
+int sampler_attach_event(Sampler *s, sd_event *e, int64_t priority);
+
+/* Reads every ring now, orders the records by time, symbolizes and calls the handler per sample. */
+int sampler_drain(Sampler *s);
+
+int sampler_enable(Sampler *s);
+int sampler_disable(Sampler *s);
+
+/* Opens events on CPUs that came online, closes those that went offline. Returns 1 if anything changed. */
+int sampler_update_cpus(Sampler *s);
+
+const char *sampler_event_name(const Sampler *s); /* "cpu-clock" or "cycles" */
+unsigned sampler_n_cpus(const Sampler *s);        /* CPUs with an open event */
+
+typedef struct SamplerStats {
+        uint64_t samples, lost, throttled, unthrottled;
+} SamplerStats;
+
+/* Totals since sampler_new(), CPUs that went away included. */
+void sampler_get_stats(const Sampler *s, SamplerStats *ret_total);
+/* Per CPU; -ENXIO if that CPU has no event. lost counts PERF_RECORD_LOST. */
+int sampler_get_cpu_stats(const Sampler *s, unsigned cpu, SamplerStats *ret);
+
+typedef struct SamplerDebugStats {
+        uint64_t records, corrupt, decode_errors, batch_full;
+        uint64_t samples_filtered; /* not of SamplerOptions.pid */
+        uint64_t tasks, tasks_reaped;
+        uint64_t files_loaded, files_failed, cache_flushes, cache_bytes, jit_maps_loaded;
+        uint64_t frames, frames_unknown, kallsyms_symbols;
+} SamplerDebugStats;
+
+/* Internals for logs and benchmarks. */
+void sampler_get_debug_stats(const Sampler *s, SamplerDebugStats *ret);
+
+/*
+ * Measures perf clock vs CLOCK_MONOTONIC (DESIGN.md "Time"): renames our own thread with
+ * prctl(PR_SET_NAME) between two clock_gettime(CLOCK_MONOTONIC) calls, which makes the kernel write a
+ * PERF_RECORD_COMM stamped with the perf clock into the ring of the CPU we run on; drains to find
+ * it (samples read meanwhile go to the handler as usual) and restores the name. The best of a few
+ * tries is kept: error_ns is half the tightest bracket. Needs the sampler enabled (-ESRCH if not);
+ * -ETIMEDOUT if no record came back. Call it periodically: the clocks drift apart.
+ */
+int sampler_measure_clock(Sampler *s, ClockMap *ret);
+
+#include "basic/cleanup.h"
+DEFINE_TRIVIAL_CLEANUP_FUNC(Sampler *, sampler_free);

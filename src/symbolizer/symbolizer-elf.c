@@ -1,0 +1,464 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * ELF symbol tables with libelf. We only ever pread the file (ELF_C_READ, never mmap), so a file
+ * truncated under us reads short instead of raising SIGBUS. Symbols kept: defined STT_FUNC and
+ * STT_GNU_IFUNC with a non-empty name; sorted by address, duplicates at one address collapsed to
+ * the first global one. Sizes of 0 (hand-written assembly) extend to the next symbol.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <libelf.h>
+#include <limits.h>
+#include <lzma.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "basic/alloc-util.h"
+#include "basic/cleanup.h"
+#include "basic/macro.h"
+#include "profile/profile-sample.h"
+#include "symbolizer/symbolizer-elf.h"
+
+DEFINE_TRIVIAL_CLEANUP_FUNC(Elf *, elf_end);
+
+typedef struct ElfSym {
+        uint64_t addr, size;
+        uint32_t name; /* offset into names */
+        bool global;
+} ElfSym;
+
+typedef struct ElfSegment {
+        uint64_t offset, vaddr, filesz;
+} ElfSegment;
+
+struct ElfSymbols {
+        ElfSym *syms;
+        size_t n_syms, n_syms_allocated;
+        char *names;
+        size_t names_len, names_allocated;
+        ElfSegment segments[ELF_SEGMENTS_MAX];
+        size_t n_segments;
+        uint8_t build_id[ELF_BUILD_ID_BYTES_MAX];
+        size_t build_id_len;
+        ElfSymbolSource source;
+};
+
+static const char *const source_table[_ELF_SYMBOLS_SOURCE_MAX] = {
+        [ELF_SYMBOLS_NONE] = "none",
+        [ELF_SYMBOLS_SYMTAB] = "symtab",
+        [ELF_SYMBOLS_DEBUG_FILE] = "debug-file",
+        [ELF_SYMBOLS_DYNSYM] = "dynsym",
+        [ELF_SYMBOLS_MINIDEBUG] = "minidebuginfo",
+};
+
+const char *elf_symbol_source_to_string(ElfSymbolSource s) {
+        return s >= 0 && s < _ELF_SYMBOLS_SOURCE_MAX ? source_table[s] : NULL;
+}
+
+static void elf_library_init(void) {
+        static bool done = false;
+        if (!done) {
+                (void) elf_version(EV_CURRENT);
+                done = true;
+        }
+}
+
+ElfSymbols *elf_symbols_new_empty(void) {
+        return new0(ElfSymbols, 1);
+}
+
+ElfSymbols *elf_symbols_free(ElfSymbols *e) {
+        if (!e)
+                return NULL;
+        free(e->syms);
+        free(e->names);
+        return mfree(e);
+}
+
+size_t elf_symbols_bytes(const ElfSymbols *e) {
+        return sizeof(*e) + e->n_syms_allocated * sizeof(ElfSym) + e->names_allocated;
+}
+
+size_t elf_symbols_count(const ElfSymbols *e) {
+        return e->n_syms;
+}
+
+ElfSymbolSource elf_symbols_source(const ElfSymbols *e) {
+        return e->source;
+}
+
+const uint8_t *elf_symbols_build_id(const ElfSymbols *e, size_t *ret_len) {
+        *ret_len = e->build_id_len;
+        return e->build_id_len > 0 ? e->build_id : NULL;
+}
+
+static int add_symbols(ElfSymbols *e, Elf *elf, GElf_Word sh_type) {
+        Elf_Scn *scn = NULL;
+        size_t added = 0;
+
+        while ((scn = elf_nextscn(elf, scn))) {
+                GElf_Shdr shdr;
+                Elf_Data *data;
+                size_t n;
+
+                if (!gelf_getshdr(scn, &shdr) || shdr.sh_type != sh_type)
+                        continue;
+                if (shdr.sh_entsize == 0 || shdr.sh_type == SHT_NOBITS)
+                        continue;
+                data = elf_getdata(scn, NULL);
+                if (!data || !data->d_buf)
+                        continue;
+                n = gelf_fsize(elf, ELF_T_SYM, 1, EV_CURRENT);
+                if (n == 0)
+                        continue;
+                n = data->d_size / n;
+
+                for (size_t i = 0; i < n; i++) {
+                        GElf_Sym sym;
+                        const char *name;
+                        size_t l;
+
+                        if (!gelf_getsym(data, (int) MIN(i, (size_t) INT_MAX), &sym) || i > INT_MAX)
+                                break;
+                        if ((GELF_ST_TYPE(sym.st_info) != STT_FUNC && GELF_ST_TYPE(sym.st_info) != STT_GNU_IFUNC) || sym.st_shndx == SHN_UNDEF ||
+                            sym.st_value == 0)
+                                continue;
+                        name = elf_strptr(elf, shdr.sh_link, sym.st_name);
+                        if (!name || !*name)
+                                continue;
+                        if (e->n_syms >= ELF_SYMBOLS_MAX)
+                                return -E2BIG;
+                        l = strnlen(name, PROFILE_NAME_BYTES_MAX - 1);
+                        if (e->names_len + l + 1 > UINT32_MAX)
+                                return -E2BIG;
+                        if (!GREEDY_REALLOC(e->names, e->names_allocated, e->names_len + l + 1) ||
+                            !GREEDY_REALLOC(e->syms, e->n_syms_allocated, e->n_syms + 1))
+                                return -ENOMEM;
+                        memcpy(e->names + e->names_len, name, l);
+                        e->names[e->names_len + l] = '\0';
+                        e->syms[e->n_syms++] = (ElfSym) {
+                                .addr = sym.st_value,
+                                .size = sym.st_size,
+                                .name = (uint32_t) e->names_len,
+                                .global = GELF_ST_BIND(sym.st_info) != STB_LOCAL,
+                        };
+                        e->names_len += l + 1;
+                        added++;
+                }
+        }
+        return added > 0;
+}
+
+static int sym_cmp(const void *a, const void *b) {
+        const ElfSym *x = a, *y = b;
+        if (x->addr != y->addr)
+                return x->addr < y->addr ? -1 : 1;
+        if (x->global != y->global)
+                return x->global ? -1 : 1;
+        return x->name < y->name ? -1 : x->name > y->name;
+}
+
+static void sort_symbols(ElfSymbols *e) {
+        size_t k = 0;
+
+        if (e->n_syms == 0)
+                return;
+        qsort(e->syms, e->n_syms, sizeof(ElfSym), sym_cmp);
+        for (size_t i = 0; i < e->n_syms; i++) {
+                if (k > 0 && e->syms[k - 1].addr == e->syms[i].addr) {
+                        e->syms[k - 1].size = MAX(e->syms[k - 1].size, e->syms[i].size);
+                        continue;
+                }
+                e->syms[k++] = e->syms[i];
+        }
+        e->n_syms = k;
+}
+
+static bool has_section(Elf *elf, GElf_Word type) {
+        Elf_Scn *scn = NULL;
+        GElf_Shdr shdr;
+
+        while ((scn = elf_nextscn(elf, scn)))
+                if (gelf_getshdr(scn, &shdr) && shdr.sh_type == type && shdr.sh_size > 0)
+                        return true;
+        return false;
+}
+
+static Elf_Scn *find_section(Elf *elf, const char *name) {
+        Elf_Scn *scn = NULL;
+        GElf_Shdr shdr;
+        size_t shstrndx;
+
+        if (elf_getshdrstrndx(elf, &shstrndx) < 0)
+                return NULL;
+        while ((scn = elf_nextscn(elf, scn))) {
+                const char *n;
+                if (!gelf_getshdr(scn, &shdr))
+                        continue;
+                n = elf_strptr(elf, shstrndx, shdr.sh_name);
+                if (n && streq(n, name))
+                        return scn;
+        }
+        return NULL;
+}
+
+static void read_build_id(ElfSymbols *e, Elf *elf) {
+        Elf_Scn *scn = NULL;
+        GElf_Shdr shdr;
+
+        while ((scn = elf_nextscn(elf, scn))) {
+                Elf_Data *data;
+                GElf_Nhdr nhdr;
+                size_t off = 0, name_off, desc_off;
+
+                if (!gelf_getshdr(scn, &shdr) || shdr.sh_type != SHT_NOTE)
+                        continue;
+                data = elf_getdata(scn, NULL);
+                if (!data)
+                        continue;
+                while ((off = gelf_getnote(data, off, &nhdr, &name_off, &desc_off)) > 0) {
+                        if (nhdr.n_type != NT_GNU_BUILD_ID || nhdr.n_namesz != 4 ||
+                            memcmp((const char *) data->d_buf + name_off, "GNU", 4) != 0)
+                                continue;
+                        if (nhdr.n_descsz == 0 || nhdr.n_descsz > ELF_BUILD_ID_BYTES_MAX)
+                                continue;
+                        memcpy(e->build_id, (const uint8_t *) data->d_buf + desc_off, nhdr.n_descsz);
+                        e->build_id_len = nhdr.n_descsz;
+                        return;
+                }
+        }
+}
+
+static void read_segments(ElfSymbols *e, Elf *elf) {
+        size_t phnum;
+
+        if (elf_getphdrnum(elf, &phnum) < 0)
+                return;
+        for (size_t i = 0; i < phnum && e->n_segments < ELF_SEGMENTS_MAX; i++) {
+                GElf_Phdr ph;
+                if (!gelf_getphdr(elf, (int) i, &ph) || ph.p_type != PT_LOAD)
+                        continue;
+                if (ph.p_offset + ph.p_filesz < ph.p_offset)
+                        continue;
+                e->segments[e->n_segments++] = (ElfSegment) {
+                        .offset = ph.p_offset,
+                        .vaddr = ph.p_vaddr,
+                        .filesz = ph.p_filesz,
+                };
+        }
+}
+
+static int load_symtab_from_path(ElfSymbols *e, const char *path) {
+        _cleanup_close_ int fd = -EBADF;
+        _cleanup_(elf_endp) Elf *elf = NULL;
+
+        fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+        if (fd < 0)
+                return -errno;
+        elf = elf_begin(fd, ELF_C_READ, NULL);
+        if (!elf || elf_kind(elf) != ELF_K_ELF)
+                return -ENOEXEC;
+        return add_symbols(e, elf, SHT_SYMTAB);
+}
+
+static bool try_debug_file(ElfSymbols *e, const char *const *roots, const char *path) {
+        size_t before = e->n_syms;
+
+        for (const char *const *root = roots; *root; root++) {
+                char p[PATH_MAX];
+
+                if ((size_t) snprintf(p, sizeof(p), "%s%s", *root, path) >= sizeof(p))
+                        continue;
+                if (load_symtab_from_path(e, p) > 0)
+                        return true;
+                e->n_syms = before; /* a half-read file contributes nothing */
+        }
+        return false;
+}
+
+static bool load_debug_by_build_id(ElfSymbols *e, const char *const *roots) {
+        char p[64 + 2 * ELF_BUILD_ID_BYTES_MAX], *q;
+
+        if (e->build_id_len < 2)
+                return false;
+        q = p + sprintf(p, "/usr/lib/debug/.build-id/%02x/", e->build_id[0]);
+        for (size_t i = 1; i < e->build_id_len; i++)
+                q += sprintf(q, "%02x", e->build_id[i]);
+        strcpy(q, ".debug");
+        return try_debug_file(e, roots, p);
+}
+
+static bool load_debug_by_link(ElfSymbols *e, Elf *elf, const char *const *roots, const char *path) {
+        char p[PATH_MAX], dir[PATH_MAX];
+        Elf_Scn *scn = find_section(elf, ".gnu_debuglink");
+        Elf_Data *data;
+        const char *slash;
+        size_t l;
+
+        if (!scn || !path || path[0] != '/')
+                return false;
+        data = elf_getdata(scn, NULL);
+        if (!data || !data->d_buf || data->d_size < 2)
+                return false;
+        l = strnlen(data->d_buf, data->d_size);
+        if (l == 0 || l == data->d_size || memchr(data->d_buf, '/', l))
+                return false;
+        slash = strrchr(path, '/');
+        if ((size_t) (slash - path) >= sizeof(dir))
+                return false;
+        memcpy(dir, path, (size_t) (slash - path));
+        dir[slash - path] = '\0';
+        if ((size_t) snprintf(p, sizeof(p), "/usr/lib/debug%s/%.*s", dir, (int) l, (const char *) data->d_buf) >=
+            sizeof(p))
+                return false;
+        return try_debug_file(e, roots, p);
+}
+
+/* .gnu_debugdata: an xz stream holding a small ELF whose .symtab has the local functions. */
+static bool load_minidebuginfo(ElfSymbols *e, Elf *elf) {
+        Elf_Scn *scn = find_section(elf, ".gnu_debugdata");
+        _cleanup_free_ uint8_t *out = NULL;
+        _cleanup_(elf_endp) Elf *mini = NULL;
+        size_t out_size = 0, in_pos = 0, out_allocated = 0;
+        uint64_t memlimit = 128U * 1024U * 1024U;
+        Elf_Data *data;
+        lzma_stream s = LZMA_STREAM_INIT;
+        lzma_ret lr;
+        size_t before = e->n_syms;
+
+        if (!scn)
+                return false;
+        data = elf_getdata(scn, NULL);
+        if (!data || !data->d_buf || data->d_size == 0)
+                return false;
+        if (lzma_stream_decoder(&s, memlimit, 0) != LZMA_OK)
+                return false;
+        s.next_in = data->d_buf;
+        s.avail_in = data->d_size;
+        for (;;) {
+                if (out_size == out_allocated) {
+                        if (out_allocated >= ELF_MINIDEBUG_BYTES_MAX ||
+                            !GREEDY_REALLOC(out, out_allocated, MIN(out_allocated + 65536, (size_t) ELF_MINIDEBUG_BYTES_MAX))) {
+                                lzma_end(&s);
+                                return false;
+                        }
+                }
+                s.next_out = out + out_size;
+                s.avail_out = out_allocated - out_size;
+                lr = lzma_code(&s, LZMA_FINISH);
+                out_size = out_allocated - s.avail_out;
+                if (lr == LZMA_STREAM_END)
+                        break;
+                if (lr != LZMA_OK && lr != LZMA_BUF_ERROR) {
+                        lzma_end(&s);
+                        return false;
+                }
+                if (lr == LZMA_BUF_ERROR && s.avail_out != 0) { /* truncated input */
+                        lzma_end(&s);
+                        return false;
+                }
+        }
+        (void) in_pos;
+        lzma_end(&s);
+
+        mini = elf_memory((char *) out, out_size);
+        if (!mini || elf_kind(mini) != ELF_K_ELF)
+                return false;
+        if (add_symbols(e, mini, SHT_SYMTAB) <= 0) {
+                e->n_syms = before;
+                return false;
+        }
+        return true;
+}
+
+static const char *const default_roots[] = { "", NULL };
+
+int elf_symbols_load_fd(int fd, const char *path, const char *const *debug_roots, ElfSymbols **ret) {
+        _cleanup_(elf_symbols_freep) ElfSymbols *e = NULL;
+        _cleanup_(elf_endp) Elf *elf = NULL;
+        int r;
+
+        elf_library_init();
+        e = elf_symbols_new_empty();
+        if (!e)
+                return -ENOMEM;
+        if (!debug_roots)
+                debug_roots = default_roots;
+
+        elf = elf_begin(fd, ELF_C_READ, NULL);
+        if (!elf || elf_kind(elf) != ELF_K_ELF) {
+                *ret = TAKE_PTR(e);
+                return -ENOEXEC;
+        }
+
+        read_segments(e, elf);
+        read_build_id(e, elf);
+
+        if (has_section(elf, SHT_SYMTAB)) {
+                r = add_symbols(e, elf, SHT_SYMTAB);
+                if (r == -ENOMEM)
+                        return r;
+                if (e->n_syms > 0)
+                        e->source = ELF_SYMBOLS_SYMTAB;
+        }
+        if (e->source == ELF_SYMBOLS_NONE &&
+            (load_debug_by_build_id(e, debug_roots) || load_debug_by_link(e, elf, debug_roots, path)))
+                e->source = ELF_SYMBOLS_DEBUG_FILE;
+        if (e->source == ELF_SYMBOLS_NONE) {
+                e->n_syms = 0;
+                r = add_symbols(e, elf, SHT_DYNSYM);
+                if (r == -ENOMEM)
+                        return r;
+                if (e->n_syms > 0)
+                        e->source = ELF_SYMBOLS_DYNSYM;
+                if (load_minidebuginfo(e, elf))
+                        e->source = ELF_SYMBOLS_MINIDEBUG;
+        }
+        sort_symbols(e);
+        *ret = TAKE_PTR(e);
+        return 0;
+}
+
+int elf_symbols_load_path(const char *path, const char *const *debug_roots, ElfSymbols **ret) {
+        _cleanup_close_ int fd = -EBADF;
+
+        fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+        if (fd < 0)
+                return -errno;
+        return elf_symbols_load_fd(fd, path, debug_roots, ret);
+}
+
+bool elf_symbols_offset_to_vaddr(const ElfSymbols *e, uint64_t offset, uint64_t *ret_vaddr) {
+        for (size_t i = 0; i < e->n_segments; i++) {
+                const ElfSegment *s = &e->segments[i];
+                if (offset >= s->offset && offset - s->offset < s->filesz) {
+                        *ret_vaddr = offset - s->offset + s->vaddr;
+                        return true;
+                }
+        }
+        return false;
+}
+
+bool elf_symbols_lookup(const ElfSymbols *e, uint64_t vaddr, const char **ret_name, uint64_t *ret_offset) {
+        size_t lo = 0, hi = e->n_syms;
+        const ElfSym *s;
+
+        while (lo < hi) {
+                size_t mid = lo + (hi - lo) / 2;
+                if (e->syms[mid].addr <= vaddr)
+                        lo = mid + 1;
+                else
+                        hi = mid;
+        }
+        if (lo == 0)
+                return false;
+        s = &e->syms[lo - 1];
+        if (s->size > 0 && vaddr - s->addr >= s->size)
+                return false;
+        *ret_name = e->names + s->name;
+        *ret_offset = vaddr - s->addr;
+        return true;
+}

@@ -1,0 +1,61 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * One ELF file's function symbols, read with libelf into a compact sorted table: .symtab, else the
+ * separate debug file found by build-id (/usr/lib/debug/.build-id/xx/yyyy.debug) or .gnu_debuglink,
+ * else .dynsym plus MiniDebugInfo (.gnu_debugdata, an xz-compressed ELF with the local symbols).
+ * Also the PT_LOAD segments, which turn a file offset (what a mapping gives us) into the ELF
+ * virtual address symbols are stated in; that covers executables, PIE and shared libraries alike.
+ *
+ * Files are untrusted: libelf does the bounds checks on headers and sections, we bound what we
+ * keep (symbols, name bytes, decompressed size) and check every count and offset ourselves before
+ * use. A file that is not ELF, or is broken, gives a table with no symbols, never a crash.
+ */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define ELF_SYMBOLS_MAX 2097152U
+#define ELF_BUILD_ID_BYTES_MAX 64U
+#define ELF_MINIDEBUG_BYTES_MAX (64U * 1024U * 1024U)
+#define ELF_SEGMENTS_MAX 64U
+
+typedef enum ElfSymbolSource {
+        ELF_SYMBOLS_NONE,
+        ELF_SYMBOLS_SYMTAB,
+        ELF_SYMBOLS_DEBUG_FILE,
+        ELF_SYMBOLS_DYNSYM,
+        ELF_SYMBOLS_MINIDEBUG, /* .dynsym merged with .gnu_debugdata */
+        _ELF_SYMBOLS_SOURCE_MAX,
+        _ELF_SYMBOLS_SOURCE_INVALID = -22,
+} ElfSymbolSource;
+
+typedef struct ElfSymbols ElfSymbols;
+
+/*
+ * Reads fd (any position; we use pread). debug_roots: NULL-terminated list of directories under
+ * which /usr/lib/debug is looked up (e.g. "/proc/PID/root", ""), or NULL for just "".
+ * path is the file's name as mapped, for .gnu_debuglink lookups; may be NULL.
+ * Returns -ENOEXEC for a file that is not ELF (the table is still usable: no symbols, no segments).
+ */
+int elf_symbols_load_fd(int fd, const char *path, const char *const *debug_roots, ElfSymbols **ret);
+int elf_symbols_load_path(const char *path, const char *const *debug_roots, ElfSymbols **ret);
+ElfSymbols *elf_symbols_new_empty(void);
+ElfSymbols *elf_symbols_free(ElfSymbols *e);
+
+/* Bytes the table holds, for cache accounting. */
+size_t elf_symbols_bytes(const ElfSymbols *e);
+size_t elf_symbols_count(const ElfSymbols *e);
+ElfSymbolSource elf_symbols_source(const ElfSymbols *e);
+const char *elf_symbol_source_to_string(ElfSymbolSource s);
+/* Build-id bytes, or NULL with *ret_len 0. */
+const uint8_t *elf_symbols_build_id(const ElfSymbols *e, size_t *ret_len);
+
+/* File offset -> ELF virtual address through the PT_LOAD segments; false if no segment holds it. */
+bool elf_symbols_offset_to_vaddr(const ElfSymbols *e, uint64_t offset, uint64_t *ret_vaddr);
+/* Function covering vaddr. The name lives as long as e. */
+bool elf_symbols_lookup(const ElfSymbols *e, uint64_t vaddr, const char **ret_name, uint64_t *ret_offset);
+
+#include "basic/cleanup.h"
+DEFINE_TRIVIAL_CLEANUP_FUNC(ElfSymbols *, elf_symbols_free);

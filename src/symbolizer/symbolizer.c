@@ -1,0 +1,367 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * The symbolizer's caches and the lookup path. A file is reached, in order, through
+ * /proc/PID/map_files/START-END (the very file mapped, even deleted or in another mount
+ * namespace), /proc/PID/root/PATH (containers), then PATH; by path we insist the inode matches the
+ * mapping's, so an upgraded binary is not read for an old process's addresses. A file that cannot
+ * be read is cached as an empty table, so we try once per identity, not once per sample.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "basic/alloc-util.h"
+#include "basic/cleanup.h"
+#include "basic/hashmap.h"
+#include "basic/macro.h"
+#include "basic/string-util.h"
+#include "symbolizer/kallsyms.h"
+#include "symbolizer/symbolizer-elf.h"
+#include "symbolizer/symbolizer-jitmap.h"
+#include "symbolizer/symbolizer.h"
+
+typedef struct JitEntry {
+        JitMap *map; /* NULL: no map file */
+        uint64_t epoch;
+        uint64_t ino, size;
+        struct timespec mtime;
+        char path[64];
+} JitEntry;
+
+struct Symbolizer {
+        char *kallsyms_path;
+        char *proc_root;
+        char *jit_dir;
+        uint64_t cache_bytes_max;
+
+        Kallsyms *kallsyms;
+
+        Hashmap *files;     /* identity -> ElfSymbols* (borrowed from owned[]) */
+        Hashmap *build_ids; /* build-id bytes -> ElfSymbols* */
+        ElfSymbols **owned;
+        size_t n_owned, n_owned_allocated;
+
+        Hashmap *jit; /* pid -> JitEntry* */
+        JitEntry **jit_owned;
+        size_t n_jit_owned, n_jit_owned_allocated;
+        uint64_t epoch;
+
+        SymbolizerStats stats;
+};
+
+static void files_flush(Symbolizer *z) {
+        for (size_t i = 0; i < z->n_owned; i++)
+                elf_symbols_free(z->owned[i]);
+        z->n_owned = 0;
+        z->files = hashmap_free(z->files);
+        z->build_ids = hashmap_free(z->build_ids);
+        z->stats.cache_bytes = 0;
+}
+
+static void jit_flush(Symbolizer *z) {
+        for (size_t i = 0; i < z->n_jit_owned; i++) {
+                if (z->jit_owned[i]->map)
+                        z->stats.cache_bytes -= MIN(z->stats.cache_bytes, jit_map_bytes(z->jit_owned[i]->map));
+                jit_map_free(z->jit_owned[i]->map);
+                free(z->jit_owned[i]);
+        }
+        z->n_jit_owned = 0;
+        z->jit = hashmap_free(z->jit);
+}
+
+Symbolizer *symbolizer_free(Symbolizer *z) {
+        if (!z)
+                return NULL;
+        files_flush(z);
+        jit_flush(z);
+        free(z->owned);
+        free(z->jit_owned);
+        kallsyms_free(z->kallsyms);
+        free(z->kallsyms_path);
+        free(z->proc_root);
+        free(z->jit_dir);
+        return mfree(z);
+}
+
+int symbolizer_reload_kallsyms(Symbolizer *z) {
+        Kallsyms *k = NULL;
+        int r;
+
+        if (isempty(z->kallsyms_path))
+                return 0;
+        r = kallsyms_load(z->kallsyms_path, &k);
+        if (r < 0)
+                return r;
+        kallsyms_free(z->kallsyms);
+        z->kallsyms = k;
+        z->stats.kallsyms_symbols = kallsyms_size(k);
+        return 0;
+}
+
+int symbolizer_new(const SymbolizerOptions *o, Symbolizer **ret) {
+        _cleanup_(symbolizer_freep) Symbolizer *z = NULL;
+        int r;
+
+        z = new0(Symbolizer, 1);
+        if (!z)
+                return -ENOMEM;
+        z->kallsyms_path = strdup(o && o->kallsyms_path ? o->kallsyms_path : "/proc/kallsyms");
+        z->proc_root = strdup(o && o->proc_root ? o->proc_root : "/proc");
+        z->jit_dir = strdup(o && o->jit_dir ? o->jit_dir : "/tmp");
+        if (!z->kallsyms_path || !z->proc_root || !z->jit_dir)
+                return -ENOMEM;
+        z->cache_bytes_max = o && o->cache_bytes_max > 0 ? o->cache_bytes_max : SYMBOLIZER_CACHE_BYTES_DEFAULT;
+        z->epoch = 1;
+
+        /* Without kernel symbols we still name user frames; the caller can tell from the stats. */
+        r = symbolizer_reload_kallsyms(z);
+        if (r < 0 && r != -ENOENT && r != -EACCES)
+                return r;
+
+        *ret = TAKE_PTR(z);
+        return 0;
+}
+
+void symbolizer_begin(Symbolizer *z) {
+        if (z->stats.cache_bytes > z->cache_bytes_max || z->n_owned > SYMBOLIZER_CACHE_FILES_MAX ||
+            z->n_jit_owned > SYMBOLIZER_JIT_PIDS_MAX) {
+                files_flush(z);
+                jit_flush(z);
+                z->stats.cache_flushes++;
+        }
+}
+
+void symbolizer_next_epoch(Symbolizer *z) {
+        z->epoch++;
+}
+
+static void frame_unknown(Frame *f, uint64_t addr, const char *dso, bool kernel) {
+        *f = (Frame) {
+                .symbol = SYMBOLIZER_UNKNOWN,
+                .dso = isempty(dso) ? SYMBOLIZER_UNKNOWN : dso,
+                .addr = addr,
+                .kernel = kernel,
+        };
+}
+
+void symbolizer_kernel(Symbolizer *z, uint64_t addr, bool is_return, Frame *ret) {
+        const char *name, *dso;
+        uint64_t off;
+
+        z->stats.frames++;
+        if (kallsyms_lookup(z->kallsyms, is_return ? addr - 1 : addr, &name, &dso, &off)) {
+                *ret = (Frame) { .symbol = name, .dso = dso, .addr = addr, .offset = off + is_return, .kernel = true };
+                return;
+        }
+        z->stats.frames_unknown++;
+        frame_unknown(ret, addr, KALLSYMS_DSO_KERNEL, true);
+}
+
+static int cache_own(Symbolizer *z, ElfSymbols *e) {
+        if (!GREEDY_REALLOC(z->owned, z->n_owned_allocated, z->n_owned + 1))
+                return -ENOMEM;
+        z->owned[z->n_owned++] = e;
+        z->stats.cache_bytes += elf_symbols_bytes(e);
+        return 0;
+}
+
+/* Opens the file behind a mapping; see the header comment for the order. */
+static int open_mapping(Symbolizer *z, uint32_t pid, const SymbolizerMapping *m, char *ret_root, size_t root_len) {
+        char p[PATH_MAX];
+        _cleanup_free_ char *path = NULL;
+        const char *suffix;
+        struct stat st;
+        int fd;
+
+        ret_root[0] = '\0';
+        if (pid > 0) {
+                snprintf(p, sizeof(p), "%s/%" PRIu32 "/map_files/%" PRIx64 "-%" PRIx64, z->proc_root, pid, m->start,
+                         m->end);
+                fd = open(p, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+                if (fd >= 0) {
+                        snprintf(ret_root, root_len, "%s/%" PRIu32 "/root", z->proc_root, pid);
+                        return fd;
+                }
+        }
+
+        path = strdup(m->path);
+        if (!path)
+                return -ENOMEM;
+        suffix = endswith(path, " (deleted)");
+        if (suffix)
+                path[suffix - path] = '\0';
+
+        for (int attempt = 0; attempt < 2; attempt++) {
+                if (attempt == 0) {
+                        if (pid == 0)
+                                continue;
+                        if ((size_t) snprintf(p, sizeof(p), "%s/%" PRIu32 "/root%s", z->proc_root, pid, path) >= sizeof(p))
+                                continue;
+                } else if ((size_t) snprintf(p, sizeof(p), "%s", path) >= sizeof(p))
+                        continue;
+
+                fd = open(p, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+                if (fd < 0)
+                        continue;
+                if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || (m->ino != 0 && st.st_ino != m->ino)) {
+                        safe_close(fd);
+                        continue;
+                }
+                if (attempt == 0)
+                        snprintf(ret_root, root_len, "%s/%" PRIu32 "/root", z->proc_root, pid);
+                return fd;
+        }
+        return -ENOENT;
+}
+
+static ElfSymbols *file_symbols(Symbolizer *z, uint32_t pid, const SymbolizerMapping *m) {
+        struct { uint64_t dev, ino; } id = { m->dev, m->ino };
+        const void *key = &id;
+        size_t key_len = sizeof(id);
+        _cleanup_(elf_symbols_freep) ElfSymbols *e = NULL;
+        _cleanup_close_ int fd = -EBADF;
+        char root[PATH_MAX];
+        uint64_t v;
+        const uint8_t *bid;
+        size_t bid_len;
+        int r;
+
+        if (m->ino == 0) { /* no identity from the kernel: the path is the best we have */
+                key = m->path;
+                key_len = strlen(m->path);
+        }
+        if (!z->files) {
+                z->files = hashmap_new();
+                z->build_ids = hashmap_new();
+                if (!z->files || !z->build_ids)
+                        return NULL;
+        }
+        if (hashmap_get(z->files, key, key_len, &v))
+                return HASHMAP_PTR(v);
+
+        fd = open_mapping(z, pid, m, root, sizeof(root));
+        if (fd >= 0) {
+                const char *const roots[] = { root, "", NULL };
+                r = elf_symbols_load_fd(fd, m->path, root[0] ? roots : roots + 1, &e);
+        } else
+                r = fd;
+        if (r < 0 && !e) {
+                z->stats.files_failed++;
+                e = elf_symbols_new_empty();
+                if (!e)
+                        return NULL;
+        } else
+                z->stats.files_loaded++;
+
+        bid = elf_symbols_build_id(e, &bid_len);
+        if (bid && hashmap_get(z->build_ids, bid, bid_len, &v)) {
+                /* Same contents under another identity (a copy, a bind mount): share the table. */
+                if (hashmap_put(z->files, key, key_len, v) < 0)
+                        return NULL;
+                return HASHMAP_PTR(v);
+        }
+        if (cache_own(z, e) < 0)
+                return NULL;
+        ElfSymbols *k = TAKE_PTR(e);
+        (void) hashmap_put(z->files, key, key_len, PTR_HASHMAP(k));
+        if (bid)
+                (void) hashmap_put(z->build_ids, bid, bid_len, PTR_HASHMAP(k));
+        return k;
+}
+
+static JitMap *jit_map_for(Symbolizer *z, uint32_t pid, const char **ret_path) {
+        JitEntry *j;
+        struct stat st;
+        uint64_t v;
+
+        if (!z->jit) {
+                z->jit = hashmap_new();
+                if (!z->jit)
+                        return NULL;
+        }
+        if (hashmap_get(z->jit, &pid, sizeof(pid), &v))
+                j = HASHMAP_PTR(v);
+        else {
+                j = new0(JitEntry, 1);
+                if (!j)
+                        return NULL;
+                if (!GREEDY_REALLOC(z->jit_owned, z->n_jit_owned_allocated, z->n_jit_owned + 1) ||
+                    hashmap_put(z->jit, &pid, sizeof(pid), PTR_HASHMAP(j)) < 0) {
+                        free(j);
+                        return NULL;
+                }
+                z->jit_owned[z->n_jit_owned++] = j;
+                snprintf(j->path, sizeof(j->path), "/tmp/perf-%" PRIu32 ".map", pid);
+        }
+        *ret_path = j->path;
+        if (j->epoch == z->epoch)
+                return j->map;
+        j->epoch = z->epoch;
+
+        char p[PATH_MAX];
+        snprintf(p, sizeof(p), "%s/perf-%" PRIu32 ".map", z->jit_dir, pid);
+        if (stat(p, &st) < 0 || !S_ISREG(st.st_mode)) {
+                if (j->map)
+                        z->stats.cache_bytes -= MIN(z->stats.cache_bytes, jit_map_bytes(j->map));
+                j->map = jit_map_free(j->map);
+                return NULL;
+        }
+        if (j->map && st.st_ino == j->ino && (uint64_t) st.st_size == j->size &&
+            st.st_mtim.tv_sec == j->mtime.tv_sec && st.st_mtim.tv_nsec == j->mtime.tv_nsec)
+                return j->map;
+
+        /* New or changed (appended): read it again. Frames from the old table are no longer in use here. */
+        JitMap *n = NULL;
+        if (jit_map_load(p, &n) < 0)
+                return j->map;
+        if (j->map)
+                z->stats.cache_bytes -= MIN(z->stats.cache_bytes, jit_map_bytes(j->map));
+        jit_map_free(j->map);
+        j->map = n;
+        j->ino = st.st_ino;
+        j->size = (uint64_t) st.st_size;
+        j->mtime = st.st_mtim;
+        z->stats.cache_bytes += jit_map_bytes(n);
+        z->stats.jit_maps_loaded++;
+        return n;
+}
+
+void symbolizer_user(Symbolizer *z, uint32_t pid, const SymbolizerMapping *m, uint64_t addr, bool is_return,
+                     Frame *ret) {
+        uint64_t a = is_return ? addr - 1 : addr, vaddr, off;
+        const char *name, *jit_path;
+        ElfSymbols *e;
+        JitMap *jm;
+
+        z->stats.frames++;
+
+        /* A file-backed mapping: its ELF symbols. */
+        if (m && m->path && m->path[0] == '/' && !startswith(m->path, "//anon")) {
+                e = file_symbols(z, pid, m);
+                if (e && elf_symbols_offset_to_vaddr(e, a - m->start + m->pgoff, &vaddr) &&
+                    elf_symbols_lookup(e, vaddr, &name, &off)) {
+                        *ret = (Frame) { .symbol = name, .dso = m->path, .addr = addr, .offset = off + is_return };
+                        return;
+                }
+                /* A file that is not ELF may still be described by a JIT map (some runtimes map code files). */
+        }
+
+        /* Code no file backs (or a file we could not read): the process's JIT map. */
+        jm = pid > 0 ? jit_map_for(z, pid, &jit_path) : NULL;
+        if (jm && jit_map_lookup(jm, a, &name, &off)) {
+                *ret = (Frame) { .symbol = name, .dso = jit_path, .addr = addr, .offset = off + is_return };
+                return;
+        }
+
+        z->stats.frames_unknown++;
+        frame_unknown(ret, addr, m && m->path && m->path[0] && !startswith(m->path, "//anon") ? m->path : NULL, false);
+}
+
+void symbolizer_get_stats(const Symbolizer *z, SymbolizerStats *ret) {
+        *ret = z->stats;
+}

@@ -1,0 +1,70 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * Address -> Frame for the sampler: kernel addresses through kallsyms, user addresses through the
+ * mapping that covers them (the caller's process table finds it) and that file's ELF symbols, or
+ * the process's perf JIT map for code no file backs. Unresolved frames are "[unknown]" with the
+ * DSO when it is known, as perf prints them.
+ *
+ * Caches: ELF tables keyed by file identity (device + inode from the mapping; two identities with
+ * the same build-id share one table) and JIT maps keyed by pid, both bounded: when the bytes or
+ * entries exceed the limit the whole cache is dropped at the next symbolizer_begin() and rebuilt
+ * on demand (counted in the stats). Cost therefore follows distinct files and addresses, not
+ * samples: a frame is two binary searches once its file is loaded.
+ *
+ * Strings in returned Frames stay valid until the next symbolizer_begin() or symbolizer_free().
+ */
+#pragma once
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "profile/profile-sample.h"
+
+#define SYMBOLIZER_CACHE_BYTES_DEFAULT (256U * 1024U * 1024U)
+#define SYMBOLIZER_CACHE_FILES_MAX 8192U
+#define SYMBOLIZER_JIT_PIDS_MAX 16384U
+#define SYMBOLIZER_UNKNOWN "[unknown]"
+
+typedef struct SymbolizerOptions {
+        const char *kallsyms_path; /* NULL: /proc/kallsyms; "": no kernel symbols */
+        const char *proc_root;     /* NULL: /proc */
+        const char *jit_dir;       /* NULL: /tmp */
+        uint64_t cache_bytes_max;  /* 0: SYMBOLIZER_CACHE_BYTES_DEFAULT */
+} SymbolizerOptions;
+
+typedef struct SymbolizerMapping {
+        uint64_t start, end, pgoff;
+        uint64_t dev, ino; /* 0 when unknown */
+        const char *path;  /* as the kernel reported it: "/usr/bin/x", "/x (deleted)", "//anon", "[vdso]" */
+} SymbolizerMapping;
+
+typedef struct SymbolizerStats {
+        uint64_t files_loaded, files_failed, cache_flushes, cache_bytes;
+        uint64_t jit_maps_loaded;
+        uint64_t frames, frames_unknown;
+        uint64_t kallsyms_symbols;
+} SymbolizerStats;
+
+typedef struct Symbolizer Symbolizer;
+
+int symbolizer_new(const SymbolizerOptions *o, Symbolizer **ret);
+Symbolizer *symbolizer_free(Symbolizer *z);
+
+/* Re-reads kallsyms (after a module load); keeps the old table if that fails. */
+int symbolizer_reload_kallsyms(Symbolizer *z);
+
+/* Call before symbolizing each sample: enforces the cache limits. Frames handed out earlier become invalid. */
+void symbolizer_begin(Symbolizer *z);
+/* Call once per drain: JIT maps are checked for changes again. */
+void symbolizer_next_epoch(Symbolizer *z);
+
+/* is_return: addr is a return address (every frame but the first of its context); we look up addr - 1. */
+void symbolizer_kernel(Symbolizer *z, uint64_t addr, bool is_return, Frame *ret);
+/* m: the mapping covering addr in pid, or NULL when none is known. */
+void symbolizer_user(Symbolizer *z, uint32_t pid, const SymbolizerMapping *m, uint64_t addr, bool is_return,
+                     Frame *ret);
+
+void symbolizer_get_stats(const Symbolizer *z, SymbolizerStats *ret);
+
+#include "basic/cleanup.h"
+DEFINE_TRIVIAL_CLEANUP_FUNC(Symbolizer *, symbolizer_free);

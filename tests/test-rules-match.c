@@ -1,0 +1,411 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * rules-match.c: which records a rule may fire on (source, kernel origin, origin: any, severity,
+ * journal trusted fields, never SYSLOG_IDENTIFIER), named captures, the match limit on a
+ * catastrophic pattern, and that the prefilter changes speed only, never results.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "basic/alloc-util.h"
+#include "basic/string-util.h"
+#include "basic/time-util.h"
+#include "rules/rules.h"
+#include "tests.h"
+
+static RuleSet *load(const char *yaml) {
+        RuleError e = RULE_ERROR_NULL;
+        RuleSet *rs = NULL;
+        int r = rule_set_load_string("test.yaml", yaml, strlen(yaml), &rs, &e);
+        if (r < 0)
+                fail_msg("load failed: %d %s:%u:%u: %s", r, e.file, e.line, e.column, e.message);
+        return rs;
+}
+
+static LogRecord kmsg(const char *msg, int facility) {
+        LogRecord r = LOG_RECORD_NULL;
+        r.source = LOG_SOURCE_KMSG;
+        r.facility = facility;
+        r.priority = 3;
+        r.kernel_origin = facility == 0;
+        r.message = msg;
+        r.message_len = strlen(msg);
+        return r;
+}
+
+static LogRecord journal(const char *msg) {
+        LogRecord r = LOG_RECORD_NULL;
+        r.source = LOG_SOURCE_JOURNAL;
+        r.message = msg;
+        r.message_len = strlen(msg);
+        return r;
+}
+
+typedef struct Seen {
+        char names[512];
+        char captures[512];
+} Seen;
+
+static int record_match(const RuleMatch *m, const LogRecord *rec, void *userdata) {
+        Seen *s = userdata;
+        size_t l = strlen(s->names);
+        snprintf(s->names + l, sizeof s->names - l, "%s%s", l ? "," : "", m->rule->name);
+        for (size_t i = 0; i < m->n_captures; i++) {
+                l = strlen(s->captures);
+                snprintf(s->captures + l, sizeof s->captures - l, "%s%s=%.*s", l ? " " : "", m->captures[i].name,
+                         (int) m->captures[i].value_len, m->captures[i].value);
+        }
+        return 0;
+}
+
+static const char *matches(RuleSet *rs, const LogRecord *rec) {
+        static Seen s;
+        memset(&s, 0, sizeof s);
+        assert_true(rule_set_match(rs, rec, record_match, &s) >= 0);
+        return s.names;
+}
+
+static const char kernel_rules[] =
+        "rules:\n"
+        "  - name: k\n"
+        "    source: kernel\n"
+        "    match: 'Trigger reset'\n"
+        "  - name: k-any\n"
+        "    source: kernel\n"
+        "    origin: any\n"
+        "    match: 'Trigger reset'\n";
+
+static void test_kernel_rules_need_kernel_origin_unless_origin_any(void **state) {
+        _cleanup_(rule_set_freep) RuleSet *rs = load(kernel_rules);
+        LogRecord r;
+
+        r = kmsg("ena x eth0: Trigger reset is on", 0);
+        assert_string_equal(matches(rs, &r), "k,k-any");
+        /* facility 1 (user): someone wrote into /dev/kmsg */
+        r = kmsg("ena x eth0: Trigger reset is on", 1);
+        assert_string_equal(matches(rs, &r), "k-any");
+        /* text a person pasted counts as kernel-originated */
+        r = kmsg("Trigger reset", 0);
+        r.source = LOG_SOURCE_TEXT;
+        assert_string_equal(matches(rs, &r), "k,k-any");
+        /* Kernel messages arriving through the journal are not matched again: kmsg already was. */
+        r = journal("ena x eth0: Trigger reset is on");
+        r.kernel_origin = true;
+        r.transport = "kernel";
+        assert_string_equal(matches(rs, &r), "");
+        /* no match at all */
+        r = kmsg("Trigger rese", 0);
+        assert_string_equal(matches(rs, &r), "");
+}
+
+static const char journal_rules[] =
+        "rules:\n"
+        "  - name: any-journal\n"
+        "    source: journal\n"
+        "    match: 'PLEG is not healthy'\n"
+        "  - name: kubelet\n"
+        "    source: journal\n"
+        "    unit: kubelet.service\n"
+        "    match: 'PLEG is not healthy'\n"
+        "  - name: root-kubelet\n"
+        "    source: journal\n"
+        "    comm: kubelet\n"
+        "    exe: /usr/bin/kubelet\n"
+        "    uid: 0\n"
+        "    transport: stdout\n"
+        "    match: 'PLEG'\n";
+
+static void test_journal_rules_filter_on_trusted_fields_only(void **state) {
+        _cleanup_(rule_set_freep) RuleSet *rs = load(journal_rules);
+        LogRecord r;
+
+        r = journal("PLEG is not healthy");
+        assert_string_equal(matches(rs, &r), "any-journal");
+
+        /* A client can set SYSLOG_IDENTIFIER to anything: it satisfies no filter. */
+        r.identifier = "kubelet.service";
+        assert_string_equal(matches(rs, &r), "any-journal");
+
+        r.unit = "kubelet.service";
+        assert_string_equal(matches(rs, &r), "any-journal,kubelet");
+        r.unit = "other.service";
+        assert_string_equal(matches(rs, &r), "any-journal");
+
+        r = journal("PLEG is not healthy");
+        r.comm = "kubelet";
+        r.exe = "/usr/bin/kubelet";
+        r.transport = "stdout";
+        r.uid = 0;
+        assert_string_equal(matches(rs, &r), "any-journal,root-kubelet");
+        r.uid = 1000;
+        assert_string_equal(matches(rs, &r), "any-journal");
+        r.uid = 0;
+        r.transport = "syslog";
+        assert_string_equal(matches(rs, &r), "any-journal");
+
+        /* Journal rules never see kmsg or text records. */
+        r = kmsg("PLEG is not healthy", 0);
+        assert_string_equal(matches(rs, &r), "");
+
+        /* The tester's mode: filters cannot be checked from text, the pattern alone decides. */
+        Seen s = {};
+        r = journal("PLEG is not healthy");
+        assert_int_equal(rule_set_match_full(rs, &r, RULE_MATCH_IGNORE_TRUSTED_FIELDS, record_match, &s), 3);
+        assert_string_equal(s.names, "any-journal,kubelet,root-kubelet");
+}
+
+static void test_disabled_and_severity(void **state) {
+        _cleanup_(rule_set_freep) RuleSet *rs = load("rules:\n"
+                                                     "  - {name: off, source: kernel, match: x, enabled: false}\n"
+                                                     "  - {name: err, source: kernel, match: x, severity: err}\n"
+                                                     "  - {name: all, source: kernel, match: x}\n");
+        LogRecord r = kmsg("x", 0);
+
+        r.priority = 3;
+        assert_string_equal(matches(rs, &r), "err,all");
+        r.priority = 2; /* crit: more urgent than err */
+        assert_string_equal(matches(rs, &r), "err,all");
+        r.priority = 6; /* info */
+        assert_string_equal(matches(rs, &r), "all");
+        r.priority = -1; /* unknown passes */
+        assert_string_equal(matches(rs, &r), "err,all");
+}
+
+static void test_named_captures_are_returned(void **state) {
+        _cleanup_(rule_set_freep) RuleSet *rs =
+                load("rules:\n"
+                     "  - name: lockup\n"
+                     "    source: kernel\n"
+                     "    match: 'soft lockup - CPU#(?<cpu>\\d+) stuck for (?<secs>\\d+)s!(?: \\[(?<comm>[^]]*)\\])?'\n");
+        LogRecord r;
+        Seen s = {};
+
+        r = kmsg("watchdog: BUG: soft lockup - CPU#12 stuck for 23s! [kworker/12:1:99]", 0);
+        assert_int_equal(rule_set_match(rs, &r, record_match, &s), 1);
+        assert_string_equal(s.captures, "comm=kworker/12:1:99 cpu=12 secs=23");
+
+        /* A group that took no part is left out rather than returned empty. */
+        memset(&s, 0, sizeof s);
+        r = kmsg("soft lockup - CPU#3 stuck for 5s!", 0);
+        assert_int_equal(rule_set_match(rs, &r, record_match, &s), 1);
+        assert_string_equal(s.captures, "cpu=3 secs=5");
+}
+
+static void test_catastrophic_pattern_hits_limit_promptly(void **state) {
+        _cleanup_(rule_set_freep) RuleSet *rs = load("rules:\n"
+                                                     "  - {name: evil, source: kernel, match: '(a+)+$'}\n"
+                                                     "  - {name: fine, source: kernel, match: 'aaab'}\n");
+        size_t n = 100 * 1024;
+        _cleanup_free_ char *line = malloc(n + 2);
+        RuleStats st;
+        LogRecord r;
+        Seen s = {};
+
+        memset(line, 'a', n);
+        line[n] = 'b';
+        line[n + 1] = '\0';
+        r = kmsg(line, 0);
+
+        uint64_t t0 = now_usec(CLOCK_MONOTONIC);
+        int k = rule_set_match(rs, &r, record_match, &s);
+        uint64_t elapsed = now_usec(CLOCK_MONOTONIC) - t0;
+
+        assert_int_equal(k, 1); /* the other rule still matched */
+        assert_string_equal(s.names, "fine");
+        rule_set_get_stats(rs, &st);
+        assert_int_equal(st.limit_hits, 1);
+        assert_int_equal(st.matches, 1);
+        rule_set_get_rule_stats(rs, 0, &st);
+        assert_int_equal(st.limit_hits, 1);
+        assert_int_equal(st.matches, 0);
+        if (elapsed > 2 * USEC_PER_SEC)
+                fail_msg("(a+)+$ took %llu ms", (unsigned long long) (elapsed / USEC_PER_MSEC));
+}
+
+static int stop_handler(const RuleMatch *m, const LogRecord *rec, void *userdata) {
+        (*(int *) userdata)++;
+        return -ECANCELED;
+}
+
+static void test_handler_error_stops(void **state) {
+        _cleanup_(rule_set_freep) RuleSet *rs = load(kernel_rules);
+        LogRecord r = kmsg("Trigger reset", 0);
+        int calls = 0;
+
+        assert_int_equal(rule_set_match(rs, &r, stop_handler, &calls), -ECANCELED);
+        assert_int_equal(calls, 1);
+        assert_int_equal(rule_set_match(rs, &r, NULL, NULL), 2);
+}
+
+/* Lines built to poke at literals: present, split, at the edges, with NULs and high bytes. */
+static const char *const probe_lines[] = {
+        "",
+        "a",
+        "Trigger reset is on",
+        "ena 0000:00:05.0 eth0: Trigger reset is on",
+        "ena 0000:00:05.0 eth0: Trigger reset is o",
+        "ena  eth0: Trigger reset is on",
+        "xena 0000:00:05.0 eth0: Trigger reset is on",
+        "nvme nvme0: I/O 123 QID 4 timeout, aborting",
+        "nvme nvme0: I/O tag 123 (007b) opcode 0x2 (Read) QID 4 timeout, reset controller",
+        "nvme nvme0: controller is down; will reset: CSTS=0xffffffff, PCI_STATUS=0xffff",
+        "INFO: task kworker/u8:1:123 blocked for more than 120 seconds.",
+        "INFO: task a:b:c:1 blocked for more than 1 seconds.",
+        "watchdog: BUG: soft lockup - CPU#0 stuck for 22s! [swapper/0:0]",
+        "NMI watchdog: Watchdog detected hard LOCKUP on cpu 5",
+        "rcu: INFO: rcu_preempt self-detected stall on CPU",
+        "INFO: rcu_sched detected stalls on CPUs/tasks:",
+        "Out of memory: Killed process 1 (a) total-vm:1kB",
+        "Memory cgroup out of memory: Killed process 2 (b c) total-vm:1kB",
+        "lib: Out of memory: Killed process",
+        "ena 0000:00:05.0 eth0: NETDEV WATCHDOG: CPU: 3: transmit queue 2 timed out 5000 ms",
+        "NETDEV WATCHDOG: eth0 (ena): transmit queue 0 timed out",
+        "mce: [Hardware Error]: CPU 3: Machine Check Exception: 5 Bank 4: b200000000070f0f",
+        "mce: [Hardware Error]: Machine check events logged",
+        "kswapd0: page allocation failure: order:4, mode:0x40cc0(GFP_KERNEL|__GFP_COMP)",
+        "EXT4-fs error (device sda1): ext4_find_entry:1455: inode #2: comm ls: reading directory lblock 0",
+        "EXT4-fs error (device nvme0n1p1) in ext4_reserve_inode_write:5735: IO failure",
+        "XFS (dm-0): Corruption detected. Unmount and run xfs_repair",
+        "XFS (sdb): metadata I/O error in \"xfs_trans_read_buf_map\" at daddr 0x1 len 8 error 5",
+        "TrTrTrigger reset is onn",
+        "\xff\xfe Trigger reset is on \x80",
+        "NETDEV WATCHDOG",
+        "XF",
+};
+
+static void test_prefilter_changes_nothing_but_speed(void **state) {
+        const char *root = getenv("TPROF_SOURCE_ROOT");
+        _cleanup_free_ char *path = NULL;
+        _cleanup_(rule_set_freep) RuleSet *rs = NULL;
+        RuleError e = RULE_ERROR_NULL;
+        RuleStats with, without;
+        size_t hits = 0;
+
+        assert_non_null(root);
+        assert_true(asprintf(&path, "%s/rules", root) > 0);
+        assert_int_equal(rule_set_load(path, &rs, &e), 0);
+
+        /* Probe lines, each also with a NUL byte in the middle and truncated at every length. */
+        for (size_t i = 0; i < ELEMENTSOF(probe_lines); i++) {
+                size_t len = strlen(probe_lines[i]);
+                for (size_t cut = 0; cut <= len; cut++)
+                        for (int variant = 0; variant < 2; variant++) {
+                                char buf[256];
+                                Seen a = {}, b = {};
+                                LogRecord r;
+
+                                memcpy(buf, probe_lines[i], len);
+                                if (variant == 1 && cut > 2)
+                                        buf[cut / 2] = '\0';
+                                r = kmsg(buf, 0);
+                                r.message_len = cut;
+
+                                rule_set_set_prefilter(rs, true);
+                                int ka = rule_set_match(rs, &r, record_match, &a);
+                                rule_set_set_prefilter(rs, false);
+                                int kb = rule_set_match(rs, &r, record_match, &b);
+                                assert_int_equal(ka, kb);
+                                if (strcmp(a.names, b.names) != 0 || strcmp(a.captures, b.captures) != 0)
+                                        fail_msg("prefilter changed the result for '%.*s': '%s' vs '%s'", (int) cut,
+                                                 buf, a.names, b.names);
+                                hits += (size_t) ka;
+                        }
+        }
+        assert_true(hits > 20); /* the probes do exercise matches */
+
+        /* And it does save work: regex runs on the same input, prefilter on vs off. */
+        rule_set_reset_stats(rs);
+        rule_set_set_prefilter(rs, true);
+        for (size_t i = 0; i < ELEMENTSOF(probe_lines); i++) {
+                LogRecord r = kmsg(probe_lines[i], 0);
+                assert_true(rule_set_match(rs, &r, NULL, NULL) >= 0);
+        }
+        rule_set_get_stats(rs, &with);
+        rule_set_reset_stats(rs);
+        rule_set_set_prefilter(rs, false);
+        for (size_t i = 0; i < ELEMENTSOF(probe_lines); i++) {
+                LogRecord r = kmsg(probe_lines[i], 0);
+                assert_true(rule_set_match(rs, &r, NULL, NULL) >= 0);
+        }
+        rule_set_get_stats(rs, &without);
+        assert_int_equal(with.matches, without.matches);
+        assert_true(with.regex_runs * 4 < without.regex_runs);
+}
+
+static void test_prefilter_random_lines(void **state) {
+        /* Random lines over a small alphabet make literals and near misses frequent. */
+        _cleanup_(rule_set_freep) RuleSet *rs = load("rules:\n"
+                                                     "  - {name: a, source: kernel, match: 'abc'}\n"
+                                                     "  - {name: b, source: kernel, match: '^ab?c+a'}\n"
+                                                     "  - {name: c, source: kernel, match: 'b[ac]ca{2}b'}\n"
+                                                     "  - {name: d, source: kernel, match: 'cab|bac'}\n"
+                                                     "  - {name: e, source: kernel, match: '(?i)CAB'}\n"
+                                                     "  - {name: f, source: kernel, match: 'aa\\.?b'}\n");
+        unsigned seed = 12345;
+
+        for (int n = 0; n < 20000; n++) {
+                char buf[24];
+                size_t len = (size_t) (rand_r(&seed) % (int) sizeof buf);
+                Seen a = {}, b = {};
+
+                for (size_t i = 0; i < len; i++)
+                        buf[i] = "abc."[rand_r(&seed) % 4];
+                LogRecord r = kmsg(buf, 0);
+                r.message_len = len;
+                rule_set_set_prefilter(rs, true);
+                assert_true(rule_set_match(rs, &r, record_match, &a) >= 0);
+                rule_set_set_prefilter(rs, false);
+                assert_true(rule_set_match(rs, &r, record_match, &b) >= 0);
+                if (strcmp(a.names, b.names) != 0)
+                        fail_msg("'%.*s': '%s' vs '%s'", (int) len, buf, a.names, b.names);
+        }
+}
+
+static void test_journal_matches(void **state) {
+        _cleanup_(rule_set_freep) RuleSet *rs = NULL;
+        char **l = NULL;
+        bool any;
+
+        rs = load("rules:\n"
+                  "  - {name: k, source: kernel, match: x}\n"
+                  "  - {name: a, source: journal, unit: kubelet.service, uid: 0, match: x}\n"
+                  "  - {name: b, source: journal, unit: kubelet.service, match: y}\n"
+                  "  - {name: c, source: journal, exe: /usr/bin/containerd, match: x}\n"
+                  "  - {name: d, source: journal, uid: 1000, match: x}\n"
+                  "  - {name: e, source: journal, transport: audit, match: x}\n"
+                  "  - {name: f, source: journal, comm: sshd, match: x}\n"
+                  "  - {name: g, source: journal, match: x, enabled: false}\n");
+        assert_int_equal(rule_set_journal_matches(rs, &l, &any), 0);
+        assert_false(any);
+        assert_string_equal(l[0], "_COMM=sshd");
+        assert_string_equal(l[1], "_EXE=/usr/bin/containerd");
+        assert_string_equal(l[2], "_SYSTEMD_UNIT=kubelet.service");
+        assert_string_equal(l[3], "_TRANSPORT=audit");
+        assert_string_equal(l[4], "_UID=1000");
+        assert_null(l[5]);
+        l = rule_strv_free(l);
+        rs = rule_set_free(rs);
+
+        rs = load("rules:\n"
+                  "  - {name: a, source: journal, unit: kubelet.service, match: x}\n"
+                  "  - {name: b, source: journal, match: y}\n");
+        assert_int_equal(rule_set_journal_matches(rs, &l, &any), 0);
+        assert_true(any);
+        l = rule_strv_free(l);
+}
+
+int main(void) {
+        const struct CMUnitTest tests[] = {
+                cmocka_unit_test(test_kernel_rules_need_kernel_origin_unless_origin_any),
+                cmocka_unit_test(test_journal_rules_filter_on_trusted_fields_only),
+                cmocka_unit_test(test_disabled_and_severity),
+                cmocka_unit_test(test_named_captures_are_returned),
+                cmocka_unit_test(test_catastrophic_pattern_hits_limit_promptly),
+                cmocka_unit_test(test_handler_error_stops),
+                cmocka_unit_test(test_prefilter_changes_nothing_but_speed),
+                cmocka_unit_test(test_prefilter_random_lines),
+                cmocka_unit_test(test_journal_matches),
+        };
+        return cmocka_run_group_tests(tests, NULL, NULL);
+}
