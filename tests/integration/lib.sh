@@ -38,3 +38,45 @@ expect_exit() {
 }
 
 require_root() { [ "$(id -u)" = 0 ] || skip "needs root"; }
+
+# wait_for SECONDS CMD...: polls CMD every 0.1 s until it succeeds; fails after SECONDS.
+wait_for() {
+        local limit=$1 i=0
+        shift
+        while ! "$@" >/dev/null 2>&1; do
+                i=$((i + 1))
+                [ "$i" -le $((limit * 10)) ] || return 1
+                sleep 0.1
+        done
+}
+
+# require_perf: skips unless this machine lets us open perf events system wide.
+require_perf() {
+        require_root
+        [ -e /proc/sys/kernel/perf_event_paranoid ] || skip "no perf events in this kernel"
+        "$TPROFD" --once 0.2 >/dev/null 2>"$TEST_TMP/perf-probe" || skip "perf events unavailable: $(head -c 300 "$TEST_TMP/perf-probe")"
+}
+
+# start_tprofd ARGS...: runs tprofd in the background on $STATE with its log in $TEST_TMP/tprofd.log,
+# waits until it runs, stops it at exit. Sets TPROFD_PID.
+start_tprofd() {
+        "$TPROFD" --state-dir "$STATE" "$@" >>"$TEST_TMP/tprofd.log" 2>&1 &
+        TPROFD_PID=$!
+        on_exit "kill $TPROFD_PID 2>/dev/null; wait $TPROFD_PID 2>/dev/null"
+        wait_for 30 grep -q "running: state in" "$TEST_TMP/tprofd.log" ||
+                fail "tprofd did not start: $(tail -20 "$TEST_TMP/tprofd.log")"
+}
+
+# stop_tprofd: SIGTERM, and it must exit 0 within 10 s.
+stop_tprofd() {
+        local i=0
+        kill -TERM "$TPROFD_PID"
+        while kill -0 "$TPROFD_PID" 2>/dev/null; do
+                i=$((i + 1))
+                [ "$i" -le 100 ] || fail "tprofd did not exit within 10 s of SIGTERM"
+                sleep 0.1
+        done
+        wait "$TPROFD_PID" || fail "tprofd exited $? after SIGTERM: $(tail -20 "$TEST_TMP/tprofd.log")"
+}
+
+STATE="$TEST_TMP/state"
