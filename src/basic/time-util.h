@@ -31,6 +31,7 @@ int parse_duration(const char *s, uint64_t *ret_usec);
 /* Formats a duration compactly ("1h30m", "90s", "250ms"); buf must hold FORMAT_TIMESPAN_MAX. */
 #define FORMAT_TIMESPAN_MAX 64
 const char *format_timespan(char *buf, size_t l, uint64_t usec);
+#define FORMAT_TIMESPAN(usec) format_timespan((char[FORMAT_TIMESPAN_MAX]) {}, FORMAT_TIMESPAN_MAX, (usec))
 
 /* Formats CLOCK_REALTIME microseconds as "2026-11-21T14:30:00.123456Z" (UTC) or local time. */
 #define FORMAT_TIMESTAMP_MAX 64

@@ -12,9 +12,11 @@
 
 #include "basic/log.h"
 #include "basic/macro.h"
+#include "control/control-client.h"
 #include "tprof-bundle/tprof-bundle.h"
 
 const char *arg_state_dir = TPROF_STATE_DIR;
+const char *arg_control_socket = NULL;
 
 static int verb_unimplemented(int argc, char *argv[]) {
         log_error("'%s' is not implemented yet in tprof %s.", argv[0], TPROF_VERSION);
@@ -27,9 +29,9 @@ static const Verb verbs[] = {
         { "export", "Write a bundle's slice or a range of the ring as folded stacks or perf script",
           verb_unimplemented },
         { "rm", "Remove a bundle and release its pinned windows", verb_unimplemented },
-        { "capture", "Ask the running daemon for a bundle around now", verb_unimplemented },
+        { "capture", "Ask the running daemon for a bundle around now", verb_capture },
         { "windows", "List the windows in the ring and the coverage they give", verb_unimplemented },
-        { "status", "Show whether tprofd runs and what it has recorded", verb_unimplemented },
+        { "status", "Show whether tprofd runs and what it has recorded", verb_status },
 };
 
 static void help(void) {
@@ -46,18 +48,23 @@ static void help(void) {
                "  -h --help            Show this help and exit\n"
                "     --version         Show the version and exit\n"
                "  -D --state-dir DIR   tprofd's state directory (default: %s)\n"
+               "     --control-socket PATH\n"
+               "                       tprofd's control socket (default: $TPROF_CONTROL_SOCKET,\n"
+               "                       else %s)\n"
                "\n"
-               "Exit status: 0 on success, 1 when nothing matched, 64 on a usage error.\n",
-               TPROF_STATE_DIR);
+               "Exit status: 0 on success, 1 when nothing matched or on failure, 3 from status when tprofd\n"
+               "does not run, 64 on a usage error, 69 for a command not implemented yet.\n",
+               TPROF_STATE_DIR, CONTROL_SOCKET_DEFAULT);
 }
 
 /* Returns 1 to go on, 0 to exit successfully, or a negative errno (a usage error). */
 static int parse_argv(int argc, char *argv[]) {
-        enum { ARG_VERSION = 0x100 };
+        enum { ARG_VERSION = 0x100, ARG_CONTROL_SOCKET };
         static const struct option options[] = {
                 { "help", no_argument, NULL, 'h' },
                 { "version", no_argument, NULL, ARG_VERSION },
                 { "state-dir", required_argument, NULL, 'D' },
+                { "control-socket", required_argument, NULL, ARG_CONTROL_SOCKET },
                 {},
         };
         int c;
@@ -74,6 +81,9 @@ static int parse_argv(int argc, char *argv[]) {
                         return 0;
                 case 'D':
                         arg_state_dir = optarg;
+                        break;
+                case ARG_CONTROL_SOCKET:
+                        arg_control_socket = optarg;
                         break;
                 case ':':
                         return log_error_errno(SYNTHETIC_ERRNO(EINVAL), "Option '%s' needs an argument.",

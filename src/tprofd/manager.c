@@ -31,9 +31,11 @@
 #include "basic/clock-map.h"
 #include "basic/fileio.h"
 #include "basic/log.h"
+#include "basic/parse-util.h"
 #include "basic/string-util.h"
 #include "basic/time-util.h"
 #include "bundle/bundle-format.h"
+#include "control/control-server.h"
 #include "incident/incident-trigger.h"
 #include "incident/incident-write.h"
 #include "incident/incident.h"
@@ -94,6 +96,7 @@ typedef struct OpenIncident {
         sd_event_source *expire;   /* the cooldown is over: forget */
         uint64_t repeat_ns[REPEAT_MARKS_MAX];
         size_t n_repeat_marks;
+        ControlRequest *capture; /* tprof-bundle capture waiting for this bundle, or NULL */
 } OpenIncident;
 
 struct Manager {
@@ -117,6 +120,8 @@ struct Manager {
         size_t n_incidents, allocated_incidents;
 
         sd_event_source *flush_timer, *rotate_timer, *vacuum_timer, *clock_timer, *status_timer;
+        ControlServer *control;
+        uint64_t started_usec;
 
         uint64_t incidents_written, incidents_failed, ring_errors;
         uint64_t dropped_reported;
@@ -386,6 +391,8 @@ static void open_incident_free(OpenIncident *oi) {
                 return;
         sd_event_source_disable_unref(oi->deadline);
         sd_event_source_disable_unref(oi->expire);
+        if (oi->capture)
+                (void) control_request_error(oi->capture, "the capture was abandoned");
         safe_close(oi->dir_fd);
         for (size_t i = 0; i < oi->n_windows; i++)
                 free(oi->windows[i]);
@@ -582,6 +589,14 @@ static int incident_complete(Manager *m, OpenIncident *oi) {
         m->incidents_written++;
         trigger_closed(m->trigger, oi);
         announce(m, i, incident_status(i, &oi->slice));
+        if (oi->capture) {
+                _cleanup_strbuf_ StrBuf b = STRBUF_NULL;
+                (void) control_message_append(&b, "OK", "1");
+                (void) control_message_append(&b, "ID", i->id);
+                (void) control_message_appendf(&b, "PATH", "%s/%s", incidents_path, i->id);
+                (void) control_message_append(&b, "STATUS", bundle_status_to_string(incident_status(i, &oi->slice)));
+                (void) control_request_reply(TAKE_PTR(oi->capture), b.data ?: "", b.len);
+        }
         log_debug("Incident %s written in %llu ms.", i->short_id,
                   (unsigned long long) ((now_usec(CLOCK_MONOTONIC) - t0) / USEC_PER_MSEC));
         strv_free(files.paths);
@@ -598,6 +613,11 @@ fail:
         collect_log_done(&log);
         oi->dir_fd = safe_close(oi->dir_fd);
         (void) incident_discard(m->incidents_fd, i);
+        if (oi->capture) {
+                char text[256];
+                snprintf(text, sizeof text, "failed to write the bundle: %s", strerror(-r));
+                (void) control_request_error(TAKE_PTR(oi->capture), text);
+        }
         return r;
 }
 
@@ -660,14 +680,12 @@ static void incident_repeat(Manager *m, OpenIncident *oi, const LogRecord *rec) 
         }
 }
 
+static int incident_arm(Manager *m, Incident *i, OpenIncident **ret);
+
 static int incident_start(Manager *m, const RuleMatch *match, const LogRecord *rec, uint64_t event_ns) {
         _cleanup_(incident_freep) Incident *i = NULL;
-        _cleanup_close_ int windows_fd = -EBADF;
-        IncidentHost host = manager_host(m);
-        IncidentProfile profile = manager_profile(m);
         IncidentRule rule;
         OpenIncident *oi;
-        uint64_t deadline_usec;
         int r;
 
         incident_rule_from(match->rule, &rule);
@@ -683,43 +701,174 @@ static int incident_start(Manager *m, const RuleMatch *match, const LogRecord *r
                 if (r < 0)
                         break; /* more captures than we keep: the rest are in the message */
         }
+        r = incident_arm(m, i, &oi);
+        if (r < 0)
+                return log_error_errno(r, "Failed to stage the bundle of incident %s: %m", i->short_id);
+        TAKE_PTR(i);
+        return 0;
+}
+
+/* Stages a prepared incident, pins what exists of its slice, arms its deadline, registers it. */
+static int incident_arm(Manager *m, Incident *i, OpenIncident **ret) {
+        _cleanup_close_ int windows_fd = -EBADF;
+        IncidentHost host = manager_host(m);
+        IncidentProfile profile = manager_profile(m);
+        OpenIncident *oi;
+        uint64_t deadline_usec;
+        int r;
 
         if (!GREEDY_REALLOC(m->incidents, m->allocated_incidents, m->n_incidents + 1))
-                return log_oom();
+                return -ENOMEM;
         oi = new0(OpenIncident, 1);
         if (!oi)
-                return log_oom();
+                return -ENOMEM;
         oi->manager = m;
         oi->dir_fd = -EBADF;
-
         r = incident_stage(m->incidents_fd, i, &host, &profile, &oi->dir_fd);
         if (r < 0) {
                 free(oi);
-                return log_error_errno(r, "Failed to stage the bundle of incident %s: %m", i->short_id);
+                return r;
         }
-        oi->incident = TAKE_PTR(i);
+        oi->incident = i;
 
         /* Pin now what exists of [t - before, now], so retention cannot take it while we wait. */
         windows_fd = openat(oi->dir_fd, BUNDLE_WINDOWS_DIR, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         if (windows_fd >= 0)
-                (void) ring_store_pin(m->ring, oi->incident->from_ns, oi->incident->to_ns, windows_fd, NULL);
+                (void) ring_store_pin(m->ring, i->from_ns, i->to_ns, windows_fd, NULL);
 
-        deadline_usec = clock_map_perf_to_mono(&m->clock, oi->incident->to_ns) / NSEC_PER_USEC + DEADLINE_SLACK_USEC;
+        deadline_usec = clock_map_perf_to_mono(&m->clock, i->to_ns) / NSEC_PER_USEC + DEADLINE_SLACK_USEC;
         r = sd_event_add_time(m->event, &oi->deadline, CLOCK_MONOTONIC, deadline_usec, 10 * USEC_PER_MSEC,
                               on_incident_deadline, oi);
         if (r >= 0)
                 r = sd_event_source_set_priority(oi->deadline, PRIORITY_INCIDENT);
         if (r < 0) {
-                (void) incident_discard(m->incidents_fd, oi->incident);
+                (void) incident_discard(m->incidents_fd, i);
+                oi->incident = NULL; /* the caller still owns it */
                 open_incident_free(oi);
-                return log_error_errno(r, "Failed to arm the incident deadline: %m");
+                return r;
         }
-        r = trigger_register(m->trigger, oi->incident->rule.name, event_ns,
-                             oi->incident->rule.cooldown_usec * NSEC_PER_USEC, now_nsec(CLOCK_MONOTONIC), oi);
+        r = trigger_register(m->trigger, i->rule.name, i->t_ns, i->rule.cooldown_usec * NSEC_PER_USEC,
+                             now_nsec(CLOCK_MONOTONIC), oi);
         if (r < 0)
-                log_warning_errno(r, "Failed to register incident %s for cooldown, ignoring: %m", oi->incident->short_id);
+                log_warning_errno(r, "Failed to register incident %s for cooldown, ignoring: %m", i->short_id);
         m->incidents[m->n_incidents++] = oi;
+        *ret = oi;
         return 0;
+}
+
+#define CAPTURE_BEFORE_USEC_DEFAULT (60 * USEC_PER_SEC)
+#define CAPTURE_AFTER_USEC_DEFAULT (10 * USEC_PER_SEC)
+#define CAPTURE_BEFORE_USEC_MAX (15 * USEC_PER_MINUTE)
+#define CAPTURE_AFTER_USEC_MAX (5 * USEC_PER_MINUTE)
+
+static int parse_usec_field(const ControlMessage *msg, const char *key, uint64_t def, uint64_t max, uint64_t *ret) {
+        const char *v = control_message_get(msg, key);
+
+        if (!v) {
+                *ret = def;
+                return 0;
+        }
+        if (safe_atou64(v, ret) < 0 || *ret > max)
+                return -EINVAL;
+        return 0;
+}
+
+static void control_capture(Manager *m, ControlRequest *req, const ControlMessage *msg) {
+        _cleanup_(incident_freep) Incident *i = NULL;
+        IncidentRule rule = { .name = (char *) "manual", .source = (char *) "manual",
+                              .description = (char *) "manual capture (tprof-bundle capture)" };
+        const char *note = control_message_get(msg, "NOTE");
+        OpenIncident *oi;
+        uint64_t t;
+        int r;
+
+        if (parse_usec_field(msg, "BEFORE_USEC", CAPTURE_BEFORE_USEC_DEFAULT, CAPTURE_BEFORE_USEC_MAX,
+                             &rule.before_usec) < 0 ||
+            parse_usec_field(msg, "AFTER_USEC", CAPTURE_AFTER_USEC_DEFAULT, CAPTURE_AFTER_USEC_MAX, &rule.after_usec) < 0) {
+                (void) control_request_error(req, "BEFORE_USEC must be at most 15 min, AFTER_USEC at most 5 min");
+                return;
+        }
+        if (trigger_n_open(m->trigger) >= TRIGGER_MAX_OPEN_DEFAULT) {
+                (void) control_request_error(req, "too many incidents are being recorded, try again later");
+                return;
+        }
+        t = clock_map_mono_to_perf(&m->clock, now_nsec(CLOCK_MONOTONIC));
+        r = incident_new(&rule, t, &m->clock, &i);
+        if (r >= 0 && note) {
+                i->note = strdup(note);
+                if (!i->note)
+                        r = -ENOMEM;
+        }
+        if (r < 0) {
+                (void) control_request_error(req, "out of memory");
+                return;
+        }
+        i->alignment = "capture-request";
+        r = incident_arm(m, i, &oi);
+        if (r < 0) {
+                log_error_errno(r, "Failed to start a manual capture: %m");
+                (void) control_request_error(req, "failed to stage the bundle");
+                return;
+        }
+        TAKE_PTR(i);
+        oi->capture = req;
+        log_info("Manual capture %s requested by UID %u: %s before, %s after.", oi->incident->short_id,
+                 (unsigned) control_request_uid(req), FORMAT_TIMESPAN(rule.before_usec), FORMAT_TIMESPAN(rule.after_usec));
+}
+
+static void control_status(Manager *m, ControlRequest *req) {
+        _cleanup_strbuf_ StrBuf b = STRBUF_NULL;
+        SamplerStats st = {};
+        TriggerStats ts = {};
+        LogSourceStats ks = {}, js = {};
+
+        sampler_get_stats(m->sampler, &st);
+        trigger_get_stats(m->trigger, &ts);
+        kmsg_source_get_stats(m->kmsg, &ks);
+        if (m->journal)
+                journal_source_get_stats(m->journal, &js);
+        (void) control_message_append(&b, "OK", "1");
+        (void) control_message_append(&b, "VERSION", TPROF_VERSION);
+        (void) control_message_appendf(&b, "PID", "%d", (int) getpid());
+        (void) control_message_appendf(&b, "UPTIME_USEC", "%llu", (unsigned long long) (now_usec(CLOCK_MONOTONIC) - m->started_usec));
+        (void) control_message_append(&b, "STATE_DIR", m->config->state_dir);
+        (void) control_message_append(&b, "RULES_PATH", m->config->rules_path);
+        (void) control_message_appendf(&b, "RULES", "%zu", rule_set_size(m->rules));
+        (void) control_message_append(&b, "EVENT", sampler_event_name(m->sampler));
+        (void) control_message_appendf(&b, "FREQ_HZ", "%u", m->config->freq_hz);
+        (void) control_message_appendf(&b, "CPUS", "%u", sampler_n_cpus(m->sampler));
+        (void) control_message_appendf(&b, "SAMPLES", "%llu", (unsigned long long) st.samples);
+        (void) control_message_appendf(&b, "LOST", "%llu", (unsigned long long) st.lost);
+        (void) control_message_appendf(&b, "THROTTLED", "%llu", (unsigned long long) st.throttled);
+        (void) control_message_appendf(&b, "WINDOW_USEC", "%llu", (unsigned long long) m->config->window_usec);
+        (void) control_message_append(&b, "WINDOW_OPEN", ring_store_current_name(m->ring) ?: "");
+        (void) control_message_append(&b, "CLOCK_MAP", clock_map_method_to_string(m->clock.method));
+        (void) control_message_appendf(&b, "CLOCK_ERROR_NS", "%llu", (unsigned long long) m->clock.error_ns);
+        (void) control_message_appendf(&b, "KMSG_RECORDS", "%llu", (unsigned long long) ks.records);
+        (void) control_message_appendf(&b, "KMSG_LOST", "%llu", (unsigned long long) ks.lost);
+        (void) control_message_append(&b, "JOURNAL", m->journal ? "yes" : "no");
+        (void) control_message_appendf(&b, "JOURNAL_RECORDS", "%llu", (unsigned long long) js.records);
+        (void) control_message_appendf(&b, "MATCHES", "%llu", (unsigned long long) ts.matches);
+        (void) control_message_appendf(&b, "INCIDENTS_OPEN", "%u", trigger_n_open(m->trigger));
+        (void) control_message_appendf(&b, "INCIDENTS_WRITTEN", "%llu", (unsigned long long) m->incidents_written);
+        (void) control_message_appendf(&b, "INCIDENTS_FAILED", "%llu", (unsigned long long) m->incidents_failed);
+        (void) control_message_appendf(&b, "MATCHES_DROPPED", "%llu",
+                                       (unsigned long long) (ts.rate_limited + ts.too_many_open));
+        (void) control_request_reply(req, b.data ?: "", b.len);
+}
+
+static void on_control_request(ControlRequest *req, const ControlMessage *msg, void *userdata) {
+        Manager *m = userdata;
+        const char *op = control_message_get(msg, "OP");
+
+        if (!op)
+                (void) control_request_error(req, "missing OP");
+        else if (streq(op, "status"))
+                control_status(m, req);
+        else if (streq(op, "capture"))
+                control_capture(m, req, msg);
+        else
+                (void) control_request_error(req, "unknown OP");
 }
 
 /* Publishes every incident still recording, with what was sampled so far (SIGTERM). */
@@ -843,6 +992,7 @@ static Manager *manager_free(Manager *m) {
         sd_event_source_disable_unref(m->vacuum_timer);
         sd_event_source_disable_unref(m->clock_timer);
         sd_event_source_disable_unref(m->status_timer);
+        control_server_free(m->control);
         kmsg_source_free(m->kmsg);
         journal_source_free(m->journal);
         sampler_free(m->sampler);
@@ -899,6 +1049,7 @@ static int manager_new(const TprofdConfig *c, Manager **ret) {
                 return log_oom();
         m->config = c;
         m->incidents_fd = -EBADF;
+        m->started_usec = now_usec(CLOCK_MONOTONIC);
         clock_map_assume(&m->clock);
 
         r = manager_load_rules(m, &m->rules);
@@ -1004,6 +1155,20 @@ static int manager_new(const TprofdConfig *c, Manager **ret) {
                 r = manager_start_journal(m);
                 if (r < 0)
                         return r;
+        }
+
+        if (!isempty(c->control_socket)) {
+                _cleanup_free_ char *dir = strdup(c->control_socket);
+                char *slash = dir ? strrchr(dir, '/') : NULL;
+                if (slash && slash != dir) {
+                        *slash = '\0';
+                        (void) mkdir_p(dir, BUNDLE_DIR_MODE);
+                }
+                r = control_server_new(m->event, c->control_socket, PRIORITY_HOUSEKEEPING, on_control_request, m,
+                                       &m->control);
+                if (r < 0)
+                        log_warning_errno(r, "Failed to listen on '%s', tprof-bundle capture and status will not "
+                                          "reach this daemon: %m", c->control_socket);
         }
 
         if (add_timer(m, &m->flush_timer, FLUSH_USEC, on_flush_timer) < 0 ||

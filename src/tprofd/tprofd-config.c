@@ -22,6 +22,7 @@ void tprofd_config_done(TprofdConfig *c) {
         c->rules_path = mfree(c->rules_path);
         c->state_dir = mfree(c->state_dir);
         c->kmsg_path = mfree(c->kmsg_path);
+        c->control_socket = mfree(c->control_socket);
 }
 
 const char *tprofd_default_rules_path(void) {

@@ -19,6 +19,7 @@ typedef struct TprofdConfig {
         char *rules_path;
         char *state_dir;
         char *kmsg_path; /* /dev/kmsg, or a recorded file of raw records */
+        char *control_socket; /* where tprof-bundle capture/status reach us; "" to not listen */
         bool kmsg_from_start; /* on first start, read the whole buffer instead of starting at its end */
         bool journal;
         uint32_t freq_hz;

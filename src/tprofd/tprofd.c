@@ -14,6 +14,7 @@
 #include "basic/parse-util.h"
 #include "basic/string-util.h"
 #include "basic/time-util.h"
+#include "control/control-client.h"
 #include "rules/rules-tester.h"
 #include "sampler/sampler-once.h"
 #include "tprofd/manager.h"
@@ -49,6 +50,9 @@ static void help(void) {
                "  -w --window SECONDS    Length of one ring window, %llu-%llu (default: %llu)\n"
                "     --kmsg PATH         Read kernel log records from PATH instead of /dev/kmsg\n"
                "                         (a recorded file of raw records replays them)\n"
+               "     --control-socket PATH\n"
+               "                         Listen for tprof-bundle capture/status on PATH\n"
+               "                         (default: %s; \"\" to not listen)\n"
                "     --log-level LEVEL   debug, info, notice, warning or err (default: info)\n"
                "\n"
                "Modes:\n"
@@ -61,7 +65,7 @@ static void help(void) {
                tprofd_default_rules_path(), TPROF_STATE_DIR, FREQ_HZ_MAX, FREQ_HZ_DEFAULT,
                (unsigned long long) (WINDOW_USEC_MIN / USEC_PER_SEC),
                (unsigned long long) (WINDOW_USEC_MAX / USEC_PER_SEC),
-               (unsigned long long) (WINDOW_USEC_DEFAULT / USEC_PER_SEC));
+               (unsigned long long) (WINDOW_USEC_DEFAULT / USEC_PER_SEC), CONTROL_SOCKET_DEFAULT);
 }
 
 static int set_string(char **p, const char *v) {
@@ -82,6 +86,7 @@ static int parse_argv(int argc, char *argv[]) {
                 ARG_PID,
                 ARG_CHECK_CONFIG,
                 ARG_KMSG,
+                ARG_CONTROL_SOCKET,
                 ARG_LOG_LEVEL,
         };
         static const struct option options[] = {
@@ -92,6 +97,7 @@ static int parse_argv(int argc, char *argv[]) {
                 { "freq", required_argument, NULL, 'F' },
                 { "window", required_argument, NULL, 'w' },
                 { "kmsg", required_argument, NULL, ARG_KMSG },
+                { "control-socket", required_argument, NULL, ARG_CONTROL_SOCKET },
                 { "log-level", required_argument, NULL, ARG_LOG_LEVEL },
                 { "test-rules", no_argument, NULL, ARG_TEST_RULES },
                 { "once", required_argument, NULL, ARG_ONCE },
@@ -142,6 +148,11 @@ static int parse_argv(int argc, char *argv[]) {
                                                        (unsigned long long) (WINDOW_USEC_MIN / USEC_PER_SEC),
                                                        (unsigned long long) (WINDOW_USEC_MAX / USEC_PER_SEC));
                         arg_config.window_usec = u;
+                        break;
+                case ARG_CONTROL_SOCKET:
+                        r = set_string(&arg_config.control_socket, optarg);
+                        if (r < 0)
+                                return r;
                         break;
                 case ARG_LOG_LEVEL:
                         r = log_level_from_string(optarg);
@@ -209,6 +220,11 @@ static int run(int argc, char *argv[]) {
         }
         if (!arg_config.state_dir) {
                 r = set_string(&arg_config.state_dir, TPROF_STATE_DIR);
+                if (r < 0)
+                        return EXIT_FAILURE;
+        }
+        if (!arg_config.control_socket) {
+                r = set_string(&arg_config.control_socket, CONTROL_SOCKET_DEFAULT);
                 if (r < 0)
                         return EXIT_FAILURE;
         }

@@ -1,0 +1,142 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * tprof-bundle status: what the daemon is doing, asked over its control socket; when it does not
+ * answer, what it left in the state directory (windows, coverage, bundles). Exit status 0 when the
+ * daemon runs, 3 when it does not (as systemctl status does).
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sysexits.h>
+
+#include "basic/cleanup.h"
+#include "basic/log.h"
+#include "basic/parse-util.h"
+#include "basic/time-util.h"
+#include "bundle/bundle-format.h"
+#include "control/control-client.h"
+#include "store/store-slice.h"
+#include "tprof-bundle/tprof-bundle.h"
+
+#define STATUS_NOT_RUNNING 3
+
+static const char *field(const ControlMessage *m, const char *key) {
+        const char *v = control_message_get(m, key);
+        return v ?: "?";
+}
+
+static void print_escaped(const char *label, const char *value) {
+        _cleanup_free_ char *e = escape_text(value, strlen(value));
+        printf("%18s: %s\n", label, e ?: "?");
+}
+
+static void print_daemon(const ControlMessage *m) {
+        uint64_t u = 0;
+        char buf[256];
+
+        (void) safe_atou64(field(m, "UPTIME_USEC"), &u);
+        snprintf(buf, sizeof buf, "running, PID %s, version %s, up %s", field(m, "PID"), field(m, "VERSION"),
+                 FORMAT_TIMESPAN(u / USEC_PER_SEC * USEC_PER_SEC));
+        print_escaped("tprofd", buf);
+        snprintf(buf, sizeof buf, "%s at %s Hz on %s CPUs", field(m, "EVENT"), field(m, "FREQ_HZ"), field(m, "CPUS"));
+        print_escaped("Sampling", buf);
+        snprintf(buf, sizeof buf, "%s kept, %s lost, %s throttled", field(m, "SAMPLES"), field(m, "LOST"),
+                 field(m, "THROTTLED"));
+        print_escaped("Samples", buf);
+        snprintf(buf, sizeof buf, "%s, error %s ns", field(m, "CLOCK_MAP"), field(m, "CLOCK_ERROR_NS"));
+        print_escaped("Clock mapping", buf);
+        snprintf(buf, sizeof buf, "%s from %s", field(m, "RULES"), field(m, "RULES_PATH"));
+        print_escaped("Rules", buf);
+        snprintf(buf, sizeof buf, "kmsg %s records (%s lost), journal %s (%s records)", field(m, "KMSG_RECORDS"),
+                 field(m, "KMSG_LOST"), field(m, "JOURNAL"), field(m, "JOURNAL_RECORDS"));
+        print_escaped("Log sources", buf);
+        snprintf(buf, sizeof buf, "%s matches; %s open, %s written, %s failed, %s matches dropped by limits",
+                 field(m, "MATCHES"), field(m, "INCIDENTS_OPEN"), field(m, "INCIDENTS_WRITTEN"),
+                 field(m, "INCIDENTS_FAILED"), field(m, "MATCHES_DROPPED"));
+        print_escaped("Incidents", buf);
+        print_escaped("Open window", field(m, "WINDOW_OPEN"));
+}
+
+/* What the ring and the incidents folder hold, read from disk. */
+static void print_state(const char *state_dir) {
+        _cleanup_free_ char *ring = NULL, *inc = NULL;
+        WindowInfo *w = NULL;
+        size_t n = 0, bundles = 0, pending = 0;
+        uint64_t bytes = 0, samples = 0, lost = 0, pinned = 0;
+        char a[FORMAT_TIMESTAMP_MAX], b[FORMAT_TIMESTAMP_MAX], buf[512];
+
+        if (asprintf(&ring, "%s/ring", state_dir) < 0 || asprintf(&inc, "%s/incidents", state_dir) < 0)
+                return;
+        print_escaped("State directory", state_dir);
+        if (ring_list_windows(ring, /* verify= */ false, &w, &n) < 0 || n == 0)
+                print_escaped("Ring", "no windows");
+        else {
+                for (size_t i = 0; i < n; i++) {
+                        bytes += w[i].bytes;
+                        samples += w[i].samples;
+                        lost += w[i].lost;
+                        pinned += w[i].pinned;
+                }
+                snprintf(buf, sizeof buf, "%zu windows (%llu pinned), %llu MiB, %llu samples, %llu lost", n,
+                         (unsigned long long) pinned, (unsigned long long) (bytes >> 20), (unsigned long long) samples,
+                         (unsigned long long) lost);
+                print_escaped("Ring", buf);
+                snprintf(buf, sizeof buf, "%s .. %s", format_timestamp_utc(a, sizeof a, w[0].start_realtime_usec),
+                         format_timestamp_utc(b, sizeof b, w[n - 1].end_realtime_usec));
+                print_escaped("Coverage", buf);
+        }
+        window_info_array_free(w, n);
+
+        _cleanup_closedir_ DIR *d = opendir(inc);
+        struct dirent *de;
+        while (d && (de = readdir(d))) {
+                if (startswith(de->d_name, BUNDLE_TMP_PREFIX))
+                        pending++;
+                else if (de->d_name[0] != '.')
+                        bundles++;
+        }
+        snprintf(buf, sizeof buf, "%zu written, %zu being written", bundles, pending);
+        print_escaped("Bundles", buf);
+}
+
+int verb_status(int argc, char *argv[]) {
+        static const struct option options[] = {
+                { "help", no_argument, NULL, 'h' },
+                {},
+        };
+        const char *path = control_socket_path();
+        ControlMessage reply;
+        int c, r;
+
+        while ((c = getopt_long(argc, argv, "h", options, NULL)) >= 0)
+                switch (c) {
+                case 'h':
+                        printf("Usage: tprof-bundle status\n\n"
+                               "Shows whether tprofd runs and what it records; from the state directory\n"
+                               "when it does not run. Exit status 3 when tprofd does not run.\n");
+                        return EXIT_SUCCESS;
+                default:
+                        log_error("Unknown option '%s'. See 'tprof-bundle status --help'.", argv[optind - 1]);
+                        return EX_USAGE;
+                }
+
+        r = control_call(path, "OP=status\n", strlen("OP=status\n"), 5 * USEC_PER_SEC, &reply);
+        if (r >= 0 && !control_message_get(&reply, "ERROR")) {
+                const char *state = control_message_get(&reply, "STATE_DIR");
+                print_daemon(&reply);
+                print_state(state ?: arg_state_dir);
+                return EXIT_SUCCESS;
+        }
+        if (r >= 0) {
+                _cleanup_free_ char *e = escape_text(field(&reply, "ERROR"), strlen(field(&reply, "ERROR")));
+                printf("%18s: refused: %s\n", "tprofd", e ?: "?");
+        } else if (r == -ENOENT || r == -ECONNREFUSED)
+                printf("%18s: not running (nothing listens on %s)\n", "tprofd", path);
+        else
+                printf("%18s: unknown (%s: %s)\n", "tprofd", path, strerror(-r));
+        print_state(arg_state_dir);
+        return STATUS_NOT_RUNNING;
+}

@@ -1,0 +1,51 @@
+#!/bin/bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
+# Manual capture and status over the control socket, with the real daemon: `tprof-bundle capture`
+# waits for its bundle and prints its id; the bundle has rule "manual" and the note; `status`
+# reports the running daemon, and falls back to the state directory (exit 3) once it stopped.
+set -eu
+. "$(dirname "$0")/lib.sh"
+
+require_perf
+SOCK="$TEST_TMP/control.sock"
+export TPROF_CONTROL_SOCKET="$SOCK"
+
+start_tprofd --rules "$TPROF_SOURCE_ROOT/rules" --window 4s --control-socket "$SOCK"
+wait_for 10 test -S "$SOCK" || fail "no control socket"
+[ "$(stat -c %a "$SOCK")" = 660 ] || fail "control socket mode $(stat -c %a "$SOCK")"
+sleep 4
+
+"$TPROF_BUNDLE" -D "$STATE" status >"$OUT" 2>"$ERR" || fail "status exited $?: $(cat "$ERR")"
+grep -q "tprofd: running, PID $TPROFD_PID" "$OUT" || fail "status: $(cat "$OUT")"
+grep -qE "Sampling: (cpu-clock|cycles) at 97 Hz" "$OUT" || fail "status: $(cat "$OUT")"
+
+T0=$(date +%s.%N)
+ID=$("$TPROF_BUNDLE" capture --before 3s --after 2s --note 'disk stall suspected') || fail "capture failed"
+T1=$(date +%s.%N)
+awk -v a="$T0" -v b="$T1" 'BEGIN { printf "capture returned after %.2f s (after = 2 s)\n", b - a; exit !(b - a < 5) }' ||
+        fail "capture took too long"
+B="$STATE/incidents/$ID"
+[ -f "$B/manifest.json" ] || fail "capture printed '$ID' but $B has no manifest"
+python3 - "$B/manifest.json" <<'PY' || fail "manifest: $(cat "$B/manifest.json")"
+import json, sys
+m = json.load(open(sys.argv[1]))
+assert m["rule"]["name"] == "manual" and m["rule"]["source"] == "manual", m["rule"]
+assert m["note"] == "disk stall suspected", m["note"]
+assert m["event"]["source"] == "manual" and m["event"]["alignment"]["method"] == "capture-request", m["event"]
+assert m["status"] == "complete", m["status"]
+assert m["slice"]["samples"] > 0
+PY
+[ -s "$B/stacks.folded" ] || fail "empty stacks.folded"
+
+# Bad values are refused with a reason, not taken.
+expect_exit 1 "$TPROF_BUNDLE" capture --before 2h
+grep -q "refused the capture: BEFORE_USEC must be at most 15 min" "$ERR" || fail "$(cat "$ERR")"
+expect_exit 64 "$TPROF_BUNDLE" capture --after banana
+
+stop_tprofd
+expect_exit 3 "$TPROF_BUNDLE" -D "$STATE" status
+grep -q "tprofd: not running" "$OUT" || fail "status after stop: $(cat "$OUT")"
+grep -q "Bundles: 1 written, 0 being written" "$OUT" || fail "status after stop: $(cat "$OUT")"
+expect_exit 1 "$TPROF_BUNDLE" capture
+grep -q "tprofd is not running" "$ERR" || fail "$(cat "$ERR")"
+echo ok
