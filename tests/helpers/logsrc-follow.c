@@ -7,7 +7,8 @@
  *   source kernel_origin seq t_ns facility priority transport unit comm pid uid identifier message
  *
  * (empty fields are "-", the message escaped with escape_text()). On exit the counters go to stderr as
- * "stats <source> records=N lost=N ...". It stops on SIGINT/SIGTERM, after --count records whose
+ * "stats <source> records=N lost=N ...". --log-self TEXT sends one journal entry as ourselves (with
+ * --own-identifier) to show that it is skipped. It stops on SIGINT/SIGTERM, after --count records whose
  * message contains --grep, at the end of a recorded kmsg file, or after --timeout seconds.
  */
 #include <errno.h>
@@ -19,6 +20,7 @@
 #include <string.h>
 
 #include <systemd/sd-event.h>
+#include <systemd/sd-journal.h>
 
 #include "basic/cleanup.h"
 #include "basic/clock-map.h"
@@ -36,6 +38,7 @@ static const char *arg_state_dir = NULL;
 static bool arg_from_start = false;
 static const char *arg_own = NULL;
 static const char *arg_grep = NULL;
+static const char *arg_log_self = NULL;
 static uint64_t arg_count = 0;
 static uint64_t arg_timeout_sec = 30;
 static char *arg_matches[64];
@@ -94,7 +97,7 @@ static void print_stats(const char *name, const LogSourceStats *s) {
 
 static int parse_argv(int argc, char *argv[]) {
         enum { ARG_KMSG = 0x100, ARG_JOURNAL, ARG_NAMESPACE, ARG_JOURNAL_DIR, ARG_STATE_DIR, ARG_FROM_START,
-               ARG_MATCH, ARG_OWN, ARG_GREP, ARG_COUNT, ARG_TIMEOUT };
+               ARG_MATCH, ARG_OWN, ARG_GREP, ARG_COUNT, ARG_TIMEOUT, ARG_LOG_SELF };
         static const struct option options[] = {
                 { "kmsg", required_argument, NULL, ARG_KMSG },
                 { "journal", no_argument, NULL, ARG_JOURNAL },
@@ -107,6 +110,7 @@ static int parse_argv(int argc, char *argv[]) {
                 { "grep", required_argument, NULL, ARG_GREP },
                 { "count", required_argument, NULL, ARG_COUNT },
                 { "timeout", required_argument, NULL, ARG_TIMEOUT },
+                { "log-self", required_argument, NULL, ARG_LOG_SELF },
                 {}
         };
         int c;
@@ -145,6 +149,9 @@ static int parse_argv(int argc, char *argv[]) {
                 case ARG_COUNT:
                         arg_count = strtoull(optarg, NULL, 10);
                         break;
+                case ARG_LOG_SELF:
+                        arg_log_self = optarg;
+                        break;
                 case ARG_TIMEOUT:
                         arg_timeout_sec = strtoull(optarg, NULL, 10);
                         break;
@@ -167,7 +174,7 @@ int main(int argc, char *argv[]) {
         if (parse_argv(argc, argv) < 0) {
                 fprintf(stderr, "usage: %s [--kmsg PATH] [--journal [--namespace NS|--journal-dir DIR]] "
                                 "[--state-dir DIR] [--from-start] [--match FIELD=VALUE]... "
-                                "[--own-identifier ID] [--grep TEXT] [--count N] [--timeout SEC]\n",
+                                "[--own-identifier ID [--log-self TEXT]] [--grep TEXT] [--count N] [--timeout SEC]\n",
                         argv[0]);
                 return 2;
         }
@@ -219,6 +226,10 @@ int main(int argc, char *argv[]) {
                         goto fail;
                 }
         }
+
+        /* An entry of our own, to show the journal source skips it (--own-identifier). */
+        if (arg_log_self && arg_own)
+                (void) sd_journal_send("MESSAGE=%s", arg_log_self, "SYSLOG_IDENTIFIER=%s", arg_own, NULL);
 
         fprintf(stderr, "ready\n");
         r = sd_event_loop(event);
