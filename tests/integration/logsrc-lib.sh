@@ -13,7 +13,8 @@ TAG="tprof-test-$$-$RANDOM"
 follow_bg() {
         local name=$1 i
         shift
-        "$FOLLOW" "$@" >"$TEST_TMP/$name.out" 2>"$TEST_TMP/$name.err" &
+        # FOLLOW_WRAP: a command or function to run the driver under (ns_run in the journal test).
+        ${FOLLOW_WRAP:-} "$FOLLOW" "$@" >"$TEST_TMP/$name.out" 2>"$TEST_TMP/$name.err" &
         FOLLOW_PID=$!
         on_exit "kill $FOLLOW_PID 2>/dev/null"
         for i in $(seq 200); do
