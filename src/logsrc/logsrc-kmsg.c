@@ -39,8 +39,8 @@ struct KmsgSource {
 
         char *position_path; /* NULL: not persisting */
         char boot_id[BOOT_ID_STRING_MAX];
-        bool have_last;     /* last_seq is meaningful */
-        uint64_t last_seq;  /* last sequence number processed (delivered or deliberately skipped) */
+        bool have_last;    /* last_seq is meaningful */
+        uint64_t last_seq; /* last sequence number processed (delivered or deliberately skipped) */
         bool position_dirty;
 
         LogSourceStats stats;
@@ -315,7 +315,8 @@ int kmsg_source_new(sd_event *e, const KmsgSourceOptions *o, LogRecordHandler ha
         k->buf = malloc(KMSG_RECORD_BYTES_MAX + 1);
         if (!k->record || !k->buf)
                 return -ENOMEM;
-        if (o->own_identifier && asprintf(&k->own_prefix, "%s[%d]:", o->own_identifier, (int) getpid()) < 0) {
+        if (o->own_identifier &&
+            asprintf(&k->own_prefix, "%s[%d]:", o->own_identifier, (int) getpid()) < 0) {
                 k->own_prefix = NULL;
                 return -ENOMEM;
         }

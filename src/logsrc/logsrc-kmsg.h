@@ -49,8 +49,8 @@ typedef struct KmsgSourceOptions {
         const char *path;           /* NULL or "/dev/kmsg", or a recorded file of raw records */
         const char *state_dir;      /* position under <state_dir>/state/; NULL: do not persist */
         bool from_start;            /* without a position of this boot, read the whole buffer */
-        const ClockMap *clock;      /* for realtime_usec; borrowed, the owner may update it; NULL: none */
-        const char *own_identifier; /* skip user-space records "<own_identifier>[<our pid>]: ..."; NULL: none */
+        const ClockMap *clock;      /* for realtime_usec; borrowed, may be updated; NULL: none */
+        const char *own_identifier; /* skip "<own_identifier>[<our pid>]: ..." records; NULL: none */
         KmsgEndHandler on_end;      /* recorded-file mode: end of file; may be NULL */
 } KmsgSourceOptions;
 

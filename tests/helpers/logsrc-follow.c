@@ -76,7 +76,8 @@ static int on_record(const LogRecord *rec, void *userdata) {
         putchar('\n');
         fflush(stdout);
 
-        if (arg_count > 0 && (!arg_grep || memmem(rec->message, rec->message_len, arg_grep, strlen(arg_grep))))
+        if (arg_count > 0 &&
+            (!arg_grep || memmem(rec->message, rec->message_len, arg_grep, strlen(arg_grep))))
                 if (++n_matched >= arg_count)
                         (void) sd_event_exit(event, 0);
         return 0;
@@ -89,30 +90,40 @@ static void on_kmsg_end(KmsgSource *k, int error, void *userdata) {
 static void print_stats(const char *name, const LogSourceStats *s) {
         fprintf(stderr,
                 "stats %s records=%" PRIu64 " lost=%" PRIu64 " overruns=%" PRIu64 " malformed=%" PRIu64
-                " truncated=%" PRIu64 " skipped_own=%" PRIu64 " skipped_old=%" PRIu64 " skipped_kernel=%" PRIu64
-                " handler_errors=%" PRIu64 " position_errors=%" PRIu64 "\n",
+                " truncated=%" PRIu64 " skipped_own=%" PRIu64 " skipped_old=%" PRIu64
+                " skipped_kernel=%" PRIu64 " handler_errors=%" PRIu64 " position_errors=%" PRIu64 "\n",
                 name, s->records, s->lost, s->overruns, s->malformed, s->truncated, s->skipped_own,
                 s->skipped_old, s->skipped_kernel, s->handler_errors, s->position_errors);
 }
 
 static int parse_argv(int argc, char *argv[]) {
-        enum { ARG_KMSG = 0x100, ARG_JOURNAL, ARG_NAMESPACE, ARG_JOURNAL_DIR, ARG_STATE_DIR, ARG_FROM_START,
-               ARG_MATCH, ARG_OWN, ARG_GREP, ARG_COUNT, ARG_TIMEOUT, ARG_LOG_SELF };
-        static const struct option options[] = {
-                { "kmsg", required_argument, NULL, ARG_KMSG },
-                { "journal", no_argument, NULL, ARG_JOURNAL },
-                { "namespace", required_argument, NULL, ARG_NAMESPACE },
-                { "journal-dir", required_argument, NULL, ARG_JOURNAL_DIR },
-                { "state-dir", required_argument, NULL, ARG_STATE_DIR },
-                { "from-start", no_argument, NULL, ARG_FROM_START },
-                { "match", required_argument, NULL, ARG_MATCH },
-                { "own-identifier", required_argument, NULL, ARG_OWN },
-                { "grep", required_argument, NULL, ARG_GREP },
-                { "count", required_argument, NULL, ARG_COUNT },
-                { "timeout", required_argument, NULL, ARG_TIMEOUT },
-                { "log-self", required_argument, NULL, ARG_LOG_SELF },
-                {}
+        enum {
+                ARG_KMSG = 0x100,
+                ARG_JOURNAL,
+                ARG_NAMESPACE,
+                ARG_JOURNAL_DIR,
+                ARG_STATE_DIR,
+                ARG_FROM_START,
+                ARG_MATCH,
+                ARG_OWN,
+                ARG_GREP,
+                ARG_COUNT,
+                ARG_TIMEOUT,
+                ARG_LOG_SELF
         };
+        static const struct option options[] = {{"kmsg", required_argument, NULL, ARG_KMSG},
+                                                {"journal", no_argument, NULL, ARG_JOURNAL},
+                                                {"namespace", required_argument, NULL, ARG_NAMESPACE},
+                                                {"journal-dir", required_argument, NULL, ARG_JOURNAL_DIR},
+                                                {"state-dir", required_argument, NULL, ARG_STATE_DIR},
+                                                {"from-start", no_argument, NULL, ARG_FROM_START},
+                                                {"match", required_argument, NULL, ARG_MATCH},
+                                                {"own-identifier", required_argument, NULL, ARG_OWN},
+                                                {"grep", required_argument, NULL, ARG_GREP},
+                                                {"count", required_argument, NULL, ARG_COUNT},
+                                                {"timeout", required_argument, NULL, ARG_TIMEOUT},
+                                                {"log-self", required_argument, NULL, ARG_LOG_SELF},
+                                                {}};
         int c;
 
         while ((c = getopt_long(argc, argv, "", options, NULL)) >= 0)
@@ -172,9 +183,11 @@ int main(int argc, char *argv[]) {
         int r;
 
         if (parse_argv(argc, argv) < 0) {
-                fprintf(stderr, "usage: %s [--kmsg PATH] [--journal [--namespace NS|--journal-dir DIR]] "
-                                "[--state-dir DIR] [--from-start] [--match FIELD=VALUE]... "
-                                "[--own-identifier ID [--log-self TEXT]] [--grep TEXT] [--count N] [--timeout SEC]\n",
+                fprintf(stderr,
+                        "usage: %s [--kmsg PATH] [--journal [--namespace NS|--journal-dir DIR]] "
+                        "[--state-dir DIR] [--from-start] [--match FIELD=VALUE]... "
+                        "[--own-identifier ID [--log-self TEXT]] [--grep TEXT] [--count N] [--timeout "
+                        "SEC]\n",
                         argv[0]);
                 return 2;
         }
@@ -191,8 +204,9 @@ int main(int argc, char *argv[]) {
         (void) sd_event_add_signal(event, NULL, SIGINT, NULL, NULL);
         (void) sd_event_add_signal(event, NULL, SIGTERM, NULL, NULL);
         if (arg_timeout_sec > 0)
-                (void) sd_event_add_time_relative(event, NULL, CLOCK_MONOTONIC, arg_timeout_sec * USEC_PER_SEC, 0,
-                                                  NULL, (void *) (intptr_t) 124);
+                (void) sd_event_add_time_relative(event, NULL, CLOCK_MONOTONIC,
+                                                  arg_timeout_sec * USEC_PER_SEC, 0, NULL,
+                                                  (void *) (intptr_t) 124);
 
         if (arg_kmsg) {
                 KmsgSourceOptions o = {
