@@ -253,7 +253,8 @@ int kmsg_source_save_position(KmsgSource *k) {
 }
 
 /* Positions the fd of the device: after a saved position of this boot, or at the end or the start. */
-static int kmsg_source_seek(KmsgSource *k, bool from_start) {
+static int kmsg_source_seek(KmsgSource *k, const KmsgSourceOptions *o) {
+        bool from_start = o->from_start;
         KmsgPosition p;
         int r;
 
@@ -274,6 +275,8 @@ static int kmsg_source_seek(KmsgSource *k, bool from_start) {
                 /* -ENOENT: first start; -EBADMSG: unusable, start as if first; other errors are real. */
                 if (r < 0 && r != -ENOENT && r != -EBADMSG)
                         return r;
+                if (r >= 0 && o->from_start_on_new_boot)
+                        from_start = true; /* a position of an earlier boot: this boot is all new */
         }
 
         if (lseek(k->fd, 0, SEEK_DATA) < 0)
@@ -349,7 +352,7 @@ int kmsg_source_new(sd_event *e, const KmsgSourceOptions *o, LogRecordHandler ha
                         if (r < 0)
                                 return r;
                 }
-                r = kmsg_source_seek(k, o->from_start);
+                r = kmsg_source_seek(k, o);
                 if (r < 0)
                         return r;
                 r = sd_event_add_io(e, &k->io, k->fd, EPOLLIN, on_kmsg_io, k);

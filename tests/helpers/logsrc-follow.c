@@ -36,6 +36,7 @@ static const char *arg_namespace = NULL;
 static const char *arg_journal_dir = NULL;
 static const char *arg_state_dir = NULL;
 static bool arg_from_start = false;
+static bool arg_from_start_on_new_boot = false;
 static const char *arg_own = NULL;
 static const char *arg_grep = NULL;
 static const char *arg_log_self = NULL;
@@ -104,6 +105,7 @@ static int parse_argv(int argc, char *argv[]) {
                 ARG_JOURNAL_DIR,
                 ARG_STATE_DIR,
                 ARG_FROM_START,
+                ARG_NEW_BOOT,
                 ARG_MATCH,
                 ARG_OWN,
                 ARG_GREP,
@@ -111,19 +113,22 @@ static int parse_argv(int argc, char *argv[]) {
                 ARG_TIMEOUT,
                 ARG_LOG_SELF
         };
-        static const struct option options[] = {{"kmsg", required_argument, NULL, ARG_KMSG},
-                                                {"journal", no_argument, NULL, ARG_JOURNAL},
-                                                {"namespace", required_argument, NULL, ARG_NAMESPACE},
-                                                {"journal-dir", required_argument, NULL, ARG_JOURNAL_DIR},
-                                                {"state-dir", required_argument, NULL, ARG_STATE_DIR},
-                                                {"from-start", no_argument, NULL, ARG_FROM_START},
-                                                {"match", required_argument, NULL, ARG_MATCH},
-                                                {"own-identifier", required_argument, NULL, ARG_OWN},
-                                                {"grep", required_argument, NULL, ARG_GREP},
-                                                {"count", required_argument, NULL, ARG_COUNT},
-                                                {"timeout", required_argument, NULL, ARG_TIMEOUT},
-                                                {"log-self", required_argument, NULL, ARG_LOG_SELF},
-                                                {}};
+        static const struct option options[] = {
+                { "kmsg", required_argument, NULL, ARG_KMSG },
+                { "journal", no_argument, NULL, ARG_JOURNAL },
+                { "namespace", required_argument, NULL, ARG_NAMESPACE },
+                { "journal-dir", required_argument, NULL, ARG_JOURNAL_DIR },
+                { "state-dir", required_argument, NULL, ARG_STATE_DIR },
+                { "from-start", no_argument, NULL, ARG_FROM_START },
+                { "from-start-on-new-boot", no_argument, NULL, ARG_NEW_BOOT },
+                { "match", required_argument, NULL, ARG_MATCH },
+                { "own-identifier", required_argument, NULL, ARG_OWN },
+                { "grep", required_argument, NULL, ARG_GREP },
+                { "count", required_argument, NULL, ARG_COUNT },
+                { "timeout", required_argument, NULL, ARG_TIMEOUT },
+                { "log-self", required_argument, NULL, ARG_LOG_SELF },
+                {},
+        };
         int c;
 
         while ((c = getopt_long(argc, argv, "", options, NULL)) >= 0)
@@ -145,6 +150,9 @@ static int parse_argv(int argc, char *argv[]) {
                         break;
                 case ARG_FROM_START:
                         arg_from_start = true;
+                        break;
+                case ARG_NEW_BOOT:
+                        arg_from_start_on_new_boot = true;
                         break;
                 case ARG_MATCH:
                         if (arg_n_matches >= ELEMENTSOF(arg_matches) - 1)
@@ -185,7 +193,8 @@ int main(int argc, char *argv[]) {
         if (parse_argv(argc, argv) < 0) {
                 fprintf(stderr,
                         "usage: %s [--kmsg PATH] [--journal [--namespace NS|--journal-dir DIR]] "
-                        "[--state-dir DIR] [--from-start] [--match FIELD=VALUE]... "
+                        "[--state-dir DIR] [--from-start] [--from-start-on-new-boot] [--match "
+                        "FIELD=VALUE]... "
                         "[--own-identifier ID [--log-self TEXT]] [--grep TEXT] [--count N] [--timeout "
                         "SEC]\n",
                         argv[0]);
@@ -213,6 +222,7 @@ int main(int argc, char *argv[]) {
                         .path = arg_kmsg,
                         .state_dir = arg_state_dir,
                         .from_start = arg_from_start,
+                        .from_start_on_new_boot = arg_from_start_on_new_boot,
                         .clock = &clock,
                         .own_identifier = arg_own,
                         .on_end = on_kmsg_end,

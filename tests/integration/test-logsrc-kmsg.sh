@@ -69,3 +69,10 @@ kmsg_write "<6>$TAG e2 from someone else"
 follow_wait run7
 expect_eq "run7 messages" "$(messages run7 | tr '\n' ' ')" "e2 from someone else "
 expect_eq "run7 skipped_own" "$(counter run7 kmsg skipped_own)" 1
+
+# The saved position is still the other boot's (run5): with from_start_on_new_boot this boot's whole
+# buffer is new, ours included; without it (run5) only what came after the start.
+grep -q "^boot_id=00000000-1111-2222-3333-444444444444$" "$STATE/state/kmsg-position" || fail "run5 position"
+follow_bg run8 --kmsg /dev/kmsg --state-dir "$STATE" --from-start-on-new-boot --grep "$TAG" --count 10 --timeout 30
+follow_wait run8
+expect_eq "run8 messages" "$(messages run8 | cut -c1-2 | tr '\n' ' ')" "a1 a2 a3 b1 b2 c1 d1 d2 e1 e2 "
