@@ -84,7 +84,7 @@ static void test_dup_is_deep_and_complete(void **state) {
 
 static void test_line_bound_evicts_oldest(void **state) {
         _cleanup_(log_context_freep) LogContext *c = NULL;
-        LogContextLimits l = { .lines_max = 3 };
+        LogContextLimits l = {.lines_max = 3};
         Collected got = {};
         char buf[16];
 
@@ -108,7 +108,7 @@ static void test_byte_bound_evicts_oldest(void **state) {
         _cleanup_(log_context_freep) LogContext *c = NULL;
         LogRecord r = make(LOG_SOURCE_KMSG, 1, "0123456789");
         size_t one = log_record_dup_size(&r);
-        LogContextLimits l = { .bytes_max = one * 4 + one / 2 };
+        LogContextLimits l = {.bytes_max = one * 4 + one / 2};
         LogRecord big;
         char *huge;
 
@@ -134,7 +134,7 @@ static void test_byte_bound_evicts_oldest(void **state) {
 
 static void test_age_bound(void **state) {
         _cleanup_(log_context_freep) LogContext *c = NULL;
-        LogContextLimits l = { .age_ns_max = 1000 };
+        LogContextLimits l = {.age_ns_max = 1000};
         Collected got = {};
         LogRecord r;
 
@@ -161,12 +161,12 @@ static void test_range_is_in_time_order(void **state) {
                 uint64_t t;
                 const char *m;
         } in[] = {
-                { LOG_SOURCE_KMSG, 100, "k100" },    { LOG_SOURCE_KMSG, 300, "k300" },
-                { LOG_SOURCE_JOURNAL, 200, "j200" }, { LOG_SOURCE_JOURNAL, 150, "j150" },
-                { LOG_SOURCE_KMSG, 400, "k400" },    { LOG_SOURCE_JOURNAL, 300, "j300" },
-                { LOG_SOURCE_KMSG, 500, "k500" },
+                {LOG_SOURCE_KMSG, 100, "k100"},    {LOG_SOURCE_KMSG, 300, "k300"},
+                {LOG_SOURCE_JOURNAL, 200, "j200"}, {LOG_SOURCE_JOURNAL, 150, "j150"},
+                {LOG_SOURCE_KMSG, 400, "k400"},    {LOG_SOURCE_JOURNAL, 300, "j300"},
+                {LOG_SOURCE_KMSG, 500, "k500"},
         };
-        Collected got = {}, part = {}, stop = { .stop_after = 2 };
+        Collected got = {}, part = {}, stop = {.stop_after = 2};
 
         assert_int_equal(log_context_new(NULL, &c), 0);
         for (size_t i = 0; i < ELEMENTSOF(in); i++) {

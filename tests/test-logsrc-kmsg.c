@@ -78,8 +78,8 @@ static void replay(const char *path, Seen *s, LogSourceStats *ret_stats) {
 
 static void test_recorded_file_replays_once(void **state) {
         const char *root = getenv("TPROF_SOURCE_ROOT") ?: "..";
-        static const uint64_t want_seq[] = { 100, 101, 102, 103, 104, 105, 110, 111, 112, 114 };
-        static const bool want_kernel[] = { true, true, true, true, false, true, true, false, true, true };
+        static const uint64_t want_seq[] = {100, 101, 102, 103, 104, 105, 110, 111, 112, 114};
+        static const bool want_kernel[] = {true, true, true, true, false, true, true, false, true, true};
         _cleanup_free_ char *path = NULL;
         Seen s = {};
         LogSourceStats st;
@@ -150,7 +150,7 @@ static void test_missing_file_fails(void **state) {
         KmsgSource *k = NULL;
         sd_event *e = NULL;
         Seen s = {};
-        KmsgSourceOptions o = { .path = "/nonexistent/kmsg" };
+        KmsgSourceOptions o = {.path = "/nonexistent/kmsg"};
 
         assert_int_equal(sd_event_new(&e), 0);
         assert_int_equal(kmsg_source_new(e, &o, on_record, &s, &k), -ENOENT);

@@ -42,7 +42,7 @@ static void test_state_path_creates_directory(void **state) {
 
 static void test_kmsg_position_round_trip(void **state) {
         _cleanup_free_ char *path = NULL;
-        KmsgPosition p = { .boot_id = "81abae89-9221-41ae-a761-601bd7ad8034", .seq = UINT64_MAX }, q;
+        KmsgPosition p = {.boot_id = "81abae89-9221-41ae-a761-601bd7ad8034", .seq = UINT64_MAX}, q;
 
         assert_int_equal(logsrc_state_path(dir, KMSG_POSITION_FILE, &path), 0);
         (void) unlink(path);

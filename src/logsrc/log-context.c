@@ -113,7 +113,8 @@ static int slot_compare(const void *a, const void *b) {
         return x->serial < y->serial ? -1 : x->serial > y->serial;
 }
 
-int log_context_range(LogContext *c, uint64_t from_ns, uint64_t to_ns, LogContextCallback cb, void *userdata) {
+int log_context_range(LogContext *c, uint64_t from_ns, uint64_t to_ns, LogContextCallback cb,
+                      void *userdata) {
         _cleanup_free_ Slot **sel = NULL;
         size_t m = 0;
 
@@ -122,7 +123,7 @@ int log_context_range(LogContext *c, uint64_t from_ns, uint64_t to_ns, LogContex
 
         if (c->n == 0 || from_ns > to_ns)
                 return 0;
-        sel = new(Slot *, c->n);
+        sel = new (Slot *, c->n);
         if (!sel)
                 return -ENOMEM;
         for (size_t i = 0; i < c->n; i++) {

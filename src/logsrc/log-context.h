@@ -45,7 +45,8 @@ typedef int (*LogContextCallback)(const LogRecord *rec, void *userdata);
  * number of records passed to cb, the first negative value cb returned (which stops the walk), or
  * -ENOMEM.
  */
-int log_context_range(LogContext *c, uint64_t from_ns, uint64_t to_ns, LogContextCallback cb, void *userdata);
+int log_context_range(LogContext *c, uint64_t from_ns, uint64_t to_ns, LogContextCallback cb,
+                      void *userdata);
 
 size_t log_context_lines(const LogContext *c);
 uint64_t log_context_bytes(const LogContext *c);

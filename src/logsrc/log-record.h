@@ -36,9 +36,9 @@ typedef struct LogRecord {
         int priority; /* syslog level 0-7, -1 if unknown */
         int facility; /* syslog facility number (0 = kernel), -1 if unknown */
 
-        uint64_t seq;        /* kmsg sequence number; 0 for others */
-        uint64_t t_ns;       /* on the perf clock; 0 if it could not be mapped */
-        uint64_t source_usec; /* the source's own time: kmsg/_SOURCE_MONOTONIC usec, journal monotonic */
+        uint64_t seq;           /* kmsg sequence number; 0 for others */
+        uint64_t t_ns;          /* on the perf clock; 0 if it could not be mapped */
+        uint64_t source_usec;   /* the source's own time: kmsg/_SOURCE_MONOTONIC usec, journal monotonic */
         uint64_t realtime_usec; /* CLOCK_REALTIME, 0 if unknown */
         uint64_t t_error_ns;    /* estimated error of t_ns */
 
@@ -65,12 +65,12 @@ typedef struct LogRecord {
         const char *cursor;
 } LogRecord;
 
-#define LOG_RECORD_NULL                                                                                      \
-        ((LogRecord) {                                                                                       \
-                .source = _LOG_SOURCE_INVALID,                                                               \
-                .priority = -1,                                                                              \
-                .facility = -1,                                                                              \
-                .uid = (uid_t) -1,                                                                           \
+#define LOG_RECORD_NULL                                                                                     \
+        ((LogRecord){                                                                                       \
+                .source = _LOG_SOURCE_INVALID,                                                              \
+                .priority = -1,                                                                             \
+                .facility = -1,                                                                             \
+                .uid = (uid_t) -1,                                                                          \
         })
 
 /*
@@ -82,16 +82,16 @@ typedef int (*LogRecordHandler)(const LogRecord *rec, void *userdata);
 
 /* Counters every log source keeps; hot paths count instead of logging (STYLE.md). */
 typedef struct LogSourceStats {
-        uint64_t records;          /* delivered to the handler */
-        uint64_t lost;             /* never seen: sequence gaps, ring overruns, a position older than the buffer */
-        uint64_t overruns;         /* times read() said EPIPE: the kernel ring overwrote records we had not read */
-        uint64_t malformed;        /* rejected by the parser (kmsg) or without a usable MESSAGE (journal) */
-        uint64_t truncated;        /* journal: a message or field longer than our bounds, cut */
-        uint64_t skipped_own;      /* tprofd's own messages (no feedback loops) */
-        uint64_t skipped_old;      /* at or before the saved position, or the backlog skipped on a first start */
-        uint64_t skipped_kernel;   /* journal: _TRANSPORT=kernel entries, taken from kmsg instead */
-        uint64_t handler_errors;   /* the handler returned < 0 */
-        uint64_t position_errors;  /* saving the position failed (the next save retries) */
+        uint64_t records;         /* delivered to the handler */
+        uint64_t lost;            /* never seen: sequence gaps, overruns, a position older than the buffer */
+        uint64_t overruns;        /* read() said EPIPE: the kernel overwrote records we had not read */
+        uint64_t malformed;       /* rejected by the parser (kmsg), no usable MESSAGE (journal) */
+        uint64_t truncated;       /* journal: a message or field longer than our bounds, cut */
+        uint64_t skipped_own;     /* tprofd's own messages (no feedback loops) */
+        uint64_t skipped_old;     /* at or before the saved position, or the backlog of a first start */
+        uint64_t skipped_kernel;  /* journal: _TRANSPORT=kernel entries, taken from kmsg instead */
+        uint64_t handler_errors;  /* the handler returned < 0 */
+        uint64_t position_errors; /* saving the position failed (the next save retries) */
 } LogSourceStats;
 
 /*
@@ -108,4 +108,3 @@ static inline void log_record_freep(LogRecord **rec) {
         if (*rec)
                 *rec = log_record_free(*rec);
 }
-

@@ -24,7 +24,8 @@
 
 /* The transports whose entries we read: all but "kernel" (see the header). */
 static const char *const non_kernel_transports[] = {
-        "_TRANSPORT=journal", "_TRANSPORT=syslog", "_TRANSPORT=stdout", "_TRANSPORT=driver", "_TRANSPORT=audit",
+        "_TRANSPORT=journal", "_TRANSPORT=syslog", "_TRANSPORT=stdout",
+        "_TRANSPORT=driver",  "_TRANSPORT=audit",
 };
 
 /* TASK_COMM_LEN - 1: the kernel cuts a process name (and so _COMM) to this. */
@@ -97,7 +98,8 @@ static const char *field_or_null(const FieldBuf *f) {
         return f->present ? f->value : NULL;
 }
 
-static bool journal_source_is_own(JournalSource *js, pid_t pid, const FieldBuf *comm, const FieldBuf *ident) {
+static bool journal_source_is_own(JournalSource *js, pid_t pid, const FieldBuf *comm,
+                                  const FieldBuf *ident) {
         if (!js->own_identifier || pid != js->own_pid)
                 return false;
         if (comm->present && strncmp(comm->value, js->own_identifier, COMM_CHARS_MAX) == 0 &&
@@ -158,7 +160,8 @@ static void journal_source_handle_entry(JournalSource *js) {
             get_small_field(js, "_COMM", &comm, &truncated) < 0 ||
             get_small_field(js, "_EXE", &exe, &truncated) < 0 ||
             get_small_field(js, "SYSLOG_IDENTIFIER", &ident, &truncated) < 0 ||
-            get_small_field(js, "_UID", &uid, &truncated) < 0 || get_small_field(js, "_PID", &pid, &truncated) < 0 ||
+            get_small_field(js, "_UID", &uid, &truncated) < 0 ||
+            get_small_field(js, "_PID", &pid, &truncated) < 0 ||
             get_small_field(js, "PRIORITY", &prio, &truncated) < 0 ||
             get_small_field(js, "SYSLOG_FACILITY", &fac, &truncated) < 0) {
                 js->stats.malformed++;
@@ -210,7 +213,8 @@ static void journal_source_handle_entry(JournalSource *js) {
                 js->stats.handler_errors++;
 }
 
-/* Reads up to JOURNAL_BATCH_MAX entries. Returns 0 when caught up, 1 if more may be waiting, < 0 on error. */
+/* Reads up to JOURNAL_BATCH_MAX entries. Returns 0 when caught up, 1 if more may be waiting, < 0 on error.
+ */
 static int journal_source_read(JournalSource *js) {
         for (unsigned i = 0; i < JOURNAL_BATCH_MAX; i++) {
                 int r;

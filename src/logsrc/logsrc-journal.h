@@ -43,7 +43,7 @@
 typedef struct JournalSource JournalSource;
 
 typedef struct JournalSourceOptions {
-        const char *namespace;      /* journal namespace to read (sd_journal_open_namespace); NULL: the system's */
+        const char *namespace;      /* journal namespace (sd_journal_open_namespace); NULL: the system's */
         const char *directory;      /* or: read the journal files in this directory; NULL: none */
         const char *state_dir;      /* cursor under <state_dir>/state/; NULL: do not persist */
         bool from_start;            /* without a saved cursor, start at the head instead of the tail */

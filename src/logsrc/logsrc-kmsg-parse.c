@@ -110,7 +110,7 @@ int kmsg_record_parse(const char *buf, size_t n, KmsgRecord *ret, const char **r
         if (p + 1 != semicolon && p[1] != ',')
                 return fail(reterr_reason, "unknown flags", -EBADMSG);
 
-        *ret = (KmsgRecord) {
+        *ret = (KmsgRecord){
                 .facility = (int) (pri >> 3),
                 .level = (int) (pri & 7),
                 .seq = seq,
@@ -166,8 +166,8 @@ int kmsg_record_parse(const char *buf, size_t n, KmsgRecord *ret, const char **r
                 if (!eq || eq == line)
                         return fail(reterr_reason, "dictionary line without KEY=", -EBADMSG);
                 for (q = line; q < eq; q++)
-                        if (!((*q >= 'A' && *q <= 'Z') || (*q >= 'a' && *q <= 'z') || (*q >= '0' && *q <= '9') ||
-                              *q == '_'))
+                        if (!((*q >= 'A' && *q <= 'Z') || (*q >= 'a' && *q <= 'z') ||
+                              (*q >= '0' && *q <= '9') || *q == '_'))
                                 return fail(reterr_reason, "bad dictionary key", -EBADMSG);
                 for (q = eq + 1; q < nl; q++)
                         if (is_raw_control((unsigned char) *q))

@@ -39,8 +39,8 @@ struct KmsgSource {
 
         char *position_path; /* NULL: not persisting */
         char boot_id[BOOT_ID_STRING_MAX];
-        bool have_last;     /* last_seq is meaningful */
-        uint64_t last_seq;  /* last sequence number processed (delivered or deliberately skipped) */
+        bool have_last;    /* last_seq is meaningful */
+        uint64_t last_seq; /* last sequence number processed (delivered or deliberately skipped) */
         bool position_dirty;
 
         LogSourceStats stats;
@@ -253,7 +253,8 @@ int kmsg_source_save_position(KmsgSource *k) {
 }
 
 /* Positions the fd of the device: after a saved position of this boot, or at the end or the start. */
-static int kmsg_source_seek(KmsgSource *k, bool from_start) {
+static int kmsg_source_seek(KmsgSource *k, const KmsgSourceOptions *o) {
+        bool from_start = o->from_start;
         KmsgPosition p;
         int r;
 
@@ -274,6 +275,8 @@ static int kmsg_source_seek(KmsgSource *k, bool from_start) {
                 /* -ENOENT: first start; -EBADMSG: unusable, start as if first; other errors are real. */
                 if (r < 0 && r != -ENOENT && r != -EBADMSG)
                         return r;
+                if (r >= 0 && o->from_start_on_new_boot)
+                        from_start = true; /* a position of an earlier boot: this boot is all new */
         }
 
         if (lseek(k->fd, 0, SEEK_DATA) < 0)
@@ -315,7 +318,8 @@ int kmsg_source_new(sd_event *e, const KmsgSourceOptions *o, LogRecordHandler ha
         k->buf = malloc(KMSG_RECORD_BYTES_MAX + 1);
         if (!k->record || !k->buf)
                 return -ENOMEM;
-        if (o->own_identifier && asprintf(&k->own_prefix, "%s[%d]:", o->own_identifier, (int) getpid()) < 0) {
+        if (o->own_identifier &&
+            asprintf(&k->own_prefix, "%s[%d]:", o->own_identifier, (int) getpid()) < 0) {
                 k->own_prefix = NULL;
                 return -ENOMEM;
         }
@@ -348,7 +352,7 @@ int kmsg_source_new(sd_event *e, const KmsgSourceOptions *o, LogRecordHandler ha
                         if (r < 0)
                                 return r;
                 }
-                r = kmsg_source_seek(k, o->from_start);
+                r = kmsg_source_seek(k, o);
                 if (r < 0)
                         return r;
                 r = sd_event_add_io(e, &k->io, k->fd, EPOLLIN, on_kmsg_io, k);

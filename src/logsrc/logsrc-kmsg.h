@@ -11,7 +11,10 @@
  *     saved one and the oldest still in the kernel buffer are counted as lost);
  *   - no position, or one from another boot: at the end of the buffer (the records present at
  *     kmsg_source_new() are skipped and counted in skipped_old), or at the start of the buffer if
- *     from_start is set.
+ *     from_start is set;
+ *   - a position from another boot with from_start_on_new_boot: at the start of the buffer. Then a
+ *     daemon that ran before the reboot sees this boot's early records (a hang during boot), while a
+ *     first installation does not replay a buffer nobody asked about.
  *
  * Exactly once: a record is handed to the handler first, then the position moves past it, and the
  * position is saved (atomically) after every batch of reads and on kmsg_source_free(). A clean stop
@@ -46,12 +49,13 @@ typedef struct KmsgSource KmsgSource;
 typedef void (*KmsgEndHandler)(KmsgSource *k, int error, void *userdata);
 
 typedef struct KmsgSourceOptions {
-        const char *path;           /* NULL or "/dev/kmsg", or a recorded file of raw records */
-        const char *state_dir;      /* position under <state_dir>/state/; NULL: do not persist */
-        bool from_start;            /* without a position of this boot, read the whole buffer */
-        const ClockMap *clock;      /* for realtime_usec; borrowed, the owner may update it; NULL: none */
-        const char *own_identifier; /* skip user-space records "<own_identifier>[<our pid>]: ..."; NULL: none */
-        KmsgEndHandler on_end;      /* recorded-file mode: end of file; may be NULL */
+        const char *path;            /* NULL or "/dev/kmsg", or a recorded file of raw records */
+        const char *state_dir;       /* position under <state_dir>/state/; NULL: do not persist */
+        bool from_start;             /* without a position of this boot, read the whole buffer */
+        bool from_start_on_new_boot; /* with a position of an earlier boot, read the whole buffer */
+        const ClockMap *clock;       /* for realtime_usec; borrowed, may be updated; NULL: none */
+        const char *own_identifier;  /* skip "<own_identifier>[<our pid>]: ..." records; NULL: none */
+        KmsgEndHandler on_end;       /* recorded-file mode: end of file; may be NULL */
 } KmsgSourceOptions;
 
 /*

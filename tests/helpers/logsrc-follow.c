@@ -7,7 +7,8 @@
  *   source kernel_origin seq t_ns facility priority transport unit comm pid uid identifier message
  *
  * (empty fields are "-", the message escaped with escape_text()). On exit the counters go to stderr as
- * "stats <source> records=N lost=N ...". It stops on SIGINT/SIGTERM, after --count records whose
+ * "stats <source> records=N lost=N ...". --log-self TEXT sends one journal entry as ourselves (with
+ * --own-identifier) to show that it is skipped. It stops on SIGINT/SIGTERM, after --count records whose
  * message contains --grep, at the end of a recorded kmsg file, or after --timeout seconds.
  */
 #include <errno.h>
@@ -19,6 +20,7 @@
 #include <string.h>
 
 #include <systemd/sd-event.h>
+#include <systemd/sd-journal.h>
 
 #include "basic/cleanup.h"
 #include "basic/clock-map.h"
@@ -34,8 +36,10 @@ static const char *arg_namespace = NULL;
 static const char *arg_journal_dir = NULL;
 static const char *arg_state_dir = NULL;
 static bool arg_from_start = false;
+static bool arg_from_start_on_new_boot = false;
 static const char *arg_own = NULL;
 static const char *arg_grep = NULL;
+static const char *arg_log_self = NULL;
 static uint64_t arg_count = 0;
 static uint64_t arg_timeout_sec = 30;
 static char *arg_matches[64];
@@ -73,7 +77,8 @@ static int on_record(const LogRecord *rec, void *userdata) {
         putchar('\n');
         fflush(stdout);
 
-        if (arg_count > 0 && (!arg_grep || memmem(rec->message, rec->message_len, arg_grep, strlen(arg_grep))))
+        if (arg_count > 0 &&
+            (!arg_grep || memmem(rec->message, rec->message_len, arg_grep, strlen(arg_grep))))
                 if (++n_matched >= arg_count)
                         (void) sd_event_exit(event, 0);
         return 0;
@@ -86,15 +91,28 @@ static void on_kmsg_end(KmsgSource *k, int error, void *userdata) {
 static void print_stats(const char *name, const LogSourceStats *s) {
         fprintf(stderr,
                 "stats %s records=%" PRIu64 " lost=%" PRIu64 " overruns=%" PRIu64 " malformed=%" PRIu64
-                " truncated=%" PRIu64 " skipped_own=%" PRIu64 " skipped_old=%" PRIu64 " skipped_kernel=%" PRIu64
-                " handler_errors=%" PRIu64 " position_errors=%" PRIu64 "\n",
+                " truncated=%" PRIu64 " skipped_own=%" PRIu64 " skipped_old=%" PRIu64
+                " skipped_kernel=%" PRIu64 " handler_errors=%" PRIu64 " position_errors=%" PRIu64 "\n",
                 name, s->records, s->lost, s->overruns, s->malformed, s->truncated, s->skipped_own,
                 s->skipped_old, s->skipped_kernel, s->handler_errors, s->position_errors);
 }
 
 static int parse_argv(int argc, char *argv[]) {
-        enum { ARG_KMSG = 0x100, ARG_JOURNAL, ARG_NAMESPACE, ARG_JOURNAL_DIR, ARG_STATE_DIR, ARG_FROM_START,
-               ARG_MATCH, ARG_OWN, ARG_GREP, ARG_COUNT, ARG_TIMEOUT };
+        enum {
+                ARG_KMSG = 0x100,
+                ARG_JOURNAL,
+                ARG_NAMESPACE,
+                ARG_JOURNAL_DIR,
+                ARG_STATE_DIR,
+                ARG_FROM_START,
+                ARG_NEW_BOOT,
+                ARG_MATCH,
+                ARG_OWN,
+                ARG_GREP,
+                ARG_COUNT,
+                ARG_TIMEOUT,
+                ARG_LOG_SELF
+        };
         static const struct option options[] = {
                 { "kmsg", required_argument, NULL, ARG_KMSG },
                 { "journal", no_argument, NULL, ARG_JOURNAL },
@@ -102,12 +120,14 @@ static int parse_argv(int argc, char *argv[]) {
                 { "journal-dir", required_argument, NULL, ARG_JOURNAL_DIR },
                 { "state-dir", required_argument, NULL, ARG_STATE_DIR },
                 { "from-start", no_argument, NULL, ARG_FROM_START },
+                { "from-start-on-new-boot", no_argument, NULL, ARG_NEW_BOOT },
                 { "match", required_argument, NULL, ARG_MATCH },
                 { "own-identifier", required_argument, NULL, ARG_OWN },
                 { "grep", required_argument, NULL, ARG_GREP },
                 { "count", required_argument, NULL, ARG_COUNT },
                 { "timeout", required_argument, NULL, ARG_TIMEOUT },
-                {}
+                { "log-self", required_argument, NULL, ARG_LOG_SELF },
+                {},
         };
         int c;
 
@@ -131,6 +151,9 @@ static int parse_argv(int argc, char *argv[]) {
                 case ARG_FROM_START:
                         arg_from_start = true;
                         break;
+                case ARG_NEW_BOOT:
+                        arg_from_start_on_new_boot = true;
+                        break;
                 case ARG_MATCH:
                         if (arg_n_matches >= ELEMENTSOF(arg_matches) - 1)
                                 return -E2BIG;
@@ -144,6 +167,9 @@ static int parse_argv(int argc, char *argv[]) {
                         break;
                 case ARG_COUNT:
                         arg_count = strtoull(optarg, NULL, 10);
+                        break;
+                case ARG_LOG_SELF:
+                        arg_log_self = optarg;
                         break;
                 case ARG_TIMEOUT:
                         arg_timeout_sec = strtoull(optarg, NULL, 10);
@@ -165,9 +191,12 @@ int main(int argc, char *argv[]) {
         int r;
 
         if (parse_argv(argc, argv) < 0) {
-                fprintf(stderr, "usage: %s [--kmsg PATH] [--journal [--namespace NS|--journal-dir DIR]] "
-                                "[--state-dir DIR] [--from-start] [--match FIELD=VALUE]... "
-                                "[--own-identifier ID] [--grep TEXT] [--count N] [--timeout SEC]\n",
+                fprintf(stderr,
+                        "usage: %s [--kmsg PATH] [--journal [--namespace NS|--journal-dir DIR]] "
+                        "[--state-dir DIR] [--from-start] [--from-start-on-new-boot] [--match "
+                        "FIELD=VALUE]... "
+                        "[--own-identifier ID [--log-self TEXT]] [--grep TEXT] [--count N] [--timeout "
+                        "SEC]\n",
                         argv[0]);
                 return 2;
         }
@@ -184,14 +213,16 @@ int main(int argc, char *argv[]) {
         (void) sd_event_add_signal(event, NULL, SIGINT, NULL, NULL);
         (void) sd_event_add_signal(event, NULL, SIGTERM, NULL, NULL);
         if (arg_timeout_sec > 0)
-                (void) sd_event_add_time_relative(event, NULL, CLOCK_MONOTONIC, arg_timeout_sec * USEC_PER_SEC, 0,
-                                                  NULL, (void *) (intptr_t) 124);
+                (void) sd_event_add_time_relative(event, NULL, CLOCK_MONOTONIC,
+                                                  arg_timeout_sec * USEC_PER_SEC, 0, NULL,
+                                                  (void *) (intptr_t) 124);
 
         if (arg_kmsg) {
                 KmsgSourceOptions o = {
                         .path = arg_kmsg,
                         .state_dir = arg_state_dir,
                         .from_start = arg_from_start,
+                        .from_start_on_new_boot = arg_from_start_on_new_boot,
                         .clock = &clock,
                         .own_identifier = arg_own,
                         .on_end = on_kmsg_end,
@@ -219,6 +250,10 @@ int main(int argc, char *argv[]) {
                         goto fail;
                 }
         }
+
+        /* An entry of our own, to show the journal source skips it (--own-identifier). */
+        if (arg_log_self && arg_own)
+                (void) sd_journal_send("MESSAGE=%s", arg_log_self, "SYSLOG_IDENTIFIER=%s", arg_own, NULL);
 
         fprintf(stderr, "ready\n");
         r = sd_event_loop(event);

@@ -1,0 +1,122 @@
+#!/bin/bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
+# The journal follower against a real journald: a private instance in a journal namespace of its own
+# (systemd-journald NAMESPACE, the way systemd-journald@.service runs it), so the host's journal is
+# neither read nor written. Clients reach it through a private mount namespace in which the
+# namespace's socket directory is mounted over /run/systemd/journal, where logger --journald,
+# systemd-cat and sd_journal_send() connect (systemd 252's systemd-cat has no --namespace).
+#
+# Checks: trusted fields as journald sets them; a client forging _TRANSPORT=kernel, _PID, _COMM,
+# _UID and _SYSTEMD_UNIT gets none of them; the cursor resumes exactly across restarts; match
+# strings filter; our own entries are skipped; a namespace without journal files is "no journal".
+# Needs root; stops its journald and removes its files on exit.
+set -eu
+. "$(dirname "$0")/logsrc-lib.sh"
+
+require_root
+JOURNALD=/lib/systemd/systemd-journald
+[ -x "$JOURNALD" ] || skip "no $JOURNALD"
+command -v unshare >/dev/null || skip "no unshare"
+command -v systemd-cat >/dev/null || skip "no systemd-cat"
+logger --help 2>&1 | grep -q -- --journald || skip "logger has no --journald"
+[ -s /etc/machine-id ] || skip "no /etc/machine-id, journald would not start"
+unshare -m true 2>/dev/null || skip "cannot create a mount namespace"
+
+NS="tprof-test-$$"
+MID=$(cat /etc/machine-id)
+STATE=$TEST_TMP/state
+
+on_exit "rm -rf /run/systemd/journal.$NS /var/log/journal/$MID.$NS /run/log/journal/$MID.$NS"
+"$JOURNALD" "$NS" >"$TEST_TMP/journald.log" 2>&1 &
+JOURNALD_PID=$!
+on_exit "kill $JOURNALD_PID 2>/dev/null; wait $JOURNALD_PID 2>/dev/null"
+for i in $(seq 200); do
+        [ -S "/run/systemd/journal.$NS/socket" ] && [ -S "/run/systemd/journal.$NS/stdout" ] && break
+        kill -0 "$JOURNALD_PID" 2>/dev/null || fail "journald died: $(cat "$TEST_TMP/journald.log")"
+        sleep 0.05
+done
+[ -S "/run/systemd/journal.$NS/socket" ] || fail "journald did not create its sockets"
+
+# ns_run CMD...: runs CMD with /run/systemd/journal being our journald's socket directory.
+mkdir "$TEST_TMP/jsock"
+ns_run() {
+        unshare -m bash -c 'set -e
+                mount --bind "/run/systemd/journal.$1" "$2"
+                mount -t tmpfs tmpfs /run/systemd
+                mkdir /run/systemd/journal
+                mount --bind "$2" /run/systemd/journal
+                shift 2
+                exec "$@"' _ "$NS" "$TEST_TMP/jsock" "$@"
+}
+
+# jsend FIELD=VALUE...: one native-protocol entry through logger --journald.
+jsend() {
+        printf '%s\n' "$@" | ns_run logger --journald || fail "logger --journald failed"
+}
+
+# No journal files for a namespace: a distinct error (the driver maps it to 77).
+expect_exit 77 "$FOLLOW" --journal --namespace "tprof-none-$$" --timeout 1
+grep -q "No data available" "$ERR" || fail "no-journal error: $(cat "$ERR")"
+
+# Before the first start: not delivered (a first start begins at the tail).
+jsend "MESSAGE=$TAG old entry" "SYSLOG_IDENTIFIER=tprof-test"
+
+follow_bg run1 --journal --namespace "$NS" --state-dir "$STATE" --grep "$TAG" --count 4 --timeout 30
+jsend "MESSAGE=$TAG forged" "_TRANSPORT=kernel" "_PID=1" "_COMM=kworker/0:1" "_UID=4242" \
+        "_SYSTEMD_UNIT=kernel.service" "_EXE=/boot/vmlinuz" "SYSLOG_IDENTIFIER=kernel" "PRIORITY=2"
+jsend "MESSAGE=$TAG native" "SYSLOG_IDENTIFIER=tprof-native" "PRIORITY=3"
+echo "$TAG stdout" | ns_run systemd-cat -t tprof-cat -p warning
+ns_run logger -u /run/systemd/journal/dev-log -t tprof-syslog -p user.notice "$TAG syslog"
+follow_wait run1
+
+expect_eq "run1 messages" "$(messages run1 | sort | tr '\n' ' ')" "forged native stdout syslog "
+# Fields: source kernel_origin seq t_ns facility priority transport unit comm pid uid identifier message
+line() { tagged run1 | awk -F'\t' -v m="$1" '$13 ~ (" " m "$")'; }
+f() { echo "$1" | cut -f"$2"; }
+forged=$(line forged)
+expect_eq "forged source/origin" "$(f "$forged" 1,2 | tr '\t' ' ')" "journal 0"
+expect_eq "forged transport" "$(f "$forged" 7)" journal
+expect_eq "forged comm" "$(f "$forged" 9)" logger
+expect_eq "forged uid" "$(f "$forged" 11)" 0
+[ "$(f "$forged" 10)" != 1 ] || fail "forged _PID=1 kept"
+[ "$(f "$forged" 8)" != kernel.service ] || fail "forged _SYSTEMD_UNIT kept"
+expect_eq "forged identifier (untrusted, shown)" "$(f "$forged" 12)" kernel
+native=$(line native)
+expect_eq "native transport/priority/identifier" "$(f "$native" 6,7,12 | tr '\t' ' ')" "3 journal tprof-native"
+stdout=$(line stdout)
+expect_eq "stdout transport/priority/identifier" "$(f "$stdout" 6,7,12 | tr '\t' ' ')" "4 stdout tprof-cat"
+syslog=$(line syslog)
+expect_eq "syslog transport/priority/facility" "$(f "$syslog" 5,6,7 | tr '\t' ' ')" "1 5 syslog"
+tagged run1 | awk -F'\t' '$4 == 0 || $2 != 0 { exit 1 }' || fail "a record without perf time, or kernel origin"
+[ -s "$STATE/state/journal-cursor" ] || fail "no cursor file"
+
+# Written while the follower is down: delivered on restart, and only those.
+jsend "MESSAGE=$TAG d1 while down" "SYSLOG_IDENTIFIER=tprof-test"
+jsend "MESSAGE=$TAG d2 while down" "SYSLOG_IDENTIFIER=tprof-test"
+follow_bg run2 --journal --namespace "$NS" --state-dir "$STATE" --grep "$TAG" --count 2 --timeout 30
+follow_wait run2
+expect_eq "run2 messages" "$(messages run2 | tr '\n' ' ')" "d1 while down d2 while down "
+expect_eq "run2 skipped_old" "$(counter run2 journal skipped_old)" 1
+
+# Nothing new: nothing delivered again (124: the driver's timeout).
+follow_bg run3 --journal --namespace "$NS" --state-dir "$STATE" --timeout 2
+follow_wait run3 124
+expect_eq "run3 messages" "$(messages run3)" ""
+
+# Match strings: only entries one of them matches are read at all.
+follow_bg run4 --journal --namespace "$NS" --state-dir "$TEST_TMP/state4" --match SYSLOG_IDENTIFIER=tprof-match \
+        --match _COMM=systemd-cat-none --grep "$TAG" --count 1 --timeout 30
+jsend "MESSAGE=$TAG m-no" "SYSLOG_IDENTIFIER=tprof-other"
+jsend "MESSAGE=$TAG m-yes" "SYSLOG_IDENTIFIER=tprof-match"
+follow_wait run4
+expect_eq "run4 messages" "$(messages run4 | tr '\n' ' ')" "m-yes "
+expect_eq "run4 records" "$(counter run4 journal records)" 1
+
+# Our own entries (same identifier and our pid) are skipped; the same identifier from another
+# process is not ours.
+FOLLOW_WRAP=ns_run follow_bg run5 --journal --namespace "$NS" --own-identifier tprof-own \
+        --log-self "$TAG own entry" --grep "$TAG" --count 1 --timeout 30
+jsend "MESSAGE=$TAG other process" "SYSLOG_IDENTIFIER=tprof-own"
+follow_wait run5
+expect_eq "run5 messages" "$(messages run5 | tr '\n' ' ')" "other process "
+expect_eq "run5 skipped_own" "$(counter run5 journal skipped_own)" 1
