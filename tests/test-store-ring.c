@@ -75,12 +75,13 @@ static void test_rotation_and_listing(void **state) {
         RingOptions o = { .window_usec = 10 * USEC_PER_SEC };
         _cleanup_(ring_store_freep) RingStore *rs = NULL;
         char ring[128];
-        uint64_t rng = 11, t = UINT64_C(1000000000000), now = now_usec(CLOCK_REALTIME);
+        uint64_t rng = 11, t = UINT64_C(1000000000000), now;
         WindowInfo *w = NULL;
         size_t n;
 
         snprintf(ring, sizeof ring, "%s/ring", tmpdir);
         assert_int_equal(ring_store_open(ring, &o, &info, &rs), 0);
+        now = now_usec(CLOCK_REALTIME);
         assert_non_null(ring_store_current_name(rs));
         add_samples(rs, &rng, &t, 100, NULL);
         assert_int_equal(ring_store_flush(rs), 0);
@@ -182,8 +183,9 @@ static void test_crash_recovery(void **state) {
         assert_int_equal(count_suffix(ring, ".tpw.partial"), 1); /* the new window */
         rs = ring_store_free(rs);
 
+        /* the new window got no chunk before it was closed, so it left no file */
         assert_int_equal(ring_list_windows(ring, true, &w, &n), 0);
-        assert_int_equal(n, 2);
+        assert_int_equal(n, 1);
         assert_true(w[0].samples == flushed);
         assert_false(w[0].truncated); /* recovery cut the torn tail */
         assert_false(w[0].corrupt);

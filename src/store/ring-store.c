@@ -36,6 +36,7 @@ struct RingStore {
         char partial_name[RING_NAME_MAX], final_name[RING_NAME_MAX];
         uint64_t window_start_usec, window_end_usec;
         uint64_t offset;                 /* end of the last chunk written */
+        uint64_t header_bytes;           /* of the open window */
         uint64_t written_first_ns, written_last_ns;
         uint64_t dropped_samples;
 };
@@ -144,6 +145,13 @@ static int finalize_window(RingStore *rs) {
 
         if (rs->fd < 0)
                 return 0;
+        if (rs->offset <= rs->header_bytes) {
+                /* Not one chunk: the window holds nothing worth a file (a bundle's link keeps its copy). */
+                rs->fd = safe_close(rs->fd);
+                if (unlinkat(rs->dir_fd, rs->partial_name, 0) < 0 && errno != ENOENT)
+                        return -errno;
+                return 0;
+        }
         if (fsync(rs->fd) < 0)
                 r = -errno;
         rs->fd = safe_close(rs->fd);
@@ -241,6 +249,7 @@ static int open_window(RingStore *rs, uint64_t now_realtime_usec) {
                 (void) unlinkat(rs->dir_fd, rs->partial_name, 0);
                 return r;
         }
+        rs->header_bytes = rs->out.len;
         rs->window_start_usec = start;
         rs->window_end_usec = end;
         rs->written_first_ns = UINT64_MAX;
@@ -378,7 +387,8 @@ drop:
 int ring_store_rotate(RingStore *rs, uint64_t now_realtime_usec) {
         int r, k;
 
-        if (rs->fd >= 0 && now_realtime_usec < rs->window_end_usec)
+        /* A wall clock stepped back before the window's start also ends it: names stay truthful. */
+        if (rs->fd >= 0 && now_realtime_usec >= rs->window_start_usec && now_realtime_usec < rs->window_end_usec)
                 return 0;
         r = ring_store_flush(rs);
         k = finalize_window(rs);

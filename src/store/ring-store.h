@@ -72,7 +72,10 @@ int ring_store_update_clock(RingStore *rs, const ClockMap *m);
  * -ENOSPC returned, and the store stays usable.
  */
 int ring_store_flush(RingStore *rs);
-/* Returns 1 if a new window was opened, 0 if the current one is not over yet. */
+/*
+ * Ends the open window when now_realtime_usec reaches its end (or lies before its start: the wall
+ * clock was stepped back) and opens the next. Returns 1 if a new window was opened, 0 if not due.
+ */
 int ring_store_rotate(RingStore *rs, uint64_t now_realtime_usec);
 int ring_store_vacuum(RingStore *rs, uint64_t now_realtime_usec, VacuumResult *ret);
 /*

@@ -27,10 +27,10 @@ static const Verb verbs[] = {
         { "ls", "List incident bundles", verb_unimplemented },
         { "show", "Explain one bundle: what happened, the log, CPU activity, unusual stacks", verb_unimplemented },
         { "export", "Write a bundle's slice or a range of the ring as folded stacks or perf script",
-          verb_unimplemented },
+          verb_export },
         { "rm", "Remove a bundle and release its pinned windows", verb_unimplemented },
         { "capture", "Ask the running daemon for a bundle around now", verb_capture },
-        { "windows", "List the windows in the ring and the coverage they give", verb_unimplemented },
+        { "windows", "List the windows in the ring and the coverage they give", verb_windows },
         { "status", "Show whether tprofd runs and what it has recorded", verb_status },
 };
 

@@ -20,3 +20,13 @@ typedef struct Verb {
         const char *help;
         int (*run)(int argc, char *argv[]);
 } Verb;
+
+#include <stddef.h>
+#include <stdint.h>
+
+int verb_windows(int argc, char *argv[]);
+int verb_export(int argc, char *argv[]);
+/* Parses a wall-clock TIME as `export --from/--to` take it into CLOCK_REALTIME microseconds. */
+int bundle_parse_time(const char *s, uint64_t now_realtime_usec, uint64_t *ret_realtime_usec);
+/* "2026-11-21T14:30:00Z" */
+const char *bundle_format_utc_seconds(char *buf, size_t l, uint64_t realtime_usec);
