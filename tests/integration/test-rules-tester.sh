@@ -81,6 +81,13 @@ timeout 20 "$TPROFD" --test-rules --rules "$R" "$TEST_TMP/evil.log" >"$OUT" 2>"$
 grep -q ', 1 lines hit a match limit' "$ERR" || fail "limit hit not reported: $(cat "$ERR")"
 grep -qE '^  evil +0 +1 ' "$ERR" || fail "per-rule limit hit not reported: $(cat "$ERR")"
 
+# Long lines are cut (and counted), CRLF endings and a last line without newline still work.
+python3 -c 'import sys; sys.stdout.write("x" * 100000 + "\nTrigger reset is on\r\n" + "y" * 300000 + " Trigger reset is on\nTrigger reset is on")' \
+        >"$TEST_TMP/long.log"
+expect_exit 0 "$TPROFD" --test-rules --rules "$R" "$TEST_TMP/long.log"
+[ "$(cut -f1,2 "$OUT" | tr '\n\t' ' :')" = "2:reset 4:reset " ] || fail "long lines: $(cut -c1-100 "$OUT")"
+grep -q '2 lines longer than 16384 bytes were cut short' "$ERR" || fail "cut lines not reported: $(head -3 "$ERR")"
+
 # Disabled rules never match.
 printf 'Trigger\n' | "$TPROFD" --test-rules --rules "$R" >"$OUT" 2>"$ERR"
 [ ! -s "$OUT" ] || fail "disabled rule matched: $(cat "$OUT")"
