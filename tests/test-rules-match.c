@@ -362,6 +362,43 @@ static void test_prefilter_random_lines(void **state) {
         }
 }
 
+static void test_default_rules_capture_what_an_incident_needs(void **state) {
+        static const struct {
+                const char *line, *rule, *captures;
+        } cases[] = {
+                { "ena 0000:00:05.0 eth0: TX q 1 is paused for too long (threshold 5000000). Time since last napi "
+                  "7000000 usec. napi scheduled: 1, napi CPU: 11",
+                  "ena-tx-queue-paused",
+                  "cpu=11 dev=eth0 napi_scheduled=1 napi_usec=7000000 pci=0000:00:05.0 queue=1 threshold_usec=5000000" },
+                { "ena 0000:00:05.0 eth0: Trigger reset is on", "ena-reset", "dev=eth0 pci=0000:00:05.0" },
+                { "nvme nvme1: I/O tag 45 (002d) opcode 0x1 (Write) QID 2 timeout, aborting req_op:WRITE(1) size:4096",
+                  "nvme-io-timeout", "dev=nvme1 qid=2 tag=45" },
+                { "watchdog: BUG: soft lockup - CPU#7 stuck for 22s! [stress-ng:9876]", "soft-lockup",
+                  "comm=stress-ng cpu=7 pid=9876 secs=22" },
+                { "NMI watchdog: Watchdog detected hard LOCKUP on cpu 3", "hard-lockup", "cpu=3" },
+                { "Out of memory: Killed process 4321 (java) total-vm:1kB", "oom-kill",
+                  "comm=java pid=4321 scope=Out of memory" },
+                { "ena 0000:00:05.0 eth0: NETDEV WATCHDOG: CPU: 2: transmit queue 3 timed out 5376 ms",
+                  "netdev-tx-timeout", "cpu=2 queue=3" },
+                { "INFO: task kworker/u16:2:123 blocked for more than 120 seconds.", "hung-task",
+                  "comm=kworker/u16:2 pid=123 secs=120" },
+        };
+        const char *root = getenv("TPROF_SOURCE_ROOT");
+        _cleanup_free_ char *path = NULL;
+        _cleanup_(rule_set_freep) RuleSet *rs = NULL;
+
+        assert_true(asprintf(&path, "%s/rules", root) > 0);
+        assert_int_equal(rule_set_load(path, &rs, NULL), 0);
+        for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
+                LogRecord r = kmsg(cases[i].line, 0);
+                Seen s = {};
+
+                assert_int_equal(rule_set_match(rs, &r, record_match, &s), 1);
+                assert_string_equal(s.names, cases[i].rule);
+                assert_string_equal(s.captures, cases[i].captures);
+        }
+}
+
 static void test_journal_matches(void **state) {
         _cleanup_(rule_set_freep) RuleSet *rs = NULL;
         char **l = NULL;
@@ -405,6 +442,7 @@ int main(void) {
                 cmocka_unit_test(test_handler_error_stops),
                 cmocka_unit_test(test_prefilter_changes_nothing_but_speed),
                 cmocka_unit_test(test_prefilter_random_lines),
+                cmocka_unit_test(test_default_rules_capture_what_an_incident_needs),
                 cmocka_unit_test(test_journal_matches),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);

@@ -31,43 +31,50 @@ typedef struct LineReader {
         uint64_t truncated;
 } LineReader;
 
+/* Hands out a line, cut to TESTER_LINE_BYTES_MAX. */
+static int line_reader_emit(LineReader *lr, char *line, size_t len, char **ret, size_t *ret_len) {
+        if (len > TESTER_LINE_BYTES_MAX) {
+                len = TESTER_LINE_BYTES_MAX;
+                lr->truncated++;
+        }
+        *ret = line;
+        *ret_len = len;
+        return 1;
+}
+
 /* Returns 1 with the next line (newline stripped) in *ret/*ret_len, 0 at the end, or -errno. */
 static int line_reader_next(LineReader *lr, char **ret, size_t *ret_len) {
         for (;;) {
-                char *nl = memchr(lr->buf + lr->start, '\n', lr->end - lr->start);
+                char *line = lr->buf + lr->start;
+                char *nl = memchr(line, '\n', lr->end - lr->start);
+
                 if (nl) {
-                        char *line = lr->buf + lr->start;
                         size_t len = (size_t) (nl - line);
+                        bool discard = lr->discarding;
+
                         lr->start += len + 1;
-                        if (lr->discarding) {
-                                lr->discarding = false;
+                        lr->discarding = false;
+                        if (discard) /* the tail of a line already handed out, cut */
                                 continue;
-                        }
-                        *ret = line;
-                        *ret_len = len;
-                        return 1;
+                        return line_reader_emit(lr, line, len, ret, ret_len);
                 }
                 if (lr->eof) {
-                        if (lr->start == lr->end || lr->discarding)
-                                return 0;
-                        *ret = lr->buf + lr->start;
-                        *ret_len = lr->end - lr->start;
+                        size_t len = lr->end - lr->start;
                         lr->start = lr->end;
-                        return 1;
+                        if (len == 0 || lr->discarding)
+                                return 0;
+                        return line_reader_emit(lr, line, len, ret, ret_len);
                 }
-                if (lr->end - lr->start >= TESTER_LINE_BYTES_MAX) {
-                        /* Hand out the first part, drop the rest of this line. */
-                        *ret = lr->buf + lr->start;
-                        *ret_len = TESTER_LINE_BYTES_MAX;
-                        lr->start = lr->end = 0;
-                        if (!lr->discarding)
-                                lr->truncated++;
-                        bool was = lr->discarding;
+                if (lr->end - lr->start > TESTER_LINE_BYTES_MAX) {
+                        /* No newline in sight: hand out the head now, drop the rest up to the newline. */
+                        bool discard = lr->discarding;
+
+                        lr->start = lr->end;
                         lr->discarding = true;
-                        if (!was)
-                                return 1;
-                        continue;
+                        if (!discard)
+                                return line_reader_emit(lr, line, TESTER_LINE_BYTES_MAX + 1, ret, ret_len);
                 }
+                /* Make room and read more. A handed-out line is only used until the next call. */
                 memmove(lr->buf, lr->buf + lr->start, lr->end - lr->start);
                 lr->end -= lr->start;
                 lr->start = 0;

@@ -19,7 +19,9 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#ifndef PCRE2_CODE_UNIT_WIDTH
 #define PCRE2_CODE_UNIT_WIDTH 8
+#endif
 #include <pcre2.h>
 
 #include "basic/cleanup.h"

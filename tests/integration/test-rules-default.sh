@@ -1,0 +1,51 @@
+#!/bin/bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
+# The shipped rules (rules/) fire exactly where they should: every default rule on its real-format
+# kernel lines in all four input forms (dmesg, raw kmsg, journalctl -o short, plain), and nothing
+# on the near misses (recovery messages, link changes, other drivers' look-alikes, user space and
+# user-written kmsg records quoting kernel text). The prefilter must not change any of it.
+set -eu
+. "$(dirname "$0")/lib.sh"
+
+RULES="$TPROF_SOURCE_ROOT/rules"
+DATA="$TPROF_SOURCE_ROOT/tests/data/rules"
+
+expect_exit 0 "$TPROFD" --check-config --rules "$RULES"
+grep -qE '^rules: [0-9]+ loaded from ' "$OUT" || fail "--check-config said: $(cat "$OUT")"
+
+cut -f2 "$DATA/positive.expected" >"$TEST_TMP/want-rules"
+
+for form in dmesg kmsg journal plain; do
+        log="$DATA/positive-$form.log"
+        expect_exit 0 "$TPROFD" --test-rules --rules "$RULES" "$log"
+        cut -f2 "$OUT" >"$TEST_TMP/got-rules"
+        diff -u "$TEST_TMP/want-rules" "$TEST_TMP/got-rules" >&2 || fail "$form: wrong rules matched"
+        # Third column: the input line itself, at the line number of the first column.
+        while IFS=$'\t' read -r n rule line; do
+                [ "$(sed -n "${n}p" "$log")" = "$line" ] || fail "$form: line $n printed as '$line'"
+        done <"$OUT"
+        # The same with the prefilter off: it may change speed, never results.
+        TPROF_RULES_PREFILTER=0 "$TPROFD" --test-rules --rules "$RULES" "$log" >"$TEST_TMP/noprefilter" 2>/dev/null
+        cmp -s "$OUT" "$TEST_TMP/noprefilter" || fail "$form: prefilter changed the matches"
+done
+
+# dmesg and plain keep one event per line: the line numbers are exact.
+for form in dmesg plain; do
+        "$TPROFD" --test-rules --rules "$RULES" "$DATA/positive-$form.log" 2>/dev/null | cut -f1,2 >"$TEST_TMP/got"
+        diff -u "$DATA/positive.expected" "$TEST_TMP/got" >&2 || fail "$form: wrong line numbers"
+done
+
+# Every shipped rule is covered by the positive lines.
+expect_exit 0 "$TPROFD" --test-rules --rules "$RULES" "$DATA/positive-dmesg.log"
+n_rules=$("$TPROFD" --check-config --rules "$RULES" | sed -nE 's/^rules: ([0-9]+) loaded.*/\1/p')
+n_covered=$(cut -f2 "$OUT" | sort -u | wc -l)
+[ "$n_rules" = "$n_covered" ] || fail "only $n_covered of $n_rules default rules have a positive line"
+
+# Near misses: nothing at all.
+for log in "$DATA"/negative-*.log; do
+        expect_exit 0 "$TPROFD" --test-rules --rules "$RULES" "$log"
+        [ ! -s "$OUT" ] || fail "$(basename "$log") matched: $(cat "$OUT")"
+        TPROF_RULES_PREFILTER=0 "$TPROFD" --test-rules --rules "$RULES" "$log" 2>/dev/null | cmp -s - /dev/null ||
+                fail "$(basename "$log") matched with the prefilter off"
+done
+echo "ok"

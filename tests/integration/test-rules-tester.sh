@@ -1,0 +1,95 @@
+#!/bin/bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
+# tprofd --test-rules and --check-config as a rule author meets them: a bad rules file exits 78
+# with file:line:column and the cause; input comes from files, '-' or stdin; output lines are
+# escaped; the summary counts matches and match-limit hits and says when journal filters could
+# not be checked; a catastrophic pattern does not hang.
+set -eu
+. "$(dirname "$0")/lib.sh"
+
+DATA="$TPROF_SOURCE_ROOT/tests/data/rules"
+
+# Bad rules: configuration error, precise message, nothing on stdout.
+bad="$DATA/bad/unknown-key.yaml"
+expect_exit 78 "$TPROFD" --test-rules --rules "$bad" /dev/null
+grep -qxF "$bad:5:5: unknown key 'befor', did you mean 'before'?" "$ERR" || fail "error text: $(cat "$ERR")"
+[ ! -s "$OUT" ] || fail "output despite bad rules"
+expect_exit 78 "$TPROFD" --check-config --rules "$DATA/bad/bad-regex.yaml"
+grep -qF "bad-regex.yaml:4:20: invalid pattern in rule 'x': missing closing parenthesis (at offset 7 of the pattern)" \
+        "$ERR" || fail "regex error text: $(cat "$ERR")"
+expect_exit 78 "$TPROFD" --test-rules --rules "$TEST_TMP/missing.yaml"
+grep -qF "missing.yaml: cannot access rules: No such file or directory" "$ERR" || fail "missing file: $(cat "$ERR")"
+
+# Good rules.
+expect_exit 0 "$TPROFD" --check-config --rules "$DATA/good/full.yaml"
+grep -qxF "rules: 3 loaded from $DATA/good/full.yaml (1 disabled)" "$OUT" || fail "check-config: $(cat "$OUT")"
+
+cat >"$TEST_TMP/rules.yaml" <<'YAML'
+rules:
+  - name: reset
+    source: kernel
+    match: 'Trigger reset is on'
+  - name: demo
+    source: kernel
+    origin: any
+    match: 'tprof-demo (?<n>\d+)'
+  - name: pleg
+    source: journal
+    unit: kubelet.service
+    match: 'PLEG is not healthy'
+  - name: evil
+    source: kernel
+    match: '(a+)+$'
+  - name: off
+    source: kernel
+    match: 'Trigger'
+    enabled: false
+YAML
+R="$TEST_TMP/rules.yaml"
+
+# stdin, '-' and files; one file gives bare line numbers, several give FILE:N.
+printf 'x\nena 0000:00:05.0 eth0: Trigger reset is on\n' >"$TEST_TMP/a.log"
+"$TPROFD" --test-rules --rules "$R" <"$TEST_TMP/a.log" >"$OUT" 2>"$ERR"
+[ "$(cat "$OUT")" = $'2\treset\tena 0000:00:05.0 eth0: Trigger reset is on' ] || fail "stdin: $(cat "$OUT")"
+"$TPROFD" --test-rules --rules "$R" - <"$TEST_TMP/a.log" | cmp -s - "$OUT" || fail "'-' differs from stdin"
+printf '14,1,2,-;tprof-demo 7\n' >"$TEST_TMP/b.log"
+expect_exit 0 "$TPROFD" --test-rules --rules "$R" "$TEST_TMP/a.log" "$TEST_TMP/b.log"
+[ "$(cat "$OUT")" = "$TEST_TMP/a.log:2"$'\treset\tena 0000:00:05.0 eth0: Trigger reset is on\n'"$TEST_TMP/b.log:1"$'\tdemo\t14,1,2,-;tprof-demo 7' ] ||
+        fail "two files: $(cat "$OUT")"
+
+# A user-written kmsg record (facility 1) only reaches 'origin: any' rules.
+printf '14,1,2,-;ena x eth0: Trigger reset is on tprof-demo 1\n' | "$TPROFD" --test-rules --rules "$R" >"$OUT" 2>"$ERR"
+[ "$(cut -f2 "$OUT")" = "demo" ] || fail "user kmsg record: $(cat "$OUT")"
+
+# Control bytes in a matched line are escaped before they reach the terminal.
+printf 'Trigger reset is on \033[31mred\n' | "$TPROFD" --test-rules --rules "$R" >"$OUT" 2>"$ERR"
+grep -qF 'Trigger reset is on \x1b[31mred' "$OUT" || fail "not escaped: $(cat -v "$OUT")"
+! grep -q $'\033' "$OUT" || fail "raw escape byte in output"
+
+# Journal lines: filters cannot be checked from text, and the summary says so.
+printf 'Nov 21 14:30:00 host kubelet[12]: PLEG is not healthy: pleg was last seen active 3m0s ago\n' |
+        "$TPROFD" --test-rules --rules "$R" >"$OUT" 2>"$ERR"
+[ "$(cut -f2 "$OUT")" = "pleg" ] || fail "journal line: $(cat "$OUT")"
+grep -q 'filters of journal rules were not checked' "$ERR" || fail "no trusted-field note: $(cat "$ERR")"
+grep -qE '^1 lines read in [0-9.]+s .*1 journalctl' "$ERR" || fail "summary: $(cat "$ERR")"
+grep -qE '^  pleg +1 +0 ' "$ERR" || fail "per-rule summary: $(cat "$ERR")"
+
+# A catastrophic pattern on a long line: counted as a limit hit, no match, no hang.
+python3 -c 'print("a" * 8000 + "b")' >"$TEST_TMP/evil.log"
+timeout 20 "$TPROFD" --test-rules --rules "$R" "$TEST_TMP/evil.log" >"$OUT" 2>"$ERR" || fail "evil line: exit $?"
+[ ! -s "$OUT" ] || fail "evil line matched"
+grep -q ', 1 lines hit a match limit' "$ERR" || fail "limit hit not reported: $(cat "$ERR")"
+grep -qE '^  evil +0 +1 ' "$ERR" || fail "per-rule limit hit not reported: $(cat "$ERR")"
+
+# Long lines are cut (and counted), CRLF endings and a last line without newline still work.
+python3 -c 'import sys; sys.stdout.write("x" * 100000 + "\nTrigger reset is on\r\n" + "y" * 300000 + " Trigger reset is on\nTrigger reset is on")' \
+        >"$TEST_TMP/long.log"
+expect_exit 0 "$TPROFD" --test-rules --rules "$R" "$TEST_TMP/long.log"
+[ "$(cut -f1,2 "$OUT" | tr '\n\t' ' :')" = "2:reset 4:reset " ] || fail "long lines: $(cut -c1-100 "$OUT")"
+grep -q '2 lines longer than 16384 bytes were cut short' "$ERR" || fail "cut lines not reported: $(head -3 "$ERR")"
+
+# Disabled rules never match.
+printf 'Trigger\n' | "$TPROFD" --test-rules --rules "$R" >"$OUT" 2>"$ERR"
+[ ! -s "$OUT" ] || fail "disabled rule matched: $(cat "$OUT")"
+grep -qE '^  off .*\(disabled\)$' "$ERR" || fail "disabled rule not marked: $(cat "$ERR")"
+echo "ok"
