@@ -261,7 +261,7 @@ fail:
 }
 
 static void comm_copy(char dst[static PROC_COMM_BYTES + 1], const char *comm) {
-        size_t l = strnlen(comm, PROC_COMM_BYTES);
+        size_t l = strnlen(comm, PROC_COMM_BYTES - 1); /* TASK_COMM_LEN counts the NUL */
         memcpy(dst, comm, l);
         dst[l] = '\0';
 }

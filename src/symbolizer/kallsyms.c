@@ -19,6 +19,7 @@ typedef struct KSym {
         uint64_t addr;
         uint32_t name; /* offsets into pool */
         uint32_t dso;
+        char type;
 } KSym;
 
 struct Kallsyms {
@@ -61,8 +62,38 @@ static int ksym_cmp(const void *a, const void *b) {
         const KSym *x = a, *y = b;
         if (x->addr != y->addr)
                 return x->addr < y->addr ? -1 : 1;
-        /* Same address: prefer the global name (perf picks the one a person recognizes); keep stable-ish. */
         return x->name < y->name ? -1 : x->name > y->name;
+}
+
+static unsigned type_rank(char t) {
+        return t == 'T' ? 0 : t == 't' ? 1 : 2; /* global, local, weak */
+}
+
+/* Of several names at one address, the one a person recognizes, by perf's rules (choose_best_symbol()):
+ * not weak, global, fewer leading underscores, then the longer name. Returns true if b beats a. */
+static bool ksym_better(const Kallsyms *k, const KSym *a, const KSym *b) {
+        const char *na = k->pool + a->name, *nb = k->pool + b->name;
+        size_t ua = strspn(na, "_"), ub = strspn(nb, "_");
+
+        if (type_rank(a->type) != type_rank(b->type))
+                return type_rank(b->type) < type_rank(a->type);
+        if (ua != ub)
+                return ub < ua;
+        return strlen(nb) > strlen(na);
+}
+
+static void ksym_dedup(Kallsyms *k) {
+        size_t n = 0;
+
+        for (size_t i = 0; i < k->n; i++) {
+                if (n > 0 && k->syms[n - 1].addr == k->syms[i].addr && k->syms[n - 1].dso == k->syms[i].dso) {
+                        if (ksym_better(k, &k->syms[n - 1], &k->syms[i]))
+                                k->syms[n - 1] = k->syms[i];
+                        continue;
+                }
+                k->syms[n++] = k->syms[i];
+        }
+        k->n = n;
 }
 
 int kallsyms_load(const char *path, Kallsyms **ret) {
@@ -145,11 +176,13 @@ int kallsyms_load(const char *path, Kallsyms **ret) {
                         r = -ENOMEM;
                         goto fail;
                 }
-                k->syms[k->n++] = (KSym) { .addr = addr, .name = name_off, .dso = dso_off };
+                k->syms[k->n++] = (KSym) { .addr = addr, .name = name_off, .dso = dso_off, .type = type };
         }
 
-        if (k->n > 0)
+        if (k->n > 0) {
                 qsort(k->syms, k->n, sizeof(KSym), ksym_cmp);
+                ksym_dedup(k);
+        }
         *ret = k;
         return 0;
 

@@ -1,0 +1,150 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * A CPU burner with a known call path, for the sampler tests and the benchmark:
+ *
+ *   burn [SECONDS]                 main -> burn_outer -> burn_middle -> burn_leaf, in user space
+ *   burn --syscall [SECONDS]       getppid() in a loop: the time goes to the kernel (comm "burn-sys")
+ *   burn --jit [SECONDS]           runs machine code copied into an anonymous executable mapping and
+ *                                  describes it in /tmp/perf-PID.map as "jit_burn_loop" (x86-64 only)
+ *   burn --file-code PATH [SECONDS] the same code, written to PATH (not an ELF file) and mapped from it
+ *
+ * Built with frame pointers and no sibling calls, so every frame is in the chain.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+static volatile uint64_t sink;
+
+static double now(void) {
+        struct timespec ts;
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        return (double) ts.tv_sec + (double) ts.tv_nsec / 1e9;
+}
+
+/* The volatile local gives the function a stack frame: GCC 12 sets up no frame pointer in a leaf
+ * function that needs no stack, whatever -fno-omit-frame-pointer says, and the caller would then
+ * vanish from frame-pointer stacks (as it does for perf). */
+__attribute__((noinline)) static uint64_t burn_leaf(uint64_t n) {
+        volatile uint64_t frame = n;
+        uint64_t x = frame;
+        for (uint64_t i = 0; i < 2000000; i++)
+                x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+        frame = x;
+        return frame;
+}
+
+__attribute__((noinline)) static uint64_t burn_middle(uint64_t n) {
+        uint64_t r = burn_leaf(n);
+        sink += r;
+        return r ^ n;
+}
+
+__attribute__((noinline)) static uint64_t burn_outer(double end) {
+        uint64_t n = 0;
+        while (now() < end)
+                n += burn_middle(n);
+        sink += n;
+        return n;
+}
+
+__attribute__((noinline)) static void burn_syscall(double end) {
+        while (now() < end)
+                for (int i = 0; i < 1000; i++)
+                        (void) syscall(SYS_getppid);
+}
+
+#if defined(__x86_64__)
+/* mov %rdi,%rax; 1: dec %rax; jnz 1b; ret */
+static const uint8_t loop_code[] = { 0x48, 0x89, 0xf8, 0x48, 0xff, 0xc8, 0x75, 0xfb, 0xc3 };
+
+__attribute__((noinline)) static void burn_code(void *code, double end) {
+        uint64_t (*f)(uint64_t) = (uint64_t (*)(uint64_t)) code;
+        while (now() < end)
+                sink += f(20000000);
+}
+
+static int run_jit(double end) {
+        char path[64];
+        void *code;
+        FILE *f;
+
+        code = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        if (code == MAP_FAILED)
+                return 1;
+        memcpy(code, loop_code, sizeof(loop_code));
+        if (mprotect(code, 4096, PROT_READ | PROT_EXEC) < 0)
+                return 1;
+        snprintf(path, sizeof(path), "/tmp/perf-%d.map", (int) getpid());
+        f = fopen(path, "we");
+        if (!f)
+                return 1;
+        fprintf(f, "%lx %zx jit_burn_loop\n", (unsigned long) (uintptr_t) code, sizeof(loop_code));
+        fclose(f);
+        burn_code(code, end);
+        unlink(path);
+        return 0;
+}
+
+static int run_file_code(const char *path, double end) {
+        uint8_t page[4096] = {};
+        void *code;
+        int fd;
+
+        memcpy(page, loop_code, sizeof(loop_code));
+        fd = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+        if (fd < 0 || write(fd, page, sizeof(page)) != (ssize_t) sizeof(page))
+                return 1;
+        code = mmap(NULL, 4096, PROT_READ | PROT_EXEC, MAP_PRIVATE, fd, 0);
+        if (code == MAP_FAILED)
+                return 1;
+        close(fd);
+        burn_code(code, end);
+        return 0;
+}
+#endif
+
+int main(int argc, char *argv[]) {
+        double seconds = 5;
+        const char *mode = NULL, *path = NULL;
+        int i = 1;
+
+        if (i < argc && argv[i][0] == '-' && argv[i][1] == '-') {
+                mode = argv[i++];
+                if (strcmp(mode, "--file-code") == 0) {
+                        if (i >= argc)
+                                return 2;
+                        path = argv[i++];
+                }
+        }
+        if (i < argc)
+                seconds = atof(argv[i]);
+
+        double end = now() + seconds;
+
+        if (!mode) {
+                sink += burn_outer(end);
+                return 0;
+        }
+        if (strcmp(mode, "--syscall") == 0) {
+                (void) prctl(PR_SET_NAME, "burn-sys");
+                burn_syscall(end);
+                return 0;
+        }
+#if defined(__x86_64__)
+        if (strcmp(mode, "--jit") == 0)
+                return run_jit(end);
+        if (strcmp(mode, "--file-code") == 0)
+                return run_file_code(path, end);
+#endif
+        fprintf(stderr, "burn: unsupported mode %s\n", mode);
+        return 2;
+}

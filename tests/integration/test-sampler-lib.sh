@@ -1,0 +1,36 @@
+# SPDX-License-Identifier: LGPL-2.1-or-later
+# Shared by the sampler integration tests: skip unless perf events can be opened, and helpers to
+# run `tprofd --once` and pick out one process's folded stacks.
+
+: "${TPROF_BURN:?run through meson test}"
+
+require_perf() {
+        require_root
+        [ -x "$TPROF_BURN" ] || skip "burn helper not built"
+        "$TPROFD" --once 0.2 >/dev/null 2>"$TEST_TMP/probe.err" ||
+                skip "perf events unavailable: $(head -c 300 "$TEST_TMP/probe.err")"
+}
+
+# burn_as NAME: a copy of the burner under NAME in $TEST_TMP, so its comm is unique to this test
+# (integration tests run in parallel). Prints the path.
+burn_as() {
+        cp "$TPROF_BURN" "$TEST_TMP/$1"
+        echo "$TEST_TMP/$1"
+}
+
+# once SECONDS [ARGS...]: samples into $OUT/$ERR, fails unless tprofd exits 0.
+once() {
+        local secs=$1
+        shift
+        expect_exit 0 "$TPROFD" --once "$secs" "$@"
+}
+
+# comm_total COMM: samples of that comm in $OUT.
+comm_total() {
+        awk -v c="$1" '{ n = $NF; k = $0; sub(/ [0-9]+$/, "", k); split(k, f, ";"); if (f[1] == c) t += n } END { print t + 0 }' "$OUT"
+}
+
+# comm_matching COMM REGEX: samples of that comm whose stack matches REGEX.
+comm_matching() {
+        awk -v c="$1" -v re="$2" '{ n = $NF; k = $0; sub(/ [0-9]+$/, "", k); split(k, f, ";"); if (f[1] == c && k ~ re) t += n } END { print t + 0 }' "$OUT"
+}

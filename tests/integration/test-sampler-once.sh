@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
+# The main path: a burner with a known call path is sampled by `tprofd --once`; most of its samples
+# must show main;burn_outer;burn_middle;burn_leaf under the right process name, and the summary
+# must say what was sampled.
+set -eu
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/test-sampler-lib.sh"
+require_perf
+
+"$TPROF_BURN" 5 &
+pid=$!
+on_exit "kill $pid 2>/dev/null"
+sleep 0.3
+
+once 3
+
+total=$(comm_total burn)
+good=$(comm_matching burn ';main;burn_outer;burn_middle;burn_leaf$')
+echo "burn samples: $total, with the full path: $good"
+# Other tests may burn CPUs at the same time: ask for a fraction of the 291 possible samples.
+[ "$total" -ge 30 ] || fail "only $total samples of burn in 3 s at 97 Hz; stdout: $(head -c 2000 "$OUT")"
+[ $((good * 100)) -ge $((total * 80)) ] || fail "$good of $total burn samples have main;burn_outer;burn_middle;burn_leaf: $(grep '^burn;' "$OUT" | head -20)"
+
+grep -q '^tprofd --once: .*event cpu-clock\|^tprofd --once: .*event cycles' "$ERR" || fail "summary names no event: $(cat "$ERR")"
+grep -q 'samples: [0-9]' "$ERR" || fail "summary has no sample count: $(cat "$ERR")"
+grep -q 'lost: [0-9]' "$ERR" || fail "summary has no lost count: $(cat "$ERR")"
+grep -q 'on [0-9]* CPUs' "$ERR" || fail "summary has no CPU count: $(cat "$ERR")"
+
+# Folded lines are "stack count", sorted bytewise.
+awk '!/^[^ ].* [0-9]+$/ { bad = 1 } END { exit bad }' "$OUT" || fail "malformed folded line"
+LC_ALL=C sort -c "$OUT" || fail "folded output is not sorted"
+
+# --pid keeps only that process.
+once 1 --pid "$pid"
+others=$(awk '!/^burn;/' "$OUT" | wc -l)
+[ "$others" -eq 0 ] || fail "--pid $pid let other processes through: $(head -5 "$OUT")"
+[ "$(comm_total burn)" -gt 0 ] || fail "--pid $pid sampled nothing"
+echo OK

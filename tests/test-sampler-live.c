@@ -1,0 +1,168 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * The sampler against the real kernel (root and perf events, else skipped): samples arrive with
+ * sane fields, per-CPU stats add up, the sd-event wiring drains by itself, and the perf clock
+ * measurement finds its own COMM record with a tight bracket.
+ */
+#include "tests.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "basic/time-util.h"
+#include "sampler/sampler.h"
+
+typedef struct Seen {
+        uint64_t samples, own, with_frames, bad;
+        uint64_t min_t, max_t;
+} Seen;
+
+static int on_sample(const Sample *s, void *userdata) {
+        Seen *seen = userdata;
+
+        seen->samples++;
+        if (s->pid == (uint32_t) getpid())
+                seen->own++;
+        if (s->n_frames > 0)
+                seen->with_frames++;
+        if (!s->comm || s->n_frames > PROFILE_STACK_DEPTH_MAX)
+                seen->bad++;
+        for (uint32_t i = 0; i < s->n_frames; i++)
+                if (!s->frames[i].symbol || !s->frames[i].dso)
+                        seen->bad++;
+        if (seen->min_t == 0 || s->t_ns < seen->min_t)
+                seen->min_t = s->t_ns;
+        if (s->t_ns > seen->max_t)
+                seen->max_t = s->t_ns;
+        return 0;
+}
+
+static volatile uint64_t sink;
+
+static int prctl_get_name(char name[static 17]) {
+        return prctl(PR_GET_NAME, name) < 0 ? -errno : 0;
+}
+
+static void spin(uint64_t usec) {
+        uint64_t end = now_usec(CLOCK_MONOTONIC) + usec;
+        while (now_usec(CLOCK_MONOTONIC) < end)
+                for (int i = 0; i < 10000; i++)
+                        sink += (uint64_t) i * sink + 1;
+}
+
+static void test_drain_and_stats(void **state) {
+        _cleanup_(sampler_freep) Sampler *s = NULL;
+        Seen seen = {};
+        SamplerStats total, cpu, sum = {};
+        int r;
+
+        r = sampler_new(&(SamplerOptions) { .freq_hz = 499 }, on_sample, &seen, &s);
+        assert_int_equal(r, 0);
+        assert_true(sampler_n_cpus(s) >= 1);
+        assert_true(streq(sampler_event_name(s), "cpu-clock") || streq(sampler_event_name(s), "cycles"));
+
+        assert_int_equal(sampler_enable(s), 0);
+        spin(1000 * 1000);
+        assert_int_equal(sampler_disable(s), 0);
+        assert_int_equal(sampler_drain(s), 0);
+
+        printf("samples %" PRIu64 " (own %" PRIu64 "), event %s, %u CPUs\n", seen.samples, seen.own,
+               sampler_event_name(s), sampler_n_cpus(s));
+        /* 499 Hz for a second of our own busy time: allow for a slow VM. */
+        assert_true(seen.own >= 200);
+        assert_int_equal(seen.bad, 0);
+        assert_int_equal(seen.with_frames, seen.samples);
+        assert_true(seen.max_t > seen.min_t);
+
+        sampler_get_stats(s, &total);
+        for (unsigned c = 0; c < 8192; c++)
+                if (sampler_get_cpu_stats(s, c, &cpu) >= 0) {
+                        sum.samples += cpu.samples;
+                        sum.lost += cpu.lost;
+                }
+        assert_int_equal(sum.samples, total.samples);
+        assert_int_equal(sum.lost, total.lost);
+        assert_int_equal(total.samples, seen.samples);
+        assert_int_equal(sampler_get_cpu_stats(s, 8191, &cpu), -ENXIO);
+}
+
+static void test_clock_measurement(void **state) {
+        _cleanup_(sampler_freep) Sampler *s = NULL;
+        Seen seen = {};
+        ClockMap m;
+
+        assert_int_equal(sampler_new(NULL, on_sample, &seen, &s), 0);
+        assert_int_equal(sampler_measure_clock(s, &m), -ESRCH);
+        assert_int_equal(sampler_enable(s), 0);
+        assert_int_equal(sampler_measure_clock(s, &m), 0);
+        printf("perf - monotonic: %+" PRIi64 " ns, error %" PRIu64 " ns, realtime - monotonic %" PRIi64 " ns\n",
+               m.perf_minus_mono_ns, m.error_ns, m.realtime_minus_mono_ns);
+        assert_int_equal(m.method, CLOCK_MAP_PERF_BRACKET);
+        /* The goal in DESIGN.md is 10 ms end to end; the bracket itself is microseconds. */
+        assert_true(m.error_ns < 1000 * 1000);
+        /* perf's clock and CLOCK_MONOTONIC both count from boot; they differ by little. */
+        assert_true(m.perf_minus_mono_ns > -(int64_t) (3600 * NSEC_PER_SEC) &&
+                     m.perf_minus_mono_ns < (int64_t) (3600 * NSEC_PER_SEC));
+        /* Our own thread name is back. */
+        char name[17] = "";
+        assert_int_equal(prctl_get_name(name), 0);
+        assert_null(strstr(name, "tprof-clk"));
+        /* A sample taken now, mapped back, lands near now. */
+        uint64_t mono = now_nsec(CLOCK_MONOTONIC);
+        uint64_t perf = clock_map_mono_to_perf(&m, mono);
+        assert_int_equal(clock_map_perf_to_mono(&m, perf), mono);
+}
+
+static void test_event_loop(void **state) {
+        _cleanup_(sampler_freep) Sampler *s = NULL;
+        _cleanup_(sd_event_unrefp) sd_event *e = NULL;
+        Seen seen = {};
+        uint64_t end;
+
+        assert_int_equal(sd_event_new(&e), 0);
+        assert_int_equal(sampler_new(&(SamplerOptions) { .freq_hz = 199, .mmap_pages = 8 }, on_sample, &seen, &s), 0);
+        assert_int_equal(sampler_attach_event(s, e, 0), 0);
+        assert_int_equal(sampler_enable(s), 0);
+        end = now_usec(CLOCK_MONOTONIC) + 2500 * 1000;
+        while (now_usec(CLOCK_MONOTONIC) < end) {
+                spin(50 * 1000);
+                assert_true(sd_event_run(e, 0) >= 0);
+        }
+        /* The timer (every second) drained without us calling sampler_drain(). */
+        printf("samples via the event loop: %" PRIu64 "\n", seen.samples);
+        assert_true(seen.own > 100);
+}
+
+static void test_bad_options(void **state) {
+        Sampler *s = NULL;
+        assert_int_equal(sampler_new(&(SamplerOptions) { .mmap_pages = 3 }, NULL, NULL, &s), -EINVAL);
+        assert_null(s);
+}
+
+int main(void) {
+        _cleanup_(sampler_freep) Sampler *probe = NULL;
+        int r;
+
+        if (geteuid() != 0) {
+                fprintf(stderr, "SKIP: needs root for system-wide perf events\n");
+                return EXIT_TEST_SKIP;
+        }
+        r = sampler_new(NULL, NULL, NULL, &probe);
+        if (r < 0) {
+                fprintf(stderr, "SKIP: perf events unavailable: %s\n", strerror(-r));
+                return EXIT_TEST_SKIP;
+        }
+        probe = sampler_free(probe);
+
+        const struct CMUnitTest tests[] = {
+                cmocka_unit_test(test_drain_and_stats),
+                cmocka_unit_test(test_clock_measurement),
+                cmocka_unit_test(test_event_loop),
+                cmocka_unit_test(test_bad_options),
+        };
+        return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,205 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * Record decoding: hand-built PERF_RECORD_* in the layout our sample_type gives, and the same
+ * records cut short or lying about their contents, which must be refused, not overread.
+ */
+#include "tests.h"
+
+#include <string.h>
+
+#include "sampler/sampler-record.h"
+
+#define ST SAMPLER_SAMPLE_TYPE
+
+typedef struct Buf {
+        _Alignas(8) uint8_t b[1024];
+        size_t n;
+} Buf;
+
+static void put(Buf *b, const void *p, size_t n) {
+        memcpy(b->b + b->n, p, n);
+        b->n += n;
+}
+static void put64(Buf *b, uint64_t v) {
+        put(b, &v, 8);
+}
+static void put32x2(Buf *b, uint32_t x, uint32_t y) {
+        uint32_t v[2] = { x, y };
+        put(b, v, 8);
+}
+static void put_str(Buf *b, const char *s) {
+        size_t l = strlen(s) + 1, padded = (l + 7) & ~(size_t) 7;
+        memset(b->b + b->n, 0, padded);
+        memcpy(b->b + b->n, s, l);
+        b->n += padded;
+}
+static void put_id(Buf *b, uint32_t pid, uint32_t tid, uint64_t time, uint32_t cpu) {
+        put32x2(b, pid, tid);
+        put64(b, time);
+        put32x2(b, cpu, 0);
+}
+static const struct perf_event_header *finish(Buf *b, uint32_t type, uint16_t misc) {
+        struct perf_event_header *h = (struct perf_event_header *) b->b;
+        h->type = type;
+        h->misc = misc;
+        h->size = (uint16_t) b->n;
+        return h;
+}
+static void start(Buf *b) {
+        memset(b, 0, sizeof(*b));
+        b->n = sizeof(struct perf_event_header);
+}
+
+static void test_sample(void **state) {
+        Buf b;
+        RecordSample s;
+
+        start(&b);
+        put64(&b, 0xffffffff81000010);            /* ip */
+        put32x2(&b, 100, 101);                    /* pid, tid */
+        put64(&b, 5000000000);                    /* time */
+        put32x2(&b, 1, 0);                        /* cpu */
+        put64(&b, 10101010);                      /* period */
+        put64(&b, 4);                             /* nr */
+        put64(&b, (uint64_t) PERF_CONTEXT_KERNEL);
+        put64(&b, 0xffffffff81000010);
+        put64(&b, (uint64_t) PERF_CONTEXT_USER);
+        put64(&b, 0x401000);
+        const struct perf_event_header *h = finish(&b, PERF_RECORD_SAMPLE, PERF_RECORD_MISC_KERNEL);
+
+        assert_int_equal(record_parse_sample(h, ST, &s), 0);
+        assert_int_equal(s.id.pid, 100);
+        assert_int_equal(s.id.tid, 101);
+        assert_int_equal(s.id.time, 5000000000);
+        assert_int_equal(s.id.cpu, 1);
+        assert_int_equal(s.period, 10101010);
+        assert_int_equal(s.nr, 4);
+        assert_int_equal(s.ips[3], 0x401000);
+        assert_true(s.kernel_ip);
+        assert_int_equal(record_time(h, ST), 5000000000);
+
+        /* A callchain count larger than the record. */
+        ((uint64_t *) (b.b + 8))[5] = 1000;
+        assert_int_equal(record_parse_sample(h, ST, &s), -EBADMSG);
+        ((uint64_t *) (b.b + 8))[5] = 4;
+        /* Cut in the fixed part. */
+        ((struct perf_event_header *) b.b)->size = 24;
+        assert_int_equal(record_parse_sample(h, ST, &s), -EBADMSG);
+        /* Another sample_type is not ours to decode. */
+        ((struct perf_event_header *) b.b)->size = (uint16_t) b.n;
+        assert_int_equal(record_parse_sample(h, ST | PERF_SAMPLE_ADDR, &s), -EINVAL);
+}
+
+static void test_mmap2(void **state) {
+        Buf b;
+        RecordMmap2 m;
+
+        start(&b);
+        put32x2(&b, 200, 200);
+        put64(&b, 0x7f0000001000);
+        put64(&b, 0x2000);
+        put64(&b, 0x1000);
+        put32x2(&b, 8, 1);      /* maj, min */
+        put64(&b, 424242);      /* ino */
+        put64(&b, 0);           /* ino_generation */
+        put32x2(&b, 5, 2);      /* prot r-x, flags MAP_PRIVATE */
+        put_str(&b, "/usr/lib/libfoo.so");
+        put_id(&b, 200, 200, 777, 0);
+        const struct perf_event_header *h = finish(&b, PERF_RECORD_MMAP2, 0);
+
+        assert_int_equal(record_parse_mmap2(h, ST, &m), 0);
+        assert_int_equal(m.pid, 200);
+        assert_int_equal(m.addr, 0x7f0000001000);
+        assert_int_equal(m.len, 0x2000);
+        assert_int_equal(m.pgoff, 0x1000);
+        assert_int_equal(m.maj, 8);
+        assert_int_equal(m.min, 1);
+        assert_int_equal(m.ino, 424242);
+        assert_int_equal(m.prot, 5);
+        assert_string_equal(m.filename, "/usr/lib/libfoo.so");
+        assert_int_equal(m.id.time, 777);
+        assert_int_equal(record_time(h, ST), 777);
+
+        /* The file name not terminated inside the record body. */
+        memset(b.b + b.n - 24 - 24, 'x', 24);
+        assert_int_equal(record_parse_mmap2(h, ST, &m), -EBADMSG);
+        /* Too short for the fixed fields. */
+        ((struct perf_event_header *) b.b)->size = 40;
+        assert_int_equal(record_parse_mmap2(h, ST, &m), -EBADMSG);
+}
+
+static void test_comm_exec(void **state) {
+        Buf b;
+        RecordComm c;
+
+        start(&b);
+        put32x2(&b, 300, 301);
+        put_str(&b, "worker");
+        put_id(&b, 300, 301, 999, 1);
+        const struct perf_event_header *h = finish(&b, PERF_RECORD_COMM, PERF_RECORD_MISC_COMM_EXEC);
+
+        assert_int_equal(record_parse_comm(h, ST, &c), 0);
+        assert_int_equal(c.pid, 300);
+        assert_int_equal(c.tid, 301);
+        assert_string_equal(c.comm, "worker");
+        assert_true(c.exec);
+        assert_int_equal(c.id.time, 999);
+        assert_int_equal(c.id.cpu, 1);
+        assert_int_equal(record_parse_mmap2(h, ST, &(RecordMmap2) {}), -EINVAL);
+}
+
+static void test_fork_exit(void **state) {
+        Buf b;
+        RecordTask t;
+
+        start(&b);
+        put32x2(&b, 400, 399);  /* pid, ppid */
+        put32x2(&b, 400, 399);  /* tid, ptid */
+        put64(&b, 1234);
+        put_id(&b, 400, 400, 1234, 0);
+        const struct perf_event_header *h = finish(&b, PERF_RECORD_FORK, 0);
+        assert_int_equal(record_parse_task(h, ST, &t), 0);
+        assert_int_equal(t.pid, 400);
+        assert_int_equal(t.ppid, 399);
+        assert_int_equal(t.tid, 400);
+        assert_int_equal(t.ptid, 399);
+        assert_int_equal(t.time, 1234);
+
+        ((struct perf_event_header *) b.b)->type = PERF_RECORD_EXIT;
+        assert_int_equal(record_parse_task(h, ST, &t), 0);
+
+        /* Only the trailer: the body is missing. */
+        ((struct perf_event_header *) b.b)->size = 8 + 24;
+        assert_int_equal(record_parse_task(h, ST, &t), -EBADMSG);
+        /* Not even the trailer. */
+        ((struct perf_event_header *) b.b)->size = 8 + 8;
+        assert_int_equal(record_parse_task(h, ST, &t), -EBADMSG);
+        assert_int_equal(record_time(h, ST), 0);
+}
+
+static void test_throttle(void **state) {
+        Buf b;
+        RecordThrottle t;
+
+        start(&b);
+        put64(&b, 55);
+        put64(&b, 1);
+        put64(&b, 2);
+        put_id(&b, 0, 0, 55, 1);
+        const struct perf_event_header *h = finish(&b, PERF_RECORD_THROTTLE, 0);
+        assert_int_equal(record_parse_throttle(h, ST, &t), 0);
+        assert_int_equal(t.time, 55);
+        ((struct perf_event_header *) b.b)->type = PERF_RECORD_UNTHROTTLE;
+        assert_int_equal(record_parse_throttle(h, ST, &t), 0);
+}
+
+int main(void) {
+        const struct CMUnitTest tests[] = {
+                cmocka_unit_test(test_sample),
+                cmocka_unit_test(test_mmap2),
+                cmocka_unit_test(test_comm_exec),
+                cmocka_unit_test(test_fork_exit),
+                cmocka_unit_test(test_throttle),
+        };
+        return cmocka_run_group_tests(tests, NULL, NULL);
+}

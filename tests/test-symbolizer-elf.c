@@ -1,0 +1,283 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * ELF symbolization against a tiny shared library that meson builds (helpers/elf-fixture.c):
+ * load it, take its functions' runtime addresses, turn them into file offsets through our own
+ * mapping as the sampler would, and ask the symbolizer for names from the file alone. Then the
+ * same file stripped (.dynsym only), with MiniDebugInfo added, and a few hundred truncated and
+ * corrupted copies, which must load without crashing and answer lookups sanely.
+ */
+#include "tests.h"
+
+#include <dlfcn.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "basic/fileio.h"
+#include "symbolizer/symbolizer-elf.h"
+#include "symbolizer/symbolizer.h"
+
+static const char *fixture;
+static char tmpdir[] = "/tmp/tprof-elf.XXXXXX";
+
+/* The file offset of a runtime address in our own mappings of path. */
+static uint64_t offset_of(const void *addr) {
+        _cleanup_fclose_ FILE *f = fopen("/proc/self/maps", "re");
+        char line[4096];
+
+        assert_non_null(f);
+        while (fgets(line, sizeof(line), f)) {
+                unsigned long long s, e, off;
+                if (sscanf(line, "%llx-%llx %*s %llx", &s, &e, &off) != 3)
+                        continue;
+                if ((uintptr_t) addr >= s && (uintptr_t) addr < e)
+                        return (uintptr_t) addr - s + off;
+        }
+        fail_msg("address %p not mapped", addr);
+        return 0;
+}
+
+static void expect_name(const ElfSymbols *e, const void *addr, const char *name) {
+        uint64_t vaddr, off;
+        const char *got = NULL;
+
+        assert_true(elf_symbols_offset_to_vaddr(e, offset_of(addr), &vaddr));
+        if (!name) {
+                assert_false(elf_symbols_lookup(e, vaddr + 4, &got, &off));
+                return;
+        }
+        assert_true(elf_symbols_lookup(e, vaddr + 4, &got, &off));
+        assert_string_equal(got, name);
+        assert_int_equal(off, 4);
+}
+
+static void *handle;
+static void *alpha, *beta;
+
+static void test_symtab(void **state) {
+        _cleanup_(elf_symbols_freep) ElfSymbols *e = NULL;
+        size_t bid_len;
+
+        assert_int_equal(elf_symbols_load_path(fixture, NULL, &e), 0);
+        assert_int_equal(elf_symbols_source(e), ELF_SYMBOLS_SYMTAB);
+        assert_true(elf_symbols_count(e) >= 3);
+        assert_non_null(elf_symbols_build_id(e, &bid_len));
+        assert_true(bid_len >= 8);
+        expect_name(e, alpha, "fixture_alpha");
+        expect_name(e, beta, "fixture_beta");
+}
+
+static int run(const char *cmd) {
+        int r = system(cmd);
+        return WIFEXITED(r) ? WEXITSTATUS(r) : -1;
+}
+
+static void test_stripped_dynsym(void **state) {
+        _cleanup_(elf_symbols_freep) ElfSymbols *e = NULL;
+        char path[256], cmd[1024];
+
+        snprintf(path, sizeof(path), "%s/stripped.so", tmpdir);
+        snprintf(cmd, sizeof(cmd), "objcopy --strip-all --remove-section=.gnu_debuglink '%s' '%s' 2>/dev/null", fixture, path);
+        if (run(cmd) != 0)
+                skip();
+        assert_int_equal(elf_symbols_load_path(path, NULL, &e), 0);
+        assert_int_equal(elf_symbols_source(e), ELF_SYMBOLS_DYNSYM);
+        /* Exported functions are still named; the file is the same layout so our addresses apply. */
+        expect_name(e, alpha, "fixture_alpha");
+        expect_name(e, beta, "fixture_beta");
+}
+
+static void test_minidebuginfo(void **state) {
+        _cleanup_(elf_symbols_freep) ElfSymbols *e = NULL;
+        char cmd[2048];
+
+        /* The recipe distributions use: keep the functions' symbols in a small ELF, xz it, add it. */
+        snprintf(cmd, sizeof(cmd),
+                 "set -e; cd '%1$s'; "
+                 "objcopy --strip-all --remove-section=.gnu_debuglink '%2$s' mini.so; "
+                 "objcopy --only-keep-debug '%2$s' debug.so; "
+                 "objcopy -S --remove-section .gdb_index --remove-section .comment --keep-symbol=fixture_alpha "
+                 "--keep-symbol=fixture_beta --keep-symbol=fixture_local debug.so mini.debug; "
+                 "xz -f mini.debug; objcopy --add-section .gnu_debugdata=mini.debug.xz mini.so",
+                 tmpdir, fixture);
+        if (run("command -v xz >/dev/null") != 0 || run(cmd) != 0)
+                skip();
+        char path[256];
+        snprintf(path, sizeof(path), "%s/mini.so", tmpdir);
+        assert_int_equal(elf_symbols_load_path(path, NULL, &e), 0);
+        assert_int_equal(elf_symbols_source(e), ELF_SYMBOLS_MINIDEBUG);
+        expect_name(e, alpha, "fixture_alpha");
+}
+
+static void test_not_elf(void **state) {
+        _cleanup_(elf_symbols_freep) ElfSymbols *e = NULL;
+        uint64_t vaddr;
+
+        assert_int_equal(elf_symbols_load_path("/etc/hostname", NULL, &e), -ENOEXEC);
+        assert_non_null(e);
+        assert_int_equal(elf_symbols_count(e), 0);
+        assert_false(elf_symbols_offset_to_vaddr(e, 0, &vaddr));
+        assert_int_equal(elf_symbols_load_path("/nonexistent", NULL, &(ElfSymbols *) { NULL }), -ENOENT);
+}
+
+static void load_and_probe(const char *path) {
+        _cleanup_(elf_symbols_freep) ElfSymbols *e = NULL;
+        const char *name;
+        uint64_t vaddr, off;
+
+        (void) elf_symbols_load_path(path, NULL, &e);
+        if (!e)
+                return;
+        for (uint64_t o = 0; o < 0x4000; o += 0x1f3)
+                if (elf_symbols_offset_to_vaddr(e, o, &vaddr) && elf_symbols_lookup(e, vaddr, &name, &off))
+                        assert_true(strlen(name) < 1024);
+}
+
+static void test_truncated_and_corrupted(void **state) {
+        _cleanup_free_ char *data = NULL;
+        size_t size;
+        char path[256];
+        uint32_t x = 0x12345678;
+
+        assert_int_equal(read_full_file(fixture, 16 * 1024 * 1024, &data, &size), 0);
+        snprintf(path, sizeof(path), "%s/fuzz.so", tmpdir);
+
+        /* Every prefix length at a coarse step, and all short ones. */
+        for (size_t n = 0; n < size; n += n < 128 ? 1 : 61) {
+                assert_int_equal(write_file_atomic(path, data, n, 0644), 0);
+                load_and_probe(path);
+        }
+
+        /* Random byte flips, concentrated where the headers are. */
+        _cleanup_free_ char *copy = malloc(size);
+        assert_non_null(copy);
+        for (unsigned round = 0; round < 400; round++) {
+                memcpy(copy, data, size);
+                for (unsigned k = 0; k < 8; k++) {
+                        x = x * 1103515245 + 12345;
+                        size_t pos = round % 2 ? (x >> 8) % MIN(size, (size_t) 256) : (x >> 8) % size;
+                        copy[pos] = (char) (x >> 24);
+                }
+                /* Section headers live at the end of the file in what gcc writes. */
+                x = x * 1103515245 + 12345;
+                copy[size - 1 - (x >> 8) % MIN(size, (size_t) 2048)] ^= (char) (x >> 3);
+                assert_int_equal(write_file_atomic(path, copy, size, 0644), 0);
+                load_and_probe(path);
+        }
+
+        /* ELF magic followed by garbage. */
+        memset(copy, 0xff, size);
+        memcpy(copy, "\177ELF\2\1\1", 7);
+        assert_int_equal(write_file_atomic(path, copy, size, 0644), 0);
+        load_and_probe(path);
+}
+
+static void test_symbolizer_user_frames(void **state) {
+        _cleanup_(symbolizer_freep) Symbolizer *z = NULL;
+        Frame f;
+        char path[256], cmd[1024];
+        struct stat st;
+
+        assert_int_equal(symbolizer_new(&(SymbolizerOptions) { .kallsyms_path = "", .jit_dir = tmpdir }, &z), 0);
+        assert_int_equal(stat(fixture, &st), 0);
+
+        /* A mapping as the sampler would pass it, for a pid that is not ours (so map_files is not used). */
+        uint64_t off = offset_of(alpha) & ~(uint64_t) 0xfff;
+        SymbolizerMapping m = {
+                .start = 0x10000000, .end = 0x10100000, .pgoff = off,
+                .dev = st.st_dev, .ino = st.st_ino, .path = fixture,
+        };
+        uint64_t a = 0x10000000 + (offset_of(alpha) - off);
+
+        symbolizer_begin(z);
+        symbolizer_user(z, 0, &m, a + 8, true, &f);
+        assert_string_equal(f.symbol, "fixture_alpha");
+        assert_string_equal(f.dso, fixture);
+        assert_int_equal(f.offset, 8);
+
+        /* A wrong inode (the file was replaced): no symbols, DSO still named. */
+        SymbolizerMapping wrong = m;
+        wrong.ino = st.st_ino + 1;
+        symbolizer_user(z, 0, &wrong, a, false, &f);
+        assert_string_equal(f.symbol, "[unknown]");
+        assert_string_equal(f.dso, fixture);
+
+        /* No mapping, no JIT map: unknown everything. */
+        symbolizer_user(z, 0, NULL, 0x1234, false, &f);
+        assert_string_equal(f.symbol, "[unknown]");
+        assert_string_equal(f.dso, "[unknown]");
+
+        /* A JIT map for pid 4242 in our jit_dir. */
+        snprintf(path, sizeof(path), "%s/perf-4242.map", tmpdir);
+        snprintf(cmd, sizeof(cmd), "%x 100 jitted_function\n", 0x20000000);
+        assert_int_equal(write_file_atomic(path, cmd, strlen(cmd), 0644), 0);
+        symbolizer_next_epoch(z);
+        symbolizer_user(z, 4242, NULL, 0x20000010, false, &f);
+        assert_string_equal(f.symbol, "jitted_function");
+        assert_string_equal(f.dso, "/tmp/perf-4242.map");
+
+        /* A kernel address with no kallsyms loaded. */
+        symbolizer_kernel(z, 0xffffffff81000000, false, &f);
+        assert_string_equal(f.symbol, "[unknown]");
+        assert_string_equal(f.dso, "[kernel.kallsyms]");
+        assert_true(f.kernel);
+}
+
+static void test_symbolizer_cache_limit(void **state) {
+        _cleanup_(symbolizer_freep) Symbolizer *z = NULL;
+        SymbolizerStats st;
+        struct stat sb;
+        Frame f;
+
+        /* A limit of one byte: every sample starts with an empty cache, and still resolves. */
+        assert_int_equal(symbolizer_new(&(SymbolizerOptions) { .kallsyms_path = "", .cache_bytes_max = 1 }, &z), 0);
+        assert_int_equal(stat(fixture, &sb), 0);
+        uint64_t off = offset_of(beta) & ~(uint64_t) 0xfff;
+        SymbolizerMapping m = { .start = 0x10000000, .end = 0x10100000, .pgoff = off,
+                                .dev = sb.st_dev, .ino = sb.st_ino, .path = fixture };
+        for (unsigned i = 0; i < 10; i++) {
+                symbolizer_begin(z);
+                symbolizer_user(z, 0, &m, 0x10000000 + (offset_of(beta) - off), false, &f);
+                assert_string_equal(f.symbol, "fixture_beta");
+        }
+        symbolizer_get_stats(z, &st);
+        assert_int_equal(st.cache_flushes, 9);
+        assert_int_equal(st.files_loaded, 10);
+}
+
+static int setup(void **state) {
+        fixture = getenv("TPROF_ELF_FIXTURE");
+        if (!fixture)
+                return -1;
+        handle = dlopen(fixture, RTLD_NOW);
+        if (!handle)
+                return -1;
+        alpha = dlsym(handle, "fixture_alpha");
+        beta = dlsym(handle, "fixture_beta");
+        if (!alpha || !beta || !mkdtemp(tmpdir))
+                return -1;
+        return 0;
+}
+
+static int teardown(void **state) {
+        char cmd[256];
+        snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmpdir);
+        (void) run(cmd);
+        return 0;
+}
+
+int main(void) {
+        const struct CMUnitTest tests[] = {
+                cmocka_unit_test(test_symtab),
+                cmocka_unit_test(test_stripped_dynsym),
+                cmocka_unit_test(test_minidebuginfo),
+                cmocka_unit_test(test_not_elf),
+                cmocka_unit_test(test_truncated_and_corrupted),
+                cmocka_unit_test(test_symbolizer_user_frames),
+                cmocka_unit_test(test_symbolizer_cache_limit),
+        };
+        return cmocka_run_group_tests(tests, setup, teardown);
+}

@@ -1,0 +1,103 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * kallsyms parsing and lookup on a fixture: kernel and module text, data symbols ignored, broken
+ * lines skipped and counted, addresses between, at and past symbols.
+ */
+#include "tests.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "symbolizer/kallsyms.h"
+
+static char fixture[512];
+
+static const struct {
+        uint64_t addr;
+        const char *name; /* NULL: unresolved */
+        const char *dso;
+        uint64_t offset;
+} cases[] = {
+        { 0xffffffff80ffffff, NULL },
+        /* Two names at one address: perf's choice, fewer leading underscores. */
+        { 0xffffffff81000000, "startup_64", "[kernel.kallsyms]", 0 },
+        { 0xffffffff81000010, "startup_64", "[kernel.kallsyms]", 0x10 },
+        { 0xffffffff81001fff, "do_one_thing", "[kernel.kallsyms]", 0xfff },
+        { 0xffffffff81002010, "do_syscall_64", "[kernel.kallsyms]", 0x10 },
+        { 0xffffffff81002400, "weak_handler", "[kernel.kallsyms]", 0 },
+        /* Data symbols are not functions: the text before them extends over them. */
+        { 0xffffffff81003000, "weak_handler", "[kernel.kallsyms]", 0xc00 },
+        { 0xffffffff81004000, "_etext", "[kernel.kallsyms]", 0 },
+        { 0xffffffffc0100004, "ext4_fill_super", "[ext4]", 4 },
+        { 0xffffffffc0100900, "ext4_mount", "[ext4]", 0x100 },
+        { 0xffffffffc0200010, "ena_io_poll", "[ena]", 0x10 },
+        /* Far past the last symbol: not blamed on it. */
+        { 0xffffffffc0400000, NULL },
+};
+
+static void test_lookup_table(void **state) {
+        _cleanup_(kallsyms_freep) Kallsyms *k = NULL;
+
+        assert_int_equal(kallsyms_load(fixture, &k), 0);
+        /* startup_64 (over _stext), do_one_thing, do_syscall_64, weak_handler, _etext, 2 x ext4, ena_io_poll */
+        assert_int_equal(kallsyms_size(k), 8);
+        assert_true(kallsyms_skipped(k) >= 4);
+
+        for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
+                const char *name = NULL, *dso = NULL;
+                uint64_t off = 0;
+                bool found = kallsyms_lookup(k, cases[i].addr, &name, &dso, &off);
+
+                if (!cases[i].name) {
+                        assert_false(found);
+                        continue;
+                }
+                assert_true(found);
+                assert_string_equal(name, cases[i].name);
+                assert_string_equal(dso, cases[i].dso);
+                assert_int_equal(off, cases[i].offset);
+        }
+}
+
+static void test_missing_and_empty(void **state) {
+        _cleanup_(kallsyms_freep) Kallsyms *k = NULL;
+        const char *name, *dso;
+        uint64_t off;
+
+        assert_int_equal(kallsyms_load("/nonexistent/kallsyms", &k), -ENOENT);
+        assert_int_equal(kallsyms_load("/dev/null", &k), 0);
+        assert_int_equal(kallsyms_size(k), 0);
+        assert_false(kallsyms_lookup(k, 0xffffffff81000000, &name, &dso, &off));
+        assert_false(kallsyms_lookup(NULL, 0xffffffff81000000, &name, &dso, &off));
+}
+
+static void test_restricted_addresses(void **state) {
+        /* kptr_restrict makes every address 0: nothing usable, nothing crashes. */
+        char path[] = "/tmp/tprof-kallsyms.XXXXXX";
+        int fd = mkstemp(path);
+        const char *text = "0000000000000000 T _stext\n0000000000000000 t foo\t[ext4]\n";
+        _cleanup_(kallsyms_freep) Kallsyms *k = NULL;
+        const char *name, *dso;
+        uint64_t off;
+
+        assert_true(fd >= 0);
+        assert_int_equal(write(fd, text, strlen(text)), (ssize_t) strlen(text));
+        close(fd);
+        assert_int_equal(kallsyms_load(path, &k), 0);
+        assert_int_equal(kallsyms_size(k), 0);
+        assert_false(kallsyms_lookup(k, 0x10, &name, &dso, &off));
+        unlink(path);
+}
+
+int main(void) {
+        const char *d = getenv("TPROF_TEST_DATA");
+        snprintf(fixture, sizeof(fixture), "%s/kallsyms", d ?: "tests/data/sampler");
+
+        const struct CMUnitTest tests[] = {
+                cmocka_unit_test(test_lookup_table),
+                cmocka_unit_test(test_missing_and_empty),
+                cmocka_unit_test(test_restricted_addresses),
+        };
+        return cmocka_run_group_tests(tests, NULL, NULL);
+}
