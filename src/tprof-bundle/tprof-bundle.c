@@ -22,11 +22,12 @@ static int verb_unimplemented(int argc, char *argv[]) {
 }
 
 static const Verb verbs[] = {
-        { "ls", "List incident bundles", verb_unimplemented },
-        { "show", "Explain one bundle: what happened, the log, CPU activity, unusual stacks", verb_unimplemented },
+        { "ls", "List incident bundles", verb_list },
+        { "show", "Explain one bundle: what happened, the log, CPU activity, unusual stacks", verb_show },
         { "export", "Write a bundle's slice or a range of the ring as folded stacks or perf script",
           verb_unimplemented },
-        { "rm", "Remove a bundle and release its pinned windows", verb_unimplemented },
+        { "rm", "Remove a bundle and release its pinned windows", verb_rm },
+        { "open", "Hand a bundle's stacks to $TPROF_VIEWER", verb_open },
         { "capture", "Ask the running daemon for a bundle around now", verb_unimplemented },
         { "windows", "List the windows in the ring and the coverage they give", verb_unimplemented },
         { "status", "Show whether tprofd runs and what it has recorded", verb_unimplemented },

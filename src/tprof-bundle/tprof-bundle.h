@@ -12,3 +12,11 @@ typedef struct Verb {
         const char *help;
         int (*run)(int argc, char *argv[]);
 } Verb;
+
+/* The verbs (bundle-list.c, bundle-show.c, bundle-rm.c, bundle-open.c, bundle-export-bundle.c). */
+int verb_list(int argc, char *argv[]);
+int verb_show(int argc, char *argv[]);
+int verb_rm(int argc, char *argv[]);
+int verb_open(int argc, char *argv[]);
+/* "export ID --format folded|perf-script|svg [--diff]": a bundle's files, see bundle-export-bundle.c. */
+int bundle_export_bundle(int argc, char *argv[]);
