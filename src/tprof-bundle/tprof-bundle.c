@@ -23,12 +23,37 @@ static int verb_unimplemented(int argc, char *argv[]) {
         return EX_UNAVAILABLE;
 }
 
+/*
+ * "export ID ..." cuts from a bundle, "export --from --to ..." from the ring: the first argument that
+ * is neither an option nor an option's value decides.
+ */
+static int verb_export_dispatch(int argc, char *argv[]) {
+        static const char *const with_value[] = { "-D", "--state-dir", "--ring", "--from", "--to",
+                                                  "-f", "--format", "-o", "--output" };
+
+        for (int i = 1; i < argc; i++) {
+                bool takes_value = false;
+
+                if (streq(argv[i], "--"))
+                        return bundle_export_bundle(argc, argv);
+                if (argv[i][0] != '-')
+                        return bundle_export_bundle(argc, argv);
+                for (size_t k = 0; k < ELEMENTSOF(with_value); k++)
+                        if (streq(argv[i], with_value[k]))
+                                takes_value = true;
+                if (takes_value)
+                        i++;
+        }
+        return verb_export(argc, argv);
+}
+
 static const Verb verbs[] = {
-        { "ls", "List incident bundles", verb_unimplemented },
-        { "show", "Explain one bundle: what happened, the log, CPU activity, unusual stacks", verb_unimplemented },
+        { "ls", "List incident bundles", verb_list },
+        { "show", "Explain one bundle: what happened, the log, CPU activity, unusual stacks", verb_show },
         { "export", "Write a bundle's slice or a range of the ring as folded stacks or perf script",
-          verb_export },
-        { "rm", "Remove a bundle and release its pinned windows", verb_unimplemented },
+          verb_export_dispatch },
+        { "rm", "Remove a bundle and release its pinned windows", verb_rm },
+        { "open", "Hand a bundle's stacks to $TPROF_VIEWER", verb_open },
         { "capture", "Ask the running daemon for a bundle around now", verb_capture },
         { "windows", "List the windows in the ring and the coverage they give", verb_windows },
         { "status", "Show whether tprofd runs and what it has recorded", verb_status },

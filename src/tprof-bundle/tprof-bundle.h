@@ -25,8 +25,17 @@ typedef struct Verb {
 #include <stdint.h>
 
 int verb_windows(int argc, char *argv[]);
+/* "export --from --to --format ...": a range straight from the ring, see bundle-export.c. */
 int verb_export(int argc, char *argv[]);
 /* Parses a wall-clock TIME as `export --from/--to` take it into CLOCK_REALTIME microseconds. */
 int bundle_parse_time(const char *s, uint64_t now_realtime_usec, uint64_t *ret_realtime_usec);
 /* "2026-11-21T14:30:00Z" */
 const char *bundle_format_utc_seconds(char *buf, size_t l, uint64_t realtime_usec);
+
+/* The verbs (bundle-list.c, bundle-show.c, bundle-rm.c, bundle-open.c, bundle-export-bundle.c). */
+int verb_list(int argc, char *argv[]);
+int verb_show(int argc, char *argv[]);
+int verb_rm(int argc, char *argv[]);
+int verb_open(int argc, char *argv[]);
+/* "export ID --format folded|perf-script|svg [--diff]": a bundle's files, see bundle-export-bundle.c. */
+int bundle_export_bundle(int argc, char *argv[]);

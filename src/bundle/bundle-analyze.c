@@ -1,0 +1,455 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * The analysis behind tprof-bundle show (bundle-analyze.h). Memory grows with the distinct stacks
+ * of the files, which folding already bounds; every line is checked and malformed ones are counted
+ * rather than trusted.
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "basic/alloc-util.h"
+#include "basic/hashmap.h"
+#include "basic/macro.h"
+#include "bundle/bundle-analyze.h"
+
+void folded_done(Folded *f) {
+        for (size_t i = 0; i < f->n; i++)
+                free(f->lines[i].stack);
+        free(f->lines);
+        *f = FOLDED_NULL;
+}
+
+/* "stack COUNT": the count is the digits after the last blank. Returns false if malformed. */
+static bool parse_folded_line(char *line, size_t len, uint64_t *ret_count) {
+        size_t i;
+        uint64_t v = 0;
+
+        while (len > 0 && (line[len - 1] == '\n' || line[len - 1] == '\r'))
+                line[--len] = '\0';
+        if (len == 0)
+                return false;
+        i = len;
+        while (i > 0 && line[i - 1] >= '0' && line[i - 1] <= '9')
+                i--;
+        if (i == len || i == 0 || line[i - 1] != ' ' || len - i > 19)
+                return false;
+        for (size_t k = i; k < len; k++)
+                v = v * 10 + (uint64_t) (line[k] - '0');
+        line[i - 1] = '\0';
+        if (i - 1 == 0 || memchr(line, '\0', i - 1))
+                return false;
+        *ret_count = v;
+        return true;
+}
+
+int folded_load_file(FILE *in, Folded *ret) {
+        _cleanup_(folded_donep) Folded f = FOLDED_NULL;
+        _cleanup_free_ char *line = NULL;
+        size_t cap = 0;
+        uint64_t bytes = 0;
+        ssize_t n;
+
+        while ((n = getline(&line, &cap, in)) >= 0) {
+                uint64_t count;
+
+                bytes += (uint64_t) n;
+                if (bytes > FOLDED_BYTES_MAX)
+                        return -EFBIG;
+                if (line[0] == '\n' || (line[0] == '\r' && line[1] == '\n'))
+                        continue; /* blank lines are allowed */
+                if ((size_t) n > FOLDED_LINE_MAX || f.n >= FOLDED_STACKS_MAX ||
+                    !parse_folded_line(line, (size_t) n, &count)) {
+                        f.n_skipped++;
+                        continue;
+                }
+                if (count == 0)
+                        continue;
+                if (count > UINT64_MAX - f.total) {
+                        f.n_skipped++;
+                        continue;
+                }
+                if (!GREEDY_REALLOC(f.lines, f.allocated, f.n + 1))
+                        return -ENOMEM;
+                f.lines[f.n].stack = strdup(line);
+                if (!f.lines[f.n].stack)
+                        return -ENOMEM;
+                f.lines[f.n++].count = count;
+                f.total += count;
+        }
+        if (ferror(in))
+                return -EIO;
+        *ret = f;
+        f = FOLDED_NULL;
+        return 0;
+}
+
+int folded_load(const char *path, Folded *ret) {
+        _cleanup_fclose_ FILE *in = fopen(path, "re");
+        if (!in)
+                return -errno;
+        return folded_load_file(in, ret);
+}
+
+static int line_compare(const void *a, const void *b) {
+        const FoldedLine *x = a, *y = b;
+        if (x->count != y->count)
+                return x->count > y->count ? -1 : 1;
+        return strcmp(x->stack, y->stack);
+}
+
+void folded_sort_by_count(Folded *f) {
+        if (f->n > 1)
+                qsort(f->lines, f->n, sizeof(FoldedLine), line_compare);
+}
+
+void folded_stack_comm(const char *stack, const char **ret, size_t *ret_len) {
+        const char *semi = strchr(stack, ';');
+        *ret = stack;
+        *ret_len = semi ? (size_t) (semi - stack) : strlen(stack);
+}
+
+void folded_stack_leaf(const char *stack, const char **ret, size_t *ret_len) {
+        const char *semi = strrchr(stack, ';');
+        *ret = semi ? semi + 1 : stack;
+        *ret_len = strlen(*ret);
+}
+
+void function_stats_free(FunctionStat *s, size_t n) {
+        for (size_t i = 0; i < n; i++)
+                free(s[i].name);
+        free(s);
+}
+
+static int function_compare(const void *a, const void *b) {
+        const FunctionStat *x = a, *y = b;
+        if (x->self != y->self)
+                return x->self > y->self ? -1 : 1;
+        if (x->total != y->total)
+                return x->total > y->total ? -1 : 1;
+        return strcmp(x->name, y->name);
+}
+
+int folded_functions(const Folded *f, FunctionStat **ret, size_t *ret_n) {
+        _cleanup_(hashmap_freep) Hashmap *h = hashmap_new();
+        FunctionStat *stats = NULL;
+        size_t *seen_in = NULL; /* line index + 1 that last counted the function, for "once per stack" */
+        size_t n = 0, allocated = 0, seen_allocated = 0;
+        int r = -ENOMEM;
+
+        if (!h)
+                return -ENOMEM;
+        for (size_t i = 0; i < f->n; i++) {
+                const char *s = f->lines[i].stack;
+                const char *p = strchr(s, ';');
+
+                if (!p)
+                        continue; /* a comm alone: no function */
+                p++;
+                for (;;) {
+                        const char *e = strchr(p, ';');
+                        size_t len = e ? (size_t) (e - p) : strlen(p);
+                        bool added;
+                        uint64_t *slot = hashmap_slot(h, p, len, n, &added);
+
+                        if (!slot)
+                                goto fail;
+                        if (added) {
+                                if (!GREEDY_REALLOC(stats, allocated, n + 1) ||
+                                    !GREEDY_REALLOC(seen_in, seen_allocated, n + 1))
+                                        goto fail;
+                                stats[n] = (FunctionStat) { .name = strndup(p, len) };
+                                seen_in[n] = 0;
+                                if (!stats[n].name)
+                                        goto fail;
+                                n++;
+                        }
+                        FunctionStat *st = &stats[*slot];
+                        if (seen_in[*slot] != i + 1) {
+                                seen_in[*slot] = i + 1;
+                                st->total += f->lines[i].count;
+                        }
+                        if (!e) {
+                                st->self += f->lines[i].count;
+                                break;
+                        }
+                        p = e + 1;
+                }
+        }
+        if (n > 1)
+                qsort(stats, n, sizeof(FunctionStat), function_compare);
+        free(seen_in);
+        *ret = stats;
+        *ret_n = n;
+        return 0;
+fail:
+        free(seen_in);
+        function_stats_free(stats, n);
+        return r;
+}
+
+double proportion_z(uint64_t a, uint64_t n1, uint64_t b, uint64_t n2) {
+        double p1, p2, p, se;
+
+        if (n1 == 0 || n2 == 0)
+                return 0;
+        p1 = (double) a / (double) n1;
+        p2 = (double) b / (double) n2;
+        p = (double) (a + b) / (double) (n1 + n2);
+        se = sqrt(p * (1 - p) * (1.0 / (double) n1 + 1.0 / (double) n2));
+        if (se <= 0)
+                return 0;
+        return (p1 - p2) / se;
+}
+
+typedef struct Counts {
+        char *key;
+        uint64_t slice, baseline;
+} Counts;
+
+typedef struct CountTable {
+        Hashmap *h;
+        Counts *c;
+        size_t n, allocated;
+} CountTable;
+
+static void count_table_done(CountTable *t) {
+        hashmap_free(t->h);
+        for (size_t i = 0; i < t->n; i++)
+                free(t->c[i].key);
+        free(t->c);
+}
+
+static int count_add(CountTable *t, const char *key, size_t len, uint64_t count, bool baseline) {
+        bool added;
+        uint64_t *slot = hashmap_slot(t->h, key, len, t->n, &added);
+
+        if (!slot)
+                return -ENOMEM;
+        if (added) {
+                if (!GREEDY_REALLOC(t->c, t->allocated, t->n + 1))
+                        return -ENOMEM;
+                t->c[t->n] = (Counts) { .key = strndup(key, len) };
+                if (!t->c[t->n].key)
+                        return -ENOMEM;
+                t->n++;
+        }
+        if (baseline)
+                t->c[*slot].baseline += count;
+        else
+                t->c[*slot].slice += count;
+        return 0;
+}
+
+/* Process key: the comm. Function key: "comm;leaf" (the comm alone when the stack has no frame). */
+static int count_folded(CountTable *t, const Folded *f, RiseKind kind, bool baseline) {
+        for (size_t i = 0; i < f->n; i++) {
+                const char *s = f->lines[i].stack, *k;
+                size_t len;
+                int r;
+
+                if (kind == RISE_PROCESS) {
+                        folded_stack_comm(s, &k, &len);
+                        r = count_add(t, k, len, f->lines[i].count, baseline);
+                } else {
+                        const char *comm, *leaf;
+                        size_t clen, llen;
+                        char buf[FOLDED_LINE_MAX + 2];
+
+                        folded_stack_comm(s, &comm, &clen);
+                        folded_stack_leaf(s, &leaf, &llen);
+                        if (leaf == comm)
+                                r = count_add(t, comm, clen, f->lines[i].count, baseline);
+                        else {
+                                memcpy(buf, comm, clen);
+                                buf[clen] = ';';
+                                memcpy(buf + clen + 1, leaf, llen);
+                                r = count_add(t, buf, clen + 1 + llen, f->lines[i].count, baseline);
+                        }
+                }
+                if (r < 0)
+                        return r;
+        }
+        return 0;
+}
+
+void rises_free(Rise *r, size_t n) {
+        for (size_t i = 0; i < n; i++) {
+                free(r[i].name);
+                free(r[i].top_function);
+        }
+        free(r);
+}
+
+static int rise_compare(const void *a, const void *b) {
+        const Rise *x = a, *y = b;
+        if (x->z != y->z)
+                return x->z > y->z ? -1 : 1;
+        return strcmp(x->name, y->name);
+}
+
+int folded_rises(const Folded *slice, const Folded *baseline, RiseKind kind, size_t max_n, Rise **ret,
+                 size_t *ret_n) {
+        CountTable t = {}, ft = {};
+        Rise *rises = NULL;
+        size_t n = 0, allocated = 0;
+        int r;
+
+        *ret = NULL;
+        *ret_n = 0;
+        if (slice->total == 0 || baseline->total == 0)
+                return 0;
+        t.h = hashmap_new();
+        if (!t.h)
+                return -ENOMEM;
+        r = count_folded(&t, slice, kind, false);
+        if (r >= 0)
+                r = count_folded(&t, baseline, kind, true);
+        if (r >= 0 && kind == RISE_PROCESS) {
+                ft.h = hashmap_new();
+                r = ft.h ? count_folded(&ft, slice, RISE_FUNCTION, false) : -ENOMEM;
+                if (r >= 0)
+                        r = count_folded(&ft, baseline, RISE_FUNCTION, true);
+        }
+        if (r < 0)
+                goto finish;
+
+        for (size_t i = 0; i < t.n; i++) {
+                Counts *c = &t.c[i];
+                double s1 = (double) c->slice / (double) slice->total;
+                double s2 = (double) c->baseline / (double) baseline->total;
+                double z = proportion_z(c->slice, slice->total, c->baseline, baseline->total);
+
+                if (s1 <= s2 || z < RISE_Z_MIN || c->slice < RISE_SAMPLES_MIN)
+                        continue;
+                if (!GREEDY_REALLOC(rises, allocated, n + 1)) {
+                        r = -ENOMEM;
+                        goto finish;
+                }
+                rises[n] = (Rise) {
+                        .name = strdup(c->key),
+                        .slice = c->slice,
+                        .baseline = c->baseline,
+                        .slice_share = s1,
+                        .baseline_share = s2,
+                        .z = z,
+                };
+                if (!rises[n].name) {
+                        r = -ENOMEM;
+                        goto finish;
+                }
+                n++;
+        }
+        if (n > 1)
+                qsort(rises, n, sizeof(Rise), rise_compare);
+        if (n > max_n) {
+                for (size_t i = max_n; i < n; i++)
+                        free(rises[i].name);
+                n = max_n;
+        }
+
+        /* For each process, the function of it whose share rose most (largest z, rises only). */
+        for (size_t i = 0; kind == RISE_PROCESS && i < n; i++) {
+                size_t klen = strlen(rises[i].name);
+                double best = -INFINITY;
+                const Counts *bc = NULL;
+
+                for (size_t j = 0; j < ft.n; j++) {
+                        const Counts *c = &ft.c[j];
+                        if (!strneq(c->key, rises[i].name, klen) || c->key[klen] != ';')
+                                continue;
+                        double z = proportion_z(c->slice, slice->total, c->baseline, baseline->total);
+                        if (c->slice == 0 || z <= 0 || z <= best)
+                                continue;
+                        best = z;
+                        bc = c;
+                }
+                if (!bc)
+                        continue;
+                rises[i].top_function = strdup(bc->key + klen + 1);
+                if (!rises[i].top_function) {
+                        r = -ENOMEM;
+                        goto finish;
+                }
+                rises[i].function_slice_share = (double) bc->slice / (double) slice->total;
+                rises[i].function_baseline_share = (double) bc->baseline / (double) baseline->total;
+                rises[i].function_z = best;
+        }
+        *ret = TAKE_PTR(rises);
+        *ret_n = n;
+        r = 0;
+finish:
+        if (rises)
+                rises_free(rises, n);
+        count_table_done(&t);
+        count_table_done(&ft);
+        return r;
+}
+
+void activity_done(Activity *a) {
+        free(a->samples);
+        free(a->busy);
+        *a = (Activity) {};
+}
+
+int activity_load(const char *path, unsigned n_seconds_hint, Activity *ret) {
+        _cleanup_fclose_ FILE *in = NULL;
+        _cleanup_free_ char *line = NULL;
+        _cleanup_free_ unsigned (*rows)[4] = NULL;
+        size_t n = 0, allocated = 0, cap = 0;
+        unsigned max_cpu = 0, max_sec = 0;
+        uint64_t skipped = 0;
+        Activity a = {};
+        ssize_t l;
+
+        in = fopen(path, "re");
+        if (!in)
+                return -errno;
+        while ((l = getline(&line, &cap, in)) >= 0) {
+                unsigned sec, cpu, samples, busy;
+                char extra;
+
+                if (line[0] == '#' || line[0] == '\n')
+                        continue;
+                if (l > 256 || sscanf(line, "%u\t%u\t%u\t%u %c", &sec, &cpu, &samples, &busy, &extra) != 4 ||
+                    cpu >= ACTIVITY_CPUS_MAX || sec >= ACTIVITY_SECONDS_MAX || busy > samples) {
+                        skipped++;
+                        continue;
+                }
+                if (n >= (size_t) ACTIVITY_CPUS_MAX * 600) {
+                        skipped++;
+                        continue;
+                }
+                if (!GREEDY_REALLOC(rows, allocated, n + 1))
+                        return -ENOMEM;
+                rows[n][0] = sec;
+                rows[n][1] = cpu;
+                rows[n][2] = samples;
+                rows[n][3] = busy;
+                n++;
+                max_cpu = MAX(max_cpu, cpu + 1);
+                max_sec = MAX(max_sec, sec + 1);
+        }
+        a.n_cpus = max_cpu;
+        n_seconds_hint = MIN(n_seconds_hint, ACTIVITY_SECONDS_MAX);
+        a.n_seconds = MAX(max_sec, n_seconds_hint);
+        a.n_skipped = skipped;
+        if (a.n_cpus > 0 && a.n_seconds > 0) {
+                if ((uint64_t) a.n_cpus * a.n_seconds > (UINT64_C(64) << 20))
+                        return -EFBIG;
+                a.samples = new0(uint32_t, (size_t) a.n_cpus * a.n_seconds);
+                a.busy = new0(uint32_t, (size_t) a.n_cpus * a.n_seconds);
+                if (!a.samples || !a.busy) {
+                        activity_done(&a);
+                        return -ENOMEM;
+                }
+                for (size_t i = 0; i < n; i++) {
+                        size_t k = (size_t) rows[i][1] * a.n_seconds + rows[i][0];
+                        a.samples[k] += rows[i][2];
+                        a.busy[k] += rows[i][3];
+                }
+        }
+        *ret = a;
+        return 0;
+}

@@ -1,0 +1,166 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * tprof-bundle export ID: a bundle's slice in the format a viewer wants, on stdout. "folded" and
+ * "perf-script" are the bundle's own stacks.folded and stacks.perf-script, copied byte for byte;
+ * "svg" is a flame graph drawn from stacks.folded, and with --diff a differential one against
+ * baseline.folded. Cutting other ranges (--from/--to) needs the ring and is not done from a bundle.
+ */
+#include <fcntl.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sysexits.h>
+#include <unistd.h>
+
+#include "basic/fileio.h"
+#include "basic/log.h"
+#include "tprof-bundle/bundle-output.h"
+#include "tprof-bundle/bundle-svg.h"
+#include "tprof-bundle/tprof-bundle.h"
+
+static const char *arg_format = NULL;
+static bool arg_diff = false;
+
+static void help(void) {
+        printf("Usage: tprof-bundle export ID --format FORMAT [--diff]\n"
+               "\n"
+               "Writes a bundle's slice to stdout. ID may be any unique prefix of the id or short id.\n"
+               "\n"
+               "  -h --help              Show this help\n"
+               "     --format=FORMAT     folded (stacks.folded), perf-script (stacks.perf-script)\n"
+               "                         or svg (a flame graph of stacks.folded)\n"
+               "     --diff              With svg: a differential flame graph against baseline.folded\n"
+               "                         (red: larger share than in the baseline, blue: smaller)\n");
+}
+
+static int parse_argv(int argc, char *argv[]) {
+        enum { ARG_FORMAT = 0x100, ARG_DIFF, ARG_FROM, ARG_TO };
+        static const struct option options[] = {
+                { "help", no_argument, NULL, 'h' },
+                { "format", required_argument, NULL, ARG_FORMAT },
+                { "diff", no_argument, NULL, ARG_DIFF },
+                { "from", required_argument, NULL, ARG_FROM },
+                { "to", required_argument, NULL, ARG_TO },
+                {},
+        };
+        int c;
+
+        opterr = 0;
+        while ((c = getopt_long(argc, argv, ":h", options, NULL)) >= 0) {
+                switch (c) {
+                case 'h':
+                        help();
+                        return 0;
+                case ARG_FORMAT:
+                        if (!streq(optarg, "folded") && !streq(optarg, "perf-script") && !streq(optarg, "svg"))
+                                return log_error_errno(SYNTHETIC_ERRNO(EINVAL),
+                                                       "Unknown --format '%s' for a bundle; use folded, perf-script or svg.",
+                                                       optarg);
+                        arg_format = optarg;
+                        break;
+                case ARG_DIFF:
+                        arg_diff = true;
+                        break;
+                case ARG_FROM:
+                case ARG_TO:
+                        return log_error_errno(SYNTHETIC_ERRNO(EOPNOTSUPP),
+                                               "--from/--to are not supported yet for bundles: a bundle holds its "
+                                               "slice only. Export a range of the ring without an ID instead.");
+                case ':':
+                        return log_error_errno(SYNTHETIC_ERRNO(EINVAL), "Option '%s' needs an argument.",
+                                               argv[optind - 1]);
+                default:
+                        return log_error_errno(SYNTHETIC_ERRNO(EINVAL),
+                                               "Unknown option '%s'. See 'tprof-bundle export --help'.",
+                                               argv[optind - 1]);
+                }
+        }
+        if (!arg_format)
+                return log_error_errno(SYNTHETIC_ERRNO(EINVAL), "export needs --format folded|perf-script|svg.");
+        if (arg_diff && !streq(arg_format, "svg"))
+                return log_error_errno(SYNTHETIC_ERRNO(EINVAL), "--diff works with --format svg only.");
+        if (argc - optind != 1)
+                return log_error_errno(SYNTHETIC_ERRNO(EINVAL), "export of a bundle takes exactly one ID.");
+        return 1;
+}
+
+static int copy_file(const char *path) {
+        _cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+        char buf[64 * 1024];
+        ssize_t n;
+
+        if (fd < 0)
+                return -errno;
+        fflush(stdout);
+        while ((n = read(fd, buf, sizeof buf)) != 0) {
+                if (n < 0) {
+                        if (errno == EINTR)
+                                continue;
+                        return -errno;
+                }
+                int r = loop_write(STDOUT_FILENO, buf, (size_t) n);
+                if (r < 0)
+                        return r;
+        }
+        return 0;
+}
+
+int bundle_write_svg(const BundleEntry *e, bool diff, FILE *out) {
+        _cleanup_(folded_donep) Folded slice = FOLDED_NULL, baseline = FOLDED_NULL;
+        _cleanup_free_ char *p1 = NULL, *p2 = NULL, *title = NULL;
+        int r;
+
+        if (asprintf(&p1, "%s/%s", e->path, BUNDLE_FOLDED) < 0 ||
+            asprintf(&p2, "%s/%s", e->path, BUNDLE_BASELINE_FOLDED) < 0)
+                return log_oom();
+        r = folded_load(p1, &slice);
+        if (r < 0)
+                return log_error_errno(r, "Failed to read '%s': %m", p1);
+        if (diff) {
+                r = folded_load(p2, &baseline);
+                if (r < 0)
+                        return log_error_errno(r, "Failed to read '%s': %m", p2);
+        }
+        if (asprintf(&title, "%s%s: %s", diff ? "Differential flame graph of " : "Flame graph of ", e->id,
+                     e->manifest && e->manifest->event_message ? e->manifest->event_message : "") < 0)
+                return log_oom();
+        r = flamegraph_write_svg(out, &slice, diff ? &baseline : NULL, title);
+        if (r < 0)
+                return log_error_errno(r, "Failed to write the flame graph: %m");
+        return 0;
+}
+
+int bundle_export_bundle(int argc, char *argv[]) {
+        _cleanup_(bundle_list_donep) BundleList l = BUNDLE_LIST_NULL;
+        _cleanup_free_ char *path = NULL;
+        const BundleEntry *e;
+        int r;
+
+        r = parse_argv(argc, argv);
+        if (r <= 0)
+                return r < 0 ? EX_USAGE : EXIT_SUCCESS;
+        r = bundles_load(&l);
+        if (r < 0)
+                return EXIT_FAILURE;
+        r = bundles_resolve(&l, argv[optind]);
+        if (r < 0)
+                return EXIT_FAILURE;
+        e = &l.entries[r];
+
+        if (streq(arg_format, "svg")) {
+                r = bundle_write_svg(e, arg_diff, stdout);
+                if (r >= 0 && fflush(stdout) != 0)
+                        r = log_error_errno(SYNTHETIC_ERRNO(EIO), "Failed to write output.");
+                return r < 0 ? EXIT_FAILURE : EXIT_SUCCESS;
+        }
+        if (asprintf(&path, "%s/%s", e->path, streq(arg_format, "folded") ? BUNDLE_FOLDED : BUNDLE_PERF_SCRIPT) < 0)
+                return log_oom(), EXIT_FAILURE;
+        r = copy_file(path);
+        if (r < 0) {
+                _cleanup_free_ char *p = text_for_terminal(path, 0);
+                log_error_errno(r, "Failed to copy '%s': %m", p ?: "?");
+                return EXIT_FAILURE;
+        }
+        return EXIT_SUCCESS;
+}

@@ -1,0 +1,49 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * What the verbs share to talk to a person: whether colour is allowed, the width to cut lines to,
+ * escaping untrusted text and cutting it to a width, sizes and times in a compact form, and
+ * finding the bundle an ID names with the error messages that go with it.
+ */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "bundle/bundle-read.h"
+
+/* Colour only on a terminal, and not with NO_COLOR set or TERM=dumb. */
+bool output_colors(void);
+/* The width to fit lines to: $COLUMNS if valid, else the terminal's, else 0 (do not cut). */
+unsigned output_columns(void);
+/* Whether the locale's charset is UTF-8 (after setlocale(LC_CTYPE, "")). */
+bool output_utf8(void);
+
+#define ANSI_BOLD "\x1b[1m"
+#define ANSI_RED "\x1b[31m"
+#define ANSI_GREEN "\x1b[32m"
+#define ANSI_YELLOW "\x1b[33m"
+#define ANSI_GREY "\x1b[2m"
+#define ANSI_NORMAL "\x1b[0m"
+
+/*
+ * Escapes s (control bytes and invalid UTF-8 become \xNN) and, when width > 0, cuts the result
+ * to at most width characters, ending it with "…" (or "...") when cut. NULL s gives "-".
+ * Returns a malloc'ed string, or NULL on OOM.
+ */
+char *text_for_terminal(const char *s, size_t width);
+char *text_for_terminal_n(const char *s, size_t n, size_t width);
+/* Characters (code points) of a valid UTF-8 string. */
+size_t utf8_width(const char *s);
+
+#define FORMAT_BYTES_MAX 16
+const char *format_bytes(char *buf, size_t l, uint64_t bytes);
+
+/* Loads the state directory's bundles, logging failures. Returns 0 or a negative errno. */
+int bundles_load(BundleList *ret);
+/*
+ * Resolves id (NULL: the newest complete or partial bundle, else the newest of any) and logs
+ * "No bundle matches", the candidates of an ambiguous prefix, or "No bundles found.". Returns
+ * the index or a negative errno.
+ */
+int bundles_resolve(const BundleList *l, const char *id);

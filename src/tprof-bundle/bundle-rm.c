@@ -1,0 +1,175 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * tprof-bundle rm: removes bundle directories. Removing a bundle unlinks its windows/ hard links,
+ * which is what releases the ring windows it pinned. Every ID is resolved before anything is
+ * removed, so one ambiguous or unknown ID removes nothing; pending (.tmp-*) bundles, which tprofd
+ * is still writing, need --force.
+ */
+#include <dirent.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sysexits.h>
+#include <unistd.h>
+
+#include "basic/log.h"
+#include "tprof-bundle/bundle-output.h"
+#include "tprof-bundle/tprof-bundle.h"
+
+static bool arg_force = false;
+
+static void help(void) {
+        printf("Usage: tprof-bundle rm [OPTIONS...] ID...\n"
+               "\n"
+               "Removes bundles and releases the ring windows they pinned. ID may be any unique\n"
+               "prefix of the id or short id.\n"
+               "\n"
+               "  -h --help     Show this help\n"
+               "  -f --force    Also remove pending bundles tprofd is still recording\n");
+}
+
+static int parse_argv(int argc, char *argv[]) {
+        static const struct option options[] = {
+                { "help", no_argument, NULL, 'h' },
+                { "force", no_argument, NULL, 'f' },
+                {},
+        };
+        int c;
+
+        opterr = 0;
+        while ((c = getopt_long(argc, argv, ":hf", options, NULL)) >= 0) {
+                switch (c) {
+                case 'h':
+                        help();
+                        return 0;
+                case 'f':
+                        arg_force = true;
+                        break;
+                default:
+                        return log_error_errno(SYNTHETIC_ERRNO(EINVAL),
+                                               "Unknown option '%s'. See 'tprof-bundle rm --help'.",
+                                               argv[optind - 1]);
+                }
+        }
+        if (optind >= argc)
+                return log_error_errno(SYNTHETIC_ERRNO(EINVAL), "rm needs at least one ID.");
+        return 1;
+}
+
+/* Removes the contents of dir_fd (one level of subdirectories, as a bundle has), then nothing else. */
+static int remove_contents(int dir_fd, unsigned depth) {
+        _cleanup_closedir_ DIR *d = NULL;
+        struct dirent *de;
+        int fd, r = 0;
+
+        fd = openat(dir_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (fd < 0)
+                return -errno;
+        d = fdopendir(fd);
+        if (!d) {
+                r = -errno;
+                (void) close(fd);
+                return r;
+        }
+        while ((de = readdir(d))) {
+                struct stat st;
+                if (streq(de->d_name, ".") || streq(de->d_name, ".."))
+                        continue;
+                if (fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0) {
+                        r = -errno;
+                        continue;
+                }
+                if (S_ISDIR(st.st_mode)) {
+                        _cleanup_close_ int sub = -EBADF;
+                        if (depth >= 4) {
+                                r = -ELOOP;
+                                continue;
+                        }
+                        sub = openat(dirfd(d), de->d_name, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+                        if (sub < 0) {
+                                r = -errno;
+                                continue;
+                        }
+                        int q = remove_contents(sub, depth + 1);
+                        if (q < 0)
+                                r = q;
+                        if (unlinkat(dirfd(d), de->d_name, AT_REMOVEDIR) < 0)
+                                r = -errno;
+                } else if (unlinkat(dirfd(d), de->d_name, 0) < 0)
+                        r = -errno;
+        }
+        return r;
+}
+
+static int remove_bundle(const BundleEntry *e) {
+        _cleanup_close_ int fd = -EBADF;
+        int r;
+
+        fd = open(e->path, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+        if (fd < 0)
+                return -errno;
+        r = remove_contents(fd, 0);
+        if (r < 0)
+                return r;
+        if (rmdir(e->path) < 0)
+                return -errno;
+        return 0;
+}
+
+int verb_rm(int argc, char *argv[]) {
+        _cleanup_(bundle_list_donep) BundleList l = BUNDLE_LIST_NULL;
+        _cleanup_free_ size_t *idx = NULL;
+        size_t n = 0;
+        int r, ret = EXIT_SUCCESS;
+
+        r = parse_argv(argc, argv);
+        if (r <= 0)
+                return r < 0 ? EX_USAGE : EXIT_SUCCESS;
+        r = bundles_load(&l);
+        if (r < 0)
+                return EXIT_FAILURE;
+        if (l.n == 0) {
+                log_error("No bundles found.");
+                return EXIT_FAILURE;
+        }
+        idx = calloc((size_t) argc, sizeof(size_t));
+        if (!idx)
+                return log_oom(), EXIT_FAILURE;
+        for (int a = optind; a < argc; a++) {
+                r = bundles_resolve(&l, argv[a]);
+                if (r < 0)
+                        return EXIT_FAILURE;
+                if (l.entries[r].state == BUNDLE_ENTRY_PENDING && !arg_force) {
+                        _cleanup_free_ char *name = text_for_terminal(l.entries[r].dirname, 0);
+                        log_error("Bundle '%s' is still being recorded; use --force to remove it anyway.",
+                                  name ?: "?");
+                        return EXIT_FAILURE;
+                }
+                bool dup = false;
+                for (size_t i = 0; i < n; i++)
+                        dup = dup || idx[i] == (size_t) r;
+                if (!dup)
+                        idx[n++] = (size_t) r;
+        }
+        for (size_t i = 0; i < n; i++) {
+                const BundleEntry *e = &l.entries[idx[i]];
+                _cleanup_free_ char *path = text_for_terminal(e->path, 0);
+                char b[FORMAT_BYTES_MAX];
+
+                r = remove_bundle(e);
+                if (r < 0) {
+                        log_error_errno(r, "Failed to remove '%s': %m", path ?: "?");
+                        ret = EXIT_FAILURE;
+                        continue;
+                }
+                printf("Removed %s", path ?: "?");
+                if (e->n_windows > 0)
+                        printf(" (released %zu pinned window%s, %s)", e->n_windows, e->n_windows == 1 ? "" : "s",
+                               format_bytes(b, sizeof b, e->windows_bytes));
+                printf("\n");
+        }
+        return ret;
+}

@@ -1,0 +1,976 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * tprof-bundle show: explains one bundle to someone who has never seen tprof, in the order they
+ * need it: what happened, the log around it, what the CPUs were doing, the top stacks, what rose
+ * against the baseline (process and function, with a z-score for how sure we are), the starved
+ * CPU on its own when the rule captured one, and where the files are and how to open them.
+ * Everything that came from the bundle is escaped before it is printed; --json prints the same
+ * content for programs.
+ */
+#include <getopt.h>
+#include <inttypes.h>
+#include <locale.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sysexits.h>
+#include <time.h>
+
+#include "basic/alloc-util.h"
+#include "basic/json-reader.h"
+#include "basic/json-writer.h"
+#include "basic/log.h"
+#include "basic/string-util.h"
+#include "basic/time-util.h"
+#include "bundle/bundle-analyze.h"
+#include "tprof-bundle/bundle-output.h"
+#include "tprof-bundle/tprof-bundle.h"
+
+#define LOG_CONTEXT_LINES 10
+#define LOG_LINES_MAX 200000u
+#define LOG_LINE_BYTES_MAX (64u * 1024u)
+#define TOP_STACKS 5
+#define TOP_FUNCTIONS 8
+#define TOP_RISES 5
+#define STACK_FRAMES_SHOWN 5
+#define HEATMAP_ROWS_MAX 16
+
+static bool arg_utc = false;
+static int arg_json = 0;
+
+static void help(void) {
+        printf("Usage: tprof-bundle show [OPTIONS...] [ID]\n"
+               "\n"
+               "Explains one bundle (the newest when no ID is given; ID may be any unique prefix of\n"
+               "the id or short id): what happened, the log lines around it, CPU activity, the top\n"
+               "stacks and functions, and what rose in the slice against the baseline.\n"
+               "\n"
+               "  -h --help              Show this help\n"
+               "     --utc               Times in UTC\n"
+               "     --json=short|pretty Print JSON\n");
+}
+
+static int parse_argv(int argc, char *argv[]) {
+        enum { ARG_UTC = 0x100, ARG_JSON };
+        static const struct option options[] = {
+                { "help", no_argument, NULL, 'h' },
+                { "utc", no_argument, NULL, ARG_UTC },
+                { "json", optional_argument, NULL, ARG_JSON },
+                {},
+        };
+        int c;
+
+        opterr = 0;
+        while ((c = getopt_long(argc, argv, ":h", options, NULL)) >= 0) {
+                switch (c) {
+                case 'h':
+                        help();
+                        return 0;
+                case ARG_UTC:
+                        arg_utc = true;
+                        break;
+                case ARG_JSON:
+                        if (!optarg || streq(optarg, "pretty"))
+                                arg_json = 2;
+                        else if (streq(optarg, "short"))
+                                arg_json = 1;
+                        else
+                                return log_error_errno(SYNTHETIC_ERRNO(EINVAL),
+                                                       "Invalid --json '%s', expected short or pretty.", optarg);
+                        break;
+                case ':':
+                        return log_error_errno(SYNTHETIC_ERRNO(EINVAL), "Option '%s' needs an argument.",
+                                               argv[optind - 1]);
+                default:
+                        return log_error_errno(SYNTHETIC_ERRNO(EINVAL),
+                                               "Unknown option '%s'. See 'tprof-bundle show --help'.",
+                                               argv[optind - 1]);
+                }
+        }
+        if (argc - optind > 1)
+                return log_error_errno(SYNTHETIC_ERRNO(EINVAL), "show takes at most one ID.");
+        return 1;
+}
+
+typedef struct LogLine {
+        uint64_t realtime_usec, perf_ns;
+        bool has_realtime, has_perf;
+        char *source;
+        int64_t priority;
+        char *message;
+        size_t message_len;
+        bool trigger;
+} LogLine;
+
+typedef struct Show {
+        const BundleEntry *entry;
+        const BundleManifest *m;
+        bool color, utf8;
+        unsigned columns; /* 0: not cut */
+
+        LogLine *log;
+        size_t n_log, log_allocated, log_skipped;
+        size_t log_first, log_end, trigger; /* shown range [first, end) and the trigger's index */
+        int log_error;
+
+        Activity activity;
+        int activity_error;
+        unsigned n_seconds, event_second;
+        bool has_event_second;
+
+        Folded slice, baseline;
+        int slice_error, baseline_error;
+        FunctionStat *functions;
+        size_t n_functions;
+        Rise *proc_rises, *func_rises;
+        size_t n_proc_rises, n_func_rises;
+
+        bool has_cpu;
+        unsigned cpu;
+        Folded cpu_slice, cpu_baseline;
+        int cpu_error;
+        Rise *cpu_rises;
+        size_t n_cpu_rises;
+} Show;
+
+static void show_done(Show *s) {
+        for (size_t i = 0; i < s->n_log; i++) {
+                free(s->log[i].source);
+                free(s->log[i].message);
+        }
+        free(s->log);
+        activity_done(&s->activity);
+        folded_done(&s->slice);
+        folded_done(&s->baseline);
+        folded_done(&s->cpu_slice);
+        folded_done(&s->cpu_baseline);
+        function_stats_free(s->functions, s->n_functions);
+        rises_free(s->proc_rises, s->n_proc_rises);
+        rises_free(s->func_rises, s->n_func_rises);
+        rises_free(s->cpu_rises, s->n_cpu_rises);
+}
+
+static char *bundle_file(const Show *s, const char *name) {
+        char *p;
+        if (asprintf(&p, "%s/%s", s->entry->path, name) < 0)
+                return NULL;
+        return p;
+}
+
+static int load_log(Show *s) {
+        _cleanup_free_ char *path = bundle_file(s, BUNDLE_LOG_JSON), *line = NULL;
+        _cleanup_fclose_ FILE *in = NULL;
+        size_t cap = 0;
+        ssize_t n;
+        bool found = false;
+
+        if (!path)
+                return -ENOMEM;
+        in = fopen(path, "re");
+        if (!in)
+                return -errno;
+        while ((n = getline(&line, &cap, in)) >= 0) {
+                _cleanup_(json_value_freep) JsonValue *v = NULL;
+                const JsonValue *msg;
+                LogLine *l;
+
+                if ((size_t) n > LOG_LINE_BYTES_MAX || s->n_log >= LOG_LINES_MAX ||
+                    json_parse(line, (size_t) n, 8, &v, NULL) < 0 || v->type != JSON_TYPE_OBJECT) {
+                        if (n > 1)
+                                s->log_skipped++;
+                        continue;
+                }
+                if (!GREEDY_REALLOC(s->log, s->log_allocated, s->n_log + 1))
+                        return -ENOMEM;
+                l = &s->log[s->n_log];
+                *l = (LogLine) { .priority = -1 };
+                l->has_realtime = json_u64_value(json_object_get(v, "t_realtime_usec"), &l->realtime_usec);
+                l->has_perf = json_u64_value(json_object_get(v, "t_perf_ns"), &l->perf_ns);
+                (void) json_i64_value(json_object_get(v, "priority"), &l->priority);
+                (void) json_bool_value(json_object_get(v, "trigger"), &l->trigger);
+                msg = json_object_get(v, "message");
+                if (json_string_value(json_object_get(v, "source")))
+                        l->source = strdup(json_string_value(json_object_get(v, "source")));
+                if (json_string_value(msg)) {
+                        l->message = memdup(msg->string.s, msg->string.len + 1);
+                        l->message_len = msg->string.len;
+                }
+                if (l->trigger && !found) {
+                        s->trigger = s->n_log;
+                        found = true;
+                }
+                s->n_log++;
+        }
+        if (!found)
+                s->trigger = s->n_log / 2;
+        s->log_first = s->trigger > LOG_CONTEXT_LINES ? s->trigger - LOG_CONTEXT_LINES : 0;
+        s->log_end = MIN(s->n_log, s->trigger + LOG_CONTEXT_LINES + 1);
+        return 0;
+}
+
+static void load_all(Show *s) {
+        _cleanup_free_ char *p1 = NULL, *p2 = NULL, *p3 = NULL;
+        const BundleManifest *m = s->m;
+        int r;
+
+        s->log_error = load_log(s);
+
+        if (m && m->has_slice) {
+                uint64_t len = m->slice_to_perf_ns - m->slice_from_perf_ns;
+                s->n_seconds = (unsigned) MIN((len + NSEC_PER_SEC - 1) / NSEC_PER_SEC, (uint64_t) ACTIVITY_SECONDS_MAX);
+                if (m->has_event_perf_ns && m->event_t_perf_ns >= m->slice_from_perf_ns &&
+                    m->event_t_perf_ns <= m->slice_to_perf_ns) {
+                        s->event_second = (unsigned) ((m->event_t_perf_ns - m->slice_from_perf_ns) / NSEC_PER_SEC);
+                        s->has_event_second = true;
+                }
+        }
+        p1 = bundle_file(s, BUNDLE_ACTIVITY);
+        s->activity_error = p1 ? activity_load(p1, s->n_seconds, &s->activity) : -ENOMEM;
+        if (s->activity_error >= 0)
+                s->n_seconds = s->activity.n_seconds;
+
+        free(p1);
+        p1 = bundle_file(s, BUNDLE_FOLDED);
+        p2 = bundle_file(s, BUNDLE_BASELINE_FOLDED);
+        s->slice_error = p1 ? folded_load(p1, &s->slice) : -ENOMEM;
+        s->baseline_error = p2 ? folded_load(p2, &s->baseline) : -ENOMEM;
+        if (s->slice_error >= 0) {
+                r = folded_functions(&s->slice, &s->functions, &s->n_functions);
+                if (r < 0)
+                        s->slice_error = r;
+        }
+        if (s->slice_error >= 0 && s->baseline_error >= 0) {
+                (void) folded_rises(&s->slice, &s->baseline, RISE_PROCESS, TOP_RISES, &s->proc_rises,
+                                    &s->n_proc_rises);
+                (void) folded_rises(&s->slice, &s->baseline, RISE_FUNCTION, TOP_RISES, &s->func_rises,
+                                    &s->n_func_rises);
+        }
+        if (s->slice_error >= 0)
+                folded_sort_by_count(&s->slice);
+
+        if (bundle_manifest_capture_cpu(m, &s->cpu)) {
+                char n1[64], n2[64];
+                s->has_cpu = true;
+                snprintf(n1, sizeof n1, BUNDLE_CPU_FOLDED_FMT, s->cpu);
+                snprintf(n2, sizeof n2, BUNDLE_CPU_BASELINE_FOLDED_FMT, s->cpu);
+                free(p1);
+                free(p2);
+                p1 = bundle_file(s, n1);
+                p2 = bundle_file(s, n2);
+                s->cpu_error = p1 && p2 ? folded_load(p1, &s->cpu_slice) : -ENOMEM;
+                if (s->cpu_error >= 0)
+                        s->cpu_error = folded_load(p2, &s->cpu_baseline);
+                if (s->cpu_error >= 0)
+                        (void) folded_rises(&s->cpu_slice, &s->cpu_baseline, RISE_PROCESS, TOP_RISES,
+                                            &s->cpu_rises, &s->n_cpu_rises);
+        }
+}
+
+/* ---- text ---- */
+
+static const char *priority_name(int64_t p) {
+        static const char *const names[] = { "emerg", "alert", "crit", "err", "warning", "notice", "info", "debug" };
+        return p >= 0 && p < (int64_t) ELEMENTSOF(names) ? names[p] : "-";
+}
+
+static const char *format_time(char *buf, size_t l, uint64_t usec, bool utc, bool with_date) {
+        time_t t = (time_t) (usec / USEC_PER_SEC);
+        struct tm tm;
+        char tmp[48], zone[64];
+
+        if (!(utc ? gmtime_r(&t, &tm) : localtime_r(&t, &tm)))
+                return "-";
+        strftime(tmp, sizeof tmp, with_date ? "%Y-%m-%d %H:%M:%S" : "%H:%M:%S", &tm);
+        if (with_date) {
+                strftime(zone, sizeof zone, utc ? "UTC" : "%Z", &tm);
+                snprintf(buf, l, "%.40s.%06llu %.15s", tmp, (unsigned long long) (usec % USEC_PER_SEC), zone);
+        } else
+                snprintf(buf, l, "%s.%03llu", tmp, (unsigned long long) (usec % USEC_PER_SEC / 1000));
+        return buf;
+}
+
+/* A signed offset in seconds, compact: "-90s", "+15s", "+1.5s", "-2m30s". */
+static const char *format_offset(char *buf, size_t l, int64_t ns) {
+        char span[FORMAT_TIMESPAN_MAX];
+        uint64_t a = ns < 0 ? (uint64_t) -ns : (uint64_t) ns;
+        snprintf(buf, l, "%c%s", ns < 0 ? '-' : '+', format_timespan(span, sizeof span, a / NSEC_PER_USEC));
+        return buf;
+}
+
+static void section(const Show *s, const char *title) {
+        printf("\n%s%s%s\n", s->color ? ANSI_BOLD : "", title, s->color ? ANSI_NORMAL : "");
+}
+
+/* Prints "  label: " then the escaped value (cut to the width) and a newline. */
+static void field(const Show *s, const char *label, const char *value) {
+        _cleanup_free_ char *v = text_for_terminal(value, s->columns > 14 ? s->columns - 13 : 0);
+        printf("%11s: %s\n", label, v ?: "?");
+}
+
+static void print_header(const Show *s) {
+        const BundleEntry *e = s->entry;
+        const BundleManifest *m = s->m;
+        char b1[FORMAT_TIMESTAMP_MAX], b2[FORMAT_TIMESTAMP_MAX], o1[32], o2[32], span[FORMAT_TIMESPAN_MAX];
+        _cleanup_free_ char *id = text_for_terminal(e->id, 0), *path = text_for_terminal(e->path, 0);
+        _cleanup_strbuf_ StrBuf b = STRBUF_NULL;
+
+        printf("%sBundle %s%s (%s)\n", s->color ? ANSI_BOLD : "", id ?: "?", s->color ? ANSI_NORMAL : "",
+               bundle_entry_state_to_string(e->state));
+        printf("%11s: %s\n", "Path", path ?: "?");
+        if (!m) {
+                printf("\nThe manifest cannot be read (%s); showing what the other files hold.\n",
+                       strerror(-e->manifest_error));
+                return;
+        }
+        section(s, "What happened");
+        if (m->rule_description)
+                (void) strbuf_appendf(&b, "%s - %s", m->rule_name ?: "-", m->rule_description);
+        else
+                (void) strbuf_append(&b, m->rule_name ?: "-");
+        field(s, "Rule", b.data);
+        if (m->has_event_realtime) {
+                printf("%11s: %s (%s)\n", "Time", format_time(b1, sizeof b1, m->event_realtime_usec, arg_utc, true),
+                       format_timestamp_utc(b2, sizeof b2, m->event_realtime_usec));
+        }
+        strbuf_reset(&b);
+        (void) strbuf_appendf(&b, "%s, kernel %s", m->host ?: "-", m->kernel_release ?: "-");
+        field(s, "Host", b.data);
+        field(s, "Line", m->event_message);
+        strbuf_reset(&b);
+        (void) strbuf_appendf(&b, "%s", m->event_source ?: "-");
+        if (m->event_priority >= 0)
+                (void) strbuf_appendf(&b, ", priority %s", priority_name(m->event_priority));
+        if (m->event_unit)
+                (void) strbuf_appendf(&b, ", unit %s", m->event_unit);
+        if (m->event_comm)
+                (void) strbuf_appendf(&b, ", process %s", m->event_comm);
+        field(s, "Source", b.data);
+        if (json_length(m->event_captures) > 0) {
+                strbuf_reset(&b);
+                for (size_t i = 0; i < m->event_captures->container.n; i++) {
+                        const JsonValue *v = m->event_captures->container.items[i];
+                        char num[32];
+                        const char *val = json_string_value(v);
+                        int64_t iv;
+                        if (!val && json_i64_value(v, &iv)) {
+                                snprintf(num, sizeof num, "%" PRIi64, iv);
+                                val = num;
+                        }
+                        (void) strbuf_appendf(&b, "%s%s=%s", i ? " " : "", m->event_captures->container.keys[i],
+                                              val ?: "?");
+                }
+                field(s, "Captures", b.data);
+        }
+        if (m->repeats > 1)
+                printf("%11s: %" PRIu64 " times within the rule's cooldown (the first included)\n", "Repeats", m->repeats);
+        else
+                printf("%11s: once\n", "Repeats");
+        if (m->has_slice) {
+                int64_t from = m->has_event_perf_ns ? (int64_t) (m->slice_from_perf_ns - m->event_t_perf_ns) : 0;
+                int64_t to = m->has_event_perf_ns ? (int64_t) (m->slice_to_perf_ns - m->event_t_perf_ns) : 0;
+                printf("%11s: %s .. %s around the event, %" PRIu64 " samples, %" PRIu64 " lost", "Slice",
+                       format_offset(o1, sizeof o1, from), format_offset(o2, sizeof o2, to), m->slice_samples,
+                       m->slice_lost);
+                if (m->profile_freq_hz)
+                        printf(" (%" PRIu64 " Hz %s", m->profile_freq_hz, m->profile_event ?: "");
+                if (m->profile_n_cpus)
+                        printf(", %" PRIu64 " CPUs", m->profile_n_cpus);
+                if (m->profile_freq_hz)
+                        printf(")");
+                printf("\n");
+        }
+        if (m->has_baseline)
+                printf("%11s: %" PRIu64 " samples from the pinned windows outside the slice\n", "Baseline",
+                       m->baseline_samples);
+        if (m->alignment_method) {
+                strbuf_reset(&b);
+                (void) strbuf_append(&b, m->alignment_method);
+                if (m->has_alignment_error)
+                        (void) strbuf_appendf(&b, ", event time within %s%s", s->utf8 ? "±" : "+/-",
+                                              m->alignment_error_ns < 1000
+                                                      ? "1us"
+                                                      : format_timespan(span, sizeof span, m->alignment_error_ns / 1000));
+                field(s, "Alignment", b.data);
+        }
+        switch (e->state) {
+        case BUNDLE_ENTRY_COMPLETE:
+                printf("%11s: complete (samples cover the whole slice)\n", "Status");
+                break;
+        case BUNDLE_ENTRY_PARTIAL:
+                printf("%11s: %spartial%s (part of the slice was never sampled)\n", "Status",
+                       s->color ? ANSI_YELLOW : "", s->color ? ANSI_NORMAL : "");
+                break;
+        case BUNDLE_ENTRY_NO_COVERAGE:
+                printf("%11s: %sno-coverage%s (tprofd was not sampling then; only the log is kept)\n", "Status",
+                       s->color ? ANSI_YELLOW : "", s->color ? ANSI_NORMAL : "");
+                break;
+        case BUNDLE_ENTRY_PENDING:
+                printf("%11s: pending (the slice is still being recorded)\n", "Status");
+                break;
+        default:
+                printf("%11s: %s\n", "Status", bundle_entry_state_to_string(e->state));
+        }
+        if (m->note)
+                field(s, "Note", m->note);
+}
+
+static void print_log(const Show *s) {
+        _cleanup_free_ char *logtxt = bundle_file(s, BUNDLE_LOG_TEXT);
+        _cleanup_free_ char *logtxt_e = text_for_terminal(logtxt, 0);
+        const BundleManifest *m = s->m;
+
+        section(s, "Log around the event");
+        if (s->log_error < 0) {
+                printf("  (no %s: %s)\n", BUNDLE_LOG_JSON, strerror(-s->log_error));
+                return;
+        }
+        if (s->n_log == 0) {
+                printf("  (no log lines in the slice)\n");
+                return;
+        }
+        if (s->log_first > 0)
+                printf("  ... %zu earlier line%s in %s\n", s->log_first, s->log_first == 1 ? "" : "s", logtxt_e ?: "?");
+        for (size_t i = s->log_first; i < s->log_end; i++) {
+                const LogLine *l = &s->log[i];
+                char tb[64], ob[32] = "";
+                size_t prefix = 2 + 12 + 2 + 9 + 2 + 8 + 1 + 7 + 1;
+                _cleanup_free_ char *msg = text_for_terminal_n(
+                        l->message, l->message_len,
+                        s->columns > prefix + 10 ? s->columns - prefix : (s->columns ? 10 : 1000));
+                _cleanup_free_ char *src = text_for_terminal(l->source, 8);
+
+                if (l->has_perf && m && m->has_event_perf_ns) {
+                        int64_t d = (int64_t) (l->perf_ns - m->event_t_perf_ns);
+                        snprintf(ob, sizeof ob, "%+.3fs", (double) d / 1e9);
+                }
+                printf("%s%c %-12s  %9s  %-8s %-7s %s%s\n", l->trigger && s->color ? ANSI_BOLD : "",
+                       l->trigger ? '>' : ' ',
+                       l->has_realtime ? format_time(tb, sizeof tb, l->realtime_usec, arg_utc, false) : "-", ob,
+                       src ?: "-", priority_name(l->priority), msg ?: "?",
+                       l->trigger && s->color ? ANSI_NORMAL : "");
+        }
+        if (s->log_end < s->n_log)
+                printf("  ... %zu more line%s in %s\n", s->n_log - s->log_end, s->n_log - s->log_end == 1 ? "" : "s",
+                       logtxt_e ?: "?");
+        if (s->log_skipped > 0)
+                printf("  (%zu malformed line%s in %s skipped)\n", s->log_skipped, s->log_skipped == 1 ? "" : "s",
+                       BUNDLE_LOG_JSON);
+}
+
+static const char *level_char(const Show *s, uint64_t busy, uint64_t samples, char *buf) {
+        static const char *const blocks[] = { "▁", "▂", "▃", "▄", "▅", "▆", "▇", "█" };
+        static const char ascii[] = ".:-=+*#%@";
+
+        if (samples == 0)
+                return " ";
+        double ratio = (double) busy / (double) samples;
+        if (s->utf8)
+                return blocks[(size_t) lround(ratio * 7)];
+        buf[0] = ascii[(size_t) lround(ratio * 8)];
+        buf[1] = '\0';
+        return buf;
+}
+
+static void heat_row(const Show *s, const char *label, unsigned cpu_from, unsigned cpu_to, unsigned bucket,
+                     unsigned n_cols) {
+        const Activity *a = &s->activity;
+        char buf[2];
+
+        printf("  %-7s |", label);
+        for (unsigned c = 0; c < n_cols; c++) {
+                uint64_t busy = 0, samples = 0;
+                for (unsigned cpu = cpu_from; cpu < cpu_to && cpu < a->n_cpus; cpu++)
+                        for (unsigned sec = c * bucket; sec < (c + 1) * bucket && sec < a->n_seconds; sec++) {
+                                busy += a->busy[cpu * a->n_seconds + sec];
+                                samples += a->samples[cpu * a->n_seconds + sec];
+                        }
+                fputs(level_char(s, busy, samples, buf), stdout);
+        }
+        printf("|\n");
+}
+
+static void print_activity(const Show *s) {
+        const Activity *a = &s->activity;
+        unsigned width = (s->columns ?: 80) > 20 ? (s->columns ?: 80) - 12 : 8;
+        unsigned bucket, n_cols, group;
+        char label[32];
+
+        section(s, "CPU activity over the slice");
+        if (s->activity_error < 0) {
+                printf("  (no %s: %s)\n", BUNDLE_ACTIVITY, strerror(-s->activity_error));
+                return;
+        }
+        if (a->n_cpus == 0 || a->n_seconds == 0) {
+                printf("  (no samples in the slice)\n");
+                return;
+        }
+        bucket = (a->n_seconds + width - 1) / width;
+        n_cols = (a->n_seconds + bucket - 1) / bucket;
+        group = (a->n_cpus + HEATMAP_ROWS_MAX - 1) / HEATMAP_ROWS_MAX;
+        printf("  busy share of the samples (idle task left out), %s per column, %s 0%% .. %s 100%%, blank: no samples\n",
+               bucket == 1 ? "1s" : (snprintf(label, sizeof label, "%us", bucket), label),
+               s->utf8 ? "▁" : ".", s->utf8 ? "█" : "@");
+        for (unsigned cpu = 0; cpu < a->n_cpus; cpu += group) {
+                if (group == 1)
+                        snprintf(label, sizeof label, "cpu%u", cpu);
+                else
+                        snprintf(label, sizeof label, "%u-%u", cpu, MIN(cpu + group, a->n_cpus) - 1);
+                heat_row(s, label, cpu, cpu + group, bucket, n_cols);
+        }
+        if (group > 1 && s->has_cpu && s->cpu < a->n_cpus) {
+                snprintf(label, sizeof label, "cpu%u", s->cpu);
+                heat_row(s, label, s->cpu, s->cpu + 1, bucket, n_cols);
+        }
+        if (s->has_event_second) {
+                char o[32];
+                unsigned col = s->event_second / bucket;
+                printf("  %-7s  %*s^ event (%s into the slice)\n", "", (int) col, "",
+                       format_offset(o, sizeof o, (int64_t) s->event_second * (int64_t) NSEC_PER_SEC));
+        }
+        if (a->n_skipped > 0)
+                printf("  (%" PRIu64 " malformed rows of %s skipped)\n", a->n_skipped, BUNDLE_ACTIVITY);
+}
+
+/*
+ * "comm;…;f1;f2;leaf": the comm and the last frames, as many as fit in width (at most
+ * STACK_FRAMES_SHOWN); if even the leaf alone does not fit, the leaf is cut from the left, so the
+ * comm and the end of the leaf's name stay visible.
+ */
+static char *compact_stack(const Show *s, const char *stack, size_t width) {
+        const char *ell = s->utf8 ? "…" : "...";
+        const char *comm;
+        size_t clen, nframes = 0;
+
+        folded_stack_comm(stack, &comm, &clen);
+        for (const char *p = stack; (p = strchr(p, ';')); p++)
+                nframes++;
+        for (size_t shown = MIN(nframes, (size_t) STACK_FRAMES_SHOWN);; shown--) {
+                _cleanup_strbuf_ StrBuf b = STRBUF_NULL;
+                const char *p = comm + clen;
+                _cleanup_free_ char *e = NULL;
+
+                (void) strbuf_append_n(&b, comm, clen);
+                if (nframes > shown) {
+                        for (size_t skip = nframes - shown; skip > 0; skip--)
+                                p = strchr(p + 1, ';');
+                        (void) strbuf_appendf(&b, ";%s", ell);
+                }
+                if (shown > 0)
+                        (void) strbuf_append(&b, p);
+                if (!b.data)
+                        return NULL;
+                e = text_for_terminal(b.data, 0);
+                if (!e)
+                        return NULL;
+                if (width == 0 || utf8_width(e) <= width)
+                        return TAKE_PTR(e);
+                if (shown <= 1) {
+                        /* Keep the comm, cut the leaf from its left. */
+                        _cleanup_free_ char *c = text_for_terminal_n(comm, clen, width / 3);
+                        _cleanup_free_ char *leaf = text_for_terminal(p + (*p == ';'), 0);
+                        char *r;
+                        if (!c || !leaf)
+                                return NULL;
+                        size_t used = utf8_width(c) + 2 + utf8_width(ell), lw = utf8_width(leaf);
+                        const char *t = leaf;
+                        for (size_t w = lw; w + used > width && *t; t++)
+                                if (((unsigned char) t[1] & 0xc0) != 0x80)
+                                        w--;
+                        if (asprintf(&r, "%s;%s%s", c, ell, t) < 0)
+                                return NULL;
+                        return r;
+                }
+        }
+}
+
+static void print_stacks(const Show *s) {
+        const Folded *f = &s->slice;
+        size_t width = s->columns > 20 ? s->columns - 18 : 0;
+
+        section(s, "Top stacks in the slice");
+        if (s->slice_error < 0) {
+                printf("  (no %s: %s)\n", BUNDLE_FOLDED, strerror(-s->slice_error));
+                return;
+        }
+        if (f->total == 0) {
+                printf("  (no samples)\n");
+                return;
+        }
+        for (size_t i = 0; i < MIN(f->n, (size_t) TOP_STACKS); i++) {
+                _cleanup_free_ char *st = compact_stack(s, f->lines[i].stack, width);
+                printf("  %5.1f%% %8" PRIu64 "  %s\n", 100.0 * (double) f->lines[i].count / (double) f->total,
+                       f->lines[i].count, st ?: "?");
+        }
+
+        section(s, "Top functions in the slice (self: as the leaf, total: anywhere in the stack)");
+        printf("  %6s %6s  %s\n", "SELF", "TOTAL", "FUNCTION");
+        for (size_t i = 0; i < MIN(s->n_functions, (size_t) TOP_FUNCTIONS); i++) {
+                _cleanup_free_ char *name = text_for_terminal(s->functions[i].name, s->columns > 20 ? s->columns - 18 : 0);
+                printf("  %5.1f%% %5.1f%%  %s\n", 100.0 * (double) s->functions[i].self / (double) f->total,
+                       100.0 * (double) s->functions[i].total / (double) f->total, name ?: "?");
+        }
+}
+
+static void print_rise(const Show *s, const Rise *r, bool process, size_t name_width) {
+        _cleanup_free_ char *name = NULL, *fn = NULL;
+        char z[32];
+
+        snprintf(z, sizeof z, "z=%.1f", r->z);
+        if (process) {
+                name = text_for_terminal(r->name, 24);
+                fn = text_for_terminal(r->top_function, s->columns > 60 ? s->columns - 60 : 0);
+                printf("  %s%-*s %5.1f%% (baseline %4.1f%%)  %s  %s%s\n", s->color ? ANSI_RED : "",
+                       (int) (name_width + strlen(name ?: "") - utf8_width(name ?: "")), name ?: "?",
+                       100 * r->slice_share, 100 * r->baseline_share, fn ?: "-", z, s->color ? ANSI_NORMAL : "");
+        } else {
+                /* "comm;function" -> "function (comm)" */
+                const char *semi = strchr(r->name, ';');
+                _cleanup_free_ char *comm = text_for_terminal_n(r->name, semi ? (size_t) (semi - r->name) : strlen(r->name), 24);
+                fn = text_for_terminal(semi ? semi + 1 : "-", s->columns > 60 ? s->columns - 50 : 0);
+                printf("  %s%5.1f%% (baseline %4.1f%%)  %s  %s in %s%s\n", s->color ? ANSI_RED : "", 100 * r->slice_share,
+                       100 * r->baseline_share, z, fn ?: "?", comm ?: "?", s->color ? ANSI_NORMAL : "");
+        }
+}
+
+static size_t rise_name_width(const Rise *r, size_t n) {
+        size_t w = 8;
+        for (size_t i = 0; i < n; i++) {
+                _cleanup_free_ char *e = text_for_terminal(r[i].name, 24);
+                w = MAX(w, e ? utf8_width(e) : 0);
+        }
+        return w;
+}
+
+static void print_unusual(const Show *s) {
+        section(s, "Unusual in the slice (share of samples against the baseline; z: two-proportion z-score)");
+        if (s->slice_error < 0 || s->baseline_error < 0) {
+                printf("  (needs %s and %s: %s)\n", BUNDLE_FOLDED, BUNDLE_BASELINE_FOLDED,
+                       strerror(-(s->slice_error < 0 ? s->slice_error : s->baseline_error)));
+                return;
+        }
+        if (s->slice.total == 0 || s->baseline.total == 0) {
+                printf("  (no %s samples to compare)\n", s->slice.total == 0 ? "slice" : "baseline");
+                return;
+        }
+        if (s->n_proc_rises == 0 && s->n_func_rises == 0) {
+                printf("  Nothing rose significantly (z >= %.0f): the slice looks like the baseline.\n", RISE_Z_MIN);
+                return;
+        }
+        printf("  Processes (with their function that rose most):\n");
+        size_t w = rise_name_width(s->proc_rises, s->n_proc_rises);
+        for (size_t i = 0; i < s->n_proc_rises; i++)
+                print_rise(s, &s->proc_rises[i], true, w);
+        if (s->n_proc_rises == 0)
+                printf("  (none)\n");
+        printf("  Functions (as the leaf):\n");
+        for (size_t i = 0; i < s->n_func_rises; i++)
+                print_rise(s, &s->func_rises[i], false, 0);
+        if (s->n_func_rises == 0)
+                printf("  (none)\n");
+}
+
+static void print_cpu(const Show *s) {
+        char title[128];
+
+        if (!s->has_cpu)
+                return;
+        snprintf(title, sizeof title, "CPU %u alone (the rule captured it: the starved CPU is where the cause runs)",
+                 s->cpu);
+        section(s, title);
+        if (s->cpu_error < 0) {
+                printf("  (no cpu%u.folded/cpu%u-baseline.folded: %s)\n", s->cpu, s->cpu, strerror(-s->cpu_error));
+                return;
+        }
+        if (s->n_cpu_rises == 0) {
+                printf("  Nothing rose significantly on CPU %u (%" PRIu64 " samples in the slice).\n", s->cpu,
+                       s->cpu_slice.total);
+                return;
+        }
+        size_t w = rise_name_width(s->cpu_rises, s->n_cpu_rises);
+        for (size_t i = 0; i < s->n_cpu_rises; i++)
+                print_rise(s, &s->cpu_rises[i], true, w);
+}
+
+static void print_files(const Show *s) {
+        static const char *const files[] = { BUNDLE_MANIFEST, BUNDLE_LOG_TEXT, BUNDLE_LOG_JSON, BUNDLE_FOLDED,
+                                             BUNDLE_PERF_SCRIPT, BUNDLE_BASELINE_FOLDED, BUNDLE_ACTIVITY };
+        _cleanup_free_ char *dir = text_for_terminal(s->entry->path, 0);
+        _cleanup_free_ char *id = text_for_terminal(s->entry->short_id[0] ? s->entry->short_id : s->entry->id, 0);
+        char b[FORMAT_BYTES_MAX];
+
+        section(s, "Files");
+        printf("  %s/\n", dir ?: "?");
+        for (size_t i = 0; i < ELEMENTSOF(files); i++) {
+                _cleanup_free_ char *p = bundle_file(s, files[i]);
+                if (p && access(p, F_OK) >= 0)
+                        printf("    %s\n", files[i]);
+        }
+        if (s->has_cpu) {
+                printf("    " BUNDLE_CPU_FOLDED_FMT "\n", s->cpu);
+                printf("    " BUNDLE_CPU_BASELINE_FOLDED_FMT "\n", s->cpu);
+        }
+        if (s->entry->n_windows > 0)
+                printf("    %s/ (%zu windows pinned, %s, shared with the ring)\n", BUNDLE_WINDOWS_DIR,
+                       s->entry->n_windows, format_bytes(b, sizeof b, s->entry->windows_bytes));
+
+        section(s, "Open with");
+        printf("  tprof-bundle export %s --format svg > flame.svg\n", id ?: "?");
+        printf("  tprof-bundle export %s --format svg --diff > diff.svg      (red: rose against the baseline)\n",
+               id ?: "?");
+        printf("  flamegraph.pl %s/%s > flame.svg\n", dir ?: "?", BUNDLE_FOLDED);
+        printf("  speedscope %s/%s\n", dir ?: "?", BUNDLE_PERF_SCRIPT);
+        printf("  Flamescope: cp %s/%s flamescope/examples/\n", dir ?: "?", BUNDLE_PERF_SCRIPT);
+        printf("  TPROF_VIEWER=firefox tprof-bundle open %s\n", id ?: "?");
+}
+
+/* ---- JSON ---- */
+
+static void json_value_write(JsonWriter *w, const JsonValue *v) {
+        switch (v->type) {
+        case JSON_TYPE_NULL:
+                json_null(w);
+                break;
+        case JSON_TYPE_BOOLEAN:
+                json_bool(w, v->b);
+                break;
+        case JSON_TYPE_INTEGER:
+                json_i64(w, v->i);
+                break;
+        case JSON_TYPE_UNSIGNED:
+                json_u64(w, v->u);
+                break;
+        case JSON_TYPE_REAL:
+                json_double(w, v->d);
+                break;
+        case JSON_TYPE_STRING:
+                json_string_n(w, v->string.s, v->string.len);
+                break;
+        case JSON_TYPE_ARRAY:
+                json_begin_array(w);
+                for (size_t i = 0; i < v->container.n; i++)
+                        json_value_write(w, v->container.items[i]);
+                json_end_array(w);
+                break;
+        case JSON_TYPE_OBJECT:
+                json_begin_object(w);
+                for (size_t i = 0; i < v->container.n; i++) {
+                        json_key(w, v->container.keys[i]);
+                        json_value_write(w, v->container.items[i]);
+                }
+                json_end_object(w);
+                break;
+        default:
+                json_null(w);
+        }
+}
+
+static void json_rises(JsonWriter *w, const Rise *r, size_t n, bool process) {
+        json_begin_array(w);
+        for (size_t i = 0; i < n; i++) {
+                json_begin_object(w);
+                if (process)
+                        json_kv_string(w, "process", r[i].name);
+                else {
+                        const char *semi = strchr(r[i].name, ';');
+                        json_key(w, "process");
+                        json_string_n(w, r[i].name, semi ? (size_t) (semi - r[i].name) : strlen(r[i].name));
+                        json_kv_string(w, "function", semi ? semi + 1 : NULL);
+                }
+                json_kv_u64(w, "slice_samples", r[i].slice);
+                json_kv_u64(w, "baseline_samples", r[i].baseline);
+                json_kv_double(w, "slice_share", r[i].slice_share);
+                json_kv_double(w, "baseline_share", r[i].baseline_share);
+                json_kv_double(w, "z", r[i].z);
+                if (process) {
+                        json_kv_string(w, "top_function", r[i].top_function);
+                        if (r[i].top_function) {
+                                json_kv_double(w, "top_function_slice_share", r[i].function_slice_share);
+                                json_kv_double(w, "top_function_baseline_share", r[i].function_baseline_share);
+                                json_kv_double(w, "top_function_z", r[i].function_z);
+                        }
+                }
+                json_end_object(w);
+        }
+        json_end_array(w);
+}
+
+static int print_json(const Show *s) {
+        _cleanup_free_ char *text = NULL;
+        const BundleEntry *e = s->entry;
+        JsonWriter w;
+        int r;
+
+        json_writer_init(&w, arg_json == 2);
+        json_begin_object(&w);
+        json_kv_string(&w, "id", e->id);
+        json_kv_string(&w, "short_id", e->short_id[0] ? e->short_id : NULL);
+        json_kv_string(&w, "path", e->path);
+        json_kv_string(&w, "status", bundle_entry_state_to_string(e->state));
+        json_kv_u64(&w, "bytes", e->bytes);
+        json_kv_u64(&w, "windows_bytes", e->windows_bytes);
+        json_key(&w, "manifest");
+        if (s->m)
+                json_value_write(&w, s->m->json);
+        else
+                json_null(&w);
+
+        json_key(&w, "log");
+        json_begin_object(&w);
+        json_kv_u64(&w, "lines_total", s->n_log);
+        json_kv_u64(&w, "lines_before_shown", s->log_first);
+        json_kv_u64(&w, "lines_after_shown", s->n_log - s->log_end);
+        json_key(&w, "lines");
+        json_begin_array(&w);
+        for (size_t i = s->log_first; i < s->log_end; i++) {
+                const LogLine *l = &s->log[i];
+                json_begin_object(&w);
+                json_key(&w, "t_realtime_usec");
+                if (l->has_realtime)
+                        json_u64(&w, l->realtime_usec);
+                else
+                        json_null(&w);
+                json_key(&w, "offset_ns");
+                if (l->has_perf && s->m && s->m->has_event_perf_ns)
+                        json_i64(&w, (int64_t) (l->perf_ns - s->m->event_t_perf_ns));
+                else
+                        json_null(&w);
+                json_kv_string(&w, "source", l->source);
+                json_kv_i64(&w, "priority", l->priority);
+                json_key(&w, "message");
+                if (l->message)
+                        json_string_n(&w, l->message, l->message_len);
+                else
+                        json_null(&w);
+                json_kv_bool(&w, "trigger", l->trigger);
+                json_end_object(&w);
+        }
+        json_end_array(&w);
+        json_end_object(&w);
+
+        json_key(&w, "activity");
+        if (s->activity_error >= 0) {
+                const Activity *a = &s->activity;
+                json_begin_object(&w);
+                json_kv_u64(&w, "seconds", a->n_seconds);
+                json_key(&w, "event_second");
+                if (s->has_event_second)
+                        json_u64(&w, s->event_second);
+                else
+                        json_null(&w);
+                json_key(&w, "cpus");
+                json_begin_array(&w);
+                for (unsigned cpu = 0; cpu < a->n_cpus; cpu++) {
+                        json_begin_object(&w);
+                        json_kv_u64(&w, "cpu", cpu);
+                        json_key(&w, "busy_ratio");
+                        json_begin_array(&w);
+                        for (unsigned sec = 0; sec < a->n_seconds; sec++) {
+                                uint32_t sm = a->samples[cpu * a->n_seconds + sec];
+                                if (sm == 0)
+                                        json_null(&w);
+                                else
+                                        json_double(&w, (double) a->busy[cpu * a->n_seconds + sec] / sm);
+                        }
+                        json_end_array(&w);
+                        json_end_object(&w);
+                }
+                json_end_array(&w);
+                json_end_object(&w);
+        } else
+                json_null(&w);
+
+        json_key(&w, "top_stacks");
+        json_begin_array(&w);
+        for (size_t i = 0; s->slice_error >= 0 && i < MIN(s->slice.n, (size_t) TOP_STACKS); i++) {
+                json_begin_object(&w);
+                json_kv_string(&w, "stack", s->slice.lines[i].stack);
+                json_kv_u64(&w, "samples", s->slice.lines[i].count);
+                json_kv_double(&w, "share", (double) s->slice.lines[i].count / (double) s->slice.total);
+                json_end_object(&w);
+        }
+        json_end_array(&w);
+        json_key(&w, "top_functions");
+        json_begin_array(&w);
+        for (size_t i = 0; i < MIN(s->n_functions, (size_t) TOP_FUNCTIONS); i++) {
+                json_begin_object(&w);
+                json_kv_string(&w, "function", s->functions[i].name);
+                json_kv_u64(&w, "self_samples", s->functions[i].self);
+                json_kv_u64(&w, "total_samples", s->functions[i].total);
+                json_kv_double(&w, "self_share", (double) s->functions[i].self / (double) s->slice.total);
+                json_kv_double(&w, "total_share", (double) s->functions[i].total / (double) s->slice.total);
+                json_end_object(&w);
+        }
+        json_end_array(&w);
+
+        json_key(&w, "unusual");
+        json_begin_object(&w);
+        json_kv_double(&w, "z_min", RISE_Z_MIN);
+        json_key(&w, "processes");
+        json_rises(&w, s->proc_rises, s->n_proc_rises, true);
+        json_key(&w, "functions");
+        json_rises(&w, s->func_rises, s->n_func_rises, false);
+        json_end_object(&w);
+
+        json_key(&w, "cpu");
+        if (s->has_cpu) {
+                json_begin_object(&w);
+                json_kv_u64(&w, "cpu", s->cpu);
+                json_kv_u64(&w, "slice_samples", s->cpu_slice.total);
+                json_kv_u64(&w, "baseline_samples", s->cpu_baseline.total);
+                json_key(&w, "processes");
+                json_rises(&w, s->cpu_rises, s->n_cpu_rises, true);
+                json_end_object(&w);
+        } else
+                json_null(&w);
+        json_end_object(&w);
+
+        text = json_finish(&w, &r);
+        json_writer_done(&w);
+        if (!text)
+                return log_error_errno(r, "Failed to format JSON: %m");
+        fputs(text, stdout);
+        fputc('\n', stdout);
+        return 0;
+}
+
+int verb_show(int argc, char *argv[]) {
+        _cleanup_(bundle_list_donep) BundleList l = BUNDLE_LIST_NULL;
+        Show s = {};
+        int r;
+
+        (void) setlocale(LC_CTYPE, "");
+        r = parse_argv(argc, argv);
+        if (r <= 0)
+                return r < 0 ? EX_USAGE : EXIT_SUCCESS;
+        r = bundles_load(&l);
+        if (r < 0)
+                return EXIT_FAILURE;
+        r = bundles_resolve(&l, optind < argc ? argv[optind] : NULL);
+        if (r < 0)
+                return EXIT_FAILURE;
+
+        s.entry = &l.entries[r];
+        s.m = s.entry->manifest;
+        s.color = output_colors();
+        s.utf8 = output_utf8();
+        s.columns = output_columns();
+        load_all(&s);
+
+        if (arg_json)
+                r = print_json(&s);
+        else {
+                print_header(&s);
+                print_log(&s);
+                print_activity(&s);
+                print_stacks(&s);
+                print_unusual(&s);
+                print_cpu(&s);
+                print_files(&s);
+                r = 0;
+        }
+        show_done(&s);
+        if (fflush(stdout) != 0 && r >= 0)
+                r = log_error_errno(SYNTHETIC_ERRNO(EIO), "Failed to write output.");
+        return r < 0 ? EXIT_FAILURE : EXIT_SUCCESS;
+}

@@ -1,0 +1,277 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: LGPL-2.1-or-later
+"""Writes incident bundles as docs/bundle-format.md describes them into a state directory, for the
+tests of tprof-bundle. Every file is generated here as text, deterministically, so the fixtures
+are reviewable and no binary blob is committed.
+
+    make-fixture-bundle.py STATE_DIR KIND [--id ID] [--time EPOCH] [--rule RULE] [--status S]
+
+KIND is one of:
+  anomaly   the motivating case: kubelet rises from 0.8% of the baseline to 6.5% of the slice,
+            in mem_cgroup_nr_lru_pages, on a rule that captured cpu=3; noise processes keep
+            their shares.
+  quiet     a bundle whose slice looks like its baseline (nothing should be reported as unusual).
+  hostile   escape sequences, C1 controls, invalid UTF-8 and overlong text in the message, the
+            log, the rule and the process names.
+  corrupt   a bundle directory whose manifest.json is not JSON.
+  pending   a .tmp-* directory with a pending manifest (the slice is still being recorded).
+  nocov     a no-coverage bundle: the log only, no samples.
+"""
+import argparse
+import json
+import os
+import random
+
+FREQ = 49
+N_CPUS = 4
+BEFORE_S = 90
+AFTER_S = 15
+EVENT_PERF_NS = 81234567891000
+EVENT_MONO_NS = 81234567000000
+
+
+def utc(usec):
+    import datetime
+    t = datetime.datetime.fromtimestamp(usec // 1000000, datetime.timezone.utc)
+    return t.strftime("%Y-%m-%dT%H:%M:%S") + ".%06dZ" % (usec % 1000000)
+
+
+def name_time(usec):
+    import datetime
+    t = datetime.datetime.fromtimestamp(usec // 1000000, datetime.timezone.utc)
+    return t.strftime("%Y%m%dT%H%M%SZ")
+
+
+def write(path, data, mode="w"):
+    with open(path, mode) as f:
+        f.write(data)
+
+
+def folded_text(counts):
+    return "".join("%s %d\n" % (k, v) for k, v in sorted(counts.items()) if v > 0)
+
+
+# Stacks of the noise processes and their share of the non-kubelet samples.
+NOISE = [
+    ("java;start_thread;JavaMain;Interpreter;SharedRuntime::resolve;os::javaTimeNanos", 0.20),
+    ("java;start_thread;JavaMain;Interpreter;GC::collect;G1ParScanThreadState::trim_queue", 0.16),
+    ("nginx;__libc_start_main;ngx_worker_process_cycle;ngx_process_events_and_timers;epoll_wait", 0.12),
+    ("nginx;__libc_start_main;ngx_worker_process_cycle;ngx_http_process_request;memcpy", 0.05),
+    ("postgres;__libc_start_main;PostgresMain;exec_simple_query;ExecScan;heap_getnext", 0.11),
+    ("swapper;secondary_startup_64;cpu_startup_entry;do_idle;cpuidle_enter;intel_idle", 0.36),
+]
+KUBELET_HOT = ("kubelet;runtime.goexit;k8s.io/kubelet/cm.(*containerManagerImpl).GetStats;"
+               "syscall.Syscall;entry_SYSCALL_64;do_syscall_64;ksys_read;seq_read;memcg_stat_show;"
+               "mem_cgroup_nr_lru_pages")
+KUBELET_COLD = "kubelet;runtime.goexit;k8s.io/kubelet/pleg.(*GenericPLEG).relist;runtime.futex"
+
+
+def profile(total, kubelet_share, hot_fraction):
+    """Counts per stack: kubelet_share of the total for kubelet (hot_fraction of it in the hot
+    stack), the rest split among the noise stacks by their fixed shares."""
+    counts = {}
+    k = round(total * kubelet_share)
+    counts[KUBELET_HOT] = round(k * hot_fraction)
+    counts[KUBELET_COLD] = k - counts[KUBELET_HOT]
+    rest = total - k
+    left = rest
+    for i, (stack, share) in enumerate(NOISE):
+        n = left if i == len(NOISE) - 1 else round(rest * share)
+        counts[stack] = n
+        left -= n
+    return counts
+
+
+def manifest(args, kind, short_id, bundle_id, status, samples, baseline_samples, message, captures, extra=None):
+    ev_usec = args.time
+    m = {
+        "format": 1,
+        "id": bundle_id,
+        "short_id": short_id,
+        "status": status,
+        "tprof_version": "0.1.0",
+        "created_utc": utc(ev_usec + 16000000),
+        "host": "ip-10-0-0-1",
+        "boot_id": "2f0a4c1e9b7d4e1f8a3b5c6d7e8f9012",
+        "kernel_release": "6.1.0-27-cloud-amd64",
+        "rule": {
+            "name": args.rule, "description": "AWS ENA driver reset", "source": "kernel",
+            "origin": "kernel", "match": "^ena \\S+ \\S+: Trigger reset is on",
+            "before_usec": BEFORE_S * 1000000, "after_usec": AFTER_S * 1000000,
+            "cooldown_usec": 600000000, "severity": "err",
+        },
+        "event": {
+            "t_perf_ns": EVENT_PERF_NS, "t_monotonic_ns": EVENT_MONO_NS,
+            "t_realtime_usec": ev_usec, "utc": utc(ev_usec),
+            "source": "kmsg", "kernel_origin": True, "priority": 3, "facility": 0, "seq": 1234,
+            "unit": None, "comm": None,
+            "message": message,
+            "captures": captures,
+            "alignment": {"method": "kmsg-timestamp", "clock_map": "perf-bracket", "error_ns": 4200},
+        },
+        "repeats": 1,
+        "last_repeat_perf_ns": EVENT_PERF_NS,
+        "note": None,
+        "profile": {"event": "cpu-clock", "freq_hz": FREQ, "n_cpus": N_CPUS},
+        "slice": {
+            "from_perf_ns": EVENT_PERF_NS - BEFORE_S * 10**9, "to_perf_ns": EVENT_PERF_NS + AFTER_S * 10**9,
+            "from_utc": utc(ev_usec - BEFORE_S * 1000000), "to_utc": utc(ev_usec + AFTER_S * 1000000),
+            "samples": samples, "lost": 0,
+            "covered_from_perf_ns": EVENT_PERF_NS - BEFORE_S * 10**9,
+            "covered_to_perf_ns": EVENT_PERF_NS + AFTER_S * 10**9,
+        },
+        "baseline": {"from_perf_ns": EVENT_PERF_NS - 300 * 10**9, "to_perf_ns": EVENT_PERF_NS + 120 * 10**9,
+                     "samples": baseline_samples},
+        "windows": ["ip-10-0-0-1-%s-120s.tpw" % name_time(ev_usec - 120000000),
+                    "ip-10-0-0-1-%s-120s.tpw" % name_time(ev_usec)],
+    }
+    if extra:
+        extra(m)
+    return m
+
+
+def log_lines(args, message, hostile=False):
+    """45 lines about a second apart over the end of the slice, the trigger at index 30."""
+    rnd = random.Random(7)
+    lines = []
+    for i in range(45):
+        off_ms = (i - 30) * 1000 + (rnd.randint(0, 900) if i != 30 else 0)
+        trig = i == 30
+        src = "kmsg" if i % 3 == 0 or trig else "journal"
+        msg = message if trig else (
+            "kubelet.service: PLEG is not healthy: pleg was last seen active %ds ago" % (i + 3)
+            if src == "journal" else "ena 0000:00:05.0 eth0: TX hang detected on queue %d" % (i % 4))
+        if hostile and i == 28:
+            msg = "\x1b[2J\x1b]0;owned\x07 clear-screen and title \u009b31m C1 CSI"
+        if hostile and i == 29:
+            msg = "long " + "x" * 5000
+        lines.append({
+            "t_perf_ns": EVENT_PERF_NS + off_ms * 10**6,
+            "t_realtime_usec": args.time + off_ms * 1000,
+            "utc": utc(args.time + off_ms * 1000),
+            "source": src, "kernel_origin": src == "kmsg",
+            "priority": 3 if trig else (4 if src == "kmsg" else 6), "facility": 0 if src == "kmsg" else 3,
+            "seq": 1200 + i, "unit": None if src == "kmsg" else "kubelet.service",
+            "comm": None if src == "kmsg" else "kubelet",
+            "message": msg, "trigger": trig,
+        })
+    return lines
+
+
+def write_logs(d, lines):
+    write(os.path.join(d, "log.jsonl"), "".join(json.dumps(l, ensure_ascii=False) + "\n" for l in lines))
+    prio = ["emerg", "alert", "crit", "err", "warning", "notice", "info", "debug"]
+    txt = ""
+    for l in lines:
+        msg = "".join(c if 0x20 <= ord(c) < 0x7f or ord(c) >= 0xa0 else "\\x%02x" % ord(c)
+                      for c in l["message"])
+        txt += "%s %s %-8s %-7s %s\n" % (">" if l["trigger"] else " ", l["utc"], l["source"],
+                                          prio[l["priority"]], msg)
+    write(os.path.join(d, "log.txt"), txt)
+
+
+def activity(starved_cpu=3):
+    rows = ["# offset_s\tcpu\tsamples\tbusy"]
+    for s in range(BEFORE_S + AFTER_S):
+        for cpu in range(N_CPUS):
+            busy = [12, 30, 22, 20][cpu] + (s * 7 + cpu * 13) % 11
+            if cpu == starved_cpu and s >= 60:
+                busy = FREQ
+            if cpu == 1 and 85 <= s <= 92:
+                busy = 40
+            rows.append("%d\t%d\t%d\t%d" % (s, cpu, FREQ, min(busy, FREQ)))
+    return "\n".join(rows) + "\n"
+
+
+def perf_script(counts):
+    out = []
+    t = 81144.6
+    for stack, n in sorted(counts.items()):
+        frames = stack.split(";")
+        for _ in range(min(n, 2)):
+            t += 0.010101
+            out.append("%s 1234/1234 [003] %.6f: 20408163 cpu-clock:" % (frames[0], t))
+            for f in reversed(frames[1:]):
+                out.append("\tffffffff81000000 %s+0x10 ([kernel.kallsyms])" % f)
+            out.append("")
+    return "\n".join(out) + "\n"
+
+
+def make(args):
+    kind = args.kind
+    short_id = args.id
+    rule_safe = "".join(c if c.isalnum() and c.isascii() or c in "_-" else "_" for c in args.rule)
+    bundle_id = "%s-%s-%s" % (name_time(args.time), rule_safe, short_id)
+    inc = os.path.join(args.state_dir, "incidents")
+    os.makedirs(inc, exist_ok=True)
+    d = os.path.join(inc, (".tmp-" if kind == "pending" else "") + bundle_id)
+    os.makedirs(d)
+    message = "ena 0000:00:05.0 eth0: Trigger reset is on"
+    total = (BEFORE_S + AFTER_S) * FREQ * N_CPUS
+    base_total = 420 * FREQ * N_CPUS - total
+
+    if kind == "corrupt":
+        write(os.path.join(d, "manifest.json"), '{"format": 1, "id": "%s", "status": ' % bundle_id)
+        return
+    if kind in ("anomaly", "hostile", "pending"):
+        slice_c = profile(total, 0.065, 0.92)
+        base_c = profile(base_total, 0.008, 0.05)
+    else:
+        slice_c = profile(total, 0.008, 0.05)
+        base_c = profile(base_total, 0.008, 0.05)
+    extra = None
+    captures = {"cpu": "3"} if kind in ("anomaly", "hostile") else {}
+    status = {"nocov": "no-coverage", "pending": "complete"}.get(kind, args.status)
+
+    if kind == "hostile":
+        message = "\x1b[31mena\x1b[0m \x1b]0;pwned\x07 reset \u009b1;1H" + " tail" * 400
+        hostile_comm = "evil\x1b[2Jcomm"
+        slice_c[hostile_comm + ";main;\x1b]0;t\x07spin"] = 3000
+        slice_c["bad\xff\xfeutf8;main;loop"] = 10
+
+        def extra(m):
+            m["rule"]["description"] = "desc \x1b[5mblink\x1b[0m"
+            m["host"] = "host\x1b[1m"
+            m["note"] = "line1\nline2\r\x1b[A"
+    logs = log_lines(args, message, hostile=(kind == "hostile"))
+    m = manifest(args, kind, short_id, bundle_id, status, 0 if kind == "nocov" else total,
+                 base_total, message, captures, extra)
+    write(os.path.join(d, "pending" if kind == "pending" else "manifest.json"),
+          json.dumps(m, indent=2, ensure_ascii=(kind != "hostile")) + "\n")
+    write_logs(d, logs)
+    if kind == "nocov":
+        write(os.path.join(d, "stacks.folded"), "")
+        write(os.path.join(d, "baseline.folded"), folded_text(base_c))
+        write(os.path.join(d, "activity.tsv"), "# offset_s\tcpu\tsamples\tbusy\n")
+        return
+    mode = "wb" if kind == "hostile" else "w"
+    ftext = folded_text(slice_c)
+    if kind == "hostile":
+        ftext = ftext.encode("utf-8", "surrogateescape").replace("bad\u00ff\u00fe".encode(), b"bad\xff\xfe")
+    write(os.path.join(d, "stacks.folded"), ftext, mode)
+    write(os.path.join(d, "baseline.folded"), folded_text(base_c))
+    write(os.path.join(d, "stacks.perf-script"), perf_script(slice_c))
+    write(os.path.join(d, "activity.tsv"), activity())
+    if captures.get("cpu") == "3":
+        cpu_slice = {KUBELET_HOT: 900, NOISE[0][0]: 400, NOISE[4][0]: 300, NOISE[5][0]: 100}
+        cpu_base = {KUBELET_HOT: 20, KUBELET_COLD: 30, NOISE[0][0]: 1400, NOISE[4][0]: 1100, NOISE[5][0]: 1500}
+        write(os.path.join(d, "cpu3.folded"), folded_text(cpu_slice))
+        write(os.path.join(d, "cpu3-baseline.folded"), folded_text(cpu_base))
+    os.makedirs(os.path.join(d, "windows"))
+    for w in m["windows"]:
+        write(os.path.join(d, "windows", w), "W" * 4096)
+
+
+def main():
+    p = argparse.ArgumentParser()
+    p.add_argument("state_dir")
+    p.add_argument("kind", choices=["anomaly", "quiet", "hostile", "corrupt", "pending", "nocov"])
+    p.add_argument("--id", default="3fa9c2d1")
+    p.add_argument("--time", type=int, default=1795271400123456, help="event time, usec since the epoch")
+    p.add_argument("--rule", default="ena-reset")
+    p.add_argument("--status", default="complete")
+    make(p.parse_args())
+
+
+if __name__ == "__main__":
+    main()

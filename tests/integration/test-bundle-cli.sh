@@ -1,0 +1,204 @@
+#!/bin/bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
+# tprof-bundle ls, show, rm, export and open on fixture bundles written by
+# tests/helpers/make-fixture-bundle.py: the text of ls and show against golden files (TZ=UTC,
+# LANG=C, fixed COLUMNS), JSON a real parser accepts, SVG an XML parser accepts, prefixes and
+# ambiguity, filters, the planted anomaly ranked first, and honest exit codes.
+# TPROF_UPDATE_GOLDEN=1 rewrites the golden files instead of comparing.
+set -eu
+. "$(dirname "$0")/lib.sh"
+
+FIXTURE="$TPROF_SOURCE_ROOT/tests/helpers/make-fixture-bundle.py"
+GOLDEN="$TPROF_SOURCE_ROOT/tests/integration/golden"
+STATE="$TEST_TMP/state"
+export TZ=UTC LANG=C LC_ALL=C COLUMNS=120
+unset NO_COLOR TPROF_VIEWER || true
+tb() { "$TPROF_BUNDLE" -D "$STATE" "$@"; }
+
+# golden NAME: compares $OUT, with the state directory replaced by STATE, with golden/NAME.
+golden() {
+        sed "s|$STATE|STATE|g" "$OUT" >"$TEST_TMP/golden-actual"
+        if [ "${TPROF_UPDATE_GOLDEN:-0}" = 1 ]; then
+                cp "$TEST_TMP/golden-actual" "$GOLDEN/$1"
+                return
+        fi
+        diff -u "$GOLDEN/$1" "$TEST_TMP/golden-actual" >&2 || fail "output differs from golden/$1"
+}
+
+command -v python3 >/dev/null || skip "needs python3"
+
+# Nothing there yet: the honest exit code, like coredumpctl.
+mkdir -p "$STATE"
+expect_exit 1 tb ls
+grep -q "No bundles found." "$ERR" || fail "empty ls does not say 'No bundles found.'"
+[ ! -s "$OUT" ] || fail "empty ls printed to stdout"
+expect_exit 1 tb show
+grep -q "No bundles found." "$ERR" || fail "empty show does not say 'No bundles found.'"
+
+python3 "$FIXTURE" "$STATE" anomaly
+python3 "$FIXTURE" "$STATE" quiet --id 3fb01234 --time 1795262400000000 --rule oom-kill
+python3 "$FIXTURE" "$STATE" corrupt --id 0badc0de --time 1795266000000000 --rule hung-task
+python3 "$FIXTURE" "$STATE" pending --id 77aa0001 --time 1795273200000000
+python3 "$FIXTURE" "$STATE" nocov --id 5e5e5e5e --time 1795258800000000
+
+# ls: the table, the corrupt one listed with a warning, never a crash.
+expect_exit 0 tb ls
+golden bundle-ls.txt
+grep -q "invalid manifest" "$ERR" || fail "no warning about the corrupt manifest: $(cat "$ERR")"
+expect_exit 0 tb ls --no-legend -r
+[ "$(wc -l <"$OUT")" = 5 ] || fail "ls --no-legend -r: $(cat "$OUT")"
+head -1 "$OUT" | grep -q "77aa0001.*pending" || fail "ls -r does not start with the newest"
+expect_exit 0 tb ls -1 --no-legend
+grep -q 77aa0001 "$OUT" && [ "$(wc -l <"$OUT")" = 1 ] || fail "ls -1"
+
+# Filters: rule names, FIELD=VALUE (captures, status), time ranges; no match is exit 1.
+expect_exit 0 tb ls --no-legend oom-kill
+[ "$(wc -l <"$OUT")" = 1 ] && grep -q 3fb01234 "$OUT" || fail "ls RULE"
+expect_exit 0 tb ls --no-legend ena-reset
+[ "$(wc -l <"$OUT")" = 3 ] || fail "ls ena-reset: $(cat "$OUT")"
+expect_exit 0 tb ls --no-legend cpu=3
+[ "$(wc -l <"$OUT")" = 1 ] && grep -q 3fa9c2d1 "$OUT" || fail "ls cpu=3"
+expect_exit 0 tb ls --no-legend status=pending
+grep -q 77aa0001 "$OUT" || fail "ls status=pending"
+expect_exit 0 tb ls --no-legend status=corrupt
+grep -q 0badc0de "$OUT" || fail "ls status=corrupt"
+expect_exit 0 tb ls --no-legend oom-kill rule=hung-task
+[ "$(wc -l <"$OUT")" = 2 ] || fail "two rules are alternatives: $(cat "$OUT")"
+expect_exit 0 tb ls --no-legend ena-reset status=complete
+[ "$(wc -l <"$OUT")" = 1 ] || fail "different fields must all match: $(cat "$OUT")"
+expect_exit 0 tb ls --no-legend --since "2026-11-21 14:00" --until "2026-11-21T15:30:00Z"
+[ "$(wc -l <"$OUT")" = 2 ] || fail "--since/--until: $(cat "$OUT")"
+expect_exit 1 tb ls no-such-rule
+grep -q "No bundles found." "$ERR" || fail "no match does not say so"
+expect_exit 64 tb ls --since banana
+grep -q "Invalid time 'banana'" "$ERR" || fail "bad --since not named"
+expect_exit 64 tb ls --json=yaml
+
+# ls --json: valid JSON, full ids.
+expect_exit 0 tb ls --json=short
+python3 -m json.tool "$OUT" >/dev/null || fail "ls --json is not JSON"
+[ "$(wc -l <"$OUT")" = 1 ] || fail "--json=short is not one line"
+python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert len(d)==5; assert d[3]["id"]=="20261121T143000Z-ena-reset-3fa9c2d1"; assert d[2]["status"]=="corrupt"' "$OUT" ||
+        fail "ls --json content"
+
+# show: the newest complete bundle by default, golden text for the anomaly.
+expect_exit 0 tb show 3fa9
+golden bundle-show-anomaly.txt
+grep -qE '^  kubelet +6\.5% \(baseline +0\.8%\) +mem_cgroup_nr_lru_pages +z=[0-9.]+$' "$OUT" ||
+        fail "the anomaly line is missing or misshapen"
+# Ranked first among processes, and no noise process listed as a rise.
+sed -n '/^  Processes/,/^  Functions/p' "$OUT" | sed -n 2p | grep -q kubelet || fail "kubelet not ranked first"
+sed -n '/^Unusual/,/^CPU 3/p' "$OUT" | grep -qE 'java|nginx|postgres|swapper' && fail "stable noise reported as unusual"
+grep -q '^CPU 3 alone' "$OUT" || fail "no per-CPU section for captures.cpu"
+grep -q '^> .*Trigger reset is on' "$OUT" || fail "trigger line not marked"
+grep -q "\.\.\. 4 more lines in" "$OUT" || fail "no note on the log lines left out"
+grep -q -- '-1m30s \.\. +15s around the event' "$OUT" || fail "slice bounds not relative to the event"
+expect_exit 0 tb show
+grep -q '^Bundle 20261121T143000Z-ena-reset-3fa9c2d1' "$OUT" || fail "show without ID is not the newest finished bundle"
+expect_exit 0 tb show 20261121T143000Z-ena-reset-3fa9c2d1
+expect_exit 0 tb show 3fb0
+sed -n '/^Unusual/,/^Files/p' "$OUT" | grep -q "Nothing rose significantly" || fail "quiet bundle reports a rise"
+expect_exit 0 tb show 5e5e
+grep -q "no-coverage" "$OUT" || fail "no-coverage not explained"
+expect_exit 0 tb show 0bad
+grep -q "manifest cannot be read" "$OUT" || fail "corrupt bundle not explained"
+expect_exit 0 tb show 77aa
+grep -q "(pending)" "$OUT" || fail "pending bundle not shown as pending"
+
+# Ambiguous and unknown ids.
+expect_exit 1 tb show 3f
+grep -q "matches 2 bundles" "$ERR" && grep -q 3fa9c2d1 "$ERR" && grep -q 3fb01234 "$ERR" ||
+        fail "ambiguous prefix does not list the candidates: $(cat "$ERR")"
+expect_exit 1 tb show nope
+grep -q "No bundle matches 'nope'" "$ERR" || fail "unknown id not reported"
+expect_exit 64 tb show a b
+
+# show --json: valid, and the same findings.
+expect_exit 0 tb show --json 3fa9
+python3 -m json.tool "$OUT" >/dev/null || fail "show --json is not JSON"
+if command -v jq >/dev/null; then
+        [ "$(jq -r '.unusual.processes[0].process' "$OUT")" = kubelet ] || fail "json: first rise"
+        [ "$(jq -r '.unusual.processes[0].top_function' "$OUT")" = mem_cgroup_nr_lru_pages ] || fail "json: function"
+        [ "$(jq -r '.cpu.cpu' "$OUT")" = 3 ] || fail "json: cpu"
+        [ "$(jq -r '.manifest.event.captures.cpu' "$OUT")" = 3 ] || fail "json: manifest"
+        [ "$(jq '.log.lines | map(select(.trigger)) | length' "$OUT")" = 1 ] || fail "json: log"
+        [ "$(jq '.activity.cpus | length' "$OUT")" = 4 ] || fail "json: activity"
+fi
+for id in 3fb0 5e5e 0bad 77aa; do
+        expect_exit 0 tb show --json=short $id
+        python3 -m json.tool "$OUT" >/dev/null || fail "show --json $id is not JSON"
+done
+
+# check_svg FILE [diff]: an XML parser accepts it, frames have tooltips; a diff colours rises red.
+check_svg() {
+        if command -v xmllint >/dev/null; then
+                xmllint --noout "$1" || fail "$1 is not XML"
+        fi
+        grep -q '<svg ' "$1" || fail "not an svg"
+        grep -q '<title>mem_cgroup_nr_lru_pages (1231 samples' "$1" || fail "svg lacks a frame tooltip"
+        if [ "${2:-}" = diff ]; then
+                grep -q 'baseline' "$1" || fail "diff svg does not mention the baseline"
+                grep -A1 '<title>mem_cgroup_nr_lru_pages' "$1" | grep -q 'fill="rgb(255,' || fail "risen frame not red"
+                grep -A1 '<title>intel_idle' "$1" | grep -q 'fill="rgb([0-9]*,[0-9]*,255)' || fail "fallen frame not blue"
+        fi
+}
+
+# export ID (bundle_export_bundle): the bundle's own files byte for byte, SVG an XML parser accepts.
+# Until the export verb dispatches "export ID" here, these checks are skipped; open below still
+# checks the SVG writer.
+DIR="$STATE/incidents/20261121T143000Z-ena-reset-3fa9c2d1"
+rc=0
+tb export 3fa9 --format folded >/dev/null 2>&1 || rc=$?
+if [ "$rc" = 69 ]; then
+        echo "export is not dispatched to bundle exports yet: skipping its checks" >&2
+else
+        expect_exit 0 tb export 3fa9 --format folded
+        cmp -s "$OUT" "$DIR/stacks.folded" || fail "export folded differs from stacks.folded"
+        expect_exit 0 tb export 3fa9 --format perf-script
+        cmp -s "$OUT" "$DIR/stacks.perf-script" || fail "export perf-script differs"
+        expect_exit 0 tb export 3fa9 --format svg
+        check_svg "$OUT"
+        expect_exit 0 tb export 3fa9 --format svg --diff
+        check_svg "$OUT" diff
+        expect_exit 64 tb export 3fa9 --format svg --from -1h
+        grep -q "not supported yet for bundles" "$ERR" || fail "--from not refused clearly"
+        expect_exit 64 tb export 3fa9 --format png
+        expect_exit 1 tb export 3f --format folded
+fi
+
+# open: needs $TPROF_VIEWER; speedscope gets the perf-script, anything else an SVG.
+expect_exit 64 tb open 3fa9
+grep -q 'TPROF_VIEWER is not set' "$ERR" || fail "open without a viewer not explained"
+mkdir "$TEST_TMP/viewed"
+TPROF_VIEWER="cp -t $TEST_TMP/viewed" TMPDIR="$TEST_TMP" expect_exit 0 tb open 3fa9
+svg=$(ls "$TEST_TMP"/viewed/tprof-3fa9c2d1-*.svg) || fail "open did not hand an svg to the viewer"
+check_svg "$svg"
+rm "$svg"
+TPROF_VIEWER="cp -t $TEST_TMP/viewed" TMPDIR="$TEST_TMP" expect_exit 0 tb open --diff 3fa9
+check_svg "$(ls "$TEST_TMP"/viewed/tprof-3fa9c2d1-*.svg)" diff
+cat >"$TEST_TMP/speedscope" <<EOS
+#!/bin/sh
+cp "\$1" "$TEST_TMP/viewed/speedscope-input"
+EOS
+chmod +x "$TEST_TMP/speedscope"
+TPROF_VIEWER="$TEST_TMP/speedscope" expect_exit 0 tb open 3fa9
+cmp -s "$TEST_TMP/viewed/speedscope-input" "$DIR/stacks.perf-script" || fail "speedscope did not get stacks.perf-script"
+TPROF_VIEWER=false TMPDIR="$TEST_TMP" expect_exit 1 tb open 3fa9
+
+# rm: refuses ambiguity and pending ones, removes by prefix, says what it removed.
+expect_exit 1 tb rm 3f
+[ -d "$DIR" ] || fail "ambiguous rm removed something"
+expect_exit 1 tb rm 77aa
+grep -q -- "--force" "$ERR" || fail "pending rm not refused with a hint"
+[ -d "$STATE/incidents/.tmp-20261121T150000Z-ena-reset-77aa0001" ] || fail "pending bundle removed without --force"
+expect_exit 1 tb rm 3fa9 nope
+[ -d "$DIR" ] || fail "rm removed something although one ID was unknown"
+expect_exit 0 tb rm 3fa9
+grep -q "Removed .*20261121T143000Z-ena-reset-3fa9c2d1 (released 2 pinned windows" "$OUT" || fail "rm output: $(cat "$OUT")"
+[ ! -e "$DIR" ] || fail "rm left the bundle"
+expect_exit 0 tb rm --force 77aa 0bad
+[ "$(wc -l <"$OUT")" = 2 ] || fail "rm of two"
+expect_exit 0 tb ls --no-legend
+[ "$(wc -l <"$OUT")" = 2 ] || fail "ls after rm: $(cat "$OUT")"
+expect_exit 64 tb rm
+echo ok

@@ -1,0 +1,169 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * bundle-analyze: folded lines read with bounds, top functions (self and total), the z-score, the
+ * unusual-in-slice ranking putting a planted anomaly first while stable noise stays out, and the
+ * activity grid.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "tests.h"
+
+#include "bundle/bundle-analyze.h"
+
+static void load_text(const char *text, Folded *ret) {
+        _cleanup_fclose_ FILE *f = fmemopen((void *) text, strlen(text), "r");
+        assert_non_null(f);
+        assert_int_equal(folded_load_file(f, ret), 0);
+}
+
+static void test_folded_parse(void **state) {
+        _cleanup_(folded_donep) Folded f = FOLDED_NULL;
+        load_text("a;b;c 10\n"
+                  "a;b 5\r\n"
+                  "no-count\n"
+                  "x;y -3\n"
+                  "x;y 3 4\n"
+                  " 7\n"
+                  "\n"
+                  "z 0\n"
+                  "sp ace;f 2\n",
+                  &f);
+        assert_int_equal(f.n, 4); /* "x;y 3 4" is read as stack "x;y 3" */
+        assert_int_equal(f.total, 10 + 5 + 4 + 2);
+        assert_int_equal(f.n_skipped, 3);
+        folded_sort_by_count(&f);
+        assert_string_equal(f.lines[0].stack, "a;b;c");
+}
+
+static void test_functions(void **state) {
+        _cleanup_(folded_donep) Folded f = FOLDED_NULL;
+        FunctionStat *s = NULL;
+        size_t n = 0;
+
+        load_text("p;main;work;spin 6\np;main;work 2\nq;main;main;rec 2\n", &f);
+        assert_int_equal(folded_functions(&f, &s, &n), 0);
+        assert_int_equal(n, 4);
+        assert_string_equal(s[0].name, "spin");
+        assert_int_equal(s[0].self, 6);
+        for (size_t i = 0; i < n; i++)
+                if (streq(s[i].name, "main")) {
+                        assert_int_equal(s[i].self, 0);
+                        assert_int_equal(s[i].total, 10); /* counted once per stack even when recursive */
+                } else if (streq(s[i].name, "work")) {
+                        assert_int_equal(s[i].self, 2);
+                        assert_int_equal(s[i].total, 8);
+                }
+        function_stats_free(s, n);
+}
+
+static void test_z(void **state) {
+        assert_true(proportion_z(10, 100, 10, 100) == 0);
+        assert_true(proportion_z(0, 0, 1, 1) == 0);
+        /* 20% vs 10% of 1000 each: z = 0.1 / sqrt(0.15 * 0.85 * 0.002) = 6.26 */
+        double z = proportion_z(200, 1000, 100, 1000);
+        assert_true(z > 6.25 && z < 6.27);
+        assert_true(proportion_z(100, 1000, 200, 1000) < 0);
+}
+
+/* The motivating case: kubelet at 0.8% of the baseline, 6.5% of the slice in mem_cgroup_nr_lru_pages,
+ * noise processes with stable shares (slightly lower in the slice, as the rise must come from somewhere). */
+static void test_rises_planted_anomaly(void **state) {
+        _cleanup_(folded_donep) Folded slice = FOLDED_NULL, base = FOLDED_NULL;
+        Rise *r = NULL;
+        size_t n = 0;
+
+        load_text("java;main;compute 3000\n"
+                  "nginx;main;epoll_wait 2600\n"
+                  "postgres;main;scan 2200\n"
+                  "swapper;do_idle;intel_idle 1550\n"
+                  "kubelet;main;read;mem_cgroup_nr_lru_pages 600\n"
+                  "kubelet;main;futex 50\n",
+                  &slice);
+        load_text("java;main;compute 32000\n"
+                  "nginx;main;epoll_wait 27800\n"
+                  "postgres;main;scan 23500\n"
+                  "swapper;do_idle;intel_idle 15900\n"
+                  "kubelet;main;read;mem_cgroup_nr_lru_pages 100\n"
+                  "kubelet;main;futex 700\n",
+                  &base);
+        assert_int_equal(slice.total, 10000);
+
+        assert_int_equal(folded_rises(&slice, &base, RISE_PROCESS, 5, &r, &n), 0);
+        assert_int_equal(n, 1); /* only kubelet rose; the noise fell a little */
+        assert_string_equal(r[0].name, "kubelet");
+        assert_true(r[0].slice_share > 0.064 && r[0].slice_share < 0.066);
+        assert_true(r[0].baseline_share > 0.0079 && r[0].baseline_share < 0.0081);
+        assert_true(r[0].z > 10);
+        assert_string_equal(r[0].top_function, "mem_cgroup_nr_lru_pages");
+        rises_free(r, n);
+
+        assert_int_equal(folded_rises(&slice, &base, RISE_FUNCTION, 5, &r, &n), 0);
+        assert_true(n >= 1);
+        assert_string_equal(r[0].name, "kubelet;mem_cgroup_nr_lru_pages");
+        for (size_t i = 0; i < n; i++)
+                assert_true(r[i].slice_share > r[i].baseline_share);
+        rises_free(r, n);
+}
+
+static void test_rises_nothing(void **state) {
+        _cleanup_(folded_donep) Folded a = FOLDED_NULL, b = FOLDED_NULL, empty = FOLDED_NULL;
+        Rise *r = NULL;
+        size_t n = 7;
+
+        load_text("x;f 100\ny;g 100\n", &a);
+        load_text("x;f 1000\ny;g 1000\n", &b);
+        assert_int_equal(folded_rises(&a, &b, RISE_PROCESS, 5, &r, &n), 0);
+        assert_int_equal(n, 0);
+        assert_int_equal(folded_rises(&a, &empty, RISE_PROCESS, 5, &r, &n), 0);
+        assert_int_equal(n, 0);
+        rises_free(r, n);
+}
+
+static void test_rises_tiny_counts(void **state) {
+        _cleanup_(folded_donep) Folded a = FOLDED_NULL, b = FOLDED_NULL;
+        Rise *r = NULL;
+        size_t n = 7;
+
+        /* 4 samples of a new process is not a finding, however large its share change. */
+        load_text("x;f 20\nnew;g 4\n", &a);
+        load_text("x;f 100000\n", &b);
+        assert_int_equal(folded_rises(&a, &b, RISE_PROCESS, 5, &r, &n), 0);
+        assert_int_equal(n, 0);
+        rises_free(r, n);
+}
+
+static void test_activity(void **state) {
+        char path[] = "/tmp/test-bundle-analyze-XXXXXX";
+        _cleanup_(activity_donep) Activity a = {};
+        int fd = mkstemp(path);
+        const char *text = "# offset_s\tcpu\tsamples\tbusy\n0\t0\t97\t12\n0\t1\t97\t95\n2\t1\t97\t97\n"
+                           "bogus\n3\t1\t5\t6\n";
+
+        assert_true(fd >= 0);
+        assert_int_equal(write(fd, text, strlen(text)), (ssize_t) strlen(text));
+        close(fd);
+        assert_int_equal(activity_load(path, 5, &a), 0);
+        unlink(path);
+        assert_int_equal(a.n_cpus, 2);
+        assert_int_equal(a.n_seconds, 5);
+        assert_int_equal(a.n_skipped, 2); /* "bogus" and busy > samples */
+        assert_int_equal(a.busy[0 * 5 + 0], 12);
+        assert_int_equal(a.busy[1 * 5 + 2], 97);
+        assert_int_equal(a.samples[1 * 5 + 1], 0);
+}
+
+int main(void) {
+        const struct CMUnitTest tests[] = {
+                cmocka_unit_test(test_folded_parse),
+                cmocka_unit_test(test_functions),
+                cmocka_unit_test(test_z),
+                cmocka_unit_test(test_rises_planted_anomaly),
+                cmocka_unit_test(test_rises_nothing),
+                cmocka_unit_test(test_rises_tiny_counts),
+                cmocka_unit_test(test_activity),
+        };
+        return cmocka_run_group_tests(tests, NULL, NULL);
+}
