@@ -627,15 +627,15 @@ static int load_file(LoadContext *c, const char *path) {
         return load_buffer(c, path, data, size);
 }
 
-static int name_compare(const void *a, const void *b) {
-        return strcmp(*(char *const *) a, *(char *const *) b);
+static void strv_freep(char ***l) {
+        *l = rule_strv_free(*l);
 }
 
 static int load_folder(LoadContext *c, const char *path) {
         _cleanup_closedir_ DIR *d = NULL;
-        char **names = NULL;
+        _cleanup_(strv_freep) char **names = NULL;
         size_t n = 0, allocated = 0;
-        int r = 0;
+        int r;
 
         c->file = path;
         d = opendir(path);
@@ -645,33 +645,24 @@ static int load_folder(LoadContext *c, const char *path) {
         for (struct dirent *de; (de = readdir(d));) {
                 if (de->d_name[0] == '.' || !endswith(de->d_name, ".yaml"))
                         continue;
-                if (n >= RULES_FILES_MAX) {
-                        r = load_error_at(c, 0, 0, -E2BIG, "too many *.yaml files (at most %u)", RULES_FILES_MAX);
-                        goto finish;
-                }
-                if (!GREEDY_REALLOC(names, allocated, n + 1)) {
-                        r = -ENOMEM;
-                        goto finish;
-                }
-                if (asprintf(&names[n], "%s/%s", path, de->d_name) < 0) {
-                        r = -ENOMEM;
-                        goto finish;
-                }
-                n++;
+                if (n >= RULES_FILES_MAX)
+                        return load_error_at(c, 0, 0, -E2BIG, "too many *.yaml files (at most %u)", RULES_FILES_MAX);
+                if (!GREEDY_REALLOC(names, allocated, n + 2))
+                        return -ENOMEM;
+                if (asprintf(&names[n], "%s/%s", path, de->d_name) < 0)
+                        return -ENOMEM;
+                names[++n] = NULL;
         }
-        if (n == 0) {
-                r = load_error_at(c, 0, 0, -ENOENT, "no rules files (*.yaml) in folder");
-                goto finish;
-        }
-        qsort(names, n, sizeof names[0], name_compare);
-        for (size_t i = 0; i < n && r >= 0; i++)
-                r = load_file(c, names[i]);
+        if (n == 0)
+                return load_error_at(c, 0, 0, -ENOENT, "no rules files (*.yaml) in folder");
 
-finish:
-        for (size_t i = 0; i < n; i++)
-                free(names[i]);
-        free(names);
-        return r;
+        qsort(names, n, sizeof names[0], rule_strv_compare);
+        for (size_t i = 0; i < n; i++) {
+                r = load_file(c, names[i]);
+                if (r < 0)
+                        return r;
+        }
+        return 0;
 }
 
 static int load_finish(LoadContext *c, RuleSet **ret) {

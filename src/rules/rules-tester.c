@@ -42,7 +42,7 @@ static int line_reader_emit(LineReader *lr, char *line, size_t len, char **ret, 
         return 1;
 }
 
-/* Returns 1 with the next line (newline stripped) in *ret/*ret_len, 0 at the end, or -errno. */
+/* Returns 1 with the next line (newline stripped) in *ret and *ret_len, 0 at the end, or -errno. */
 static int line_reader_next(LineReader *lr, char **ret, size_t *ret_len) {
         for (;;) {
                 char *line = lr->buf + lr->start;
