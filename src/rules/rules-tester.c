@@ -98,7 +98,6 @@ typedef struct Tester {
         StrBuf buf;
         uint64_t formats[_LINE_FORMAT_MAX];
         uint64_t limit_lines;
-        bool journal_lines_with_filters;
 } Tester;
 
 static int on_match(const RuleMatch *m, const LogRecord *rec, void *userdata) {
