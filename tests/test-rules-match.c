@@ -341,7 +341,10 @@ static void test_prefilter_random_lines(void **state) {
                                                      "  - {name: c, source: kernel, match: 'b[ac]ca{2}b'}\n"
                                                      "  - {name: d, source: kernel, match: 'cab|bac'}\n"
                                                      "  - {name: e, source: kernel, match: '(?i)CAB'}\n"
-                                                     "  - {name: f, source: kernel, match: 'aa\\.?b'}\n");
+                                                     "  - {name: f, source: kernel, match: 'aa\\.?b'}\n"
+                                                     "  - {name: g, source: kernel, match: 'ca\\x62c'}\n"
+                                                     "  - {name: h, source: kernel, match: 'c\\x61{2,}b'}\n"
+                                                     "  - {name: i, source: kernel, match: '(a)b\\1c'}\n");
         unsigned seed = 12345;
 
         for (int n = 0; n < 20000; n++) {

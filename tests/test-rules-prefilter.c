@@ -41,6 +41,16 @@ static void test_required_literals_table(void **state) {
                 { "ab.cde", NULL, "cde" },
                 { "a\\.b\\(c", NULL, "a.b(c" },
                 { "\\bword\\b", NULL, "word" },
+                /* Escape arguments are not literals: \x41 is 'A', \cJ a newline, \g1 a backreference. */
+                { "a\\x41bc", NULL, "bc" },
+                { "ab\\cJkl", NULL, "ab" },
+                { "abc\\cJk", NULL, "abc" },
+                { "ab\\g1cde", NULL, "cde" },
+                { "ab\\12cde", NULL, "cde" },
+                { "ab\\pLcde", NULL, "cde" },
+                { "ab\\k<n>cde", NULL, "cde" },
+                { "abc{,3}de", NULL, "ab" },
+                { "abcd{ 2 }de", NULL, "abc" },
                 { "foo$", NULL, "foo" },
                 /* Unsure: no literal at all. */
                 { "abc|def", NULL, NULL },

@@ -227,6 +227,14 @@ static int check_keys(LoadContext *c, yaml_document_t *doc, yaml_node_t *map, co
         return 0;
 }
 
+/* Checks that node is a mapping ("<must>, not a list" otherwise) whose keys are all known. */
+static int check_mapping(LoadContext *c, yaml_document_t *doc, yaml_node_t *node, const char *must,
+                         const char *what, const char *const *keys, size_t n_keys) {
+        if (node->type != YAML_MAPPING_NODE)
+                return load_error(c, node->start_mark, "%s, not %s", must, node_type_name(node));
+        return check_keys(c, doc, node, what, keys, n_keys);
+}
+
 /* The value of key as a non-empty string without NUL bytes, at most max bytes. */
 static int get_string(LoadContext *c, const yaml_node_t *v, const char *key, size_t max, const char **ret) {
         if (v->type != YAML_SCALAR_NODE)
@@ -298,15 +306,11 @@ static int get_bool(LoadContext *c, const yaml_node_t *v, const char *key, bool 
         return load_error(c, v->start_mark, "invalid value '%s' for '%s': expected true or false", s, key);
 }
 
-static yaml_node_t *mapping_get(yaml_document_t *doc, yaml_node_t *map, const char *key,
-                                yaml_node_t **ret_key) {
+static yaml_node_t *mapping_get(yaml_document_t *doc, yaml_node_t *map, const char *key) {
         for (yaml_node_pair_t *p = map->data.mapping.pairs.start; p < map->data.mapping.pairs.top; p++) {
                 yaml_node_t *k = yaml_document_get_node(doc, p->key);
-                if (k && k->type == YAML_SCALAR_NODE && streq(scalar(k), key)) {
-                        if (ret_key)
-                                *ret_key = k;
+                if (k && k->type == YAML_SCALAR_NODE && streq(scalar(k), key))
                         return yaml_document_get_node(doc, p->value);
-                }
         }
         return NULL;
 }
@@ -326,18 +330,17 @@ static int load_defaults(LoadContext *c, yaml_document_t *doc, yaml_node_t *map)
         yaml_node_t *v;
         int r;
 
-        if (map->type != YAML_MAPPING_NODE)
-                return load_error(c, map->start_mark, "'defaults' must be a mapping, not %s", node_type_name(map));
-        r = check_keys(c, doc, map, "defaults", defaults_keys, ELEMENTSOF(defaults_keys));
+        r = check_mapping(c, doc, map, "'defaults' must be a mapping", "defaults", defaults_keys,
+                          ELEMENTSOF(defaults_keys));
         if (r < 0)
                 return r;
-        if ((v = mapping_get(doc, map, "before", NULL)) &&
+        if ((v = mapping_get(doc, map, "before")) &&
             (r = get_duration(c, v, "before", BEFORE_AFTER_USEC_MAX, &c->before_usec)) < 0)
                 return r;
-        if ((v = mapping_get(doc, map, "after", NULL)) &&
+        if ((v = mapping_get(doc, map, "after")) &&
             (r = get_duration(c, v, "after", BEFORE_AFTER_USEC_MAX, &c->after_usec)) < 0)
                 return r;
-        if ((v = mapping_get(doc, map, "cooldown", NULL)) &&
+        if ((v = mapping_get(doc, map, "cooldown")) &&
             (r = get_duration(c, v, "cooldown", COOLDOWN_USEC_MAX, &c->cooldown_usec)) < 0)
                 return r;
         return 0;
@@ -370,11 +373,8 @@ static int load_rule(LoadContext *c, yaml_document_t *doc, yaml_node_t *map, Rul
         if (!r->file)
                 return -ENOMEM;
 
-        if (map->type != YAML_MAPPING_NODE)
-                return load_error(c, map->start_mark,
-                                  "each rule must be a mapping with name, source and match, not %s",
-                                  node_type_name(map));
-        q = check_keys(c, doc, map, "a rule", rule_keys, ELEMENTSOF(rule_keys));
+        q = check_mapping(c, doc, map, "each rule must be a mapping with name, source and match", "a rule",
+                          rule_keys, ELEMENTSOF(rule_keys));
         if (q < 0)
                 return q;
 
@@ -507,30 +507,27 @@ static int load_rule(LoadContext *c, yaml_document_t *doc, yaml_node_t *map, Rul
 }
 
 static int load_document(LoadContext *c, yaml_document_t *doc) {
-        yaml_node_t *root = yaml_document_get_root_node(doc), *rules, *defaults, *key = NULL;
+        yaml_node_t *root = yaml_document_get_root_node(doc), *rules, *defaults;
         int r;
 
         if (!root)
                 return 0; /* an empty file: no rules */
-        if (root->type != YAML_MAPPING_NODE)
-                return load_error(c, root->start_mark,
-                                  "the top level must be a mapping with 'rules' (and optionally 'defaults'), not %s",
-                                  node_type_name(root));
-        r = check_keys(c, doc, root, "the top level", top_keys, ELEMENTSOF(top_keys));
+        r = check_mapping(c, doc, root, "the top level must be a mapping with 'rules' (and optionally 'defaults')",
+                          "the top level", top_keys, ELEMENTSOF(top_keys));
         if (r < 0)
                 return r;
 
         c->before_usec = RULE_BEFORE_USEC_DEFAULT;
         c->after_usec = RULE_AFTER_USEC_DEFAULT;
         c->cooldown_usec = RULE_COOLDOWN_USEC_DEFAULT;
-        defaults = mapping_get(doc, root, "defaults", NULL);
+        defaults = mapping_get(doc, root, "defaults");
         if (defaults) {
                 r = load_defaults(c, doc, defaults);
                 if (r < 0)
                         return r;
         }
 
-        rules = mapping_get(doc, root, "rules", &key);
+        rules = mapping_get(doc, root, "rules");
         if (!rules)
                 return load_error(c, root->start_mark, "missing required key 'rules'");
         if (rules->type == YAML_SCALAR_NODE && rules->data.scalar.style == YAML_PLAIN_SCALAR_STYLE &&
@@ -627,15 +624,15 @@ static int load_file(LoadContext *c, const char *path) {
         return load_buffer(c, path, data, size);
 }
 
-static int name_compare(const void *a, const void *b) {
-        return strcmp(*(char *const *) a, *(char *const *) b);
+static void strv_freep(char ***l) {
+        *l = rule_strv_free(*l);
 }
 
 static int load_folder(LoadContext *c, const char *path) {
         _cleanup_closedir_ DIR *d = NULL;
-        char **names = NULL;
+        _cleanup_(strv_freep) char **names = NULL;
         size_t n = 0, allocated = 0;
-        int r = 0;
+        int r;
 
         c->file = path;
         d = opendir(path);
@@ -645,33 +642,24 @@ static int load_folder(LoadContext *c, const char *path) {
         for (struct dirent *de; (de = readdir(d));) {
                 if (de->d_name[0] == '.' || !endswith(de->d_name, ".yaml"))
                         continue;
-                if (n >= RULES_FILES_MAX) {
-                        r = load_error_at(c, 0, 0, -E2BIG, "too many *.yaml files (at most %u)", RULES_FILES_MAX);
-                        goto finish;
-                }
-                if (!GREEDY_REALLOC(names, allocated, n + 1)) {
-                        r = -ENOMEM;
-                        goto finish;
-                }
-                if (asprintf(&names[n], "%s/%s", path, de->d_name) < 0) {
-                        r = -ENOMEM;
-                        goto finish;
-                }
-                n++;
+                if (n >= RULES_FILES_MAX)
+                        return load_error_at(c, 0, 0, -E2BIG, "too many *.yaml files (at most %u)", RULES_FILES_MAX);
+                if (!GREEDY_REALLOC(names, allocated, n + 2))
+                        return -ENOMEM;
+                if (asprintf(&names[n], "%s/%s", path, de->d_name) < 0)
+                        return -ENOMEM;
+                names[++n] = NULL;
         }
-        if (n == 0) {
-                r = load_error_at(c, 0, 0, -ENOENT, "no rules files (*.yaml) in folder");
-                goto finish;
-        }
-        qsort(names, n, sizeof names[0], name_compare);
-        for (size_t i = 0; i < n && r >= 0; i++)
-                r = load_file(c, names[i]);
+        if (n == 0)
+                return load_error_at(c, 0, 0, -ENOENT, "no rules files (*.yaml) in folder");
 
-finish:
-        for (size_t i = 0; i < n; i++)
-                free(names[i]);
-        free(names);
-        return r;
+        qsort(names, n, sizeof names[0], rule_strv_compare);
+        for (size_t i = 0; i < n; i++) {
+                r = load_file(c, names[i]);
+                if (r < 0)
+                        return r;
+        }
+        return 0;
 }
 
 static int load_finish(LoadContext *c, RuleSet **ret) {

@@ -67,23 +67,58 @@ static size_t skip_group(const char *p, size_t n, size_t i) {
         return 0;
 }
 
-/* Length of a {n}, {n,} or {n,m} quantifier at p[i], or 0 if the brace is a literal. */
+/*
+ * Length of a {n}, {n,}, {n,m} quantifier at p[i], or 0 if the brace is a literal. Newer PCRE2 also
+ * takes {,m} and spaces inside; any brace of digits, commas and spaces with a digit counts as a
+ * quantifier here, which at worst drops one literal byte.
+ */
 static size_t quantifier_brace_len(const char *p, size_t n, size_t i) {
         size_t j = i + 1;
         bool digits = false;
 
-        while (j < n && isdigit((unsigned char) p[j])) {
-                digits = true;
+        while (j < n && (isdigit((unsigned char) p[j]) || p[j] == ',' || p[j] == ' ')) {
+                digits = digits || isdigit((unsigned char) p[j]);
                 j++;
-        }
-        if (j < n && p[j] == ',') {
-                j++;
-                while (j < n && isdigit((unsigned char) p[j]))
-                        j++;
         }
         if (!digits || j >= n || p[j] != '}')
                 return 0;
         return j + 1 - i;
+}
+
+/*
+ * Index just past the escape with a letter or digit at p[i] == '\\', including its argument: the
+ * hex digits of \x41, the digits of \12 or \g2, the character of \cJ or \pL, or a {...}, <...> or
+ * '...' argument. 0 if a bracketed argument does not end.
+ */
+static size_t skip_escape(const char *p, size_t n, size_t i) {
+        char e = p[i + 1];
+
+        i += 2;
+        if (i < n && (p[i] == '{' || p[i] == '<' || p[i] == '\'') && strchr("xopPgkN", e)) {
+                char close = p[i] == '{' ? '}' : p[i] == '<' ? '>' : '\'';
+                const char *end = memchr(p + i + 1, close, n - i - 1);
+                return end ? (size_t) (end - p) + 1 : 0;
+        }
+        switch (e) {
+        case 'c': /* \cX: X is part of the escape, whatever it is */
+        case 'p':
+        case 'P':
+                return MIN(i + 1, n);
+        case 'x':
+                for (size_t k = 0; k < 2 && i < n && isxdigit((unsigned char) p[i]); k++)
+                        i++;
+                return i;
+        case 'g':
+                if (i < n && (p[i] == '+' || p[i] == '-'))
+                        i++;
+                __attribute__((__fallthrough__));
+        case '0' ... '9':
+                while (i < n && isdigit((unsigned char) p[i]))
+                        i++;
+                return i;
+        default:
+                return i;
+        }
 }
 
 /* Things we do not model: any of them and we claim no literal at all. */
@@ -149,15 +184,9 @@ int pattern_required_literals(const char *p, size_t n, PatternLiterals *ret) {
                         if (isalnum((unsigned char) p[i + 1])) {
                                 /* \d \w \b \x.. \1 \p{..}...: not one literal byte */
                                 END_RUN();
-                                i += 2;
-                                /* skip the argument of \x{..} \p{..} \g{..} \k<..> etc. */
-                                if (i < n && (p[i] == '{' || p[i] == '<' || p[i] == '\'')) {
-                                        char close = p[i] == '{' ? '}' : p[i] == '<' ? '>' : '\'';
-                                        const char *e = memchr(p + i + 1, close, n - i - 1);
-                                        if (!e)
-                                                return 0;
-                                        i = (size_t) (e - p) + 1;
-                                }
+                                i = skip_escape(p, n, i);
+                                if (i == 0)
+                                        return 0;
                                 break;
                         }
                         buf[len++] = p[i + 1];

@@ -145,7 +145,7 @@ char **rule_strv_free(char **l) {
         return mfree(l);
 }
 
-static int strv_compare(const void *a, const void *b) {
+int rule_strv_compare(const void *a, const void *b) {
         return strcmp(*(char *const *) a, *(char *const *) b);
 }
 
@@ -187,7 +187,7 @@ int rule_set_journal_matches(const RuleSet *rs, char ***ret_strv, bool *ret_any)
                 l[n++] = s;
         }
 
-        qsort(l, n, sizeof l[0], strv_compare);
+        qsort(l, n, sizeof l[0], rule_strv_compare);
         size_t w = 0;
         for (size_t i = 0; i < n; i++) {
                 if (w > 0 && streq(l[w - 1], l[i])) {

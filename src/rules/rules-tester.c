@@ -42,7 +42,7 @@ static int line_reader_emit(LineReader *lr, char *line, size_t len, char **ret, 
         return 1;
 }
 
-/* Returns 1 with the next line (newline stripped) in *ret/*ret_len, 0 at the end, or -errno. */
+/* Returns 1 with the next line (newline stripped) in *ret and *ret_len, 0 at the end, or -errno. */
 static int line_reader_next(LineReader *lr, char **ret, size_t *ret_len) {
         for (;;) {
                 char *line = lr->buf + lr->start;
@@ -98,7 +98,6 @@ typedef struct Tester {
         StrBuf buf;
         uint64_t formats[_LINE_FORMAT_MAX];
         uint64_t limit_lines;
-        bool journal_lines_with_filters;
 } Tester;
 
 static int on_match(const RuleMatch *m, const LogRecord *rec, void *userdata) {
