@@ -624,13 +624,13 @@ static int load_file(LoadContext *c, const char *path) {
         return load_buffer(c, path, data, size);
 }
 
-static void strv_freep(char ***l) {
+static void rule_strv_freep(char ***l) {
         *l = rule_strv_free(*l);
 }
 
 static int load_folder(LoadContext *c, const char *path) {
         _cleanup_closedir_ DIR *d = NULL;
-        _cleanup_(strv_freep) char **names = NULL;
+        _cleanup_(rule_strv_freep) char **names = NULL;
         size_t n = 0, allocated = 0;
         int r;
 
