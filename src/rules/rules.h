@@ -182,7 +182,7 @@ void rule_set_reset_stats(RuleSet *rs);
  * match (a rule with several filters contributes its most selective one; the engine checks all of
  * them again). *ret_any is true when some enabled journal rule has no trusted-field filter: then
  * every entry is needed and the strings should not be used as a filter. *ret_strv is
- * NULL-terminated, sorted, without duplicates; free it with strv_free().
+ * NULL-terminated, sorted, without duplicates; free it with rule_strv_free().
  */
 int rule_set_journal_matches(const RuleSet *rs, char ***ret_strv, bool *ret_any);
 char **rule_strv_free(char **l);
