@@ -424,7 +424,7 @@ static void test_journal_matches(void **state) {
         assert_string_equal(l[3], "_TRANSPORT=audit");
         assert_string_equal(l[4], "_UID=1000");
         assert_null(l[5]);
-        l = rule_strv_free(l);
+        l = strv_free(l);
         rs = rule_set_free(rs);
 
         rs = load("rules:\n"
@@ -432,7 +432,7 @@ static void test_journal_matches(void **state) {
                   "  - {name: b, source: journal, match: y}\n");
         assert_int_equal(rule_set_journal_matches(rs, &l, &any), 0);
         assert_true(any);
-        l = rule_strv_free(l);
+        l = strv_free(l);
 }
 
 int main(void) {

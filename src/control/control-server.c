@@ -21,6 +21,7 @@ struct ControlRequest {
         ControlServer *server;
         int fd;
         struct ucred cred;
+        bool authorized;
         sd_event_source *io, *timeout;
         ControlRequest *next, *prev;
 };
@@ -131,6 +132,11 @@ static int on_request_io(sd_event_source *src, int fd, uint32_t revents, void *u
         req->timeout = sd_event_source_disable_unref(req->timeout);
         req->io = sd_event_source_disable_unref(req->io);
 
+        if (!req->authorized) {
+                s->stats.refused++;
+                (void) control_request_error(req, "permission denied: root or group " CONTROL_GROUP " only");
+                return 0;
+        }
         if ((size_t) n > CONTROL_MESSAGE_BYTES_MAX) {
                 s->stats.malformed++;
                 (void) control_request_error(req, "request too long");
@@ -178,12 +184,11 @@ static int on_accept(sd_event_source *src, int fd, uint32_t revents, void *userd
         s->n_requests++;
         s->stats.accepted++;
 
+        /* Refused peers still get their request read before the ERROR reply: closing a socket with
+         * unread data resets the connection, and the client would lose the reason. */
         l = sizeof req->cred;
-        if (getsockopt(req->fd, SOL_SOCKET, SO_PEERCRED, &req->cred, &l) < 0 || !authorized(s, req->fd, &req->cred)) {
-                s->stats.refused++;
-                (void) control_request_error(req, "permission denied: root or group " CONTROL_GROUP " only");
-                return 0;
-        }
+        req->authorized = getsockopt(req->fd, SOL_SOCKET, SO_PEERCRED, &req->cred, &l) >= 0 &&
+                          authorized(s, req->fd, &req->cred);
 
         r = sd_event_add_io(s->event, &req->io, req->fd, EPOLLIN, on_request_io, req);
         if (r >= 0)

@@ -37,7 +37,6 @@ struct RuleSet {
 
 void rule_done(Rule *r);
 /* qsort() comparator for an array of strings. */
-int rule_strv_compare(const void *a, const void *b);
 RuleSet *rule_set_new(void);
 /* Compiles r->match (JIT when available) and extracts its literals. On a pattern error returns
  * -EBADMSG with the offset inside the pattern and a message; -ENOMEM. */

@@ -624,13 +624,9 @@ static int load_file(LoadContext *c, const char *path) {
         return load_buffer(c, path, data, size);
 }
 
-static void rule_strv_freep(char ***l) {
-        *l = rule_strv_free(*l);
-}
-
 static int load_folder(LoadContext *c, const char *path) {
         _cleanup_closedir_ DIR *d = NULL;
-        _cleanup_(rule_strv_freep) char **names = NULL;
+        _cleanup_strv_ char **names = NULL;
         size_t n = 0, allocated = 0;
         int r;
 
@@ -653,7 +649,7 @@ static int load_folder(LoadContext *c, const char *path) {
         if (n == 0)
                 return load_error_at(c, 0, 0, -ENOENT, "no rules files (*.yaml) in folder");
 
-        qsort(names, n, sizeof names[0], rule_strv_compare);
+        qsort(names, n, sizeof names[0], cmp_string_ptr);
         for (size_t i = 0; i < n; i++) {
                 r = load_file(c, names[i]);
                 if (r < 0)

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "basic/string-util.h"
 #include "basic/alloc-util.h"
 #include "basic/cleanup.h"
 #include "basic/macro.h"
@@ -139,16 +140,6 @@ void rule_set_reset_stats(RuleSet *rs) {
                 rs->rules[i].stats = (RuleStats) {};
 }
 
-char **rule_strv_free(char **l) {
-        for (char **p = l; p && *p; p++)
-                free(*p);
-        return mfree(l);
-}
-
-int rule_strv_compare(const void *a, const void *b) {
-        return strcmp(*(char *const *) a, *(char *const *) b);
-}
-
 int rule_set_journal_matches(const RuleSet *rs, char ***ret_strv, bool *ret_any) {
         char **l = NULL;
         size_t n = 0;
@@ -181,13 +172,13 @@ int rule_set_journal_matches(const RuleSet *rs, char ***ret_strv, bool *ret_any)
                         continue;
                 }
                 if (k < 0) {
-                        rule_strv_free(l);
+                        strv_free(l);
                         return -ENOMEM;
                 }
                 l[n++] = s;
         }
 
-        qsort(l, n, sizeof l[0], rule_strv_compare);
+        qsort(l, n, sizeof l[0], cmp_string_ptr);
         size_t w = 0;
         for (size_t i = 0; i < n; i++) {
                 if (w > 0 && streq(l[w - 1], l[i])) {

@@ -25,6 +25,7 @@
 #include <pcre2.h>
 
 #include "basic/cleanup.h"
+#include "basic/string-util.h"
 #include "basic/time-util.h"
 #include "logsrc/log-record.h"
 
@@ -182,10 +183,9 @@ void rule_set_reset_stats(RuleSet *rs);
  * match (a rule with several filters contributes its most selective one; the engine checks all of
  * them again). *ret_any is true when some enabled journal rule has no trusted-field filter: then
  * every entry is needed and the strings should not be used as a filter. *ret_strv is
- * NULL-terminated, sorted, without duplicates; free it with rule_strv_free().
+ * NULL-terminated, sorted, without duplicates; free it with strv_free().
  */
 int rule_set_journal_matches(const RuleSet *rs, char ***ret_strv, bool *ret_any);
-char **rule_strv_free(char **l);
 
 /* Syslog level names as rules.yaml takes them: emerg alert crit err warning notice info debug
  * (also "error", "warn", "panic"). Returns 0-7 or -EINVAL. */
