@@ -929,8 +929,7 @@ static int print_json(const Show *s) {
         json_writer_done(&w);
         if (!text)
                 return log_error_errno(r, "Failed to format JSON: %m");
-        fputs(text, stdout);
-        fputc('\n', stdout);
+        json_text_print(text);
         return 0;
 }
 
