@@ -16,6 +16,7 @@
 #include <string.h>
 #include <sysexits.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "basic/alloc-util.h"
 #include "basic/json-reader.h"
@@ -479,13 +480,21 @@ static void heat_row(const Show *s, const char *label, unsigned cpu_from, unsign
 
         printf("  %-7s |", label);
         for (unsigned c = 0; c < n_cols; c++) {
-                uint64_t busy = 0, samples = 0;
-                for (unsigned cpu = cpu_from; cpu < cpu_to && cpu < a->n_cpus; cpu++)
+                /* A row of several CPUs shows the busiest of them: a pegged CPU must not be averaged away. */
+                uint64_t best_busy = 0, best_samples = 0;
+                for (unsigned cpu = cpu_from; cpu < cpu_to && cpu < a->n_cpus; cpu++) {
+                        uint64_t busy = 0, samples = 0;
                         for (unsigned sec = c * bucket; sec < (c + 1) * bucket && sec < a->n_seconds; sec++) {
                                 busy += a->busy[cpu * a->n_seconds + sec];
                                 samples += a->samples[cpu * a->n_seconds + sec];
                         }
-                fputs(level_char(s, busy, samples, buf), stdout);
+                        if (samples > 0 &&
+                            (best_samples == 0 || (double) busy / (double) samples > (double) best_busy / (double) best_samples)) {
+                                best_busy = busy;
+                                best_samples = samples;
+                        }
+                }
+                fputs(level_char(s, best_busy, best_samples, buf), stdout);
         }
         printf("|\n");
 }
@@ -511,6 +520,8 @@ static void print_activity(const Show *s) {
         printf("  busy share of the samples (idle task left out), %s per column, %s 0%% .. %s 100%%, blank: no samples\n",
                bucket == 1 ? "1s" : (snprintf(label, sizeof label, "%us", bucket), label),
                s->utf8 ? "▁" : ".", s->utf8 ? "█" : "@");
+        if (group > 1)
+                printf("  rows of %u CPUs show the busiest of them\n", group);
         for (unsigned cpu = 0; cpu < a->n_cpus; cpu += group) {
                 if (group == 1)
                         snprintf(label, sizeof label, "cpu%u", cpu);
@@ -911,6 +922,27 @@ static int print_json(const Show *s) {
         json_key(&w, "functions");
         json_rises(&w, s->func_rises, s->n_func_rises, false);
         json_end_object(&w);
+
+        json_key(&w, "files");
+        json_begin_array(&w);
+        {
+                static const char *const files[] = { BUNDLE_MANIFEST, BUNDLE_LOG_TEXT, BUNDLE_LOG_JSON,
+                                                     BUNDLE_FOLDED, BUNDLE_PERF_SCRIPT, BUNDLE_BASELINE_FOLDED,
+                                                     BUNDLE_ACTIVITY };
+                char n1[64], n2[64];
+                snprintf(n1, sizeof n1, BUNDLE_CPU_FOLDED_FMT, s->cpu);
+                snprintf(n2, sizeof n2, BUNDLE_CPU_BASELINE_FOLDED_FMT, s->cpu);
+                for (size_t i = 0; i < ELEMENTSOF(files) + 2; i++) {
+                        const char *name = i < ELEMENTSOF(files) ? files[i] : i == ELEMENTSOF(files) ? n1 : n2;
+                        _cleanup_free_ char *p = NULL;
+                        if (i >= ELEMENTSOF(files) && !s->has_cpu)
+                                break;
+                        p = bundle_file(s, name);
+                        if (p && access(p, F_OK) >= 0)
+                                json_string(&w, p);
+                }
+        }
+        json_end_array(&w);
 
         json_key(&w, "cpu");
         if (s->has_cpu) {

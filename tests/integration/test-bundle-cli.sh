@@ -113,6 +113,42 @@ expect_exit 1 tb show nope
 grep -q "No bundle matches 'nope'" "$ERR" || fail "unknown id not reported"
 expect_exit 64 tb show a b
 
+# On a terminal: bold headers and red rises, block characters in a UTF-8 locale; NO_COLOR and
+# TERM=dumb turn colour off.
+on_tty() {
+        python3 - "$@" <<'EOS'
+import os, pty, sys
+pid, fd = pty.fork()
+if pid == 0:
+    os.execvp(sys.argv[1], sys.argv[1:])
+out = b""
+while True:
+    try:
+        d = os.read(fd, 65536)
+    except OSError:
+        break
+    if not d:
+        break
+    out += d
+os.waitpid(pid, 0)
+sys.stdout.buffer.write(out)
+EOS
+}
+on_tty env LANG=C.UTF-8 LC_ALL=C.UTF-8 "$TPROF_BUNDLE" -D "$STATE" show 3fa9 >"$OUT"
+grep -q $'\e\[1mWhat happened' "$OUT" || fail "no bold header on a terminal"
+grep -q $'\e\[31m  *kubelet\|\e\[31mkubelet' "$OUT" || fail "rise not highlighted on a terminal"
+grep -q '^  cpu3 *|.*█' "$OUT" || fail "no block characters in a UTF-8 locale"
+on_tty env NO_COLOR=1 "$TPROF_BUNDLE" -D "$STATE" show 3fa9 >"$OUT"
+! grep -q $'\e\[' "$OUT" || fail "colour despite NO_COLOR"
+on_tty env TERM=dumb "$TPROF_BUNDLE" -D "$STATE" show 3fa9 >"$OUT"
+! grep -q $'\e\[' "$OUT" || fail "colour despite TERM=dumb"
+
+# Many CPUs: the heatmap groups them into at most 16 rows, plus the captured CPU on its own.
+python3 "$FIXTURE" "$TEST_TMP/many" anomaly --cpus 64
+"$TPROF_BUNDLE" -D "$TEST_TMP/many" show >"$OUT"
+[ "$(grep -c '^  [0-9c][-0-9pu]* *|' "$OUT")" = 17 ] || fail "64 CPUs not grouped into 16 rows + cpu3"
+grep -q '^  60-63 *|' "$OUT" && grep -q '^  cpu3 *|' "$OUT" || fail "grouped heatmap labels"
+
 # show --json: valid, and the same findings.
 expect_exit 0 tb show --json 3fa9
 python3 -m json.tool "$OUT" >/dev/null || fail "show --json is not JSON"
@@ -124,6 +160,8 @@ if command -v jq >/dev/null; then
         [ "$(jq '.log.lines | map(select(.trigger)) | length' "$OUT")" = 1 ] || fail "json: log"
         [ "$(jq '.activity.cpus | length' "$OUT")" = 4 ] || fail "json: activity"
 fi
+python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert any(f.endswith("/cpu3-baseline.folded") for f in d["files"])' "$OUT" ||
+        fail "json: files"
 for id in 3fb0 5e5e 0bad 77aa; do
         expect_exit 0 tb show --json=short $id
         python3 -m json.tool "$OUT" >/dev/null || fail "show --json $id is not JSON"
