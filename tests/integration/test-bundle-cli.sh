@@ -41,6 +41,20 @@ python3 "$FIXTURE" "$STATE" corrupt --id 0badc0de --time 1795266000000000 --rule
 python3 "$FIXTURE" "$STATE" pending --id 77aa0001 --time 1795273200000000
 python3 "$FIXTURE" "$STATE" nocov --id 5e5e5e5e --time 1795258800000000
 
+# Bash completion: verbs, options, and bundle ids from the state directory given with -D.
+complete_words() {
+        bash -c '. "$1"; shift; COMP_WORDS=("$@"); COMP_CWORD=$(($# - 1)); _tprof_bundle; printf "%s\n" "${COMPREPLY[@]}"' \
+                _ "$TPROF_SOURCE_ROOT/contrib/tprof-bundle.bash-completion" "$@"
+}
+bash -n "$TPROF_SOURCE_ROOT/contrib/tprof-bundle.bash-completion" || fail "completion has a syntax error"
+[ "$(complete_words tprof-bundle s | sort | tr '\n' ' ')" = "show status " ] || fail "verbs not completed"
+complete_words tprof-bundle ls --no | grep -qx -- --no-legend || fail "ls options not completed"
+[ "$(complete_words tprof-bundle -D "$STATE" show 3f | sort | tr '\n' ' ')" = "3fa9c2d1 3fb01234 " ] ||
+        fail "ids not completed: $(complete_words tprof-bundle -D "$STATE" show 3f)"
+complete_words tprof-bundle -D "$STATE" rm 2026112 | grep -qx 20261121T143000Z-ena-reset-3fa9c2d1 ||
+        fail "full ids not completed"
+complete_words tprof-bundle export x --format s | grep -qx svg || fail "--format values not completed"
+
 # ls: the table, the corrupt one listed with a warning, never a crash.
 expect_exit 0 tb ls
 golden bundle-ls.txt
