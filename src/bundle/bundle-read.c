@@ -243,6 +243,7 @@ static void measure(BundleEntry *e, int dir_fd) {
         }
 }
 
+/* Returns 1 if name is a bundle and *e was filled in, 0 if it is not one, < 0 on error. */
 static int load_entry(int incidents_fd, const char *incidents_path, const char *name, BundleEntry *e) {
         _cleanup_close_ int fd = -EBADF;
         _cleanup_free_ char *manifest_path = NULL;
