@@ -309,6 +309,38 @@ static void field(const Show *s, const char *label, const char *value) {
         printf("%11s: %s\n", label, v ?: "?");
 }
 
+/* The answer first: which process and function rose, in one or two lines. */
+static void print_summary(const Show *s) {
+        const char *indent = "           ";
+
+        if (!s->m)
+                return;
+        printf("%s%11s:%s ", s->color ? ANSI_BOLD : "", "In short", s->color ? ANSI_NORMAL : "");
+        if (s->entry->state == BUNDLE_ENTRY_NO_COVERAGE || (s->slice_error >= 0 && s->slice.total == 0)) {
+                printf("no samples in the slice (tprofd was not sampling then); the log below is what there is.\n");
+                return;
+        }
+        if (s->n_proc_rises > 0) {
+                const Rise *r = &s->proc_rises[0];
+                _cleanup_free_ char *name = text_for_terminal(r->name, 40), *fn = text_for_terminal(r->top_function, 80);
+                printf("%s%s%s rose to %.1f%% of the samples (baseline %.1f%%, z=%.1f)", s->color ? ANSI_RED : "",
+                       name ?: "?", s->color ? ANSI_NORMAL : "", 100 * r->slice_share, 100 * r->baseline_share, r->z);
+                if (r->top_function)
+                        printf("; its function that rose most: %s", fn ?: "?");
+                printf(".\n");
+        } else if (s->slice_error < 0 || s->baseline_error < 0)
+                printf("no comparison with the baseline possible (missing stacks).\n");
+        else
+                printf("nothing rose significantly against the baseline; see the top stacks.\n");
+        if (s->has_cpu && s->n_cpu_rises > 0) {
+                const Rise *r = &s->cpu_rises[0];
+                _cleanup_free_ char *name = text_for_terminal(r->name, 40), *fn = text_for_terminal(r->top_function, 80);
+                printf("%s  On CPU %u, which the rule named: %s %.1f%% (baseline %.1f%%)%s%s.\n", indent, s->cpu,
+                       name ?: "?", 100 * r->slice_share, 100 * r->baseline_share, r->top_function ? ", rising most in " : "",
+                       r->top_function ? fn ?: "?" : "");
+        }
+}
+
 static void print_header(const Show *s) {
         const BundleEntry *e = s->entry;
         const BundleManifest *m = s->m;
@@ -319,6 +351,7 @@ static void print_header(const Show *s) {
         printf("%sBundle %s%s (%s)\n", s->color ? ANSI_BOLD : "", id ?: "?", s->color ? ANSI_NORMAL : "",
                bundle_entry_state_to_string(e->state));
         printf("%11s: %s\n", "Path", path ?: "?");
+        print_summary(s);
         if (!m) {
                 printf("\nThe manifest cannot be read (%s); showing what the other files hold.\n",
                        strerror(-e->manifest_error));
@@ -474,7 +507,7 @@ static const char *level_char(const Show *s, uint64_t busy, uint64_t samples, ch
 }
 
 static void heat_row(const Show *s, const char *label, unsigned cpu_from, unsigned cpu_to, unsigned bucket,
-                     unsigned n_cols) {
+                     unsigned n_cols, bool captured) {
         const Activity *a = &s->activity;
         char buf[2];
 
@@ -496,7 +529,7 @@ static void heat_row(const Show *s, const char *label, unsigned cpu_from, unsign
                 }
                 fputs(level_char(s, best_busy, best_samples, buf), stdout);
         }
-        printf("|\n");
+        printf("|%s\n", captured ? " (named by the rule)" : "");
 }
 
 static void print_activity(const Show *s) {
@@ -527,11 +560,11 @@ static void print_activity(const Show *s) {
                         snprintf(label, sizeof label, "cpu%u", cpu);
                 else
                         snprintf(label, sizeof label, "%u-%u", cpu, MIN(cpu + group, a->n_cpus) - 1);
-                heat_row(s, label, cpu, cpu + group, bucket, n_cols);
+                heat_row(s, label, cpu, cpu + group, bucket, n_cols, group == 1 && s->has_cpu && s->cpu == cpu);
         }
         if (group > 1 && s->has_cpu && s->cpu < a->n_cpus) {
                 snprintf(label, sizeof label, "cpu%u", s->cpu);
-                heat_row(s, label, s->cpu, s->cpu + 1, bucket, n_cols);
+                heat_row(s, label, s->cpu, s->cpu + 1, bucket, n_cols, true);
         }
         if (s->has_event_second) {
                 char o[32];

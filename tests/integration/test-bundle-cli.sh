@@ -100,6 +100,8 @@ expect_exit 0 tb show 3fa9
 golden bundle-show-anomaly.txt
 grep -qE '^  kubelet +6\.5% \(baseline +0\.8%\) +mem_cgroup_nr_lru_pages +z=[0-9.]+$' "$OUT" ||
         fail "the anomaly line is missing or misshapen"
+grep -q '^   In short: kubelet rose to 6\.5% of the samples (baseline 0\.8%, z=[0-9.]*); its function that rose most: mem_cgroup_nr_lru_pages\.$' "$OUT" ||
+        fail "the summary does not name the process and function"
 # Ranked first among processes, and no noise process listed as a rise.
 sed -n '/^  Processes/,/^  Functions/p' "$OUT" | sed -n 2p | grep -q kubelet || fail "kubelet not ranked first"
 sed -n '/^Unusual/,/^CPU 3/p' "$OUT" | grep -qE 'java|nginx|postgres|swapper' && fail "stable noise reported as unusual"
