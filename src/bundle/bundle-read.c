@@ -195,7 +195,7 @@ static void parse_name(BundleEntry *e) {
                 if (t > 0)
                         e->realtime_usec = (uint64_t) t * USEC_PER_SEC;
         }
-        if (!e->rule && n > 17 + BUNDLE_SHORT_ID_LEN + 2 && id[16] == '-' && e->short_id[0])
+        if (!e->rule && n >= 17 + BUNDLE_SHORT_ID_LEN + 2 && id[16] == '-' && e->short_id[0])
                 e->rule = strndup(id + 17, n - 17 - BUNDLE_SHORT_ID_LEN - 1);
 }
 

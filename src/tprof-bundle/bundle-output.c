@@ -128,6 +128,9 @@ int bundles_load(BundleList *ret) {
                 if (e->manifest_error == -EBADMSG || e->manifest_error == -ELOOP || e->manifest_error == -ERANGE)
                         log_warning("Bundle '%s' has an invalid manifest (error at byte %zu), listing it as corrupt.",
                                     name ?: "?", e->manifest_error_offset);
+                else if (e->manifest_error == -EPROTO)
+                        log_warning("Bundle '%s' has a manifest of a newer format or with an unknown status, "
+                                    "listing it as corrupt.", name ?: "?");
                 else
                         log_warning_errno(e->manifest_error,
                                           "Bundle '%s' has no readable manifest, listing it as corrupt: %m",

@@ -354,7 +354,8 @@ static void print_header(const Show *s) {
         print_summary(s);
         if (!m) {
                 printf("\nThe manifest cannot be read (%s); showing what the other files hold.\n",
-                       strerror(-e->manifest_error));
+                       e->manifest_error == -EPROTO ? "a newer format, or an unknown status"
+                                                    : strerror(-e->manifest_error));
                 return;
         }
         section(s, "What happened");
