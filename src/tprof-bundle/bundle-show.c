@@ -309,6 +309,15 @@ static void field(const Show *s, const char *label, const char *value) {
         printf("%11s: %s\n", label, v ?: "?");
 }
 
+/* A share as a percentage with one decimal; a share too small for that is "<0.1%", not "0.0%". */
+static const char *format_share(char *buf, size_t l, double share) {
+        if (share > 0 && share < 0.0005)
+                snprintf(buf, l, "<0.1%%");
+        else
+                snprintf(buf, l, "%.1f%%", 100 * share);
+        return buf;
+}
+
 /* The answer first: which process and function rose, in one or two lines. */
 static void print_summary(const Show *s) {
         const char *indent = "           ";
@@ -323,8 +332,10 @@ static void print_summary(const Show *s) {
         if (s->n_proc_rises > 0) {
                 const Rise *r = &s->proc_rises[0];
                 _cleanup_free_ char *name = text_for_terminal(r->name, 40), *fn = text_for_terminal(r->top_function, 80);
-                printf("%s%s%s rose to %.1f%% of the samples (baseline %.1f%%, z=%.1f)", s->color ? ANSI_RED : "",
-                       name ?: "?", s->color ? ANSI_NORMAL : "", 100 * r->slice_share, 100 * r->baseline_share, r->z);
+                char b1[16], b2[16];
+                printf("%s%s%s rose to %s of the samples (baseline %s, z=%.1f)", s->color ? ANSI_RED : "",
+                       name ?: "?", s->color ? ANSI_NORMAL : "", format_share(b1, sizeof b1, r->slice_share),
+                       format_share(b2, sizeof b2, r->baseline_share), r->z);
                 if (r->top_function)
                         printf("; its function that rose most: %s", fn ?: "?");
                 printf(".\n");
@@ -335,8 +346,10 @@ static void print_summary(const Show *s) {
         if (s->has_cpu && s->n_cpu_rises > 0) {
                 const Rise *r = &s->cpu_rises[0];
                 _cleanup_free_ char *name = text_for_terminal(r->name, 40), *fn = text_for_terminal(r->top_function, 80);
-                printf("%s  On CPU %u, which the rule named: %s %.1f%% (baseline %.1f%%)%s%s.\n", indent, s->cpu,
-                       name ?: "?", 100 * r->slice_share, 100 * r->baseline_share, r->top_function ? ", rising most in " : "",
+                char b1[16], b2[16];
+                printf("%s  On CPU %u, which the rule named: %s %s (baseline %s)%s%s.\n", indent, s->cpu, name ?: "?",
+                       format_share(b1, sizeof b1, r->slice_share), format_share(b2, sizeof b2, r->baseline_share),
+                       r->top_function ? ", rising most in " : "",
                        r->top_function ? fn ?: "?" : "");
         }
 }
@@ -659,22 +672,24 @@ static void print_stacks(const Show *s) {
 
 static void print_rise(const Show *s, const Rise *r, bool process, size_t name_width) {
         _cleanup_free_ char *name = NULL, *fn = NULL;
-        char z[32];
+        char z[32], b1[16], b2[16];
 
         snprintf(z, sizeof z, "z=%.1f", r->z);
+        format_share(b1, sizeof b1, r->slice_share);
+        format_share(b2, sizeof b2, r->baseline_share);
         if (process) {
                 name = text_for_terminal(r->name, 24);
                 fn = text_for_terminal(r->top_function, s->columns > 60 ? s->columns - 60 : 0);
-                printf("  %s%-*s %5.1f%% (baseline %4.1f%%)  %s  %s%s\n", s->color ? ANSI_RED : "",
-                       (int) (name_width + strlen(name ?: "") - utf8_width(name ?: "")), name ?: "?",
-                       100 * r->slice_share, 100 * r->baseline_share, fn ?: "-", z, s->color ? ANSI_NORMAL : "");
+                printf("  %s%-*s %6s (baseline %5s)  %s  %s%s\n", s->color ? ANSI_RED : "",
+                       (int) (name_width + strlen(name ?: "") - utf8_width(name ?: "")), name ?: "?", b1, b2, fn ?: "-",
+                       z, s->color ? ANSI_NORMAL : "");
         } else {
                 /* "comm;function" -> "function (comm)" */
                 const char *semi = strchr(r->name, ';');
                 _cleanup_free_ char *comm = text_for_terminal_n(r->name, semi ? (size_t) (semi - r->name) : strlen(r->name), 24);
                 fn = text_for_terminal(semi ? semi + 1 : "-", s->columns > 60 ? s->columns - 50 : 0);
-                printf("  %s%5.1f%% (baseline %4.1f%%)  %s  %s in %s%s\n", s->color ? ANSI_RED : "", 100 * r->slice_share,
-                       100 * r->baseline_share, z, fn ?: "?", comm ?: "?", s->color ? ANSI_NORMAL : "");
+                printf("  %s%6s (baseline %5s)  %s  %s in %s%s\n", s->color ? ANSI_RED : "", b1, b2, z, fn ?: "?",
+                       comm ?: "?", s->color ? ANSI_NORMAL : "");
         }
 }
 
