@@ -114,6 +114,7 @@ typedef struct Show {
         size_t n_log, log_allocated, log_skipped;
         size_t log_first, log_end, trigger; /* shown range [first, end) and the trigger's index */
         int log_error;
+        bool log_from_text; /* log.jsonl missing: the lines of log.txt, as written */
 
         Activity activity;
         int activity_error;
@@ -169,9 +170,41 @@ static int load_log(Show *s) {
         if (!path)
                 return -ENOMEM;
         in = fopen(path, "re");
+        if (!in && errno == ENOENT) {
+                /* Without log.jsonl, log.txt still has the lines for people, '>' marking the trigger. */
+                free(path);
+                path = bundle_file(s, BUNDLE_LOG_TEXT);
+                if (!path)
+                        return -ENOMEM;
+                in = fopen(path, "re");
+                if (!in)
+                        return -errno;
+                s->log_from_text = true;
+        }
         if (!in)
                 return -errno;
-        while ((n = getline(&line, &cap, in)) >= 0) {
+        while (s->log_from_text && (n = getline(&line, &cap, in)) >= 0) {
+                LogLine *l;
+
+                if ((size_t) n > LOG_LINE_BYTES_MAX || s->n_log >= LOG_LINES_MAX) {
+                        s->log_skipped++;
+                        continue;
+                }
+                while (n > 0 && (line[n - 1] == '\n' || line[n - 1] == '\r'))
+                        line[--n] = '\0';
+                if (!GREEDY_REALLOC(s->log, s->log_allocated, s->n_log + 1))
+                        return -ENOMEM;
+                l = &s->log[s->n_log];
+                *l = (LogLine) { .priority = -1, .trigger = line[0] == '>' };
+                l->message_len = n >= 2 ? (size_t) n - 2 : 0;
+                l->message = memdup(n >= 2 ? line + 2 : "", l->message_len + 1);
+                if (l->trigger && !found) {
+                        s->trigger = s->n_log;
+                        found = true;
+                }
+                s->n_log++;
+        }
+        while (!s->log_from_text && (n = getline(&line, &cap, in)) >= 0) {
                 _cleanup_(json_value_freep) JsonValue *v = NULL;
                 const JsonValue *msg;
                 LogLine *l;
@@ -470,7 +503,7 @@ static void print_log(const Show *s) {
 
         section(s, "Log around the event");
         if (s->log_error < 0) {
-                printf("  (no %s: %s)\n", BUNDLE_LOG_JSON, strerror(-s->log_error));
+                printf("  (no %s or %s: %s)\n", BUNDLE_LOG_JSON, BUNDLE_LOG_TEXT, strerror(-s->log_error));
                 return;
         }
         if (s->n_log == 0) {
@@ -488,6 +521,12 @@ static void print_log(const Show *s) {
                         s->columns > prefix + 10 ? s->columns - prefix : (s->columns ? 10 : 1000));
                 _cleanup_free_ char *src = text_for_terminal(l->source, 8);
 
+                if (s->log_from_text) {
+                        _cleanup_free_ char *t = text_for_terminal_n(l->message, l->message_len,
+                                                                     s->columns > 12 ? s->columns - 2 : (s->columns ? 10 : 1000));
+                        printf("%c %s\n", l->trigger ? '>' : ' ', t ?: "?");
+                        continue;
+                }
                 if (l->has_perf && m && m->has_event_perf_ns) {
                         int64_t d = (int64_t) (l->perf_ns - m->event_t_perf_ns);
                         snprintf(ob, sizeof ob, "%+.3fs", (double) d / 1e9);

@@ -114,6 +114,13 @@ grep -q '^Bundle 20261121T143000Z-ena-reset-3fa9c2d1' "$OUT" || fail "show witho
 expect_exit 0 tb show 20261121T143000Z-ena-reset-3fa9c2d1
 expect_exit 0 tb show 3fb0
 sed -n '/^Unusual/,/^Files/p' "$OUT" | grep -q "Nothing rose significantly" || fail "quiet bundle reports a rise"
+# Without log.jsonl, the log comes from log.txt.
+rm "$STATE/incidents/20261121T120000Z-oom-kill-3fb01234/log.jsonl"
+expect_exit 0 tb show 3fb0
+grep -q '^> 2026-11-21T12:00:00.000000Z kmsg     err     ena 0000:00:05.0 eth0: Trigger reset is on$' "$OUT" ||
+        fail "no fallback to log.txt"
+expect_exit 0 tb show --json 3fb0
+python3 -m json.tool "$OUT" >/dev/null || fail "show --json with log.txt only is not JSON"
 expect_exit 0 tb show 5e5e
 grep -q "no-coverage" "$OUT" || fail "no-coverage not explained"
 expect_exit 0 tb show 0bad
