@@ -139,6 +139,37 @@ static void test_invalid_with_offsets(void **state) {
         }
 }
 
+static void test_huge_numbers(void **state) {
+        char digits[700];
+        JsonValue *v = NULL;
+        size_t off = SIZE_MAX;
+        double d;
+
+        /* 300 digits: too large for 64 bits, a finite double. */
+        memset(digits, '9', 300);
+        digits[300] = '\0';
+        assert_int_equal(json_parse(digits, strlen(digits), 0, &v, NULL), 0);
+        assert_int_equal(v->type, JSON_TYPE_REAL);
+        assert_true(json_double_value(v, &d) && d > 9e299);
+        v = json_value_free(v);
+
+        /* 400 digits overflow a double; 600 are refused before conversion. */
+        memset(digits, '9', 400);
+        digits[400] = '\0';
+        assert_int_equal(json_parse(digits, strlen(digits), 0, &v, &off), -ERANGE);
+        assert_int_equal(off, 0);
+        memset(digits, '1', 600);
+        digits[600] = '\0';
+        off = SIZE_MAX;
+        assert_int_equal(json_parse(digits, strlen(digits), 0, &v, &off), -ERANGE);
+        assert_int_equal(off, 0);
+        assert_null(v);
+
+        /* Tiny numbers underflow to 0 or a denormal, which is not an error. */
+        assert_int_equal(json_parse("1e-400", 6, 0, &v, NULL), 0);
+        v = json_value_free(v);
+}
+
 static void test_depth_bomb(void **state) {
         char bomb[100001];
         JsonValue *v = NULL;
@@ -190,6 +221,7 @@ int main(void) {
                 cmocka_unit_test(test_numbers_exact),
                 cmocka_unit_test(test_strings_and_escapes),
                 cmocka_unit_test(test_invalid_with_offsets),
+                cmocka_unit_test(test_huge_numbers),
                 cmocka_unit_test(test_depth_bomb),
                 cmocka_unit_test(test_not_nul_terminated),
                 cmocka_unit_test(test_lookup),

@@ -195,7 +195,7 @@ static void parse_name(BundleEntry *e) {
                 if (t > 0)
                         e->realtime_usec = (uint64_t) t * USEC_PER_SEC;
         }
-        if (!e->rule && n > 17 + BUNDLE_SHORT_ID_LEN + 2 && id[16] == '-' && e->short_id[0])
+        if (!e->rule && n >= 17 + BUNDLE_SHORT_ID_LEN + 2 && id[16] == '-' && e->short_id[0])
                 e->rule = strndup(id + 17, n - 17 - BUNDLE_SHORT_ID_LEN - 1);
 }
 
@@ -243,6 +243,7 @@ static void measure(BundleEntry *e, int dir_fd) {
         }
 }
 
+/* Returns 1 if name is a bundle and *e was filled in, 0 if it is not one, < 0 on error. */
 static int load_entry(int incidents_fd, const char *incidents_path, const char *name, BundleEntry *e) {
         _cleanup_close_ int fd = -EBADF;
         _cleanup_free_ char *manifest_path = NULL;

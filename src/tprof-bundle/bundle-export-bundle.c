@@ -131,6 +131,25 @@ int bundle_write_svg(const BundleEntry *e, bool diff, FILE *out) {
         return 0;
 }
 
+bool export_names_bundle(int argc, char *argv[]) {
+        /* Options of either export that take a separate value, which must not be taken for an ID. */
+        static const char *const with_value[] = { "--format", "--from", "--to", "--output", "-o", "--since",
+                                                  "--until", "--pid", "--cpu", "--host" };
+
+        for (int i = 1; i < argc; i++) {
+                if (streq(argv[i], "--"))
+                        return i + 1 < argc;
+                if (argv[i][0] != '-')
+                        return true;
+                for (size_t k = 0; k < ELEMENTSOF(with_value); k++)
+                        if (streq(argv[i], with_value[k])) {
+                                i++;
+                                break;
+                        }
+        }
+        return false;
+}
+
 int bundle_export_bundle(int argc, char *argv[]) {
         _cleanup_(bundle_list_donep) BundleList l = BUNDLE_LIST_NULL;
         _cleanup_free_ char *path = NULL;

@@ -170,8 +170,7 @@ static int print_json(const BundleList *l, const size_t *idx, size_t n) {
         json_writer_done(&w);
         if (!text)
                 return log_error_errno(r, "Failed to format JSON: %m");
-        fputs(text, stdout);
-        fputc('\n', stdout);
+        json_text_print(text);
         return 0;
 }
 

@@ -86,6 +86,18 @@ char *text_for_terminal(const char *s, size_t width) {
         return text_for_terminal_n(s, s ? strlen(s) : 0, width);
 }
 
+void json_text_print(const char *text) {
+        for (const unsigned char *p = (const unsigned char *) text; *p; p++) {
+                /* Only inside strings can bytes >= 0x80 occur, so an escape there is valid JSON. */
+                if (p[0] == 0xc2 && p[1] >= 0x80 && p[1] <= 0x9f) {
+                        printf("\\u%04x", p[1]);
+                        p++;
+                } else
+                        putchar(*p);
+        }
+        putchar('\n');
+}
+
 const char *format_bytes(char *buf, size_t l, uint64_t bytes) {
         static const char suffix[] = "KMGTPE";
         double v = (double) bytes;
@@ -116,6 +128,9 @@ int bundles_load(BundleList *ret) {
                 if (e->manifest_error == -EBADMSG || e->manifest_error == -ELOOP || e->manifest_error == -ERANGE)
                         log_warning("Bundle '%s' has an invalid manifest (error at byte %zu), listing it as corrupt.",
                                     name ?: "?", e->manifest_error_offset);
+                else if (e->manifest_error == -EPROTO)
+                        log_warning("Bundle '%s' has a manifest of a newer format or with an unknown status, "
+                                    "listing it as corrupt.", name ?: "?");
                 else
                         log_warning_errno(e->manifest_error,
                                           "Bundle '%s' has no readable manifest, listing it as corrupt: %m",

@@ -36,6 +36,13 @@ char *text_for_terminal_n(const char *s, size_t n, size_t width);
 /* Characters (code points) of a valid UTF-8 string. */
 size_t utf8_width(const char *s);
 
+/*
+ * Writes JSON text from json-writer to stdout with a newline, writing C1 controls (U+0080..U+009F,
+ * which json-writer passes as UTF-8 and terminals may obey) as \u00XX escapes: the same JSON
+ * value, but safe to print on a terminal.
+ */
+void json_text_print(const char *text);
+
 #define FORMAT_BYTES_MAX 16
 const char *format_bytes(char *buf, size_t l, uint64_t bytes);
 

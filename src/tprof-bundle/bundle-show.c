@@ -16,6 +16,7 @@
 #include <string.h>
 #include <sysexits.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "basic/alloc-util.h"
 #include "basic/json-reader.h"
@@ -113,6 +114,7 @@ typedef struct Show {
         size_t n_log, log_allocated, log_skipped;
         size_t log_first, log_end, trigger; /* shown range [first, end) and the trigger's index */
         int log_error;
+        bool log_from_text; /* log.jsonl missing: the lines of log.txt, as written */
 
         Activity activity;
         int activity_error;
@@ -168,9 +170,41 @@ static int load_log(Show *s) {
         if (!path)
                 return -ENOMEM;
         in = fopen(path, "re");
+        if (!in && errno == ENOENT) {
+                /* Without log.jsonl, log.txt still has the lines for people, '>' marking the trigger. */
+                free(path);
+                path = bundle_file(s, BUNDLE_LOG_TEXT);
+                if (!path)
+                        return -ENOMEM;
+                in = fopen(path, "re");
+                if (!in)
+                        return -errno;
+                s->log_from_text = true;
+        }
         if (!in)
                 return -errno;
-        while ((n = getline(&line, &cap, in)) >= 0) {
+        while (s->log_from_text && (n = getline(&line, &cap, in)) >= 0) {
+                LogLine *l;
+
+                if ((size_t) n > LOG_LINE_BYTES_MAX || s->n_log >= LOG_LINES_MAX) {
+                        s->log_skipped++;
+                        continue;
+                }
+                while (n > 0 && (line[n - 1] == '\n' || line[n - 1] == '\r'))
+                        line[--n] = '\0';
+                if (!GREEDY_REALLOC(s->log, s->log_allocated, s->n_log + 1))
+                        return -ENOMEM;
+                l = &s->log[s->n_log];
+                *l = (LogLine) { .priority = -1, .trigger = line[0] == '>' };
+                l->message_len = n >= 2 ? (size_t) n - 2 : 0;
+                l->message = memdup(n >= 2 ? line + 2 : "", l->message_len + 1);
+                if (l->trigger && !found) {
+                        s->trigger = s->n_log;
+                        found = true;
+                }
+                s->n_log++;
+        }
+        while (!s->log_from_text && (n = getline(&line, &cap, in)) >= 0) {
                 _cleanup_(json_value_freep) JsonValue *v = NULL;
                 const JsonValue *msg;
                 LogLine *l;
@@ -308,6 +342,51 @@ static void field(const Show *s, const char *label, const char *value) {
         printf("%11s: %s\n", label, v ?: "?");
 }
 
+/* A share as a percentage with one decimal; a share too small for that is "<0.1%", not "0.0%". */
+static const char *format_share(char *buf, size_t l, double share) {
+        if (share > 0 && share < 0.0005)
+                snprintf(buf, l, "<0.1%%");
+        else
+                snprintf(buf, l, "%.1f%%", 100 * share);
+        return buf;
+}
+
+/* The answer first: which process and function rose, in one or two lines. */
+static void print_summary(const Show *s) {
+        const char *indent = "           ";
+
+        if (!s->m)
+                return;
+        printf("%s%11s:%s ", s->color ? ANSI_BOLD : "", "In short", s->color ? ANSI_NORMAL : "");
+        if (s->entry->state == BUNDLE_ENTRY_NO_COVERAGE || (s->slice_error >= 0 && s->slice.total == 0)) {
+                printf("no samples in the slice (tprofd was not sampling then); the log below is what there is.\n");
+                return;
+        }
+        if (s->n_proc_rises > 0) {
+                const Rise *r = &s->proc_rises[0];
+                _cleanup_free_ char *name = text_for_terminal(r->name, 40), *fn = text_for_terminal(r->top_function, 80);
+                char b1[16], b2[16];
+                printf("%s%s%s rose to %s of the samples (baseline %s, z=%.1f)", s->color ? ANSI_RED : "",
+                       name ?: "?", s->color ? ANSI_NORMAL : "", format_share(b1, sizeof b1, r->slice_share),
+                       format_share(b2, sizeof b2, r->baseline_share), r->z);
+                if (r->top_function)
+                        printf("; its function that rose most: %s", fn ?: "?");
+                printf(".\n");
+        } else if (s->slice_error < 0 || s->baseline_error < 0)
+                printf("no comparison with the baseline possible (missing stacks).\n");
+        else
+                printf("nothing rose significantly against the baseline; see the top stacks.\n");
+        if (s->has_cpu && s->n_cpu_rises > 0) {
+                const Rise *r = &s->cpu_rises[0];
+                _cleanup_free_ char *name = text_for_terminal(r->name, 40), *fn = text_for_terminal(r->top_function, 80);
+                char b1[16], b2[16];
+                printf("%s  On CPU %u, which the rule named: %s %s (baseline %s)%s%s.\n", indent, s->cpu, name ?: "?",
+                       format_share(b1, sizeof b1, r->slice_share), format_share(b2, sizeof b2, r->baseline_share),
+                       r->top_function ? ", rising most in " : "",
+                       r->top_function ? fn ?: "?" : "");
+        }
+}
+
 static void print_header(const Show *s) {
         const BundleEntry *e = s->entry;
         const BundleManifest *m = s->m;
@@ -318,9 +397,11 @@ static void print_header(const Show *s) {
         printf("%sBundle %s%s (%s)\n", s->color ? ANSI_BOLD : "", id ?: "?", s->color ? ANSI_NORMAL : "",
                bundle_entry_state_to_string(e->state));
         printf("%11s: %s\n", "Path", path ?: "?");
+        print_summary(s);
         if (!m) {
                 printf("\nThe manifest cannot be read (%s); showing what the other files hold.\n",
-                       strerror(-e->manifest_error));
+                       e->manifest_error == -EPROTO ? "a newer format, or an unknown status"
+                                                    : strerror(-e->manifest_error));
                 return;
         }
         section(s, "What happened");
@@ -422,7 +503,7 @@ static void print_log(const Show *s) {
 
         section(s, "Log around the event");
         if (s->log_error < 0) {
-                printf("  (no %s: %s)\n", BUNDLE_LOG_JSON, strerror(-s->log_error));
+                printf("  (no %s or %s: %s)\n", BUNDLE_LOG_JSON, BUNDLE_LOG_TEXT, strerror(-s->log_error));
                 return;
         }
         if (s->n_log == 0) {
@@ -440,6 +521,12 @@ static void print_log(const Show *s) {
                         s->columns > prefix + 10 ? s->columns - prefix : (s->columns ? 10 : 1000));
                 _cleanup_free_ char *src = text_for_terminal(l->source, 8);
 
+                if (s->log_from_text) {
+                        _cleanup_free_ char *t = text_for_terminal_n(l->message, l->message_len,
+                                                                     s->columns > 12 ? s->columns - 2 : (s->columns ? 10 : 1000));
+                        printf("%c %s\n", l->trigger ? '>' : ' ', t ?: "?");
+                        continue;
+                }
                 if (l->has_perf && m && m->has_event_perf_ns) {
                         int64_t d = (int64_t) (l->perf_ns - m->event_t_perf_ns);
                         snprintf(ob, sizeof ob, "%+.3fs", (double) d / 1e9);
@@ -473,21 +560,29 @@ static const char *level_char(const Show *s, uint64_t busy, uint64_t samples, ch
 }
 
 static void heat_row(const Show *s, const char *label, unsigned cpu_from, unsigned cpu_to, unsigned bucket,
-                     unsigned n_cols) {
+                     unsigned n_cols, bool captured) {
         const Activity *a = &s->activity;
         char buf[2];
 
         printf("  %-7s |", label);
         for (unsigned c = 0; c < n_cols; c++) {
-                uint64_t busy = 0, samples = 0;
-                for (unsigned cpu = cpu_from; cpu < cpu_to && cpu < a->n_cpus; cpu++)
+                /* A row of several CPUs shows the busiest of them: a pegged CPU must not be averaged away. */
+                uint64_t best_busy = 0, best_samples = 0;
+                for (unsigned cpu = cpu_from; cpu < cpu_to && cpu < a->n_cpus; cpu++) {
+                        uint64_t busy = 0, samples = 0;
                         for (unsigned sec = c * bucket; sec < (c + 1) * bucket && sec < a->n_seconds; sec++) {
                                 busy += a->busy[cpu * a->n_seconds + sec];
                                 samples += a->samples[cpu * a->n_seconds + sec];
                         }
-                fputs(level_char(s, busy, samples, buf), stdout);
+                        if (samples > 0 &&
+                            (best_samples == 0 || (double) busy / (double) samples > (double) best_busy / (double) best_samples)) {
+                                best_busy = busy;
+                                best_samples = samples;
+                        }
+                }
+                fputs(level_char(s, best_busy, best_samples, buf), stdout);
         }
-        printf("|\n");
+        printf("|%s\n", captured ? " (named by the rule)" : "");
 }
 
 static void print_activity(const Show *s) {
@@ -511,16 +606,18 @@ static void print_activity(const Show *s) {
         printf("  busy share of the samples (idle task left out), %s per column, %s 0%% .. %s 100%%, blank: no samples\n",
                bucket == 1 ? "1s" : (snprintf(label, sizeof label, "%us", bucket), label),
                s->utf8 ? "▁" : ".", s->utf8 ? "█" : "@");
+        if (group > 1)
+                printf("  rows of %u CPUs show the busiest of them\n", group);
         for (unsigned cpu = 0; cpu < a->n_cpus; cpu += group) {
                 if (group == 1)
                         snprintf(label, sizeof label, "cpu%u", cpu);
                 else
                         snprintf(label, sizeof label, "%u-%u", cpu, MIN(cpu + group, a->n_cpus) - 1);
-                heat_row(s, label, cpu, cpu + group, bucket, n_cols);
+                heat_row(s, label, cpu, cpu + group, bucket, n_cols, group == 1 && s->has_cpu && s->cpu == cpu);
         }
         if (group > 1 && s->has_cpu && s->cpu < a->n_cpus) {
                 snprintf(label, sizeof label, "cpu%u", s->cpu);
-                heat_row(s, label, s->cpu, s->cpu + 1, bucket, n_cols);
+                heat_row(s, label, s->cpu, s->cpu + 1, bucket, n_cols, true);
         }
         if (s->has_event_second) {
                 char o[32];
@@ -614,22 +711,24 @@ static void print_stacks(const Show *s) {
 
 static void print_rise(const Show *s, const Rise *r, bool process, size_t name_width) {
         _cleanup_free_ char *name = NULL, *fn = NULL;
-        char z[32];
+        char z[32], b1[16], b2[16];
 
         snprintf(z, sizeof z, "z=%.1f", r->z);
+        format_share(b1, sizeof b1, r->slice_share);
+        format_share(b2, sizeof b2, r->baseline_share);
         if (process) {
                 name = text_for_terminal(r->name, 24);
                 fn = text_for_terminal(r->top_function, s->columns > 60 ? s->columns - 60 : 0);
-                printf("  %s%-*s %5.1f%% (baseline %4.1f%%)  %s  %s%s\n", s->color ? ANSI_RED : "",
-                       (int) (name_width + strlen(name ?: "") - utf8_width(name ?: "")), name ?: "?",
-                       100 * r->slice_share, 100 * r->baseline_share, fn ?: "-", z, s->color ? ANSI_NORMAL : "");
+                printf("  %s%-*s %6s (baseline %5s)  %s  %s%s\n", s->color ? ANSI_RED : "",
+                       (int) (name_width + strlen(name ?: "") - utf8_width(name ?: "")), name ?: "?", b1, b2, fn ?: "-",
+                       z, s->color ? ANSI_NORMAL : "");
         } else {
                 /* "comm;function" -> "function (comm)" */
                 const char *semi = strchr(r->name, ';');
                 _cleanup_free_ char *comm = text_for_terminal_n(r->name, semi ? (size_t) (semi - r->name) : strlen(r->name), 24);
                 fn = text_for_terminal(semi ? semi + 1 : "-", s->columns > 60 ? s->columns - 50 : 0);
-                printf("  %s%5.1f%% (baseline %4.1f%%)  %s  %s in %s%s\n", s->color ? ANSI_RED : "", 100 * r->slice_share,
-                       100 * r->baseline_share, z, fn ?: "?", comm ?: "?", s->color ? ANSI_NORMAL : "");
+                printf("  %s%6s (baseline %5s)  %s  %s in %s%s\n", s->color ? ANSI_RED : "", b1, b2, z, fn ?: "?",
+                       comm ?: "?", s->color ? ANSI_NORMAL : "");
         }
 }
 
@@ -912,6 +1011,27 @@ static int print_json(const Show *s) {
         json_rises(&w, s->func_rises, s->n_func_rises, false);
         json_end_object(&w);
 
+        json_key(&w, "files");
+        json_begin_array(&w);
+        {
+                static const char *const files[] = { BUNDLE_MANIFEST, BUNDLE_LOG_TEXT, BUNDLE_LOG_JSON,
+                                                     BUNDLE_FOLDED, BUNDLE_PERF_SCRIPT, BUNDLE_BASELINE_FOLDED,
+                                                     BUNDLE_ACTIVITY };
+                char n1[64], n2[64];
+                snprintf(n1, sizeof n1, BUNDLE_CPU_FOLDED_FMT, s->cpu);
+                snprintf(n2, sizeof n2, BUNDLE_CPU_BASELINE_FOLDED_FMT, s->cpu);
+                for (size_t i = 0; i < ELEMENTSOF(files) + 2; i++) {
+                        const char *name = i < ELEMENTSOF(files) ? files[i] : i == ELEMENTSOF(files) ? n1 : n2;
+                        _cleanup_free_ char *p = NULL;
+                        if (i >= ELEMENTSOF(files) && !s->has_cpu)
+                                break;
+                        p = bundle_file(s, name);
+                        if (p && access(p, F_OK) >= 0)
+                                json_string(&w, p);
+                }
+        }
+        json_end_array(&w);
+
         json_key(&w, "cpu");
         if (s->has_cpu) {
                 json_begin_object(&w);
@@ -929,8 +1049,7 @@ static int print_json(const Show *s) {
         json_writer_done(&w);
         if (!text)
                 return log_error_errno(r, "Failed to format JSON: %m");
-        fputs(text, stdout);
-        fputc('\n', stdout);
+        json_text_print(text);
         return 0;
 }
 

@@ -247,7 +247,11 @@ static int draw_node(Draw *d, size_t i, double x, unsigned depth) {
         return 0;
 }
 
-/* Click a frame to zoom to it, click the root to reset; Ctrl-F or the Search link highlights. */
+/*
+ * Click a frame to zoom to it: its descendants are stretched to the full width, its ancestors are
+ * kept (faded) below it, everything else is hidden; clicking the root frame resets. Ctrl-F asks
+ * for a regular expression and outlines the frames whose names match.
+ */
 static const char script[] =
         "<script type=\"text/ecmascript\"><![CDATA[\n"
         "var W = 1200, P = 10;\n"
@@ -260,8 +264,8 @@ static const char script[] =
         "  t.textContent = c < 3 ? '' : (n.length <= c ? n : n.substr(0, c - 2) + '..'); }\n"
         "function zoom(g) { var z = orig(g), s = (W - 2 * P) / z[1];\n"
         "  frames().forEach(function (f) { var b = orig(f), r = f.querySelector('rect'), t = f.querySelector('text');\n"
-        "    var inside = b[0] + 1e-6 >= z[0] && b[0] + b[1] <= z[0] + z[1] + 1e-6;\n"
-        "    var below = b[2] > z[2];\n"
+        "    var inside = b[2] <= z[2] && b[0] + 1e-6 >= z[0] && b[0] + b[1] <= z[0] + z[1] + 1e-6;\n"
+        "    var below = b[2] > z[2] && b[0] <= z[0] + 1e-6 && b[0] + b[1] + 1e-6 >= z[0] + z[1];\n"
         "    if (!inside && !below) { f.style.display = 'none'; return; }\n"
         "    f.style.display = ''; var x = below ? P : P + (b[0] - z[0]) * s, w = below ? W - 2 * P : b[1] * s;\n"
         "    r.setAttribute('x', x); r.setAttribute('width', w); t.setAttribute('x', x + 3); fit(f, w);\n"

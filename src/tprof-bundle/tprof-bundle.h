@@ -5,6 +5,8 @@
  */
 #pragma once
 
+#include <stdbool.h>
+
 extern const char *arg_state_dir;
 extern const char *arg_control_socket; /* NULL: $TPROF_CONTROL_SOCKET, else the default */
 
@@ -39,3 +41,9 @@ int verb_rm(int argc, char *argv[]);
 int verb_open(int argc, char *argv[]);
 /* "export ID --format folded|perf-script|svg [--diff]": a bundle's files, see bundle-export-bundle.c. */
 int bundle_export_bundle(int argc, char *argv[]);
+/*
+ * Whether an export command line (argv[0] = "export") names a bundle, i.e. has a positional
+ * argument: then it belongs to bundle_export_bundle(), else to the ring export. For the verb
+ * table: "return export_names_bundle(argc, argv) ? bundle_export_bundle(argc, argv) : ring...".
+ */
+bool export_names_bundle(int argc, char *argv[]);

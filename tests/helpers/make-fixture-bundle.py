@@ -16,6 +16,8 @@ KIND is one of:
   corrupt   a bundle directory whose manifest.json is not JSON.
   pending   a .tmp-* directory with a pending manifest (the slice is still being recorded).
   nocov     a no-coverage bundle: the log only, no samples.
+
+--cpus N changes the number of CPUs (4 by default) of the profile and activity.tsv.
 """
 import argparse
 import json
@@ -174,7 +176,7 @@ def activity(starved_cpu=3):
     rows = ["# offset_s\tcpu\tsamples\tbusy"]
     for s in range(BEFORE_S + AFTER_S):
         for cpu in range(N_CPUS):
-            busy = [12, 30, 22, 20][cpu] + (s * 7 + cpu * 13) % 11
+            busy = [12, 30, 22, 20][cpu % 4] + (s * 7 + cpu * 13) % 11
             if cpu == starved_cpu and s >= 60:
                 busy = FREQ
             if cpu == 1 and 85 <= s <= 92:
@@ -270,7 +272,10 @@ def main():
     p.add_argument("--time", type=int, default=1795271400123456, help="event time, usec since the epoch")
     p.add_argument("--rule", default="ena-reset")
     p.add_argument("--status", default="complete")
-    make(p.parse_args())
+    p.add_argument("--cpus", type=int, default=N_CPUS, help="CPUs in the profile and activity.tsv")
+    args = p.parse_args()
+    globals()["N_CPUS"] = args.cpus
+    make(args)
 
 
 if __name__ == "__main__":

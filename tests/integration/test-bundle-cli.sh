@@ -41,6 +41,20 @@ python3 "$FIXTURE" "$STATE" corrupt --id 0badc0de --time 1795266000000000 --rule
 python3 "$FIXTURE" "$STATE" pending --id 77aa0001 --time 1795273200000000
 python3 "$FIXTURE" "$STATE" nocov --id 5e5e5e5e --time 1795258800000000
 
+# Bash completion: verbs, options, and bundle ids from the state directory given with -D.
+complete_words() {
+        bash -c '. "$1"; shift; COMP_WORDS=("$@"); COMP_CWORD=$(($# - 1)); _tprof_bundle; printf "%s\n" "${COMPREPLY[@]}"' \
+                _ "$TPROF_SOURCE_ROOT/contrib/tprof-bundle.bash-completion" "$@"
+}
+bash -n "$TPROF_SOURCE_ROOT/contrib/tprof-bundle.bash-completion" || fail "completion has a syntax error"
+[ "$(complete_words tprof-bundle s | sort | tr '\n' ' ')" = "show status " ] || fail "verbs not completed"
+complete_words tprof-bundle ls --no | grep -qx -- --no-legend || fail "ls options not completed"
+[ "$(complete_words tprof-bundle -D "$STATE" show 3f | sort | tr '\n' ' ')" = "3fa9c2d1 3fb01234 " ] ||
+        fail "ids not completed: $(complete_words tprof-bundle -D "$STATE" show 3f)"
+complete_words tprof-bundle -D "$STATE" rm 2026112 | grep -qx 20261121T143000Z-ena-reset-3fa9c2d1 ||
+        fail "full ids not completed"
+complete_words tprof-bundle export x --format s | grep -qx svg || fail "--format values not completed"
+
 # ls: the table, the corrupt one listed with a warning, never a crash.
 expect_exit 0 tb ls
 golden bundle-ls.txt
@@ -86,6 +100,8 @@ expect_exit 0 tb show 3fa9
 golden bundle-show-anomaly.txt
 grep -qE '^  kubelet +6\.5% \(baseline +0\.8%\) +mem_cgroup_nr_lru_pages +z=[0-9.]+$' "$OUT" ||
         fail "the anomaly line is missing or misshapen"
+grep -q '^   In short: kubelet rose to 6\.5% of the samples (baseline 0\.8%, z=[0-9.]*); its function that rose most: mem_cgroup_nr_lru_pages\.$' "$OUT" ||
+        fail "the summary does not name the process and function"
 # Ranked first among processes, and no noise process listed as a rise.
 sed -n '/^  Processes/,/^  Functions/p' "$OUT" | sed -n 2p | grep -q kubelet || fail "kubelet not ranked first"
 sed -n '/^Unusual/,/^CPU 3/p' "$OUT" | grep -qE 'java|nginx|postgres|swapper' && fail "stable noise reported as unusual"
@@ -98,6 +114,13 @@ grep -q '^Bundle 20261121T143000Z-ena-reset-3fa9c2d1' "$OUT" || fail "show witho
 expect_exit 0 tb show 20261121T143000Z-ena-reset-3fa9c2d1
 expect_exit 0 tb show 3fb0
 sed -n '/^Unusual/,/^Files/p' "$OUT" | grep -q "Nothing rose significantly" || fail "quiet bundle reports a rise"
+# Without log.jsonl, the log comes from log.txt.
+rm "$STATE/incidents/20261121T120000Z-oom-kill-3fb01234/log.jsonl"
+expect_exit 0 tb show 3fb0
+grep -q '^> 2026-11-21T12:00:00.000000Z kmsg     err     ena 0000:00:05.0 eth0: Trigger reset is on$' "$OUT" ||
+        fail "no fallback to log.txt"
+expect_exit 0 tb show --json 3fb0
+python3 -m json.tool "$OUT" >/dev/null || fail "show --json with log.txt only is not JSON"
 expect_exit 0 tb show 5e5e
 grep -q "no-coverage" "$OUT" || fail "no-coverage not explained"
 expect_exit 0 tb show 0bad
@@ -113,6 +136,42 @@ expect_exit 1 tb show nope
 grep -q "No bundle matches 'nope'" "$ERR" || fail "unknown id not reported"
 expect_exit 64 tb show a b
 
+# On a terminal: bold headers and red rises, block characters in a UTF-8 locale; NO_COLOR and
+# TERM=dumb turn colour off.
+on_tty() {
+        python3 - "$@" <<'EOS'
+import os, pty, sys
+pid, fd = pty.fork()
+if pid == 0:
+    os.execvp(sys.argv[1], sys.argv[1:])
+out = b""
+while True:
+    try:
+        d = os.read(fd, 65536)
+    except OSError:
+        break
+    if not d:
+        break
+    out += d
+os.waitpid(pid, 0)
+sys.stdout.buffer.write(out)
+EOS
+}
+on_tty env LANG=C.UTF-8 LC_ALL=C.UTF-8 "$TPROF_BUNDLE" -D "$STATE" show 3fa9 >"$OUT"
+grep -q $'\e\[1mWhat happened' "$OUT" || fail "no bold header on a terminal"
+grep -q $'\e\[31m  *kubelet\|\e\[31mkubelet' "$OUT" || fail "rise not highlighted on a terminal"
+grep -q '^  cpu3 *|.*█' "$OUT" || fail "no block characters in a UTF-8 locale"
+on_tty env NO_COLOR=1 "$TPROF_BUNDLE" -D "$STATE" show 3fa9 >"$OUT"
+! grep -q $'\e\[' "$OUT" || fail "colour despite NO_COLOR"
+on_tty env TERM=dumb "$TPROF_BUNDLE" -D "$STATE" show 3fa9 >"$OUT"
+! grep -q $'\e\[' "$OUT" || fail "colour despite TERM=dumb"
+
+# Many CPUs: the heatmap groups them into at most 16 rows, plus the captured CPU on its own.
+python3 "$FIXTURE" "$TEST_TMP/many" anomaly --cpus 64
+"$TPROF_BUNDLE" -D "$TEST_TMP/many" show >"$OUT"
+[ "$(grep -c '^  [0-9c][-0-9pu]* *|' "$OUT")" = 17 ] || fail "64 CPUs not grouped into 16 rows + cpu3"
+grep -q '^  60-63 *|' "$OUT" && grep -q '^  cpu3 *|' "$OUT" || fail "grouped heatmap labels"
+
 # show --json: valid, and the same findings.
 expect_exit 0 tb show --json 3fa9
 python3 -m json.tool "$OUT" >/dev/null || fail "show --json is not JSON"
@@ -124,6 +183,8 @@ if command -v jq >/dev/null; then
         [ "$(jq '.log.lines | map(select(.trigger)) | length' "$OUT")" = 1 ] || fail "json: log"
         [ "$(jq '.activity.cpus | length' "$OUT")" = 4 ] || fail "json: activity"
 fi
+python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert any(f.endswith("/cpu3-baseline.folded") for f in d["files"])' "$OUT" ||
+        fail "json: files"
 for id in 3fb0 5e5e 0bad 77aa; do
         expect_exit 0 tb show --json=short $id
         python3 -m json.tool "$OUT" >/dev/null || fail "show --json $id is not JSON"

@@ -1,0 +1,78 @@
+#!/bin/bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
+# Hostile content in a bundle never reaches the terminal raw: escape sequences (ESC, C1 CSI),
+# other control bytes and invalid UTF-8 in the message, the log, the rule description, the host,
+# the note, process and function names and even the bundle's directory name come out as \xNN,
+# in ls and show, text and JSON, in the C and a UTF-8 locale; overlong lines are cut to the
+# width; the SVG stays well-formed XML.
+set -eu
+. "$(dirname "$0")/lib.sh"
+
+FIXTURE="$TPROF_SOURCE_ROOT/tests/helpers/make-fixture-bundle.py"
+STATE="$TEST_TMP/state"
+export TZ=UTC
+unset NO_COLOR TPROF_VIEWER || true
+tb() { "$TPROF_BUNDLE" -D "$STATE" "$@"; }
+command -v python3 >/dev/null || skip "needs python3"
+
+python3 "$FIXTURE" "$STATE" hostile
+# A directory name no writer would produce: ESC and invalid UTF-8 in the rule part, no manifest.
+mkdir "$STATE/incidents/20261121T100000Z-$(printf '\033[2J\377')-deadbeef"
+
+# clean FILE WHAT: no ESC, no C1 control (as UTF-8 or raw), no other control byte but newline
+# and tab, and valid UTF-8.
+clean() {
+        ! grep -qP '\x1b' "$1" || fail "$2: raw ESC"
+        ! LC_ALL=C grep -qP '\xc2[\x80-\x9f]' "$1" || fail "$2: raw C1 control"
+        ! LC_ALL=C grep -qP '[\x00-\x08\x0b-\x1f\x7f]' "$1" || fail "$2: raw control byte"
+        python3 -c 'import sys; open(sys.argv[1], "rb").read().decode("utf-8")' "$1" || fail "$2: invalid UTF-8"
+}
+
+# max_width FILE N: no line is wider than N characters.
+max_width() {
+        python3 -c 'import sys; sys.exit(any(len(l.rstrip("\n")) > int(sys.argv[2]) for l in open(sys.argv[1], encoding="utf-8")))' "$1" "$2"
+}
+
+for loc in C C.UTF-8; do
+        export LANG=$loc LC_ALL=$loc
+        for cmd in "ls" "ls --json" "show" "show --json" "show 3fa9" "show dead" "show --json dead"; do
+                COLUMNS=100 expect_exit 0 tb $cmd
+                clean "$OUT" "$loc $cmd stdout"
+                clean "$ERR" "$loc $cmd stderr"
+        done
+        COLUMNS=100 expect_exit 0 tb ls
+        # The message is cut to the width, with its escapes visible.
+        max_width "$OUT" 100 || fail "$loc: ls line longer than COLUMNS"
+        grep -q '\\x1b\[31mena' "$OUT" || fail "$loc: escaped message not shown"
+        grep -q '\\x1b\[2J\\xff' "$ERR" || fail "$loc: hostile directory name not escaped in the warning"
+        COLUMNS=100 expect_exit 0 tb show 3fa9
+        max_width "$OUT" 400 || fail "$loc: overlong log line not cut"
+        grep -q '^       Note: line1\\x0aline2\\x0d\\x1b\[A$' "$OUT" || fail "$loc: note not escaped on one line"
+        grep -q 'evil\\x1b\[2Jcomm' "$OUT" || fail "$loc: hostile comm not shown escaped"
+        # Piped without COLUMNS: whole, still escaped.
+        env -u COLUMNS "$TPROF_BUNDLE" -D "$STATE" ls >"$OUT" 2>"$ERR"
+        clean "$OUT" "$loc ls without COLUMNS"
+        grep -q 'tail tail tail$' "$OUT" || fail "$loc: piped ls without COLUMNS cut the message"
+        for cmd in "ls --json=short" "show --json 3fa9"; do
+                expect_exit 0 tb $cmd
+                python3 -m json.tool "$OUT" >/dev/null || fail "$loc $cmd: not JSON"
+        done
+done
+# JSON keeps the text as data: the message decodes to the original escape sequences.
+expect_exit 0 tb show --json 3fa9
+python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["manifest"]["event"]["message"].startswith("\x1b[31mena")' "$OUT" ||
+        fail "JSON does not carry the message as data"
+
+# The SVG of hostile names is still XML, with no control characters.
+mkdir "$TEST_TMP/viewed"
+TPROF_VIEWER="cp -t $TEST_TMP/viewed" TMPDIR="$TEST_TMP" expect_exit 0 tb open 3fa9
+svg=$(ls "$TEST_TMP"/viewed/*.svg)
+clean "$svg" "svg"
+if command -v xmllint >/dev/null; then
+        xmllint --noout "$svg" || fail "svg of hostile names is not XML"
+fi
+
+# Colour only on a terminal: piped output has no escape codes even with TERM set.
+TERM=xterm-256color expect_exit 0 tb show 3fa9
+clean "$OUT" "piped show with TERM set"
+echo ok
