@@ -56,12 +56,12 @@ static void test_pretty(void **state) {
 static void test_hostile_strings(void **state) {
         JsonWriter w;
         _cleanup_free_ char *s = NULL;
-        const char evil[] = "q\"b\\\x1b[2J\n\xff\xc3\xa9";
+        const char evil[] = "q\"b\\\x1b[2J\n\xff\xc3\xa9\xc2\x9b";
 
         json_writer_init(&w, false);
         json_string_n(&w, evil, sizeof evil - 1);
         s = json_finish(&w, NULL);
-        assert_string_equal(s, "\"q\\\"b\\\\\\u001b[2J\\u000a\\\\xff\xc3\xa9\"");
+        assert_string_equal(s, "\"q\\\"b\\\\\\u001b[2J\\u000a\\\\xff\xc3\xa9\\u009b\"");
 }
 
 static void test_unbalanced_is_an_error(void **state) {

@@ -107,7 +107,14 @@ static void put_quoted(JsonWriter *w, const char *s, size_t n) {
                 } else if (c < 0x80) {
                         put(w, s + i, 1);
                         i++;
-                } else if ((k = utf8_sequence_length(s + i, n - i)) > 0) {
+                } else if ((k = utf8_sequence_length(s + i, n - i)) == 2 && c == 0xc2 &&
+                           (unsigned char) s[i + 1] < 0xa0) {
+                        /* C1 controls (U+0080..U+009F): terminals obey some, so never pass them raw. */
+                        unsigned char c1 = (unsigned char) s[i + 1];
+                        char e[6] = { '\\', 'u', '0', '0', hex[c1 >> 4], hex[c1 & 15] };
+                        put(w, e, 6);
+                        i += 2;
+                } else if (k > 0) {
                         put(w, s + i, k);
                         i += k;
                 } else {

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * A small streaming JSON emitter for manifests, --json output and control-socket replies. Strings
- * are written as valid JSON whatever bytes they hold: valid UTF-8 passes, control characters are
- * \u-escaped, and bytes that are not UTF-8 appear as the text "\xNN" (so the output stays valid and
+ * are written as valid JSON whatever bytes they hold: valid UTF-8 passes, control characters (C0, DEL
+ * and C1) are \u-escaped, and bytes that are not UTF-8 appear as the text "\xNN" (so the output stays valid and
  * a hostile name cannot smuggle anything through). Errors (ENOMEM) are sticky: check json_finish().
  */
 #pragma once

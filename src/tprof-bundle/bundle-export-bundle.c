@@ -133,8 +133,9 @@ int bundle_write_svg(const BundleEntry *e, bool diff, FILE *out) {
 
 bool export_names_bundle(int argc, char *argv[]) {
         /* Options of either export that take a separate value, which must not be taken for an ID. */
-        static const char *const with_value[] = { "--format", "--from", "--to", "--output", "-o", "--since",
-                                                  "--until", "--pid", "--cpu", "--host" };
+        static const char *const with_value[] = { "--format", "-f", "--from", "--to", "--output", "-o",
+                                                  "--since", "--until", "--pid", "--cpu", "--host", "--ring",
+                                                  "--state-dir", "-D" };
 
         for (int i = 1; i < argc; i++) {
                 if (streq(argv[i], "--"))

@@ -87,14 +87,8 @@ char *text_for_terminal(const char *s, size_t width) {
 }
 
 void json_text_print(const char *text) {
-        for (const unsigned char *p = (const unsigned char *) text; *p; p++) {
-                /* Only inside strings can bytes >= 0x80 occur, so an escape there is valid JSON. */
-                if (p[0] == 0xc2 && p[1] >= 0x80 && p[1] <= 0x9f) {
-                        printf("\\u%04x", p[1]);
-                        p++;
-                } else
-                        putchar(*p);
-        }
+        /* json-writer already escaped every control character, C1 included. */
+        fputs(text, stdout);
         putchar('\n');
 }
 

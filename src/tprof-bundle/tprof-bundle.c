@@ -23,28 +23,9 @@ static int verb_unimplemented(int argc, char *argv[]) {
         return EX_UNAVAILABLE;
 }
 
-/*
- * "export ID ..." cuts from a bundle, "export --from --to ..." from the ring: the first argument that
- * is neither an option nor an option's value decides.
- */
+/* "export ID ..." cuts from a bundle, "export --from --to ..." straight from the ring. */
 static int verb_export_dispatch(int argc, char *argv[]) {
-        static const char *const with_value[] = { "-D", "--state-dir", "--ring", "--from", "--to",
-                                                  "-f", "--format", "-o", "--output" };
-
-        for (int i = 1; i < argc; i++) {
-                bool takes_value = false;
-
-                if (streq(argv[i], "--"))
-                        return bundle_export_bundle(argc, argv);
-                if (argv[i][0] != '-')
-                        return bundle_export_bundle(argc, argv);
-                for (size_t k = 0; k < ELEMENTSOF(with_value); k++)
-                        if (streq(argv[i], with_value[k]))
-                                takes_value = true;
-                if (takes_value)
-                        i++;
-        }
-        return verb_export(argc, argv);
+        return export_names_bundle(argc, argv) ? bundle_export_bundle(argc, argv) : verb_export(argc, argv);
 }
 
 static const Verb verbs[] = {
