@@ -321,7 +321,12 @@ static int journal_source_seek(JournalSource *js, bool from_start) {
         r = sd_journal_previous(js->journal);
         if (r < 0)
                 return r;
-        if (r > 0 && journal_source_remember_cursor(js) >= 0)
+        if (r == 0)
+                /* No entry matches yet. Left at the tail, sd-journal resolves "tail" lazily at the first
+                 * sd_journal_next() and returns only the last of the entries that arrived meanwhile;
+                 * from the head it returns all of them, and every one of them is new. */
+                return sd_journal_seek_head(js->journal);
+        if (journal_source_remember_cursor(js) >= 0)
                 (void) journal_source_save_position(js);
         return 0;
 }

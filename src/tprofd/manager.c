@@ -68,6 +68,8 @@ enum {
 #define VACUUM_USEC (60 * USEC_PER_SEC)
 #define CLOCK_USEC (60 * USEC_PER_SEC)
 #define STATUS_USEC (10 * USEC_PER_SEC)
+/* journald may start after us: try again this often while the journal is unavailable. */
+#define JOURNAL_RETRY_USEC (30 * USEC_PER_SEC)
 /* After t + after, wait this long so the samples stamped up to t + after have reached the rings. */
 #define DEADLINE_SLACK_USEC (100 * USEC_PER_MSEC)
 /* Recent log lines kept for bundles; the longest before + after a rule may ask for. */
@@ -121,6 +123,7 @@ struct Manager {
 
         sd_event_source *flush_timer, *rotate_timer, *vacuum_timer, *clock_timer, *status_timer;
         ControlServer *control;
+        sd_event_source *journal_retry;
         uint64_t started_usec;
 
         uint64_t incidents_written, incidents_failed, ring_errors;
@@ -992,6 +995,7 @@ static Manager *manager_free(Manager *m) {
         sd_event_source_disable_unref(m->vacuum_timer);
         sd_event_source_disable_unref(m->clock_timer);
         sd_event_source_disable_unref(m->status_timer);
+        sd_event_source_disable_unref(m->journal_retry);
         control_server_free(m->control);
         kmsg_source_free(m->kmsg);
         journal_source_free(m->journal);
@@ -1011,7 +1015,10 @@ static Manager *manager_free(Manager *m) {
 }
 DEFINE_TRIVIAL_CLEANUP_FUNC(Manager *, manager_free);
 
-static int manager_start_journal(Manager *m) {
+static int on_journal_retry(sd_event_source *s, uint64_t usec, void *userdata);
+
+/* Returns 0 when following (or nothing to follow), -ENODATA while the journal is unavailable. */
+static int manager_open_journal(Manager *m, bool quiet) {
         _cleanup_strv_ char **matches = NULL;
         bool any = false;
         int r;
@@ -1020,10 +1027,12 @@ static int manager_start_journal(Manager *m) {
         if (r < 0)
                 return log_error_errno(r, "Failed to build journal matches: %m");
         if (!any && (!matches || !matches[0])) {
-                log_info("No journal rules: not following the journal.");
+                if (!quiet)
+                        log_info("No journal rules: not following the journal.");
                 return 0;
         }
         JournalSourceOptions o = {
+                .namespace = m->config->journal_namespace,
                 .state_dir = m->config->state_dir,
                 .clock = &m->clock,
                 .own_identifier = "tprofd",
@@ -1031,12 +1040,42 @@ static int manager_start_journal(Manager *m) {
         };
         r = journal_source_new(m->event, &o, on_log_record, m, &m->journal);
         if (r == -ENODATA) {
-                log_warning("The journal is not available (journald not running, or its files unreadable); "
-                            "following the kernel log only.");
+                if (!quiet)
+                        log_warning("The journal is not available (journald not running, or its files unreadable); "
+                                    "following the kernel log only, and trying again every %s.",
+                                    FORMAT_TIMESPAN(JOURNAL_RETRY_USEC));
+                return r;
+        }
+        if (r < 0) {
+                log_warning_errno(r, "Failed to follow the journal, following the kernel log only: %m");
                 return 0;
         }
+        log_info("Following the journal%s%s with %zu match(es).", m->config->journal_namespace ? " namespace " : "",
+                 m->config->journal_namespace ?: "", any ? (size_t) 0 : strv_length(matches));
+        return 0;
+}
+
+static int on_journal_retry(sd_event_source *s, uint64_t usec, void *userdata) {
+        Manager *m = userdata;
+
+        if (manager_open_journal(m, /* quiet= */ true) == -ENODATA)
+                return sd_event_source_set_time_relative(s, JOURNAL_RETRY_USEC);
+        m->journal_retry = sd_event_source_disable_unref(m->journal_retry);
+        return 0;
+}
+
+static int manager_start_journal(Manager *m) {
+        int r;
+
+        r = manager_open_journal(m, /* quiet= */ false);
+        if (r != -ENODATA)
+                return r < 0 ? r : 0;
+        r = sd_event_add_time_relative(m->event, &m->journal_retry, CLOCK_MONOTONIC, JOURNAL_RETRY_USEC,
+                                       USEC_PER_SEC, on_journal_retry, m);
+        if (r >= 0)
+                r = sd_event_source_set_priority(m->journal_retry, PRIORITY_HOUSEKEEPING);
         if (r < 0)
-                return log_warning_errno(r, "Failed to follow the journal, following the kernel log only: %m"), 0;
+                log_warning_errno(r, "Failed to schedule journal retries, ignoring: %m");
         return 0;
 }
 

@@ -23,6 +23,7 @@ void tprofd_config_done(TprofdConfig *c) {
         c->state_dir = mfree(c->state_dir);
         c->kmsg_path = mfree(c->kmsg_path);
         c->control_socket = mfree(c->control_socket);
+        c->journal_namespace = mfree(c->journal_namespace);
 }
 
 const char *tprofd_default_rules_path(void) {

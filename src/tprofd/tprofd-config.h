@@ -22,6 +22,7 @@ typedef struct TprofdConfig {
         char *control_socket; /* where tprof-bundle capture/status reach us; "" to not listen */
         bool kmsg_from_start; /* on first start, read the whole buffer instead of starting at its end */
         bool journal;
+        char *journal_namespace; /* follow this journal namespace instead of the system journal */
         uint32_t freq_hz;
         uint64_t window_usec;
         uint64_t retention_age_usec;

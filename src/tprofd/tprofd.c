@@ -50,6 +50,8 @@ static void help(void) {
                "  -w --window SECONDS    Length of one ring window, %llu-%llu (default: %llu)\n"
                "     --kmsg PATH         Read kernel log records from PATH instead of /dev/kmsg\n"
                "                         (a recorded file of raw records replays them)\n"
+               "     --journal-namespace NS\n"
+               "                         Follow journal namespace NS instead of the system journal\n"
                "     --control-socket PATH\n"
                "                         Listen for tprof-bundle capture/status on PATH\n"
                "                         (default: %s; \"\" to not listen)\n"
@@ -87,6 +89,7 @@ static int parse_argv(int argc, char *argv[]) {
                 ARG_CHECK_CONFIG,
                 ARG_KMSG,
                 ARG_CONTROL_SOCKET,
+                ARG_JOURNAL_NAMESPACE,
                 ARG_LOG_LEVEL,
         };
         static const struct option options[] = {
@@ -98,6 +101,7 @@ static int parse_argv(int argc, char *argv[]) {
                 { "window", required_argument, NULL, 'w' },
                 { "kmsg", required_argument, NULL, ARG_KMSG },
                 { "control-socket", required_argument, NULL, ARG_CONTROL_SOCKET },
+                { "journal-namespace", required_argument, NULL, ARG_JOURNAL_NAMESPACE },
                 { "log-level", required_argument, NULL, ARG_LOG_LEVEL },
                 { "test-rules", no_argument, NULL, ARG_TEST_RULES },
                 { "once", required_argument, NULL, ARG_ONCE },
@@ -151,6 +155,11 @@ static int parse_argv(int argc, char *argv[]) {
                         break;
                 case ARG_CONTROL_SOCKET:
                         r = set_string(&arg_config.control_socket, optarg);
+                        if (r < 0)
+                                return r;
+                        break;
+                case ARG_JOURNAL_NAMESPACE:
+                        r = set_string(&arg_config.journal_namespace, optarg);
                         if (r < 0)
                                 return r;
                         break;

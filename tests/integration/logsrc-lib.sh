@@ -72,3 +72,46 @@ require_kmsg_writable() {
 kmsg_write() {
         printf '%s\n' "$1" >/dev/kmsg || fail "write to /dev/kmsg failed"
 }
+
+# start_private_journald: runs a journald of our own in a journal namespace (systemd-journald NS, as
+# systemd-journald@.service does), so the host's journal is neither read nor written; skips when that
+# cannot work here. Sets NS and defines ns_run CMD... (runs CMD with /run/systemd/journal being that
+# journald's socket directory, in a private mount namespace: systemd 252's systemd-cat has no
+# --namespace) and jsend FIELD=VALUE... (one native-protocol entry through logger --journald).
+start_private_journald() {
+        local journald=/lib/systemd/systemd-journald mid i
+        [ -x "$journald" ] || skip "no $journald"
+        command -v unshare >/dev/null || skip "no unshare"
+        command -v systemd-cat >/dev/null || skip "no systemd-cat"
+        logger --help 2>&1 | grep -q -- --journald || skip "logger has no --journald"
+        [ -s /etc/machine-id ] || skip "no /etc/machine-id, journald would not start"
+        unshare -m true 2>/dev/null || skip "cannot create a mount namespace"
+
+        NS="tprof-test-$$"
+        mid=$(cat /etc/machine-id)
+        on_exit "rm -rf /run/systemd/journal.$NS /var/log/journal/$mid.$NS /run/log/journal/$mid.$NS"
+        "$journald" "$NS" >"$TEST_TMP/journald.log" 2>&1 &
+        JOURNALD_PID=$!
+        on_exit "kill $JOURNALD_PID 2>/dev/null; wait $JOURNALD_PID 2>/dev/null"
+        for i in $(seq 200); do
+                [ -S "/run/systemd/journal.$NS/socket" ] && [ -S "/run/systemd/journal.$NS/stdout" ] && break
+                kill -0 "$JOURNALD_PID" 2>/dev/null || fail "journald died: $(cat "$TEST_TMP/journald.log")"
+                sleep 0.05
+        done
+        [ -S "/run/systemd/journal.$NS/socket" ] || fail "journald did not create its sockets"
+        mkdir -p "$TEST_TMP/jsock"
+}
+
+ns_run() {
+        unshare -m bash -c 'set -e
+                mount --bind "/run/systemd/journal.$1" "$2"
+                mount -t tmpfs tmpfs /run/systemd
+                mkdir /run/systemd/journal
+                mount --bind "$2" /run/systemd/journal
+                shift 2
+                exec "$@"' _ "$NS" "$TEST_TMP/jsock" "$@"
+}
+
+jsend() {
+        printf '%s\n' "$@" | ns_run logger --journald || fail "logger --journald failed"
+}

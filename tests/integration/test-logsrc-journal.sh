@@ -14,45 +14,8 @@ set -eu
 . "$(dirname "$0")/logsrc-lib.sh"
 
 require_root
-JOURNALD=/lib/systemd/systemd-journald
-[ -x "$JOURNALD" ] || skip "no $JOURNALD"
-command -v unshare >/dev/null || skip "no unshare"
-command -v systemd-cat >/dev/null || skip "no systemd-cat"
-logger --help 2>&1 | grep -q -- --journald || skip "logger has no --journald"
-[ -s /etc/machine-id ] || skip "no /etc/machine-id, journald would not start"
-unshare -m true 2>/dev/null || skip "cannot create a mount namespace"
-
-NS="tprof-test-$$"
-MID=$(cat /etc/machine-id)
+start_private_journald
 STATE=$TEST_TMP/state
-
-on_exit "rm -rf /run/systemd/journal.$NS /var/log/journal/$MID.$NS /run/log/journal/$MID.$NS"
-"$JOURNALD" "$NS" >"$TEST_TMP/journald.log" 2>&1 &
-JOURNALD_PID=$!
-on_exit "kill $JOURNALD_PID 2>/dev/null; wait $JOURNALD_PID 2>/dev/null"
-for i in $(seq 200); do
-        [ -S "/run/systemd/journal.$NS/socket" ] && [ -S "/run/systemd/journal.$NS/stdout" ] && break
-        kill -0 "$JOURNALD_PID" 2>/dev/null || fail "journald died: $(cat "$TEST_TMP/journald.log")"
-        sleep 0.05
-done
-[ -S "/run/systemd/journal.$NS/socket" ] || fail "journald did not create its sockets"
-
-# ns_run CMD...: runs CMD with /run/systemd/journal being our journald's socket directory.
-mkdir "$TEST_TMP/jsock"
-ns_run() {
-        unshare -m bash -c 'set -e
-                mount --bind "/run/systemd/journal.$1" "$2"
-                mount -t tmpfs tmpfs /run/systemd
-                mkdir /run/systemd/journal
-                mount --bind "$2" /run/systemd/journal
-                shift 2
-                exec "$@"' _ "$NS" "$TEST_TMP/jsock" "$@"
-}
-
-# jsend FIELD=VALUE...: one native-protocol entry through logger --journald.
-jsend() {
-        printf '%s\n' "$@" | ns_run logger --journald || fail "logger --journald failed"
-}
 
 # No journal files for a namespace: a distinct error (the driver maps it to 77).
 expect_exit 77 "$FOLLOW" --journal --namespace "tprof-none-$$" --timeout 1
