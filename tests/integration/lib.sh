@@ -59,11 +59,20 @@ require_perf() {
 
 # start_tprofd ARGS...: runs tprofd in the background on $STATE with its log in $TEST_TMP/tprofd.log,
 # waits until it runs, stops it at exit. Sets TPROFD_PID.
+running_lines() {
+        local n
+        n=$(grep -c "running: state in" "$TEST_TMP/tprofd.log" 2>/dev/null) || true
+        echo "${n:-0}"
+}
+running_more_than() { [ "$(running_lines)" -gt "$1" ]; }
 start_tprofd() {
+        local before
+        before=$(running_lines)
         "$TPROFD" --state-dir "$STATE" "$@" >>"$TEST_TMP/tprofd.log" 2>&1 &
         TPROFD_PID=$!
         on_exit "kill $TPROFD_PID 2>/dev/null; wait $TPROFD_PID 2>/dev/null"
-        wait_for 30 grep -q "running: state in" "$TEST_TMP/tprofd.log" ||
+        # The log is appended across restarts: wait for this run's line, not an earlier one.
+        wait_for 30 running_more_than "$before" ||
                 fail "tprofd did not start: $(tail -20 "$TEST_TMP/tprofd.log")"
 }
 

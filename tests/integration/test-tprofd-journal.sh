@@ -51,7 +51,7 @@ PY
 stop_tprofd
 jsend "MESSAGE=PLEG is not healthy $TOKEN while-down" "SYSLOG_IDENTIFIER=kubelet"
 run
-wait_for 10 grep -q "PLEG is not healthy $TOKEN while-down" "$TEST_TMP/tprofd.log" || fail "entry written while down was missed"
+wait_for 10 grep -q "PLEG is not healthy $TOKEN while-down" "$TEST_TMP/tprofd.log" || fail "entry written while down was missed: $(tail -20 "$TEST_TMP/tprofd.log")"
 sleep 1
 [ "$(matched first)" = 1 ] || fail "'first' matched $(matched first) times"
 [ "$(matched while-down)" = 1 ] || fail "'while-down' matched $(matched while-down) times"
