@@ -30,6 +30,7 @@ typedef struct JitEntry {
         uint64_t epoch;
         uint64_t ino, size;
         struct timespec mtime;
+        uint32_t nspid; /* the pid inside the process's own pid namespace; 0 if unknown */
         char path[64];
 } JitEntry;
 
@@ -274,6 +275,35 @@ static ElfSymbols *file_symbols(Symbolizer *z, uint32_t pid, const SymbolizerMap
         return k;
 }
 
+/* The innermost pid of NSpid in /proc/PID/status: a containerized JIT writes perf-<that>.map. */
+static uint32_t read_nspid(Symbolizer *z, uint32_t pid) {
+        _cleanup_fclose_ FILE *f = NULL;
+        char p[PATH_MAX], line[256];
+        uint32_t ns = 0;
+
+        snprintf(p, sizeof(p), "%s/%" PRIu32 "/status", z->proc_root, pid);
+        f = fopen(p, "re");
+        if (!f)
+                return 0;
+        while (fgets(line, sizeof(line), f)) {
+                const char *v = startswith(line, "NSpid:");
+                char *e;
+                if (!v)
+                        continue;
+                for (;;) {
+                        unsigned long n;
+                        errno = 0;
+                        n = strtoul(v, &e, 10);
+                        if (e == v || errno != 0 || n > UINT32_MAX)
+                                break;
+                        ns = (uint32_t) n;
+                        v = e;
+                }
+                break;
+        }
+        return ns;
+}
+
 static JitMap *jit_map_for(Symbolizer *z, uint32_t pid, const char **ret_path) {
         JitEntry *j;
         struct stat st;
@@ -297,6 +327,7 @@ static JitMap *jit_map_for(Symbolizer *z, uint32_t pid, const char **ret_path) {
                 }
                 z->jit_owned[z->n_jit_owned++] = j;
                 snprintf(j->path, sizeof(j->path), "/tmp/perf-%" PRIu32 ".map", pid);
+                j->nspid = read_nspid(z, pid);
         }
         *ret_path = j->path;
         if (j->epoch == z->epoch)
@@ -305,6 +336,10 @@ static JitMap *jit_map_for(Symbolizer *z, uint32_t pid, const char **ret_path) {
 
         char p[PATH_MAX];
         snprintf(p, sizeof(p), "%s/perf-%" PRIu32 ".map", z->jit_dir, pid);
+        if ((stat(p, &st) < 0 || !S_ISREG(st.st_mode)) && j->nspid != 0 && j->nspid != pid) {
+                /* In its own pid namespace the process wrote /tmp/perf-<its pid>.map in its own root. */
+                snprintf(p, sizeof(p), "%s/%" PRIu32 "/root/tmp/perf-%" PRIu32 ".map", z->proc_root, pid, j->nspid);
+        }
         if (stat(p, &st) < 0 || !S_ISREG(st.st_mode)) {
                 if (j->map)
                         z->stats.cache_bytes -= MIN(z->stats.cache_bytes, jit_map_bytes(j->map));
