@@ -58,6 +58,9 @@ int sampler_once_run(const OnceOptions *o, FILE *out, FILE *err) {
         c.folder = folder;
 
         r = sampler_new(&(SamplerOptions) { .freq_hz = o->freq_hz, .pid = o->pid }, on_sample, &c, &s);
+        if (r == -ERANGE)
+                return log_error_errno(r, "Sampling at %" PRIu32 " Hz is above kernel.perf_event_max_sample_rate.",
+                                       o->freq_hz);
         if (r < 0)
                 return log_error_errno(r, "Failed to open perf events (root or kernel.perf_event_paranoid): %m");
 

@@ -64,6 +64,7 @@ struct Sampler {
         struct perf_event_attr attr;
         const char *event_name;
         size_t page_size;
+        uint32_t max_stack;
 
         SamplerCpu **cpus; /* indexed by CPU number */
         unsigned n_cpus_max;
@@ -157,8 +158,26 @@ static void attr_init(Sampler *s, bool hardware) {
                 .exclude_guest = 1,
                 .watermark = 1,
                 .wakeup_watermark = (uint32_t) (s->opts.mmap_pages * s->page_size / 2),
-                .sample_max_stack = PROFILE_STACK_DEPTH_MAX,
+                .sample_max_stack = (uint16_t) s->max_stack,
         };
+}
+
+/* A small number from /proc/sys; -errno if unreadable. */
+static int read_sysctl_u32(const char *path, uint32_t *ret) {
+        _cleanup_free_ char *l = NULL;
+        unsigned long v;
+        char *e;
+        int r;
+
+        r = read_one_line_file(path, &l);
+        if (r < 0)
+                return r;
+        errno = 0;
+        v = strtoul(l, &e, 10);
+        if (errno != 0 || e == l || v > UINT32_MAX)
+                return -EBADMSG;
+        *ret = (uint32_t) v;
+        return 0;
 }
 
 static int cpu_open(Sampler *s, unsigned cpu) {
@@ -307,6 +326,16 @@ int sampler_new(const SamplerOptions *o, SampleHandler handler, void *userdata, 
         s->handler = handler;
         s->userdata = userdata;
         s->page_size = (size_t) sysconf(_SC_PAGESIZE);
+
+        /* Asking for more than the sysctls allow fails perf_event_open() with EINVAL/EOVERFLOW;
+         * say which limit instead. The kernel lowers max_sample_rate by itself when sampling
+         * interrupts take too long. */
+        uint32_t v;
+        if (read_sysctl_u32("/proc/sys/kernel/perf_event_max_sample_rate", &v) >= 0 && s->opts.freq_hz > v)
+                return -ERANGE;
+        s->max_stack = PROFILE_STACK_DEPTH_MAX;
+        if (read_sysctl_u32("/proc/sys/kernel/perf_event_max_stack", &v) >= 0 && v < s->max_stack)
+                s->max_stack = v;
 
         n = sysconf(_SC_NPROCESSORS_CONF);
         if (n < 1)

@@ -44,7 +44,8 @@ typedef int (*SampleHandler)(const Sample *s, void *userdata);
 
 /*
  * Opens one event per online CPU (disabled; see sampler_enable()), maps the rings, scans /proc and
- * loads kallsyms. -ENOENT/-EOPNOTSUPP/-EACCES when perf events cannot be opened at all.
+ * loads kallsyms. -ENOENT/-EOPNOTSUPP/-EACCES when perf events cannot be opened at all, -ERANGE
+ * when freq_hz is above kernel.perf_event_max_sample_rate.
  */
 int sampler_new(const SamplerOptions *o, SampleHandler handler, void *userdata, Sampler **ret);
 Sampler *sampler_free(Sampler *s);
