@@ -41,8 +41,17 @@ struct Symbolizer {
         uint64_t cache_bytes_max;
 
         Kallsyms *kallsyms;
+        struct {            /* kernel return addresses repeat endlessly: remember the last answers */
+                uint64_t addr; /* the looked-up address, 0 = empty */
+                const char *name, *dso;
+                uint64_t offset;
+        } kcache[4096];
 
         Hashmap *files;     /* identity -> ElfSymbols* (borrowed from owned[]) */
+        struct {            /* in front of files: the last few identities, no hashing */
+                uint64_t dev, ino;
+                ElfSymbols *e;
+        } recent[16];
         Hashmap *build_ids; /* build-id bytes -> ElfSymbols* */
         ElfSymbols **owned;
         size_t n_owned, n_owned_allocated;
@@ -59,6 +68,7 @@ static void files_flush(Symbolizer *z) {
         for (size_t i = 0; i < z->n_owned; i++)
                 elf_symbols_free(z->owned[i]);
         z->n_owned = 0;
+        memset(z->recent, 0, sizeof(z->recent));
         z->files = hashmap_free(z->files);
         z->build_ids = hashmap_free(z->build_ids);
         z->stats.cache_bytes = 0;
@@ -100,6 +110,7 @@ int symbolizer_reload_kallsyms(Symbolizer *z) {
                 return r;
         kallsyms_free(z->kallsyms);
         z->kallsyms = k;
+        memset(z->kcache, 0, sizeof(z->kcache));
         z->stats.kallsyms_symbols = kallsyms_size(k);
         return 0;
 }
@@ -154,8 +165,20 @@ void symbolizer_kernel(Symbolizer *z, uint64_t addr, bool is_return, Frame *ret)
         const char *name, *dso;
         uint64_t off;
 
+        uint64_t a = is_return ? addr - 1 : addr;
+        size_t slot = (size_t) ((a ^ (a >> 12)) % ELEMENTSOF(z->kcache));
+
         z->stats.frames++;
-        if (kallsyms_lookup(z->kallsyms, is_return ? addr - 1 : addr, &name, &dso, &off)) {
+        if (z->kcache[slot].addr == a) {
+                *ret = (Frame) { .symbol = z->kcache[slot].name, .dso = z->kcache[slot].dso, .addr = addr,
+                                 .offset = z->kcache[slot].offset + is_return, .kernel = true };
+                return;
+        }
+        if (kallsyms_lookup(z->kallsyms, a, &name, &dso, &off)) {
+                z->kcache[slot].addr = a;
+                z->kcache[slot].name = name;
+                z->kcache[slot].dso = dso;
+                z->kcache[slot].offset = off;
                 *ret = (Frame) { .symbol = name, .dso = dso, .addr = addr, .offset = off + is_return, .kernel = true };
                 return;
         }
@@ -232,6 +255,10 @@ static ElfSymbols *file_symbols(Symbolizer *z, uint32_t pid, const SymbolizerMap
         size_t bid_len;
         int r;
 
+        size_t slot = (size_t) ((m->ino ^ m->dev ^ (m->ino >> 7)) % ELEMENTSOF(z->recent));
+        if (m->ino != 0 && z->recent[slot].e && z->recent[slot].ino == m->ino && z->recent[slot].dev == m->dev)
+                return z->recent[slot].e;
+
         if (m->ino == 0) { /* no identity from the kernel: the path is the best we have */
                 key = m->path;
                 key_len = strlen(m->path);
@@ -242,8 +269,11 @@ static ElfSymbols *file_symbols(Symbolizer *z, uint32_t pid, const SymbolizerMap
                 if (!z->files || !z->build_ids)
                         return NULL;
         }
-        if (hashmap_get(z->files, key, key_len, &v))
+        if (hashmap_get(z->files, key, key_len, &v)) {
+                if (m->ino != 0)
+                        z->recent[slot].dev = m->dev, z->recent[slot].ino = m->ino, z->recent[slot].e = HASHMAP_PTR(v);
                 return HASHMAP_PTR(v);
+        }
 
         fd = open_mapping(z, pid, m, root, sizeof(root));
         if (fd >= 0) {
