@@ -287,25 +287,49 @@ static void test_symbolizer_user_frames(void **state) {
 }
 
 static void test_symbolizer_cache_limit(void **state) {
-        _cleanup_(symbolizer_freep) Symbolizer *z = NULL;
+        _cleanup_(elf_symbols_freep) ElfSymbols *e = NULL;
         SymbolizerStats st;
         struct stat sb;
         Frame f;
 
-        /* A limit of one byte: every sample starts with an empty cache, and still resolves. */
-        assert_int_equal(symbolizer_new(&(SymbolizerOptions) { .kallsyms_path = "", .cache_bytes_max = 1 }, &z), 0);
+        assert_int_equal(elf_symbols_load_path(fixture, NULL, &e), 0);
         assert_int_equal(stat(fixture, &sb), 0);
         uint64_t off = offset_of(beta) & ~(uint64_t) 0xfff;
         SymbolizerMapping m = { .start = 0x10000000, .end = 0x10100000, .pgoff = off,
                                 .dev = sb.st_dev, .ino = sb.st_ino, .path = fixture };
-        for (unsigned i = 0; i < 10; i++) {
-                symbolizer_begin(z);
-                symbolizer_user(z, 0, &m, 0x10000000 + (offset_of(beta) - off), false, &f);
-                assert_string_equal(f.symbol, "fixture_beta");
+        uint64_t a = 0x10000000 + (offset_of(beta) - off);
+
+        /* Room for the table many times over: loaded once, kept. */
+        {
+                _cleanup_(symbolizer_freep) Symbolizer *z = NULL;
+                assert_int_equal(symbolizer_new(&(SymbolizerOptions) { .kallsyms_path = "",
+                                                                       .cache_bytes_max = 64 * elf_symbols_bytes(e) },
+                                                &z), 0);
+                for (unsigned i = 0; i < 10; i++) {
+                        symbolizer_begin(z);
+                        symbolizer_user(z, 0, &m, a, false, &f);
+                        assert_string_equal(f.symbol, "fixture_beta");
+                }
+                symbolizer_get_stats(z, &st);
+                assert_int_equal(st.files_loaded, 1);
+                assert_int_equal(st.cache_flushes, 0);
         }
-        symbolizer_get_stats(z, &st);
-        assert_int_equal(st.cache_flushes, 9);
-        assert_int_equal(st.files_loaded, 10);
+
+        /* A limit below one table: the file is not kept (DSO only, counted), and the cache,
+         * over its limit, is dropped before each sample instead of growing. */
+        {
+                _cleanup_(symbolizer_freep) Symbolizer *z = NULL;
+                assert_int_equal(symbolizer_new(&(SymbolizerOptions) { .kallsyms_path = "", .cache_bytes_max = 1 }, &z), 0);
+                for (unsigned i = 0; i < 10; i++) {
+                        symbolizer_begin(z);
+                        symbolizer_user(z, 0, &m, a, false, &f);
+                        assert_string_equal(f.symbol, "[unknown]");
+                        assert_string_equal(f.dso, fixture);
+                }
+                symbolizer_get_stats(z, &st);
+                assert_int_equal(st.files_too_big, 10);
+                assert_int_equal(st.cache_flushes, 9);
+        }
 }
 
 static int setup(void **state) {

@@ -444,6 +444,8 @@ void sampler_get_debug_stats(const Sampler *s, SamplerDebugStats *ret) {
         symbolizer_get_stats(s->symbolizer, &ys);
         ret->files_loaded = ys.files_loaded;
         ret->files_failed = ys.files_failed;
+        ret->files_too_big = ys.files_too_big;
+        ret->kallsyms_reloads = ys.kallsyms_reloads;
         ret->cache_flushes = ys.cache_flushes;
         ret->cache_bytes = ys.cache_bytes;
         ret->jit_maps_loaded = ys.jit_maps_loaded;

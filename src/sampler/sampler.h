@@ -81,8 +81,8 @@ typedef struct SamplerDebugStats {
         uint64_t records, corrupt, decode_errors, batch_full;
         uint64_t samples_filtered; /* not of SamplerOptions.pid */
         uint64_t tasks, tasks_reaped;
-        uint64_t files_loaded, files_failed, cache_flushes, cache_bytes, jit_maps_loaded;
-        uint64_t frames, frames_unknown, kallsyms_symbols;
+        uint64_t files_loaded, files_failed, files_too_big, cache_flushes, cache_bytes, jit_maps_loaded;
+        uint64_t frames, frames_unknown, kallsyms_symbols, kallsyms_reloads;
 } SamplerDebugStats;
 
 /* Internals for logs and benchmarks. */

@@ -20,6 +20,7 @@
 #include "basic/hashmap.h"
 #include "basic/macro.h"
 #include "basic/string-util.h"
+#include "basic/time-util.h"
 #include "symbolizer/kallsyms.h"
 #include "symbolizer/symbolizer-elf.h"
 #include "symbolizer/symbolizer-jitmap.h"
@@ -41,6 +42,7 @@ struct Symbolizer {
         uint64_t cache_bytes_max;
 
         Kallsyms *kallsyms;
+        uint64_t kallsyms_loaded_usec;
         struct {            /* kernel return addresses repeat endlessly: remember the last answers */
                 uint64_t addr; /* the looked-up address, 0 = empty */
                 const char *name, *dso;
@@ -110,6 +112,7 @@ int symbolizer_reload_kallsyms(Symbolizer *z) {
                 return r;
         kallsyms_free(z->kallsyms);
         z->kallsyms = k;
+        z->kallsyms_loaded_usec = now_usec(CLOCK_MONOTONIC);
         memset(z->kcache, 0, sizeof(z->kcache));
         z->stats.kallsyms_symbols = kallsyms_size(k);
         return 0;
@@ -181,6 +184,19 @@ void symbolizer_kernel(Symbolizer *z, uint64_t addr, bool is_return, Frame *ret)
                 z->kcache[slot].offset = off;
                 *ret = (Frame) { .symbol = name, .dso = dso, .addr = addr, .offset = off + is_return, .kernel = true };
                 return;
+        }
+        /* A module or BPF program loaded after we read kallsyms: read it again, at most once a minute
+         * (it costs tens of milliseconds), and retry. */
+        if (!isempty(z->kallsyms_path) && now_usec(CLOCK_MONOTONIC) - z->kallsyms_loaded_usec > SYMBOLIZER_KALLSYMS_RELOAD_USEC) {
+                z->kallsyms_loaded_usec = now_usec(CLOCK_MONOTONIC); /* even if it fails: do not retry per frame */
+                if (symbolizer_reload_kallsyms(z) >= 0) {
+                        z->stats.kallsyms_reloads++;
+                        if (kallsyms_lookup(z->kallsyms, a, &name, &dso, &off)) {
+                                *ret = (Frame) { .symbol = name, .dso = dso, .addr = addr, .offset = off + is_return,
+                                                 .kernel = true };
+                                return;
+                        }
+                }
         }
         z->stats.frames_unknown++;
         frame_unknown(ret, addr, KALLSYMS_DSO_KERNEL, true);
@@ -283,6 +299,13 @@ static ElfSymbols *file_symbols(Symbolizer *z, uint32_t pid, const SymbolizerMap
                 r = fd;
         if (r < 0 && !e) {
                 z->stats.files_failed++;
+                e = elf_symbols_new_empty();
+                if (!e)
+                        return NULL;
+        } else if (elf_symbols_bytes(e) > z->cache_bytes_max / 4) {
+                /* One table that big would flush the cache over and over: keep the DSO name only. */
+                z->stats.files_too_big++;
+                elf_symbols_free(e);
                 e = elf_symbols_new_empty();
                 if (!e)
                         return NULL;
