@@ -40,9 +40,11 @@ struct Symbolizer {
         char *proc_root;
         char *jit_dir;
         uint64_t cache_bytes_max;
+        uint64_t kallsyms_reload_usec;
 
         Kallsyms *kallsyms;
         uint64_t kallsyms_loaded_usec;
+        bool kallsyms_reload;
         struct {            /* kernel return addresses repeat endlessly: remember the last answers */
                 uint64_t addr; /* the looked-up address, 0 = empty */
                 const char *name, *dso;
@@ -131,6 +133,8 @@ int symbolizer_new(const SymbolizerOptions *o, Symbolizer **ret) {
         if (!z->kallsyms_path || !z->proc_root || !z->jit_dir)
                 return -ENOMEM;
         z->cache_bytes_max = o && o->cache_bytes_max > 0 ? o->cache_bytes_max : SYMBOLIZER_CACHE_BYTES_DEFAULT;
+        z->kallsyms_reload_usec = o && o->kallsyms_reload_usec > 0 ? o->kallsyms_reload_usec
+                                                                  : SYMBOLIZER_KALLSYMS_RELOAD_USEC;
         z->epoch = 1;
 
         /* Without kernel symbols we still name user frames; the caller can tell from the stats. */
@@ -143,6 +147,12 @@ int symbolizer_new(const SymbolizerOptions *o, Symbolizer **ret) {
 }
 
 void symbolizer_begin(Symbolizer *z) {
+        if (z->kallsyms_reload) {
+                z->kallsyms_reload = false;
+                z->kallsyms_loaded_usec = now_usec(CLOCK_MONOTONIC); /* even if it fails: not again for a minute */
+                if (symbolizer_reload_kallsyms(z) >= 0)
+                        z->stats.kallsyms_reloads++;
+        }
         if (z->stats.cache_bytes > z->cache_bytes_max || z->n_owned > SYMBOLIZER_CACHE_FILES_MAX ||
             z->n_jit_owned > SYMBOLIZER_JIT_PIDS_MAX) {
                 files_flush(z);
@@ -185,19 +195,12 @@ void symbolizer_kernel(Symbolizer *z, uint64_t addr, bool is_return, Frame *ret)
                 *ret = (Frame) { .symbol = name, .dso = dso, .addr = addr, .offset = off + is_return, .kernel = true };
                 return;
         }
-        /* A module or BPF program loaded after we read kallsyms: read it again, at most once a minute
-         * (it costs tens of milliseconds), and retry. */
-        if (!isempty(z->kallsyms_path) && now_usec(CLOCK_MONOTONIC) - z->kallsyms_loaded_usec > SYMBOLIZER_KALLSYMS_RELOAD_USEC) {
-                z->kallsyms_loaded_usec = now_usec(CLOCK_MONOTONIC); /* even if it fails: do not retry per frame */
-                if (symbolizer_reload_kallsyms(z) >= 0) {
-                        z->stats.kallsyms_reloads++;
-                        if (kallsyms_lookup(z->kallsyms, a, &name, &dso, &off)) {
-                                *ret = (Frame) { .symbol = name, .dso = dso, .addr = addr, .offset = off + is_return,
-                                                 .kernel = true };
-                                return;
-                        }
-                }
-        }
+        /* A module or BPF program loaded after we read kallsyms: read it again before the next sample
+         * (not now: this sample's other frames point into the current table), at most once a minute,
+         * since it costs tens of milliseconds. */
+        if (!isempty(z->kallsyms_path) &&
+            now_usec(CLOCK_MONOTONIC) - z->kallsyms_loaded_usec > z->kallsyms_reload_usec)
+                z->kallsyms_reload = true;
         z->stats.frames_unknown++;
         frame_unknown(ret, addr, KALLSYMS_DSO_KERNEL, true);
 }

@@ -34,6 +34,7 @@ typedef struct SymbolizerOptions {
         const char *proc_root;     /* NULL: /proc */
         const char *jit_dir;       /* NULL: /tmp */
         uint64_t cache_bytes_max;  /* 0: SYMBOLIZER_CACHE_BYTES_DEFAULT */
+        uint64_t kallsyms_reload_usec; /* 0: SYMBOLIZER_KALLSYMS_RELOAD_USEC */
 } SymbolizerOptions;
 
 typedef struct SymbolizerMapping {
