@@ -174,9 +174,13 @@ int sampler_once_run(const OnceOptions *o, FILE *out, FILE *err) {
                 st.lost, st.throttled, st.unthrottled);
         fprintf(err,
                 "  frames: %" PRIu64 " (%" PRIu64 " unknown), files read: %" PRIu64 " (%" PRIu64 " unreadable), "
-                "kernel symbols: %" PRIu64 ", JIT maps: %" PRIu64 "\n",
+                "kernel symbols: %" PRIu64 ", JIT maps: %" PRIu64 "\n"
+                "  tasks: %" PRIu64 " tracked, %" PRIu64 " reaped after exit\n",
                 dbg.frames, dbg.frames_unknown, dbg.files_loaded, dbg.files_failed, dbg.kallsyms_symbols,
-                dbg.jit_maps_loaded);
+                dbg.jit_maps_loaded, dbg.tasks, dbg.tasks_reaped);
+        if (dbg.corrupt > 0 || dbg.decode_errors > 0)
+                fprintf(err, "  ring records skipped: %" PRIu64 " corrupt, %" PRIu64 " undecodable\n", dbg.corrupt,
+                        dbg.decode_errors);
         if (clock_r >= 0)
                 fprintf(err, "  clock: perf - monotonic = %+" PRIi64 " ns (error %" PRIu64 " ns)\n",
                         cm.perf_minus_mono_ns, cm.error_ns);
