@@ -55,7 +55,7 @@ static void expect_name(const ElfSymbols *e, const void *addr, const char *name)
 }
 
 static void *handle;
-static void *alpha, *beta;
+static void *alpha, *beta, *gamma_fn;
 
 static void test_symtab(void **state) {
         _cleanup_(elf_symbols_freep) ElfSymbols *e = NULL;
@@ -258,6 +258,12 @@ static void test_symbolizer_user_frames(void **state) {
         assert_string_equal(f.dso, fixture);
         assert_int_equal(f.offset, 8);
 
+        /* A C++ name comes out demangled, as perf prints it. */
+        uint64_t g = 0x10000000 + (offset_of(gamma_fn) - off);
+        assert_true(g < 0x10100000);
+        symbolizer_user(z, 0, &m, g, false, &f);
+        assert_string_equal(f.symbol, "fixture::gamma(unsigned long)");
+
         /* A wrong inode (the file was replaced): no symbols, DSO still named. */
         SymbolizerMapping wrong = m;
         wrong.ino = st.st_ino + 1;
@@ -341,7 +347,8 @@ static int setup(void **state) {
                 return -1;
         alpha = dlsym(handle, "fixture_alpha");
         beta = dlsym(handle, "fixture_beta");
-        if (!alpha || !beta || !mkdtemp(tmpdir))
+        gamma_fn = dlsym(handle, "_ZN7fixture5gammaEm");
+        if (!alpha || !beta || !gamma_fn || !mkdtemp(tmpdir))
                 return -1;
         return 0;
 }

@@ -6,6 +6,7 @@
  * mapping's, so an upgraded binary is not read for an old process's addresses. A file that cannot
  * be read is cached as an empty table, so we try once per identity, not once per sample.
  */
+#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -60,6 +61,14 @@ struct Symbolizer {
         ElfSymbols **owned;
         size_t n_owned, n_owned_allocated;
 
+        /* C++ names: __cxa_demangle from the C++ runtime, looked up once, when first needed. */
+        char *(*cxa_demangle)(const char *name, char *buf, size_t *len, int *status);
+        void *libstdcxx;
+        bool demangle_tried;
+        Hashmap *demangled; /* mangled name pointer -> demangled string (owned in demangled_owned) */
+        char **demangled_owned;
+        size_t n_demangled_owned, n_demangled_owned_allocated;
+
         Hashmap *jit; /* pid -> JitEntry* */
         JitEntry **jit_owned;
         size_t n_jit_owned, n_jit_owned_allocated;
@@ -69,6 +78,12 @@ struct Symbolizer {
 };
 
 static void files_flush(Symbolizer *z) {
+        /* Demangled names are keyed by pointers into the tables about to go. */
+        for (size_t i = 0; i < z->n_demangled_owned; i++)
+                free(z->demangled_owned[i]);
+        z->n_demangled_owned = 0;
+        z->demangled = hashmap_free(z->demangled);
+
         for (size_t i = 0; i < z->n_owned; i++)
                 elf_symbols_free(z->owned[i]);
         z->n_owned = 0;
@@ -95,7 +110,10 @@ Symbolizer *symbolizer_free(Symbolizer *z) {
         files_flush(z);
         jit_flush(z);
         free(z->owned);
+        free(z->demangled_owned);
         free(z->jit_owned);
+        if (z->libstdcxx)
+                (void) dlclose(z->libstdcxx);
         kallsyms_free(z->kallsyms);
         free(z->kallsyms_path);
         free(z->proc_root);
@@ -422,6 +440,50 @@ static JitMap *jit_map_for(Symbolizer *z, uint32_t pid, const char **ret_path) {
         return n;
 }
 
+/*
+ * "_ZN3foo3barEv" -> "foo::bar()", as perf prints C++ frames. The C++ runtime's demangler is loaded
+ * with dlopen() the first time a mangled name shows up, so C-only hosts never map it; without it
+ * names stay mangled. Results are cached per symbol until the file cache is dropped.
+ */
+static const char *demangle(Symbolizer *z, const char *name) {
+        char *d;
+        uint64_t v;
+        int status = -1;
+
+        if (name[0] != '_' || name[1] != 'Z')
+                return name;
+        if (!z->demangle_tried) {
+                z->demangle_tried = true;
+                z->libstdcxx = dlopen("libstdc++.so.6", RTLD_NOW | RTLD_LOCAL);
+                if (z->libstdcxx)
+                        z->cxa_demangle = (char *(*)(const char *, char *, size_t *, int *)) dlsym(z->libstdcxx,
+                                                                                                 "__cxa_demangle");
+        }
+        if (!z->cxa_demangle)
+                return name;
+        if (!z->demangled) {
+                z->demangled = hashmap_new();
+                if (!z->demangled)
+                        return name;
+        }
+        if (hashmap_get(z->demangled, &name, sizeof(name), &v))
+                return v ? HASHMAP_PTR(v) : name;
+
+        d = z->cxa_demangle(name, NULL, NULL, &status);
+        if (status != 0 || !d || !GREEDY_REALLOC(z->demangled_owned, z->n_demangled_owned_allocated,
+                                                 z->n_demangled_owned + 1)) {
+                free(d);
+                (void) hashmap_put(z->demangled, &name, sizeof(name), 0);
+                return name;
+        }
+        if (strlen(d) >= PROFILE_NAME_BYTES_MAX)
+                d[PROFILE_NAME_BYTES_MAX - 1] = '\0';
+        z->demangled_owned[z->n_demangled_owned++] = d;
+        z->stats.cache_bytes += strlen(d) + 1;
+        (void) hashmap_put(z->demangled, &name, sizeof(name), PTR_HASHMAP(d));
+        return d;
+}
+
 void symbolizer_user(Symbolizer *z, uint32_t pid, const SymbolizerMapping *m, uint64_t addr, bool is_return,
                      Frame *ret) {
         uint64_t a = is_return ? addr - 1 : addr, vaddr, off;
@@ -436,7 +498,8 @@ void symbolizer_user(Symbolizer *z, uint32_t pid, const SymbolizerMapping *m, ui
                 e = file_symbols(z, pid, m);
                 if (e && elf_symbols_offset_to_vaddr(e, a - m->start + m->pgoff, &vaddr) &&
                     elf_symbols_lookup(e, vaddr, &name, &off)) {
-                        *ret = (Frame) { .symbol = name, .dso = m->path, .addr = addr, .offset = off + is_return };
+                        *ret = (Frame) { .symbol = demangle(z, name), .dso = m->path, .addr = addr,
+                                         .offset = off + is_return };
                         return;
                 }
                 /* A file that is not ELF may still be described by a JIT map (some runtimes map code files). */
