@@ -264,6 +264,27 @@ static void test_symbolizer_user_frames(void **state) {
         symbolizer_user(z, 0, &m, g, false, &f);
         assert_string_equal(f.symbol, "fixture::gamma(unsigned long)");
 
+        /* [vdso] frames are named from our own copy of the vDSO. */
+        void *vdso = dlopen("linux-vdso.so.1", RTLD_NOW | RTLD_NOLOAD);
+        void *cg = vdso ? dlsym(vdso, "__vdso_clock_gettime") : NULL;
+        if (cg) {
+                _cleanup_fclose_ FILE *maps = fopen("/proc/self/maps", "re");
+                char line[512];
+                unsigned long long vs = 0, ve = 0;
+                while (maps && fgets(line, sizeof(line), maps))
+                        if (strstr(line, "[vdso]"))
+                                assert_int_equal(sscanf(line, "%llx-%llx", &vs, &ve), 2);
+                SymbolizerMapping vm = { .start = vs, .end = ve, .path = "[vdso]" };
+                symbolizer_user(z, 0, &vm, (uintptr_t) cg + 2, false, &f);
+                assert_string_equal(f.dso, "[vdso]");
+                assert_true(streq(f.symbol, "__vdso_clock_gettime") || streq(f.symbol, "clock_gettime"));
+                /* A vDSO of another size (a 32-bit process) is not ours to name. */
+                vm.end += 4096;
+                symbolizer_user(z, 0, &vm, (uintptr_t) cg + 2, false, &f);
+                assert_string_equal(f.symbol, "[unknown]");
+                dlclose(vdso);
+        }
+
         /* A wrong inode (the file was replaced): no symbols, DSO still named. */
         SymbolizerMapping wrong = m;
         wrong.ino = st.st_ino + 1;

@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/auxv.h>
 #include <sys/stat.h>
 
 #include "basic/alloc-util.h"
@@ -69,6 +70,12 @@ struct Symbolizer {
         char **demangled_owned;
         size_t n_demangled_owned, n_demangled_owned_allocated;
 
+        /* Our own vDSO, which names [vdso] frames of processes whose vDSO is the same size (the same
+         * image: one per architecture and kernel). Loaded once; not part of the bounded cache. */
+        ElfSymbols *vdso;
+        uint64_t vdso_size;
+        bool vdso_tried;
+
         Hashmap *jit; /* pid -> JitEntry* */
         JitEntry **jit_owned;
         size_t n_jit_owned, n_jit_owned_allocated;
@@ -115,6 +122,7 @@ Symbolizer *symbolizer_free(Symbolizer *z) {
         if (z->libstdcxx)
                 (void) dlclose(z->libstdcxx);
         kallsyms_free(z->kallsyms);
+        elf_symbols_free(z->vdso);
         free(z->kallsyms_path);
         free(z->proc_root);
         free(z->jit_dir);
@@ -484,6 +492,27 @@ static const char *demangle(Symbolizer *z, const char *name) {
         return d;
 }
 
+static ElfSymbols *vdso_symbols(Symbolizer *z, const SymbolizerMapping *m) {
+        if (!z->vdso_tried) {
+                _cleanup_fclose_ FILE *f = NULL;
+                unsigned long base = getauxval(AT_SYSINFO_EHDR);
+                char line[512];
+
+                z->vdso_tried = true;
+                f = fopen("/proc/self/maps", "re");
+                while (base != 0 && f && fgets(line, sizeof(line), f)) {
+                        unsigned long long s, e;
+                        if (!strstr(line, "[vdso]") || sscanf(line, "%llx-%llx", &s, &e) != 2 || s != base)
+                                continue;
+                        if (e > s && e - s <= 1024 * 1024 &&
+                            elf_symbols_load_memory((const void *) (uintptr_t) s, e - s, &z->vdso) >= 0)
+                                z->vdso_size = e - s;
+                        break;
+                }
+        }
+        return z->vdso && m->end - m->start == z->vdso_size ? z->vdso : NULL;
+}
+
 void symbolizer_user(Symbolizer *z, uint32_t pid, const SymbolizerMapping *m, uint64_t addr, bool is_return,
                      Frame *ret) {
         uint64_t a = is_return ? addr - 1 : addr, vaddr, off;
@@ -503,6 +532,14 @@ void symbolizer_user(Symbolizer *z, uint32_t pid, const SymbolizerMapping *m, ui
                         return;
                 }
                 /* A file that is not ELF may still be described by a JIT map (some runtimes map code files). */
+        }
+
+        if (m && m->path && streq(m->path, "[vdso]")) {
+                e = vdso_symbols(z, m);
+                if (e && elf_symbols_offset_to_vaddr(e, a - m->start, &vaddr) && elf_symbols_lookup(e, vaddr, &name, &off)) {
+                        *ret = (Frame) { .symbol = name, .dso = m->path, .addr = addr, .offset = off + is_return };
+                        return;
+                }
         }
 
         /* Code no file backs (or a file we could not read): the process's JIT map. */
