@@ -55,7 +55,7 @@ static void expect_name(const ElfSymbols *e, const void *addr, const char *name)
 }
 
 static void *handle;
-static void *alpha, *beta;
+static void *alpha, *beta, *gamma_fn;
 
 static void test_symtab(void **state) {
         _cleanup_(elf_symbols_freep) ElfSymbols *e = NULL;
@@ -258,6 +258,33 @@ static void test_symbolizer_user_frames(void **state) {
         assert_string_equal(f.dso, fixture);
         assert_int_equal(f.offset, 8);
 
+        /* A C++ name comes out demangled, as perf prints it. */
+        uint64_t g = 0x10000000 + (offset_of(gamma_fn) - off);
+        assert_true(g < 0x10100000);
+        symbolizer_user(z, 0, &m, g, false, &f);
+        assert_string_equal(f.symbol, "fixture::gamma(unsigned long)");
+
+        /* [vdso] frames are named from our own copy of the vDSO. */
+        void *vdso = dlopen("linux-vdso.so.1", RTLD_NOW | RTLD_NOLOAD);
+        void *cg = vdso ? dlsym(vdso, "__vdso_clock_gettime") : NULL;
+        if (cg) {
+                _cleanup_fclose_ FILE *maps = fopen("/proc/self/maps", "re");
+                char line[512];
+                unsigned long long vs = 0, ve = 0;
+                while (maps && fgets(line, sizeof(line), maps))
+                        if (strstr(line, "[vdso]"))
+                                assert_int_equal(sscanf(line, "%llx-%llx", &vs, &ve), 2);
+                SymbolizerMapping vm = { .start = vs, .end = ve, .path = "[vdso]" };
+                symbolizer_user(z, 0, &vm, (uintptr_t) cg + 2, false, &f);
+                assert_string_equal(f.dso, "[vdso]");
+                assert_true(streq(f.symbol, "__vdso_clock_gettime") || streq(f.symbol, "clock_gettime"));
+                /* A vDSO of another size (a 32-bit process) is not ours to name. */
+                vm.end += 4096;
+                symbolizer_user(z, 0, &vm, (uintptr_t) cg + 2, false, &f);
+                assert_string_equal(f.symbol, "[unknown]");
+                dlclose(vdso);
+        }
+
         /* A wrong inode (the file was replaced): no symbols, DSO still named. */
         SymbolizerMapping wrong = m;
         wrong.ino = st.st_ino + 1;
@@ -287,25 +314,49 @@ static void test_symbolizer_user_frames(void **state) {
 }
 
 static void test_symbolizer_cache_limit(void **state) {
-        _cleanup_(symbolizer_freep) Symbolizer *z = NULL;
+        _cleanup_(elf_symbols_freep) ElfSymbols *e = NULL;
         SymbolizerStats st;
         struct stat sb;
         Frame f;
 
-        /* A limit of one byte: every sample starts with an empty cache, and still resolves. */
-        assert_int_equal(symbolizer_new(&(SymbolizerOptions) { .kallsyms_path = "", .cache_bytes_max = 1 }, &z), 0);
+        assert_int_equal(elf_symbols_load_path(fixture, NULL, &e), 0);
         assert_int_equal(stat(fixture, &sb), 0);
         uint64_t off = offset_of(beta) & ~(uint64_t) 0xfff;
         SymbolizerMapping m = { .start = 0x10000000, .end = 0x10100000, .pgoff = off,
                                 .dev = sb.st_dev, .ino = sb.st_ino, .path = fixture };
-        for (unsigned i = 0; i < 10; i++) {
-                symbolizer_begin(z);
-                symbolizer_user(z, 0, &m, 0x10000000 + (offset_of(beta) - off), false, &f);
-                assert_string_equal(f.symbol, "fixture_beta");
+        uint64_t a = 0x10000000 + (offset_of(beta) - off);
+
+        /* Room for the table many times over: loaded once, kept. */
+        {
+                _cleanup_(symbolizer_freep) Symbolizer *z = NULL;
+                assert_int_equal(symbolizer_new(&(SymbolizerOptions) { .kallsyms_path = "",
+                                                                       .cache_bytes_max = 64 * elf_symbols_bytes(e) },
+                                                &z), 0);
+                for (unsigned i = 0; i < 10; i++) {
+                        symbolizer_begin(z);
+                        symbolizer_user(z, 0, &m, a, false, &f);
+                        assert_string_equal(f.symbol, "fixture_beta");
+                }
+                symbolizer_get_stats(z, &st);
+                assert_int_equal(st.files_loaded, 1);
+                assert_int_equal(st.cache_flushes, 0);
         }
-        symbolizer_get_stats(z, &st);
-        assert_int_equal(st.cache_flushes, 9);
-        assert_int_equal(st.files_loaded, 10);
+
+        /* A limit below one table: the file is not kept (DSO only, counted), and the cache,
+         * over its limit, is dropped before each sample instead of growing. */
+        {
+                _cleanup_(symbolizer_freep) Symbolizer *z = NULL;
+                assert_int_equal(symbolizer_new(&(SymbolizerOptions) { .kallsyms_path = "", .cache_bytes_max = 1 }, &z), 0);
+                for (unsigned i = 0; i < 10; i++) {
+                        symbolizer_begin(z);
+                        symbolizer_user(z, 0, &m, a, false, &f);
+                        assert_string_equal(f.symbol, "[unknown]");
+                        assert_string_equal(f.dso, fixture);
+                }
+                symbolizer_get_stats(z, &st);
+                assert_int_equal(st.files_too_big, 10);
+                assert_int_equal(st.cache_flushes, 9);
+        }
 }
 
 static int setup(void **state) {
@@ -317,7 +368,8 @@ static int setup(void **state) {
                 return -1;
         alpha = dlsym(handle, "fixture_alpha");
         beta = dlsym(handle, "fixture_beta");
-        if (!alpha || !beta || !mkdtemp(tmpdir))
+        gamma_fn = dlsym(handle, "_ZN7fixture5gammaEm");
+        if (!alpha || !beta || !gamma_fn || !mkdtemp(tmpdir))
                 return -1;
         return 0;
 }

@@ -9,7 +9,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "basic/fileio.h"
 #include "symbolizer/kallsyms.h"
+#include "symbolizer/symbolizer.h"
 
 static char fixture[512];
 
@@ -90,6 +92,40 @@ static void test_restricted_addresses(void **state) {
         unlink(path);
 }
 
+static void test_reload_for_late_symbols(void **state) {
+        char path[] = "/tmp/tprof-kallsyms.XXXXXX";
+        int fd = mkstemp(path);
+        const char *v1 = "ffffffff81000000 T _stext\nffffffff81001000 T _etext\n";
+        const char *v2 = "ffffffff81000000 T _stext\nffffffff81001000 T _etext\n"
+                         "ffffffffc0000000 t late_fn\t[late]\n";
+        _cleanup_(symbolizer_freep) Symbolizer *z = NULL;
+        SymbolizerStats st;
+        Frame f;
+
+        assert_true(fd >= 0);
+        assert_int_equal(write(fd, v1, strlen(v1)), (ssize_t) strlen(v1));
+        close(fd);
+        assert_int_equal(symbolizer_new(&(SymbolizerOptions) { .kallsyms_path = path, .kallsyms_reload_usec = 1 }, &z), 0);
+
+        symbolizer_begin(z);
+        symbolizer_kernel(z, 0xffffffff81000010, false, &f);
+        assert_string_equal(f.symbol, "_stext");
+        usleep(10);
+        symbolizer_kernel(z, 0xffffffffc0000010, false, &f);
+        assert_string_equal(f.symbol, "[unknown]");
+        assert_string_equal(f.dso, "[kernel.kallsyms]");
+
+        /* The module appears; the next sample reads kallsyms again and names it. */
+        assert_int_equal(write_file_atomic(path, v2, strlen(v2), 0644), 0);
+        symbolizer_begin(z);
+        symbolizer_kernel(z, 0xffffffffc0000010, false, &f);
+        assert_string_equal(f.symbol, "late_fn");
+        assert_string_equal(f.dso, "[late]");
+        symbolizer_get_stats(z, &st);
+        assert_int_equal(st.kallsyms_reloads, 1);
+        unlink(path);
+}
+
 int main(void) {
         const char *d = getenv("TPROF_TEST_DATA");
         snprintf(fixture, sizeof(fixture), "%s/kallsyms", d ?: "tests/data/sampler");
@@ -98,6 +134,7 @@ int main(void) {
                 cmocka_unit_test(test_lookup_table),
                 cmocka_unit_test(test_missing_and_empty),
                 cmocka_unit_test(test_restricted_addresses),
+                cmocka_unit_test(test_reload_for_late_symbols),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -10,7 +10,9 @@
 #include <string.h>
 #include <time.h>
 
+#include "basic/hashmap.h"
 #include "basic/log.h"
+#include "basic/string-util.h"
 #include "basic/time-util.h"
 #include "profile/profile-fold.h"
 #include "sampler/sampler-once.h"
@@ -19,20 +21,75 @@
 #define ONCE_DRAIN_USEC (100U * USEC_PER_MSEC)
 
 typedef struct OnceContext {
-        Folder *folder;
+        Hashmap *stacks; /* raw stack key (see stack_key()) -> samples */
+        StrBuf key;
         uint64_t samples;
-        uint64_t first_ns, last_ns;
 } OnceContext;
+
+/*
+ * Samples are counted per raw stack, "comm\0sym\0dso\0sym\0dso\0...", and folded once per distinct
+ * stack at the end: name tidying then costs per stack, not per sample. The key holds every byte
+ * the Folder looks at, so the result is the same as folding each sample.
+ */
+static int stack_key(StrBuf *b, const Sample *s) {
+        int r;
+
+        strbuf_reset(b);
+        r = strbuf_append_n(b, s->comm ?: "", strlen(s->comm ?: "") + 1);
+        for (uint32_t i = 0; r >= 0 && i < s->n_frames; i++) {
+                r = strbuf_append_n(b, s->frames[i].symbol, strlen(s->frames[i].symbol) + 1);
+                if (r >= 0)
+                        r = strbuf_append_n(b, s->frames[i].dso, strlen(s->frames[i].dso) + 1);
+        }
+        return r;
+}
 
 static int on_sample(const Sample *s, void *userdata) {
         OnceContext *c = userdata;
+        uint64_t *slot;
+        int r;
 
         c->samples++;
-        if (c->first_ns == 0 || s->t_ns < c->first_ns)
-                c->first_ns = s->t_ns;
-        if (s->t_ns > c->last_ns)
-                c->last_ns = s->t_ns;
-        return folder_add(c->folder, s, 1);
+        r = stack_key(&c->key, s);
+        if (r < 0)
+                return r;
+        slot = hashmap_slot(c->stacks, c->key.data, c->key.len, 0, NULL);
+        if (!slot)
+                return -ENOMEM;
+        (*slot)++;
+        return 0;
+}
+
+static void once_context_done(OnceContext *c) {
+        c->stacks = hashmap_free(c->stacks);
+        strbuf_done(&c->key);
+}
+
+static int fold_stacks(OnceContext *c, Folder *folder) {
+        Frame frames[PROFILE_STACK_DEPTH_MAX];
+        const void *k;
+        size_t kl;
+        uint64_t count;
+
+        for (size_t i = 0; hashmap_iterate(c->stacks, &i, &k, &kl, &count);) {
+                const char *p = k, *end = p + kl;
+                Sample s = { .frames = frames };
+                int r;
+
+                s.comm = p;
+                p += strlen(p) + 1;
+                while (p < end && s.n_frames < PROFILE_STACK_DEPTH_MAX) {
+                        frames[s.n_frames].symbol = p;
+                        p += strlen(p) + 1;
+                        frames[s.n_frames].dso = p;
+                        p += strlen(p) + 1;
+                        s.n_frames++;
+                }
+                r = folder_add(folder, &s, count);
+                if (r < 0)
+                        return r;
+        }
+        return 0;
 }
 
 static volatile sig_atomic_t interrupted = 0;
@@ -44,7 +101,7 @@ static void on_signal(int sig) {
 int sampler_once_run(const OnceOptions *o, FILE *out, FILE *err) {
         _cleanup_(folder_freep) Folder *folder = NULL;
         _cleanup_(sampler_freep) Sampler *s = NULL;
-        OnceContext c = {};
+        _cleanup_(once_context_done) OnceContext c = {};
         SamplerStats st;
         SamplerDebugStats dbg;
         ClockMap cm = {};
@@ -53,11 +110,14 @@ int sampler_once_run(const OnceOptions *o, FILE *out, FILE *err) {
         int r, clock_r;
 
         folder = folder_new();
-        if (!folder)
+        c.stacks = hashmap_new();
+        if (!folder || !c.stacks)
                 return log_oom();
-        c.folder = folder;
 
         r = sampler_new(&(SamplerOptions) { .freq_hz = o->freq_hz, .pid = o->pid }, on_sample, &c, &s);
+        if (r == -ERANGE)
+                return log_error_errno(r, "Sampling at %" PRIu32 " Hz is above kernel.perf_event_max_sample_rate.",
+                                       o->freq_hz);
         if (r < 0)
                 return log_error_errno(r, "Failed to open perf events (root or kernel.perf_event_paranoid): %m");
 
@@ -71,13 +131,14 @@ int sampler_once_run(const OnceOptions *o, FILE *out, FILE *err) {
         start = now_usec(CLOCK_MONOTONIC);
         end = start + o->duration_usec;
         clock_r = sampler_measure_clock(s, &cm);
-        while (!interrupted && (now = now_usec(CLOCK_MONOTONIC)) < end) {
+        for (unsigned round = 1; !interrupted && (now = now_usec(CLOCK_MONOTONIC)) < end; round++) {
                 uint64_t d = MIN(end - now, (uint64_t) ONCE_DRAIN_USEC);
                 struct timespec ts = { .tv_sec = (time_t) (d / USEC_PER_SEC),
                                        .tv_nsec = (long) (d % USEC_PER_SEC * NSEC_PER_USEC) };
 
                 (void) nanosleep(&ts, NULL);
-                (void) sampler_update_cpus(s);
+                if (round % 10 == 0) /* CPUs come and go rarely: look once a second */
+                        (void) sampler_update_cpus(s);
                 r = sampler_drain(s);
                 if (r < 0)
                         return log_error_errno(r, "Failed to fold samples: %m");
@@ -91,6 +152,9 @@ int sampler_once_run(const OnceOptions *o, FILE *out, FILE *err) {
         (void) sigaction(SIGINT, &old_int, NULL);
         (void) sigaction(SIGTERM, &old_term, NULL);
 
+        r = fold_stacks(&c, folder);
+        if (r < 0)
+                return log_error_errno(r, "Failed to fold samples: %m");
         r = folder_write(folder, out);
         if (r < 0)
                 return log_error_errno(r, "Failed to write folded stacks: %m");
@@ -110,9 +174,13 @@ int sampler_once_run(const OnceOptions *o, FILE *out, FILE *err) {
                 st.lost, st.throttled, st.unthrottled);
         fprintf(err,
                 "  frames: %" PRIu64 " (%" PRIu64 " unknown), files read: %" PRIu64 " (%" PRIu64 " unreadable), "
-                "kernel symbols: %" PRIu64 ", JIT maps: %" PRIu64 "\n",
+                "kernel symbols: %" PRIu64 ", JIT maps: %" PRIu64 "\n"
+                "  tasks: %" PRIu64 " tracked, %" PRIu64 " reaped after exit\n",
                 dbg.frames, dbg.frames_unknown, dbg.files_loaded, dbg.files_failed, dbg.kallsyms_symbols,
-                dbg.jit_maps_loaded);
+                dbg.jit_maps_loaded, dbg.tasks, dbg.tasks_reaped);
+        if (dbg.corrupt > 0 || dbg.decode_errors > 0)
+                fprintf(err, "  ring records skipped: %" PRIu64 " corrupt, %" PRIu64 " undecodable\n", dbg.corrupt,
+                        dbg.decode_errors);
         if (clock_r >= 0)
                 fprintf(err, "  clock: perf - monotonic = %+" PRIi64 " ns (error %" PRIu64 " ns)\n",
                         cm.perf_minus_mono_ns, cm.error_ns);

@@ -64,6 +64,7 @@ struct Sampler {
         struct perf_event_attr attr;
         const char *event_name;
         size_t page_size;
+        uint32_t max_stack;
 
         SamplerCpu **cpus; /* indexed by CPU number */
         unsigned n_cpus_max;
@@ -157,8 +158,26 @@ static void attr_init(Sampler *s, bool hardware) {
                 .exclude_guest = 1,
                 .watermark = 1,
                 .wakeup_watermark = (uint32_t) (s->opts.mmap_pages * s->page_size / 2),
-                .sample_max_stack = PROFILE_STACK_DEPTH_MAX,
+                .sample_max_stack = (uint16_t) s->max_stack,
         };
+}
+
+/* A small number from /proc/sys; -errno if unreadable. */
+static int read_sysctl_u32(const char *path, uint32_t *ret) {
+        _cleanup_free_ char *l = NULL;
+        unsigned long v;
+        char *e;
+        int r;
+
+        r = read_one_line_file(path, &l);
+        if (r < 0)
+                return r;
+        errno = 0;
+        v = strtoul(l, &e, 10);
+        if (errno != 0 || e == l || v > UINT32_MAX)
+                return -EBADMSG;
+        *ret = (uint32_t) v;
+        return 0;
 }
 
 static int cpu_open(Sampler *s, unsigned cpu) {
@@ -308,6 +327,16 @@ int sampler_new(const SamplerOptions *o, SampleHandler handler, void *userdata, 
         s->userdata = userdata;
         s->page_size = (size_t) sysconf(_SC_PAGESIZE);
 
+        /* Asking for more than the sysctls allow fails perf_event_open() with EINVAL/EOVERFLOW;
+         * say which limit instead. The kernel lowers max_sample_rate by itself when sampling
+         * interrupts take too long. */
+        uint32_t v;
+        if (read_sysctl_u32("/proc/sys/kernel/perf_event_max_sample_rate", &v) >= 0 && s->opts.freq_hz > v)
+                return -ERANGE;
+        s->max_stack = PROFILE_STACK_DEPTH_MAX;
+        if (read_sysctl_u32("/proc/sys/kernel/perf_event_max_stack", &v) >= 0 && v < s->max_stack)
+                s->max_stack = v;
+
         n = sysconf(_SC_NPROCESSORS_CONF);
         if (n < 1)
                 n = 1;
@@ -415,6 +444,8 @@ void sampler_get_debug_stats(const Sampler *s, SamplerDebugStats *ret) {
         symbolizer_get_stats(s->symbolizer, &ys);
         ret->files_loaded = ys.files_loaded;
         ret->files_failed = ys.files_failed;
+        ret->files_too_big = ys.files_too_big;
+        ret->kallsyms_reloads = ys.kallsyms_reloads;
         ret->cache_flushes = ys.cache_flushes;
         ret->cache_bytes = ys.cache_bytes;
         ret->jit_maps_loaded = ys.jit_maps_loaded;

@@ -44,7 +44,8 @@ typedef int (*SampleHandler)(const Sample *s, void *userdata);
 
 /*
  * Opens one event per online CPU (disabled; see sampler_enable()), maps the rings, scans /proc and
- * loads kallsyms. -ENOENT/-EOPNOTSUPP/-EACCES when perf events cannot be opened at all.
+ * loads kallsyms. -ENOENT/-EOPNOTSUPP/-EACCES when perf events cannot be opened at all, -ERANGE
+ * when freq_hz is above kernel.perf_event_max_sample_rate.
  */
 int sampler_new(const SamplerOptions *o, SampleHandler handler, void *userdata, Sampler **ret);
 Sampler *sampler_free(Sampler *s);
@@ -80,8 +81,8 @@ typedef struct SamplerDebugStats {
         uint64_t records, corrupt, decode_errors, batch_full;
         uint64_t samples_filtered; /* not of SamplerOptions.pid */
         uint64_t tasks, tasks_reaped;
-        uint64_t files_loaded, files_failed, cache_flushes, cache_bytes, jit_maps_loaded;
-        uint64_t frames, frames_unknown, kallsyms_symbols;
+        uint64_t files_loaded, files_failed, files_too_big, cache_flushes, cache_bytes, jit_maps_loaded;
+        uint64_t frames, frames_unknown, kallsyms_symbols, kallsyms_reloads;
 } SamplerDebugStats;
 
 /* Internals for logs and benchmarks. */

@@ -101,11 +101,14 @@ int kallsyms_load(const char *path, Kallsyms **ret) {
         Kallsyms *k;
         char line[1024];
         uint32_t kernel_dso;
+        bool sorted = true;
         int r;
 
         f = fopen(path, "re");
         if (!f)
                 return -errno;
+        /* /proc/kallsyms is ~10 MB of text on a distribution kernel: fewer, larger reads. */
+        (void) setvbuf(f, NULL, _IOFBF, 256 * 1024);
         k = new0(Kallsyms, 1);
         if (!k)
                 return -ENOMEM;
@@ -176,11 +179,15 @@ int kallsyms_load(const char *path, Kallsyms **ret) {
                         r = -ENOMEM;
                         goto fail;
                 }
+                if (k->n > 0 && addr < k->syms[k->n - 1].addr)
+                        sorted = false;
                 k->syms[k->n++] = (KSym) { .addr = addr, .name = name_off, .dso = dso_off, .type = type };
         }
 
         if (k->n > 0) {
-                qsort(k->syms, k->n, sizeof(KSym), ksym_cmp);
+                /* The kernel lists its own symbols in address order; modules may break it. */
+                if (!sorted)
+                        qsort(k->syms, k->n, sizeof(KSym), ksym_cmp);
                 ksym_dedup(k);
         }
         *ret = k;

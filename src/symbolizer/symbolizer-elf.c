@@ -431,6 +431,34 @@ int elf_symbols_load_path(const char *path, const char *const *debug_roots, ElfS
         return elf_symbols_load_fd(fd, path, debug_roots, ret);
 }
 
+int elf_symbols_load_memory(const void *data, size_t size, ElfSymbols **ret) {
+        _cleanup_(elf_symbols_freep) ElfSymbols *e = NULL;
+        _cleanup_(elf_endp) Elf *elf = NULL;
+        _cleanup_free_ char *copy = NULL;
+        int r;
+
+        elf_library_init();
+        e = elf_symbols_new_empty();
+        copy = memdup(data, size);
+        if (!e || !copy)
+                return -ENOMEM;
+        elf = elf_memory(copy, size);
+        if (!elf || elf_kind(elf) != ELF_K_ELF) {
+                *ret = TAKE_PTR(e);
+                return -ENOEXEC;
+        }
+        read_segments(e, elf);
+        read_build_id(e, elf);
+        r = add_symbols(e, elf, has_section(elf, SHT_SYMTAB) ? SHT_SYMTAB : SHT_DYNSYM);
+        if (r == -ENOMEM)
+                return r;
+        e->source = has_section(elf, SHT_SYMTAB) ? ELF_SYMBOLS_SYMTAB : ELF_SYMBOLS_DYNSYM;
+        sort_symbols(e);
+        elf_end(TAKE_PTR(elf)); /* before the copy it reads from goes */
+        *ret = TAKE_PTR(e);
+        return 0;
+}
+
 bool elf_symbols_offset_to_vaddr(const ElfSymbols *e, uint64_t offset, uint64_t *ret_vaddr) {
         for (size_t i = 0; i < e->n_segments; i++) {
                 const ElfSegment *s = &e->segments[i];

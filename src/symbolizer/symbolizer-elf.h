@@ -41,6 +41,8 @@ typedef struct ElfSymbols ElfSymbols;
  */
 int elf_symbols_load_fd(int fd, const char *path, const char *const *debug_roots, ElfSymbols **ret);
 int elf_symbols_load_path(const char *path, const char *const *debug_roots, ElfSymbols **ret);
+/* An ELF image in memory (the vDSO); data is copied. No debug files are looked up. */
+int elf_symbols_load_memory(const void *data, size_t size, ElfSymbols **ret);
 ElfSymbols *elf_symbols_new_empty(void);
 ElfSymbols *elf_symbols_free(ElfSymbols *e);
 

@@ -6,6 +6,7 @@
  * mapping's, so an upgraded binary is not read for an old process's addresses. A file that cannot
  * be read is cached as an empty table, so we try once per identity, not once per sample.
  */
+#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -13,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/auxv.h>
 #include <sys/stat.h>
 
 #include "basic/alloc-util.h"
@@ -20,6 +22,7 @@
 #include "basic/hashmap.h"
 #include "basic/macro.h"
 #include "basic/string-util.h"
+#include "basic/time-util.h"
 #include "symbolizer/kallsyms.h"
 #include "symbolizer/symbolizer-elf.h"
 #include "symbolizer/symbolizer-jitmap.h"
@@ -30,6 +33,7 @@ typedef struct JitEntry {
         uint64_t epoch;
         uint64_t ino, size;
         struct timespec mtime;
+        uint32_t nspid; /* the pid inside the process's own pid namespace; 0 if unknown */
         char path[64];
 } JitEntry;
 
@@ -38,13 +42,39 @@ struct Symbolizer {
         char *proc_root;
         char *jit_dir;
         uint64_t cache_bytes_max;
+        uint64_t kallsyms_reload_usec;
 
         Kallsyms *kallsyms;
+        uint64_t kallsyms_loaded_usec;
+        bool kallsyms_reload;
+        struct {            /* kernel return addresses repeat endlessly: remember the last answers */
+                uint64_t addr; /* the looked-up address, 0 = empty */
+                const char *name, *dso;
+                uint64_t offset;
+        } kcache[4096];
 
         Hashmap *files;     /* identity -> ElfSymbols* (borrowed from owned[]) */
+        struct {            /* in front of files: the last few identities, no hashing */
+                uint64_t dev, ino;
+                ElfSymbols *e;
+        } recent[16];
         Hashmap *build_ids; /* build-id bytes -> ElfSymbols* */
         ElfSymbols **owned;
         size_t n_owned, n_owned_allocated;
+
+        /* C++ names: __cxa_demangle from the C++ runtime, looked up once, when first needed. */
+        char *(*cxa_demangle)(const char *name, char *buf, size_t *len, int *status);
+        void *libstdcxx;
+        bool demangle_tried;
+        Hashmap *demangled; /* mangled name pointer -> demangled string (owned in demangled_owned) */
+        char **demangled_owned;
+        size_t n_demangled_owned, n_demangled_owned_allocated;
+
+        /* Our own vDSO, which names [vdso] frames of processes whose vDSO is the same size (the same
+         * image: one per architecture and kernel). Loaded once; not part of the bounded cache. */
+        ElfSymbols *vdso;
+        uint64_t vdso_size;
+        bool vdso_tried;
 
         Hashmap *jit; /* pid -> JitEntry* */
         JitEntry **jit_owned;
@@ -55,9 +85,16 @@ struct Symbolizer {
 };
 
 static void files_flush(Symbolizer *z) {
+        /* Demangled names are keyed by pointers into the tables about to go. */
+        for (size_t i = 0; i < z->n_demangled_owned; i++)
+                free(z->demangled_owned[i]);
+        z->n_demangled_owned = 0;
+        z->demangled = hashmap_free(z->demangled);
+
         for (size_t i = 0; i < z->n_owned; i++)
                 elf_symbols_free(z->owned[i]);
         z->n_owned = 0;
+        memset(z->recent, 0, sizeof(z->recent));
         z->files = hashmap_free(z->files);
         z->build_ids = hashmap_free(z->build_ids);
         z->stats.cache_bytes = 0;
@@ -80,8 +117,12 @@ Symbolizer *symbolizer_free(Symbolizer *z) {
         files_flush(z);
         jit_flush(z);
         free(z->owned);
+        free(z->demangled_owned);
         free(z->jit_owned);
+        if (z->libstdcxx)
+                (void) dlclose(z->libstdcxx);
         kallsyms_free(z->kallsyms);
+        elf_symbols_free(z->vdso);
         free(z->kallsyms_path);
         free(z->proc_root);
         free(z->jit_dir);
@@ -99,6 +140,8 @@ int symbolizer_reload_kallsyms(Symbolizer *z) {
                 return r;
         kallsyms_free(z->kallsyms);
         z->kallsyms = k;
+        z->kallsyms_loaded_usec = now_usec(CLOCK_MONOTONIC);
+        memset(z->kcache, 0, sizeof(z->kcache));
         z->stats.kallsyms_symbols = kallsyms_size(k);
         return 0;
 }
@@ -116,6 +159,8 @@ int symbolizer_new(const SymbolizerOptions *o, Symbolizer **ret) {
         if (!z->kallsyms_path || !z->proc_root || !z->jit_dir)
                 return -ENOMEM;
         z->cache_bytes_max = o && o->cache_bytes_max > 0 ? o->cache_bytes_max : SYMBOLIZER_CACHE_BYTES_DEFAULT;
+        z->kallsyms_reload_usec = o && o->kallsyms_reload_usec > 0 ? o->kallsyms_reload_usec
+                                                                  : SYMBOLIZER_KALLSYMS_RELOAD_USEC;
         z->epoch = 1;
 
         /* Without kernel symbols we still name user frames; the caller can tell from the stats. */
@@ -128,6 +173,12 @@ int symbolizer_new(const SymbolizerOptions *o, Symbolizer **ret) {
 }
 
 void symbolizer_begin(Symbolizer *z) {
+        if (z->kallsyms_reload) {
+                z->kallsyms_reload = false;
+                z->kallsyms_loaded_usec = now_usec(CLOCK_MONOTONIC); /* even if it fails: not again for a minute */
+                if (symbolizer_reload_kallsyms(z) >= 0)
+                        z->stats.kallsyms_reloads++;
+        }
         if (z->stats.cache_bytes > z->cache_bytes_max || z->n_owned > SYMBOLIZER_CACHE_FILES_MAX ||
             z->n_jit_owned > SYMBOLIZER_JIT_PIDS_MAX) {
                 files_flush(z);
@@ -153,11 +204,29 @@ void symbolizer_kernel(Symbolizer *z, uint64_t addr, bool is_return, Frame *ret)
         const char *name, *dso;
         uint64_t off;
 
+        uint64_t a = is_return ? addr - 1 : addr;
+        size_t slot = (size_t) ((a ^ (a >> 12)) % ELEMENTSOF(z->kcache));
+
         z->stats.frames++;
-        if (kallsyms_lookup(z->kallsyms, is_return ? addr - 1 : addr, &name, &dso, &off)) {
+        if (z->kcache[slot].addr == a) {
+                *ret = (Frame) { .symbol = z->kcache[slot].name, .dso = z->kcache[slot].dso, .addr = addr,
+                                 .offset = z->kcache[slot].offset + is_return, .kernel = true };
+                return;
+        }
+        if (kallsyms_lookup(z->kallsyms, a, &name, &dso, &off)) {
+                z->kcache[slot].addr = a;
+                z->kcache[slot].name = name;
+                z->kcache[slot].dso = dso;
+                z->kcache[slot].offset = off;
                 *ret = (Frame) { .symbol = name, .dso = dso, .addr = addr, .offset = off + is_return, .kernel = true };
                 return;
         }
+        /* A module or BPF program loaded after we read kallsyms: read it again before the next sample
+         * (not now: this sample's other frames point into the current table), at most once a minute,
+         * since it costs tens of milliseconds. */
+        if (!isempty(z->kallsyms_path) &&
+            now_usec(CLOCK_MONOTONIC) - z->kallsyms_loaded_usec > z->kallsyms_reload_usec)
+                z->kallsyms_reload = true;
         z->stats.frames_unknown++;
         frame_unknown(ret, addr, KALLSYMS_DSO_KERNEL, true);
 }
@@ -231,6 +300,10 @@ static ElfSymbols *file_symbols(Symbolizer *z, uint32_t pid, const SymbolizerMap
         size_t bid_len;
         int r;
 
+        size_t slot = (size_t) ((m->ino ^ m->dev ^ (m->ino >> 7)) % ELEMENTSOF(z->recent));
+        if (m->ino != 0 && z->recent[slot].e && z->recent[slot].ino == m->ino && z->recent[slot].dev == m->dev)
+                return z->recent[slot].e;
+
         if (m->ino == 0) { /* no identity from the kernel: the path is the best we have */
                 key = m->path;
                 key_len = strlen(m->path);
@@ -241,8 +314,11 @@ static ElfSymbols *file_symbols(Symbolizer *z, uint32_t pid, const SymbolizerMap
                 if (!z->files || !z->build_ids)
                         return NULL;
         }
-        if (hashmap_get(z->files, key, key_len, &v))
+        if (hashmap_get(z->files, key, key_len, &v)) {
+                if (m->ino != 0)
+                        z->recent[slot].dev = m->dev, z->recent[slot].ino = m->ino, z->recent[slot].e = HASHMAP_PTR(v);
                 return HASHMAP_PTR(v);
+        }
 
         fd = open_mapping(z, pid, m, root, sizeof(root));
         if (fd >= 0) {
@@ -252,6 +328,13 @@ static ElfSymbols *file_symbols(Symbolizer *z, uint32_t pid, const SymbolizerMap
                 r = fd;
         if (r < 0 && !e) {
                 z->stats.files_failed++;
+                e = elf_symbols_new_empty();
+                if (!e)
+                        return NULL;
+        } else if (elf_symbols_bytes(e) > z->cache_bytes_max / 4) {
+                /* One table that big would flush the cache over and over: keep the DSO name only. */
+                z->stats.files_too_big++;
+                elf_symbols_free(e);
                 e = elf_symbols_new_empty();
                 if (!e)
                         return NULL;
@@ -272,6 +355,35 @@ static ElfSymbols *file_symbols(Symbolizer *z, uint32_t pid, const SymbolizerMap
         if (bid)
                 (void) hashmap_put(z->build_ids, bid, bid_len, PTR_HASHMAP(k));
         return k;
+}
+
+/* The innermost pid of NSpid in /proc/PID/status: a containerized JIT writes perf-<that>.map. */
+static uint32_t read_nspid(Symbolizer *z, uint32_t pid) {
+        _cleanup_fclose_ FILE *f = NULL;
+        char p[PATH_MAX], line[256];
+        uint32_t ns = 0;
+
+        snprintf(p, sizeof(p), "%s/%" PRIu32 "/status", z->proc_root, pid);
+        f = fopen(p, "re");
+        if (!f)
+                return 0;
+        while (fgets(line, sizeof(line), f)) {
+                const char *v = startswith(line, "NSpid:");
+                char *e;
+                if (!v)
+                        continue;
+                for (;;) {
+                        unsigned long n;
+                        errno = 0;
+                        n = strtoul(v, &e, 10);
+                        if (e == v || errno != 0 || n > UINT32_MAX)
+                                break;
+                        ns = (uint32_t) n;
+                        v = e;
+                }
+                break;
+        }
+        return ns;
 }
 
 static JitMap *jit_map_for(Symbolizer *z, uint32_t pid, const char **ret_path) {
@@ -297,6 +409,7 @@ static JitMap *jit_map_for(Symbolizer *z, uint32_t pid, const char **ret_path) {
                 }
                 z->jit_owned[z->n_jit_owned++] = j;
                 snprintf(j->path, sizeof(j->path), "/tmp/perf-%" PRIu32 ".map", pid);
+                j->nspid = read_nspid(z, pid);
         }
         *ret_path = j->path;
         if (j->epoch == z->epoch)
@@ -305,6 +418,10 @@ static JitMap *jit_map_for(Symbolizer *z, uint32_t pid, const char **ret_path) {
 
         char p[PATH_MAX];
         snprintf(p, sizeof(p), "%s/perf-%" PRIu32 ".map", z->jit_dir, pid);
+        if ((stat(p, &st) < 0 || !S_ISREG(st.st_mode)) && j->nspid != 0 && j->nspid != pid) {
+                /* In its own pid namespace the process wrote /tmp/perf-<its pid>.map in its own root. */
+                snprintf(p, sizeof(p), "%s/%" PRIu32 "/root/tmp/perf-%" PRIu32 ".map", z->proc_root, pid, j->nspid);
+        }
         if (stat(p, &st) < 0 || !S_ISREG(st.st_mode)) {
                 if (j->map)
                         z->stats.cache_bytes -= MIN(z->stats.cache_bytes, jit_map_bytes(j->map));
@@ -331,6 +448,71 @@ static JitMap *jit_map_for(Symbolizer *z, uint32_t pid, const char **ret_path) {
         return n;
 }
 
+/*
+ * "_ZN3foo3barEv" -> "foo::bar()", as perf prints C++ frames. The C++ runtime's demangler is loaded
+ * with dlopen() the first time a mangled name shows up, so C-only hosts never map it; without it
+ * names stay mangled. Results are cached per symbol until the file cache is dropped.
+ */
+static const char *demangle(Symbolizer *z, const char *name) {
+        char *d;
+        uint64_t v;
+        int status = -1;
+
+        if (name[0] != '_' || name[1] != 'Z')
+                return name;
+        if (!z->demangle_tried) {
+                z->demangle_tried = true;
+                z->libstdcxx = dlopen("libstdc++.so.6", RTLD_NOW | RTLD_LOCAL);
+                if (z->libstdcxx)
+                        z->cxa_demangle = (char *(*)(const char *, char *, size_t *, int *)) dlsym(z->libstdcxx,
+                                                                                                 "__cxa_demangle");
+        }
+        if (!z->cxa_demangle)
+                return name;
+        if (!z->demangled) {
+                z->demangled = hashmap_new();
+                if (!z->demangled)
+                        return name;
+        }
+        if (hashmap_get(z->demangled, &name, sizeof(name), &v))
+                return v ? HASHMAP_PTR(v) : name;
+
+        d = z->cxa_demangle(name, NULL, NULL, &status);
+        if (status != 0 || !d || !GREEDY_REALLOC(z->demangled_owned, z->n_demangled_owned_allocated,
+                                                 z->n_demangled_owned + 1)) {
+                free(d);
+                (void) hashmap_put(z->demangled, &name, sizeof(name), 0);
+                return name;
+        }
+        if (strlen(d) >= PROFILE_NAME_BYTES_MAX)
+                d[PROFILE_NAME_BYTES_MAX - 1] = '\0';
+        z->demangled_owned[z->n_demangled_owned++] = d;
+        z->stats.cache_bytes += strlen(d) + 1;
+        (void) hashmap_put(z->demangled, &name, sizeof(name), PTR_HASHMAP(d));
+        return d;
+}
+
+static ElfSymbols *vdso_symbols(Symbolizer *z, const SymbolizerMapping *m) {
+        if (!z->vdso_tried) {
+                _cleanup_fclose_ FILE *f = NULL;
+                unsigned long base = getauxval(AT_SYSINFO_EHDR);
+                char line[512];
+
+                z->vdso_tried = true;
+                f = fopen("/proc/self/maps", "re");
+                while (base != 0 && f && fgets(line, sizeof(line), f)) {
+                        unsigned long long s, e;
+                        if (!strstr(line, "[vdso]") || sscanf(line, "%llx-%llx", &s, &e) != 2 || s != base)
+                                continue;
+                        if (e > s && e - s <= 1024 * 1024 &&
+                            elf_symbols_load_memory((const void *) (uintptr_t) s, e - s, &z->vdso) >= 0)
+                                z->vdso_size = e - s;
+                        break;
+                }
+        }
+        return z->vdso && m->end - m->start == z->vdso_size ? z->vdso : NULL;
+}
+
 void symbolizer_user(Symbolizer *z, uint32_t pid, const SymbolizerMapping *m, uint64_t addr, bool is_return,
                      Frame *ret) {
         uint64_t a = is_return ? addr - 1 : addr, vaddr, off;
@@ -345,10 +527,19 @@ void symbolizer_user(Symbolizer *z, uint32_t pid, const SymbolizerMapping *m, ui
                 e = file_symbols(z, pid, m);
                 if (e && elf_symbols_offset_to_vaddr(e, a - m->start + m->pgoff, &vaddr) &&
                     elf_symbols_lookup(e, vaddr, &name, &off)) {
-                        *ret = (Frame) { .symbol = name, .dso = m->path, .addr = addr, .offset = off + is_return };
+                        *ret = (Frame) { .symbol = demangle(z, name), .dso = m->path, .addr = addr,
+                                         .offset = off + is_return };
                         return;
                 }
                 /* A file that is not ELF may still be described by a JIT map (some runtimes map code files). */
+        }
+
+        if (m && m->path && streq(m->path, "[vdso]")) {
+                e = vdso_symbols(z, m);
+                if (e && elf_symbols_offset_to_vaddr(e, a - m->start, &vaddr) && elf_symbols_lookup(e, vaddr, &name, &off)) {
+                        *ret = (Frame) { .symbol = name, .dso = m->path, .addr = addr, .offset = off + is_return };
+                        return;
+                }
         }
 
         /* Code no file backs (or a file we could not read): the process's JIT map. */

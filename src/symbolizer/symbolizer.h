@@ -8,8 +8,11 @@
  * Caches: ELF tables keyed by file identity (device + inode from the mapping; two identities with
  * the same build-id share one table) and JIT maps keyed by pid, both bounded: when the bytes or
  * entries exceed the limit the whole cache is dropped at the next symbolizer_begin() and rebuilt
- * on demand (counted in the stats). Cost therefore follows distinct files and addresses, not
- * samples: a frame is two binary searches once its file is loaded.
+ * on demand (counted in the stats); a single file whose table would take more than a quarter of
+ * the limit is not kept at all (its frames are "[unknown]" in that DSO, counted). Cost therefore
+ * follows distinct files and addresses, not samples: a frame is two binary searches once its file
+ * is loaded, and recent files and kernel addresses skip even those. kallsyms is read again (at most
+ * once a minute) when a kernel address does not resolve, for modules and BPF programs loaded later.
  *
  * Strings in returned Frames stay valid until the next symbolizer_begin() or symbolizer_free().
  */
@@ -24,12 +27,14 @@
 #define SYMBOLIZER_CACHE_FILES_MAX 8192U
 #define SYMBOLIZER_JIT_PIDS_MAX 16384U
 #define SYMBOLIZER_UNKNOWN "[unknown]"
+#define SYMBOLIZER_KALLSYMS_RELOAD_USEC (60U * 1000000U)
 
 typedef struct SymbolizerOptions {
         const char *kallsyms_path; /* NULL: /proc/kallsyms; "": no kernel symbols */
         const char *proc_root;     /* NULL: /proc */
         const char *jit_dir;       /* NULL: /tmp */
         uint64_t cache_bytes_max;  /* 0: SYMBOLIZER_CACHE_BYTES_DEFAULT */
+        uint64_t kallsyms_reload_usec; /* 0: SYMBOLIZER_KALLSYMS_RELOAD_USEC */
 } SymbolizerOptions;
 
 typedef struct SymbolizerMapping {
@@ -39,10 +44,10 @@ typedef struct SymbolizerMapping {
 } SymbolizerMapping;
 
 typedef struct SymbolizerStats {
-        uint64_t files_loaded, files_failed, cache_flushes, cache_bytes;
+        uint64_t files_loaded, files_failed, files_too_big, cache_flushes, cache_bytes;
         uint64_t jit_maps_loaded;
         uint64_t frames, frames_unknown;
-        uint64_t kallsyms_symbols;
+        uint64_t kallsyms_symbols, kallsyms_reloads;
 } SymbolizerStats;
 
 typedef struct Symbolizer Symbolizer;

@@ -7,6 +7,8 @@
 
 uint64_t fixture_alpha(uint64_t x);
 uint64_t fixture_beta(uint64_t x);
+/* A C++-mangled name, fixture::gamma(unsigned long), for the demangling test. */
+uint64_t fixture_gamma(uint64_t x) __asm__("_ZN7fixture5gammaEm");
 
 __attribute__((noinline)) static uint64_t fixture_local(uint64_t x) {
         return x * 2654435761U + 1;
@@ -21,4 +23,8 @@ __attribute__((noinline)) uint64_t fixture_beta(uint64_t x) {
         for (uint64_t i = 0; i < x; i++)
                 r += fixture_alpha(i);
         return r;
+}
+
+__attribute__((noinline)) uint64_t fixture_gamma(uint64_t x) {
+        return fixture_beta(x) + 1;
 }

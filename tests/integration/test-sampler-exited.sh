@@ -12,7 +12,11 @@ b=$(burn_as burn-exited)
 tp=$!
 on_exit "kill $tp 2>/dev/null"
 sleep 1
-"$b" 1.2
+"$b" 1.2 &
+bp=$!
+# A crowd of processes that come and go meanwhile: tracked, then reaped.
+for i in $(seq 100); do /bin/true; done
+wait $bp
 # It is gone now; tprofd keeps sampling for another ~1.5 s before it folds.
 wait $tp
 [ "$(cat "$TEST_TMP/rc")" = 0 ] || fail "tprofd exited $(cat "$TEST_TMP/rc"): $(cat "$ERR")"
@@ -22,4 +26,7 @@ good=$(comm_matching burn-exited ';main;burn_outer;burn_middle;burn_leaf$')
 echo "short-lived burn samples: $total, symbolized: $good"
 [ "$total" -ge 15 ] || fail "the exited process has $total samples under its name: $(head -c 2000 "$OUT")"
 [ $((good * 100)) -ge $((total * 80)) ] || fail "$good of $total samples symbolized: $(grep '^burn-exited;' "$OUT" | head)"
+reaped=$(sed -n 's/.*tasks: [0-9]* tracked, \([0-9]*\) reaped.*/\1/p' "$ERR")
+echo "tasks reaped: $reaped"
+[ "${reaped:-0}" -ge 100 ] || fail "exited tasks were not reaped: $(cat "$ERR")"
 echo OK

@@ -8,7 +8,7 @@ set -eu
 . "$(dirname "$0")/test-sampler-lib.sh"
 require_perf
 
-"$TPROF_BURN" 5 &
+"$TPROF_BURN" 8 &
 pid=$!
 on_exit "kill $pid 2>/dev/null"
 sleep 0.3
