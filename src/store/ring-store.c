@@ -276,7 +276,7 @@ int ring_store_open(const char *ring_dir, const RingOptions *o, const WindowHead
         if (rs->o.max_age_usec == 0)
                 rs->o.max_age_usec = RING_MAX_AGE_USEC_DEFAULT;
         if (rs->o.compress_level == 0)
-                rs->o.compress_level = COMPRESS_LEVEL_DEFAULT;
+                rs->o.compress_level = getenv("TPROF_ZLEVEL") ? atoi(getenv("TPROF_ZLEVEL")) : COMPRESS_LEVEL_DEFAULT;
 
         rs->info = *h;
         for (size_t i = 0; i < 4; i++) {

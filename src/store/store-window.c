@@ -151,6 +151,8 @@ struct ChunkWriter {
         Hashmap *frames; /* FrameKey -> id */
         FrameKey *frame_list;
         size_t n_frames, frame_alloc;
+        uint32_t *frame_order, *frame_rank;
+        size_t frame_order_alloc, frame_rank_alloc;
 
         Hashmap *stacks; /* uint32_t frame ids -> id */
         uint32_t *stack_frames, *stack_depth;
@@ -190,6 +192,8 @@ ChunkWriter *chunk_writer_free(ChunkWriter *w) {
         hashmap_free(w->stacks);
         byte_buf_done(&w->string_table);
         free(w->frame_list);
+        free(w->frame_order);
+        free(w->frame_rank);
         free(w->stack_frames);
         free(w->stack_depth);
         free(w->samples);
@@ -352,6 +356,35 @@ static int cmp_pending(const void *a, const void *b) {
         return x->seq < y->seq ? -1 : x->seq > y->seq;
 }
 
+static const FrameKey *sort_base;
+
+static int cmp_frame_order(const void *a, const void *b) {
+        const FrameKey *x = &sort_base[*(const uint32_t *) a], *y = &sort_base[*(const uint32_t *) b];
+        if (x->dso != y->dso)
+                return x->dso < y->dso ? -1 : 1;
+        if (x->addr != y->addr)
+                return x->addr < y->addr ? -1 : 1;
+        if (x->symbol != y->symbol)
+                return x->symbol < y->symbol ? -1 : 1;
+        if (x->offset != y->offset)
+                return x->offset < y->offset ? -1 : 1;
+        return x->flags < y->flags ? -1 : x->flags > y->flags;
+}
+
+/* Fills frame_order (output position -> frame id) and frame_rank (frame id -> output position). */
+static int sort_frames(ChunkWriter *w) {
+        if (!GREEDY_REALLOC(w->frame_order, w->frame_order_alloc, w->n_frames) ||
+            !GREEDY_REALLOC(w->frame_rank, w->frame_rank_alloc, w->n_frames))
+                return -ENOMEM;
+        for (size_t i = 0; i < w->n_frames; i++)
+                w->frame_order[i] = (uint32_t) i;
+        sort_base = w->frame_list; /* one writer thread; qsort has no context argument */
+        qsort(w->frame_order, w->n_frames, sizeof(uint32_t), cmp_frame_order);
+        for (size_t i = 0; i < w->n_frames; i++)
+                w->frame_rank[w->frame_order[i]] = (uint32_t) i;
+        return 0;
+}
+
 static int encode_payload(ChunkWriter *w, ByteBuf *b) {
         const ClockMap *m = &w->clock;
         uint64_t prev, n_lost = 0;
@@ -376,26 +409,30 @@ static int encode_payload(ChunkWriter *w, ByteBuf *b) {
         if (r < 0)
                 return r;
 
+        /* Frames go out sorted by DSO and address, so the address deltas are small; ids are remapped. */
+        r = sort_frames(w);
+        if (r < 0)
+                return r;
         PUT(w->n_frames);
         for (size_t i = 0; i < w->n_frames; i++)
-                PUT(w->frame_list[i].symbol);
+                PUT(w->frame_list[w->frame_order[i]].symbol);
         for (size_t i = 0; i < w->n_frames; i++)
-                PUT(w->frame_list[i].dso);
+                PUT(w->frame_list[w->frame_order[i]].dso);
         prev = 0;
         for (size_t i = 0; i < w->n_frames; i++) {
-                PUT(zigzag_encode((int64_t) (w->frame_list[i].addr - prev)));
-                prev = w->frame_list[i].addr;
+                PUT(zigzag_encode((int64_t) (w->frame_list[w->frame_order[i]].addr - prev)));
+                prev = w->frame_list[w->frame_order[i]].addr;
         }
         for (size_t i = 0; i < w->n_frames; i++)
-                PUT(w->frame_list[i].offset);
+                PUT(w->frame_list[w->frame_order[i]].offset);
         for (size_t i = 0; i < w->n_frames; i++)
-                PUT(w->frame_list[i].flags);
+                PUT(w->frame_list[w->frame_order[i]].flags);
 
         PUT(w->n_stacks);
         for (size_t i = 0; i < w->n_stacks; i++)
                 PUT(w->stack_depth[i]);
         for (size_t i = 0; i < w->n_stack_frames; i++)
-                PUT(w->stack_frames[i]);
+                PUT(w->frame_rank[w->stack_frames[i]]);
 
         /* Samples go out in time order: per-CPU buffers drain out of order, readers want order. */
         qsort(w->samples, w->n_samples, sizeof(PendingSample), cmp_pending);
