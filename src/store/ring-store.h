@@ -53,6 +53,7 @@ typedef struct RingOptions {
         uint64_t max_bytes;       /* 0: no limit */
         uint64_t keep_free_bytes; /* 0: no margin */
         int compress_level;       /* 0: COMPRESS_LEVEL_DEFAULT */
+        unsigned chain_chunks;    /* chunks sharing tables; 0: CHUNK_CHAIN_DEFAULT, 1: all self-contained */
         bool sync;                /* fdatasync() after every chunk */
         void (*on_event)(const RingEvent *e, void *userdata);
         void *userdata;

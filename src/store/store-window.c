@@ -167,6 +167,12 @@ struct ChunkWriter {
         uint64_t lost_total;
 
         ByteBuf raw, packed;
+
+        /* Chains: tables persist across the chunks of a chain; each chunk lists only new entries. */
+        unsigned chain_chunks;   /* chunks per chain, 1 = every chunk self-contained */
+        unsigned chain_pos;      /* position of the next chunk in its chain, 0 = it starts one */
+        uint32_t strings_emitted;
+        size_t string_bytes_emitted, frames_emitted, stacks_emitted, stack_frames_emitted;
 };
 
 ChunkWriter *chunk_writer_new(int compress_level) {
@@ -177,6 +183,7 @@ ChunkWriter *chunk_writer_new(int compress_level) {
         w->compressor = compressor_new(compress_level);
         if (!w->compressor)
                 return NULL;
+        w->chain_chunks = CHUNK_CHAIN_DEFAULT;
         clock_map_assume(&w->clock);
         if (chunk_writer_reset(w) < 0)
                 return NULL;
@@ -214,6 +221,9 @@ int chunk_writer_reset(ChunkWriter *w) {
         w->stacks = hashmap_new();
         w->string_table.len = 0;
         w->n_strings = 0;
+        w->chain_pos = 0;
+        w->strings_emitted = 0;
+        w->string_bytes_emitted = w->frames_emitted = w->stacks_emitted = w->stack_frames_emitted = 0;
         w->n_frames = 0;
         w->n_stack_frames = 0;
         w->n_stacks = 0;
@@ -225,6 +235,34 @@ int chunk_writer_reset(ChunkWriter *w) {
         w->lost_total = 0;
         if (!w->strings || !w->frames || !w->stacks)
                 return -ENOMEM;
+        return 0;
+}
+
+void chunk_writer_set_chain(ChunkWriter *w, unsigned chunks) {
+        w->chain_chunks = chunks < 1 ? 1 : chunks > CHUNK_CHAIN_MAX ? CHUNK_CHAIN_MAX : chunks;
+}
+
+void chunk_writer_restart_chain(ChunkWriter *w) {
+        /* The tables stay in memory; the next chunk lists them all again and starts a chain. */
+        w->chain_pos = 0;
+        w->strings_emitted = 0;
+        w->string_bytes_emitted = w->frames_emitted = w->stacks_emitted = w->stack_frames_emitted = 0;
+}
+
+int chunk_writer_commit(ChunkWriter *w) {
+        w->n_samples = 0;
+        w->first_ns = UINT64_MAX;
+        w->last_ns = 0;
+        if (w->lost)
+                memset(w->lost, 0, w->lost_alloc * sizeof(uint64_t));
+        w->lost_total = 0;
+        if (++w->chain_pos >= w->chain_chunks)
+                return chunk_writer_reset(w); /* bounds the tables' memory: the next chunk starts afresh */
+        w->strings_emitted = w->n_strings;
+        w->string_bytes_emitted = w->string_table.len;
+        w->frames_emitted = w->n_frames;
+        w->stacks_emitted = w->n_stacks;
+        w->stack_frames_emitted = w->n_stack_frames;
         return 0;
 }
 
@@ -371,16 +409,22 @@ static int cmp_frame_order(const void *a, const void *b) {
         return x->flags < y->flags ? -1 : x->flags > y->flags;
 }
 
-/* Fills frame_order (output position -> frame id) and frame_rank (frame id -> output position). */
+/*
+ * Orders the frames this chunk lists (those from frames_emitted on): frame_order maps output
+ * position to frame id, frame_rank a frame id to its id in the file. Earlier frames of the chain
+ * keep the ranks they were given.
+ */
 static int sort_frames(ChunkWriter *w) {
+        size_t base = w->frames_emitted;
+
         if (!GREEDY_REALLOC(w->frame_order, w->frame_order_alloc, w->n_frames) ||
             !GREEDY_REALLOC(w->frame_rank, w->frame_rank_alloc, w->n_frames))
                 return -ENOMEM;
-        for (size_t i = 0; i < w->n_frames; i++)
+        for (size_t i = base; i < w->n_frames; i++)
                 w->frame_order[i] = (uint32_t) i;
         sort_base = w->frame_list; /* one writer thread; qsort has no context argument */
-        qsort(w->frame_order, w->n_frames, sizeof(uint32_t), cmp_frame_order);
-        for (size_t i = 0; i < w->n_frames; i++)
+        qsort(w->frame_order + base, w->n_frames - base, sizeof(uint32_t), cmp_frame_order);
+        for (size_t i = base; i < w->n_frames; i++)
                 w->frame_rank[w->frame_order[i]] = (uint32_t) i;
         return 0;
 }
@@ -404,8 +448,11 @@ static int encode_payload(ChunkWriter *w, ByteBuf *b) {
         PUT(m->error_ns);
         PUT(m->measured_mono_ns);
 
-        PUT(w->n_strings);
-        r = byte_buf_put(b, w->string_table.data, w->string_table.len);
+        /* Each table: the count the chain defined before this chunk, the count added, the additions. */
+        PUT(w->strings_emitted);
+        PUT(w->n_strings - w->strings_emitted);
+        r = byte_buf_put(b, w->string_table.data + w->string_bytes_emitted,
+                         w->string_table.len - w->string_bytes_emitted);
         if (r < 0)
                 return r;
 
@@ -413,25 +460,27 @@ static int encode_payload(ChunkWriter *w, ByteBuf *b) {
         r = sort_frames(w);
         if (r < 0)
                 return r;
-        PUT(w->n_frames);
-        for (size_t i = 0; i < w->n_frames; i++)
+        PUT(w->frames_emitted);
+        PUT(w->n_frames - w->frames_emitted);
+        for (size_t i = w->frames_emitted; i < w->n_frames; i++)
                 PUT(w->frame_list[w->frame_order[i]].symbol);
-        for (size_t i = 0; i < w->n_frames; i++)
+        for (size_t i = w->frames_emitted; i < w->n_frames; i++)
                 PUT(w->frame_list[w->frame_order[i]].dso);
         prev = 0;
-        for (size_t i = 0; i < w->n_frames; i++) {
+        for (size_t i = w->frames_emitted; i < w->n_frames; i++) {
                 PUT(zigzag_encode((int64_t) (w->frame_list[w->frame_order[i]].addr - prev)));
                 prev = w->frame_list[w->frame_order[i]].addr;
         }
-        for (size_t i = 0; i < w->n_frames; i++)
+        for (size_t i = w->frames_emitted; i < w->n_frames; i++)
                 PUT(w->frame_list[w->frame_order[i]].offset);
-        for (size_t i = 0; i < w->n_frames; i++)
+        for (size_t i = w->frames_emitted; i < w->n_frames; i++)
                 PUT(w->frame_list[w->frame_order[i]].flags);
 
-        PUT(w->n_stacks);
-        for (size_t i = 0; i < w->n_stacks; i++)
+        PUT(w->stacks_emitted);
+        PUT(w->n_stacks - w->stacks_emitted);
+        for (size_t i = w->stacks_emitted; i < w->n_stacks; i++)
                 PUT(w->stack_depth[i]);
-        for (size_t i = 0; i < w->n_stack_frames; i++)
+        for (size_t i = w->stack_frames_emitted; i < w->n_stack_frames; i++)
                 PUT(w->frame_rank[w->stack_frames[i]]);
 
         /* Samples go out in time order: per-CPU buffers drain out of order, readers want order. */
@@ -484,6 +533,7 @@ int chunk_writer_encode(ChunkWriter *w, ByteBuf *out) {
 
         memcpy(h, CHUNK_MAGIC, 4);
         put_le16(h + 4, CHUNK_FLAG_ZSTD);
+        put_le16(h + 6, (uint16_t) w->chain_pos);
         put_le64(h + 8, w->n_samples > 0 ? w->first_ns : 0);
         put_le64(h + 16, w->n_samples > 0 ? w->last_ns : 0);
         put_le32(h + 24, (uint32_t) w->n_samples);
@@ -515,6 +565,7 @@ static bool chunk_header_parse(const uint8_t *h, ChunkInfo *ret) {
                 .raw_len = get_le32(h + 28),
                 .stored_len = get_le32(h + 32),
                 .lost = get_le32(h + 40),
+                .chain_pos = get_le16(h + 6),
         };
         if (c.n_samples > CHUNK_SAMPLES_MAX || c.stored_len > CHUNK_STORED_BYTES_MAX ||
             c.raw_len > COMPRESS_RAW_BYTES_MAX || c.first_ns > c.last_ns || (c.flags & ~CHUNK_FLAG_ZSTD))
@@ -523,6 +574,9 @@ static bool chunk_header_parse(const uint8_t *h, ChunkInfo *ret) {
         return true;
 }
 
+typedef struct TableState TableState;
+static TableState *table_state_free(TableState *t);
+
 WindowFile *window_file_free(WindowFile *w) {
         if (!w)
                 return NULL;
@@ -530,6 +584,10 @@ WindowFile *window_file_free(WindowFile *w) {
         free(w->path);
         window_header_done(&w->header);
         free(w->chunks);
+        table_state_free(w->cache);
+        for (size_t i = 0; i < w->n_pools; i++)
+                free(w->pools[i]);
+        free(w->pools);
         free(w);
         return NULL;
 }
@@ -694,17 +752,42 @@ int window_file_open(const char *path, bool verify, WindowFile **ret) {
         return 0;
 }
 
+/*
+ * The tables of a chain as decoded so far. Strings point into pools the WindowFile owns, so they
+ * outlive both the state and the DecodedChunks made from it.
+ */
+struct TableState {
+        const char **strings;
+        size_t n_strings, strings_alloc;
+        Frame *frames;
+        size_t n_frames, frames_alloc;
+        uint32_t *stack_off, *stack_depth, *stack_ids;
+        size_t n_stacks, stack_off_alloc, stack_depth_alloc, n_stack_ids, stack_ids_alloc;
+};
+
+static TableState *table_state_free(TableState *t) {
+        if (!t)
+                return NULL;
+        free(t->strings);
+        free(t->frames);
+        free(t->stack_off);
+        free(t->stack_depth);
+        free(t->stack_ids);
+        free(t);
+        return NULL;
+}
+DEFINE_TRIVIAL_CLEANUP_FUNC(TableState *, table_state_free);
+
 struct DecodedChunk {
         ClockMap clock;
-        char *pool;
-        const char **strings;
+        const char **strings; /* the chain's strings up to this chunk (pointers into the file's pools) */
         size_t n_strings;
-        Frame *frames; /* materialized per stack, leaf first */
+        Frame *frames;                  /* the stacks this chunk's samples use, materialized, leaf first */
         uint32_t *stack_off, *stack_depth;
         size_t n_stacks;
         size_t n;
         uint64_t *t, *period;
-        uint32_t *cpu, *pid, *tid, *comm, *stack;
+        uint32_t *cpu, *pid, *tid, *comm, *stack; /* stack: index into stack_off/stack_depth */
         size_t n_lost;
         uint32_t *lost_cpu;
         uint64_t *lost_n;
@@ -713,7 +796,6 @@ struct DecodedChunk {
 DecodedChunk *decoded_chunk_free(DecodedChunk *c) {
         if (!c)
                 return NULL;
-        free(c->pool);
         free(c->strings);
         free(c->frames);
         free(c->stack_off);
@@ -731,88 +813,114 @@ DecodedChunk *decoded_chunk_free(DecodedChunk *c) {
         return NULL;
 }
 
-static int decode_payload(const ChunkInfo *info, const uint8_t *p, size_t n, DecodedChunk **ret) {
-        _cleanup_(decoded_chunk_freep) DecodedChunk *d = calloc(1, sizeof(DecodedChunk));
-        _cleanup_free_ Frame *table = NULL;
-        _cleanup_free_ uint32_t *ids = NULL;
-        ByteCursor c = { .p = p, .end = p + n };
-        size_t n_frames, pool = 0, total_depth = 0;
-        uint64_t prev, method;
+static void parse_clock(ByteCursor *c, ClockMap *ret) {
+        uint64_t method = cursor_varint(c);
 
-        if (!d)
-                return -ENOMEM;
-
-        method = cursor_varint(&c);
-        d->clock = (ClockMap) {
+        *ret = (ClockMap) {
                 .method = method < _CLOCK_MAP_METHOD_MAX ? (ClockMapMethod) method : CLOCK_MAP_RECORDED,
-                .perf_minus_mono_ns = zigzag_decode(cursor_varint(&c)),
-                .realtime_minus_mono_ns = zigzag_decode(cursor_varint(&c)),
-                .error_ns = cursor_varint(&c),
-                .measured_mono_ns = cursor_varint(&c),
+                .perf_minus_mono_ns = zigzag_decode(cursor_varint(c)),
+                .realtime_minus_mono_ns = zigzag_decode(cursor_varint(c)),
+                .error_ns = cursor_varint(c),
+                .measured_mono_ns = cursor_varint(c),
         };
+}
 
-        /* Every count is bounded by the payload size: each item takes at least one byte. */
-        d->n_strings = cursor_varint_max(&c, n + 1);
-        if (c.error)
+/* Appends one chunk's table additions to t. -EBADMSG if they do not continue t or are malformed. */
+static int parse_tables(WindowFile *w, ByteCursor *c, size_t n, TableState *t) {
+        ByteCursor probe;
+        size_t add, bytes = 0, pool = 0, base;
+        uint64_t prev;
+        char *p;
+
+        /* strings: measure first, so the pool is exactly as large as the strings */
+        if (cursor_varint(c) != t->n_strings)
                 return -EBADMSG;
-        d->pool = malloc(n + 1);
-        d->strings = new(const char *, d->n_strings ?: 1);
-        if (!d->pool || !d->strings)
-                return -ENOMEM;
-        for (size_t i = 0; i < d->n_strings; i++) {
-                size_t l = cursor_varint_max(&c, PROFILE_NAME_BYTES_MAX + 1);
-                const uint8_t *s = cursor_bytes(&c, l);
-                if (c.error || memchr(s, 0, l))
+        add = cursor_varint_max(c, n + 1);
+        if (c->error)
+                return -EBADMSG;
+        probe = *c;
+        for (size_t i = 0; i < add; i++) {
+                size_t l = cursor_varint_max(&probe, PROFILE_NAME_BYTES_MAX + 1);
+                const uint8_t *b = cursor_bytes(&probe, l);
+                if (probe.error || memchr(b, 0, l))
                         return -EBADMSG;
-                memcpy(d->pool + pool, s, l);
-                d->pool[pool + l] = '\0';
-                d->strings[i] = d->pool + pool;
+                bytes += l + 1;
+        }
+        p = malloc(bytes ?: 1);
+        if (!p)
+                return -ENOMEM;
+        w->pools = reallocarray(w->pools, w->n_pools + 1, sizeof(char *));
+        if (!w->pools) {
+                free(p);
+                return -ENOMEM;
+        }
+        w->pools[w->n_pools++] = p;
+        if (!GREEDY_REALLOC(t->strings, t->strings_alloc, t->n_strings + add))
+                return -ENOMEM;
+        for (size_t i = 0; i < add; i++) {
+                size_t l = cursor_varint(c);
+                memcpy(p + pool, cursor_bytes(c, l), l);
+                p[pool + l] = '\0';
+                t->strings[t->n_strings++] = p + pool;
                 pool += l + 1;
         }
 
-        n_frames = cursor_varint_max(&c, n + 1);
-        if (c.error)
+        if (cursor_varint(c) != t->n_frames)
                 return -EBADMSG;
-        table = new0(Frame, n_frames);
-        if (!table)
+        add = cursor_varint_max(c, n + 1);
+        if (c->error)
+                return -EBADMSG;
+        base = t->n_frames;
+        if (!GREEDY_REALLOC(t->frames, t->frames_alloc, base + add))
                 return -ENOMEM;
-        for (size_t i = 0; i < n_frames; i++)
-                table[i].symbol = d->strings[cursor_varint_max(&c, d->n_strings)];
-        for (size_t i = 0; i < n_frames; i++)
-                table[i].dso = d->strings[cursor_varint_max(&c, d->n_strings)];
+        memset(t->frames + base, 0, add * sizeof(Frame));
+        for (size_t i = 0; i < add; i++)
+                t->frames[base + i].symbol = t->strings[cursor_varint_max(c, t->n_strings)];
+        for (size_t i = 0; i < add; i++)
+                t->frames[base + i].dso = t->strings[cursor_varint_max(c, t->n_strings)];
         prev = 0;
-        for (size_t i = 0; i < n_frames; i++)
-                prev = table[i].addr = prev + (uint64_t) zigzag_decode(cursor_varint(&c));
-        for (size_t i = 0; i < n_frames; i++)
-                table[i].offset = cursor_varint(&c);
-        for (size_t i = 0; i < n_frames; i++)
-                table[i].kernel = cursor_varint(&c) & 1;
-        if (c.error)
+        for (size_t i = 0; i < add; i++)
+                prev = t->frames[base + i].addr = prev + (uint64_t) zigzag_decode(cursor_varint(c));
+        for (size_t i = 0; i < add; i++)
+                t->frames[base + i].offset = cursor_varint(c);
+        for (size_t i = 0; i < add; i++)
+                t->frames[base + i].kernel = cursor_varint(c) & 1;
+        if (c->error)
                 return -EBADMSG;
+        t->n_frames += add;
 
-        d->n_stacks = cursor_varint_max(&c, n + 1);
-        if (c.error)
+        if (cursor_varint(c) != t->n_stacks)
                 return -EBADMSG;
-        d->stack_off = new(uint32_t, d->n_stacks ?: 1);
-        d->stack_depth = new(uint32_t, d->n_stacks ?: 1);
-        if (!d->stack_off || !d->stack_depth)
-                return -ENOMEM;
-        for (size_t i = 0; i < d->n_stacks; i++) {
-                d->stack_depth[i] = (uint32_t) cursor_varint_max(&c, PROFILE_STACK_DEPTH_MAX + 1);
-                d->stack_off[i] = (uint32_t) total_depth;
-                total_depth += d->stack_depth[i];
-        }
-        if (c.error || total_depth > n)
+        add = cursor_varint_max(c, n + 1);
+        if (c->error)
                 return -EBADMSG;
-        d->frames = new0(Frame, total_depth ?: 1);
-        if (!d->frames)
+        base = t->n_stacks;
+        if (!GREEDY_REALLOC(t->stack_off, t->stack_off_alloc, base + add) ||
+            !GREEDY_REALLOC(t->stack_depth, t->stack_depth_alloc, base + add))
                 return -ENOMEM;
-        for (size_t i = 0; i < total_depth; i++) {
-                size_t id = cursor_varint_max(&c, n_frames);
-                if (c.error)
-                        return -EBADMSG;
-                d->frames[i] = table[id];
+        bytes = 0;
+        for (size_t i = 0; i < add; i++) {
+                t->stack_depth[base + i] = (uint32_t) cursor_varint_max(c, PROFILE_STACK_DEPTH_MAX + 1);
+                t->stack_off[base + i] = (uint32_t) (t->n_stack_ids + bytes);
+                bytes += t->stack_depth[base + i];
         }
+        if (c->error || bytes > n)
+                return -EBADMSG;
+        if (!GREEDY_REALLOC(t->stack_ids, t->stack_ids_alloc, t->n_stack_ids + bytes))
+                return -ENOMEM;
+        for (size_t i = 0; i < bytes; i++)
+                t->stack_ids[t->n_stack_ids + i] = (uint32_t) cursor_varint_max(c, t->n_frames);
+        if (c->error)
+                return -EBADMSG;
+        t->n_stack_ids += bytes;
+        t->n_stacks += add;
+        return 0;
+}
+
+static int parse_samples(const ChunkInfo *info, ByteCursor *c, size_t n, const TableState *t, DecodedChunk *d) {
+        _cleanup_free_ uint32_t *local = NULL;
+        size_t total_depth = 0;
+        uint64_t prev;
 
         d->n = info->n_samples;
         if (d->n > n) /* each sample takes at least 7 bytes */
@@ -828,70 +936,191 @@ static int decode_payload(const ChunkInfo *info, const uint8_t *p, size_t n, Dec
                 return -ENOMEM;
         prev = info->first_ns;
         for (size_t i = 0; i < d->n; i++)
-                prev = d->t[i] = prev + cursor_varint(&c);
+                prev = d->t[i] = prev + cursor_varint(c);
         for (size_t i = 0; i < d->n; i++)
-                d->cpu[i] = (uint32_t) cursor_varint_max(&c, (uint64_t) UINT32_MAX + 1);
+                d->cpu[i] = (uint32_t) cursor_varint_max(c, (uint64_t) UINT32_MAX + 1);
         for (size_t i = 0; i < d->n; i++)
-                d->pid[i] = (uint32_t) cursor_varint_max(&c, (uint64_t) UINT32_MAX + 1);
+                d->pid[i] = (uint32_t) cursor_varint_max(c, (uint64_t) UINT32_MAX + 1);
         for (size_t i = 0; i < d->n; i++)
-                d->tid[i] = (uint32_t) ((int64_t) d->pid[i] + zigzag_decode(cursor_varint(&c)));
+                d->tid[i] = (uint32_t) ((int64_t) d->pid[i] + zigzag_decode(cursor_varint(c)));
         for (size_t i = 0; i < d->n; i++)
-                d->comm[i] = (uint32_t) cursor_varint_max(&c, d->n_strings);
+                d->comm[i] = (uint32_t) cursor_varint_max(c, t->n_strings);
         for (size_t i = 0; i < d->n; i++)
-                d->stack[i] = (uint32_t) cursor_varint_max(&c, d->n_stacks);
+                d->stack[i] = (uint32_t) cursor_varint_max(c, t->n_stacks);
         prev = 0;
         for (size_t i = 0; i < d->n; i++)
-                prev = d->period[i] = prev + (uint64_t) zigzag_decode(cursor_varint(&c));
+                prev = d->period[i] = prev + (uint64_t) zigzag_decode(cursor_varint(c));
 
-        d->n_lost = cursor_varint_max(&c, 65536 + 1);
-        if (c.error)
+        d->n_lost = cursor_varint_max(c, 65536 + 1);
+        if (c->error)
                 return -EBADMSG;
         d->lost_cpu = new(uint32_t, d->n_lost ?: 1);
         d->lost_n = new(uint64_t, d->n_lost ?: 1);
         if (!d->lost_cpu || !d->lost_n)
                 return -ENOMEM;
         for (size_t i = 0; i < d->n_lost; i++) {
-                d->lost_cpu[i] = (uint32_t) cursor_varint_max(&c, 65536);
-                d->lost_n[i] = cursor_varint(&c);
+                d->lost_cpu[i] = (uint32_t) cursor_varint_max(c, 65536);
+                d->lost_n[i] = cursor_varint(c);
         }
-        if (c.error || c.p != c.end)
+        if (c->error || c->p != c->end)
                 return -EBADMSG;
         if (d->n > 0 && d->t[d->n - 1] != info->last_ns)
                 return -EBADMSG;
 
-        *ret = TAKE_PTR(d);
+        /* Materialize only the stacks this chunk uses: a chain's tables can be much larger. */
+        local = new(uint32_t, t->n_stacks ?: 1);
+        d->stack_off = new(uint32_t, MIN(d->n, t->n_stacks) ?: 1);
+        d->stack_depth = new(uint32_t, MIN(d->n, t->n_stacks) ?: 1);
+        if (!local || !d->stack_off || !d->stack_depth)
+                return -ENOMEM;
+        memset(local, 0xff, (t->n_stacks ?: 1) * sizeof(uint32_t));
+        for (size_t i = 0; i < d->n; i++) {
+                uint32_t sid = d->stack[i];
+                if (local[sid] == UINT32_MAX) {
+                        local[sid] = (uint32_t) d->n_stacks;
+                        d->stack_off[d->n_stacks] = (uint32_t) total_depth;
+                        d->stack_depth[d->n_stacks++] = t->stack_depth[sid];
+                        total_depth += t->stack_depth[sid];
+                }
+                d->stack[i] = local[sid];
+        }
+        d->frames = new(Frame, total_depth ?: 1);
+        if (!d->frames)
+                return -ENOMEM;
+        for (size_t i = 0; i < t->n_stacks; i++)
+                if (local[i] != UINT32_MAX)
+                        for (uint32_t k = 0; k < t->stack_depth[i]; k++)
+                                d->frames[d->stack_off[local[i]] + k] = t->frames[t->stack_ids[t->stack_off[i] + k]];
+        d->strings = new(const char *, t->n_strings ?: 1);
+        if (!d->strings)
+                return -ENOMEM;
+        memcpy(d->strings, t->strings, t->n_strings * sizeof(const char *));
+        d->n_strings = t->n_strings;
+        return 0;
+}
+
+/* Reads, checks and decompresses chunk i's payload into raw. */
+static int load_payload(WindowFile *w, size_t i, ByteBuf *stored, ByteBuf *raw, const uint8_t **ret_p,
+                        size_t *ret_n) {
+        const ChunkInfo *c = &w->chunks[i];
+        int r;
+
+        r = verify_payload(w, c, stored);
+        if (r < 0)
+                return r;
+        if (!(c->flags & CHUNK_FLAG_ZSTD)) {
+                *ret_p = stored->data;
+                *ret_n = stored->len;
+                return 0;
+        }
+        r = decompress_exact(stored->data, stored->len, c->raw_len, raw);
+        if (r < 0)
+                return r;
+        *ret_p = raw->data;
+        *ret_n = raw->len;
+        return 0;
+}
+
+static void mark_corrupt(WindowFile *w, size_t i) {
+        /* Counted once, whether the scan or a decode found it. */
+        if (!w->chunks[i].corrupt) {
+                w->chunks[i].corrupt = true;
+                note_corrupt(&w->stats, w->chunks[i].offset);
+        }
+}
+
+/* Returns the tables of chunk i's chain as they stand before chunk i, rebuilding them if needed. */
+static int chain_state(WindowFile *w, size_t i, TableState **ret) {
+        _cleanup_(table_state_freep) TableState *t = NULL;
+        _cleanup_(byte_buf_done) ByteBuf stored = {}, raw = {};
+        uint32_t pos = w->chunks[i].chain_pos;
+        int r;
+
+        if (pos > 0 && w->cache && w->cache_after == i - 1) {
+                *ret = TAKE_PTR(w->cache);
+                return 0;
+        }
+        t = calloc(1, sizeof(TableState));
+        if (!t)
+                return -ENOMEM;
+        if (pos == 0) {
+                *ret = TAKE_PTR(t);
+                return 0;
+        }
+        /* The chain must be whole: the pos chunks before, adjacent in the file, each intact. */
+        if (pos > i)
+                return -EBADMSG;
+        for (size_t k = i - pos; k < i; k++) {
+                const ChunkInfo *c = &w->chunks[k];
+                if (c->corrupt || c->chain_pos != k - (i - pos) ||
+                    c->offset + CHUNK_HEADER_BYTES + c->stored_len != w->chunks[k + 1].offset)
+                        return -EBADMSG;
+        }
+        for (size_t k = i - pos; k < i; k++) {
+                const uint8_t *p;
+                size_t n;
+                ByteCursor c;
+                ClockMap ignored;
+
+                r = load_payload(w, k, &stored, &raw, &p, &n);
+                if (r == -EBADMSG)
+                        mark_corrupt(w, k);
+                if (r < 0)
+                        return r;
+                c = (ByteCursor) { .p = p, .end = p + n };
+                parse_clock(&c, &ignored);
+                r = parse_tables(w, &c, n, t);
+                if (r == -EBADMSG)
+                        mark_corrupt(w, k);
+                if (r < 0)
+                        return r;
+        }
+        *ret = TAKE_PTR(t);
         return 0;
 }
 
 int window_file_decode_chunk(WindowFile *w, size_t i, DecodedChunk **ret) {
         _cleanup_(byte_buf_done) ByteBuf stored = {}, raw = {};
-        ChunkInfo *c;
+        _cleanup_(decoded_chunk_freep) DecodedChunk *d = NULL;
+        _cleanup_(table_state_freep) TableState *t = NULL;
+        const uint8_t *p;
+        size_t n;
+        ByteCursor c;
         int r;
 
         assert(i < w->n_chunks);
-        c = &w->chunks[i];
-        if (c->corrupt)
+        if (w->chunks[i].corrupt)
                 return -EBADMSG;
-        r = verify_payload(w, c, &stored);
+        r = chain_state(w, i, &t);
+        if (r == -EBADMSG)
+                goto corrupt; /* its chain is broken: this chunk cannot be read either */
+        if (r < 0)
+                return r;
+        r = load_payload(w, i, &stored, &raw, &p, &n);
         if (r == -EBADMSG)
                 goto corrupt;
         if (r < 0)
                 return r;
-        if (c->flags & CHUNK_FLAG_ZSTD) {
-                r = decompress_exact(stored.data, stored.len, c->raw_len, &raw);
-                if (r == -EBADMSG)
-                        goto corrupt;
-                if (r < 0)
-                        return r;
-                r = decode_payload(c, raw.data, raw.len, ret);
-        } else
-                r = decode_payload(c, stored.data, stored.len, ret);
-        if (r != -EBADMSG)
+        d = calloc(1, sizeof(DecodedChunk));
+        if (!d)
+                return -ENOMEM;
+        c = (ByteCursor) { .p = p, .end = p + n };
+        parse_clock(&c, &d->clock);
+        r = parse_tables(w, &c, n, t);
+        if (r >= 0)
+                r = parse_samples(&w->chunks[i], &c, n, t, d);
+        if (r == -EBADMSG)
+                goto corrupt;
+        if (r < 0)
                 return r;
+        table_state_free(w->cache);
+        w->cache = TAKE_PTR(t);
+        w->cache_after = i;
+        *ret = TAKE_PTR(d);
+        return 0;
+
 corrupt:
-        /* Counted once, whether the scan or this decode found it. */
-        c->corrupt = true;
-        note_corrupt(&w->stats, c->offset);
+        mark_corrupt(w, i);
         return -EBADMSG;
 }
 
