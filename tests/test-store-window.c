@@ -11,6 +11,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "basic/alloc-util.h"
+#include "store/compress.h"
 #include "store/store-codec.h"
 #include "store/store-window.h"
 #include "store-test-util.h"
@@ -381,6 +383,63 @@ static void test_chained_truncation(void **state) {
         written_done(&w);
 }
 
+/* Payloads with valid checksums but mutated content: rejected or read, never a crash or overread. */
+static void test_mutated_payloads_with_valid_checksums(void **state) {
+        WindowHeaderInfo info = test_header_info();
+        _cleanup_(chunk_writer_freep) ChunkWriter *cw = chunk_writer_new(1);
+        ByteBuf enc = {}, raw = {}, hdr = {};
+        uint64_t rng = 77, t = 1000;
+        char path[] = "/tmp/test-store-window.XXXXXX";
+        int fd = mkstemp(path);
+        unsigned rejected = 0;
+
+        for (int i = 0; i < 50; i++) {
+                OwnedSample o;
+                test_make_sample(&rng, t += 1000, &o);
+                assert_int_equal(chunk_writer_add_sample(cw, &o.s), 0);
+        }
+        assert_int_equal(chunk_writer_encode(cw, &enc), 0);
+        assert_int_equal(decompress_exact(enc.data + CHUNK_HEADER_BYTES, enc.len - CHUNK_HEADER_BYTES,
+                                          get_le32(enc.data + 28), &raw), 0);
+        assert_int_equal(window_header_encode(&info, 0, 1000000, &hdr), 0);
+
+        for (int iter = 0; iter < 3000; iter++) {
+                _cleanup_free_ uint8_t *p = memdup(raw.data, raw.len);
+                size_t len = raw.len;
+                uint8_t h[CHUNK_HEADER_BYTES];
+                Collected got = {};
+                WindowReadStats st;
+
+                if (iter % 7 == 0)
+                        len = test_rand(&rng) % (raw.len + 1); /* cut short */
+                for (int k = 0, m = 1 + (int) (test_rand(&rng) % 4); k < m && len > 0; k++)
+                        p[test_rand(&rng) % len] = (uint8_t) test_rand(&rng);
+                memcpy(h, enc.data, CHUNK_HEADER_BYTES);
+                put_le16(h + 4, 0); /* stored raw, so mutations reach the parser */
+                put_le32(h + 28, (uint32_t) len);
+                put_le32(h + 32, (uint32_t) len);
+                put_le32(h + 36, crc32c(0, p, len));
+                put_le32(h + 44, crc32c(0, h, 44));
+                assert_int_equal(ftruncate(fd, 0), 0);
+                assert_int_equal(pwrite(fd, hdr.data, hdr.len, 0), (ssize_t) hdr.len);
+                assert_int_equal(pwrite(fd, h, sizeof h, (off_t) hdr.len), (ssize_t) sizeof h);
+                assert_int_equal(pwrite(fd, p, len, (off_t) (hdr.len + sizeof h)), (ssize_t) len);
+                assert_int_equal(window_read(path, collect_handler, &got, &st), 0);
+                if (st.corrupt_chunks > 0) {
+                        rejected++;
+                        assert_int_equal(got.n, 0);
+                } else
+                        assert_int_equal(got.n, 50);
+                collected_done(&got);
+        }
+        assert_true(rejected > 1000);
+        close(fd);
+        unlink(path);
+        byte_buf_done(&enc);
+        byte_buf_done(&raw);
+        byte_buf_done(&hdr);
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_crc32c_known_vector),
@@ -397,6 +456,7 @@ int main(void) {
                 cmocka_unit_test(test_round_trip_chained),
                 cmocka_unit_test(test_chained_corruption_loses_rest_of_chain_only),
                 cmocka_unit_test(test_chained_truncation),
+                cmocka_unit_test(test_mutated_payloads_with_valid_checksums),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }

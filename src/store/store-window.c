@@ -351,7 +351,8 @@ int chunk_writer_add_sample(ChunkWriter *w, const Sample *s) {
                 if (!GREEDY_REALLOC(w->stack_frames, w->stack_frames_alloc, w->n_stack_frames + depth) ||
                     !GREEDY_REALLOC(w->stack_depth, w->stack_depth_alloc, w->n_stacks + 1))
                         return -ENOMEM;
-                memcpy(w->stack_frames + w->n_stack_frames, ids, depth * sizeof(uint32_t));
+                if (depth > 0) /* an empty stack may be the first: stack_frames can still be NULL */
+                        memcpy(w->stack_frames + w->n_stack_frames, ids, depth * sizeof(uint32_t));
                 w->n_stack_frames += depth;
                 w->stack_depth[w->n_stacks++] = depth;
         }
@@ -873,7 +874,8 @@ static int parse_tables(WindowFile *w, ByteCursor *c, size_t n, TableState *t) {
         base = t->n_frames;
         if (!GREEDY_REALLOC(t->frames, t->frames_alloc, base + add))
                 return -ENOMEM;
-        memset(t->frames + base, 0, add * sizeof(Frame));
+        if (add > 0)
+                memset(t->frames + base, 0, add * sizeof(Frame));
         for (size_t i = 0; i < add; i++)
                 t->frames[base + i].symbol = t->strings[cursor_varint_max(c, t->n_strings)];
         for (size_t i = 0; i < add; i++)
@@ -994,7 +996,8 @@ static int parse_samples(const ChunkInfo *info, ByteCursor *c, size_t n, const T
         d->strings = new(const char *, t->n_strings ?: 1);
         if (!d->strings)
                 return -ENOMEM;
-        memcpy(d->strings, t->strings, t->n_strings * sizeof(const char *));
+        if (t->n_strings > 0)
+                memcpy(d->strings, t->strings, t->n_strings * sizeof(const char *));
         d->n_strings = t->n_strings;
         return 0;
 }
