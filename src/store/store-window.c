@@ -131,8 +131,12 @@ int window_header_decode(const uint8_t *p, size_t n, WindowHeader *ret) {
 
 typedef struct PendingSample {
         uint64_t t_ns, period;
-        uint32_t cpu, pid, tid, comm, stack, seq;
+        uint32_t cpu, thread, stack, seq;
 } PendingSample;
+
+typedef struct ThreadKey {
+        uint32_t pid, tid, comm;
+} ThreadKey;
 
 typedef struct FrameKey {
         uint32_t symbol, dso;
@@ -158,6 +162,10 @@ struct ChunkWriter {
         uint32_t *stack_frames, *stack_depth;
         size_t n_stack_frames, stack_frames_alloc, n_stacks, stack_depth_alloc;
 
+        Hashmap *threads; /* ThreadKey -> id */
+        ThreadKey *thread_list;
+        size_t n_threads, thread_alloc;
+
         PendingSample *samples;
         size_t n_samples, samples_alloc;
         uint64_t first_ns, last_ns;
@@ -172,7 +180,7 @@ struct ChunkWriter {
         unsigned chain_chunks;   /* chunks per chain, 1 = every chunk self-contained */
         unsigned chain_pos;      /* position of the next chunk in its chain, 0 = it starts one */
         uint32_t strings_emitted;
-        size_t string_bytes_emitted, frames_emitted, stacks_emitted, stack_frames_emitted;
+        size_t string_bytes_emitted, frames_emitted, stacks_emitted, stack_frames_emitted, threads_emitted;
 };
 
 ChunkWriter *chunk_writer_new(int compress_level) {
@@ -197,6 +205,8 @@ ChunkWriter *chunk_writer_free(ChunkWriter *w) {
         hashmap_free(w->strings);
         hashmap_free(w->frames);
         hashmap_free(w->stacks);
+        hashmap_free(w->threads);
+        free(w->thread_list);
         byte_buf_done(&w->string_table);
         free(w->frame_list);
         free(w->frame_order);
@@ -216,9 +226,12 @@ int chunk_writer_reset(ChunkWriter *w) {
         hashmap_free(w->strings);
         hashmap_free(w->frames);
         hashmap_free(w->stacks);
+        hashmap_free(w->threads);
         w->strings = hashmap_new();
         w->frames = hashmap_new();
         w->stacks = hashmap_new();
+        w->threads = hashmap_new();
+        w->n_threads = w->threads_emitted = 0;
         w->string_table.len = 0;
         w->n_strings = 0;
         w->chain_pos = 0;
@@ -233,7 +246,7 @@ int chunk_writer_reset(ChunkWriter *w) {
         if (w->lost)
                 memset(w->lost, 0, w->lost_alloc * sizeof(uint64_t));
         w->lost_total = 0;
-        if (!w->strings || !w->frames || !w->stacks)
+        if (!w->strings || !w->frames || !w->stacks || !w->threads)
                 return -ENOMEM;
         return 0;
 }
@@ -247,6 +260,7 @@ void chunk_writer_restart_chain(ChunkWriter *w) {
         w->chain_pos = 0;
         w->strings_emitted = 0;
         w->string_bytes_emitted = w->frames_emitted = w->stacks_emitted = w->stack_frames_emitted = 0;
+        w->threads_emitted = 0;
 }
 
 int chunk_writer_commit(ChunkWriter *w) {
@@ -263,6 +277,7 @@ int chunk_writer_commit(ChunkWriter *w) {
         w->frames_emitted = w->n_frames;
         w->stacks_emitted = w->n_stacks;
         w->stack_frames_emitted = w->n_stack_frames;
+        w->threads_emitted = w->n_threads;
         return 0;
 }
 
@@ -328,13 +343,15 @@ static int intern_frame(ChunkWriter *w, const Frame *f, uint32_t *ret) {
 }
 
 int chunk_writer_add_sample(ChunkWriter *w, const Sample *s) {
-        uint32_t ids[PROFILE_STACK_DEPTH_MAX], depth = MIN(s->n_frames, PROFILE_STACK_DEPTH_MAX), comm;
+        uint32_t ids[PROFILE_STACK_DEPTH_MAX], depth = MIN(s->n_frames, PROFILE_STACK_DEPTH_MAX), comm, thread;
         uint64_t *slot;
         bool added;
         int r;
 
         if (w->n_samples >= CHUNK_SAMPLES_MAX)
                 return -ENOBUFS;
+        if (s->cpu >= CHUNK_CPUS_MAX)
+                return -EINVAL;
         /* Deeper stacks lose their outermost frames, as perf does at kernel.perf_event_max_stack. */
         for (uint32_t i = 0; i < depth; i++) {
                 r = intern_frame(w, &s->frames[i], &ids[i]);
@@ -344,6 +361,21 @@ int chunk_writer_add_sample(ChunkWriter *w, const Sample *s) {
         r = intern_string(w, s->comm, &comm);
         if (r < 0)
                 return r;
+        {
+                ThreadKey k = { .pid = s->pid, .tid = s->tid, .comm = comm };
+                uint64_t *ts;
+                bool tadded;
+
+                ts = hashmap_slot(w->threads, &k, sizeof k, w->n_threads, &tadded);
+                if (!ts)
+                        return -ENOMEM;
+                if (tadded) {
+                        if (!GREEDY_REALLOC(w->thread_list, w->thread_alloc, w->n_threads + 1))
+                                return -ENOMEM;
+                        w->thread_list[w->n_threads++] = k;
+                }
+                thread = (uint32_t) *ts;
+        }
         slot = hashmap_slot(w->stacks, ids, depth * sizeof(uint32_t), w->n_stacks, &added);
         if (!slot)
                 return -ENOMEM;
@@ -362,9 +394,7 @@ int chunk_writer_add_sample(ChunkWriter *w, const Sample *s) {
                 .t_ns = s->t_ns,
                 .period = s->period,
                 .cpu = s->cpu,
-                .pid = s->pid,
-                .tid = s->tid,
-                .comm = comm,
+                .thread = thread,
                 .stack = (uint32_t) *slot,
                 .seq = (uint32_t) w->n_samples,
         };
@@ -430,6 +460,38 @@ static int sort_frames(ChunkWriter *w) {
         return 0;
 }
 
+/*
+ * Sample times, per CPU: a timer-driven event fires every period on each CPU, so a sample's time
+ * minus the previous one on its CPU minus its period is only the timer's jitter, a few
+ * microseconds. A CPU's first sample in the chunk is stored relative to first_ns.
+ */
+static int put_times(ChunkWriter *w, ByteBuf *b) {
+        _cleanup_free_ uint64_t *last = NULL;
+        uint32_t max_cpu = 0;
+        int r;
+
+        for (size_t i = 0; i < w->n_samples; i++)
+                max_cpu = MAX(max_cpu, w->samples[i].cpu);
+        last = new0(uint64_t, (size_t) max_cpu + 1);
+        if (!last)
+                return -ENOMEM;
+        for (size_t i = 0; i < w->n_samples; i++) {
+                const PendingSample *p = &w->samples[i];
+                uint64_t v;
+
+                if (last[p->cpu] == 0)
+                        v = zigzag_encode((int64_t) (p->t_ns - w->first_ns));
+                else
+                        v = zigzag_encode((int64_t) (p->t_ns - last[p->cpu] - p->period));
+                /* 0 marks "no sample yet"; a time of 0 cannot follow anything anyway */
+                last[p->cpu] = p->t_ns ?: 1;
+                r = byte_buf_put_varint(b, v);
+                if (r < 0)
+                        return r;
+        }
+        return 0;
+}
+
 static int encode_payload(ChunkWriter *w, ByteBuf *b) {
         const ClockMap *m = &w->clock;
         uint64_t prev, n_lost = 0;
@@ -484,28 +546,32 @@ static int encode_payload(ChunkWriter *w, ByteBuf *b) {
         for (size_t i = w->stack_frames_emitted; i < w->n_stack_frames; i++)
                 PUT(w->frame_rank[w->stack_frames[i]]);
 
+        /* threads: (pid, tid, comm) triples, so a sample names its thread with one small number */
+        PUT(w->threads_emitted);
+        PUT(w->n_threads - w->threads_emitted);
+        for (size_t i = w->threads_emitted; i < w->n_threads; i++)
+                PUT(w->thread_list[i].pid);
+        for (size_t i = w->threads_emitted; i < w->n_threads; i++)
+                PUT(zigzag_encode((int64_t) w->thread_list[i].tid - (int64_t) w->thread_list[i].pid));
+        for (size_t i = w->threads_emitted; i < w->n_threads; i++)
+                PUT(w->thread_list[i].comm);
+
         /* Samples go out in time order: per-CPU buffers drain out of order, readers want order. */
         qsort(w->samples, w->n_samples, sizeof(PendingSample), cmp_pending);
-        prev = w->first_ns;
-        for (size_t i = 0; i < w->n_samples; i++) {
-                PUT(w->samples[i].t_ns - prev);
-                prev = w->samples[i].t_ns;
-        }
         for (size_t i = 0; i < w->n_samples; i++)
                 PUT(w->samples[i].cpu);
-        for (size_t i = 0; i < w->n_samples; i++)
-                PUT(w->samples[i].pid);
-        for (size_t i = 0; i < w->n_samples; i++)
-                PUT(zigzag_encode((int64_t) w->samples[i].tid - (int64_t) w->samples[i].pid));
-        for (size_t i = 0; i < w->n_samples; i++)
-                PUT(w->samples[i].comm);
-        for (size_t i = 0; i < w->n_samples; i++)
-                PUT(w->samples[i].stack);
         prev = 0;
         for (size_t i = 0; i < w->n_samples; i++) {
                 PUT(zigzag_encode((int64_t) (w->samples[i].period - prev)));
                 prev = w->samples[i].period;
         }
+        r = put_times(w, b);
+        if (r < 0)
+                return r;
+        for (size_t i = 0; i < w->n_samples; i++)
+                PUT(w->samples[i].thread);
+        for (size_t i = 0; i < w->n_samples; i++)
+                PUT(w->samples[i].stack);
 
         for (size_t i = 0; i < w->lost_alloc; i++)
                 n_lost += w->lost[i] > 0;
@@ -764,6 +830,8 @@ struct TableState {
         size_t n_frames, frames_alloc;
         uint32_t *stack_off, *stack_depth, *stack_ids;
         size_t n_stacks, stack_off_alloc, stack_depth_alloc, n_stack_ids, stack_ids_alloc;
+        uint32_t *thread_pid, *thread_tid, *thread_comm;
+        size_t n_threads, thread_pid_alloc, thread_tid_alloc, thread_comm_alloc;
 };
 
 static TableState *table_state_free(TableState *t) {
@@ -774,6 +842,9 @@ static TableState *table_state_free(TableState *t) {
         free(t->stack_off);
         free(t->stack_depth);
         free(t->stack_ids);
+        free(t->thread_pid);
+        free(t->thread_tid);
+        free(t->thread_comm);
         free(t);
         return NULL;
 }
@@ -916,11 +987,32 @@ static int parse_tables(WindowFile *w, ByteCursor *c, size_t n, TableState *t) {
                 return -EBADMSG;
         t->n_stack_ids += bytes;
         t->n_stacks += add;
+
+        if (cursor_varint(c) != t->n_threads)
+                return -EBADMSG;
+        add = cursor_varint_max(c, n + 1);
+        if (c->error)
+                return -EBADMSG;
+        base = t->n_threads;
+        if (!GREEDY_REALLOC(t->thread_pid, t->thread_pid_alloc, base + add) ||
+            !GREEDY_REALLOC(t->thread_tid, t->thread_tid_alloc, base + add) ||
+            !GREEDY_REALLOC(t->thread_comm, t->thread_comm_alloc, base + add))
+                return -ENOMEM;
+        for (size_t i = 0; i < add; i++)
+                t->thread_pid[base + i] = (uint32_t) cursor_varint_max(c, (uint64_t) UINT32_MAX + 1);
+        for (size_t i = 0; i < add; i++)
+                t->thread_tid[base + i] = (uint32_t) ((int64_t) t->thread_pid[base + i] + zigzag_decode(cursor_varint(c)));
+        for (size_t i = 0; i < add; i++)
+                t->thread_comm[base + i] = (uint32_t) cursor_varint_max(c, t->n_strings);
+        if (c->error)
+                return -EBADMSG;
+        t->n_threads += add;
         return 0;
 }
 
 static int parse_samples(const ChunkInfo *info, ByteCursor *c, size_t n, const TableState *t, DecodedChunk *d) {
         _cleanup_free_ uint32_t *local = NULL;
+        _cleanup_free_ uint64_t *last = NULL;
         size_t total_depth = 0;
         uint64_t prev;
 
@@ -936,22 +1028,36 @@ static int parse_samples(const ChunkInfo *info, ByteCursor *c, size_t n, const T
         d->stack = new(uint32_t, d->n ?: 1);
         if (!d->t || !d->period || !d->cpu || !d->pid || !d->tid || !d->comm || !d->stack)
                 return -ENOMEM;
-        prev = info->first_ns;
         for (size_t i = 0; i < d->n; i++)
-                prev = d->t[i] = prev + cursor_varint(c);
-        for (size_t i = 0; i < d->n; i++)
-                d->cpu[i] = (uint32_t) cursor_varint_max(c, (uint64_t) UINT32_MAX + 1);
-        for (size_t i = 0; i < d->n; i++)
-                d->pid[i] = (uint32_t) cursor_varint_max(c, (uint64_t) UINT32_MAX + 1);
-        for (size_t i = 0; i < d->n; i++)
-                d->tid[i] = (uint32_t) ((int64_t) d->pid[i] + zigzag_decode(cursor_varint(c)));
-        for (size_t i = 0; i < d->n; i++)
-                d->comm[i] = (uint32_t) cursor_varint_max(c, t->n_strings);
-        for (size_t i = 0; i < d->n; i++)
-                d->stack[i] = (uint32_t) cursor_varint_max(c, t->n_stacks);
+                d->cpu[i] = (uint32_t) cursor_varint_max(c, CHUNK_CPUS_MAX);
         prev = 0;
         for (size_t i = 0; i < d->n; i++)
                 prev = d->period[i] = prev + (uint64_t) zigzag_decode(cursor_varint(c));
+        if (c->error)
+                return -EBADMSG;
+        last = new0(uint64_t, CHUNK_CPUS_MAX);
+        if (!last)
+                return -ENOMEM;
+        for (size_t i = 0; i < d->n; i++) {
+                int64_t v = zigzag_decode(cursor_varint(c));
+                uint32_t cpu = d->cpu[i];
+
+                d->t[i] = last[cpu] == 0 ? info->first_ns + (uint64_t) v : last[cpu] + d->period[i] + (uint64_t) v;
+                /* time order within the chunk is part of the format */
+                if (i > 0 && d->t[i] < d->t[i - 1])
+                        return -EBADMSG;
+                last[cpu] = d->t[i] ?: 1;
+        }
+        for (size_t i = 0; i < d->n; i++) {
+                size_t th = cursor_varint_max(c, t->n_threads);
+                if (c->error)
+                        return -EBADMSG;
+                d->pid[i] = t->thread_pid[th];
+                d->tid[i] = t->thread_tid[th];
+                d->comm[i] = t->thread_comm[th];
+        }
+        for (size_t i = 0; i < d->n; i++)
+                d->stack[i] = (uint32_t) cursor_varint_max(c, t->n_stacks);
 
         d->n_lost = cursor_varint_max(c, 65536 + 1);
         if (c->error)

@@ -30,6 +30,7 @@
 #define CHUNK_SAMPLES_MAX (UINT32_C(1) << 22)
 #define CHUNK_STORED_BYTES_MAX (UINT32_C(256) << 20)
 #define WINDOW_CHUNKS_MAX (UINT32_C(1) << 20)
+#define CHUNK_CPUS_MAX 65536U
 /* Chunks per chain: tables are shared within a chain, so a longer chain is smaller on disk but a
  * damaged chunk makes the rest of its chain unreadable. 6 × 5 s chunks = 30 s at most. */
 #define CHUNK_CHAIN_DEFAULT 6U
