@@ -8,7 +8,8 @@
 #   - CPU cost of writing: CPU seconds spent in the ring writer per sampled second;
 #   - a 10-second cut from a synthetic 12-hour ring: time, and how many chunks were read or skipped.
 #
-# Usage: contrib/bench-store.sh [BUILD_DIR] [SECONDS] [HOURS]     (root; perf installed)
+# Usage: [BENCH_LOAD=mixed|none] contrib/bench-store.sh [BUILD_DIR] [SECONDS] [HOURS]
+# (root; perf installed)
 # Only the cpu-clock event is used, so it runs in VMs without hardware counters.
 set -eu
 
@@ -28,12 +29,15 @@ cleanup() {
 }
 trap cleanup EXIT
 
-# The load: one CPU-bound shell loop, a file-system walk (kernel stacks) and a compressor
-# (library stacks), so the profile is neither all idle nor one stack.
-( while :; do :; done ) & LOAD_PIDS+=($!)
-( while :; do find /usr/lib -name '*.so*' -newer /etc/hostname >/dev/null 2>&1; done ) & LOAD_PIDS+=($!)
-( while :; do head -c 50M /dev/urandom | gzip -1 >/dev/null; done ) & LOAD_PIDS+=($!)
-sleep 1
+# The load (BENCH_LOAD): "mixed" (default) runs one CPU-bound shell loop, a file-system walk
+# (kernel stacks) and a compressor (library stacks), so the profile is neither all idle nor one
+# stack; "none" records the machine as it is.
+if [ "${BENCH_LOAD:-mixed}" = mixed ]; then
+        ( while :; do :; done ) & LOAD_PIDS+=($!)
+        ( while :; do find /usr/lib -name '*.so*' -newer /etc/hostname >/dev/null 2>&1; done ) & LOAD_PIDS+=($!)
+        ( while :; do head -c 50M /dev/urandom | gzip -1 >/dev/null; done ) & LOAD_PIDS+=($!)
+        sleep 1
+fi
 
 echo "Recording ${SECS}s of cpu-clock at 97 Hz on all CPUs, twice at once (plain and -z)..."
 perf record -q -e cpu-clock -F 97 -g -a -o "$W/plain.data" -- sleep "$SECS" 2>"$W/plain.log" &

@@ -32,8 +32,8 @@
 #define WINDOW_CHUNKS_MAX (UINT32_C(1) << 20)
 #define CHUNK_CPUS_MAX 65536U
 /* Chunks per chain: tables are shared within a chain, so a longer chain is smaller on disk but a
- * damaged chunk makes the rest of its chain unreadable. 6 × 5 s chunks = 30 s at most. */
-#define CHUNK_CHAIN_DEFAULT 6U
+ * damaged chunk makes the rest of its chain unreadable. 12 × 5 s chunks = 60 s at most. */
+#define CHUNK_CHAIN_DEFAULT 12U
 #define CHUNK_CHAIN_MAX 1024U
 
 typedef struct WindowHeaderInfo {
