@@ -19,6 +19,7 @@
  */
 #pragma once
 
+#include <errno.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -37,6 +38,8 @@ typedef enum RingEventType {
         RING_EVENT_RECOVERED, /* a .partial left by a crash was finalized; bytes = tail cut off */
         RING_EVENT_DISCARDED, /* a .partial with no usable header was deleted */
         RING_EVENT_DROPPED,   /* a chunk could not be written (disk full and nothing left to free); bytes = samples */
+        _RING_EVENT_TYPE_MAX,
+        _RING_EVENT_TYPE_INVALID = -EINVAL,
 } RingEventType;
 
 typedef struct RingEvent {
@@ -62,6 +65,7 @@ typedef struct RingOptions {
 typedef struct RingStore RingStore;
 
 int ring_store_open(const char *ring_dir, const RingOptions *o, const WindowHeaderInfo *h, RingStore **ret);
+/* Flushes and finalizes the open window. Errors are lost here: call ring_store_flush() first to see them. */
 RingStore *ring_store_free(RingStore *rs);
 
 int ring_store_add_sample(RingStore *rs, const Sample *s);
