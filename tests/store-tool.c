@@ -25,6 +25,18 @@
 #include "store/ring-store.h"
 #include "store/store-slice.h"
 
+/* STORE_TOOL_CHAIN and STORE_TOOL_ZSTD_LEVEL override the ring's defaults, for format experiments. */
+static RingOptions tool_options(uint64_t window_secs) {
+        const char *chain = getenv("STORE_TOOL_CHAIN"), *level = getenv("STORE_TOOL_ZSTD_LEVEL");
+
+        return (RingOptions) {
+                .window_usec = window_secs * USEC_PER_SEC,
+                .max_age_usec = USEC_INFINITY,
+                .chain_chunks = chain ? (unsigned) atoi(chain) : 0,
+                .compress_level = level ? atoi(level) : 0,
+        };
+}
+
 static uint64_t thread_cpu_ns(void) {
         return now_nsec(CLOCK_THREAD_CPUTIME_ID);
 }
@@ -52,9 +64,8 @@ static int importer_feed(Importer *im, const Sample *s) {
                 im->map.realtime_minus_mono_ns -= (int64_t) (3600 * NSEC_PER_SEC);
                 im->info.clock = im->map;
                 t0 = thread_cpu_ns();
-                r = ring_store_open(im->ring, &(RingOptions) { .window_usec = im->window_usec,
-                                                               .max_age_usec = USEC_INFINITY },
-                                    &im->info, &im->rs);
+                RingOptions o = tool_options(im->window_usec / USEC_PER_SEC);
+                r = ring_store_open(im->ring, &o, &im->info, &im->rs);
                 im->cpu_ns += thread_cpu_ns() - t0;
                 if (r < 0)
                         return r;
@@ -173,7 +184,7 @@ static bool parse_frame_line(char *line, Frame *f, char *sym, size_t sym_l, char
         return true;
 }
 
-static int cmd_import(const char *ring, uint64_t window_secs) {
+static int cmd_import(const char *ring, uint64_t window_secs, uint64_t chunk_secs) {
         static char syms[PROFILE_STACK_DEPTH_MAX][PROFILE_NAME_BYTES_MAX], dsos[PROFILE_STACK_DEPTH_MAX][PROFILE_NAME_BYTES_MAX];
         Frame frames[PROFILE_STACK_DEPTH_MAX];
         char comm[64], *line = NULL;
@@ -183,7 +194,7 @@ static int cmd_import(const char *ring, uint64_t window_secs) {
         Importer im = {
                 .ring = ring,
                 .window_usec = window_secs * USEC_PER_SEC,
-                .chunk_ns = 5 * NSEC_PER_SEC,
+                .chunk_ns = chunk_secs * NSEC_PER_SEC,
                 .info = { .host = "bench", .boot_id = "00000000000000000000000000000000", .kernel_release = "imported",
                           .event = "cpu-clock", .freq_hz = 97, .n_cpus = 0 },
         };
@@ -256,8 +267,8 @@ static int cmd_synth(const char *ring, double hours, unsigned cpus, unsigned hz,
         info.clock.perf_minus_mono_ns = 0;
         /* perf time t_start + span_ns is "now" */
         info.clock.realtime_minus_mono_ns = (int64_t) (now * NSEC_PER_USEC) - (int64_t) (t_start + span_ns);
-        r = ring_store_open(ring, &(RingOptions) { .window_usec = window_secs * USEC_PER_SEC, .max_age_usec = USEC_INFINITY },
-                            &info, &rs);
+        RingOptions o = tool_options(window_secs);
+        r = ring_store_open(ring, &o, &info, &rs);
         if (r < 0) {
                 fprintf(stderr, "synth: %s\n", strerror(-r));
                 return 1;
@@ -367,7 +378,7 @@ static int cmd_slice(const char *ring, double from_epoch, double secs) {
 
 int main(int argc, char *argv[]) {
         if (argc >= 3 && strcmp(argv[1], "import") == 0)
-                return cmd_import(argv[2], argc > 3 ? strtoull(argv[3], NULL, 10) : 120);
+                return cmd_import(argv[2], argc > 3 ? strtoull(argv[3], NULL, 10) : 120, argc > 4 ? strtoull(argv[4], NULL, 10) : 5);
         if (argc >= 6 && strcmp(argv[1], "synth") == 0)
                 return cmd_synth(argv[2], atof(argv[3]), (unsigned) atoi(argv[4]), (unsigned) atoi(argv[5]),
                                  argc > 6 ? strtoull(argv[6], NULL, 10) : 120);

@@ -312,6 +312,64 @@ static void test_slice_across_boundary(void **state) {
         collected_done(&expect);
 }
 
+static unsigned n_removed_events;
+
+static void count_events(const RingEvent *e, void *ud) {
+        if (e->type == RING_EVENT_REMOVED) {
+                n_removed_events++;
+                assert_string_equal(e->reason, "older than the age limit");
+                assert_non_null(strstr(e->name, ".tpw"));
+        }
+}
+
+static void test_clock_updates_and_retention_events(void **state) {
+        WindowHeaderInfo info = test_header_info();
+        RingOptions o = { .window_usec = 10 * USEC_PER_SEC, .max_age_usec = USEC_PER_HOUR, .on_event = count_events };
+        _cleanup_(ring_store_freep) RingStore *rs = NULL;
+        _cleanup_(window_file_freep) WindowFile *wf = NULL;
+        _cleanup_(decoded_chunk_freep) DecodedChunk *d = NULL;
+        ClockMap m = info.clock;
+        char ring[128], path[PATH_MAX];
+        uint64_t rng = 61, t = UINT64_C(6000000000000), now;
+        WindowInfo *w = NULL;
+        size_t n;
+        VacuumResult res;
+        struct timespec old[2] = { { .tv_sec = 1000 }, { .tv_sec = 1000 } };
+
+        snprintf(ring, sizeof ring, "%s/clockring", tmpdir);
+        assert_int_equal(ring_store_open(ring, &o, &info, &rs), 0);
+        now = now_usec(CLOCK_REALTIME);
+        add_samples(rs, &rng, &t, 10, NULL);
+        assert_int_equal(ring_store_flush(rs), 0);
+        m.perf_minus_mono_ns = 777;
+        m.method = CLOCK_MAP_PERF_BRACKET;
+        assert_int_equal(ring_store_update_clock(rs, &m), 0);
+        add_samples(rs, &rng, &t, 10, NULL);
+        assert_int_equal(ring_store_flush(rs), 0);
+        assert_int_equal(ring_store_rotate(rs, (now / (10 * USEC_PER_SEC) + 1) * 10 * USEC_PER_SEC), 1);
+        add_samples(rs, &rng, &t, 10, NULL);
+        assert_int_equal(ring_store_flush(rs), 0);
+
+        /* each chunk carries the mapping in effect; a window opened later has it in its header */
+        assert_int_equal(ring_list_windows(ring, false, &w, &n), 0);
+        assert_int_equal(n, 2);
+        assert_true(w[0].header.info.clock.perf_minus_mono_ns == info.clock.perf_minus_mono_ns);
+        assert_true(w[1].header.info.clock.perf_minus_mono_ns == 777);
+        assert_int_equal(window_file_open(w[0].path, false, &wf), 0);
+        assert_int_equal(window_file_decode_chunk(wf, 1, &d), 0);
+        assert_true(decoded_chunk_clock(d)->perf_minus_mono_ns == 777);
+
+        /* an old finalized window goes, with an event; the open one stays */
+        snprintf(path, sizeof path, "%s", w[0].path);
+        assert_int_equal(utimensat(AT_FDCWD, path, old, 0), 0);
+        assert_int_equal(ring_store_vacuum(rs, now_usec(CLOCK_REALTIME), &res), 0);
+        assert_int_equal(res.removed, 1);
+        assert_int_equal(n_removed_events, 1);
+        assert_int_equal(access(path, F_OK), -1);
+        assert_int_equal(access(w[1].path, F_OK), 0);
+        window_info_array_free(w, n);
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_window_name),
@@ -319,6 +377,7 @@ int main(void) {
                 cmocka_unit_test_setup_teardown(test_crash_recovery, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_pin_finalized_and_open, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_slice_across_boundary, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_clock_updates_and_retention_events, setup, teardown),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }

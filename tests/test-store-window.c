@@ -11,6 +11,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "basic/alloc-util.h"
+#include "store/compress.h"
 #include "store/store-codec.h"
 #include "store/store-window.h"
 #include "store-test-util.h"
@@ -28,14 +30,19 @@ static int cmp_time(const void *a, const void *b) {
         return x->s.t_ns < y->s.t_ns ? -1 : x->s.t_ns > y->s.t_ns;
 }
 
-/* Writes a window of n_chunks chunks of per_chunk samples; shuffled puts each chunk's samples out of order. */
-static void write_window(Written *w, size_t n_chunks, size_t per_chunk, bool shuffled, uint64_t seed) {
+/*
+ * Writes a window of n_chunks chunks of per_chunk samples; shuffled puts each chunk's samples out
+ * of order; chain > 1 makes chains of that many chunks share tables (1: all self-contained).
+ */
+static void write_window_chained(Written *w, size_t n_chunks, size_t per_chunk, bool shuffled, uint64_t seed,
+                                 unsigned chain) {
         WindowHeaderInfo info = test_header_info();
         _cleanup_(chunk_writer_freep) ChunkWriter *cw = chunk_writer_new(3);
         ByteBuf b = {};
         uint64_t rng = seed, t = UINT64_C(5000000000000);
         int fd;
 
+        chunk_writer_set_chain(cw, chain);
         memset(w, 0, sizeof *w);
         strcpy(w->path, "/tmp/test-store-window.XXXXXX");
         fd = mkstemp(w->path);
@@ -60,11 +67,15 @@ static void write_window(Written *w, size_t n_chunks, size_t per_chunk, bool shu
                 assert_int_equal(chunk_writer_encode(cw, &b), 0);
                 w->chunk_offset[w->n_chunks++] = (uint64_t) lseek(fd, 0, SEEK_CUR);
                 assert_int_equal(write(fd, b.data, b.len), (ssize_t) b.len);
-                assert_int_equal(chunk_writer_reset(cw), 0);
+                assert_int_equal(chunk_writer_commit(cw), 0);
                 t += 5000000000ULL;
         }
         close(fd);
         byte_buf_done(&b);
+}
+
+static void write_window(Written *w, size_t n_chunks, size_t per_chunk, bool shuffled, uint64_t seed) {
+        write_window_chained(w, n_chunks, per_chunk, shuffled, seed, 1);
 }
 
 static void written_done(Written *w) {
@@ -305,6 +316,130 @@ static void test_chunk_time_bounds(void **state) {
         written_done(&w);
 }
 
+static void test_round_trip_chained(void **state) {
+        _cleanup_(window_file_freep) WindowFile *wf = NULL;
+        Written w;
+        Collected got = {};
+        WindowReadStats st;
+
+        write_window_chained(&w, 7, 400, true, 12, 3);
+        assert_int_equal(window_read(w.path, collect_handler, &got, &st), 0);
+        assert_int_equal(got.n, w.expected.n);
+        assert_read_equals(&got, &w.expected, 0, w.expected.n);
+        assert_int_equal(st.corrupt_chunks, 0);
+        collected_done(&got);
+
+        assert_int_equal(window_file_open(w.path, false, &wf), 0);
+        assert_int_equal(wf->n_chunks, 7);
+        for (size_t i = 0; i < 7; i++)
+                assert_int_equal(wf->chunks[i].chain_pos, i % 3);
+        /* out of order: each chunk still decodes, rebuilding its chain's tables */
+        for (size_t k = 0; k < 7; k++) {
+                size_t i = (k * 5) % 7;
+                _cleanup_(decoded_chunk_freep) DecodedChunk *d = NULL;
+                assert_int_equal(window_file_decode_chunk(wf, i, &d), 0);
+                assert_int_equal(decoded_chunk_n_samples(d), 400);
+                for (size_t j = 0; j < 400; j++) {
+                        Sample s;
+                        decoded_chunk_sample(d, j, &s);
+                        assert_true(sample_equal(&s, &w.expected.v[i * 400 + j].s));
+                }
+        }
+        written_done(&w);
+}
+
+static void test_chained_corruption_loses_rest_of_chain_only(void **state) {
+        Written w;
+        Collected got = {};
+        WindowReadStats st;
+
+        /* chains: chunks 0-2 and 3-5 */
+        write_window_chained(&w, 6, 200, false, 13, 3);
+        flip_byte(w.path, w.chunk_offset[1] + CHUNK_HEADER_BYTES + 50);
+        assert_int_equal(window_read(w.path, collect_handler, &got, &st), 0);
+        assert_int_equal(st.corrupt_chunks, 2); /* the damaged one and the one that needs it */
+        assert_int_equal(st.first_corrupt_offset, w.chunk_offset[1]);
+        assert_int_equal(got.n, 4 * 200);
+        assert_read_equals(&got, &w.expected, 0, 200);
+        for (size_t i = 200; i < 800; i++)
+                assert_true(sample_equal(&got.v[i].s, &w.expected.v[i + 400].s));
+        collected_done(&got);
+        written_done(&w);
+}
+
+static void test_chained_truncation(void **state) {
+        Written w;
+        Collected got = {};
+        WindowReadStats st;
+
+        write_window_chained(&w, 5, 100, false, 14, 6);
+        assert_int_equal(truncate(w.path, (off_t) (w.chunk_offset[4] + 20)), 0);
+        assert_int_equal(window_read(w.path, collect_handler, &got, &st), 0);
+        assert_true(st.truncated);
+        assert_int_equal(st.corrupt_chunks, 0);
+        assert_int_equal(got.n, 400);
+        assert_read_equals(&got, &w.expected, 0, 400);
+        collected_done(&got);
+        written_done(&w);
+}
+
+/* Payloads with valid checksums but mutated content: rejected or read, never a crash or overread. */
+static void test_mutated_payloads_with_valid_checksums(void **state) {
+        WindowHeaderInfo info = test_header_info();
+        _cleanup_(chunk_writer_freep) ChunkWriter *cw = chunk_writer_new(1);
+        ByteBuf enc = {}, raw = {}, hdr = {};
+        uint64_t rng = 77, t = 1000;
+        char path[] = "/tmp/test-store-window.XXXXXX";
+        int fd = mkstemp(path);
+        unsigned rejected = 0;
+
+        for (int i = 0; i < 50; i++) {
+                OwnedSample o;
+                test_make_sample(&rng, t += 1000, &o);
+                assert_int_equal(chunk_writer_add_sample(cw, &o.s), 0);
+        }
+        assert_int_equal(chunk_writer_encode(cw, &enc), 0);
+        assert_int_equal(decompress_exact(enc.data + CHUNK_HEADER_BYTES, enc.len - CHUNK_HEADER_BYTES,
+                                          get_le32(enc.data + 28), &raw), 0);
+        assert_int_equal(window_header_encode(&info, 0, 1000000, &hdr), 0);
+
+        for (int iter = 0; iter < 3000; iter++) {
+                _cleanup_free_ uint8_t *p = memdup(raw.data, raw.len);
+                size_t len = raw.len;
+                uint8_t h[CHUNK_HEADER_BYTES];
+                Collected got = {};
+                WindowReadStats st;
+
+                if (iter % 7 == 0)
+                        len = test_rand(&rng) % (raw.len + 1); /* cut short */
+                for (int k = 0, m = 1 + (int) (test_rand(&rng) % 4); k < m && len > 0; k++)
+                        p[test_rand(&rng) % len] = (uint8_t) test_rand(&rng);
+                memcpy(h, enc.data, CHUNK_HEADER_BYTES);
+                put_le16(h + 4, 0); /* stored raw, so mutations reach the parser */
+                put_le32(h + 28, (uint32_t) len);
+                put_le32(h + 32, (uint32_t) len);
+                put_le32(h + 36, crc32c(0, p, len));
+                put_le32(h + 44, crc32c(0, h, 44));
+                assert_int_equal(ftruncate(fd, 0), 0);
+                assert_int_equal(pwrite(fd, hdr.data, hdr.len, 0), (ssize_t) hdr.len);
+                assert_int_equal(pwrite(fd, h, sizeof h, (off_t) hdr.len), (ssize_t) sizeof h);
+                assert_int_equal(pwrite(fd, p, len, (off_t) (hdr.len + sizeof h)), (ssize_t) len);
+                assert_int_equal(window_read(path, collect_handler, &got, &st), 0);
+                if (st.corrupt_chunks > 0) {
+                        rejected++;
+                        assert_int_equal(got.n, 0);
+                } else
+                        assert_int_equal(got.n, 50);
+                collected_done(&got);
+        }
+        assert_true(rejected > 1000);
+        close(fd);
+        unlink(path);
+        byte_buf_done(&enc);
+        byte_buf_done(&raw);
+        byte_buf_done(&hdr);
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_crc32c_known_vector),
@@ -318,6 +453,10 @@ int main(void) {
                 cmocka_unit_test(test_flipped_chunk_header_bit),
                 cmocka_unit_test(test_damaged_file_header),
                 cmocka_unit_test(test_chunk_time_bounds),
+                cmocka_unit_test(test_round_trip_chained),
+                cmocka_unit_test(test_chained_corruption_loses_rest_of_chain_only),
+                cmocka_unit_test(test_chained_truncation),
+                cmocka_unit_test(test_mutated_payloads_with_valid_checksums),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -250,6 +250,7 @@ static int open_window(RingStore *rs, uint64_t now_realtime_usec) {
                 return r;
         }
         rs->header_bytes = rs->out.len;
+        chunk_writer_restart_chain(rs->cw); /* a window file never depends on another */
         rs->window_start_usec = start;
         rs->window_end_usec = end;
         rs->written_first_ns = UINT64_MAX;
@@ -306,6 +307,8 @@ int ring_store_open(const char *ring_dir, const RingOptions *o, const WindowHead
         if (!rs->cw)
                 return -ENOMEM;
         chunk_writer_set_clock(rs->cw, &h->clock);
+        if (rs->o.chain_chunks > 0)
+                chunk_writer_set_chain(rs->cw, rs->o.chain_chunks);
         r = open_window(rs, now_usec(CLOCK_REALTIME));
         if (r < 0)
                 return r;
@@ -373,7 +376,7 @@ int ring_store_flush(RingStore *rs) {
         chunk_writer_time_range(rs->cw, &first, &last);
         rs->written_first_ns = MIN(rs->written_first_ns, first);
         rs->written_last_ns = MAX(rs->written_last_ns, last);
-        return chunk_writer_reset(rs->cw);
+        return chunk_writer_commit(rs->cw);
 
 drop:
         /* Keeping the samples for a retry would let memory grow while the disk stays full. */

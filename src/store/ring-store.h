@@ -19,6 +19,7 @@
  */
 #pragma once
 
+#include <errno.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -37,6 +38,8 @@ typedef enum RingEventType {
         RING_EVENT_RECOVERED, /* a .partial left by a crash was finalized; bytes = tail cut off */
         RING_EVENT_DISCARDED, /* a .partial with no usable header was deleted */
         RING_EVENT_DROPPED,   /* a chunk could not be written (disk full and nothing left to free); bytes = samples */
+        _RING_EVENT_TYPE_MAX,
+        _RING_EVENT_TYPE_INVALID = -EINVAL,
 } RingEventType;
 
 typedef struct RingEvent {
@@ -53,6 +56,7 @@ typedef struct RingOptions {
         uint64_t max_bytes;       /* 0: no limit */
         uint64_t keep_free_bytes; /* 0: no margin */
         int compress_level;       /* 0: COMPRESS_LEVEL_DEFAULT */
+        unsigned chain_chunks;    /* chunks sharing tables; 0: CHUNK_CHAIN_DEFAULT, 1: all self-contained */
         bool sync;                /* fdatasync() after every chunk */
         void (*on_event)(const RingEvent *e, void *userdata);
         void *userdata;
@@ -61,6 +65,7 @@ typedef struct RingOptions {
 typedef struct RingStore RingStore;
 
 int ring_store_open(const char *ring_dir, const RingOptions *o, const WindowHeaderInfo *h, RingStore **ret);
+/* Flushes and finalizes the open window. Errors are lost here: call ring_store_flush() first to see them. */
 RingStore *ring_store_free(RingStore *rs);
 
 int ring_store_add_sample(RingStore *rs, const Sample *s);

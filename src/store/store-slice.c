@@ -145,8 +145,19 @@ typedef struct ChunkRef {
 
 typedef struct Active {
         DecodedChunk *d;
-        size_t pos, n;
+        size_t pos, n, file;
 } Active;
+
+/* What keeps a window open during a cut: its chunks not yet decoded and its chunks being merged. */
+typedef struct FileUse {
+        size_t refs_left, active;
+} FileUse;
+
+static void release_file(WindowFile **files, FileUse *use, size_t f) {
+        /* Decoded samples point into the file's string storage: close it only when none are left. */
+        if (use[f].refs_left == 0 && use[f].active == 0)
+                files[f] = window_file_free(files[f]);
+}
 
 static int cmp_ref(const void *a, const void *b) {
         const ChunkRef *x = a, *y = b;
@@ -159,7 +170,7 @@ static int cmp_ref(const void *a, const void *b) {
 
 /* Emits buffered samples with time < limit (all of them with UINT64_MAX) in time order. */
 static int drain(Active *act, size_t *n_act, uint64_t limit, uint64_t to_ns, SliceHandler h, void *ud,
-                 SliceStats *st) {
+                 SliceStats *st, WindowFile **files, FileUse *use) {
         for (;;) {
                 size_t best = SIZE_MAX;
                 uint64_t best_t = UINT64_MAX;
@@ -185,8 +196,11 @@ static int drain(Active *act, size_t *n_act, uint64_t limit, uint64_t to_ns, Sli
                 }
                 if (best_t > to_ns || act[best].pos >= act[best].n) {
                         /* Exhausted, or past the range: samples are time-ordered within a chunk. */
+                        size_t f = act[best].file;
                         decoded_chunk_free(act[best].d);
                         act[best] = act[--*n_act];
+                        use[f].active--;
+                        release_file(files, use, f);
                 }
         }
 }
@@ -194,6 +208,7 @@ static int drain(Active *act, size_t *n_act, uint64_t limit, uint64_t to_ns, Sli
 int slice_read(char *const *paths, size_t n, uint64_t from_perf_ns, uint64_t to_perf_ns, SliceHandler h, void *ud,
                SliceStats *ret_stats) {
         WindowFile **files = NULL;
+        FileUse *use = NULL;
         ChunkRef *refs = NULL;
         Active *act = NULL;
         size_t n_refs = 0, refs_alloc = 0, n_act = 0, act_alloc = 0;
@@ -201,8 +216,12 @@ int slice_read(char *const *paths, size_t n, uint64_t from_perf_ns, uint64_t to_
         int r = 0;
 
         files = new0(WindowFile *, n ?: 1);
-        if (!files)
+        use = new0(FileUse, n ?: 1);
+        if (!files || !use) {
+                free(files);
+                free(use);
                 return -ENOMEM;
+        }
         for (size_t f = 0; f < n; f++) {
                 bool any = false;
 
@@ -222,6 +241,7 @@ int slice_read(char *const *paths, size_t n, uint64_t from_perf_ns, uint64_t to_
                                 goto finish;
                         }
                         refs[n_refs++] = (ChunkRef) { .file = f, .chunk = c, .first_ns = ci->first_ns };
+                        use[f].refs_left++;
                         any = true;
                 }
                 if (any)
@@ -237,16 +257,18 @@ int slice_read(char *const *paths, size_t n, uint64_t from_perf_ns, uint64_t to_
                 DecodedChunk *d = NULL;
                 size_t pos = 0, cnt;
 
-                r = drain(act, &n_act, refs[i].first_ns, to_perf_ns, h, ud, &st);
+                r = drain(act, &n_act, refs[i].first_ns, to_perf_ns, h, ud, &st, files, use);
                 if (r < 0)
                         goto finish;
                 r = window_file_decode_chunk(wf, refs[i].chunk, &d);
+                use[refs[i].file].refs_left--;
                 if (r == -EBADMSG) {
                         st.corrupt_chunks++;
                         if (!st.corrupt_path) {
                                 st.corrupt_path = strdup(wf->path);
                                 st.corrupt_offset = wf->chunks[refs[i].chunk].offset;
                         }
+                        release_file(files, use, refs[i].file);
                         r = 0;
                         continue;
                 }
@@ -259,6 +281,7 @@ int slice_read(char *const *paths, size_t n, uint64_t from_perf_ns, uint64_t to_
                         pos++;
                 if (pos >= cnt) {
                         decoded_chunk_free(d);
+                        release_file(files, use, refs[i].file);
                         continue;
                 }
                 if (!GREEDY_REALLOC(act, act_alloc, n_act + 1)) {
@@ -266,9 +289,10 @@ int slice_read(char *const *paths, size_t n, uint64_t from_perf_ns, uint64_t to_
                         r = -ENOMEM;
                         goto finish;
                 }
-                act[n_act++] = (Active) { .d = d, .pos = pos, .n = cnt };
+                act[n_act++] = (Active) { .d = d, .pos = pos, .n = cnt, .file = refs[i].file };
+                use[refs[i].file].active++;
         }
-        r = drain(act, &n_act, UINT64_MAX, to_perf_ns, h, ud, &st);
+        r = drain(act, &n_act, UINT64_MAX, to_perf_ns, h, ud, &st, files, use);
 
 finish:
         for (size_t i = 0; i < n_act; i++)
@@ -278,6 +302,7 @@ finish:
         for (size_t f = 0; f < n; f++)
                 window_file_free(files[f]);
         free(files);
+        free(use);
         if (ret_stats)
                 *ret_stats = st;
         else

@@ -131,8 +131,12 @@ int window_header_decode(const uint8_t *p, size_t n, WindowHeader *ret) {
 
 typedef struct PendingSample {
         uint64_t t_ns, period;
-        uint32_t cpu, pid, tid, comm, stack, seq;
+        uint32_t cpu, thread, stack, seq;
 } PendingSample;
+
+typedef struct ThreadKey {
+        uint32_t pid, tid, comm;
+} ThreadKey;
 
 typedef struct FrameKey {
         uint32_t symbol, dso;
@@ -151,10 +155,16 @@ struct ChunkWriter {
         Hashmap *frames; /* FrameKey -> id */
         FrameKey *frame_list;
         size_t n_frames, frame_alloc;
+        uint32_t *frame_order, *frame_rank;
+        size_t frame_order_alloc, frame_rank_alloc;
 
         Hashmap *stacks; /* uint32_t frame ids -> id */
         uint32_t *stack_frames, *stack_depth;
         size_t n_stack_frames, stack_frames_alloc, n_stacks, stack_depth_alloc;
+
+        Hashmap *threads; /* ThreadKey -> id */
+        ThreadKey *thread_list;
+        size_t n_threads, thread_alloc;
 
         PendingSample *samples;
         size_t n_samples, samples_alloc;
@@ -165,6 +175,12 @@ struct ChunkWriter {
         uint64_t lost_total;
 
         ByteBuf raw, packed;
+
+        /* Chains: tables persist across the chunks of a chain; each chunk lists only new entries. */
+        unsigned chain_chunks;   /* chunks per chain, 1 = every chunk self-contained */
+        unsigned chain_pos;      /* position of the next chunk in its chain, 0 = it starts one */
+        uint32_t strings_emitted;
+        size_t string_bytes_emitted, frames_emitted, stacks_emitted, stack_frames_emitted, threads_emitted;
 };
 
 ChunkWriter *chunk_writer_new(int compress_level) {
@@ -175,6 +191,7 @@ ChunkWriter *chunk_writer_new(int compress_level) {
         w->compressor = compressor_new(compress_level);
         if (!w->compressor)
                 return NULL;
+        w->chain_chunks = CHUNK_CHAIN_DEFAULT;
         clock_map_assume(&w->clock);
         if (chunk_writer_reset(w) < 0)
                 return NULL;
@@ -188,8 +205,12 @@ ChunkWriter *chunk_writer_free(ChunkWriter *w) {
         hashmap_free(w->strings);
         hashmap_free(w->frames);
         hashmap_free(w->stacks);
+        hashmap_free(w->threads);
+        free(w->thread_list);
         byte_buf_done(&w->string_table);
         free(w->frame_list);
+        free(w->frame_order);
+        free(w->frame_rank);
         free(w->stack_frames);
         free(w->stack_depth);
         free(w->samples);
@@ -205,11 +226,17 @@ int chunk_writer_reset(ChunkWriter *w) {
         hashmap_free(w->strings);
         hashmap_free(w->frames);
         hashmap_free(w->stacks);
+        hashmap_free(w->threads);
         w->strings = hashmap_new();
         w->frames = hashmap_new();
         w->stacks = hashmap_new();
+        w->threads = hashmap_new();
+        w->n_threads = w->threads_emitted = 0;
         w->string_table.len = 0;
         w->n_strings = 0;
+        w->chain_pos = 0;
+        w->strings_emitted = 0;
+        w->string_bytes_emitted = w->frames_emitted = w->stacks_emitted = w->stack_frames_emitted = 0;
         w->n_frames = 0;
         w->n_stack_frames = 0;
         w->n_stacks = 0;
@@ -219,8 +246,38 @@ int chunk_writer_reset(ChunkWriter *w) {
         if (w->lost)
                 memset(w->lost, 0, w->lost_alloc * sizeof(uint64_t));
         w->lost_total = 0;
-        if (!w->strings || !w->frames || !w->stacks)
+        if (!w->strings || !w->frames || !w->stacks || !w->threads)
                 return -ENOMEM;
+        return 0;
+}
+
+void chunk_writer_set_chain(ChunkWriter *w, unsigned chunks) {
+        w->chain_chunks = chunks < 1 ? 1 : chunks > CHUNK_CHAIN_MAX ? CHUNK_CHAIN_MAX : chunks;
+}
+
+void chunk_writer_restart_chain(ChunkWriter *w) {
+        /* The tables stay in memory; the next chunk lists them all again and starts a chain. */
+        w->chain_pos = 0;
+        w->strings_emitted = 0;
+        w->string_bytes_emitted = w->frames_emitted = w->stacks_emitted = w->stack_frames_emitted = 0;
+        w->threads_emitted = 0;
+}
+
+int chunk_writer_commit(ChunkWriter *w) {
+        w->n_samples = 0;
+        w->first_ns = UINT64_MAX;
+        w->last_ns = 0;
+        if (w->lost)
+                memset(w->lost, 0, w->lost_alloc * sizeof(uint64_t));
+        w->lost_total = 0;
+        if (++w->chain_pos >= w->chain_chunks)
+                return chunk_writer_reset(w); /* bounds the tables' memory: the next chunk starts afresh */
+        w->strings_emitted = w->n_strings;
+        w->string_bytes_emitted = w->string_table.len;
+        w->frames_emitted = w->n_frames;
+        w->stacks_emitted = w->n_stacks;
+        w->stack_frames_emitted = w->n_stack_frames;
+        w->threads_emitted = w->n_threads;
         return 0;
 }
 
@@ -286,13 +343,15 @@ static int intern_frame(ChunkWriter *w, const Frame *f, uint32_t *ret) {
 }
 
 int chunk_writer_add_sample(ChunkWriter *w, const Sample *s) {
-        uint32_t ids[PROFILE_STACK_DEPTH_MAX], depth = MIN(s->n_frames, PROFILE_STACK_DEPTH_MAX), comm;
+        uint32_t ids[PROFILE_STACK_DEPTH_MAX], depth = MIN(s->n_frames, PROFILE_STACK_DEPTH_MAX), comm, thread;
         uint64_t *slot;
         bool added;
         int r;
 
         if (w->n_samples >= CHUNK_SAMPLES_MAX)
                 return -ENOBUFS;
+        if (s->cpu >= CHUNK_CPUS_MAX)
+                return -EINVAL;
         /* Deeper stacks lose their outermost frames, as perf does at kernel.perf_event_max_stack. */
         for (uint32_t i = 0; i < depth; i++) {
                 r = intern_frame(w, &s->frames[i], &ids[i]);
@@ -302,6 +361,21 @@ int chunk_writer_add_sample(ChunkWriter *w, const Sample *s) {
         r = intern_string(w, s->comm, &comm);
         if (r < 0)
                 return r;
+        {
+                ThreadKey k = { .pid = s->pid, .tid = s->tid, .comm = comm };
+                uint64_t *ts;
+                bool tadded;
+
+                ts = hashmap_slot(w->threads, &k, sizeof k, w->n_threads, &tadded);
+                if (!ts)
+                        return -ENOMEM;
+                if (tadded) {
+                        if (!GREEDY_REALLOC(w->thread_list, w->thread_alloc, w->n_threads + 1))
+                                return -ENOMEM;
+                        w->thread_list[w->n_threads++] = k;
+                }
+                thread = (uint32_t) *ts;
+        }
         slot = hashmap_slot(w->stacks, ids, depth * sizeof(uint32_t), w->n_stacks, &added);
         if (!slot)
                 return -ENOMEM;
@@ -309,7 +383,8 @@ int chunk_writer_add_sample(ChunkWriter *w, const Sample *s) {
                 if (!GREEDY_REALLOC(w->stack_frames, w->stack_frames_alloc, w->n_stack_frames + depth) ||
                     !GREEDY_REALLOC(w->stack_depth, w->stack_depth_alloc, w->n_stacks + 1))
                         return -ENOMEM;
-                memcpy(w->stack_frames + w->n_stack_frames, ids, depth * sizeof(uint32_t));
+                if (depth > 0) /* an empty stack may be the first: stack_frames can still be NULL */
+                        memcpy(w->stack_frames + w->n_stack_frames, ids, depth * sizeof(uint32_t));
                 w->n_stack_frames += depth;
                 w->stack_depth[w->n_stacks++] = depth;
         }
@@ -319,9 +394,7 @@ int chunk_writer_add_sample(ChunkWriter *w, const Sample *s) {
                 .t_ns = s->t_ns,
                 .period = s->period,
                 .cpu = s->cpu,
-                .pid = s->pid,
-                .tid = s->tid,
-                .comm = comm,
+                .thread = thread,
                 .stack = (uint32_t) *slot,
                 .seq = (uint32_t) w->n_samples,
         };
@@ -352,6 +425,73 @@ static int cmp_pending(const void *a, const void *b) {
         return x->seq < y->seq ? -1 : x->seq > y->seq;
 }
 
+static const FrameKey *sort_base;
+
+static int cmp_frame_order(const void *a, const void *b) {
+        const FrameKey *x = &sort_base[*(const uint32_t *) a], *y = &sort_base[*(const uint32_t *) b];
+        if (x->dso != y->dso)
+                return x->dso < y->dso ? -1 : 1;
+        if (x->addr != y->addr)
+                return x->addr < y->addr ? -1 : 1;
+        if (x->symbol != y->symbol)
+                return x->symbol < y->symbol ? -1 : 1;
+        if (x->offset != y->offset)
+                return x->offset < y->offset ? -1 : 1;
+        return x->flags < y->flags ? -1 : x->flags > y->flags;
+}
+
+/*
+ * Orders the frames this chunk lists (those from frames_emitted on): frame_order maps output
+ * position to frame id, frame_rank a frame id to its id in the file. Earlier frames of the chain
+ * keep the ranks they were given.
+ */
+static int sort_frames(ChunkWriter *w) {
+        size_t base = w->frames_emitted;
+
+        if (!GREEDY_REALLOC(w->frame_order, w->frame_order_alloc, w->n_frames) ||
+            !GREEDY_REALLOC(w->frame_rank, w->frame_rank_alloc, w->n_frames))
+                return -ENOMEM;
+        for (size_t i = base; i < w->n_frames; i++)
+                w->frame_order[i] = (uint32_t) i;
+        sort_base = w->frame_list; /* one writer thread; qsort has no context argument */
+        qsort(w->frame_order + base, w->n_frames - base, sizeof(uint32_t), cmp_frame_order);
+        for (size_t i = base; i < w->n_frames; i++)
+                w->frame_rank[w->frame_order[i]] = (uint32_t) i;
+        return 0;
+}
+
+/*
+ * Sample times, per CPU: a timer-driven event fires every period on each CPU, so a sample's time
+ * minus the previous one on its CPU minus its period is only the timer's jitter, a few
+ * microseconds. A CPU's first sample in the chunk is stored relative to first_ns.
+ */
+static int put_times(ChunkWriter *w, ByteBuf *b) {
+        _cleanup_free_ uint64_t *last = NULL;
+        uint32_t max_cpu = 0;
+        int r;
+
+        for (size_t i = 0; i < w->n_samples; i++)
+                max_cpu = MAX(max_cpu, w->samples[i].cpu);
+        last = new0(uint64_t, (size_t) max_cpu + 1);
+        if (!last)
+                return -ENOMEM;
+        for (size_t i = 0; i < w->n_samples; i++) {
+                const PendingSample *p = &w->samples[i];
+                uint64_t v;
+
+                if (last[p->cpu] == 0)
+                        v = zigzag_encode((int64_t) (p->t_ns - w->first_ns));
+                else
+                        v = zigzag_encode((int64_t) (p->t_ns - last[p->cpu] - p->period));
+                /* 0 marks "no sample yet"; a time of 0 cannot follow anything anyway */
+                last[p->cpu] = p->t_ns ?: 1;
+                r = byte_buf_put_varint(b, v);
+                if (r < 0)
+                        return r;
+        }
+        return 0;
+}
+
 static int encode_payload(ChunkWriter *w, ByteBuf *b) {
         const ClockMap *m = &w->clock;
         uint64_t prev, n_lost = 0;
@@ -371,54 +511,67 @@ static int encode_payload(ChunkWriter *w, ByteBuf *b) {
         PUT(m->error_ns);
         PUT(m->measured_mono_ns);
 
-        PUT(w->n_strings);
-        r = byte_buf_put(b, w->string_table.data, w->string_table.len);
+        /* Each table: the count the chain defined before this chunk, the count added, the additions. */
+        PUT(w->strings_emitted);
+        PUT(w->n_strings - w->strings_emitted);
+        r = byte_buf_put(b, w->string_table.data + w->string_bytes_emitted,
+                         w->string_table.len - w->string_bytes_emitted);
         if (r < 0)
                 return r;
 
-        PUT(w->n_frames);
-        for (size_t i = 0; i < w->n_frames; i++)
-                PUT(w->frame_list[i].symbol);
-        for (size_t i = 0; i < w->n_frames; i++)
-                PUT(w->frame_list[i].dso);
+        /* Frames go out sorted by DSO and address, so the address deltas are small; ids are remapped. */
+        r = sort_frames(w);
+        if (r < 0)
+                return r;
+        PUT(w->frames_emitted);
+        PUT(w->n_frames - w->frames_emitted);
+        for (size_t i = w->frames_emitted; i < w->n_frames; i++)
+                PUT(w->frame_list[w->frame_order[i]].symbol);
+        for (size_t i = w->frames_emitted; i < w->n_frames; i++)
+                PUT(w->frame_list[w->frame_order[i]].dso);
         prev = 0;
-        for (size_t i = 0; i < w->n_frames; i++) {
-                PUT(zigzag_encode((int64_t) (w->frame_list[i].addr - prev)));
-                prev = w->frame_list[i].addr;
+        for (size_t i = w->frames_emitted; i < w->n_frames; i++) {
+                PUT(zigzag_encode((int64_t) (w->frame_list[w->frame_order[i]].addr - prev)));
+                prev = w->frame_list[w->frame_order[i]].addr;
         }
-        for (size_t i = 0; i < w->n_frames; i++)
-                PUT(w->frame_list[i].offset);
-        for (size_t i = 0; i < w->n_frames; i++)
-                PUT(w->frame_list[i].flags);
+        for (size_t i = w->frames_emitted; i < w->n_frames; i++)
+                PUT(w->frame_list[w->frame_order[i]].offset);
+        for (size_t i = w->frames_emitted; i < w->n_frames; i++)
+                PUT(w->frame_list[w->frame_order[i]].flags);
 
-        PUT(w->n_stacks);
-        for (size_t i = 0; i < w->n_stacks; i++)
+        PUT(w->stacks_emitted);
+        PUT(w->n_stacks - w->stacks_emitted);
+        for (size_t i = w->stacks_emitted; i < w->n_stacks; i++)
                 PUT(w->stack_depth[i]);
-        for (size_t i = 0; i < w->n_stack_frames; i++)
-                PUT(w->stack_frames[i]);
+        for (size_t i = w->stack_frames_emitted; i < w->n_stack_frames; i++)
+                PUT(w->frame_rank[w->stack_frames[i]]);
+
+        /* threads: (pid, tid, comm) triples, so a sample names its thread with one small number */
+        PUT(w->threads_emitted);
+        PUT(w->n_threads - w->threads_emitted);
+        for (size_t i = w->threads_emitted; i < w->n_threads; i++)
+                PUT(w->thread_list[i].pid);
+        for (size_t i = w->threads_emitted; i < w->n_threads; i++)
+                PUT(zigzag_encode((int64_t) w->thread_list[i].tid - (int64_t) w->thread_list[i].pid));
+        for (size_t i = w->threads_emitted; i < w->n_threads; i++)
+                PUT(w->thread_list[i].comm);
 
         /* Samples go out in time order: per-CPU buffers drain out of order, readers want order. */
         qsort(w->samples, w->n_samples, sizeof(PendingSample), cmp_pending);
-        prev = w->first_ns;
-        for (size_t i = 0; i < w->n_samples; i++) {
-                PUT(w->samples[i].t_ns - prev);
-                prev = w->samples[i].t_ns;
-        }
         for (size_t i = 0; i < w->n_samples; i++)
                 PUT(w->samples[i].cpu);
-        for (size_t i = 0; i < w->n_samples; i++)
-                PUT(w->samples[i].pid);
-        for (size_t i = 0; i < w->n_samples; i++)
-                PUT(zigzag_encode((int64_t) w->samples[i].tid - (int64_t) w->samples[i].pid));
-        for (size_t i = 0; i < w->n_samples; i++)
-                PUT(w->samples[i].comm);
-        for (size_t i = 0; i < w->n_samples; i++)
-                PUT(w->samples[i].stack);
         prev = 0;
         for (size_t i = 0; i < w->n_samples; i++) {
                 PUT(zigzag_encode((int64_t) (w->samples[i].period - prev)));
                 prev = w->samples[i].period;
         }
+        r = put_times(w, b);
+        if (r < 0)
+                return r;
+        for (size_t i = 0; i < w->n_samples; i++)
+                PUT(w->samples[i].thread);
+        for (size_t i = 0; i < w->n_samples; i++)
+                PUT(w->samples[i].stack);
 
         for (size_t i = 0; i < w->lost_alloc; i++)
                 n_lost += w->lost[i] > 0;
@@ -447,6 +600,7 @@ int chunk_writer_encode(ChunkWriter *w, ByteBuf *out) {
 
         memcpy(h, CHUNK_MAGIC, 4);
         put_le16(h + 4, CHUNK_FLAG_ZSTD);
+        put_le16(h + 6, (uint16_t) w->chain_pos);
         put_le64(h + 8, w->n_samples > 0 ? w->first_ns : 0);
         put_le64(h + 16, w->n_samples > 0 ? w->last_ns : 0);
         put_le32(h + 24, (uint32_t) w->n_samples);
@@ -478,6 +632,7 @@ static bool chunk_header_parse(const uint8_t *h, ChunkInfo *ret) {
                 .raw_len = get_le32(h + 28),
                 .stored_len = get_le32(h + 32),
                 .lost = get_le32(h + 40),
+                .chain_pos = get_le16(h + 6),
         };
         if (c.n_samples > CHUNK_SAMPLES_MAX || c.stored_len > CHUNK_STORED_BYTES_MAX ||
             c.raw_len > COMPRESS_RAW_BYTES_MAX || c.first_ns > c.last_ns || (c.flags & ~CHUNK_FLAG_ZSTD))
@@ -486,6 +641,9 @@ static bool chunk_header_parse(const uint8_t *h, ChunkInfo *ret) {
         return true;
 }
 
+typedef struct TableState TableState;
+static TableState *table_state_free(TableState *t);
+
 WindowFile *window_file_free(WindowFile *w) {
         if (!w)
                 return NULL;
@@ -493,6 +651,10 @@ WindowFile *window_file_free(WindowFile *w) {
         free(w->path);
         window_header_done(&w->header);
         free(w->chunks);
+        table_state_free(w->cache);
+        for (size_t i = 0; i < w->n_pools; i++)
+                free(w->pools[i]);
+        free(w->pools);
         free(w);
         return NULL;
 }
@@ -657,17 +819,47 @@ int window_file_open(const char *path, bool verify, WindowFile **ret) {
         return 0;
 }
 
+/*
+ * The tables of a chain as decoded so far. Strings point into pools the WindowFile owns, so they
+ * outlive both the state and the DecodedChunks made from it.
+ */
+struct TableState {
+        const char **strings;
+        size_t n_strings, strings_alloc;
+        Frame *frames;
+        size_t n_frames, frames_alloc;
+        uint32_t *stack_off, *stack_depth, *stack_ids;
+        size_t n_stacks, stack_off_alloc, stack_depth_alloc, n_stack_ids, stack_ids_alloc;
+        uint32_t *thread_pid, *thread_tid, *thread_comm;
+        size_t n_threads, thread_pid_alloc, thread_tid_alloc, thread_comm_alloc;
+};
+
+static TableState *table_state_free(TableState *t) {
+        if (!t)
+                return NULL;
+        free(t->strings);
+        free(t->frames);
+        free(t->stack_off);
+        free(t->stack_depth);
+        free(t->stack_ids);
+        free(t->thread_pid);
+        free(t->thread_tid);
+        free(t->thread_comm);
+        free(t);
+        return NULL;
+}
+DEFINE_TRIVIAL_CLEANUP_FUNC(TableState *, table_state_free);
+
 struct DecodedChunk {
         ClockMap clock;
-        char *pool;
-        const char **strings;
+        const char **strings; /* the chain's strings up to this chunk (pointers into the file's pools) */
         size_t n_strings;
-        Frame *frames; /* materialized per stack, leaf first */
+        Frame *frames;                  /* the stacks this chunk's samples use, materialized, leaf first */
         uint32_t *stack_off, *stack_depth;
         size_t n_stacks;
         size_t n;
         uint64_t *t, *period;
-        uint32_t *cpu, *pid, *tid, *comm, *stack;
+        uint32_t *cpu, *pid, *tid, *comm, *stack; /* stack: index into stack_off/stack_depth */
         size_t n_lost;
         uint32_t *lost_cpu;
         uint64_t *lost_n;
@@ -676,7 +868,6 @@ struct DecodedChunk {
 DecodedChunk *decoded_chunk_free(DecodedChunk *c) {
         if (!c)
                 return NULL;
-        free(c->pool);
         free(c->strings);
         free(c->frames);
         free(c->stack_off);
@@ -694,88 +885,136 @@ DecodedChunk *decoded_chunk_free(DecodedChunk *c) {
         return NULL;
 }
 
-static int decode_payload(const ChunkInfo *info, const uint8_t *p, size_t n, DecodedChunk **ret) {
-        _cleanup_(decoded_chunk_freep) DecodedChunk *d = calloc(1, sizeof(DecodedChunk));
-        _cleanup_free_ Frame *table = NULL;
-        _cleanup_free_ uint32_t *ids = NULL;
-        ByteCursor c = { .p = p, .end = p + n };
-        size_t n_frames, pool = 0, total_depth = 0;
-        uint64_t prev, method;
+static void parse_clock(ByteCursor *c, ClockMap *ret) {
+        uint64_t method = cursor_varint(c);
 
-        if (!d)
-                return -ENOMEM;
-
-        method = cursor_varint(&c);
-        d->clock = (ClockMap) {
+        *ret = (ClockMap) {
                 .method = method < _CLOCK_MAP_METHOD_MAX ? (ClockMapMethod) method : CLOCK_MAP_RECORDED,
-                .perf_minus_mono_ns = zigzag_decode(cursor_varint(&c)),
-                .realtime_minus_mono_ns = zigzag_decode(cursor_varint(&c)),
-                .error_ns = cursor_varint(&c),
-                .measured_mono_ns = cursor_varint(&c),
+                .perf_minus_mono_ns = zigzag_decode(cursor_varint(c)),
+                .realtime_minus_mono_ns = zigzag_decode(cursor_varint(c)),
+                .error_ns = cursor_varint(c),
+                .measured_mono_ns = cursor_varint(c),
         };
+}
 
-        /* Every count is bounded by the payload size: each item takes at least one byte. */
-        d->n_strings = cursor_varint_max(&c, n + 1);
-        if (c.error)
+/* Appends one chunk's table additions to t. -EBADMSG if they do not continue t or are malformed. */
+static int parse_tables(WindowFile *w, ByteCursor *c, size_t n, TableState *t) {
+        ByteCursor probe;
+        size_t add, bytes = 0, pool = 0, base;
+        uint64_t prev;
+        char *p;
+
+        /* strings: measure first, so the pool is exactly as large as the strings */
+        if (cursor_varint(c) != t->n_strings)
                 return -EBADMSG;
-        d->pool = malloc(n + 1);
-        d->strings = new(const char *, d->n_strings ?: 1);
-        if (!d->pool || !d->strings)
-                return -ENOMEM;
-        for (size_t i = 0; i < d->n_strings; i++) {
-                size_t l = cursor_varint_max(&c, PROFILE_NAME_BYTES_MAX + 1);
-                const uint8_t *s = cursor_bytes(&c, l);
-                if (c.error || memchr(s, 0, l))
+        add = cursor_varint_max(c, n + 1);
+        if (c->error)
+                return -EBADMSG;
+        probe = *c;
+        for (size_t i = 0; i < add; i++) {
+                size_t l = cursor_varint_max(&probe, PROFILE_NAME_BYTES_MAX + 1);
+                const uint8_t *b = cursor_bytes(&probe, l);
+                if (probe.error || memchr(b, 0, l))
                         return -EBADMSG;
-                memcpy(d->pool + pool, s, l);
-                d->pool[pool + l] = '\0';
-                d->strings[i] = d->pool + pool;
+                bytes += l + 1;
+        }
+        p = malloc(bytes ?: 1);
+        if (!p)
+                return -ENOMEM;
+        w->pools = reallocarray(w->pools, w->n_pools + 1, sizeof(char *));
+        if (!w->pools) {
+                free(p);
+                return -ENOMEM;
+        }
+        w->pools[w->n_pools++] = p;
+        if (!GREEDY_REALLOC(t->strings, t->strings_alloc, t->n_strings + add))
+                return -ENOMEM;
+        for (size_t i = 0; i < add; i++) {
+                size_t l = cursor_varint(c);
+                memcpy(p + pool, cursor_bytes(c, l), l);
+                p[pool + l] = '\0';
+                t->strings[t->n_strings++] = p + pool;
                 pool += l + 1;
         }
 
-        n_frames = cursor_varint_max(&c, n + 1);
-        if (c.error)
+        if (cursor_varint(c) != t->n_frames)
                 return -EBADMSG;
-        table = new0(Frame, n_frames);
-        if (!table)
+        add = cursor_varint_max(c, n + 1);
+        if (c->error)
+                return -EBADMSG;
+        base = t->n_frames;
+        if (!GREEDY_REALLOC(t->frames, t->frames_alloc, base + add))
                 return -ENOMEM;
-        for (size_t i = 0; i < n_frames; i++)
-                table[i].symbol = d->strings[cursor_varint_max(&c, d->n_strings)];
-        for (size_t i = 0; i < n_frames; i++)
-                table[i].dso = d->strings[cursor_varint_max(&c, d->n_strings)];
+        if (add > 0)
+                memset(t->frames + base, 0, add * sizeof(Frame));
+        for (size_t i = 0; i < add; i++)
+                t->frames[base + i].symbol = t->strings[cursor_varint_max(c, t->n_strings)];
+        for (size_t i = 0; i < add; i++)
+                t->frames[base + i].dso = t->strings[cursor_varint_max(c, t->n_strings)];
         prev = 0;
-        for (size_t i = 0; i < n_frames; i++)
-                prev = table[i].addr = prev + (uint64_t) zigzag_decode(cursor_varint(&c));
-        for (size_t i = 0; i < n_frames; i++)
-                table[i].offset = cursor_varint(&c);
-        for (size_t i = 0; i < n_frames; i++)
-                table[i].kernel = cursor_varint(&c) & 1;
-        if (c.error)
+        for (size_t i = 0; i < add; i++)
+                prev = t->frames[base + i].addr = prev + (uint64_t) zigzag_decode(cursor_varint(c));
+        for (size_t i = 0; i < add; i++)
+                t->frames[base + i].offset = cursor_varint(c);
+        for (size_t i = 0; i < add; i++)
+                t->frames[base + i].kernel = cursor_varint(c) & 1;
+        if (c->error)
                 return -EBADMSG;
+        t->n_frames += add;
 
-        d->n_stacks = cursor_varint_max(&c, n + 1);
-        if (c.error)
+        if (cursor_varint(c) != t->n_stacks)
                 return -EBADMSG;
-        d->stack_off = new(uint32_t, d->n_stacks ?: 1);
-        d->stack_depth = new(uint32_t, d->n_stacks ?: 1);
-        if (!d->stack_off || !d->stack_depth)
-                return -ENOMEM;
-        for (size_t i = 0; i < d->n_stacks; i++) {
-                d->stack_depth[i] = (uint32_t) cursor_varint_max(&c, PROFILE_STACK_DEPTH_MAX + 1);
-                d->stack_off[i] = (uint32_t) total_depth;
-                total_depth += d->stack_depth[i];
-        }
-        if (c.error || total_depth > n)
+        add = cursor_varint_max(c, n + 1);
+        if (c->error)
                 return -EBADMSG;
-        d->frames = new0(Frame, total_depth ?: 1);
-        if (!d->frames)
+        base = t->n_stacks;
+        if (!GREEDY_REALLOC(t->stack_off, t->stack_off_alloc, base + add) ||
+            !GREEDY_REALLOC(t->stack_depth, t->stack_depth_alloc, base + add))
                 return -ENOMEM;
-        for (size_t i = 0; i < total_depth; i++) {
-                size_t id = cursor_varint_max(&c, n_frames);
-                if (c.error)
-                        return -EBADMSG;
-                d->frames[i] = table[id];
+        bytes = 0;
+        for (size_t i = 0; i < add; i++) {
+                t->stack_depth[base + i] = (uint32_t) cursor_varint_max(c, PROFILE_STACK_DEPTH_MAX + 1);
+                t->stack_off[base + i] = (uint32_t) (t->n_stack_ids + bytes);
+                bytes += t->stack_depth[base + i];
         }
+        if (c->error || bytes > n)
+                return -EBADMSG;
+        if (!GREEDY_REALLOC(t->stack_ids, t->stack_ids_alloc, t->n_stack_ids + bytes))
+                return -ENOMEM;
+        for (size_t i = 0; i < bytes; i++)
+                t->stack_ids[t->n_stack_ids + i] = (uint32_t) cursor_varint_max(c, t->n_frames);
+        if (c->error)
+                return -EBADMSG;
+        t->n_stack_ids += bytes;
+        t->n_stacks += add;
+
+        if (cursor_varint(c) != t->n_threads)
+                return -EBADMSG;
+        add = cursor_varint_max(c, n + 1);
+        if (c->error)
+                return -EBADMSG;
+        base = t->n_threads;
+        if (!GREEDY_REALLOC(t->thread_pid, t->thread_pid_alloc, base + add) ||
+            !GREEDY_REALLOC(t->thread_tid, t->thread_tid_alloc, base + add) ||
+            !GREEDY_REALLOC(t->thread_comm, t->thread_comm_alloc, base + add))
+                return -ENOMEM;
+        for (size_t i = 0; i < add; i++)
+                t->thread_pid[base + i] = (uint32_t) cursor_varint_max(c, (uint64_t) UINT32_MAX + 1);
+        for (size_t i = 0; i < add; i++)
+                t->thread_tid[base + i] = (uint32_t) ((int64_t) t->thread_pid[base + i] + zigzag_decode(cursor_varint(c)));
+        for (size_t i = 0; i < add; i++)
+                t->thread_comm[base + i] = (uint32_t) cursor_varint_max(c, t->n_strings);
+        if (c->error)
+                return -EBADMSG;
+        t->n_threads += add;
+        return 0;
+}
+
+static int parse_samples(const ChunkInfo *info, ByteCursor *c, size_t n, const TableState *t, DecodedChunk *d) {
+        _cleanup_free_ uint32_t *local = NULL;
+        _cleanup_free_ uint64_t *last = NULL;
+        size_t total_depth = 0;
+        uint64_t prev;
 
         d->n = info->n_samples;
         if (d->n > n) /* each sample takes at least 7 bytes */
@@ -789,72 +1028,208 @@ static int decode_payload(const ChunkInfo *info, const uint8_t *p, size_t n, Dec
         d->stack = new(uint32_t, d->n ?: 1);
         if (!d->t || !d->period || !d->cpu || !d->pid || !d->tid || !d->comm || !d->stack)
                 return -ENOMEM;
-        prev = info->first_ns;
         for (size_t i = 0; i < d->n; i++)
-                prev = d->t[i] = prev + cursor_varint(&c);
-        for (size_t i = 0; i < d->n; i++)
-                d->cpu[i] = (uint32_t) cursor_varint_max(&c, (uint64_t) UINT32_MAX + 1);
-        for (size_t i = 0; i < d->n; i++)
-                d->pid[i] = (uint32_t) cursor_varint_max(&c, (uint64_t) UINT32_MAX + 1);
-        for (size_t i = 0; i < d->n; i++)
-                d->tid[i] = (uint32_t) ((int64_t) d->pid[i] + zigzag_decode(cursor_varint(&c)));
-        for (size_t i = 0; i < d->n; i++)
-                d->comm[i] = (uint32_t) cursor_varint_max(&c, d->n_strings);
-        for (size_t i = 0; i < d->n; i++)
-                d->stack[i] = (uint32_t) cursor_varint_max(&c, d->n_stacks);
+                d->cpu[i] = (uint32_t) cursor_varint_max(c, CHUNK_CPUS_MAX);
         prev = 0;
         for (size_t i = 0; i < d->n; i++)
-                prev = d->period[i] = prev + (uint64_t) zigzag_decode(cursor_varint(&c));
+                prev = d->period[i] = prev + (uint64_t) zigzag_decode(cursor_varint(c));
+        if (c->error)
+                return -EBADMSG;
+        last = new0(uint64_t, CHUNK_CPUS_MAX);
+        if (!last)
+                return -ENOMEM;
+        for (size_t i = 0; i < d->n; i++) {
+                int64_t v = zigzag_decode(cursor_varint(c));
+                uint32_t cpu = d->cpu[i];
 
-        d->n_lost = cursor_varint_max(&c, 65536 + 1);
-        if (c.error)
+                d->t[i] = last[cpu] == 0 ? info->first_ns + (uint64_t) v : last[cpu] + d->period[i] + (uint64_t) v;
+                /* time order within the chunk is part of the format */
+                if (i > 0 && d->t[i] < d->t[i - 1])
+                        return -EBADMSG;
+                last[cpu] = d->t[i] ?: 1;
+        }
+        for (size_t i = 0; i < d->n; i++) {
+                size_t th = cursor_varint_max(c, t->n_threads);
+                if (c->error)
+                        return -EBADMSG;
+                d->pid[i] = t->thread_pid[th];
+                d->tid[i] = t->thread_tid[th];
+                d->comm[i] = t->thread_comm[th];
+        }
+        for (size_t i = 0; i < d->n; i++)
+                d->stack[i] = (uint32_t) cursor_varint_max(c, t->n_stacks);
+
+        d->n_lost = cursor_varint_max(c, 65536 + 1);
+        if (c->error)
                 return -EBADMSG;
         d->lost_cpu = new(uint32_t, d->n_lost ?: 1);
         d->lost_n = new(uint64_t, d->n_lost ?: 1);
         if (!d->lost_cpu || !d->lost_n)
                 return -ENOMEM;
         for (size_t i = 0; i < d->n_lost; i++) {
-                d->lost_cpu[i] = (uint32_t) cursor_varint_max(&c, 65536);
-                d->lost_n[i] = cursor_varint(&c);
+                d->lost_cpu[i] = (uint32_t) cursor_varint_max(c, 65536);
+                d->lost_n[i] = cursor_varint(c);
         }
-        if (c.error || c.p != c.end)
+        if (c->error || c->p != c->end)
                 return -EBADMSG;
         if (d->n > 0 && d->t[d->n - 1] != info->last_ns)
                 return -EBADMSG;
 
-        *ret = TAKE_PTR(d);
+        /* Materialize only the stacks this chunk uses: a chain's tables can be much larger. */
+        local = new(uint32_t, t->n_stacks ?: 1);
+        d->stack_off = new(uint32_t, MIN(d->n, t->n_stacks) ?: 1);
+        d->stack_depth = new(uint32_t, MIN(d->n, t->n_stacks) ?: 1);
+        if (!local || !d->stack_off || !d->stack_depth)
+                return -ENOMEM;
+        memset(local, 0xff, (t->n_stacks ?: 1) * sizeof(uint32_t));
+        for (size_t i = 0; i < d->n; i++) {
+                uint32_t sid = d->stack[i];
+                if (local[sid] == UINT32_MAX) {
+                        local[sid] = (uint32_t) d->n_stacks;
+                        d->stack_off[d->n_stacks] = (uint32_t) total_depth;
+                        d->stack_depth[d->n_stacks++] = t->stack_depth[sid];
+                        total_depth += t->stack_depth[sid];
+                }
+                d->stack[i] = local[sid];
+        }
+        d->frames = new(Frame, total_depth ?: 1);
+        if (!d->frames)
+                return -ENOMEM;
+        for (size_t i = 0; i < t->n_stacks; i++)
+                if (local[i] != UINT32_MAX)
+                        for (uint32_t k = 0; k < t->stack_depth[i]; k++)
+                                d->frames[d->stack_off[local[i]] + k] = t->frames[t->stack_ids[t->stack_off[i] + k]];
+        d->strings = new(const char *, t->n_strings ?: 1);
+        if (!d->strings)
+                return -ENOMEM;
+        if (t->n_strings > 0)
+                memcpy(d->strings, t->strings, t->n_strings * sizeof(const char *));
+        d->n_strings = t->n_strings;
+        return 0;
+}
+
+/* Reads, checks and decompresses chunk i's payload into raw. */
+static int load_payload(WindowFile *w, size_t i, ByteBuf *stored, ByteBuf *raw, const uint8_t **ret_p,
+                        size_t *ret_n) {
+        const ChunkInfo *c = &w->chunks[i];
+        int r;
+
+        r = verify_payload(w, c, stored);
+        if (r < 0)
+                return r;
+        if (!(c->flags & CHUNK_FLAG_ZSTD)) {
+                *ret_p = stored->data;
+                *ret_n = stored->len;
+                return 0;
+        }
+        r = decompress_exact(stored->data, stored->len, c->raw_len, raw);
+        if (r < 0)
+                return r;
+        *ret_p = raw->data;
+        *ret_n = raw->len;
+        return 0;
+}
+
+static void mark_corrupt(WindowFile *w, size_t i) {
+        /* Counted once, whether the scan or a decode found it. */
+        if (!w->chunks[i].corrupt) {
+                w->chunks[i].corrupt = true;
+                note_corrupt(&w->stats, w->chunks[i].offset);
+        }
+}
+
+/* Returns the tables of chunk i's chain as they stand before chunk i, rebuilding them if needed. */
+static int chain_state(WindowFile *w, size_t i, TableState **ret) {
+        _cleanup_(table_state_freep) TableState *t = NULL;
+        _cleanup_(byte_buf_done) ByteBuf stored = {}, raw = {};
+        uint32_t pos = w->chunks[i].chain_pos;
+        int r;
+
+        if (pos > 0 && w->cache && w->cache_after == i - 1) {
+                *ret = TAKE_PTR(w->cache);
+                return 0;
+        }
+        t = calloc(1, sizeof(TableState));
+        if (!t)
+                return -ENOMEM;
+        if (pos == 0) {
+                *ret = TAKE_PTR(t);
+                return 0;
+        }
+        /* The chain must be whole: the pos chunks before, adjacent in the file, each intact. */
+        if (pos > i)
+                return -EBADMSG;
+        for (size_t k = i - pos; k < i; k++) {
+                const ChunkInfo *c = &w->chunks[k];
+                if (c->corrupt || c->chain_pos != k - (i - pos) ||
+                    c->offset + CHUNK_HEADER_BYTES + c->stored_len != w->chunks[k + 1].offset)
+                        return -EBADMSG;
+        }
+        for (size_t k = i - pos; k < i; k++) {
+                const uint8_t *p;
+                size_t n;
+                ByteCursor c;
+                ClockMap ignored;
+
+                r = load_payload(w, k, &stored, &raw, &p, &n);
+                if (r == -EBADMSG)
+                        mark_corrupt(w, k);
+                if (r < 0)
+                        return r;
+                c = (ByteCursor) { .p = p, .end = p + n };
+                parse_clock(&c, &ignored);
+                r = parse_tables(w, &c, n, t);
+                if (r == -EBADMSG)
+                        mark_corrupt(w, k);
+                if (r < 0)
+                        return r;
+        }
+        *ret = TAKE_PTR(t);
         return 0;
 }
 
 int window_file_decode_chunk(WindowFile *w, size_t i, DecodedChunk **ret) {
         _cleanup_(byte_buf_done) ByteBuf stored = {}, raw = {};
-        ChunkInfo *c;
+        _cleanup_(decoded_chunk_freep) DecodedChunk *d = NULL;
+        _cleanup_(table_state_freep) TableState *t = NULL;
+        const uint8_t *p;
+        size_t n;
+        ByteCursor c;
         int r;
 
         assert(i < w->n_chunks);
-        c = &w->chunks[i];
-        if (c->corrupt)
+        if (w->chunks[i].corrupt)
                 return -EBADMSG;
-        r = verify_payload(w, c, &stored);
+        r = chain_state(w, i, &t);
+        if (r == -EBADMSG)
+                goto corrupt; /* its chain is broken: this chunk cannot be read either */
+        if (r < 0)
+                return r;
+        r = load_payload(w, i, &stored, &raw, &p, &n);
         if (r == -EBADMSG)
                 goto corrupt;
         if (r < 0)
                 return r;
-        if (c->flags & CHUNK_FLAG_ZSTD) {
-                r = decompress_exact(stored.data, stored.len, c->raw_len, &raw);
-                if (r == -EBADMSG)
-                        goto corrupt;
-                if (r < 0)
-                        return r;
-                r = decode_payload(c, raw.data, raw.len, ret);
-        } else
-                r = decode_payload(c, stored.data, stored.len, ret);
-        if (r != -EBADMSG)
+        d = calloc(1, sizeof(DecodedChunk));
+        if (!d)
+                return -ENOMEM;
+        c = (ByteCursor) { .p = p, .end = p + n };
+        parse_clock(&c, &d->clock);
+        r = parse_tables(w, &c, n, t);
+        if (r >= 0)
+                r = parse_samples(&w->chunks[i], &c, n, t, d);
+        if (r == -EBADMSG)
+                goto corrupt;
+        if (r < 0)
                 return r;
+        table_state_free(w->cache);
+        w->cache = TAKE_PTR(t);
+        w->cache_after = i;
+        *ret = TAKE_PTR(d);
+        return 0;
+
 corrupt:
-        /* Counted once, whether the scan or this decode found it. */
-        c->corrupt = true;
-        note_corrupt(&w->stats, c->offset);
+        mark_corrupt(w, i);
         return -EBADMSG;
 }
 

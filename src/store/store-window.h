@@ -30,6 +30,11 @@
 #define CHUNK_SAMPLES_MAX (UINT32_C(1) << 22)
 #define CHUNK_STORED_BYTES_MAX (UINT32_C(256) << 20)
 #define WINDOW_CHUNKS_MAX (UINT32_C(1) << 20)
+#define CHUNK_CPUS_MAX 65536U
+/* Chunks per chain: tables are shared within a chain, so a longer chain is smaller on disk but a
+ * damaged chunk makes the rest of its chain unreadable. 12 × 5 s chunks = 60 s at most. */
+#define CHUNK_CHAIN_DEFAULT 12U
+#define CHUNK_CHAIN_MAX 1024U
 
 typedef struct WindowHeaderInfo {
         const char *host, *boot_id, *kernel_release, *event;
@@ -66,10 +71,21 @@ size_t chunk_writer_n_samples(const ChunkWriter *w);
 bool chunk_writer_is_empty(const ChunkWriter *w);
 /* Smallest and largest sample time buffered (UINT64_MAX/0 when none). */
 void chunk_writer_time_range(const ChunkWriter *w, uint64_t *ret_first_ns, uint64_t *ret_last_ns);
-/* Encodes the buffered samples as one chunk (header + compressed payload) into out. Does not reset. */
+/*
+ * Encodes the buffered samples as one chunk (header + compressed payload) into out. Then call
+ * chunk_writer_commit() once it is safely in the file, or chunk_writer_reset() if it could not be
+ * written (the next chunk must not depend on it).
+ */
 int chunk_writer_encode(ChunkWriter *w, ByteBuf *out);
-/* Forgets everything buffered, keeping the clock map. */
+/* The chunk encoded last was written: forget its samples, continue (or end) its chain. */
+int chunk_writer_commit(ChunkWriter *w);
+/* Forgets everything buffered and every table, keeping the clock map; the next chunk starts a chain. */
 int chunk_writer_reset(ChunkWriter *w);
+/* Makes the next chunk start a chain (list every table entry again), keeping buffered samples:
+ * for the first chunk of a new window file. */
+void chunk_writer_restart_chain(ChunkWriter *w);
+/* Sets the number of chunks per chain (1: every chunk self-contained). */
+void chunk_writer_set_chain(ChunkWriter *w, unsigned chunks);
 
 #include "basic/cleanup.h"
 DEFINE_TRIVIAL_CLEANUP_FUNC(ChunkWriter *, chunk_writer_free);
@@ -80,6 +96,7 @@ typedef struct ChunkInfo {
         uint64_t offset; /* of the chunk header in the file */
         uint64_t first_ns, last_ns;
         uint32_t n_samples, lost, raw_len, stored_len, flags;
+        uint32_t chain_pos; /* 0: self-contained; n: needs the n chunks before it */
         bool corrupt; /* the payload failed its checksum or did not decode */
 } ChunkInfo;
 
@@ -101,6 +118,12 @@ typedef struct WindowFile {
         ChunkInfo *chunks; /* valid headers only, in file order */
         size_t n_chunks;
         WindowReadStats stats;
+        /* private: the tables after the last decoded chunk, and the string storage of all decoded
+         * chunks (samples handed out point into it, so it lives as long as the file is open) */
+        struct TableState *cache;
+        size_t cache_after;
+        char **pools;
+        size_t n_pools;
 } WindowFile;
 
 /*
