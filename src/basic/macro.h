@@ -28,7 +28,13 @@
                 __typeof__(b) _b = (b);                                                                      \
                 _a > _b ? _a : _b;                                                                           \
         })
-#define CLAMP(x, lo, hi) MIN(MAX((x), (lo)), (hi))
+#define CLAMP(x, lo, hi)                                                                                     \
+        ({                                                                                                   \
+                __typeof__(x) _x = (x);                                                                      \
+                __typeof__(lo) _lo = (lo);                                                                   \
+                __typeof__(hi) _hi = (hi);                                                                   \
+                _x < _lo ? _lo : _x > _hi ? _hi : _x;                                                        \
+        })
 
 #define STRINGIFY_(x) #x
 #define STRINGIFY(x) STRINGIFY_(x)

@@ -258,6 +258,8 @@ static void on_ring_event(const RingEvent *e, void *userdata) {
         case RING_EVENT_DROPPED:
                 log_warning("Dropped %llu samples: %s.", (unsigned long long) e->bytes, e->reason ?: "disk full");
                 break;
+        default:
+                break;
         }
 }
 
