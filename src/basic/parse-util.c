@@ -5,6 +5,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
 
 #include "basic/parse-util.h"
@@ -108,4 +109,21 @@ int parse_size(const char *s, uint64_t *ret_bytes) {
                 return -ERANGE;
         *ret_bytes = v * mult;
         return 0;
+}
+
+const char *format_bytes(char *buf, size_t l, uint64_t bytes) {
+        static const char suffix[] = "KMGTPE";
+        double v = (double) bytes;
+        int i = -1;
+
+        if (bytes < 1024) {
+                snprintf(buf, l, "%lluB", (unsigned long long) bytes);
+                return buf;
+        }
+        while (v >= 1024 && i < 5) {
+                v /= 1024;
+                i++;
+        }
+        snprintf(buf, l, v < 10 ? "%.1f%c" : "%.0f%c", v, suffix[i]);
+        return buf;
 }

@@ -92,23 +92,6 @@ void json_text_print(const char *text) {
         putchar('\n');
 }
 
-const char *format_bytes(char *buf, size_t l, uint64_t bytes) {
-        static const char suffix[] = "KMGTPE";
-        double v = (double) bytes;
-        int i = -1;
-
-        if (bytes < 1024) {
-                snprintf(buf, l, "%lluB", (unsigned long long) bytes);
-                return buf;
-        }
-        while (v >= 1024 && i < 5) {
-                v /= 1024;
-                i++;
-        }
-        snprintf(buf, l, v < 10 ? "%.1f%c" : "%.0f%c", v, suffix[i]);
-        return buf;
-}
-
 int bundles_load(BundleList *ret) {
         int r = bundle_list_load(arg_state_dir, ret);
         if (r < 0)

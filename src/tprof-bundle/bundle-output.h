@@ -10,6 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "basic/parse-util.h"
 #include "bundle/bundle-read.h"
 
 /* Colour only on a terminal, and not with NO_COLOR set or TERM=dumb. */
@@ -44,7 +45,6 @@ size_t utf8_width(const char *s);
 void json_text_print(const char *text);
 
 #define FORMAT_BYTES_MAX 16
-const char *format_bytes(char *buf, size_t l, uint64_t bytes);
 
 /* Loads the state directory's bundles, logging failures. Returns 0 or a negative errno. */
 int bundles_load(BundleList *ret);

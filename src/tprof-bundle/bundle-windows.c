@@ -12,6 +12,7 @@
 #include <sysexits.h>
 #include <time.h>
 
+#include "basic/parse-util.h"
 #include "basic/log.h"
 #include "basic/macro.h"
 #include "basic/string-util.h"
@@ -40,22 +41,6 @@ const char *bundle_format_utc_seconds(char *buf, size_t l, uint64_t realtime_use
 
         if (!gmtime_r(&t, &tm) || strftime(buf, l, "%Y-%m-%dT%H:%M:%SZ", &tm) == 0)
                 snprintf(buf, l, "@%llu", (unsigned long long) (realtime_usec / USEC_PER_SEC));
-        return buf;
-}
-
-static const char *format_bytes(char *buf, size_t l, uint64_t b) {
-        static const char suffix[] = "BKMGT";
-        double v = (double) b;
-        size_t i = 0;
-
-        while (v >= 1024 && i < sizeof suffix - 2) {
-                v /= 1024;
-                i++;
-        }
-        if (i == 0)
-                snprintf(buf, l, "%lluB", (unsigned long long) b);
-        else
-                snprintf(buf, l, "%.1f%c", v, suffix[i]);
         return buf;
 }
 

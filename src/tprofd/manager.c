@@ -78,8 +78,6 @@ enum {
 #define LOG_CONTEXT_AGE_USEC (15 * USEC_PER_MINUTE)
 /* Repeats whose lines are marked as triggers in the bundle's log. */
 #define REPEAT_MARKS_MAX 64U
-#define INCIDENTS_KEEP_DEFAULT 100U
-#define INCIDENTS_BYTES_DEFAULT (UINT64_C(2) << 30)
 
 /* journalctl MESSAGE_ID=6b0f5e1a8c7d4e2f9a3b1c0d2e4f6a8b finds every bundle tprofd announced. */
 #define TPROF_INCIDENT_MESSAGE_ID "6b0f5e1a8c7d4e2f9a3b1c0d2e4f6a8b"
@@ -211,7 +209,8 @@ static int rm_rf_child(int dir_fd, const char *name) {
 static void remove_stale_bundles(Manager *m) {
         _cleanup_closedir_ DIR *d = NULL;
         struct dirent *de;
-        int fd = fcntl(m->incidents_fd, F_DUPFD_CLOEXEC, 3);
+        /* A fresh open, not a dup: a dup shares the directory offset, and a second walk would see nothing. */
+        int fd = openat(m->incidents_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 
         if (fd < 0)
                 return;
@@ -594,6 +593,12 @@ static int incident_complete(Manager *m, OpenIncident *oi) {
         m->incidents_written++;
         trigger_closed(m->trigger, oi);
         announce(m, i, incident_status(i, &oi->slice));
+        log_debug("Incident %s written in %llu ms.", i->short_id,
+                  (unsigned long long) ((now_usec(CLOCK_MONOTONIC) - t0) / USEC_PER_MSEC));
+        strv_free(files.paths);
+        collect_log_done(&log);
+        /* Limits first, so a capture's client sees the bundle folder as it will stay. */
+        enforce_incident_limits(m);
         if (oi->capture) {
                 _cleanup_strbuf_ StrBuf b = STRBUF_NULL;
                 (void) control_message_append(&b, "OK", "1");
@@ -602,11 +607,6 @@ static int incident_complete(Manager *m, OpenIncident *oi) {
                 (void) control_message_append(&b, "STATUS", bundle_status_to_string(incident_status(i, &oi->slice)));
                 (void) control_request_reply(TAKE_PTR(oi->capture), b.data ?: "", b.len);
         }
-        log_debug("Incident %s written in %llu ms.", i->short_id,
-                  (unsigned long long) ((now_usec(CLOCK_MONOTONIC) - t0) / USEC_PER_MSEC));
-        strv_free(files.paths);
-        collect_log_done(&log);
-        enforce_incident_limits(m);
         return 0;
 
 fail:
@@ -1287,7 +1287,8 @@ static void enforce_incident_limits(Manager *m) {
         size_t n = 0, allocated = 0;
         uint64_t *bytes = NULL, total = 0;
         struct dirent *de;
-        int fd = fcntl(m->incidents_fd, F_DUPFD_CLOEXEC, 3);
+        /* A fresh open, not a dup: a dup shares the directory offset, and a second walk would see nothing. */
+        int fd = openat(m->incidents_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 
         if (fd < 0)
                 return;
@@ -1306,6 +1307,8 @@ static void enforce_incident_limits(Manager *m) {
                         goto out;
                 n++;
         }
+        if (n == 0)
+                goto out;
         /* Bundle names start with their UTC time: name order is age order. */
         qsort(names, n, sizeof(char *), cmp_string_ptr);
         bytes = new0(uint64_t, n ?: 1);
@@ -1315,14 +1318,15 @@ static void enforce_incident_limits(Manager *m) {
                 bytes[i] = dir_bytes_at(m->incidents_fd, names[i], 0);
                 total += bytes[i];
         }
-        for (size_t i = 0; i + 1 < n && (n - i > INCIDENTS_KEEP_DEFAULT || total > INCIDENTS_BYTES_DEFAULT); i++) {
+        /* The newest bundle always stays, even when it alone is over the size limit. */
+        for (size_t i = 0; i + 1 < n && (n - i > m->config->max_bundles || total > m->config->max_bundle_bytes); i++) {
                 int r = rm_rf_child(m->incidents_fd, names[i]);
                 if (r < 0) {
                         log_warning_errno(r, "Failed to remove old bundle '%s', ignoring: %m", names[i]);
                         continue;
                 }
-                log_notice("Removed bundle %s to stay within %u bundles and %llu MiB.", names[i], INCIDENTS_KEEP_DEFAULT,
-                           (unsigned long long) (INCIDENTS_BYTES_DEFAULT >> 20));
+                log_notice("Removed bundle %s to stay within %u bundles and %s.", names[i], m->config->max_bundles,
+                           FORMAT_BYTES(m->config->max_bundle_bytes));
                 total -= bytes[i];
         }
 out:

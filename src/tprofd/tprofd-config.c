@@ -15,6 +15,8 @@ void tprofd_config_init(TprofdConfig *c) {
                 .retention_age_usec = RETENTION_AGE_USEC_DEFAULT,
                 .keep_free_bytes = UINT64_C(1) << 30,
                 .journal = true,
+                .max_bundles = MAX_BUNDLES_DEFAULT,
+                .max_bundle_bytes = MAX_BUNDLE_BYTES_DEFAULT,
         };
 }
 

@@ -13,6 +13,8 @@
 #define WINDOW_USEC_DEFAULT (UINT64_C(120) * UINT64_C(1000000))
 #define WINDOW_USEC_MIN (UINT64_C(2) * UINT64_C(1000000))
 #define WINDOW_USEC_MAX (UINT64_C(3600) * UINT64_C(1000000))
+#define MAX_BUNDLES_DEFAULT 100U
+#define MAX_BUNDLE_BYTES_DEFAULT (UINT64_C(2) << 30)
 #define RETENTION_AGE_USEC_DEFAULT (UINT64_C(12) * UINT64_C(3600) * UINT64_C(1000000))
 
 typedef struct TprofdConfig {
@@ -28,6 +30,8 @@ typedef struct TprofdConfig {
         uint64_t retention_age_usec;
         uint64_t retention_bytes;  /* 0: no limit by size */
         uint64_t keep_free_bytes;  /* free space to leave on the state filesystem */
+        uint32_t max_bundles;      /* complete bundles kept; the oldest go first */
+        uint64_t max_bundle_bytes; /* total bytes of the bundles kept, pinned windows included */
 } TprofdConfig;
 
 void tprofd_config_init(TprofdConfig *c);

@@ -55,6 +55,9 @@ static void help(void) {
                "     --control-socket PATH\n"
                "                         Listen for tprof-bundle capture/status on PATH\n"
                "                         (default: %s; \"\" to not listen)\n"
+               "     --max-bundles N     Keep at most N bundles, removing the oldest (default: %u)\n"
+               "     --max-bundle-bytes SIZE\n"
+               "                         Keep at most SIZE bytes of bundles, e.g. 500M (default: %lluM)\n"
                "     --log-level LEVEL   debug, info, notice, warning or err (default: info)\n"
                "\n"
                "Modes:\n"
@@ -67,7 +70,8 @@ static void help(void) {
                tprofd_default_rules_path(), TPROF_STATE_DIR, FREQ_HZ_MAX, FREQ_HZ_DEFAULT,
                (unsigned long long) (WINDOW_USEC_MIN / USEC_PER_SEC),
                (unsigned long long) (WINDOW_USEC_MAX / USEC_PER_SEC),
-               (unsigned long long) (WINDOW_USEC_DEFAULT / USEC_PER_SEC), CONTROL_SOCKET_DEFAULT);
+               (unsigned long long) (WINDOW_USEC_DEFAULT / USEC_PER_SEC), CONTROL_SOCKET_DEFAULT, MAX_BUNDLES_DEFAULT,
+               (unsigned long long) (MAX_BUNDLE_BYTES_DEFAULT >> 20));
 }
 
 static int set_string(char **p, const char *v) {
@@ -90,6 +94,8 @@ static int parse_argv(int argc, char *argv[]) {
                 ARG_KMSG,
                 ARG_CONTROL_SOCKET,
                 ARG_JOURNAL_NAMESPACE,
+                ARG_MAX_BUNDLES,
+                ARG_MAX_BUNDLE_BYTES,
                 ARG_LOG_LEVEL,
         };
         static const struct option options[] = {
@@ -102,6 +108,8 @@ static int parse_argv(int argc, char *argv[]) {
                 { "kmsg", required_argument, NULL, ARG_KMSG },
                 { "control-socket", required_argument, NULL, ARG_CONTROL_SOCKET },
                 { "journal-namespace", required_argument, NULL, ARG_JOURNAL_NAMESPACE },
+                { "max-bundles", required_argument, NULL, ARG_MAX_BUNDLES },
+                { "max-bundle-bytes", required_argument, NULL, ARG_MAX_BUNDLE_BYTES },
                 { "log-level", required_argument, NULL, ARG_LOG_LEVEL },
                 { "test-rules", no_argument, NULL, ARG_TEST_RULES },
                 { "once", required_argument, NULL, ARG_ONCE },
@@ -162,6 +170,19 @@ static int parse_argv(int argc, char *argv[]) {
                         r = set_string(&arg_config.journal_namespace, optarg);
                         if (r < 0)
                                 return r;
+                        break;
+                case ARG_MAX_BUNDLES:
+                        r = safe_atou32(optarg, &arg_config.max_bundles);
+                        if (r < 0 || arg_config.max_bundles == 0)
+                                return log_error_errno(SYNTHETIC_ERRNO(EINVAL),
+                                                       "Invalid --max-bundles '%s': expected a number above 0.", optarg);
+                        break;
+                case ARG_MAX_BUNDLE_BYTES:
+                        r = parse_size(optarg, &arg_config.max_bundle_bytes);
+                        if (r < 0 || arg_config.max_bundle_bytes == 0)
+                                return log_error_errno(SYNTHETIC_ERRNO(EINVAL),
+                                                       "Invalid --max-bundle-bytes '%s': expected a size like 500M.",
+                                                       optarg);
                         break;
                 case ARG_LOG_LEVEL:
                         r = log_level_from_string(optarg);

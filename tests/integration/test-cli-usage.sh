@@ -19,6 +19,8 @@ grep -q "needs an argument" "$ERR" || fail "missing argument not reported"
 expect_exit 64 "$TPROFD" --window 1s
 expect_exit 64 "$TPROFD" --window banana
 expect_exit 64 "$TPROFD" --pid 1
+expect_exit 64 "$TPROFD" --max-bundles 0
+expect_exit 64 "$TPROFD" --max-bundle-bytes lots
 expect_exit 64 "$TPROFD" stray-argument
 expect_exit 64 "$TPROF_BUNDLE"
 expect_exit 64 "$TPROF_BUNDLE" frobnicate

@@ -10,7 +10,7 @@ require_perf
 SOCK="$TEST_TMP/control.sock"
 export TPROF_CONTROL_SOCKET="$SOCK"
 
-start_tprofd --rules "$TPROF_SOURCE_ROOT/rules" --window 4s --control-socket "$SOCK"
+start_tprofd --rules "$TPROF_SOURCE_ROOT/rules" --window 4s --control-socket "$SOCK" --max-bundles 2
 wait_for 10 test -S "$SOCK" || fail "no control socket"
 [ "$(stat -c %a "$SOCK")" = 660 ] || fail "control socket mode $(stat -c %a "$SOCK")"
 sleep 4
@@ -37,6 +37,14 @@ assert m["slice"]["samples"] > 0
 PY
 [ -s "$B/stacks.folded" ] || fail "empty stacks.folded"
 
+# Bundles stay within --max-bundles: the oldest goes, with a log line, and releases its windows.
+ID2=$("$TPROF_BUNDLE" capture --before 1s --after 1s) || fail "second capture failed"
+sleep 1.1 # bundle names carry the second: keep the three apart
+ID3=$("$TPROF_BUNDLE" capture --before 1s --after 1s) || fail "third capture failed"
+[ ! -e "$B" ] || fail "the oldest bundle $ID survived --max-bundles 2"
+[ -d "$STATE/incidents/$ID2" ] && [ -d "$STATE/incidents/$ID3" ] || fail "a newer bundle was removed"
+grep -q "Removed bundle $ID to stay within 2 bundles" "$TEST_TMP/tprofd.log" || fail "no log line for the removal"
+
 # Bad values are refused with a reason, not taken.
 expect_exit 1 "$TPROF_BUNDLE" capture --before 2h
 grep -q "refused the capture: BEFORE_USEC must be at most 15 min" "$ERR" || fail "$(cat "$ERR")"
@@ -45,7 +53,7 @@ expect_exit 64 "$TPROF_BUNDLE" capture --after banana
 stop_tprofd
 expect_exit 3 "$TPROF_BUNDLE" -D "$STATE" status
 grep -q "tprofd: not running" "$OUT" || fail "status after stop: $(cat "$OUT")"
-grep -q "Bundles: 1 written, 0 being written" "$OUT" || fail "status after stop: $(cat "$OUT")"
+grep -q "Bundles: 2 written, 0 being written" "$OUT" || fail "status after stop: $(cat "$OUT")"
 expect_exit 1 "$TPROF_BUNDLE" capture
 grep -q "tprofd is not running" "$ERR" || fail "$(cat "$ERR")"
 echo ok
