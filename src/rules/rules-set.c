@@ -56,25 +56,6 @@ const char *rule_severity_to_string(int level) {
         return severity_table[level];
 }
 
-void rule_error_done(RuleError *e) {
-        if (!e)
-                return;
-        e->file = mfree(e->file);
-        e->message = mfree(e->message);
-        e->line = e->column = 0;
-}
-
-char *rule_error_format(const RuleError *e) {
-        char *s = NULL;
-        int k;
-
-        if (e->line > 0)
-                k = asprintf(&s, "%s:%u:%u: %s", e->file ?: "-", e->line, e->column, e->message ?: "error");
-        else
-                k = asprintf(&s, "%s: %s", e->file ?: "-", e->message ?: "error");
-        return k < 0 ? NULL : s;
-}
-
 void rule_done(Rule *r) {
         free(r->name);
         free(r->description);

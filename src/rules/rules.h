@@ -25,6 +25,7 @@
 #include <pcre2.h>
 
 #include "basic/cleanup.h"
+#include "conf/conf-yaml.h"
 #include "basic/string-util.h"
 #include "basic/time-util.h"
 #include "logsrc/log-record.h"
@@ -107,16 +108,16 @@ typedef struct Rule {
 
 typedef struct RuleSet RuleSet;
 
-typedef struct RuleError {
-        char *file;
-        unsigned line, column; /* 1-based; 0 when not about a position (e.g. an unreadable file) */
-        char *message;
-} RuleError;
-
-#define RULE_ERROR_NULL ((RuleError) {})
-void rule_error_done(RuleError *e);
+/* Errors in rules files are configuration errors like any other (conf/conf-yaml.h). */
+typedef ConfError RuleError;
+#define RULE_ERROR_NULL CONF_ERROR_NULL
+static inline void rule_error_done(RuleError *e) {
+        conf_error_done(e);
+}
 /* "file:line:column: message" (or "file: message"); NULL on OOM. */
-char *rule_error_format(const RuleError *e);
+static inline char *rule_error_format(const RuleError *e) {
+        return conf_error_format(e);
+}
 
 /*
  * Loads path, a rules file or a folder of *.yaml files (read in name order, rule names unique
