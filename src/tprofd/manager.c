@@ -100,7 +100,8 @@ typedef struct OpenIncident {
 } OpenIncident;
 
 struct Manager {
-        const TprofdConfig *config;
+        TprofdConfig *config;
+        ManagerReload reload;
         sd_event *event;
 
         char *host, *boot_id, *kernel_release;
@@ -948,18 +949,50 @@ static int manager_load_rules(Manager *m, RuleSet **ret) {
         return 0;
 }
 
+/*
+ * SIGHUP: settings and rules are read again. A bad configuration file or rules file is reported and
+ * everything keeps running as it was. What can change in a running daemon changes (rules, log
+ * level, bundle limits); the rest is reported as needing a restart.
+ */
+static void manager_reload(Manager *m) {
+        _cleanup_free_ char *restart = NULL;
+        TprofdConfig fresh;
+        RuleSet *rules = NULL;
+        char *swap;
+
+        if (!m->reload || m->reload(&fresh) < 0) {
+                log_warning("Keeping the settings and rules that were running.");
+                return;
+        }
+        swap = m->config->rules_path;
+        m->config->rules_path = fresh.rules_path;
+        if (manager_load_rules(m, &rules) < 0) {
+                m->config->rules_path = swap;
+                tprofd_config_done(&fresh);
+                log_warning("Keeping the settings and rules that were running.");
+                return;
+        }
+        fresh.rules_path = swap; /* freed with fresh */
+        /* Incidents hold copies of their rules, so the old set can go now. */
+        rule_set_free(m->rules);
+        m->rules = rules;
+
+        if (tprofd_config_diff_static(m->config, &fresh, &restart) >= 0 && restart)
+                log_warning("Changed settings that take effect only after a restart of tprofd: %s.", restart);
+        m->config->log_level = fresh.log_level;
+        log_set_max_level(fresh.log_level >= 0 ? fresh.log_level : LOG_INFO);
+        m->config->max_bundles = fresh.max_bundles;
+        m->config->max_bundle_bytes = fresh.max_bundle_bytes;
+        tprofd_config_done(&fresh);
+        log_info("Reloaded the configuration%s%s.", m->config->config_path ? " from " : "",
+                 m->config->config_path ?: "");
+}
+
 static int on_sighup(sd_event_source *s, const struct signalfd_siginfo *si, void *userdata) {
         Manager *m = userdata;
-        RuleSet *fresh = NULL;
 
         (void) sd_notify(false, "RELOADING=1");
-        if (manager_load_rules(m, &fresh) < 0)
-                log_warning("Keeping the rules that were running.");
-        else {
-                /* Incidents hold copies of their rules, so the old set can go now. */
-                rule_set_free(m->rules);
-                m->rules = fresh;
-        }
+        manager_reload(m);
         (void) sd_notify(false, "READY=1");
         return 0;
 }
@@ -1081,7 +1114,7 @@ static int manager_start_journal(Manager *m) {
         return 0;
 }
 
-static int manager_new(const TprofdConfig *c, Manager **ret) {
+static int manager_new(TprofdConfig *c, ManagerReload reload, Manager **ret) {
         _cleanup_(manager_freep) Manager *m = NULL;
         int r;
 
@@ -1089,6 +1122,7 @@ static int manager_new(const TprofdConfig *c, Manager **ret) {
         if (!m)
                 return log_oom();
         m->config = c;
+        m->reload = reload;
         m->incidents_fd = -EBADF;
         m->started_usec = now_usec(CLOCK_MONOTONIC);
         clock_map_assume(&m->clock);
@@ -1223,11 +1257,11 @@ static int manager_new(const TprofdConfig *c, Manager **ret) {
         return 0;
 }
 
-int manager_run(const TprofdConfig *c) {
+int manager_run(TprofdConfig *c, ManagerReload reload) {
         _cleanup_(manager_freep) Manager *m = NULL;
         int r;
 
-        r = manager_new(c, &m);
+        r = manager_new(c, reload, &m);
         if (r < 0)
                 return r;
 

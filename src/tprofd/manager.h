@@ -7,4 +7,8 @@
 
 #include "tprofd/tprofd-config.h"
 
-int manager_run(const TprofdConfig *c);
+/* Builds the settings afresh (file and command line) for a reload; < 0 keeps the running ones. */
+typedef int (*ManagerReload)(TprofdConfig *ret);
+
+/* Runs until SIGTERM/SIGINT. c stays owned by the caller; reloads update it in place. */
+int manager_run(TprofdConfig *c, ManagerReload reload);

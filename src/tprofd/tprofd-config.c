@@ -1,15 +1,24 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * TprofdConfig defaults and the default rules path; see tprofd-config.h.
+ * TprofdConfig: defaults, the configuration file (tprofd.yaml) and what a reload may change; see
+ * tprofd-config.h. The command line is applied on top by tprofd.c.
  */
+#include <errno.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "basic/cleanup.h"
+#include "basic/fileio.h"
+#include "basic/log.h"
+#include "basic/parse-util.h"
+#include "basic/string-util.h"
+#include "basic/time-util.h"
 #include "tprofd/tprofd-config.h"
 
 void tprofd_config_init(TprofdConfig *c) {
         *c = (TprofdConfig) {
+                .log_level = -1,
                 .freq_hz = FREQ_HZ_DEFAULT,
                 .window_usec = WINDOW_USEC_DEFAULT,
                 .retention_age_usec = RETENTION_AGE_USEC_DEFAULT,
@@ -21,6 +30,7 @@ void tprofd_config_init(TprofdConfig *c) {
 }
 
 void tprofd_config_done(TprofdConfig *c) {
+        c->config_path = mfree(c->config_path);
         c->rules_path = mfree(c->rules_path);
         c->state_dir = mfree(c->state_dir);
         c->kmsg_path = mfree(c->kmsg_path);
@@ -37,4 +47,212 @@ const char *tprofd_default_rules_path(void) {
                 return TPROF_RULES_DIR;
         /* Not installed: running from a build tree, use the rules next to the sources. */
         return TPROF_SOURCE_RULES_DIR;
+}
+
+#define PATH_BYTES_MAX 4096U
+
+static const char *const top_keys[] = {
+        "state_dir", "rules", "freq", "window", "log_level", "control_socket", "retention", "incidents", "sources",
+};
+static const char *const retention_keys[] = { "max_age", "max_bytes", "keep_free" };
+static const char *const incidents_keys[] = { "max_bundles", "max_bytes" };
+static const char *const sources_keys[] = { "kmsg", "journal", "journal_namespace" };
+
+static int get_size(ConfContext *cc, const yaml_node_t *v, const char *key, uint64_t *ret) {
+        const char *s;
+        int r = conf_get_string(cc, v, key, 32, &s);
+
+        if (r < 0)
+                return r;
+        if (parse_size(s, ret) < 0)
+                return conf_error(cc, v->start_mark, "invalid size '%s' for '%s': expected bytes or a size like 500M or 2G",
+                                  s, key);
+        return 0;
+}
+
+static int get_u32(ConfContext *cc, const yaml_node_t *v, const char *key, uint32_t lo, uint32_t hi, uint32_t *ret) {
+        const char *s;
+        uint32_t u;
+        int r = conf_get_string(cc, v, key, 16, &s);
+
+        if (r < 0)
+                return r;
+        if (safe_atou32(s, &u) < 0 || u < lo || u > hi)
+                return conf_error(cc, v->start_mark, "invalid value '%s' for '%s': expected a number from %u to %u", s,
+                                  key, lo, hi);
+        *ret = u;
+        return 0;
+}
+
+/* Reads the keys of one mapping; each recognized key is applied to c. */
+static int load_section(ConfContext *cc, yaml_document_t *doc, yaml_node_t *map, const char *section, TprofdConfig *c) {
+        int r = 0;
+
+        for (yaml_node_pair_t *p = map->data.mapping.pairs.start; r >= 0 && p < map->data.mapping.pairs.top; p++) {
+                const char *key = conf_scalar(yaml_document_get_node(doc, p->key));
+                yaml_node_t *v = yaml_document_get_node(doc, p->value);
+                const char *s;
+                uint64_t u;
+
+                if (!section) {
+                        if (streq(key, "state_dir"))
+                                r = conf_set_string(cc, v, key, PATH_BYTES_MAX, &c->state_dir);
+                        else if (streq(key, "rules"))
+                                r = conf_set_string(cc, v, key, PATH_BYTES_MAX, &c->rules_path);
+                        else if (streq(key, "control_socket"))
+                                r = conf_set_string(cc, v, key, PATH_BYTES_MAX, &c->control_socket);
+                        else if (streq(key, "freq"))
+                                r = get_u32(cc, v, key, 1, FREQ_HZ_MAX, &c->freq_hz);
+                        else if (streq(key, "window")) {
+                                r = conf_get_duration(cc, v, key, WINDOW_USEC_MAX, &u);
+                                if (r >= 0 && u < WINDOW_USEC_MIN)
+                                        r = conf_error(cc, v->start_mark, "'window' must be at least %llus",
+                                                       (unsigned long long) (WINDOW_USEC_MIN / USEC_PER_SEC));
+                                if (r >= 0)
+                                        c->window_usec = u;
+                        } else if (streq(key, "log_level")) {
+                                r = conf_get_string(cc, v, key, 16, &s);
+                                if (r >= 0 && (c->log_level = log_level_from_string(s)) < 0)
+                                        r = conf_error(cc, v->start_mark,
+                                                       "invalid log_level '%s': expected debug, info, notice, warning or err",
+                                                       s);
+                        } else {
+                                /* check_mapping at the top level admitted only known keys. */
+                                const char *const *sub = streq(key, "retention") ? retention_keys
+                                                         : streq(key, "incidents") ? incidents_keys
+                                                                                   : sources_keys;
+                                size_t n_sub = streq(key, "retention") ? ELEMENTSOF(retention_keys)
+                                               : streq(key, "incidents") ? ELEMENTSOF(incidents_keys)
+                                                                         : ELEMENTSOF(sources_keys);
+                                char must[64];
+                                snprintf(must, sizeof must, "'%s' must be a mapping", key);
+                                r = conf_check_mapping(cc, doc, v, must, key, sub, n_sub);
+                                if (r >= 0)
+                                        r = load_section(cc, doc, v, key, c);
+                        }
+                } else if (streq(section, "retention")) {
+                        if (streq(key, "max_age"))
+                                r = conf_get_duration(cc, v, key, UINT64_C(365) * USEC_PER_DAY, &c->retention_age_usec);
+                        else if (streq(key, "max_bytes"))
+                                r = get_size(cc, v, key, &c->retention_bytes);
+                        else
+                                r = get_size(cc, v, key, &c->keep_free_bytes);
+                } else if (streq(section, "incidents")) {
+                        if (streq(key, "max_bundles"))
+                                r = get_u32(cc, v, key, 1, 100000, &c->max_bundles);
+                        else {
+                                r = get_size(cc, v, key, &c->max_bundle_bytes);
+                                if (r >= 0 && c->max_bundle_bytes == 0)
+                                        r = conf_error(cc, v->start_mark, "'max_bytes' must be above 0");
+                        }
+                } else {
+                        if (streq(key, "kmsg"))
+                                r = conf_set_string(cc, v, key, PATH_BYTES_MAX, &c->kmsg_path);
+                        else if (streq(key, "journal"))
+                                r = conf_get_bool(cc, v, key, &c->journal);
+                        else
+                                r = conf_set_string(cc, v, key, 256, &c->journal_namespace);
+                }
+        }
+        return r;
+}
+
+static int config_copy(const TprofdConfig *src, TprofdConfig *dst) {
+        *dst = *src;
+        dst->config_path = dst->rules_path = dst->state_dir = dst->kmsg_path = NULL;
+        dst->control_socket = dst->journal_namespace = NULL;
+#define DUP(f)                                                                                               \
+        if (src->f && !(dst->f = strdup(src->f)))                                                            \
+                goto oom;
+        DUP(config_path);
+        DUP(rules_path);
+        DUP(state_dir);
+        DUP(kmsg_path);
+        DUP(control_socket);
+        DUP(journal_namespace);
+#undef DUP
+        return 0;
+oom:
+        tprofd_config_done(dst);
+        return -ENOMEM;
+}
+
+int tprofd_config_load(TprofdConfig *c, const char *path, ConfError *reterr) {
+        _cleanup_(conf_yaml_parser_deletep) yaml_parser_t parser = {};
+        _cleanup_(conf_yaml_document_deletep) yaml_document_t *docp = NULL;
+        _cleanup_free_ char *data = NULL;
+        ConfContext cc = { .file = path, .reterr = reterr };
+        TprofdConfig fresh;
+        yaml_document_t doc;
+        yaml_node_t *root;
+        size_t size;
+        int r;
+
+        r = read_full_file(path, TPROFD_CONFIG_BYTES_MAX, &data, &size);
+        if (r == -ENOENT)
+                return r;
+        if (r == -EFBIG)
+                return conf_error_at(&cc, 0, 0, -EBADMSG, "file is too large (at most %llu bytes)",
+                                     (unsigned long long) TPROFD_CONFIG_BYTES_MAX);
+        if (r < 0)
+                return conf_error_at(&cc, 0, 0, -EBADMSG, "cannot read: %s", strerror(-r));
+        cc.data = data;
+        cc.size = size;
+
+        if (!yaml_parser_initialize(&parser))
+                return -ENOMEM;
+        yaml_parser_set_input_string(&parser, (const unsigned char *) data, size);
+        if (!yaml_parser_load(&parser, &doc))
+                return conf_yaml_failure(&cc, &parser);
+        docp = &doc;
+        root = yaml_document_get_root_node(&doc);
+        if (!root) /* an empty file: every setting keeps its default */
+                goto done;
+
+        r = conf_check_mapping(&cc, &doc, root, "the configuration must be a mapping of settings", "the configuration",
+                               top_keys, ELEMENTSOF(top_keys));
+        if (r < 0)
+                return r;
+        r = config_copy(c, &fresh);
+        if (r < 0)
+                return r;
+        r = load_section(&cc, &doc, root, NULL, &fresh);
+        if (r < 0) {
+                tprofd_config_done(&fresh);
+                return r;
+        }
+        tprofd_config_done(c);
+        *c = fresh;
+done:
+        free(c->config_path);
+        c->config_path = strdup(path);
+        return c->config_path ? 0 : -ENOMEM;
+}
+
+int tprofd_config_diff_static(const TprofdConfig *old, const TprofdConfig *fresh, char **ret_restart_needed) {
+        _cleanup_strbuf_ StrBuf b = STRBUF_NULL;
+        int r = 0;
+
+#define DIFF_STR(f, name)                                                                                    \
+        if (r >= 0 && !streq(old->f ?: "", fresh->f ?: ""))                                                  \
+                r = strbuf_appendf(&b, "%s%s", b.len ? ", " : "", name);
+#define DIFF_VAL(f, name)                                                                                    \
+        if (r >= 0 && old->f != fresh->f)                                                                    \
+                r = strbuf_appendf(&b, "%s%s", b.len ? ", " : "", name);
+        DIFF_STR(state_dir, "state_dir");
+        DIFF_STR(kmsg_path, "sources.kmsg");
+        DIFF_STR(journal_namespace, "sources.journal_namespace");
+        DIFF_STR(control_socket, "control_socket");
+        DIFF_VAL(journal, "sources.journal");
+        DIFF_VAL(freq_hz, "freq");
+        DIFF_VAL(window_usec, "window");
+        DIFF_VAL(retention_age_usec, "retention.max_age");
+        DIFF_VAL(retention_bytes, "retention.max_bytes");
+        DIFF_VAL(keep_free_bytes, "retention.keep_free");
+#undef DIFF_STR
+#undef DIFF_VAL
+        if (r < 0)
+                return r;
+        *ret_restart_needed = b.len ? strbuf_steal(&b) : NULL;
+        return 0;
 }

@@ -8,6 +8,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "conf/conf-yaml.h"
+
 #define FREQ_HZ_DEFAULT 97U
 #define FREQ_HZ_MAX 10000U
 #define WINDOW_USEC_DEFAULT (UINT64_C(120) * UINT64_C(1000000))
@@ -17,7 +19,12 @@
 #define MAX_BUNDLE_BYTES_DEFAULT (UINT64_C(2) << 30)
 #define RETENTION_AGE_USEC_DEFAULT (UINT64_C(12) * UINT64_C(3600) * UINT64_C(1000000))
 
+#define TPROFD_CONFIG_FILE TPROF_CONFIG_DIR "/tprofd.yaml"
+#define TPROFD_CONFIG_BYTES_MAX (UINT64_C(64) << 10)
+
 typedef struct TprofdConfig {
+        char *config_path; /* the file these settings came from, or NULL */
+        int log_level;     /* -1: not set */
         char *rules_path;
         char *state_dir;
         char *kmsg_path; /* /dev/kmsg, or a recorded file of raw records */
@@ -36,6 +43,17 @@ typedef struct TprofdConfig {
 
 void tprofd_config_init(TprofdConfig *c);
 void tprofd_config_done(TprofdConfig *c);
+
+/*
+ * Reads a configuration file (YAML; every key optional) over the settings in c. A missing file is
+ * -ENOENT, left for the caller to judge (the default file is optional, --config's is not); any
+ * other problem is -EBADMSG with file:line:column in *reterr. c is changed only on success.
+ */
+int tprofd_config_load(TprofdConfig *c, const char *path, ConfError *reterr);
+
+/* Settings SIGHUP can change in a running daemon; the others need a restart. Lists what differs in
+ * the latter into *ret_restart_needed ("freq, window"), or sets it to NULL. */
+int tprofd_config_diff_static(const TprofdConfig *old, const TprofdConfig *fresh, char **ret_restart_needed);
 
 /* The rules file or folder used when --rules is not given: /etc/tprof/rules.yaml, then
  * /etc/tprof/rules.d, then the shipped rules. Returns a static string. */

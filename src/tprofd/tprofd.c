@@ -10,6 +10,7 @@
 #include <string.h>
 #include <sysexits.h>
 
+#include "basic/cleanup.h"
 #include "basic/log.h"
 #include "basic/parse-util.h"
 #include "basic/string-util.h"
@@ -43,6 +44,8 @@ static void help(void) {
                "Options:\n"
                "  -h --help              Show this help and exit\n"
                "     --version           Show the version and exit\n"
+               "  -c --config FILE       Configuration file (default: %s, if it exists;\n"
+               "                         command-line options override it)\n"
                "  -r --rules PATH        Rules file or rules.d folder\n"
                "                         (default: %s)\n"
                "  -s --state-dir DIR     State directory (default: %s)\n"
@@ -64,10 +67,10 @@ static void help(void) {
                "     --test-rules        Read log lines from FILEs or stdin, print what the rules match\n"
                "     --once SECONDS      Sample for SECONDS, print folded stacks to stdout and exit\n"
                "     --pid PID           With --once: only this process\n"
-               "     --check-config      Validate the rules and options, then exit\n"
+               "     --check-config      Validate the configuration file and the rules, then exit\n"
                "\n"
                "Exit status: 0 on success, 64 on a usage error, 78 on a configuration error.\n",
-               tprofd_default_rules_path(), TPROF_STATE_DIR, FREQ_HZ_MAX, FREQ_HZ_DEFAULT,
+               TPROFD_CONFIG_FILE, tprofd_default_rules_path(), TPROF_STATE_DIR, FREQ_HZ_MAX, FREQ_HZ_DEFAULT,
                (unsigned long long) (WINDOW_USEC_MIN / USEC_PER_SEC),
                (unsigned long long) (WINDOW_USEC_MAX / USEC_PER_SEC),
                (unsigned long long) (WINDOW_USEC_DEFAULT / USEC_PER_SEC), CONTROL_SOCKET_DEFAULT, MAX_BUNDLES_DEFAULT,
@@ -84,7 +87,7 @@ static int set_string(char **p, const char *v) {
 }
 
 /* Returns 1 to go on, 0 to exit successfully, or a negative errno (a usage error). */
-static int parse_argv(int argc, char *argv[]) {
+static int parse_argv(int argc, char *argv[], TprofdConfig *cfg, const char **ret_config_path) {
         enum {
                 ARG_VERSION = 0x100,
                 ARG_TEST_RULES,
@@ -97,6 +100,7 @@ static int parse_argv(int argc, char *argv[]) {
                 ARG_MAX_BUNDLES,
                 ARG_MAX_BUNDLE_BYTES,
                 ARG_LOG_LEVEL,
+                ARG_CONFIG,
         };
         static const struct option options[] = {
                 { "help", no_argument, NULL, 'h' },
@@ -111,6 +115,7 @@ static int parse_argv(int argc, char *argv[]) {
                 { "max-bundles", required_argument, NULL, ARG_MAX_BUNDLES },
                 { "max-bundle-bytes", required_argument, NULL, ARG_MAX_BUNDLE_BYTES },
                 { "log-level", required_argument, NULL, ARG_LOG_LEVEL },
+                { "config", required_argument, NULL, 'c' },
                 { "test-rules", no_argument, NULL, ARG_TEST_RULES },
                 { "once", required_argument, NULL, ARG_ONCE },
                 { "pid", required_argument, NULL, ARG_PID },
@@ -121,7 +126,7 @@ static int parse_argv(int argc, char *argv[]) {
         int c, r;
 
         opterr = 0;
-        while ((c = getopt_long(argc, argv, ":hr:s:F:w:", options, NULL)) >= 0) {
+        while ((c = getopt_long(argc, argv, ":hc:r:s:F:w:", options, NULL)) >= 0) {
                 switch (c) {
                 case 'h':
                         help();
@@ -129,24 +134,27 @@ static int parse_argv(int argc, char *argv[]) {
                 case ARG_VERSION:
                         printf("tprofd %s\n", TPROF_VERSION);
                         return 0;
+                case 'c':
+                        *ret_config_path = optarg;
+                        break;
                 case 'r':
-                        r = set_string(&arg_config.rules_path, optarg);
+                        r = set_string(&cfg->rules_path, optarg);
                         if (r < 0)
                                 return r;
                         break;
                 case 's':
-                        r = set_string(&arg_config.state_dir, optarg);
+                        r = set_string(&cfg->state_dir, optarg);
                         if (r < 0)
                                 return r;
                         break;
                 case ARG_KMSG:
-                        r = set_string(&arg_config.kmsg_path, optarg);
+                        r = set_string(&cfg->kmsg_path, optarg);
                         if (r < 0)
                                 return r;
                         break;
                 case 'F':
-                        r = safe_atou32(optarg, &arg_config.freq_hz);
-                        if (r < 0 || arg_config.freq_hz == 0 || arg_config.freq_hz > FREQ_HZ_MAX)
+                        r = safe_atou32(optarg, &cfg->freq_hz);
+                        if (r < 0 || cfg->freq_hz == 0 || cfg->freq_hz > FREQ_HZ_MAX)
                                 return log_error_errno(SYNTHETIC_ERRNO(EINVAL),
                                                        "Invalid --freq '%s': expected 1-%u Hz.", optarg,
                                                        FREQ_HZ_MAX);
@@ -159,27 +167,27 @@ static int parse_argv(int argc, char *argv[]) {
                                                        optarg,
                                                        (unsigned long long) (WINDOW_USEC_MIN / USEC_PER_SEC),
                                                        (unsigned long long) (WINDOW_USEC_MAX / USEC_PER_SEC));
-                        arg_config.window_usec = u;
+                        cfg->window_usec = u;
                         break;
                 case ARG_CONTROL_SOCKET:
-                        r = set_string(&arg_config.control_socket, optarg);
+                        r = set_string(&cfg->control_socket, optarg);
                         if (r < 0)
                                 return r;
                         break;
                 case ARG_JOURNAL_NAMESPACE:
-                        r = set_string(&arg_config.journal_namespace, optarg);
+                        r = set_string(&cfg->journal_namespace, optarg);
                         if (r < 0)
                                 return r;
                         break;
                 case ARG_MAX_BUNDLES:
-                        r = safe_atou32(optarg, &arg_config.max_bundles);
-                        if (r < 0 || arg_config.max_bundles == 0)
+                        r = safe_atou32(optarg, &cfg->max_bundles);
+                        if (r < 0 || cfg->max_bundles == 0)
                                 return log_error_errno(SYNTHETIC_ERRNO(EINVAL),
                                                        "Invalid --max-bundles '%s': expected a number above 0.", optarg);
                         break;
                 case ARG_MAX_BUNDLE_BYTES:
-                        r = parse_size(optarg, &arg_config.max_bundle_bytes);
-                        if (r < 0 || arg_config.max_bundle_bytes == 0)
+                        r = parse_size(optarg, &cfg->max_bundle_bytes);
+                        if (r < 0 || cfg->max_bundle_bytes == 0)
                                 return log_error_errno(SYNTHETIC_ERRNO(EINVAL),
                                                        "Invalid --max-bundle-bytes '%s': expected a size like 500M.",
                                                        optarg);
@@ -189,7 +197,7 @@ static int parse_argv(int argc, char *argv[]) {
                         if (r < 0)
                                 return log_error_errno(SYNTHETIC_ERRNO(EINVAL), "Invalid --log-level '%s'.",
                                                        optarg);
-                        log_set_max_level(r);
+                        cfg->log_level = r;
                         break;
                 case ARG_TEST_RULES:
                         arg_action = ACTION_TEST_RULES;
@@ -232,37 +240,86 @@ static int parse_argv(int argc, char *argv[]) {
         return 1;
 }
 
+static int fill_defaults(TprofdConfig *c) {
+        if (!c->rules_path && set_string(&c->rules_path, tprofd_default_rules_path()) < 0)
+                return -ENOMEM;
+        if (!c->state_dir && set_string(&c->state_dir, TPROF_STATE_DIR) < 0)
+                return -ENOMEM;
+        if (!c->control_socket && set_string(&c->control_socket, CONTROL_SOCKET_DEFAULT) < 0)
+                return -ENOMEM;
+        if (!c->kmsg_path && set_string(&c->kmsg_path, "/dev/kmsg") < 0)
+                return -ENOMEM;
+        return 0;
+}
+
+static int saved_argc;
+static char **saved_argv;
+
+/*
+ * Settings in order of precedence: the command line, then the configuration file (--config, else
+ * /etc/tprof/tprofd.yaml when it exists), then the defaults. Returns 1 to go on, 0 to exit
+ * successfully (--help), -EINVAL for a usage error, -EBADMSG for a configuration error.
+ */
+static int assemble_config(TprofdConfig *ret) {
+        _cleanup_(conf_error_done) ConfError e = CONF_ERROR_NULL;
+        TprofdConfig c;
+        const char *path = NULL;
+        int r;
+
+        /* First pass: --help, --version and usage errors must not depend on the file. */
+        tprofd_config_init(&c);
+        optind = 0;
+        r = parse_argv(saved_argc, saved_argv, &c, &path);
+        tprofd_config_done(&c);
+        if (r <= 0)
+                return r;
+
+        tprofd_config_init(&c);
+        r = tprofd_config_load(&c, path ?: TPROFD_CONFIG_FILE, &e);
+        if (r == -ENOENT && path) {
+                tprofd_config_done(&c);
+                return log_error_errno(SYNTHETIC_ERRNO(EBADMSG), "Configuration file '%s' does not exist.", path);
+        }
+        if (r < 0 && r != -ENOENT) {
+                _cleanup_free_ char *msg = conf_error_format(&e);
+                tprofd_config_done(&c);
+                return log_error_errno(r, "%s", msg ?: "out of memory");
+        }
+
+        optind = 0;
+        r = parse_argv(saved_argc, saved_argv, &c, &path);
+        if (r > 0 && fill_defaults(&c) < 0)
+                r = log_oom();
+        if (r <= 0) {
+                tprofd_config_done(&c);
+                return r;
+        }
+        *ret = c;
+        return 1;
+}
+
+static int reload_config(TprofdConfig *ret) {
+        int r = assemble_config(ret);
+        return r < 0 ? r : 0;
+}
+
 static int run(int argc, char *argv[]) {
         bool config_error = false;
         int r;
 
         log_setup("tprofd");
         tprofd_config_init(&arg_config);
+        saved_argc = argc;
+        saved_argv = argv;
 
-        r = parse_argv(argc, argv);
+        tprofd_config_done(&arg_config);
+        r = assemble_config(&arg_config);
+        if (r == -EBADMSG)
+                return EX_CONFIG;
         if (r <= 0)
                 return r < 0 ? EX_USAGE : EXIT_SUCCESS;
-
-        if (!arg_config.rules_path) {
-                r = set_string(&arg_config.rules_path, tprofd_default_rules_path());
-                if (r < 0)
-                        return EXIT_FAILURE;
-        }
-        if (!arg_config.state_dir) {
-                r = set_string(&arg_config.state_dir, TPROF_STATE_DIR);
-                if (r < 0)
-                        return EXIT_FAILURE;
-        }
-        if (!arg_config.control_socket) {
-                r = set_string(&arg_config.control_socket, CONTROL_SOCKET_DEFAULT);
-                if (r < 0)
-                        return EXIT_FAILURE;
-        }
-        if (!arg_config.kmsg_path) {
-                r = set_string(&arg_config.kmsg_path, "/dev/kmsg");
-                if (r < 0)
-                        return EXIT_FAILURE;
-        }
+        if (arg_config.log_level >= 0)
+                log_set_max_level(arg_config.log_level);
 
         switch (arg_action) {
         case ACTION_TEST_RULES:
@@ -270,6 +327,8 @@ static int run(int argc, char *argv[]) {
                                      stderr, &config_error);
                 break;
         case ACTION_CHECK_CONFIG:
+                /* The configuration already loaded, or we would not be here. */
+                printf("configuration: %s\n", arg_config.config_path ?: "defaults (no " TPROFD_CONFIG_FILE ")");
                 r = rules_tester_check(arg_config.rules_path, stdout, stderr, &config_error);
                 break;
         case ACTION_ONCE: {
@@ -283,7 +342,7 @@ static int run(int argc, char *argv[]) {
         }
         case ACTION_RUN:
         default:
-                r = manager_run(&arg_config);
+                r = manager_run(&arg_config, reload_config);
                 break;
         }
         if (r < 0)

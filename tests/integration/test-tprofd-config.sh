@@ -1,0 +1,92 @@
+#!/bin/bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
+# The daemon's configuration: a file sets what it names, the command line overrides it, a bad
+# file is refused with file:line:column and exit 78 (also through --check-config), and SIGHUP
+# reloads rules and settings: a good rules file takes effect, a bad one is reported and the old
+# rules keep matching, and a setting that needs a restart says so.
+set -eu
+. "$(dirname "$0")/logsrc-lib.sh"
+
+# Errors first: they need no privileges.
+printf 'freq: 49\nfrq: 3\n' >"$TEST_TMP/bad.yaml"
+expect_exit 78 "$TPROFD" --config "$TEST_TMP/bad.yaml" --check-config
+grep -q "bad.yaml:2:1: unknown key 'frq', did you mean 'freq'?" "$ERR" || fail "$(cat "$ERR")"
+printf 'window: 1s\n' >"$TEST_TMP/bad.yaml"
+expect_exit 78 "$TPROFD" --config "$TEST_TMP/bad.yaml" --check-config
+grep -q "bad.yaml:1:9: 'window' must be at least 2s" "$ERR" || fail "$(cat "$ERR")"
+printf 'incidents:\n  max_bundles: many\n' >"$TEST_TMP/bad.yaml"
+expect_exit 78 "$TPROFD" --config "$TEST_TMP/bad.yaml" --check-config
+grep -q "bad.yaml:2:16: invalid value 'many' for 'max_bundles'" "$ERR" || fail "$(cat "$ERR")"
+expect_exit 78 "$TPROFD" --config "$TEST_TMP/none.yaml" --check-config
+grep -q "Configuration file '.*none.yaml' does not exist" "$ERR" || fail "$(cat "$ERR")"
+# --help works whatever the file says.
+"$TPROFD" --config "$TEST_TMP/bad.yaml" --help | grep -q -- "--config FILE" || fail "--help depends on the file"
+printf 'rules:\n  - name: x\n    source: kernel\n    match: "("\n' >"$TEST_TMP/badrules.yaml"
+expect_exit 78 "$TPROFD" --rules "$TEST_TMP/badrules.yaml" --check-config
+grep -q "badrules.yaml:4:" "$ERR" || fail "$(cat "$ERR")"
+
+# The shipped example, every setting uncommented, is a valid configuration.
+sed -e 's/^# \([a-z_]*:\)/\1/' -e 's/^#   \([a-z_]*:\)/  \1/' -e 's/ *#.*//' -e '/^#/d' \
+        -e "s|^rules: .*|rules: $TPROF_SOURCE_ROOT/rules|" -e '/journal_namespace/d' \
+        "$TPROF_SOURCE_ROOT/contrib/tprofd.yaml.example" >"$TEST_TMP/example.yaml"
+"$TPROFD" --config "$TEST_TMP/example.yaml" --check-config >"$OUT" 2>"$ERR" || fail "the example does not load: $(cat "$ERR")"
+
+require_perf
+require_kmsg_writable
+TOKEN=$(od -An -N4 -tx1 /dev/urandom | tr -d ' \n')
+SOCK="$TEST_TMP/control.sock"
+rules() { # rules NAME...: one origin-any rule per name matching "tprof-cfg-$TOKEN NAME"
+        echo "defaults: { before: 1s, after: 1s, cooldown: 0s }"
+        echo "rules:"
+        for n in "$@"; do
+                printf '  - name: %s\n    source: kernel\n    origin: any\n    match: "tprof-cfg-%s %s"\n' "$n" "$TOKEN" "$n"
+        done
+}
+rules one >"$TEST_TMP/rules.yaml"
+cat >"$TEST_TMP/tprofd.yaml" <<CONF
+state_dir: $STATE
+rules: $TEST_TMP/rules.yaml
+freq: 49
+window: 6s
+control_socket: $SOCK
+incidents:
+  max_bundles: 5
+CONF
+"$TPROFD" --config "$TEST_TMP/tprofd.yaml" --check-config >"$OUT" || fail "check-config on a good file"
+grep -q "^configuration: $TEST_TMP/tprofd.yaml" "$OUT" || fail "$(cat "$OUT")"
+
+# The file's settings apply; --window on the command line overrides the file's.
+"$TPROFD" --config "$TEST_TMP/tprofd.yaml" --window 4s >>"$TEST_TMP/tprofd.log" 2>&1 &
+TPROFD_PID=$!
+on_exit "kill $TPROFD_PID 2>/dev/null; wait $TPROFD_PID 2>/dev/null"
+wait_for 30 grep -q "running: state in $STATE, windows of 4s" "$TEST_TMP/tprofd.log" || fail "$(cat "$TEST_TMP/tprofd.log")"
+"$TPROF_BUNDLE" --control-socket "$SOCK" status >"$OUT" || fail "status"
+grep -q "at 49 Hz" "$OUT" || fail "freq from the file not applied: $(cat "$OUT")"
+wait_for 10 compgen -G "$STATE/ring/*-4s.tpw*" || fail "window length: $(ls "$STATE/ring")"
+
+matched() { grep -c "rule $1 matched kmsg: tprof-cfg-$TOKEN $1\$" "$TEST_TMP/tprofd.log" || true; }
+matched_once() { [ "$(matched "$1")" = 1 ]; }
+
+# Reload with a good rules file: the new rule matches.
+rules one two >"$TEST_TMP/rules.yaml"
+kill -HUP "$TPROFD_PID"
+wait_for 10 grep -q "Loaded 2 rules" "$TEST_TMP/tprofd.log" || fail "no reload: $(tail "$TEST_TMP/tprofd.log")"
+kmsg_write "tprof-cfg-$TOKEN two"
+wait_for 10 matched_once two || fail "the reloaded rule did not match"
+
+# Reload with a bad rules file: reported, the old rules keep running.
+printf 'rules:\n  - name: one\n    source: kernel\n    match: "(unclosed"\n' >"$TEST_TMP/rules.yaml"
+kill -HUP "$TPROFD_PID"
+wait_for 10 grep -q "Keeping the settings and rules that were running" "$TEST_TMP/tprofd.log" || fail "bad rules not reported"
+grep -q "rules.yaml:4:.*" "$TEST_TMP/tprofd.log" || fail "the error does not name file:line"
+kmsg_write "tprof-cfg-$TOKEN one"
+wait_for 10 matched_once one || fail "the old rules stopped matching after a bad reload"
+
+# A setting that needs a restart says so.
+rules one two >"$TEST_TMP/rules.yaml"
+sed -i 's/^freq: 49/freq: 97/' "$TEST_TMP/tprofd.yaml"
+kill -HUP "$TPROFD_PID"
+wait_for 10 grep -q "take effect only after a restart of tprofd: freq" "$TEST_TMP/tprofd.log" || fail "$(tail "$TEST_TMP/tprofd.log")"
+kill -0 "$TPROFD_PID" || fail "tprofd died on reload"
+stop_tprofd
+echo ok
