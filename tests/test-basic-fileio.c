@@ -4,10 +4,12 @@
  */
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "basic/fileio.h"
 #include "tests.h"
@@ -71,11 +73,48 @@ static void test_mkdir_p(void **state) {
         assert_true(S_ISDIR(st.st_mode));
 }
 
+static void test_rm_rf_at_stays_inside(void **state) {
+        char outside[256], tree[256], path[512];
+        struct stat st;
+        int fd;
+
+        snprintf(outside, sizeof outside, "%s/outside", dir);
+        snprintf(tree, sizeof tree, "%s/tree", dir);
+        assert_int_equal(mkdir_p(outside, 0755), 0);
+        snprintf(path, sizeof path, "%s/keep", outside);
+        assert_int_equal(write_file_atomic(path, "x", 1, 0644), 0);
+        snprintf(path, sizeof path, "%s/windows", tree);
+        assert_int_equal(mkdir_p(path, 0755), 0);
+        snprintf(path, sizeof path, "%s/windows/w.tpw", tree);
+        assert_int_equal(write_file_atomic(path, "x", 1, 0644), 0);
+        /* A link to a directory outside: removed as a link, never followed. */
+        snprintf(path, sizeof path, "%s/escape", tree);
+        assert_int_equal(symlink(outside, path), 0);
+
+        fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        assert_true(fd >= 0);
+        assert_int_equal(rm_rf_at(fd, "tree", 4), 0);
+        assert_int_not_equal(lstat(tree, &st), 0);
+        snprintf(path, sizeof path, "%s/keep", outside);
+        assert_int_equal(stat(path, &st), 0);
+        assert_int_equal(rm_rf_at(fd, "tree", 4), 0); /* already gone: nothing to do */
+
+        /* Deeper than allowed: refused, and what lies below the limit stays. */
+        snprintf(path, sizeof path, "%s/deep/a/b/c", dir);
+        assert_int_equal(mkdir_p(path, 0755), 0);
+        assert_int_equal(rm_rf_at(fd, "deep", 2), -ELOOP);
+        snprintf(path, sizeof path, "%s/deep/a/b", dir);
+        assert_int_equal(stat(path, &st), 0);
+        assert_int_equal(rm_rf_at(fd, "deep", 8), 0);
+        close(fd);
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_write_atomic_replaces_and_leaves_no_temp),
                 cmocka_unit_test(test_read_is_bounded),
                 cmocka_unit_test(test_mkdir_p),
+                cmocka_unit_test(test_rm_rf_at_stays_inside),
         };
         return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <dirent.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -152,4 +153,45 @@ int read_one_line_file(const char *path, char **ret_line) {
         data[strcspn(data, "\n")] = '\0';
         *ret_line = TAKE_PTR(data);
         return 0;
+}
+
+static int rm_contents(int fd, unsigned depth_left) {
+        _cleanup_closedir_ DIR *d = fdopendir(fd);
+        struct dirent *de;
+        int r = 0;
+
+        if (!d) {
+                r = -errno;
+                safe_close(fd);
+                return r;
+        }
+        while ((de = readdir(d))) {
+                int q;
+
+                if (streq(de->d_name, ".") || streq(de->d_name, ".."))
+                        continue;
+                q = rm_rf_at(dirfd(d), de->d_name, depth_left);
+                if (q < 0 && r == 0)
+                        r = q;
+        }
+        return r;
+}
+
+int rm_rf_at(int dir_fd, const char *name, unsigned depth_max) {
+        struct stat st;
+        int fd, r;
+
+        if (fstatat(dir_fd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+                return errno == ENOENT ? 0 : -errno;
+        if (!S_ISDIR(st.st_mode))
+                return unlinkat(dir_fd, name, 0) < 0 && errno != ENOENT ? -errno : 0;
+        if (depth_max == 0)
+                return -ELOOP;
+        fd = openat(dir_fd, name, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+        if (fd < 0)
+                return -errno;
+        r = rm_contents(fd, depth_max - 1);
+        if (unlinkat(dir_fd, name, AT_REMOVEDIR) < 0 && errno != ENOENT && r == 0)
+                r = -errno;
+        return r;
 }

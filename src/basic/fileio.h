@@ -28,5 +28,11 @@ int fsync_directory_of(const char *path);
 /* mkdir -p with the given mode for each created component. */
 int mkdir_p(const char *path, mode_t mode);
 
+/*
+ * Removes name inside dir_fd and, if it is a directory, everything below it, at most depth_max levels
+ * down. Never follows symbolic links. Goes on past failures and returns the first error, 0 if all went.
+ */
+int rm_rf_at(int dir_fd, const char *name, unsigned depth_max);
+
 /* Reads the first line of a small file (like /proc/sys/kernel/random/boot_id), newline stripped. */
 int read_one_line_file(const char *path, char **ret_line);

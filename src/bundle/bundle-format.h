@@ -22,6 +22,9 @@
 #define BUNDLE_CPU_FOLDED_FMT "cpu%u.folded"
 #define BUNDLE_CPU_BASELINE_FOLDED_FMT "cpu%u-baseline.folded"
 
+/* A bundle is a directory with one level below it (windows/); deeper trees are not ours. */
+#define BUNDLE_DEPTH_MAX 4U
+
 #define BUNDLE_DIR_MODE 0750
 #define BUNDLE_FILE_MODE 0640
 

@@ -369,37 +369,10 @@ int incident_publish(int incidents_fd, int dir_fd, const Incident *i, IncidentSi
         return 0;
 }
 
-static int rm_rf_at(int dir_fd, const char *name) {
-        _cleanup_close_ int fd = openat(dir_fd, name, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
-        _cleanup_closedir_ DIR *d = NULL;
-        struct dirent *de;
-
-        if (fd < 0) {
-                if (errno == ENOTDIR || errno == ELOOP)
-                        return unlinkat(dir_fd, name, 0) < 0 ? -errno : 0;
-                return -errno;
-        }
-        d = fdopendir(fd);
-        if (!d)
-                return -errno;
-        fd = -EBADF; /* owned by d now */
-        while ((de = readdir(d))) {
-                if (streq(de->d_name, ".") || streq(de->d_name, ".."))
-                        continue;
-                if (de->d_type == DT_DIR) {
-                        int r = rm_rf_at(dirfd(d), de->d_name);
-                        if (r < 0)
-                                return r;
-                } else if (unlinkat(dirfd(d), de->d_name, 0) < 0 && errno != ENOENT)
-                        return -errno;
-        }
-        return unlinkat(dir_fd, name, AT_REMOVEDIR) < 0 ? -errno : 0;
-}
-
 int incident_discard(int incidents_fd, const Incident *i) {
         _cleanup_free_ char *tmp = NULL;
 
         if (asprintf(&tmp, BUNDLE_TMP_PREFIX "%s", i->id) < 0)
                 return -ENOMEM;
-        return rm_rf_at(incidents_fd, tmp);
+        return rm_rf_at(incidents_fd, tmp, BUNDLE_DEPTH_MAX);
 }

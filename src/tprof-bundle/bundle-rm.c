@@ -15,6 +15,7 @@
 #include <sysexits.h>
 #include <unistd.h>
 
+#include "basic/fileio.h"
 #include "basic/log.h"
 #include "tprof-bundle/bundle-output.h"
 #include "tprof-bundle/tprof-bundle.h"
@@ -59,64 +60,8 @@ static int parse_argv(int argc, char *argv[]) {
         return 1;
 }
 
-/* Removes the contents of dir_fd (one level of subdirectories, as a bundle has), then nothing else. */
-static int remove_contents(int dir_fd, unsigned depth) {
-        _cleanup_closedir_ DIR *d = NULL;
-        struct dirent *de;
-        int fd, r = 0;
-
-        fd = openat(dir_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        if (fd < 0)
-                return -errno;
-        d = fdopendir(fd);
-        if (!d) {
-                r = -errno;
-                (void) close(fd);
-                return r;
-        }
-        while ((de = readdir(d))) {
-                struct stat st;
-                if (streq(de->d_name, ".") || streq(de->d_name, ".."))
-                        continue;
-                if (fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0) {
-                        r = -errno;
-                        continue;
-                }
-                if (S_ISDIR(st.st_mode)) {
-                        _cleanup_close_ int sub = -EBADF;
-                        if (depth >= 4) {
-                                r = -ELOOP;
-                                continue;
-                        }
-                        sub = openat(dirfd(d), de->d_name, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
-                        if (sub < 0) {
-                                r = -errno;
-                                continue;
-                        }
-                        int q = remove_contents(sub, depth + 1);
-                        if (q < 0)
-                                r = q;
-                        if (unlinkat(dirfd(d), de->d_name, AT_REMOVEDIR) < 0)
-                                r = -errno;
-                } else if (unlinkat(dirfd(d), de->d_name, 0) < 0)
-                        r = -errno;
-        }
-        return r;
-}
-
 static int remove_bundle(const BundleEntry *e) {
-        _cleanup_close_ int fd = -EBADF;
-        int r;
-
-        fd = open(e->path, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
-        if (fd < 0)
-                return -errno;
-        r = remove_contents(fd, 0);
-        if (r < 0)
-                return r;
-        if (rmdir(e->path) < 0)
-                return -errno;
-        return 0;
+        return rm_rf_at(AT_FDCWD, e->path, BUNDLE_DEPTH_MAX);
 }
 
 int verb_rm(int argc, char *argv[]) {

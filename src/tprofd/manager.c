@@ -184,30 +184,6 @@ static int make_state_dirs(Manager *m) {
         return 0;
 }
 
-static int rm_rf_child(int dir_fd, const char *name) {
-        _cleanup_close_ int fd = openat(dir_fd, name, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
-        _cleanup_closedir_ DIR *d = NULL;
-        struct dirent *de;
-
-        if (fd < 0)
-                return unlinkat(dir_fd, name, 0) < 0 ? -errno : 0;
-        d = fdopendir(fd);
-        if (!d)
-                return -errno;
-        fd = -EBADF;
-        while ((de = readdir(d))) {
-                if (streq(de->d_name, ".") || streq(de->d_name, ".."))
-                        continue;
-                if (de->d_type == DT_DIR) {
-                        int r = rm_rf_child(dirfd(d), de->d_name);
-                        if (r < 0)
-                                return r;
-                } else if (unlinkat(dirfd(d), de->d_name, 0) < 0 && errno != ENOENT)
-                        return -errno;
-        }
-        return unlinkat(dir_fd, name, AT_REMOVEDIR) < 0 ? -errno : 0;
-}
-
 /* A .tmp-* bundle left by a crash can never complete: remove it and release its pins. */
 static void remove_stale_bundles(Manager *m) {
         _cleanup_closedir_ DIR *d = NULL;
@@ -225,7 +201,7 @@ static void remove_stale_bundles(Manager *m) {
         while ((de = readdir(d))) {
                 if (!startswith(de->d_name, BUNDLE_TMP_PREFIX))
                         continue;
-                int r = rm_rf_child(m->incidents_fd, de->d_name);
+                int r = rm_rf_at(m->incidents_fd, de->d_name, BUNDLE_DEPTH_MAX);
                 if (r < 0)
                         log_warning_errno(r, "Failed to remove unfinished bundle '%s', ignoring: %m", de->d_name);
                 else
@@ -1356,7 +1332,7 @@ static void enforce_incident_limits(Manager *m) {
         }
         /* The newest bundle always stays, even when it alone is over the size limit. */
         for (size_t i = 0; i + 1 < n && (n - i > m->config->max_bundles || total > m->config->max_bundle_bytes); i++) {
-                int r = rm_rf_child(m->incidents_fd, names[i]);
+                int r = rm_rf_at(m->incidents_fd, names[i], BUNDLE_DEPTH_MAX);
                 if (r < 0) {
                         log_warning_errno(r, "Failed to remove old bundle '%s', ignoring: %m", names[i]);
                         continue;

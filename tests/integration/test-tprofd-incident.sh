@@ -91,7 +91,7 @@ assert path >= 0.8 * total, (path, total)
 PY
 
 # perf-script folds to exactly the folded file, as stackcollapse-perf.pl would.
-python3 "$(dirname "$0")/fold-perf-script.py" "$B/stacks.perf-script" >"$TEST_TMP/refolded"
+python3 "$(dirname "$0")/stackcollapse.py" <"$B/stacks.perf-script" >"$TEST_TMP/refolded"
 cmp "$TEST_TMP/refolded" "$B/stacks.folded" || fail "stacks.perf-script does not fold to stacks.folded"
 
 # Windows are pinned by hard link: same inode as the ring's file, more than one link.
