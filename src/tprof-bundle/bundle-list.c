@@ -83,13 +83,10 @@ static int parse_argv(int argc, char *argv[]) {
                         arg_utc = true;
                         break;
                 case ARG_JSON:
-                        if (!optarg || streq(optarg, "pretty"))
-                                arg_json = 2;
-                        else if (streq(optarg, "short"))
-                                arg_json = 1;
-                        else
-                                return log_error_errno(SYNTHETIC_ERRNO(EINVAL),
-                                                       "Invalid --json '%s', expected short or pretty.", optarg);
+                        arg_json = parse_json_mode(optarg);
+                        if (arg_json < 0)
+                                return log_error_errno(arg_json, "Invalid --json '%s', expected short or pretty.",
+                                                       optarg);
                         break;
                 case ':':
                         return log_error_errno(SYNTHETIC_ERRNO(EINVAL), "Option '%s' needs an argument.",

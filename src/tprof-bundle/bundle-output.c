@@ -150,3 +150,11 @@ int bundles_resolve(const BundleList *l, const char *id) {
                 return log_oom();
         return r;
 }
+
+int parse_json_mode(const char *s) {
+        if (!s || streq(s, "pretty"))
+                return 2;
+        if (streq(s, "short"))
+                return 1;
+        return -EINVAL;
+}

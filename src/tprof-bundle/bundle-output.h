@@ -54,3 +54,6 @@ int bundles_load(BundleList *ret);
  * the index or a negative errno.
  */
 int bundles_resolve(const BundleList *l, const char *id);
+
+/* --json[=short|pretty]: 1 for short, 2 for pretty (also when no value is given), -EINVAL. */
+int parse_json_mode(const char *s);
