@@ -86,6 +86,9 @@ static void test_folded_frame(void **state) {
                             "org/x/Y:.call");
         assert_string_equal(profile_folded_frame("javac", "Lorg/x/Y:.call", "/tmp/perf-1.map", buf, sizeof buf),
                             "Lorg/x/Y:.call");
+        /* A DSO named with ';' or quotes is tidied as stackcollapse-perf.pl tidies it. */
+        assert_string_equal(profile_folded_frame("burn", "[unknown]", "/tmp/a;b\"c'd.so", buf, sizeof buf),
+                            "[a:bcd.so]");
 }
 
 int main(void) {

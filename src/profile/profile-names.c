@@ -115,7 +115,17 @@ const char *profile_folded_frame(const char *tidy_comm, const char *tidy_symbol,
                 tidy_symbol++;
         if (streq(tidy_symbol, "[unknown]") && !streq(tidy_dso, "[unknown]")) {
                 const char *base = strrchr(tidy_dso, '/');
+                size_t n = 0;
+
                 snprintf(buf, l, "[%s]", base ? base + 1 : tidy_dso);
+                /* stackcollapse-perf.pl tidies the name it makes of the DSO as it tidies symbols: ';'
+                 * (which would split the folded frame) becomes ':', quotes go. */
+                for (char *p = buf; *p; p++)
+                        if (*p == ';')
+                                buf[n++] = ':';
+                        else if (*p != '"' && *p != '\'')
+                                buf[n++] = *p;
+                buf[n] = '\0';
         } else
                 snprintf(buf, l, "%s", tidy_symbol);
         return buf;
