@@ -122,7 +122,7 @@ static void scalar_offset_position(const LoadContext *c, const yaml_node_t *node
                         continue;
                 }
                 s++;
-                if (((unsigned char) *s & 0xc0) != 0x80)
+                if (s >= end || ((unsigned char) *s & 0xc0) != 0x80)
                         column++;
         }
         *ret_column = column;
