@@ -1117,6 +1117,10 @@ static int load_payload(WindowFile *w, size_t i, ByteBuf *stored, ByteBuf *raw, 
         const ChunkInfo *c = &w->chunks[i];
         int r;
 
+        /* Every payload holds at least the clock and the table counts: an empty one is damage (and
+         * no buffer gets allocated for it). */
+        if (c->stored_len == 0)
+                return -EBADMSG;
         r = verify_payload(w, c, stored);
         if (r < 0)
                 return r;
