@@ -59,6 +59,7 @@ static void test_symbol_tidy_table(void **state) {
                 { "RegExp:[&<>\"']", "RegExp:[&<>]" },
                 { "x->y", "x_>y" },
                 { "sym+0x1f", "sym" },
+                { "sym +0x1f", "sym" },
                 { "esc\x1b[0m", "esc\\x1b[0m" },
                 { "", "[unknown]" },
                 { "(", "[unknown]" },

@@ -98,8 +98,10 @@ const char *profile_symbol_tidy(const char *symbol, char *buf, size_t l) {
         /* perf 4.8+ prints "sym+0xoff"; a symbol that itself ends like that would lose it later. */
         char *plus = strrchr(buf, '+');
         if (plus && plus[1] == '0' && plus[2] == 'x' && plus[3] &&
-            strspn(plus + 3, "0123456789abcdef") == strlen(plus + 3))
+            strspn(plus + 3, "0123456789abcdef") == strlen(plus + 3)) {
                 *plus = '\0';
+                n = (size_t) (plus - buf);
+        }
         /* A trailing blank would be read as part of the " (dso)" separator. */
         while (n > 0 && buf[n - 1] == ' ')
                 buf[--n] = '\0';
