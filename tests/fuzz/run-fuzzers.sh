@@ -10,6 +10,7 @@
 #
 #   run-fuzzers.sh [SECONDS_PER_TARGET]
 #
+# Targets run TPROF_FUZZ_JOBS at a time (the number of CPUs by default); each is one process.
 # TPROF_FUZZ_WORKDIR keeps the corpora, logs and crash inputs in that directory instead of a
 # temporary one that is removed at the end (when nothing failed).
 set -eu
@@ -18,6 +19,7 @@ secs=${1:-20}
 case $secs in
 ''|*[!0-9]*) echo "usage: run-fuzzers.sh [SECONDS_PER_TARGET]" >&2; exit 64 ;;
 esac
+jobs=${TPROF_FUZZ_JOBS:-$(nproc)}
 
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/../.." && pwd)
@@ -52,13 +54,14 @@ rm -rf "$work/seeds"
 export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1}"
 export UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}"
 
-failed=0
-printf '%-16s %8s %12s %8s  %s\n' target seconds executions corpus result
-for t in $targets; do
+# Runs one target, then its regression inputs; leaves "LINE" in $dir/result and the log to show
+# in $dir/failed-log when it failed.
+run_target() {
+        t=$1
         exe=$build/tests/fuzz/fuzz-$t
         dir=$work/$t
         log=$dir/fuzz.log
-        rm -rf "$dir/corpus"
+        rm -rf "$dir"
         mkdir -p "$dir/corpus" "$dir/artifacts"
         cp "$work/seeds/$t"/* "$dir/corpus/"
 
@@ -79,14 +82,39 @@ for t in $targets; do
                         log=$dir/regressions.log
                 fi
         fi
+        [ "$result" = ok ] || echo "$log" >"$dir/failed-log"
+        printf '%-16s %8s %12s %8s  %s\n' "$t" "$elapsed" "${execs:-?}" "$corpus" "$result" >"$dir/result"
+}
 
-        printf '%-16s %8s %12s %8s  %s\n' "$t" "$elapsed" "${execs:-?}" "$corpus" "$result"
-        if [ "$result" != ok ]; then
-                failed=1
-                keep=1
-                echo "--- $log (last 40 lines)" >&2
-                tail -n 40 "$log" >&2
-        fi
+failed=0
+printf '%-16s %8s %12s %8s  %s\n' target seconds executions corpus result
+set -- $targets
+while [ $# -gt 0 ]; do
+        batch=
+        n=0
+        while [ $# -gt 0 ] && [ "$n" -lt "$jobs" ]; do
+                run_target "$1" &
+                batch="$batch $1"
+                n=$((n + 1))
+                shift
+        done
+        wait
+        for t in $batch; do
+                if [ -f "$work/$t/result" ]; then
+                        cat "$work/$t/result"
+                else
+                        printf '%-16s %8s %12s %8s  %s\n' "$t" - - - "FAILED (the runner itself, see $work/$t)"
+                        failed=1
+                        keep=1
+                fi
+                if [ -f "$work/$t/failed-log" ]; then
+                        failed=1
+                        keep=1
+                        log=$(cat "$work/$t/failed-log")
+                        echo "--- $log (last 40 lines)" >&2
+                        tail -n 40 "$log" >&2
+                fi
+        done
 done
 
 if [ "$keep" = 1 ]; then
