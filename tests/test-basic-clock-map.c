@@ -28,6 +28,21 @@ static void test_saturates_at_zero(void **state) {
         assert_int_equal(clock_map_perf_to_mono(&m, 10), 0);
 }
 
+/* Offsets and times from files may be anything: sums past INT64_MAX are fine, the extremes saturate. */
+static void test_saturates_at_the_extremes(void **state) {
+        ClockMap m = { .perf_minus_mono_ns = INT64_MIN, .realtime_minus_mono_ns = INT64_MAX };
+
+        assert_int_equal(clock_map_perf_to_mono(&m, UINT64_MAX - 5), UINT64_MAX);
+        assert_int_equal(clock_map_mono_to_perf(&m, UINT64_C(1) << 62), 0);
+        assert_int_equal(clock_map_perf_to_realtime(&m, 0), UINT64_MAX);
+        assert_int_equal(clock_map_realtime_to_perf(&m, UINT64_MAX), 0);
+        m.realtime_minus_mono_ns = INT64_MIN;
+        assert_int_equal(clock_map_realtime_to_perf(&m, UINT64_MAX), (uint64_t) INT64_MAX);
+        m = (ClockMap) { .realtime_minus_mono_ns = 1795280963346275057 };
+        assert_int_equal(clock_map_perf_to_realtime(&m, UINT64_C(8888888885000100000)),
+                         UINT64_C(10684169848346375057));
+}
+
 static void test_assume_is_sane(void **state) {
         ClockMap m;
 
@@ -45,6 +60,7 @@ int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_round_trip),
                 cmocka_unit_test(test_saturates_at_zero),
+                cmocka_unit_test(test_saturates_at_the_extremes),
                 cmocka_unit_test(test_assume_is_sane),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);

@@ -59,6 +59,7 @@ static void test_symbol_tidy_table(void **state) {
                 { "RegExp:[&<>\"']", "RegExp:[&<>]" },
                 { "x->y", "x_>y" },
                 { "sym+0x1f", "sym" },
+                { "sym +0x1f", "sym" },
                 { "esc\x1b[0m", "esc\\x1b[0m" },
                 { "", "[unknown]" },
                 { "(", "[unknown]" },
@@ -86,6 +87,9 @@ static void test_folded_frame(void **state) {
                             "org/x/Y:.call");
         assert_string_equal(profile_folded_frame("javac", "Lorg/x/Y:.call", "/tmp/perf-1.map", buf, sizeof buf),
                             "Lorg/x/Y:.call");
+        /* A DSO named with ';' or quotes is tidied as stackcollapse-perf.pl tidies it. */
+        assert_string_equal(profile_folded_frame("burn", "[unknown]", "/tmp/a;b\"c'd.so", buf, sizeof buf),
+                            "[a:bcd.so]");
 }
 
 int main(void) {

@@ -262,6 +262,20 @@ static void test_alias_bomb_is_bounded(void **state) {
         rule_error_done(&e);
 }
 
+/* A buffer is read within its size: here a bad pattern ends the (unterminated) buffer. */
+static void test_string_without_nul_pattern_error_at_end(void **state) {
+        static const char s[] = "rules:\n  - name: x\n    source: kernel\n    match: ab[co";
+        _cleanup_free_ char *buf = malloc(sizeof s - 1);
+        RuleError e = RULE_ERROR_NULL;
+        RuleSet *rs = NULL;
+
+        memcpy(buf, s, sizeof s - 1);
+        assert_int_equal(rule_set_load_string("end.yaml", buf, sizeof s - 1, &rs, &e), -EBADMSG);
+        assert_int_equal(e.line, 4);
+        assert_int_equal(e.column, 17);
+        rule_error_done(&e);
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_bad_files_report_position_and_cause),
@@ -273,6 +287,7 @@ int main(void) {
                 cmocka_unit_test(test_missing_path_is_an_error_with_a_message),
                 cmocka_unit_test(test_limits),
                 cmocka_unit_test(test_alias_bomb_is_bounded),
+                cmocka_unit_test(test_string_without_nul_pattern_error_at_end),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * Conversions through a ClockMap; see clock-map.h. Conversions saturate at 0 rather than wrap.
+ * Conversions through a ClockMap; see clock-map.h. Conversions saturate at 0 and UINT64_MAX rather than wrap.
  */
 #include <string.h>
 #include <time.h>
@@ -40,14 +40,31 @@ void clock_map_assume(ClockMap *ret) {
         };
 }
 
+/* |delta| as unsigned, also for INT64_MIN (whose negation does not fit int64_t). */
+static uint64_t magnitude(int64_t delta) {
+        return delta >= 0 ? (uint64_t) delta : (uint64_t) -(delta + 1) + 1;
+}
+
+/* t + delta and t - delta, clamped to [0, UINT64_MAX]: times and offsets may come from files
+ * (window headers, recorded kmsg), so any value must be safe, not only plausible ones. */
 static uint64_t add_saturating(uint64_t t, int64_t delta) {
-        if (delta < 0 && (uint64_t) -delta > t)
-                return 0;
-        return (uint64_t) ((int64_t) t + delta);
+        uint64_t d = magnitude(delta);
+
+        if (delta < 0)
+                return d > t ? 0 : t - d;
+        return d > UINT64_MAX - t ? UINT64_MAX : t + d;
+}
+
+static uint64_t sub_saturating(uint64_t t, int64_t delta) {
+        uint64_t d = magnitude(delta);
+
+        if (delta >= 0)
+                return d > t ? 0 : t - d;
+        return d > UINT64_MAX - t ? UINT64_MAX : t + d;
 }
 
 uint64_t clock_map_perf_to_mono(const ClockMap *m, uint64_t perf_ns) {
-        return add_saturating(perf_ns, -m->perf_minus_mono_ns);
+        return sub_saturating(perf_ns, m->perf_minus_mono_ns);
 }
 
 uint64_t clock_map_mono_to_perf(const ClockMap *m, uint64_t mono_ns) {
@@ -59,5 +76,5 @@ uint64_t clock_map_perf_to_realtime(const ClockMap *m, uint64_t perf_ns) {
 }
 
 uint64_t clock_map_realtime_to_perf(const ClockMap *m, uint64_t realtime_ns) {
-        return clock_map_mono_to_perf(m, add_saturating(realtime_ns, -m->realtime_minus_mono_ns));
+        return clock_map_mono_to_perf(m, sub_saturating(realtime_ns, m->realtime_minus_mono_ns));
 }

@@ -108,7 +108,9 @@ void conf_scalar_offset_position(const ConfContext *c, const yaml_node_t *node, 
                         continue;
                 }
                 s++;
-                if (((unsigned char) *s & 0xc0) != 0x80)
+                /* The end of the buffer counts as the next character: a size-bounded buffer may
+                 * end right after the pattern, with no byte of its own to look at. */
+                if (s >= end || ((unsigned char) *s & 0xc0) != 0x80)
                         column++;
         }
         *ret_column = column;

@@ -98,8 +98,10 @@ const char *profile_symbol_tidy(const char *symbol, char *buf, size_t l) {
         /* perf 4.8+ prints "sym+0xoff"; a symbol that itself ends like that would lose it later. */
         char *plus = strrchr(buf, '+');
         if (plus && plus[1] == '0' && plus[2] == 'x' && plus[3] &&
-            strspn(plus + 3, "0123456789abcdef") == strlen(plus + 3))
+            strspn(plus + 3, "0123456789abcdef") == strlen(plus + 3)) {
                 *plus = '\0';
+                n = (size_t) (plus - buf);
+        }
         /* A trailing blank would be read as part of the " (dso)" separator. */
         while (n > 0 && buf[n - 1] == ' ')
                 buf[--n] = '\0';
@@ -115,7 +117,17 @@ const char *profile_folded_frame(const char *tidy_comm, const char *tidy_symbol,
                 tidy_symbol++;
         if (streq(tidy_symbol, "[unknown]") && !streq(tidy_dso, "[unknown]")) {
                 const char *base = strrchr(tidy_dso, '/');
+                size_t n = 0;
+
                 snprintf(buf, l, "[%s]", base ? base + 1 : tidy_dso);
+                /* stackcollapse-perf.pl tidies the name it makes of the DSO as it tidies symbols: ';'
+                 * (which would split the folded frame) becomes ':', quotes go. */
+                for (char *p = buf; *p; p++)
+                        if (*p == ';')
+                                buf[n++] = ':';
+                        else if (*p != '"' && *p != '\'')
+                                buf[n++] = *p;
+                buf[n] = '\0';
         } else
                 snprintf(buf, l, "%s", tidy_symbol);
         return buf;

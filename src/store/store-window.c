@@ -945,6 +945,9 @@ static int parse_tables(WindowFile *w, ByteCursor *c, size_t n, TableState *t) {
         base = t->n_frames;
         if (!GREEDY_REALLOC(t->frames, t->frames_alloc, base + add))
                 return -ENOMEM;
+        /* Frames name strings: with none in the chain, there is no index to look up. */
+        if (add > 0 && t->n_strings == 0)
+                return -EBADMSG;
         if (add > 0)
                 memset(t->frames + base, 0, add * sizeof(Frame));
         for (size_t i = 0; i < add; i++)
@@ -1114,6 +1117,10 @@ static int load_payload(WindowFile *w, size_t i, ByteBuf *stored, ByteBuf *raw, 
         const ChunkInfo *c = &w->chunks[i];
         int r;
 
+        /* Every payload holds at least the clock and the table counts: an empty one is damage (and
+         * no buffer gets allocated for it). */
+        if (c->stored_len == 0)
+                return -EBADMSG;
         r = verify_payload(w, c, stored);
         if (r < 0)
                 return r;

@@ -241,7 +241,7 @@ static int load_log(Show *s) {
 }
 
 static void load_all(Show *s) {
-        _cleanup_free_ char *p1 = NULL, *p2 = NULL, *p3 = NULL;
+        _cleanup_free_ char *p1 = NULL, *p2 = NULL;
         const BundleManifest *m = s->m;
         int r;
 

@@ -1,0 +1,101 @@
+#!/bin/sh
+# SPDX-License-Identifier: LGPL-2.1-or-later
+#
+# Writes a seed corpus for every fuzz target into OUTDIR/<target>/, from the project's own test
+# data and writers rather than committed blobs:
+#
+#   kmsg             each record of tests/data/kmsg/recorded.kmsg and the --test-rules logs
+#   rules            rules/default.yaml and every YAML file under tests/data/rules
+#   window           window files from make-window-seeds (the store's own writer)
+#   bundle-manifest  manifest.json of each kind of bundle tests/helpers/make-fixture-bundle.py makes
+#   control          requests tprof-bundle sends and replies tprofd gives
+#   names            comm, DSO and symbol of each frame in tests/data/store/odd-names.perf-script
+#   escape           the hostile fixture bundle's log, and the kmsg and rules test logs
+#
+#   make-seeds.sh OUTDIR [BUILDDIR]     (BUILDDIR: where make-window-seeds was built; build-fuzz)
+set -eu
+
+out=${1:?usage: make-seeds.sh OUTDIR [BUILDDIR]}
+here=$(cd "$(dirname "$0")" && pwd)
+top=$(cd "$here/../.." && pwd)
+build=${2:-$top/build-fuzz}
+data=$top/tests/data
+
+for t in kmsg rules window bundle-manifest control names escape; do
+        mkdir -p "$out/$t"
+done
+
+# kmsg: one file per record (its header line and the " KEY=value" lines after it), as one read()
+# of /dev/kmsg returns it; and each line of the logs the rules tester reads.
+python3 - "$data/kmsg/recorded.kmsg" "$out/kmsg" "$data"/rules/*.log <<'PY'
+import sys
+src, out, logs = sys.argv[1], sys.argv[2], sys.argv[3:]
+records = []
+for line in open(src, "rb").read().splitlines(keepends=True):
+    if line.startswith(b" ") and records:
+        records[-1] += line
+    else:
+        records.append(line)
+n = 0
+for r in records:
+    open("%s/recorded-%03d" % (out, n), "wb").write(r)
+    n += 1
+for log in logs:
+    for line in open(log, "rb").read().splitlines(keepends=True):
+        open("%s/log-%03d" % (out, n), "wb").write(line)
+        n += 1
+PY
+
+# rules
+cp "$top/rules/default.yaml" "$out/rules/default.yaml"
+find "$data/rules" -name '*.yaml' | while read -r f; do
+        rel=${f#"$data/rules/"}
+        cp "$f" "$out/rules/$(echo "$rel" | tr / -)"
+done
+
+# window
+"$build/tests/fuzz/make-window-seeds" "$out/window"
+
+# bundle-manifest: one state directory per kind, each manifest copied out.
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+for kind in anomaly quiet hostile corrupt pending nocov; do
+        python3 "$top/tests/helpers/make-fixture-bundle.py" "$tmp/$kind" "$kind" >/dev/null
+        find "$tmp/$kind" -name manifest.json | while read -r f; do
+                cp "$f" "$out/bundle-manifest/$kind.json"
+        done
+done
+
+# control
+printf 'OP=status\n' >"$out/control/status"
+printf 'OP=capture\nBEFORE_USEC=30000000\nAFTER_USEC=5000000\nNOTE=checking\n' >"$out/control/capture"
+printf 'OK=1\nID=20261121T143000Z-manual-1a2b3c\n' >"$out/control/reply-capture"
+printf 'ERROR=too many incidents are being recorded, try again later\n' >"$out/control/reply-error"
+printf 'OK=1\nVERSION=0.1.0\nCPUS=4\nSAMPLES=123456\nLOST=0\nRULES=14\nBUNDLES=2\n' >"$out/control/reply-status"
+
+# names: a byte for the buffer size, then comm, DSO and symbol, NUL-separated.
+python3 - "$data/store/odd-names.perf-script" "$out/names" <<'PY'
+import re, sys
+src, out = sys.argv[1], sys.argv[2]
+comm, n = b"", 0
+for line in open(src, "rb").read().splitlines():
+    if line.startswith(b"#") or not line.strip():
+        continue
+    if not line[:1].isspace():
+        m = re.match(rb"(.*?)\s+\d+/\d+\s+\[", line)
+        comm = m.group(1) if m else line
+        continue
+    m = re.match(rb"\s*[0-9a-f]+\s+(.*?)\s+\((.*)\)\s*$", line)
+    if not m:
+        continue
+    for size in (255, 15):
+        open("%s/frame-%03d" % (out, n), "wb").write(bytes([size]) + comm + b"\0" + m.group(2) + b"\0" + m.group(1))
+        n += 1
+PY
+
+# escape
+find "$tmp/hostile" -name 'log.jsonl' -exec cp {} "$out/escape/hostile-log.jsonl" \;
+cp "$data/kmsg/recorded.kmsg" "$out/escape/recorded.kmsg"
+for f in "$data"/rules/*.log; do
+        cp "$f" "$out/escape/$(basename "$f")"
+done
