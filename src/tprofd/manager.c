@@ -236,6 +236,10 @@ static int on_sample(const Sample *s, void *userdata) {
         Manager *m = userdata;
         int r;
 
+        /* manager_new() measures the perf clock, which drains the rings, before the ring store is
+         * open: samples of those first moments have nowhere to go. */
+        if (!m->ring)
+                return 0;
         r = ring_store_add_sample(m->ring, s);
         if (r < 0)
                 m->ring_errors++; /* counted, reported by the status timer: never per sample */
