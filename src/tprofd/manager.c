@@ -1285,6 +1285,19 @@ static uint64_t dir_bytes_at(int dir_fd, const char *name, unsigned depth) {
         return total;
 }
 
+/* Takes the bundle out of sight with one rename before removing its files: a crash halfway leaves a
+ * .tmp-* folder, which readers treat as unfinished and the next start removes, never a bundle
+ * that lists windows or files it no longer has. */
+static int remove_bundle(int incidents_fd, const char *name) {
+        _cleanup_free_ char *tmp = NULL;
+
+        if (asprintf(&tmp, BUNDLE_TMP_PREFIX "%s", name) < 0)
+                return -ENOMEM;
+        if (renameat(incidents_fd, name, incidents_fd, tmp) < 0)
+                return -errno;
+        return rm_rf_child(incidents_fd, tmp);
+}
+
 static void enforce_incident_limits(Manager *m) {
         _cleanup_closedir_ DIR *d = NULL;
         char **names = NULL;
@@ -1324,7 +1337,7 @@ static void enforce_incident_limits(Manager *m) {
         }
         /* The newest bundle always stays, even when it alone is over the size limit. */
         for (size_t i = 0; i + 1 < n && (n - i > m->config->max_bundles || total > m->config->max_bundle_bytes); i++) {
-                int r = rm_rf_child(m->incidents_fd, names[i]);
+                int r = remove_bundle(m->incidents_fd, names[i]);
                 if (r < 0) {
                         log_warning_errno(r, "Failed to remove old bundle '%s', ignoring: %m", names[i]);
                         continue;
