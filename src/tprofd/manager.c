@@ -94,6 +94,7 @@ typedef struct OpenIncident {
         size_t n_windows;
         sd_event_source *deadline; /* t + after has been sampled: publish */
         sd_event_source *expire;   /* the cooldown is over: forget */
+        sd_event_source *rewrite;  /* repeats joined the published bundle: update its manifest soon */
         uint64_t repeat_ns[REPEAT_MARKS_MAX];
         size_t n_repeat_marks;
         ControlRequest *capture; /* tprof-bundle capture waiting for this bundle, or NULL */
@@ -394,9 +395,14 @@ static void manager_remove_incident(Manager *m, OpenIncident *oi) {
         open_incident_free(oi);
 }
 
+static int rewrite_manifest(Manager *m, OpenIncident *oi);
+
 static void open_incident_free(OpenIncident *oi) {
         if (!oi)
                 return;
+        if (oi->rewrite) /* repeats not yet in the manifest */
+                (void) rewrite_manifest(oi->manager, oi);
+        sd_event_source_disable_unref(oi->rewrite);
         sd_event_source_disable_unref(oi->deadline);
         sd_event_source_disable_unref(oi->expire);
         if (oi->capture)
@@ -673,6 +679,22 @@ static int rewrite_manifest(Manager *m, OpenIncident *oi) {
         return write_file_atomic(path, json, strlen(json), BUNDLE_FILE_MODE);
 }
 
+/* Repeats are written into the manifest at most this often: in a storm, a rewrite (two fsyncs) per
+ * matching line would slow the daemon down to where the kernel log overruns. */
+#define MANIFEST_REWRITE_USEC USEC_PER_SEC
+
+static int on_manifest_rewrite(sd_event_source *s, uint64_t usec, void *userdata) {
+        OpenIncident *oi = userdata;
+        int r;
+
+        oi->rewrite = sd_event_source_disable_unref(oi->rewrite);
+        r = rewrite_manifest(oi->manager, oi);
+        if (r < 0)
+                log_warning_errno(r, "Failed to update the repeat count of incident %s, ignoring: %m",
+                                  oi->incident->short_id);
+        return 0;
+}
+
 static void incident_repeat(Manager *m, OpenIncident *oi, const LogRecord *rec) {
         Incident *i = oi->incident;
 
@@ -681,11 +703,18 @@ static void incident_repeat(Manager *m, OpenIncident *oi, const LogRecord *rec) 
                 i->last_repeat_ns = rec->t_ns;
         if (oi->n_repeat_marks < REPEAT_MARKS_MAX)
                 oi->repeat_ns[oi->n_repeat_marks++] = rec->t_ns;
-        if (oi->published) {
-                int r = rewrite_manifest(m, oi);
-                if (r < 0)
-                        log_warning_errno(r, "Failed to update the repeat count of incident %s, ignoring: %m",
-                                          i->short_id);
+        if (oi->published && !oi->rewrite) {
+                int r = sd_event_add_time_relative(m->event, &oi->rewrite, CLOCK_MONOTONIC, MANIFEST_REWRITE_USEC,
+                                                   MANIFEST_REWRITE_USEC / 10, on_manifest_rewrite, oi);
+                if (r >= 0)
+                        r = sd_event_source_set_priority(oi->rewrite, PRIORITY_HOUSEKEEPING);
+                if (r < 0) {
+                        oi->rewrite = sd_event_source_disable_unref(oi->rewrite);
+                        r = rewrite_manifest(m, oi);
+                        if (r < 0)
+                                log_warning_errno(r, "Failed to update the repeat count of incident %s, ignoring: %m",
+                                                  i->short_id);
+                }
         }
 }
 
