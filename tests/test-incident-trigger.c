@@ -99,12 +99,39 @@ static void test_storm_is_bounded(void **state) {
         assert_true(st.too_many_open > 0);
 }
 
+/* One rule with no cooldown, matching over and over: each match is a new incident of the same rule,
+ * and they all count against max_open while they record, not just the latest. */
+static void test_one_rule_without_cooldown_is_bounded(void **state) {
+        _cleanup_(trigger_freep) Trigger *t = trigger_new(NULL);
+        int cookies[100];
+        unsigned news = 0;
+        void *cookie;
+
+        for (int i = 0; i < 100; i++)
+                if (trigger_decide(t, "flood", S(1000 + i), 0, S(1), &cookie) == TRIGGER_NEW) {
+                        assert_int_equal(trigger_register(t, "flood", S(1000 + i), 0, S(1), &cookies[i]), 0);
+                        news++;
+                }
+        assert_int_equal(news, TRIGGER_MAX_OPEN_DEFAULT);
+        assert_int_equal(trigger_n_open(t), TRIGGER_MAX_OPEN_DEFAULT);
+
+        /* The first one is written: one more may start. Forgetting one that is no longer the rule's
+         * latest also frees its place. */
+        trigger_closed(t, &cookies[0]);
+        trigger_closed(t, &cookies[0]); /* twice: still one place */
+        assert_int_equal(trigger_n_open(t), TRIGGER_MAX_OPEN_DEFAULT - 1);
+        trigger_forget(t, &cookies[1]);
+        assert_int_equal(trigger_n_open(t), TRIGGER_MAX_OPEN_DEFAULT - 2);
+        assert_int_equal(trigger_decide(t, "flood", S(2000), 0, S(2), &cookie), TRIGGER_NEW);
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_repeats_inside_cooldown_join),
                 cmocka_unit_test(test_other_rules_are_independent),
                 cmocka_unit_test(test_forget_ends_the_cooldown),
                 cmocka_unit_test(test_storm_is_bounded),
+                cmocka_unit_test(test_one_rule_without_cooldown_is_bounded),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }

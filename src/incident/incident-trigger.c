@@ -16,7 +16,6 @@
 typedef struct RuleState {
         char *rule;
         void *cookie;        /* NULL when the rule has no incident */
-        bool open;
         uint64_t event_ns;   /* the incident's first event */
         uint64_t cooldown_ns;
 } RuleState;
@@ -27,6 +26,11 @@ struct Trigger {
         size_t n_rules, allocated;
         uint64_t *starts; /* ring of start times (now_ns) of the last max_per_hour incidents */
         size_t n_starts, next_start;
+        /* The incidents being recorded, of every rule. Not a flag in the rule's slot: a rule whose
+         * cooldown is shorter than its before + after has several incidents recording at once, and
+         * each new one takes the slot over. */
+        void **open;
+        size_t n_open, allocated_open;
         TriggerStats stats;
 };
 
@@ -64,6 +68,7 @@ Trigger *trigger_free(Trigger *t) {
                 free(t->rules[i].rule);
         free(t->rules);
         free(t->starts);
+        free(t->open);
         free(t);
         return NULL;
 }
@@ -83,10 +88,16 @@ static RuleState *find_cookie(Trigger *t, void *cookie) {
 }
 
 unsigned trigger_n_open(const Trigger *t) {
-        unsigned n = 0;
-        for (size_t i = 0; i < t->n_rules; i++)
-                n += t->rules[i].cookie && t->rules[i].open;
-        return n;
+        return (unsigned) t->n_open;
+}
+
+/* Drops cookie from the incidents being recorded, if it is one of them. */
+static void open_remove(Trigger *t, void *cookie) {
+        for (size_t i = 0; i < t->n_open; i++)
+                if (t->open[i] == cookie) {
+                        t->open[i] = t->open[--t->n_open];
+                        return;
+                }
 }
 
 /* Starts inside the last hour; the ring holds at most max_per_hour of them. */
@@ -132,6 +143,8 @@ int trigger_register(Trigger *t, const char *rule, uint64_t event_ns, uint64_t c
                      void *cookie) {
         RuleState *rs = find_rule(t, rule);
 
+        if (!GREEDY_REALLOC(t->open, t->allocated_open, t->n_open + 1))
+                return -ENOMEM;
         if (!rs) {
                 if (t->n_rules >= TRIGGER_RULES_MAX)
                         return -E2BIG;
@@ -144,7 +157,7 @@ int trigger_register(Trigger *t, const char *rule, uint64_t event_ns, uint64_t c
                 *rs = (RuleState) { .rule = name };
         }
         rs->cookie = cookie;
-        rs->open = true;
+        t->open[t->n_open++] = cookie;
         rs->event_ns = event_ns;
         rs->cooldown_ns = cooldown_ns;
 
@@ -157,17 +170,15 @@ int trigger_register(Trigger *t, const char *rule, uint64_t event_ns, uint64_t c
 }
 
 void trigger_closed(Trigger *t, void *cookie) {
-        RuleState *rs = find_cookie(t, cookie);
-        if (rs)
-                rs->open = false;
+        open_remove(t, cookie);
 }
 
 void trigger_forget(Trigger *t, void *cookie) {
         RuleState *rs = find_cookie(t, cookie);
-        if (rs) {
+
+        open_remove(t, cookie);
+        if (rs)
                 rs->cookie = NULL;
-                rs->open = false;
-        }
 }
 
 void trigger_get_stats(const Trigger *t, TriggerStats *ret) {

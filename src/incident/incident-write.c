@@ -281,17 +281,13 @@ static int write_manifest(int dir_fd, const char *name, const Incident *i, const
         return write_file_at(dir_fd, name, json, strlen(json));
 }
 
-int incident_stage(int incidents_fd, const Incident *i, const IncidentHost *h, const IncidentProfile *p,
-                   int *ret_dir_fd) {
-        _cleanup_free_ char *tmp = NULL;
+/* Fills a freshly made staging folder: windows/ and the pending manifest, synced. */
+static int stage_contents(int incidents_fd, const char *tmp, const Incident *i, const IncidentHost *h,
+                          const IncidentProfile *p, int *ret_dir_fd) {
         _cleanup_close_ int fd = -EBADF;
         IncidentSlice none = {};
         int r;
 
-        if (asprintf(&tmp, BUNDLE_TMP_PREFIX "%s", i->id) < 0)
-                return -ENOMEM;
-        if (mkdirat(incidents_fd, tmp, BUNDLE_DIR_MODE) < 0)
-                return -errno;
         fd = openat(incidents_fd, tmp, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
         if (fd < 0)
                 return -errno;
@@ -304,6 +300,23 @@ int incident_stage(int incidents_fd, const Incident *i, const IncidentHost *h, c
                 return -errno;
         *ret_dir_fd = TAKE_FD(fd);
         return 0;
+}
+
+int incident_stage(int incidents_fd, const Incident *i, const IncidentHost *h, const IncidentProfile *p,
+                   int *ret_dir_fd) {
+        _cleanup_free_ char *tmp = NULL;
+        int r;
+
+        if (asprintf(&tmp, BUNDLE_TMP_PREFIX "%s", i->id) < 0)
+                return -ENOMEM;
+        if (mkdirat(incidents_fd, tmp, BUNDLE_DIR_MODE) < 0)
+                return -errno;
+        r = stage_contents(incidents_fd, tmp, i, h, p, ret_dir_fd);
+        if (r < 0)
+                /* A full disk fails here after the mkdir: nobody would ever finish or remove the
+                 * folder (the caller has no fd to discard), so take it away now. */
+                (void) rm_rf_at(incidents_fd, tmp, BUNDLE_DEPTH_MAX);
+        return r;
 }
 
 typedef struct PerfScriptFill {

@@ -340,6 +340,13 @@ int kmsg_source_new(sd_event *e, const KmsgSourceOptions *o, LogRecordHandler ha
                 r = sd_event_add_defer(e, &k->defer, on_kmsg_file, k);
                 if (r < 0)
                         return r;
+                /* A file is always ready to read, and sd-event keeps dispatching a pending source
+                 * before others of its priority that became pending later: at the default
+                 * priority a long replay would starve the timers, the control socket and SIGTERM
+                 * of the same or lower priority until its end. Read it only when nothing else waits. */
+                r = sd_event_source_set_priority(k->defer, SD_EVENT_PRIORITY_IDLE);
+                if (r < 0)
+                        return r;
                 r = sd_event_source_set_enabled(k->defer, SD_EVENT_ON);
                 if (r < 0)
                         return r;

@@ -96,6 +96,7 @@ typedef struct OpenIncident {
         size_t n_windows;
         sd_event_source *deadline; /* t + after has been sampled: publish */
         sd_event_source *expire;   /* the cooldown is over: forget */
+        sd_event_source *rewrite;  /* repeats joined the published bundle: update its manifest soon */
         uint64_t repeat_ns[REPEAT_MARKS_MAX];
         size_t n_repeat_marks;
         ControlRequest *capture; /* tprof-bundle capture waiting for this bundle, or NULL */
@@ -215,6 +216,10 @@ static int on_sample(const Sample *s, void *userdata) {
         Manager *m = userdata;
         int r;
 
+        /* manager_new() measures the perf clock, which drains the rings, before the ring store is
+         * open: samples of those first moments have nowhere to go. */
+        if (!m->ring)
+                return 0;
         r = ring_store_add_sample(m->ring, s);
         if (r < 0)
                 m->ring_errors++; /* counted, reported by the status timer: never per sample */
@@ -369,9 +374,14 @@ static void manager_remove_incident(Manager *m, OpenIncident *oi) {
         open_incident_free(oi);
 }
 
+static int rewrite_manifest(Manager *m, OpenIncident *oi);
+
 static void open_incident_free(OpenIncident *oi) {
         if (!oi)
                 return;
+        if (oi->rewrite) /* repeats not yet in the manifest */
+                (void) rewrite_manifest(oi->manager, oi);
+        sd_event_source_disable_unref(oi->rewrite);
         sd_event_source_disable_unref(oi->deadline);
         sd_event_source_disable_unref(oi->expire);
         if (oi->capture)
@@ -648,6 +658,22 @@ static int rewrite_manifest(Manager *m, OpenIncident *oi) {
         return write_file_atomic(path, json, strlen(json), BUNDLE_FILE_MODE);
 }
 
+/* Repeats are written into the manifest at most this often: in a storm, a rewrite (two fsyncs) per
+ * matching line would slow the daemon down to where the kernel log overruns. */
+#define MANIFEST_REWRITE_USEC USEC_PER_SEC
+
+static int on_manifest_rewrite(sd_event_source *s, uint64_t usec, void *userdata) {
+        OpenIncident *oi = userdata;
+        int r;
+
+        oi->rewrite = sd_event_source_disable_unref(oi->rewrite);
+        r = rewrite_manifest(oi->manager, oi);
+        if (r < 0)
+                log_warning_errno(r, "Failed to update the repeat count of incident %s, ignoring: %m",
+                                  oi->incident->short_id);
+        return 0;
+}
+
 static void incident_repeat(Manager *m, OpenIncident *oi, const LogRecord *rec) {
         Incident *i = oi->incident;
 
@@ -656,11 +682,18 @@ static void incident_repeat(Manager *m, OpenIncident *oi, const LogRecord *rec) 
                 i->last_repeat_ns = rec->t_ns;
         if (oi->n_repeat_marks < REPEAT_MARKS_MAX)
                 oi->repeat_ns[oi->n_repeat_marks++] = rec->t_ns;
-        if (oi->published) {
-                int r = rewrite_manifest(m, oi);
-                if (r < 0)
-                        log_warning_errno(r, "Failed to update the repeat count of incident %s, ignoring: %m",
-                                          i->short_id);
+        if (oi->published && !oi->rewrite) {
+                int r = sd_event_add_time_relative(m->event, &oi->rewrite, CLOCK_MONOTONIC, MANIFEST_REWRITE_USEC,
+                                                   MANIFEST_REWRITE_USEC / 10, on_manifest_rewrite, oi);
+                if (r >= 0)
+                        r = sd_event_source_set_priority(oi->rewrite, PRIORITY_HOUSEKEEPING);
+                if (r < 0) {
+                        oi->rewrite = sd_event_source_disable_unref(oi->rewrite);
+                        r = rewrite_manifest(m, oi);
+                        if (r < 0)
+                                log_warning_errno(r, "Failed to update the repeat count of incident %s, ignoring: %m",
+                                                  i->short_id);
+                }
         }
 }
 
@@ -1293,6 +1326,19 @@ static uint64_t dir_bytes_at(int dir_fd, const char *name, unsigned depth) {
         return total;
 }
 
+/* Takes the bundle out of sight with one rename before removing its files: a crash halfway leaves a
+ * .tmp-* folder, which readers treat as unfinished and the next start removes, never a bundle
+ * that lists windows or files it no longer has. */
+static int remove_bundle(int incidents_fd, const char *name) {
+        _cleanup_free_ char *tmp = NULL;
+
+        if (asprintf(&tmp, BUNDLE_TMP_PREFIX "%s", name) < 0)
+                return -ENOMEM;
+        if (renameat(incidents_fd, name, incidents_fd, tmp) < 0)
+                return -errno;
+        return rm_rf_at(incidents_fd, tmp, BUNDLE_DEPTH_MAX);
+}
+
 static void enforce_incident_limits(Manager *m) {
         _cleanup_closedir_ DIR *d = NULL;
         char **names = NULL;
@@ -1332,7 +1378,7 @@ static void enforce_incident_limits(Manager *m) {
         }
         /* The newest bundle always stays, even when it alone is over the size limit. */
         for (size_t i = 0; i + 1 < n && (n - i > m->config->max_bundles || total > m->config->max_bundle_bytes); i++) {
-                int r = rm_rf_at(m->incidents_fd, names[i], BUNDLE_DEPTH_MAX);
+                int r = remove_bundle(m->incidents_fd, names[i]);
                 if (r < 0) {
                         log_warning_errno(r, "Failed to remove old bundle '%s', ignoring: %m", names[i]);
                         continue;

@@ -1,0 +1,117 @@
+#!/bin/bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
+# Long-run memory: tprofd runs under a leak checker while it samples, rotates 2 s windows, matches
+# lines written into /dev/kmsg and records bundles and manual captures, then stops on SIGTERM.
+# In the sanitizer build (build-asan, TPROFD linked with AddressSanitizer) LeakSanitizer checks at
+# exit; otherwise the daemon runs under valgrind memcheck --leak-check=full. Either way: no leak,
+# no memory error. Then the plain daemon does the same while its RSS is sampled: once warmed up it
+# must not keep growing. RELIABILITY_LEAK_SECONDS and RELIABILITY_RSS_SECONDS (default 20 each)
+# set the lengths, RELIABILITY_RSS_GROWTH_KB_MAX (default 2048) the growth allowed after warm-up.
+set -eu
+. "$(dirname "$0")/reliability-lib.sh"
+
+require_perf
+require_kmsg_writable
+command -v python3 >/dev/null || skip "needs python3"
+LEAK_SECONDS=${RELIABILITY_LEAK_SECONDS:-20}
+RSS_SECONDS=${RELIABILITY_RSS_SECONDS:-20}
+RSS_GROWTH_KB_MAX=${RELIABILITY_RSS_GROWTH_KB_MAX:-2048}
+VG_LOG="$TEST_TMP/valgrind.log"
+
+if grep -q __asan_init "$TPROFD"; then
+        CHECKER=lsan
+        export ASAN_OPTIONS="detect_leaks=1:abort_on_error=0:exitcode=23"
+        RUN=("$TPROFD")
+else
+        command -v valgrind >/dev/null || skip "needs valgrind, or TPROFD built with -Dsanitizers=true"
+        CHECKER=valgrind
+        RUN=(valgrind --tool=memcheck --leak-check=full --show-leak-kinds=definite,indirect
+             --errors-for-leak-kinds=definite,indirect --error-exitcode=23 --track-fds=no
+             --log-file="$VG_LOG" "$TPROFD")
+fi
+
+TOKEN=$(od -An -N4 -tx1 /dev/urandom | tr -d ' \n')
+cat >"$TEST_TMP/rules.yaml" <<RULES
+defaults: { before: 2s, after: 1s, cooldown: 3s }
+rules:
+  - name: leak-any
+    source: kernel
+    origin: any
+    match: 'tprof-leak-$TOKEN \w+ (?<n>\d+)'
+  - name: leak-kernel
+    source: kernel
+    match: 'tprof-leak-$TOKEN \w+ (?<n>\d+)'
+RULES
+
+# run_daemon NAME SECONDS CMD...: the daemon under CMD on a fresh state directory, with a matching
+# line every 2 s, a capture every 6 s and a status request every 8 s; RSS sampled into NAME.rss.
+# Sets GOT to its exit status after SIGTERM.
+run_daemon() {
+        local name=$1 secs=$2 t0 n=0
+        shift 2
+        STATE="$TEST_TMP/state-$name"
+        LOG="$TEST_TMP/$name.log"
+        "$@" --state-dir "$STATE" --rules "$TEST_TMP/rules.yaml" --window 2s --max-bundles 5 --control-socket "$CTL" \
+                >>"$LOG" 2>&1 &
+        TPROFD_PID=$!
+        on_exit "kill $TPROFD_PID 2>/dev/null; wait $TPROFD_PID 2>/dev/null"
+        wait_for 180 grep -q "running: state in" "$LOG" || fail "tprofd did not start ($name): $(tail "$LOG" "$VG_LOG" 2>/dev/null)"
+        t0=$(date +%s)
+        while [ $(($(date +%s) - t0)) -lt "$secs" ]; do
+                n=$((n + 1))
+                printf '<15>tprof-leak-%s %s %s\n' "$TOKEN" "$name" "$n" >/dev/kmsg
+                [ $((n % 3)) = 0 ] && "$TPROF_BUNDLE" --control-socket "$CTL" capture --before 2s --after 1s >/dev/null 2>&1 &
+                [ $((n % 4)) = 0 ] && "$TPROF_BUNDLE" --control-socket "$CTL" status >/dev/null 2>&1
+                echo "$(($(date +%s) - t0)) $(rss_kb "$TPROFD_PID")" >>"$TEST_TMP/$name.rss"
+                sleep 2
+        done
+        wait_for 30 grep -q "rule leak-any matched" "$LOG" || fail "no match during the $name run"
+        sleep 2
+        kill -TERM "$TPROFD_PID"
+        GOT=0
+        wait "$TPROFD_PID" || GOT=$?
+        figure "${name}_matches" "$(grep -c "rule leak-any matched" "$LOG" || true)"
+        figure "${name}_bundles" "$(grep -c "Incident .*bundle" "$LOG" || true)"
+        [ "$(grep -c "Incident .*bundle" "$LOG" || true)" -ge 2 ] || fail "fewer than 2 bundles in the $name run"
+        ! grep -q "rule leak-kernel matched" "$LOG" || fail "a kernel-only rule fired on a user-written line"
+}
+
+# 1. Leaks and memory errors.
+run_daemon "$CHECKER" "$LEAK_SECONDS" "${RUN[@]}"
+figure leak_checker "$CHECKER"
+figure leak_seconds "$LEAK_SECONDS"
+if [ "$CHECKER" = valgrind ]; then
+        grep -E "definitely lost|indirectly lost|possibly lost|still reachable|ERROR SUMMARY|All heap blocks|in use at exit|total heap usage" "$VG_LOG" |
+                sed 's/^==[0-9]*== */FIGURE leak_summary /'
+        grep -q "ERROR SUMMARY: 0 errors" "$VG_LOG" || fail "valgrind found errors: $(grep -B2 -A30 -m1 "lost in\|Invalid\|uninitialised" "$VG_LOG" | head -60)"
+else
+        grep -q "LeakSanitizer\|AddressSanitizer" "$LOG" && fail "the sanitizers found a problem: $(grep -A40 -m1 "Sanitizer" "$LOG")"
+        figure leak_summary "LeakSanitizer: no leak reported at exit"
+fi
+[ "$GOT" = 0 ] || fail "tprofd exited $GOT after SIGTERM under $CHECKER: $(tail -20 "$LOG")"
+
+# 2. RSS over time, measured on the daemon alone: a leak checker's own memory would hide it.
+if [ "$CHECKER" = lsan ]; then
+        figure rss_note "not measured in the sanitizer build (ASan's quarantine grows by design)"
+        echo ok
+        exit 0
+fi
+run_daemon plain "$RSS_SECONDS" "$TPROFD"
+[ "$GOT" = 0 ] || fail "tprofd exited $GOT after SIGTERM: $(tail -20 "$LOG")"
+python3 - "$TEST_TMP/plain.rss" "$RSS_GROWTH_KB_MAX" <<'PY' | tee "$TEST_TMP/rss.figures"
+import sys
+rows = [tuple(map(int, l.split())) for l in open(sys.argv[1]) if len(l.split()) == 2]
+limit = int(sys.argv[2])
+warm = rows[len(rows) // 3][1]  # after a third of the run: caches and the log context filled
+last = rows[-1][1]
+print("FIGURE rss_over_time " + " ".join("%ds:%dK" % r for r in rows[:: max(1, len(rows) // 12)]))
+print("FIGURE rss_kb_first %d" % rows[0][1])
+print("FIGURE rss_kb_warm %d" % warm)
+print("FIGURE rss_kb_peak %d" % max(r[1] for r in rows))
+print("FIGURE rss_kb_last %d" % last)
+print("FIGURE rss_kb_growth_after_warmup %d" % (last - warm))
+if last - warm > limit:
+    print("FAIL: RSS grew by %d KiB after warm-up" % (last - warm))
+PY
+grep -q FAIL "$TEST_TMP/rss.figures" && fail "$(grep FAIL "$TEST_TMP/rss.figures")"
+echo ok
