@@ -2,17 +2,18 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later
 # The reliability tests, long: the same scripts CI runs (tests/integration/test-reliability-*.sh),
 # with the sizes turned up, and the figures they report gathered into one summary: rounds of
-# SIGKILL survived, how long and how full the disk stayed full, the storm's rate and duration and
-# what it became (bundles, dropped matches, RSS over time, status latency, SIGTERM time), the
-# leak checkers' summaries and RSS over a long run. Needs root, perf events and /dev/kmsg, like
-# the tests; takes about 15 minutes with the defaults.
+# SIGKILL survived, how long the disk stayed full, the storm's rate and duration and what it
+# became (bundles, dropped matches, RSS over time, status latency, SIGTERM time), how many
+# manifest rewrites a flood of repeats costs, the leak checkers' summaries and RSS over a long
+# run. Needs root, perf events and /dev/kmsg, like the tests; about 20 minutes with the defaults.
 #
 #   contrib/reliability.sh [--build DIR] [--asan-build DIR] [--rounds N] [--storm-seconds S]
 #                          [--storm-rate LINES] [--replay-records N] [--leak-seconds S]
-#                          [--rss-seconds S] [--full-seconds S] [--only NAME[,NAME...]]
+#                          [--rss-seconds S] [--full-seconds S] [--repeat-lines N]
+#                          [--only NAME[,NAME...]]
 #
-# NAME is crash, disk, storm, leak, lsan, perms or hostile. Exit status: 0 when every test passed
-# (or skipped), 1 otherwise. Logs go to a temporary folder, named at the end.
+# NAME is crash, disk, storm, repeats, leak, lsan, perms or hostile. Exit status: 0 when every
+# test passed (or skipped), 1 otherwise. Logs go to a temporary folder, named at the end.
 set -u
 
 SRC=$(cd "$(dirname "$0")/.." && pwd)
@@ -25,7 +26,8 @@ REPLAY_RECORDS=1000000
 LEAK_SECONDS=180
 RSS_SECONDS=300
 FULL_SECONDS=30
-ONLY=crash,disk,storm,leak,lsan,perms,hostile
+REPEAT_LINES=60000
+ONLY=crash,disk,storm,repeats,leak,lsan,perms,hostile
 
 usage() { sed -n '10,16p' "$0" | sed 's/^# \{0,1\}//'; exit 64; }
 while [ $# -gt 0 ]; do
@@ -39,6 +41,7 @@ while [ $# -gt 0 ]; do
         --leak-seconds) LEAK_SECONDS=$2; shift ;;
         --rss-seconds) RSS_SECONDS=$2; shift ;;
         --full-seconds) FULL_SECONDS=$2; shift ;;
+        --repeat-lines) REPEAT_LINES=$2; shift ;;
         --only) ONLY=$2; shift ;;
         -h | --help) usage ;;
         *) echo "Unknown argument '$1'." >&2; usage ;;
@@ -80,6 +83,7 @@ run crash "$BUILD" test-reliability-crash.sh RELIABILITY_ROUNDS="$ROUNDS" RELIAB
 run disk "$BUILD" test-reliability-disk.sh RELIABILITY_FULL_SECONDS="$FULL_SECONDS"
 run storm "$BUILD" test-reliability-storm.sh RELIABILITY_STORM_SECONDS="$STORM_SECONDS" \
         RELIABILITY_STORM_RATE="$STORM_RATE" RELIABILITY_REPLAY_RECORDS="$REPLAY_RECORDS"
+run repeats "$BUILD" test-reliability-repeats.sh RELIABILITY_REPEAT_LINES="$REPEAT_LINES"
 run leak "$BUILD" test-reliability-leak.sh RELIABILITY_LEAK_SECONDS="$LEAK_SECONDS" \
         RELIABILITY_RSS_SECONDS="$RSS_SECONDS"
 if [ -x "$ASAN_BUILD/src/tprofd/tprofd" ]; then
@@ -96,7 +100,7 @@ echo "Results:"
 cat "$SUMMARY.results" 2>/dev/null
 echo
 echo "Figures:"
-column -t -l 3 "$SUMMARY" 2>/dev/null || cat "$SUMMARY"
+awk '{ name = $1; key = $2; $1 = $2 = ""; sub(/^ +/, ""); printf "%-8s %-40s %s\n", name, key, $0 }' "$SUMMARY"
 echo
 echo "Logs: $LOGS"
 exit "$failed"
