@@ -7,8 +7,9 @@
 #   contrib/setup.sh            install packages, build into build/
 #   contrib/setup.sh run [ARGS] ... then install to /usr/local and run tprofd in the foreground
 #                               on its defaults (default rules, /var/lib/tprof); ARGS go to tprofd
-#   contrib/setup.sh test       ... then run the whole test suite, and the unit and integration
-#                               tests again in a second build with ASan and UBSan (build-asan/)
+#   contrib/setup.sh test       ... then run the whole test suite, the unit and integration tests
+#                               again in a second build with ASan and UBSan (build-asan/), and each
+#                               libFuzzer target for TPROF_FUZZ_SECONDS (15) in build-fuzz/
 #
 # Needs root (or sudo) for the packages, for `run` and for the privileged tests.
 set -euo pipefail
@@ -20,7 +21,7 @@ PACKAGES=(
         gcc meson ninja-build pkg-config
         libsystemd-dev libpcre2-dev libyaml-dev libzstd-dev libelf-dev libdw-dev
         # tests and benchmarks
-        libcmocka-dev clang pcre2-utils linux-perf python3 jq libxml2-utils
+        libcmocka-dev clang libclang-rt-14-dev pcre2-utils linux-perf python3 jq libxml2-utils valgrind strace
         # runtime: journald for the journal source and its tests, logger/setpriv for tests
         systemd util-linux procps
 )
@@ -67,6 +68,7 @@ test)
         meson test -C build --print-errorlogs
         configure_and_build build-asan -Dsanitizers=true -Db_lundef=false
         meson test -C build-asan --print-errorlogs --suite unit --suite integration
+        tests/fuzz/run-fuzzers.sh "${TPROF_FUZZ_SECONDS:-15}"
         ;;
 *)
         echo "usage: contrib/setup.sh [run [TPROFD-ARGS...] | test]" >&2
