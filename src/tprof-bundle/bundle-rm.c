@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "basic/fileio.h"
+#include "basic/string-util.h"
 #include "basic/log.h"
 #include "tprof-bundle/bundle-output.h"
 #include "tprof-bundle/tprof-bundle.h"
@@ -60,8 +61,23 @@ static int parse_argv(int argc, char *argv[]) {
         return 1;
 }
 
+/* Takes the bundle out of sight with one rename before removing its files, as tprofd does: an rm
+ * cut short leaves a .tmp-* folder (which tprofd removes at its next start), never a visible bundle
+ * that lists files it no longer has. */
 static int remove_bundle(const BundleEntry *e) {
-        return rm_rf_at(AT_FDCWD, e->path, BUNDLE_DEPTH_MAX);
+        _cleanup_free_ char *dir = strdup(e->path), *hidden = NULL;
+        char *slash = dir ? strrchr(dir, '/') : NULL;
+
+        if (!slash)
+                return -ENOMEM;
+        if (startswith(slash + 1, BUNDLE_TMP_PREFIX)) /* pending already, with --force */
+                return rm_rf_at(AT_FDCWD, e->path, BUNDLE_DEPTH_MAX);
+        *slash = '\0';
+        if (asprintf(&hidden, "%s/" BUNDLE_TMP_PREFIX "%s", dir, slash + 1) < 0)
+                return -ENOMEM;
+        if (rename(e->path, hidden) < 0)
+                return -errno;
+        return rm_rf_at(AT_FDCWD, hidden, BUNDLE_DEPTH_MAX);
 }
 
 int verb_rm(int argc, char *argv[]) {

@@ -12,6 +12,7 @@
  * incident's deadline, bounded by the windows it pinned.
  */
 #include <dirent.h>
+#include <grp.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -158,6 +159,26 @@ static int host_info(Manager *m) {
         return 0;
 }
 
+/*
+ * Bundles and windows are for root and group tprof (DESIGN.md). Under the shipped unit tprofd runs
+ * with Group=tprof and everything it creates has that group; started by hand it runs as root:root,
+ * so the state directories get group tprof and the setgid bit, and what is created below them
+ * inherits the group either way.
+ */
+static void set_state_group(const char *path) {
+        struct group *g = getgrnam(CONTROL_GROUP);
+        struct stat st;
+
+        if (!g || stat(path, &st) < 0)
+                return;
+        if (st.st_gid != g->gr_gid && chown(path, (uid_t) -1, g->gr_gid) < 0) {
+                log_debug_errno(errno, "Failed to give '%s' group " CONTROL_GROUP ", ignoring: %m", path);
+                return;
+        }
+        if ((st.st_mode & 07777) != (BUNDLE_DIR_MODE | S_ISGID))
+                (void) chmod(path, BUNDLE_DIR_MODE | S_ISGID);
+}
+
 static int make_state_dirs(Manager *m) {
         static const char *const subdirs[] = { "ring", "incidents", "state" };
         const char *state = m->config->state_dir;
@@ -166,12 +187,14 @@ static int make_state_dirs(Manager *m) {
         r = mkdir_p(state, BUNDLE_DIR_MODE);
         if (r < 0)
                 return log_error_errno(r, "Failed to create state directory '%s': %m", state);
+        set_state_group(state);
         for (size_t i = 0; i < ELEMENTSOF(subdirs); i++) {
                 _cleanup_free_ char *p = NULL;
                 if (asprintf(&p, "%s/%s", state, subdirs[i]) < 0)
                         return log_oom();
                 if (mkdir(p, BUNDLE_DIR_MODE) < 0 && errno != EEXIST)
                         return log_error_errno(errno, "Failed to create '%s': %m", p);
+                set_state_group(p);
         }
         if (asprintf(&m->ring_dir, "%s/ring", state) < 0)
                 return log_oom();
