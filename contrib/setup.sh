@@ -7,8 +7,8 @@
 #   contrib/setup.sh            install packages, build into build/
 #   contrib/setup.sh run [ARGS] ... then install to /usr/local and run tprofd in the foreground
 #                               on its defaults (default rules, /var/lib/tprof); ARGS go to tprofd
-#   contrib/setup.sh test       ... then run the whole test suite, the unit and integration tests
-#                               again in a second build with ASan and UBSan (build-asan/), and each
+#   contrib/setup.sh test       ... then run the whole test suite, again in a second build with
+#                               ASan and UBSan (build-asan/), and each
 #                               libFuzzer target for TPROF_FUZZ_SECONDS (15) in build-fuzz/
 #
 # Needs root (or sudo) for the packages, for `run` and for the privileged tests.
@@ -67,7 +67,7 @@ run)
 test)
         meson test -C build --print-errorlogs
         configure_and_build build-asan -Dsanitizers=true -Db_lundef=false
-        meson test -C build-asan --print-errorlogs --suite unit --suite integration
+        meson test -C build-asan --print-errorlogs
         tests/fuzz/run-fuzzers.sh "${TPROF_FUZZ_SECONDS:-15}"
         ;;
 *)
