@@ -127,6 +127,8 @@ int ring_store_recover(int dir_fd, const RingOptions *o) {
                 safe_close(fd);
                 return -errno;
         }
+        /* A dup shares the directory offset with dir_fd: start from the top whoever walked it last. */
+        rewinddir(d);
         while ((de = readdir(d)))
                 if (endswith(de->d_name, ".tpw.partial")) {
                         int k = recover_one(dir_fd, de->d_name, o);
