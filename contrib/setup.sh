@@ -21,7 +21,7 @@ PACKAGES=(
         gcc meson ninja-build pkg-config
         libsystemd-dev libpcre2-dev libyaml-dev libzstd-dev libelf-dev libdw-dev
         # tests and benchmarks
-        libcmocka-dev clang libclang-rt-14-dev pcre2-utils linux-perf python3 jq libxml2-utils valgrind strace
+        libcmocka-dev clang libclang-rt-14-dev pcre2-utils linux-perf python3 jq libxml2-utils valgrind strace bc
         # runtime: journald for the journal source and its tests, logger/setpriv for tests
         systemd util-linux procps
 )
