@@ -61,7 +61,10 @@ expect_exit 0 "$TPROF_BUNDLE" --control-socket "$CTL" status
 ! compgen -G "$STATE/incidents/.tmp-*" >/dev/null || fail "a bundle that could not be written left $(ls -a "$STATE/incidents")"
 check_incidents "disk full"
 [ "$(removed)" -gt "$removed_before" ] || fail "retention removed no window while the disk was full: $(tail -20 "$LOG")"
-grep -q "Dropped [0-9]* samples: disk full\|Failed to write to the ring" "$LOG" ||
+# Samples are dropped (and reported) only once retention has nothing left to free, which takes a
+# chunk flush (every 5 s) per window still removable: keep the disk full until that happens.
+dropped_reported() { grep -q "Dropped [0-9]* samples: disk full\|Failed to write to the ring" "$LOG"; }
+wait_for 60 dropped_reported ||
         fail "the daemon did not report the samples it could not write: $(tail -20 "$LOG")"
 if [ "$got" != 0 ]; then
         grep -q "Failed to write the bundle\|Failed to start a manual capture\|Failed to stage" "$LOG" ||
