@@ -155,16 +155,30 @@ int read_one_line_file(const char *path, char **ret_line) {
         return 0;
 }
 
-static int rm_contents(int fd, unsigned depth_left) {
-        _cleanup_closedir_ DIR *d = fdopendir(fd);
-        struct dirent *de;
-        int r = 0;
+int opendir_at(int dir_fd, const char *name, int flags, DIR **ret) {
+        int fd = openat(dir_fd, name, O_RDONLY | O_DIRECTORY | O_CLOEXEC | flags);
+        DIR *d;
 
+        if (fd < 0)
+                return -errno;
+        d = fdopendir(fd);
         if (!d) {
-                r = -errno;
+                int r = -errno;
                 safe_close(fd);
                 return r;
         }
+        *ret = d;
+        return 0;
+}
+
+static int rm_contents(int dir_fd, const char *name, unsigned depth_left) {
+        _cleanup_closedir_ DIR *d = NULL;
+        struct dirent *de;
+        int r;
+
+        r = opendir_at(dir_fd, name, O_NOFOLLOW, &d);
+        if (r < 0)
+                return r;
         while ((de = readdir(d))) {
                 int q;
 
@@ -179,7 +193,7 @@ static int rm_contents(int fd, unsigned depth_left) {
 
 int rm_rf_at(int dir_fd, const char *name, unsigned depth_max) {
         struct stat st;
-        int fd, r;
+        int r;
 
         if (fstatat(dir_fd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
                 return errno == ENOENT ? 0 : -errno;
@@ -187,10 +201,7 @@ int rm_rf_at(int dir_fd, const char *name, unsigned depth_max) {
                 return unlinkat(dir_fd, name, 0) < 0 && errno != ENOENT ? -errno : 0;
         if (depth_max == 0)
                 return -ELOOP;
-        fd = openat(dir_fd, name, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
-        if (fd < 0)
-                return -errno;
-        r = rm_contents(fd, depth_max - 1);
+        r = rm_contents(dir_fd, name, depth_max - 1);
         if (unlinkat(dir_fd, name, AT_REMOVEDIR) < 0 && errno != ENOENT && r == 0)
                 r = -errno;
         return r;

@@ -8,6 +8,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <dirent.h>
 #include <sys/types.h>
 
 /* Reads at most max_bytes; a larger file is -EFBIG. The result is NUL-terminated. */
@@ -27,6 +28,13 @@ int fsync_directory_of(const char *path);
 
 /* mkdir -p with the given mode for each created component. */
 int mkdir_p(const char *path, mode_t mode);
+
+/*
+ * Opens a directory stream of its own on name inside dir_fd ("." for dir_fd itself); flags are added
+ * to O_RDONLY | O_DIRECTORY | O_CLOEXEC (O_NOFOLLOW, say). Always a fresh open, never a dup of dir_fd:
+ * a dup shares the directory offset, so a walk through it would start where the last one ended.
+ */
+int opendir_at(int dir_fd, const char *name, int flags, DIR **ret);
 
 /*
  * Removes name inside dir_fd and, if it is a directory, everything below it, at most depth_max levels

@@ -202,16 +202,9 @@ static void parse_name(BundleEntry *e) {
 static void measure(BundleEntry *e, int dir_fd) {
         _cleanup_closedir_ DIR *d = NULL;
         struct dirent *de;
-        int fd;
 
-        fd = openat(dir_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        if (fd < 0)
+        if (opendir_at(dir_fd, ".", 0, &d) < 0)
                 return;
-        d = fdopendir(fd);
-        if (!d) {
-                (void) close(fd);
-                return;
-        }
         while ((de = readdir(d))) {
                 struct stat st;
                 if (streq(de->d_name, ".") || streq(de->d_name, ".."))
@@ -222,14 +215,8 @@ static void measure(BundleEntry *e, int dir_fd) {
                         e->bytes += (uint64_t) st.st_size;
                 else if (S_ISDIR(st.st_mode) && streq(de->d_name, BUNDLE_WINDOWS_DIR)) {
                         _cleanup_closedir_ DIR *w = NULL;
-                        int wfd = openat(dirfd(d), de->d_name, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
-                        if (wfd < 0)
+                        if (opendir_at(dirfd(d), de->d_name, O_NOFOLLOW, &w) < 0)
                                 continue;
-                        w = fdopendir(wfd);
-                        if (!w) {
-                                (void) close(wfd);
-                                continue;
-                        }
                         struct dirent *we;
                         while ((we = readdir(w))) {
                                 struct stat wst;

@@ -117,18 +117,11 @@ static int recover_one(int dir_fd, const char *name, const RingOptions *o) {
 int ring_store_recover(int dir_fd, const RingOptions *o) {
         _cleanup_closedir_ DIR *d = NULL;
         struct dirent *de;
-        int fd, r = 0;
+        int r;
 
-        fd = fcntl(dir_fd, F_DUPFD_CLOEXEC, 3);
-        if (fd < 0)
-                return -errno;
-        d = fdopendir(fd);
-        if (!d) {
-                safe_close(fd);
-                return -errno;
-        }
-        /* A dup shares the directory offset with dir_fd: start from the top whoever walked it last. */
-        rewinddir(d);
+        r = opendir_at(dir_fd, ".", 0, &d);
+        if (r < 0)
+                return r;
         while ((de = readdir(d)))
                 if (endswith(de->d_name, ".tpw.partial")) {
                         int k = recover_one(dir_fd, de->d_name, o);
@@ -439,18 +432,13 @@ int ring_store_pin(RingStore *rs, uint64_t from_perf_ns, uint64_t to_perf_ns, in
         _cleanup_closedir_ DIR *d = NULL;
         struct dirent *de;
         size_t n = 0;
-        int fd, r;
+        int r;
 
         if (from_perf_ns > to_perf_ns)
                 return -EINVAL;
-        fd = openat(rs->dir_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        if (fd < 0)
-                return -errno;
-        d = fdopendir(fd);
-        if (!d) {
-                safe_close(fd);
-                return -errno;
-        }
+        r = opendir_at(rs->dir_fd, ".", 0, &d);
+        if (r < 0)
+                return r;
         while ((de = readdir(d))) {
                 _cleanup_(window_file_freep) WindowFile *w = NULL;
                 char path[PATH_MAX];

@@ -11,6 +11,7 @@
 #include <sys/statvfs.h>
 #include <unistd.h>
 
+#include "basic/fileio.h"
 #include "basic/alloc-util.h"
 #include "basic/cleanup.h"
 #include "basic/macro.h"
@@ -88,17 +89,11 @@ int store_vacuum(int dir_fd, const VacuumLimits *limits, uint64_t now_realtime_u
         uint64_t total = 0;
         VacuumResult res = {};
         struct dirent *de;
-        int fd, r = 0;
+        int r = 0;
 
-        fd = fcntl(dir_fd, F_DUPFD_CLOEXEC, 3);
-        if (fd < 0)
-                return -errno;
-        d = fdopendir(fd);
-        if (!d) {
-                safe_close(fd);
-                return -errno;
-        }
-        rewinddir(d);
+        r = opendir_at(dir_fd, ".", 0, &d);
+        if (r < 0)
+                return r;
         while ((de = readdir(d))) {
                 struct stat st;
                 bool final = endswith(de->d_name, ".tpw"), partial = endswith(de->d_name, ".tpw.partial");

@@ -212,16 +212,9 @@ static int make_state_dirs(Manager *m) {
 static void remove_stale_bundles(Manager *m) {
         _cleanup_closedir_ DIR *d = NULL;
         struct dirent *de;
-        /* A fresh open, not a dup: a dup shares the directory offset, and a second walk would see nothing. */
-        int fd = openat(m->incidents_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 
-        if (fd < 0)
+        if (opendir_at(m->incidents_fd, ".", 0, &d) < 0)
                 return;
-        d = fdopendir(fd);
-        if (!d) {
-                safe_close(fd);
-                return;
-        }
         while ((de = readdir(d))) {
                 if (!startswith(de->d_name, BUNDLE_TMP_PREFIX))
                         continue;
@@ -487,16 +480,11 @@ static int list_pinned(int dir_fd, const char *id, const char *incidents_path, c
         _cleanup_closedir_ DIR *d = NULL;
         size_t n = 0, allocated = 0, allocated_p = 0;
         struct dirent *de;
-        int fd;
+        int r;
 
-        fd = openat(dir_fd, BUNDLE_WINDOWS_DIR, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        if (fd < 0)
-                return -errno;
-        d = fdopendir(fd);
-        if (!d) {
-                safe_close(fd);
-                return -errno;
-        }
+        r = opendir_at(dir_fd, BUNDLE_WINDOWS_DIR, 0, &d);
+        if (r < 0)
+                return r;
         if (!GREEDY_REALLOC(names, allocated, 1) || !GREEDY_REALLOC(paths, allocated_p, 1))
                 return -ENOMEM;
         names[0] = paths[0] = NULL;
@@ -1323,18 +1311,11 @@ static uint64_t dir_bytes_at(int dir_fd, const char *name, unsigned depth) {
         _cleanup_closedir_ DIR *d = NULL;
         struct dirent *de;
         uint64_t total = 0;
-        int fd;
 
         if (depth > 4)
                 return 0;
-        fd = openat(dir_fd, name, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
-        if (fd < 0)
+        if (opendir_at(dir_fd, name, O_NOFOLLOW, &d) < 0)
                 return 0;
-        d = fdopendir(fd);
-        if (!d) {
-                safe_close(fd);
-                return 0;
-        }
         while ((de = readdir(d))) {
                 struct stat st;
                 if (streq(de->d_name, ".") || streq(de->d_name, ".."))
@@ -1368,16 +1349,9 @@ static void enforce_incident_limits(Manager *m) {
         size_t n = 0, allocated = 0;
         uint64_t *bytes = NULL, total = 0;
         struct dirent *de;
-        /* A fresh open, not a dup: a dup shares the directory offset, and a second walk would see nothing. */
-        int fd = openat(m->incidents_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 
-        if (fd < 0)
+        if (opendir_at(m->incidents_fd, ".", 0, &d) < 0)
                 return;
-        d = fdopendir(fd);
-        if (!d) {
-                safe_close(fd);
-                return;
-        }
         while ((de = readdir(d))) {
                 if (de->d_name[0] == '.')
                         continue;
