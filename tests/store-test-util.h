@@ -38,14 +38,14 @@ static const char *const test_dsos[] = {
 };
 static const char *const test_comms[] = { "swapper/0", "burn", "python3", "my prog", "x", "", "kworker/u4:1" };
 
-/* Fills o with a pseudo-random sample at time t. */
+/* Fills o with a pseudo-random sample at time t, cut to the microseconds a window keeps. */
 static inline void test_make_sample(uint64_t *rng, uint64_t t, OwnedSample *o) {
         uint32_t depth = (uint32_t) (test_rand(rng) % 24);
         size_t nsym = sizeof test_symbols / sizeof test_symbols[0], ndso = sizeof test_dsos / sizeof test_dsos[0];
 
         memset(o, 0, sizeof *o);
         o->s = (Sample) {
-                .t_ns = t,
+                .t_ns = t - t % 1000,
                 .cpu = (uint32_t) (test_rand(rng) % 8),
                 .pid = 1000 + (uint32_t) (test_rand(rng) % 5),
                 .comm = test_comms[test_rand(rng) % (sizeof test_comms / sizeof test_comms[0])],

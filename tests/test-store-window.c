@@ -174,7 +174,7 @@ static void test_empty_stack_and_edge_values(void **state) {
         _cleanup_(chunk_writer_freep) ChunkWriter *cw = chunk_writer_new(1);
         Frame deep[PROFILE_STACK_DEPTH_MAX + 5];
         Sample s[] = {
-                { .t_ns = 1, .cpu = 0, .pid = 0, .tid = 0, .comm = "swapper/0" },
+                { .t_ns = 1999, .cpu = 0, .pid = 0, .tid = 0, .comm = "swapper/0" },
                 { .t_ns = UINT64_MAX / 2, .cpu = 4095, .pid = UINT32_MAX, .tid = 0, .comm = "z",
                   .period = UINT64_MAX, .n_frames = ELEMENTSOF(deep), .frames = deep },
         };
@@ -195,12 +195,79 @@ static void test_empty_stack_and_edge_values(void **state) {
 
         assert_int_equal(window_read(path, collect_handler, &got, NULL), 0);
         assert_int_equal(got.n, 2);
+        /* times keep whole microseconds */
+        assert_int_equal(got.v[0].s.t_ns, 1000);
+        assert_int_equal(got.v[1].s.t_ns, UINT64_MAX / 2 - (UINT64_MAX / 2) % 1000);
+        s[0].t_ns = 1000;
+        s[1].t_ns = got.v[1].s.t_ns;
         assert_true(sample_equal(&got.v[0].s, &s[0]));
         /* stacks deeper than the limit keep their leaf-side frames */
         s[1].n_frames = PROFILE_STACK_DEPTH_MAX;
         assert_true(sample_equal(&got.v[1].s, &s[1]));
         collected_done(&got);
         byte_buf_done(&b);
+        unlink(path);
+}
+
+/* Stacks are a tree of call paths: stacks that share callers share their nodes, listed once. */
+static void test_stack_tree_shares_callers(void **state) {
+        _cleanup_(chunk_writer_freep) ChunkWriter *cw = chunk_writer_new(1);
+        Frame f[] = {
+                { .symbol = "leaf_a", .dso = "/usr/bin/x", .addr = 0x1010, .offset = 0x10 },
+                { .symbol = "leaf_b", .dso = "/usr/bin/x", .addr = 0x2020, .offset = 0x20 },
+                { .symbol = "middle", .dso = "/usr/bin/x", .addr = 0x3030, .offset = 0x30 },
+                { .symbol = "main", .dso = "/usr/bin/x", .addr = 0x4040, .offset = 0x40 },
+        };
+        Frame a[] = { f[0], f[2], f[3] }, b[] = { f[1], f[2], f[3] }, m[] = { f[2], f[3] };
+        Sample s[] = {
+                { .t_ns = 1000, .comm = "x", .n_frames = 3, .frames = a },
+                { .t_ns = 2000, .comm = "x", .n_frames = 3, .frames = b },
+                { .t_ns = 3000, .comm = "x", .n_frames = 2, .frames = m },
+                { .t_ns = 4000, .comm = "x", .n_frames = 0 },
+        };
+        ByteBuf enc = {}, raw = {};
+        ByteCursor c;
+        Collected got = {};
+        char path[] = "/tmp/test-store-window.XXXXXX";
+        WindowHeaderInfo info = test_header_info();
+        int fd = mkstemp(path);
+
+        for (size_t i = 0; i < ELEMENTSOF(s); i++)
+                assert_int_equal(chunk_writer_add_sample(cw, &s[i]), 0);
+        assert_int_equal(chunk_writer_encode(cw, &enc), 0);
+
+        /* main, middle, leaf_a, leaf_b: four nodes for nine frames */
+        assert_int_equal(decompress_exact(enc.data + CHUNK_HEADER_BYTES, enc.len - CHUNK_HEADER_BYTES,
+                                          get_le32(enc.data + 28), &raw), 0);
+        c = (ByteCursor) { .p = raw.data, .end = raw.data + raw.len };
+        for (int i = 0; i < 6; i++) /* clock mapping, interval */
+                (void) cursor_varint(&c);
+        assert_int_equal(cursor_varint(&c), 0);
+        for (uint64_t i = 0, n = cursor_varint(&c); i < n; i++)
+                (void) cursor_bytes(&c, cursor_varint(&c));
+        assert_int_equal(cursor_varint(&c), 0);
+        assert_int_equal(cursor_varint(&c), 4); /* frames */
+        for (int i = 0; i < 4 * 5; i++)
+                (void) cursor_varint(&c);
+        assert_int_equal(cursor_varint(&c), 0);
+        assert_int_equal(cursor_varint(&c), 4); /* nodes */
+        assert_int_equal(cursor_varint(&c), 1); /* main's parent is the root */
+        assert_int_equal(cursor_varint(&c), 1); /* middle's is main */
+        assert_int_equal(cursor_varint(&c), 1); /* leaf_a's is middle */
+        assert_int_equal(cursor_varint(&c), 2); /* leaf_b's is middle too */
+        assert_false(c.error);
+
+        assert_int_equal(window_header_encode(&info, 0, 1000000, &raw), 0);
+        assert_int_equal(write(fd, raw.data, raw.len), (ssize_t) raw.len);
+        assert_int_equal(write(fd, enc.data, enc.len), (ssize_t) enc.len);
+        close(fd);
+        assert_int_equal(window_read(path, collect_handler, &got, NULL), 0);
+        assert_int_equal(got.n, ELEMENTSOF(s));
+        for (size_t i = 0; i < ELEMENTSOF(s); i++)
+                assert_true(sample_equal(&got.v[i].s, &s[i]));
+        collected_done(&got);
+        byte_buf_done(&enc);
+        byte_buf_done(&raw);
         unlink(path);
 }
 
@@ -448,6 +515,7 @@ int main(void) {
                 cmocka_unit_test(test_round_trip_ordered),
                 cmocka_unit_test(test_round_trip_shuffled),
                 cmocka_unit_test(test_empty_stack_and_edge_values),
+                cmocka_unit_test(test_stack_tree_shares_callers),
                 cmocka_unit_test(test_truncated_last_chunk),
                 cmocka_unit_test(test_flipped_payload_bit),
                 cmocka_unit_test(test_flipped_chunk_header_bit),

@@ -245,7 +245,9 @@ static int open_window(RingStore *rs, uint64_t now_realtime_usec) {
                 return r;
         }
         rs->header_bytes = rs->out.len;
-        chunk_writer_restart_chain(rs->cw); /* a window file never depends on another */
+        r = chunk_writer_restart_chain(rs->cw); /* a window file never depends on another */
+        if (r < 0)
+                return r;
         rs->window_start_usec = start;
         rs->window_end_usec = end;
         rs->written_first_ns = UINT64_MAX;
@@ -302,6 +304,7 @@ int ring_store_open(const char *ring_dir, const RingOptions *o, const WindowHead
         if (!rs->cw)
                 return -ENOMEM;
         chunk_writer_set_clock(rs->cw, &h->clock);
+        chunk_writer_set_frequency(rs->cw, h->freq_hz);
         if (rs->o.chain_chunks > 0)
                 chunk_writer_set_chain(rs->cw, rs->o.chain_chunks);
         r = open_window(rs, now_usec(CLOCK_REALTIME));

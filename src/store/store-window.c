@@ -13,6 +13,7 @@
 #include "basic/alloc-util.h"
 #include "basic/hashmap.h"
 #include "basic/macro.h"
+#include "basic/time-util.h"
 #include "store/compress.h"
 #include "store/store-window.h"
 
@@ -138,6 +139,10 @@ typedef struct ThreadKey {
         uint32_t pid, tid, comm;
 } ThreadKey;
 
+typedef struct StackNode {
+        uint32_t parent, frame;
+} StackNode;
+
 typedef struct FrameKey {
         uint32_t symbol, dso;
         uint64_t addr, offset;
@@ -147,6 +152,7 @@ typedef struct FrameKey {
 struct ChunkWriter {
         Compressor *compressor;
         ClockMap clock;
+        uint64_t interval_usec; /* expected time between two samples of one CPU, 0 if unknown */
 
         Hashmap *strings; /* bytes -> id */
         ByteBuf string_table;
@@ -158,9 +164,11 @@ struct ChunkWriter {
         uint32_t *frame_order, *frame_rank;
         size_t frame_order_alloc, frame_rank_alloc;
 
-        Hashmap *stacks; /* uint32_t frame ids -> id */
-        uint32_t *stack_frames, *stack_depth;
-        size_t n_stack_frames, stack_frames_alloc, n_stacks, stack_depth_alloc;
+        /* Stacks are nodes of a tree of call paths rooted at the outermost caller: a node is its
+         * parent and one frame, so stacks that share callers share nodes. Id 0 is the empty stack. */
+        Hashmap *nodes; /* StackNode -> id */
+        StackNode *node_list; /* [0] is the root */
+        size_t n_nodes, node_alloc;
 
         Hashmap *threads; /* ThreadKey -> id */
         ThreadKey *thread_list;
@@ -180,7 +188,7 @@ struct ChunkWriter {
         unsigned chain_chunks;   /* chunks per chain, 1 = every chunk self-contained */
         unsigned chain_pos;      /* position of the next chunk in its chain, 0 = it starts one */
         uint32_t strings_emitted;
-        size_t string_bytes_emitted, frames_emitted, stacks_emitted, stack_frames_emitted, threads_emitted;
+        size_t string_bytes_emitted, frames_emitted, nodes_emitted, threads_emitted;
 };
 
 ChunkWriter *chunk_writer_new(int compress_level) {
@@ -204,15 +212,14 @@ ChunkWriter *chunk_writer_free(ChunkWriter *w) {
         compressor_free(w->compressor);
         hashmap_free(w->strings);
         hashmap_free(w->frames);
-        hashmap_free(w->stacks);
+        hashmap_free(w->nodes);
         hashmap_free(w->threads);
         free(w->thread_list);
         byte_buf_done(&w->string_table);
         free(w->frame_list);
         free(w->frame_order);
         free(w->frame_rank);
-        free(w->stack_frames);
-        free(w->stack_depth);
+        free(w->node_list);
         free(w->samples);
         free(w->lost);
         byte_buf_done(&w->raw);
@@ -221,68 +228,87 @@ ChunkWriter *chunk_writer_free(ChunkWriter *w) {
         return NULL;
 }
 
-int chunk_writer_reset(ChunkWriter *w) {
-        /* The hash tables have no deletion; a chunk's worth is rebuilt, which is cheap next to zstd. */
+/* Empties the tables: the next chunk starts a chain. Pending samples must not refer to them. On
+ * -ENOMEM the old tables stay whole. */
+static int reset_tables(ChunkWriter *w) {
+        Hashmap *strings = hashmap_new(), *frames = hashmap_new(), *nodes = hashmap_new(), *threads = hashmap_new();
+
+        /* The hash tables have no deletion; they are rebuilt, which is cheap next to zstd. */
+        if (!strings || !frames || !nodes || !threads || !GREEDY_REALLOC(w->node_list, w->node_alloc, 1)) {
+                hashmap_free(strings);
+                hashmap_free(frames);
+                hashmap_free(nodes);
+                hashmap_free(threads);
+                return -ENOMEM;
+        }
         hashmap_free(w->strings);
         hashmap_free(w->frames);
-        hashmap_free(w->stacks);
+        hashmap_free(w->nodes);
         hashmap_free(w->threads);
-        w->strings = hashmap_new();
-        w->frames = hashmap_new();
-        w->stacks = hashmap_new();
-        w->threads = hashmap_new();
+        w->strings = strings;
+        w->frames = frames;
+        w->nodes = nodes;
+        w->threads = threads;
         w->n_threads = w->threads_emitted = 0;
         w->string_table.len = 0;
         w->n_strings = 0;
         w->chain_pos = 0;
         w->strings_emitted = 0;
-        w->string_bytes_emitted = w->frames_emitted = w->stacks_emitted = w->stack_frames_emitted = 0;
+        w->string_bytes_emitted = w->frames_emitted = w->nodes_emitted = 0;
         w->n_frames = 0;
-        w->n_stack_frames = 0;
-        w->n_stacks = 0;
+        w->node_list[0] = (StackNode) {};
+        w->n_nodes = 1; /* the root, never listed */
+        return 0;
+}
+
+static void clear_samples(ChunkWriter *w) {
         w->n_samples = 0;
         w->first_ns = UINT64_MAX;
         w->last_ns = 0;
         if (w->lost)
                 memset(w->lost, 0, w->lost_alloc * sizeof(uint64_t));
         w->lost_total = 0;
-        if (!w->strings || !w->frames || !w->stacks || !w->threads)
-                return -ENOMEM;
-        return 0;
+}
+
+int chunk_writer_reset(ChunkWriter *w) {
+        clear_samples(w);
+        return reset_tables(w);
 }
 
 void chunk_writer_set_chain(ChunkWriter *w, unsigned chunks) {
         w->chain_chunks = chunks < 1 ? 1 : chunks > CHUNK_CHAIN_MAX ? CHUNK_CHAIN_MAX : chunks;
 }
 
-void chunk_writer_restart_chain(ChunkWriter *w) {
-        /* The tables stay in memory; the next chunk lists them all again and starts a chain. */
+int chunk_writer_restart_chain(ChunkWriter *w) {
+        /* Between chunks the tables can simply start afresh: nothing refers to them. */
+        if (w->n_samples == 0)
+                return reset_tables(w);
+        /* Samples already refer to the tables: they stay, and the next chunk lists them all again. */
         w->chain_pos = 0;
         w->strings_emitted = 0;
-        w->string_bytes_emitted = w->frames_emitted = w->stacks_emitted = w->stack_frames_emitted = 0;
+        w->string_bytes_emitted = w->frames_emitted = w->nodes_emitted = 0;
         w->threads_emitted = 0;
+        return 0;
 }
 
 int chunk_writer_commit(ChunkWriter *w) {
-        w->n_samples = 0;
-        w->first_ns = UINT64_MAX;
-        w->last_ns = 0;
-        if (w->lost)
-                memset(w->lost, 0, w->lost_alloc * sizeof(uint64_t));
-        w->lost_total = 0;
+        clear_samples(w);
         if (++w->chain_pos >= w->chain_chunks)
-                return chunk_writer_reset(w); /* bounds the tables' memory: the next chunk starts afresh */
+                return reset_tables(w); /* bounds the tables' memory: the next chunk starts afresh */
         w->strings_emitted = w->n_strings;
         w->string_bytes_emitted = w->string_table.len;
         w->frames_emitted = w->n_frames;
-        w->stacks_emitted = w->n_stacks;
-        w->stack_frames_emitted = w->n_stack_frames;
+        w->nodes_emitted = w->n_nodes - 1;
         w->threads_emitted = w->n_threads;
         return 0;
 }
 
 void chunk_writer_set_clock(ChunkWriter *w, const ClockMap *m) {
         w->clock = *m;
+}
+
+void chunk_writer_set_frequency(ChunkWriter *w, uint32_t hz) {
+        w->interval_usec = hz > 0 ? (USEC_PER_SEC + hz / 2) / hz : 0;
 }
 
 size_t chunk_writer_n_samples(const ChunkWriter *w) {
@@ -342,10 +368,32 @@ static int intern_frame(ChunkWriter *w, const Frame *f, uint32_t *ret) {
         return 0;
 }
 
+/* Walks the tree from the outermost caller to the leaf, adding the nodes it lacks; returns the leaf's. */
+static int intern_stack(ChunkWriter *w, const uint32_t *ids, uint32_t depth, uint32_t *ret) {
+        uint32_t node = 0;
+
+        for (uint32_t i = depth; i > 0; i--) {
+                StackNode k = { .parent = node, .frame = ids[i - 1] };
+                uint64_t *slot;
+                bool added;
+
+                slot = hashmap_slot(w->nodes, &k, sizeof k, w->n_nodes, &added);
+                if (!slot)
+                        return -ENOMEM;
+                if (added) {
+                        if (!GREEDY_REALLOC(w->node_list, w->node_alloc, w->n_nodes + 1))
+                                return -ENOMEM;
+                        w->node_list[w->n_nodes++] = k;
+                }
+                node = (uint32_t) *slot;
+        }
+        *ret = node;
+        return 0;
+}
+
 int chunk_writer_add_sample(ChunkWriter *w, const Sample *s) {
-        uint32_t ids[PROFILE_STACK_DEPTH_MAX], depth = MIN(s->n_frames, PROFILE_STACK_DEPTH_MAX), comm, thread;
-        uint64_t *slot;
-        bool added;
+        uint32_t ids[PROFILE_STACK_DEPTH_MAX], depth = MIN(s->n_frames, PROFILE_STACK_DEPTH_MAX), comm, thread, stack;
+        uint64_t t_ns = s->t_ns - s->t_ns % NSEC_PER_USEC; /* windows keep microseconds */
         int r;
 
         if (w->n_samples >= CHUNK_SAMPLES_MAX)
@@ -376,31 +424,22 @@ int chunk_writer_add_sample(ChunkWriter *w, const Sample *s) {
                 }
                 thread = (uint32_t) *ts;
         }
-        slot = hashmap_slot(w->stacks, ids, depth * sizeof(uint32_t), w->n_stacks, &added);
-        if (!slot)
-                return -ENOMEM;
-        if (added) {
-                if (!GREEDY_REALLOC(w->stack_frames, w->stack_frames_alloc, w->n_stack_frames + depth) ||
-                    !GREEDY_REALLOC(w->stack_depth, w->stack_depth_alloc, w->n_stacks + 1))
-                        return -ENOMEM;
-                if (depth > 0) /* an empty stack may be the first: stack_frames can still be NULL */
-                        memcpy(w->stack_frames + w->n_stack_frames, ids, depth * sizeof(uint32_t));
-                w->n_stack_frames += depth;
-                w->stack_depth[w->n_stacks++] = depth;
-        }
+        r = intern_stack(w, ids, depth, &stack);
+        if (r < 0)
+                return r;
         if (!GREEDY_REALLOC(w->samples, w->samples_alloc, w->n_samples + 1))
                 return -ENOMEM;
         w->samples[w->n_samples] = (PendingSample) {
-                .t_ns = s->t_ns,
+                .t_ns = t_ns,
                 .period = s->period,
                 .cpu = s->cpu,
                 .thread = thread,
-                .stack = (uint32_t) *slot,
+                .stack = stack,
                 .seq = (uint32_t) w->n_samples,
         };
         w->n_samples++;
-        w->first_ns = MIN(w->first_ns, s->t_ns);
-        w->last_ns = MAX(w->last_ns, s->t_ns);
+        w->first_ns = MIN(w->first_ns, t_ns);
+        w->last_ns = MAX(w->last_ns, t_ns);
         return 0;
 }
 
@@ -461,9 +500,10 @@ static int sort_frames(ChunkWriter *w) {
 }
 
 /*
- * Sample times, per CPU: a timer-driven event fires every period on each CPU, so a sample's time
- * minus the previous one on its CPU minus its period is only the timer's jitter, a few
- * microseconds. A CPU's first sample in the chunk is stored relative to first_ns.
+ * Sample times in microseconds, per CPU: sampling at a fixed frequency fires once an interval on
+ * each busy CPU, so a sample's time minus the previous one on its CPU minus the interval is only
+ * the timer's jitter, a few microseconds. A CPU's first sample in the chunk is stored relative to
+ * first_ns.
  */
 static int put_times(ChunkWriter *w, ByteBuf *b) {
         _cleanup_free_ uint64_t *last = NULL;
@@ -479,12 +519,14 @@ static int put_times(ChunkWriter *w, ByteBuf *b) {
                 const PendingSample *p = &w->samples[i];
                 uint64_t v;
 
+                uint64_t t = p->t_ns / NSEC_PER_USEC;
+
                 if (last[p->cpu] == 0)
-                        v = zigzag_encode((int64_t) (p->t_ns - w->first_ns));
+                        v = zigzag_encode((int64_t) (t - w->first_ns / NSEC_PER_USEC));
                 else
-                        v = zigzag_encode((int64_t) (p->t_ns - last[p->cpu] - p->period));
+                        v = zigzag_encode((int64_t) (t - last[p->cpu] - w->interval_usec));
                 /* 0 marks "no sample yet"; a time of 0 cannot follow anything anyway */
-                last[p->cpu] = p->t_ns ?: 1;
+                last[p->cpu] = t ?: 1;
                 r = byte_buf_put_varint(b, v);
                 if (r < 0)
                         return r;
@@ -510,6 +552,7 @@ static int encode_payload(ChunkWriter *w, ByteBuf *b) {
         PUT(zigzag_encode(m->realtime_minus_mono_ns));
         PUT(m->error_ns);
         PUT(m->measured_mono_ns);
+        PUT(w->interval_usec);
 
         /* Each table: the count the chain defined before this chunk, the count added, the additions. */
         PUT(w->strings_emitted);
@@ -539,12 +582,14 @@ static int encode_payload(ChunkWriter *w, ByteBuf *b) {
         for (size_t i = w->frames_emitted; i < w->n_frames; i++)
                 PUT(w->frame_list[w->frame_order[i]].flags);
 
-        PUT(w->stacks_emitted);
-        PUT(w->n_stacks - w->stacks_emitted);
-        for (size_t i = w->stacks_emitted; i < w->n_stacks; i++)
-                PUT(w->stack_depth[i]);
-        for (size_t i = w->stack_frames_emitted; i < w->n_stack_frames; i++)
-                PUT(w->frame_rank[w->stack_frames[i]]);
+        /* stack nodes: how far back the parent is (a path extends the node made just before it, mostly),
+         * then the frames */
+        PUT(w->nodes_emitted);
+        PUT(w->n_nodes - 1 - w->nodes_emitted);
+        for (size_t i = w->nodes_emitted + 1; i < w->n_nodes; i++)
+                PUT(i - w->node_list[i].parent);
+        for (size_t i = w->nodes_emitted + 1; i < w->n_nodes; i++)
+                PUT(w->frame_rank[w->node_list[i].frame]);
 
         /* threads: (pid, tid, comm) triples, so a sample names its thread with one small number */
         PUT(w->threads_emitted);
@@ -828,8 +873,9 @@ struct TableState {
         size_t n_strings, strings_alloc;
         Frame *frames;
         size_t n_frames, frames_alloc;
-        uint32_t *stack_off, *stack_depth, *stack_ids;
-        size_t n_stacks, stack_off_alloc, stack_depth_alloc, n_stack_ids, stack_ids_alloc;
+        uint32_t *node_parent, *node_frame; /* [0] is the root: the empty stack */
+        uint8_t *node_depth;
+        size_t n_nodes, node_parent_alloc, node_frame_alloc, node_depth_alloc;
         uint32_t *thread_pid, *thread_tid, *thread_comm;
         size_t n_threads, thread_pid_alloc, thread_tid_alloc, thread_comm_alloc;
 };
@@ -839,9 +885,9 @@ static TableState *table_state_free(TableState *t) {
                 return NULL;
         free(t->strings);
         free(t->frames);
-        free(t->stack_off);
-        free(t->stack_depth);
-        free(t->stack_ids);
+        free(t->node_parent);
+        free(t->node_frame);
+        free(t->node_depth);
         free(t->thread_pid);
         free(t->thread_tid);
         free(t->thread_comm);
@@ -885,7 +931,20 @@ DecodedChunk *decoded_chunk_free(DecodedChunk *c) {
         return NULL;
 }
 
-static void parse_clock(ByteCursor *c, ClockMap *ret) {
+static int table_state_init(TableState *t) {
+        /* the root node: a stack of depth 0 */
+        if (!GREEDY_REALLOC(t->node_parent, t->node_parent_alloc, 1) ||
+            !GREEDY_REALLOC(t->node_frame, t->node_frame_alloc, 1) ||
+            !GREEDY_REALLOC(t->node_depth, t->node_depth_alloc, 1))
+                return -ENOMEM;
+        t->node_parent[0] = t->node_frame[0] = 0;
+        t->node_depth[0] = 0;
+        t->n_nodes = 1;
+        return 0;
+}
+
+/* The chunk's preamble: the clock mapping, and the sampling interval times are predicted with. */
+static void parse_preamble(ByteCursor *c, ClockMap *ret, uint64_t *ret_interval_usec) {
         uint64_t method = cursor_varint(c);
 
         *ret = (ClockMap) {
@@ -895,6 +954,7 @@ static void parse_clock(ByteCursor *c, ClockMap *ret) {
                 .error_ns = cursor_varint(c),
                 .measured_mono_ns = cursor_varint(c),
         };
+        *ret_interval_usec = cursor_varint_max(c, USEC_PER_SEC * 3600);
 }
 
 /* Appends one chunk's table additions to t. -EBADMSG if they do not continue t or are malformed. */
@@ -965,31 +1025,34 @@ static int parse_tables(WindowFile *w, ByteCursor *c, size_t n, TableState *t) {
                 return -EBADMSG;
         t->n_frames += add;
 
-        if (cursor_varint(c) != t->n_stacks)
+        /* stack nodes, ids from 1 (the root is 0): parent as a distance back, then the frame */
+        if (cursor_varint(c) != t->n_nodes - 1)
                 return -EBADMSG;
         add = cursor_varint_max(c, n + 1);
         if (c->error)
                 return -EBADMSG;
-        base = t->n_stacks;
-        if (!GREEDY_REALLOC(t->stack_off, t->stack_off_alloc, base + add) ||
-            !GREEDY_REALLOC(t->stack_depth, t->stack_depth_alloc, base + add))
+        base = t->n_nodes;
+        if (!GREEDY_REALLOC(t->node_parent, t->node_parent_alloc, base + add) ||
+            !GREEDY_REALLOC(t->node_frame, t->node_frame_alloc, base + add) ||
+            !GREEDY_REALLOC(t->node_depth, t->node_depth_alloc, base + add))
                 return -ENOMEM;
-        bytes = 0;
         for (size_t i = 0; i < add; i++) {
-                t->stack_depth[base + i] = (uint32_t) cursor_varint_max(c, PROFILE_STACK_DEPTH_MAX + 1);
-                t->stack_off[base + i] = (uint32_t) (t->n_stack_ids + bytes);
-                bytes += t->stack_depth[base + i];
+                uint64_t back = cursor_varint(c);
+                size_t id = base + i, parent;
+
+                if (c->error || back < 1 || back > id)
+                        return -EBADMSG;
+                parent = id - back;
+                if (t->node_depth[parent] >= PROFILE_STACK_DEPTH_MAX)
+                        return -EBADMSG;
+                t->node_parent[id] = (uint32_t) parent;
+                t->node_depth[id] = (uint8_t) (t->node_depth[parent] + 1);
         }
-        if (c->error || bytes > n)
-                return -EBADMSG;
-        if (!GREEDY_REALLOC(t->stack_ids, t->stack_ids_alloc, t->n_stack_ids + bytes))
-                return -ENOMEM;
-        for (size_t i = 0; i < bytes; i++)
-                t->stack_ids[t->n_stack_ids + i] = (uint32_t) cursor_varint_max(c, t->n_frames);
+        for (size_t i = 0; i < add; i++)
+                t->node_frame[base + i] = (uint32_t) cursor_varint_max(c, t->n_frames);
         if (c->error)
                 return -EBADMSG;
-        t->n_stack_ids += bytes;
-        t->n_stacks += add;
+        t->n_nodes += add;
 
         if (cursor_varint(c) != t->n_threads)
                 return -EBADMSG;
@@ -1013,7 +1076,8 @@ static int parse_tables(WindowFile *w, ByteCursor *c, size_t n, TableState *t) {
         return 0;
 }
 
-static int parse_samples(const ChunkInfo *info, ByteCursor *c, size_t n, const TableState *t, DecodedChunk *d) {
+static int parse_samples(const ChunkInfo *info, uint64_t interval_usec, ByteCursor *c, size_t n, const TableState *t,
+                         DecodedChunk *d) {
         _cleanup_free_ uint32_t *local = NULL;
         _cleanup_free_ uint64_t *last = NULL;
         size_t total_depth = 0;
@@ -1044,12 +1108,16 @@ static int parse_samples(const ChunkInfo *info, ByteCursor *c, size_t n, const T
         for (size_t i = 0; i < d->n; i++) {
                 int64_t v = zigzag_decode(cursor_varint(c));
                 uint32_t cpu = d->cpu[i];
+                uint64_t us;
 
-                d->t[i] = last[cpu] == 0 ? info->first_ns + (uint64_t) v : last[cpu] + d->period[i] + (uint64_t) v;
+                us = last[cpu] == 0 ? info->first_ns / NSEC_PER_USEC + (uint64_t) v : last[cpu] + interval_usec + (uint64_t) v;
+                if (us > UINT64_MAX / NSEC_PER_USEC)
+                        return -EBADMSG;
+                d->t[i] = us * NSEC_PER_USEC;
                 /* time order within the chunk is part of the format */
                 if (i > 0 && d->t[i] < d->t[i - 1])
                         return -EBADMSG;
-                last[cpu] = d->t[i] ?: 1;
+                last[cpu] = us ?: 1;
         }
         for (size_t i = 0; i < d->n; i++) {
                 size_t th = cursor_varint_max(c, t->n_threads);
@@ -1060,7 +1128,7 @@ static int parse_samples(const ChunkInfo *info, ByteCursor *c, size_t n, const T
                 d->comm[i] = t->thread_comm[th];
         }
         for (size_t i = 0; i < d->n; i++)
-                d->stack[i] = (uint32_t) cursor_varint_max(c, t->n_stacks);
+                d->stack[i] = (uint32_t) cursor_varint_max(c, t->n_nodes);
 
         d->n_lost = cursor_varint_max(c, 65536 + 1);
         if (c->error)
@@ -1079,29 +1147,32 @@ static int parse_samples(const ChunkInfo *info, ByteCursor *c, size_t n, const T
                 return -EBADMSG;
 
         /* Materialize only the stacks this chunk uses: a chain's tables can be much larger. */
-        local = new(uint32_t, t->n_stacks ?: 1);
-        d->stack_off = new(uint32_t, MIN(d->n, t->n_stacks) ?: 1);
-        d->stack_depth = new(uint32_t, MIN(d->n, t->n_stacks) ?: 1);
+        local = new(uint32_t, t->n_nodes);
+        d->stack_off = new(uint32_t, MIN(d->n, t->n_nodes) ?: 1);
+        d->stack_depth = new(uint32_t, MIN(d->n, t->n_nodes) ?: 1);
         if (!local || !d->stack_off || !d->stack_depth)
                 return -ENOMEM;
-        memset(local, 0xff, (t->n_stacks ?: 1) * sizeof(uint32_t));
+        memset(local, 0xff, t->n_nodes * sizeof(uint32_t));
         for (size_t i = 0; i < d->n; i++) {
                 uint32_t sid = d->stack[i];
                 if (local[sid] == UINT32_MAX) {
                         local[sid] = (uint32_t) d->n_stacks;
                         d->stack_off[d->n_stacks] = (uint32_t) total_depth;
-                        d->stack_depth[d->n_stacks++] = t->stack_depth[sid];
-                        total_depth += t->stack_depth[sid];
+                        d->stack_depth[d->n_stacks++] = t->node_depth[sid];
+                        total_depth += t->node_depth[sid];
                 }
                 d->stack[i] = local[sid];
         }
         d->frames = new(Frame, total_depth ?: 1);
         if (!d->frames)
                 return -ENOMEM;
-        for (size_t i = 0; i < t->n_stacks; i++)
-                if (local[i] != UINT32_MAX)
-                        for (uint32_t k = 0; k < t->stack_depth[i]; k++)
-                                d->frames[d->stack_off[local[i]] + k] = t->frames[t->stack_ids[t->stack_off[i] + k]];
+        /* a node is the leaf of its stack; its parents are the callers, outward */
+        for (size_t i = 0; i < t->n_nodes; i++)
+                if (local[i] != UINT32_MAX) {
+                        Frame *f = d->frames + d->stack_off[local[i]];
+                        for (uint32_t node = (uint32_t) i; node != 0; node = t->node_parent[node])
+                                *f++ = t->frames[t->node_frame[node]];
+                }
         d->strings = new(const char *, t->n_strings ?: 1);
         if (!d->strings)
                 return -ENOMEM;
@@ -1157,7 +1228,7 @@ static int chain_state(WindowFile *w, size_t i, TableState **ret) {
                 return 0;
         }
         t = calloc(1, sizeof(TableState));
-        if (!t)
+        if (!t || table_state_init(t) < 0)
                 return -ENOMEM;
         if (pos == 0) {
                 *ret = TAKE_PTR(t);
@@ -1177,6 +1248,7 @@ static int chain_state(WindowFile *w, size_t i, TableState **ret) {
                 size_t n;
                 ByteCursor c;
                 ClockMap ignored;
+                uint64_t interval;
 
                 r = load_payload(w, k, &stored, &raw, &p, &n);
                 if (r == -EBADMSG)
@@ -1184,7 +1256,7 @@ static int chain_state(WindowFile *w, size_t i, TableState **ret) {
                 if (r < 0)
                         return r;
                 c = (ByteCursor) { .p = p, .end = p + n };
-                parse_clock(&c, &ignored);
+                parse_preamble(&c, &ignored, &interval);
                 r = parse_tables(w, &c, n, t);
                 if (r == -EBADMSG)
                         mark_corrupt(w, k);
@@ -1202,6 +1274,7 @@ int window_file_decode_chunk(WindowFile *w, size_t i, DecodedChunk **ret) {
         const uint8_t *p;
         size_t n;
         ByteCursor c;
+        uint64_t interval;
         int r;
 
         assert(i < w->n_chunks);
@@ -1221,10 +1294,10 @@ int window_file_decode_chunk(WindowFile *w, size_t i, DecodedChunk **ret) {
         if (!d)
                 return -ENOMEM;
         c = (ByteCursor) { .p = p, .end = p + n };
-        parse_clock(&c, &d->clock);
+        parse_preamble(&c, &d->clock, &interval);
         r = parse_tables(w, &c, n, t);
         if (r >= 0)
-                r = parse_samples(&w->chunks[i], &c, n, t, d);
+                r = parse_samples(&w->chunks[i], interval, &c, n, t, d);
         if (r == -EBADMSG)
                 goto corrupt;
         if (r < 0)

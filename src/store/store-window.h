@@ -20,7 +20,7 @@
 #include "store/store-codec.h"
 
 #define WINDOW_MAGIC "TPROFWIN"
-#define WINDOW_FORMAT_VERSION 1
+#define WINDOW_FORMAT_VERSION 2
 #define WINDOW_HEADER_FIXED_BYTES 80
 #define WINDOW_HEADER_STRING_BYTES_MAX 1024U
 #define CHUNK_MAGIC "TPCK"
@@ -67,6 +67,7 @@ ChunkWriter *chunk_writer_free(ChunkWriter *w);
 int chunk_writer_add_sample(ChunkWriter *w, const Sample *s);
 int chunk_writer_add_lost(ChunkWriter *w, uint32_t cpu, uint64_t n);
 void chunk_writer_set_clock(ChunkWriter *w, const ClockMap *m);
+void chunk_writer_set_frequency(ChunkWriter *w, uint32_t hz);
 size_t chunk_writer_n_samples(const ChunkWriter *w);
 bool chunk_writer_is_empty(const ChunkWriter *w);
 /* Smallest and largest sample time buffered (UINT64_MAX/0 when none). */
@@ -83,7 +84,7 @@ int chunk_writer_commit(ChunkWriter *w);
 int chunk_writer_reset(ChunkWriter *w);
 /* Makes the next chunk start a chain (list every table entry again), keeping buffered samples:
  * for the first chunk of a new window file. */
-void chunk_writer_restart_chain(ChunkWriter *w);
+int chunk_writer_restart_chain(ChunkWriter *w);
 /* Sets the number of chunks per chain (1: every chunk self-contained). */
 void chunk_writer_set_chain(ChunkWriter *w, unsigned chunks);
 
