@@ -1,0 +1,60 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * Callchain -> frames. The kernel writes a context marker (PERF_CONTEXT_KERNEL, _USER, _GUEST...)
+ * before each part of the chain; the first address after a marker is where that mode was
+ * interrupted, the others are return addresses, which are looked up one byte back so that a call
+ * at the very end of a function is not named after the next one.
+ */
+#include <linux/perf_event.h>
+#include <stdbool.h>
+
+#include "sampler/sampler-frames.h"
+
+static void user_frame(ProcTable *procs, Symbolizer *z, uint32_t pid, uint64_t ip, bool is_return,
+                       Frame *f) {
+        const ProcMap *m = proc_table_find_map(procs, pid, is_return ? ip - 1 : ip);
+        SymbolizerMapping sm;
+
+        if (m)
+                sm = (SymbolizerMapping) {
+                        .start = m->start, .end = m->end, .pgoff = m->pgoff,
+                        .dev = m->dev, .ino = m->ino, .path = m->path,
+                };
+        symbolizer_user(z, pid, m ? &sm : NULL, ip, is_return, f);
+}
+
+uint32_t sample_frames(ProcTable *procs, Symbolizer *z, const RecordSample *rs, Frame *frames) {
+        enum { CTX_NONE, CTX_KERNEL, CTX_USER, CTX_OTHER } ctx = CTX_NONE;
+        bool first = true;
+        uint32_t n = 0;
+
+        if (rs->nr == 0) {
+                if (rs->kernel_ip)
+                        symbolizer_kernel(z, rs->ip, false, &frames[n++]);
+                else
+                        user_frame(procs, z, rs->id.pid, rs->ip, false, &frames[n++]);
+                return n;
+        }
+
+        for (uint64_t i = 0; i < rs->nr && n < PROFILE_STACK_DEPTH_MAX; i++) {
+                uint64_t ip = rs->ips[i];
+
+                if (ip >= (uint64_t) PERF_CONTEXT_MAX) {
+                        ctx = ip == (uint64_t) PERF_CONTEXT_KERNEL ? CTX_KERNEL :
+                              ip == (uint64_t) PERF_CONTEXT_USER   ? CTX_USER :
+                                                                     CTX_OTHER;
+                        first = true;
+                        continue;
+                }
+                if (ctx == CTX_NONE)
+                        ctx = rs->kernel_ip ? CTX_KERNEL : CTX_USER;
+                if (ctx == CTX_OTHER) /* guest frames: not ours to name */
+                        continue;
+                if (ctx == CTX_KERNEL)
+                        symbolizer_kernel(z, ip, !first, &frames[n++]);
+                else
+                        user_frame(procs, z, rs->id.pid, ip, !first, &frames[n++]);
+                first = false;
+        }
+        return n;
+}
