@@ -2,8 +2,9 @@
 /*
  * Callchains to frames: hand-built callchains, as the kernel writes them, for a process whose
  * mappings the table knows (a program, a library, anonymous executable memory named by a JIT map),
- * a process it knows only by name and one it has never seen. Kernel symbols come from the kallsyms
- * fixture; the programs' files do not exist, so their frames are "[unknown]" in a named DSO.
+ * a process it knows only by name and one it has never seen; user chains that run off the mapped
+ * code into garbage are cut there, and counted. Kernel symbols come from the kallsyms fixture; the
+ * programs' files do not exist, so their frames are "[unknown]" in a named DSO.
  */
 #include "tests.h"
 
@@ -54,6 +55,7 @@ typedef struct Expect {
 
 #define F(sym, dso, addr) { sym, dso, addr, false }
 #define K(sym, addr) { sym, KERNEL, addr, true }
+#define CUT { UNKNOWN, UNKNOWN, 0, false } /* where a chain left every mapping */
 #define CHAIN(...) .chain = { __VA_ARGS__ }, .nr = sizeof((uint64_t[]) { __VA_ARGS__ }) / sizeof(uint64_t)
 #define FRAMES(...) .frames = { __VA_ARGS__ }, .n = sizeof((Expect[]) { __VA_ARGS__ }) / sizeof(Expect)
 
@@ -66,6 +68,7 @@ typedef struct Case {
         size_t nr;
         Expect frames[16];
         size_t n;
+        uint64_t dropped; /* addresses dropped after the cut (a cut is a CUT frame) */
 } Case;
 
 static int setup(void **state) {
@@ -86,7 +89,8 @@ static int teardown(void **state) {
 }
 
 static ProcMap map(uint64_t start, uint64_t end, uint64_t ino, const char *path) {
-        return (ProcMap) { .start = start, .end = end, .ino = ino, .prot = PROT_EXEC, .path = (char *) path };
+        return (ProcMap) { .start = start, .end = end, .ino = ino, .prot = PROT_EXEC,
+                           .path = (char *) path };
 }
 
 static ProcTable *table_new(void) {
@@ -118,6 +122,8 @@ static Symbolizer *symbolizer(void) {
 
 static void check_case(ProcTable *t, Symbolizer *z, const Case *c) {
         Frame frames[PROFILE_STACK_DEPTH_MAX];
+        SampleFramesStats st = {};
+        uint64_t cut = 0;
         RecordSample rs = {
                 .ip = c->ip,
                 .id = { .pid = c->pid, .tid = c->pid },
@@ -128,7 +134,7 @@ static void check_case(ProcTable *t, Symbolizer *z, const Case *c) {
         uint32_t n;
 
         symbolizer_begin(z);
-        n = sample_frames(t, z, &rs, frames);
+        n = sample_frames(t, z, &rs, frames, &st);
         if (n != c->n)
                 fail_msg("%s: %" PRIu32 " frames, expected %zu", c->name, n, c->n);
         for (size_t i = 0; i < n; i++) {
@@ -140,7 +146,15 @@ static void check_case(ProcTable *t, Symbolizer *z, const Case *c) {
                         fail_msg("%s: frame %zu is %s (%s) %#" PRIx64 "%s, expected %s (%s) %#" PRIx64 "%s",
                                  c->name, i, f->symbol, f->dso, f->addr, f->kernel ? " kernel" : "",
                                  e->symbol, e->dso, e->addr, e->kernel ? " kernel" : "");
+                if (streq(e->symbol, UNKNOWN) && streq(e->dso, UNKNOWN) && e->addr == 0) {
+                        if (f->offset != 0)
+                                fail_msg("%s: frame %zu, the cut, has offset %#" PRIx64, c->name, i, f->offset);
+                        cut++;
+                }
         }
+        if (st.callchains_cut != cut || st.frames_dropped != c->dropped)
+                fail_msg("%s: %" PRIu64 " cut, %" PRIu64 " dropped, expected %" PRIu64 ", %" PRIu64, c->name,
+                         st.callchains_cut, st.frames_dropped, cut, c->dropped);
 }
 
 /* Runs each case on a fresh table and symbolizer. */
@@ -227,6 +241,50 @@ static void test_process_without_known_mappings_keeps_every_frame(void **state) 
         check_cases(cases, ELEMENTSOF(cases));
 }
 
+static void test_cut_at_first_return_address_outside_every_mapping(void **state) {
+        static const Case cases[] = {
+                {
+                        "garbage after two mapped frames",
+                        PID_KNOWN, false, 0,
+                        CHAIN(UCTX, IN_APP, IN_LIBC, IN_APP + 0x10, HEAP, TEXT, NOWHERE),
+                        FRAMES(F(UNKNOWN, APP, IN_APP), F(UNKNOWN, LIBC, IN_LIBC),
+                               F(UNKNOWN, APP, IN_APP + 0x10), CUT),
+                        .dropped = 2,
+                },
+                {
+                        /* After the cut even a word that happens to point into code is garbage. */
+                        "mapped words after the cut",
+                        PID_KNOWN, false, 0,
+                        CHAIN(UCTX, IN_JIT, TEXT, IN_LIBC, IN_APP, IN_ANON),
+                        FRAMES(F("jit_loop", JIT_MAP, IN_JIT), CUT),
+                        .dropped = 3,
+                },
+                {
+                        "unmapped leaf, then garbage",
+                        PID_KNOWN, false, 0,
+                        CHAIN(UCTX, NOWHERE, HEAP, IN_APP),
+                        FRAMES(F(UNKNOWN, UNKNOWN, NOWHERE), CUT),
+                        .dropped = 1,
+                },
+                {
+                        "cut last",
+                        PID_KNOWN, false, 0,
+                        CHAIN(UCTX, IN_APP, TEXT),
+                        FRAMES(F(UNKNOWN, APP, IN_APP), CUT),
+                },
+                {
+                        /* A return address at the very start of a mapping belongs to a call at the
+                         * end of whatever lies before it: here nothing. */
+                        "return address at the start of a mapping",
+                        PID_KNOWN, false, 0,
+                        CHAIN(UCTX, IN_APP, 0x400000, IN_LIBC),
+                        FRAMES(F(UNKNOWN, APP, IN_APP), CUT),
+                        .dropped = 1,
+                },
+        };
+        check_cases(cases, ELEMENTSOF(cases));
+}
+
 static void test_kernel_frames_untouched(void **state) {
         static const Case cases[] = {
                 {
@@ -238,8 +296,54 @@ static void test_kernel_frames_untouched(void **state) {
                                K(UNKNOWN, 0xffffffffc0300000), F(UNKNOWN, APP, IN_APP),
                                F(UNKNOWN, LIBC, IN_LIBC)),
                 },
+                {
+                        "kernel frames, then a user part cut",
+                        PID_KNOWN, true, 0,
+                        CHAIN(KCTX, 0xffffffff81001010, 0xffffffff81002020, UCTX, IN_APP, HEAP, TEXT),
+                        FRAMES(K("do_one_thing", 0xffffffff81001010), K("do_syscall_64", 0xffffffff81002020),
+                               F(UNKNOWN, APP, IN_APP), CUT),
+                        .dropped = 1,
+                },
+                {
+                        "kernel only",
+                        PID_KNOWN, true, 0,
+                        CHAIN(KCTX, 0xffffffff81001010, 0xffffffffc0300000, 0xffffffff81002020),
+                        FRAMES(K("do_one_thing", 0xffffffff81001010), K(UNKNOWN, 0xffffffffc0300000),
+                               K("do_syscall_64", 0xffffffff81002020)),
+                },
         };
         check_cases(cases, ELEMENTSOF(cases));
+}
+
+static void test_cut_counters(void **state) {
+        static const uint64_t chains[][6] = {
+                { UCTX, IN_APP, HEAP, TEXT, NOWHERE, IN_LIBC },     /* cut, 3 dropped */
+                { UCTX, IN_APP, IN_LIBC, HEAP, TEXT, TEXT },        /* cut, 2 dropped */
+                { UCTX, NOWHERE, IN_APP, IN_LIBC, IN_APP, HEAP },   /* cut last */
+                { UCTX, IN_APP, IN_LIBC, IN_APP, IN_LIBC, IN_APP }, /* whole */
+        };
+        /* Only the first has known mappings: the others add nothing. */
+        static const uint32_t pids[] = { PID_KNOWN, PID_NAMED, PID_UNKNOWN };
+        ProcTable *t = table_new();
+        _cleanup_(symbolizer_freep) Symbolizer *z = symbolizer();
+        Frame frames[PROFILE_STACK_DEPTH_MAX];
+        SampleFramesStats st = {};
+
+        /* The counters add up across samples. */
+        for (size_t p = 0; p < ELEMENTSOF(pids); p++)
+                for (size_t i = 0; i < ELEMENTSOF(chains); i++) {
+                        RecordSample rs = {
+                                .id = { .pid = pids[p], .tid = pids[p] },
+                                .nr = ELEMENTSOF(chains[i]),
+                                .ips = chains[i],
+                        };
+
+                        symbolizer_begin(z);
+                        (void) sample_frames(t, z, &rs, frames, &st);
+                }
+        assert_int_equal(st.callchains_cut, 3);
+        assert_int_equal(st.frames_dropped, 5);
+        proc_table_free(t);
 }
 
 int main(void) {
@@ -248,7 +352,9 @@ int main(void) {
                 cmocka_unit_test(test_unmapped_leaf_kept),
                 cmocka_unit_test(test_anonymous_executable_memory_kept),
                 cmocka_unit_test(test_process_without_known_mappings_keeps_every_frame),
+                cmocka_unit_test(test_cut_at_first_return_address_outside_every_mapping),
                 cmocka_unit_test(test_kernel_frames_untouched),
+                cmocka_unit_test(test_cut_counters),
         };
         return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -10,9 +10,16 @@
 
 #include "sampler/sampler-frames.h"
 
-static void user_frame(ProcTable *procs, Symbolizer *z, uint32_t pid, uint64_t ip, bool is_return,
+/* Where a user chain left the mapped code. Address 0, not the word read there: that word differs
+ * from stack to stack and would keep apart stacks that are the same. perf script prints the frame
+ * as "0 [unknown] ([unknown])" and stackcollapse folds it to "[unknown]". */
+static const Frame frame_cut = {
+        .symbol = SYMBOLIZER_UNKNOWN,
+        .dso = SYMBOLIZER_UNKNOWN,
+};
+
+static void user_frame(Symbolizer *z, uint32_t pid, const ProcMap *m, uint64_t ip, bool is_return,
                        Frame *f) {
-        const ProcMap *m = proc_table_find_map(procs, pid, is_return ? ip - 1 : ip);
         SymbolizerMapping sm;
 
         if (m)
@@ -23,21 +30,24 @@ static void user_frame(ProcTable *procs, Symbolizer *z, uint32_t pid, uint64_t i
         symbolizer_user(z, pid, m ? &sm : NULL, ip, is_return, f);
 }
 
-uint32_t sample_frames(ProcTable *procs, Symbolizer *z, const RecordSample *rs, Frame *frames) {
+uint32_t sample_frames(ProcTable *procs, Symbolizer *z, const RecordSample *rs, Frame *frames,
+                       SampleFramesStats *stats) {
         enum { CTX_NONE, CTX_KERNEL, CTX_USER, CTX_OTHER } ctx = CTX_NONE;
-        bool first = true;
-        uint32_t n = 0;
+        uint32_t pid = rs->id.pid, n = 0;
+        bool first = true, cut = false;
 
         if (rs->nr == 0) {
                 if (rs->kernel_ip)
                         symbolizer_kernel(z, rs->ip, false, &frames[n++]);
                 else
-                        user_frame(procs, z, rs->id.pid, rs->ip, false, &frames[n++]);
+                        user_frame(z, pid, proc_table_find_map(procs, pid, rs->ip), rs->ip, false,
+                                   &frames[n++]);
                 return n;
         }
 
         for (uint64_t i = 0; i < rs->nr && n < PROFILE_STACK_DEPTH_MAX; i++) {
                 uint64_t ip = rs->ips[i];
+                const ProcMap *m;
 
                 if (ip >= (uint64_t) PERF_CONTEXT_MAX) {
                         ctx = ip == (uint64_t) PERF_CONTEXT_KERNEL ? CTX_KERNEL :
@@ -50,10 +60,26 @@ uint32_t sample_frames(ProcTable *procs, Symbolizer *z, const RecordSample *rs, 
                         ctx = rs->kernel_ip ? CTX_KERNEL : CTX_USER;
                 if (ctx == CTX_OTHER) /* guest frames: not ours to name */
                         continue;
-                if (ctx == CTX_KERNEL)
+                if (ctx == CTX_KERNEL) {
                         symbolizer_kernel(z, ip, !first, &frames[n++]);
-                else
-                        user_frame(procs, z, rs->id.pid, ip, !first, &frames[n++]);
+                        first = false;
+                        continue;
+                }
+
+                if (cut) {
+                        stats->frames_dropped++;
+                        continue;
+                }
+                m = proc_table_find_map(procs, pid, first ? ip : ip - 1);
+                /* The leaf is real even unmapped (JIT code the table has not caught up with); a
+                 * return address outside every known mapping is where the walk lost its way. */
+                if (!m && !first && proc_table_has_maps(procs, pid)) {
+                        frames[n++] = frame_cut;
+                        stats->callchains_cut++;
+                        cut = true;
+                        continue;
+                }
+                user_frame(z, pid, m, ip, !first, &frames[n++]);
                 first = false;
         }
         return n;

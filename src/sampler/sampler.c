@@ -96,6 +96,7 @@ struct Sampler {
 
         SamplerStats gone; /* stats of CPUs whose events were closed */
         SamplerDebugStats debug;
+        SampleFramesStats frame_stats;
 };
 
 static int sampler_attach_cpu(Sampler *s, SamplerCpu *c);
@@ -554,7 +555,7 @@ static int process_sample(Sampler *s, const struct perf_event_header *h) {
                 .period = rs.period,
                 .frames = s->frames,
         };
-        sample.n_frames = sample_frames(s->procs, s->symbolizer, &rs, s->frames);
+        sample.n_frames = sample_frames(s->procs, s->symbolizer, &rs, s->frames, &s->frame_stats);
         return s->handler(&sample, s->userdata);
 }
 
