@@ -451,8 +451,11 @@ void sampler_get_debug_stats(const Sampler *s, SamplerDebugStats *ret) {
         ret->cache_flushes = ys.cache_flushes;
         ret->cache_bytes = ys.cache_bytes;
         ret->jit_maps_loaded = ys.jit_maps_loaded;
-        ret->frames = ys.frames;
-        ret->frames_unknown = ys.frames_unknown;
+        /* The frame a cut leaves is handed out, and unknown, without the symbolizer. */
+        ret->frames = ys.frames + s->frame_stats.callchains_cut;
+        ret->frames_unknown = ys.frames_unknown + s->frame_stats.callchains_cut;
+        ret->callchains_cut = s->frame_stats.callchains_cut;
+        ret->frames_dropped = s->frame_stats.frames_dropped;
         ret->kallsyms_symbols = ys.kallsyms_symbols;
 }
 
