@@ -48,6 +48,8 @@ static void test_mmap_and_lookup(void **state) {
         expect(t, 10, 0x3000, NULL, 0, 0);
         expect(t, 10, 0x5800, "/b", 0x5000, 0x2000);
         expect(t, 11, 0x1000, NULL, 0, 0);
+        assert_true(proc_table_has_maps(t, 10));
+        assert_false(proc_table_has_maps(t, 11));
         proc_table_free(t);
 }
 
@@ -96,6 +98,7 @@ static void test_fork_exec_exit_reap(void **state) {
         assert_int_equal(proc_table_comm_event(t, 200, 200, "child-long-name-cut", true), 0);
         assert_string_equal(proc_table_comm(t, 200, 200), "child-long-name");
         expect(t, 200, 0x1800, NULL, 0, 0);
+        assert_false(proc_table_has_maps(t, 200));
         expect(t, 100, 0x1800, "/bin/parent", 0x1000, 0);
 
         /* Exit keeps the task until it is reaped past its exit time. */

@@ -166,6 +166,11 @@ const ProcMap *proc_table_find_map(ProcTable *t, uint32_t pid, uint64_t addr) {
         return NULL;
 }
 
+bool proc_table_has_maps(ProcTable *t, uint32_t pid) {
+        ProcTask *task = proc_table_get(t, pid);
+        return task && task->pid == pid && task->n_maps > 0;
+}
+
 static int map_copy(ProcMap *dst, const ProcMap *src, uint64_t start, uint64_t end) {
         *dst = *src;
         dst->path = strndup(src->path ?: "", PROC_PATH_BYTES_MAX);

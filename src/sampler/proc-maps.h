@@ -57,6 +57,9 @@ ProcTask *proc_table_get(ProcTable *t, uint32_t tid);
 const char *proc_table_comm(ProcTable *t, uint32_t pid, uint32_t tid);
 /* The mapping covering addr in process pid, or NULL. */
 const ProcMap *proc_table_find_map(ProcTable *t, uint32_t pid, uint64_t addr);
+/* Whether the table holds any executable mapping of process pid: if not, a NULL from
+ * proc_table_find_map() says nothing about the address. */
+bool proc_table_has_maps(ProcTable *t, uint32_t pid);
 
 int proc_table_mmap(ProcTable *t, uint32_t pid, const ProcMap *m);
 int proc_table_comm_event(ProcTable *t, uint32_t pid, uint32_t tid, const char *comm, bool exec);

@@ -173,11 +173,13 @@ int sampler_once_run(const OnceOptions *o, FILE *out, FILE *err) {
                 secs * (o->freq_hz ?: SAMPLER_FREQ_HZ_DEFAULT) * sampler_n_cpus(s), folder_n_stacks(folder),
                 st.lost, st.throttled, st.unthrottled);
         fprintf(err,
-                "  frames: %" PRIu64 " (%" PRIu64 " unknown), files read: %" PRIu64 " (%" PRIu64 " unreadable), "
-                "kernel symbols: %" PRIu64 ", JIT maps: %" PRIu64 "\n"
+                "  frames: %" PRIu64 " (%" PRIu64 " unknown), call chains cut at a frame outside every mapping: "
+                "%" PRIu64 " (%" PRIu64 " frames dropped)\n"
+                "  files read: %" PRIu64 " (%" PRIu64 " unreadable), kernel symbols: %" PRIu64
+                ", JIT maps: %" PRIu64 "\n"
                 "  tasks: %" PRIu64 " tracked, %" PRIu64 " reaped after exit\n",
-                dbg.frames, dbg.frames_unknown, dbg.files_loaded, dbg.files_failed, dbg.kallsyms_symbols,
-                dbg.jit_maps_loaded, dbg.tasks, dbg.tasks_reaped);
+                dbg.frames, dbg.frames_unknown, dbg.callchains_cut, dbg.frames_dropped, dbg.files_loaded,
+                dbg.files_failed, dbg.kallsyms_symbols, dbg.jit_maps_loaded, dbg.tasks, dbg.tasks_reaped);
         if (dbg.corrupt > 0 || dbg.decode_errors > 0)
                 fprintf(err, "  ring records skipped: %" PRIu64 " corrupt, %" PRIu64 " undecodable\n", dbg.corrupt,
                         dbg.decode_errors);

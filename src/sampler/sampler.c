@@ -27,6 +27,7 @@
 #include "basic/macro.h"
 #include "basic/time-util.h"
 #include "sampler/proc-maps.h"
+#include "sampler/sampler-frames.h"
 #include "sampler/sampler-record.h"
 #include "sampler/sampler-ring.h"
 #include "sampler/sampler.h"
@@ -95,6 +96,7 @@ struct Sampler {
 
         SamplerStats gone; /* stats of CPUs whose events were closed */
         SamplerDebugStats debug;
+        SampleFramesStats frame_stats;
 };
 
 static int sampler_attach_cpu(Sampler *s, SamplerCpu *c);
@@ -449,8 +451,11 @@ void sampler_get_debug_stats(const Sampler *s, SamplerDebugStats *ret) {
         ret->cache_flushes = ys.cache_flushes;
         ret->cache_bytes = ys.cache_bytes;
         ret->jit_maps_loaded = ys.jit_maps_loaded;
-        ret->frames = ys.frames;
-        ret->frames_unknown = ys.frames_unknown;
+        /* The frame a cut leaves is handed out, and unknown, without the symbolizer. */
+        ret->frames = ys.frames + s->frame_stats.callchains_cut;
+        ret->frames_unknown = ys.frames_unknown + s->frame_stats.callchains_cut;
+        ret->callchains_cut = s->frame_stats.callchains_cut;
+        ret->frames_dropped = s->frame_stats.frames_dropped;
         ret->kallsyms_symbols = ys.kallsyms_symbols;
 }
 
@@ -527,56 +532,6 @@ static const char *sample_comm(Sampler *s, uint32_t pid, uint32_t tid) {
         return s->comm_buf;
 }
 
-static void user_frame(Sampler *s, uint32_t pid, uint64_t ip, bool is_return, Frame *f) {
-        const ProcMap *m = proc_table_find_map(s->procs, pid, is_return ? ip - 1 : ip);
-        SymbolizerMapping sm;
-
-        if (m)
-                sm = (SymbolizerMapping) {
-                        .start = m->start, .end = m->end, .pgoff = m->pgoff,
-                        .dev = m->dev, .ino = m->ino, .path = m->path,
-                };
-        symbolizer_user(s->symbolizer, pid, m ? &sm : NULL, ip, is_return, f);
-}
-
-/* Callchain -> frames, leaf first. Context markers switch between kernel and user; the first address
- * after a marker is where that mode was interrupted, the others are return addresses. */
-static uint32_t sample_frames(Sampler *s, const RecordSample *rs) {
-        enum { CTX_NONE, CTX_KERNEL, CTX_USER, CTX_OTHER } ctx = CTX_NONE;
-        bool first = true;
-        uint32_t n = 0;
-
-        if (rs->nr == 0) {
-                if (rs->kernel_ip)
-                        symbolizer_kernel(s->symbolizer, rs->ip, false, &s->frames[n++]);
-                else
-                        user_frame(s, rs->id.pid, rs->ip, false, &s->frames[n++]);
-                return n;
-        }
-
-        for (uint64_t i = 0; i < rs->nr && n < PROFILE_STACK_DEPTH_MAX; i++) {
-                uint64_t ip = rs->ips[i];
-
-                if (ip >= (uint64_t) PERF_CONTEXT_MAX) {
-                        ctx = ip == (uint64_t) PERF_CONTEXT_KERNEL ? CTX_KERNEL :
-                              ip == (uint64_t) PERF_CONTEXT_USER   ? CTX_USER :
-                                                                     CTX_OTHER;
-                        first = true;
-                        continue;
-                }
-                if (ctx == CTX_NONE)
-                        ctx = rs->kernel_ip ? CTX_KERNEL : CTX_USER;
-                if (ctx == CTX_OTHER) /* guest frames: not ours to name */
-                        continue;
-                if (ctx == CTX_KERNEL)
-                        symbolizer_kernel(s->symbolizer, ip, !first, &s->frames[n++]);
-                else
-                        user_frame(s, rs->id.pid, ip, !first, &s->frames[n++]);
-                first = false;
-        }
-        return n;
-}
-
 static int process_sample(Sampler *s, const struct perf_event_header *h) {
         RecordSample rs;
         Sample sample;
@@ -603,7 +558,7 @@ static int process_sample(Sampler *s, const struct perf_event_header *h) {
                 .period = rs.period,
                 .frames = s->frames,
         };
-        sample.n_frames = sample_frames(s, &rs);
+        sample.n_frames = sample_frames(s->procs, s->symbolizer, &rs, s->frames, &s->frame_stats);
         return s->handler(&sample, s->userdata);
 }
 

@@ -11,7 +11,7 @@
  * Timestamps use perf's default clock (local_clock(), what printk stamps kmsg records with); we
  * never set use_clockid. User stacks come from frame pointers (PERF_SAMPLE_CALLCHAIN); DWARF
  * unwinding would add PERF_SAMPLE_REGS_USER|STACK_USER and an unwinder between decoding and
- * symbolizing (sampler.c builds frames in one place, sample_frames()).
+ * symbolizing (frames are built in one place, sample_frames() in sampler-frames.c).
  *
  * Everything runs on the caller's thread. The handler must not call back into the sampler.
  */
@@ -83,6 +83,7 @@ typedef struct SamplerDebugStats {
         uint64_t tasks, tasks_reaped;
         uint64_t files_loaded, files_failed, files_too_big, cache_flushes, cache_bytes, jit_maps_loaded;
         uint64_t frames, frames_unknown, kallsyms_symbols, kallsyms_reloads;
+        uint64_t callchains_cut, frames_dropped; /* user chains cut where they left every mapping */
 } SamplerDebugStats;
 
 /* Internals for logs and benchmarks. */

@@ -1,0 +1,86 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * Callchain -> frames. The kernel writes a context marker (PERF_CONTEXT_KERNEL, _USER, _GUEST...)
+ * before each part of the chain; the first address after a marker is where that mode was
+ * interrupted, the others are return addresses, which are looked up one byte back so that a call
+ * at the very end of a function is not named after the next one.
+ */
+#include <linux/perf_event.h>
+#include <stdbool.h>
+
+#include "sampler/sampler-frames.h"
+
+/* Where a user chain left the mapped code. Address 0, not the word read there: that word differs
+ * from stack to stack and would keep apart stacks that are the same. perf script prints the frame
+ * as "0 [unknown] ([unknown])" and stackcollapse folds it to "[unknown]". */
+static const Frame frame_cut = {
+        .symbol = SYMBOLIZER_UNKNOWN,
+        .dso = SYMBOLIZER_UNKNOWN,
+};
+
+static void user_frame(Symbolizer *z, uint32_t pid, const ProcMap *m, uint64_t ip, bool is_return,
+                       Frame *f) {
+        SymbolizerMapping sm;
+
+        if (m)
+                sm = (SymbolizerMapping) {
+                        .start = m->start, .end = m->end, .pgoff = m->pgoff,
+                        .dev = m->dev, .ino = m->ino, .path = m->path,
+                };
+        symbolizer_user(z, pid, m ? &sm : NULL, ip, is_return, f);
+}
+
+uint32_t sample_frames(ProcTable *procs, Symbolizer *z, const RecordSample *rs, Frame *frames,
+                       SampleFramesStats *stats) {
+        enum { CTX_NONE, CTX_KERNEL, CTX_USER, CTX_OTHER } ctx = CTX_NONE;
+        uint32_t pid = rs->id.pid, n = 0;
+        bool first = true, cut = false;
+
+        if (rs->nr == 0) {
+                if (rs->kernel_ip)
+                        symbolizer_kernel(z, rs->ip, false, &frames[n++]);
+                else
+                        user_frame(z, pid, proc_table_find_map(procs, pid, rs->ip), rs->ip, false,
+                                   &frames[n++]);
+                return n;
+        }
+
+        for (uint64_t i = 0; i < rs->nr && n < PROFILE_STACK_DEPTH_MAX; i++) {
+                uint64_t ip = rs->ips[i];
+                const ProcMap *m;
+
+                if (ip >= (uint64_t) PERF_CONTEXT_MAX) {
+                        ctx = ip == (uint64_t) PERF_CONTEXT_KERNEL ? CTX_KERNEL :
+                              ip == (uint64_t) PERF_CONTEXT_USER   ? CTX_USER :
+                                                                     CTX_OTHER;
+                        first = true;
+                        continue;
+                }
+                if (ctx == CTX_NONE)
+                        ctx = rs->kernel_ip ? CTX_KERNEL : CTX_USER;
+                if (ctx == CTX_OTHER) /* guest frames: not ours to name */
+                        continue;
+                if (ctx == CTX_KERNEL) {
+                        symbolizer_kernel(z, ip, !first, &frames[n++]);
+                        first = false;
+                        continue;
+                }
+
+                if (cut) {
+                        stats->frames_dropped++;
+                        continue;
+                }
+                m = proc_table_find_map(procs, pid, first ? ip : ip - 1);
+                /* The leaf is real even unmapped (JIT code the table has not caught up with); a
+                 * return address outside every known mapping is where the walk lost its way. */
+                if (!m && !first && proc_table_has_maps(procs, pid)) {
+                        frames[n++] = frame_cut;
+                        stats->callchains_cut++;
+                        cut = true;
+                        continue;
+                }
+                user_frame(z, pid, m, ip, !first, &frames[n++]);
+                first = false;
+        }
+        return n;
+}

@@ -1,0 +1,38 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * One sample's callchain turned into Frames, leaf first: kernel addresses through kallsyms, user
+ * addresses through the mapping the task table finds for them. The module owns only that walk;
+ * the table (proc-maps.h) and the symbolizer belong to the sampler, which calls it once per sample,
+ * and tests hand it a table and a callchain of their own, with no perf event behind them.
+ *
+ * The user part ends at the first return address that lies in no executable mapping of a process
+ * whose mappings the table knows. The kernel's frame-pointer walk reads garbage once it passes
+ * through code built without frame pointers (most distribution binaries): heap pointers, data,
+ * text, every word of it different, none of it ever nameable, and everything after the first such
+ * word is as much garbage. Kept, it would make nearly every stack distinct. Instead the chain
+ * gets one frame "[unknown]" in "[unknown]" at address 0 there, the same for every such chain,
+ * and is counted. The interrupted instruction (the first user address) is always kept, mapped or
+ * not, and so is every frame of a process the table knows no mapping of: nothing can be judged.
+ * Kernel frames are never cut.
+ */
+#pragma once
+
+#include <stdint.h>
+
+#include "profile/profile-sample.h"
+#include "sampler/proc-maps.h"
+#include "sampler/sampler-record.h"
+#include "symbolizer/symbolizer.h"
+
+typedef struct SampleFramesStats {
+        uint64_t callchains_cut; /* at a return address outside every mapping */
+        uint64_t frames_dropped; /* user addresses after a cut, not turned into frames */
+} SampleFramesStats;
+
+/*
+ * Fills frames (room for PROFILE_STACK_DEPTH_MAX) from rs and returns how many it filled; adds
+ * what it cut to *stats. The frames point into the symbolizer's caches: call symbolizer_begin()
+ * first, and use them before the next call to it.
+ */
+uint32_t sample_frames(ProcTable *procs, Symbolizer *z, const RecordSample *rs, Frame *frames,
+                       SampleFramesStats *stats);
