@@ -35,6 +35,8 @@
 #define KERNEL "[kernel.kallsyms]"
 
 /* Addresses in the mappings of PID_KNOWN. */
+#define APP_START 0x400000U
+#define LIBC_START 0x7f0000000000U
 #define IN_APP 0x401234U
 #define IN_LIBC 0x7f0000012345U
 #define IN_JIT 0x7e0000000010U  /* "//anon", as an MMAP2 record names anonymous executable memory */
@@ -55,6 +57,9 @@ typedef struct Expect {
 
 #define F(sym, dso, addr) { sym, dso, addr, false }
 #define K(sym, addr) { sym, KERNEL, addr, true }
+/* A frame in a file carries its address in the file, as perf script prints it. */
+#define F_APP(addr) F(UNKNOWN, APP, (addr) - APP_START)
+#define F_LIBC(addr) F(UNKNOWN, LIBC, (addr) - LIBC_START)
 #define CUT { UNKNOWN, UNKNOWN, 0, false } /* where a chain left every mapping */
 #define CHAIN(...) .chain = { __VA_ARGS__ }, .nr = sizeof((uint64_t[]) { __VA_ARGS__ }) / sizeof(uint64_t)
 #define FRAMES(...) .frames = { __VA_ARGS__ }, .n = sizeof((Expect[]) { __VA_ARGS__ }) / sizeof(Expect)
@@ -95,8 +100,8 @@ static ProcMap map(uint64_t start, uint64_t end, uint64_t ino, const char *path)
 
 static ProcTable *table_new(void) {
         const ProcMap maps[] = {
-                map(0x400000, 0x410000, 1, APP),
-                map(0x7f0000000000, 0x7f0000200000, 2, LIBC),
+                map(APP_START, 0x410000, 1, APP),
+                map(LIBC_START, 0x7f0000200000, 2, LIBC),
                 map(0x7e0000000000, 0x7e0000010000, 0, "//anon"),
                 map(0x7d0000000000, 0x7d0000010000, 0, ""),
         };
@@ -173,14 +178,14 @@ static void test_mapped_user_chain(void **state) {
                         "user chain in mapped code",
                         PID_KNOWN, false, 0,
                         CHAIN(UCTX, IN_APP, IN_LIBC + 0x10, IN_APP + 0x20),
-                        FRAMES(F(UNKNOWN, APP, IN_APP), F(UNKNOWN, LIBC, IN_LIBC + 0x10),
-                               F(UNKNOWN, APP, IN_APP + 0x20)),
+                        FRAMES(F_APP(IN_APP), F_LIBC(IN_LIBC + 0x10),
+                               F_APP(IN_APP + 0x20)),
                 },
                 {
                         "no context marker, user mode",
                         PID_KNOWN, false, 0,
                         CHAIN(IN_APP, IN_LIBC),
-                        FRAMES(F(UNKNOWN, APP, IN_APP), F(UNKNOWN, LIBC, IN_LIBC)),
+                        FRAMES(F_APP(IN_APP), F_LIBC(IN_LIBC)),
                 },
         };
         check_cases(cases, ELEMENTSOF(cases));
@@ -194,8 +199,8 @@ static void test_unmapped_leaf_kept(void **state) {
                         "unmapped leaf",
                         PID_KNOWN, false, 0,
                         CHAIN(UCTX, NOWHERE, IN_APP, IN_LIBC),
-                        FRAMES(F(UNKNOWN, UNKNOWN, NOWHERE), F(UNKNOWN, APP, IN_APP),
-                               F(UNKNOWN, LIBC, IN_LIBC)),
+                        FRAMES(F(UNKNOWN, UNKNOWN, NOWHERE), F_APP(IN_APP),
+                               F_LIBC(IN_LIBC)),
                 },
                 {
                         "no callchain, only the sampled address",
@@ -215,7 +220,7 @@ static void test_anonymous_executable_memory_kept(void **state) {
                         PID_KNOWN, false, 0,
                         CHAIN(UCTX, IN_JIT, IN_ANON + 0x10, IN_JIT + 0x20, IN_APP),
                         FRAMES(F("jit_loop", JIT_MAP, IN_JIT), F("jit_entry", JIT_MAP, IN_ANON + 0x10),
-                               F("jit_loop", JIT_MAP, IN_JIT + 0x20), F(UNKNOWN, APP, IN_APP)),
+                               F("jit_loop", JIT_MAP, IN_JIT + 0x20), F_APP(IN_APP)),
                 },
         };
         check_cases(cases, ELEMENTSOF(cases));
@@ -247,8 +252,8 @@ static void test_cut_at_first_return_address_outside_every_mapping(void **state)
                         "garbage after two mapped frames",
                         PID_KNOWN, false, 0,
                         CHAIN(UCTX, IN_APP, IN_LIBC, IN_APP + 0x10, HEAP, TEXT, NOWHERE),
-                        FRAMES(F(UNKNOWN, APP, IN_APP), F(UNKNOWN, LIBC, IN_LIBC),
-                               F(UNKNOWN, APP, IN_APP + 0x10), CUT),
+                        FRAMES(F_APP(IN_APP), F_LIBC(IN_LIBC),
+                               F_APP(IN_APP + 0x10), CUT),
                         .dropped = 2,
                 },
                 {
@@ -270,7 +275,7 @@ static void test_cut_at_first_return_address_outside_every_mapping(void **state)
                         "cut last",
                         PID_KNOWN, false, 0,
                         CHAIN(UCTX, IN_APP, TEXT),
-                        FRAMES(F(UNKNOWN, APP, IN_APP), CUT),
+                        FRAMES(F_APP(IN_APP), CUT),
                 },
                 {
                         /* A return address at the very start of a mapping belongs to a call at the
@@ -278,7 +283,7 @@ static void test_cut_at_first_return_address_outside_every_mapping(void **state)
                         "return address at the start of a mapping",
                         PID_KNOWN, false, 0,
                         CHAIN(UCTX, IN_APP, 0x400000, IN_LIBC),
-                        FRAMES(F(UNKNOWN, APP, IN_APP), CUT),
+                        FRAMES(F_APP(IN_APP), CUT),
                         .dropped = 1,
                 },
         };
@@ -293,15 +298,15 @@ static void test_kernel_frames_untouched(void **state) {
                         CHAIN(KCTX, 0xffffffff81001010, 0xffffffff81002020, 0xffffffffc0300000,
                               UCTX, IN_APP, IN_LIBC),
                         FRAMES(K("do_one_thing", 0xffffffff81001010), K("do_syscall_64", 0xffffffff81002020),
-                               K(UNKNOWN, 0xffffffffc0300000), F(UNKNOWN, APP, IN_APP),
-                               F(UNKNOWN, LIBC, IN_LIBC)),
+                               K(UNKNOWN, 0xffffffffc0300000), F_APP(IN_APP),
+                               F_LIBC(IN_LIBC)),
                 },
                 {
                         "kernel frames, then a user part cut",
                         PID_KNOWN, true, 0,
                         CHAIN(KCTX, 0xffffffff81001010, 0xffffffff81002020, UCTX, IN_APP, HEAP, TEXT),
                         FRAMES(K("do_one_thing", 0xffffffff81001010), K("do_syscall_64", 0xffffffff81002020),
-                               F(UNKNOWN, APP, IN_APP), CUT),
+                               F_APP(IN_APP), CUT),
                         .dropped = 1,
                 },
                 {

@@ -522,12 +522,15 @@ void symbolizer_user(Symbolizer *z, uint32_t pid, const SymbolizerMapping *m, ui
 
         z->stats.frames++;
 
-        /* A file-backed mapping: its ELF symbols. */
+        /* A file-backed mapping: its ELF symbols. The frame's address is where the instruction sits in
+         * the file, as perf script prints it: the same in every process, whatever the load address. */
         if (m && m->path && m->path[0] == '/' && !startswith(m->path, "//anon")) {
+                uint64_t in_file = addr - m->start + m->pgoff;
+
                 e = file_symbols(z, pid, m);
                 if (e && elf_symbols_offset_to_vaddr(e, a - m->start + m->pgoff, &vaddr) &&
                     elf_symbols_lookup(e, vaddr, &name, &off)) {
-                        *ret = (Frame) { .symbol = demangle(z, name), .dso = m->path, .addr = addr,
+                        *ret = (Frame) { .symbol = demangle(z, name), .dso = m->path, .addr = in_file,
                                          .offset = off + is_return };
                         return;
                 }
@@ -537,7 +540,8 @@ void symbolizer_user(Symbolizer *z, uint32_t pid, const SymbolizerMapping *m, ui
         if (m && m->path && streq(m->path, "[vdso]")) {
                 e = vdso_symbols(z, m);
                 if (e && elf_symbols_offset_to_vaddr(e, a - m->start, &vaddr) && elf_symbols_lookup(e, vaddr, &name, &off)) {
-                        *ret = (Frame) { .symbol = name, .dso = m->path, .addr = addr, .offset = off + is_return };
+                        *ret = (Frame) { .symbol = name, .dso = m->path, .addr = addr - m->start,
+                                         .offset = off + is_return };
                         return;
                 }
         }
@@ -550,7 +554,10 @@ void symbolizer_user(Symbolizer *z, uint32_t pid, const SymbolizerMapping *m, ui
         }
 
         z->stats.frames_unknown++;
-        frame_unknown(ret, addr, m && m->path && m->path[0] && !startswith(m->path, "//anon") ? m->path : NULL, false);
+        if (m && m->path && (m->path[0] == '/' || streq(m->path, "[vdso]")) && !startswith(m->path, "//anon"))
+                frame_unknown(ret, addr - m->start + m->pgoff, m->path, false); /* in the file, as above */
+        else
+                frame_unknown(ret, addr, m && m->path && m->path[0] && !startswith(m->path, "//anon") ? m->path : NULL, false);
 }
 
 void symbolizer_get_stats(const Symbolizer *z, SymbolizerStats *ret) {
