@@ -577,8 +577,16 @@ static int encode_payload(ChunkWriter *w, ByteBuf *b) {
                 PUT(zigzag_encode((int64_t) (w->frame_list[w->frame_order[i]].addr - prev)));
                 prev = w->frame_list[w->frame_order[i]].addr;
         }
-        for (size_t i = w->frames_emitted; i < w->n_frames; i++)
-                PUT(w->frame_list[w->frame_order[i]].offset);
+        /* An entry in the same symbol as the one before it is that far from it: its offset is predicted.
+         * Not from an offset of 0, which is what unresolved frames (all of one "symbol") carry. */
+        for (size_t i = w->frames_emitted; i < w->n_frames; i++) {
+                const FrameKey *f = &w->frame_list[w->frame_order[i]];
+                const FrameKey *p = i > w->frames_emitted ? &w->frame_list[w->frame_order[i - 1]] : NULL;
+                bool same = p && p->symbol == f->symbol && p->dso == f->dso && p->offset != 0;
+                uint64_t guess = same ? p->offset + (f->addr - p->addr) : 0;
+
+                PUT(zigzag_encode((int64_t) (f->offset - guess)));
+        }
         for (size_t i = w->frames_emitted; i < w->n_frames; i++)
                 PUT(w->frame_list[w->frame_order[i]].flags);
 
@@ -959,6 +967,7 @@ static void parse_preamble(ByteCursor *c, ClockMap *ret, uint64_t *ret_interval_
 
 /* Appends one chunk's table additions to t. -EBADMSG if they do not continue t or are malformed. */
 static int parse_tables(WindowFile *w, ByteCursor *c, size_t n, TableState *t) {
+        _cleanup_free_ uint32_t *ids = NULL;
         ByteCursor probe;
         size_t add, bytes = 0, pool = 0, base;
         uint64_t prev;
@@ -1010,15 +1019,24 @@ static int parse_tables(WindowFile *w, ByteCursor *c, size_t n, TableState *t) {
                 return -EBADMSG;
         if (add > 0)
                 memset(t->frames + base, 0, add * sizeof(Frame));
+        ids = new(uint32_t, 2 * add + 1); /* symbol and DSO string ids, for the offset prediction */
+        if (!ids)
+                return -ENOMEM;
         for (size_t i = 0; i < add; i++)
-                t->frames[base + i].symbol = t->strings[cursor_varint_max(c, t->n_strings)];
+                t->frames[base + i].symbol = t->strings[ids[2 * i] = (uint32_t) cursor_varint_max(c, t->n_strings)];
         for (size_t i = 0; i < add; i++)
-                t->frames[base + i].dso = t->strings[cursor_varint_max(c, t->n_strings)];
+                t->frames[base + i].dso = t->strings[ids[2 * i + 1] = (uint32_t) cursor_varint_max(c, t->n_strings)];
         prev = 0;
         for (size_t i = 0; i < add; i++)
                 prev = t->frames[base + i].addr = prev + (uint64_t) zigzag_decode(cursor_varint(c));
-        for (size_t i = 0; i < add; i++)
-                t->frames[base + i].offset = cursor_varint(c);
+        for (size_t i = 0; i < add; i++) {
+                Frame *f = &t->frames[base + i];
+                bool same = i > 0 && ids[2 * i] == ids[2 * i - 2] && ids[2 * i + 1] == ids[2 * i - 1] &&
+                            f[-1].offset != 0;
+                uint64_t guess = same ? f[-1].offset + (f->addr - f[-1].addr) : 0;
+
+                f->offset = guess + (uint64_t) zigzag_decode(cursor_varint(c));
+        }
         for (size_t i = 0; i < add; i++)
                 t->frames[base + i].kernel = cursor_varint(c) & 1;
         if (c->error)
