@@ -33,7 +33,7 @@
 #define CHUNK_CPUS_MAX 65536U
 /* Chunks per chain: tables are shared within a chain, so a longer chain is smaller on disk but a
  * damaged chunk makes the rest of its chain unreadable. 12 × 5 s chunks = 60 s at most. */
-#define CHUNK_CHAIN_DEFAULT 12U
+#define CHUNK_CHAIN_DEFAULT 24U
 #define CHUNK_CHAIN_MAX 1024U
 
 typedef struct WindowHeaderInfo {
