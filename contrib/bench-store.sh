@@ -1,79 +1,249 @@
 #!/bin/bash
 # SPDX-License-Identifier: LGPL-2.1-or-later
 #
-# Benchmarks the ring against perf's own files, on one load recorded three ways at once:
-#   - bytes per sample: `perf record -g -a`, `perf record -z -g -a`, and a tprof ring written from
-#     the same samples (perf script of the plain recording, imported by store-tool; the daemon
-#     wiring does not exist yet, so this is how real samples reach the writer);
-#   - CPU cost of writing: CPU seconds spent in the ring writer per sampled second;
-#   - a 10-second cut from a synthetic 12-hour ring: time, and how many chunks were read or skipped.
+# Benchmarks the ring tprofd writes against perf's own files. For each load, three recorders sample
+# the same seconds at once: `perf record -e cpu-clock -F 97 -g -a`, the same with -z, and tprofd
+# itself (97 Hz, 120 s windows, a private state directory under the work directory). One table per
+# load gives:
+#   - samples, bytes and bytes per sample of each recorder, and how much smaller the ring is;
+#   - CPU seconds and peak RSS of each recorder while it recorded (from /proc, read just before the
+#     recorders are stopped, so perf's build-id pass at exit is not counted);
+#   - the writer alone: CPU seconds the ring writer spends per sampled second, measured by importing
+#     the plain recording's perf script with store-tool (tprofd's figure above also holds sampling
+#     and symbolizing).
+# Then, once: a 10-second cut from a synthetic 12-hour ring (time, chunks read or skipped).
 #
-# Usage: [BENCH_LOAD=mixed|none] contrib/bench-store.sh [BUILD_DIR] [SECONDS] [HOURS]
-# (root; perf installed)
+# tprofd's windows end on multiples of 120 s of wall-clock time. Unless the current window has room
+# for the whole recording, it starts on the next boundary and stops half a second short of SECONDS,
+# so a 120 s recording is one whole window, as the daemon writes them all day. The next load then
+# waits most of a window for its boundary: BENCH_LOAD=all with 120 s takes about 12 minutes.
+#
+# Usage: [BENCH_LOAD=mixed|steady|none|all] contrib/bench-store.sh [BUILD_DIR] [SECONDS] [HOURS]
+# (root; perf installed; 120 seconds per load and a 12-hour synthetic ring unless told otherwise)
 # Only the cpu-clock event is used, so it runs in VMs without hardware counters.
 set -eu
 
 BUILD=$(realpath "${1:-build}")
-SECS=${2:-20}
+SECS=${2:-120}
 HOURS=${3:-12}
+LOADS=${BENCH_LOAD:-mixed}
+WINDOW=120
+FREQ=97
 TOOL="$BUILD/tests/store-tool"
+TPROFD="$BUILD/src/tprofd/tprofd"
 BUNDLE="$BUILD/src/tprof-bundle/tprof-bundle"
-[ -x "$TOOL" ] && [ -x "$BUNDLE" ] || { echo "build first: ninja -C $BUILD" >&2; exit 1; }
+[ "$(id -u)" = 0 ] || { echo "bench-store: needs root" >&2; exit 1; }
+[ -x "$TOOL" ] && [ -x "$TPROFD" ] && [ -x "$BUNDLE" ] || { echo "build first: ninja -C $BUILD" >&2; exit 1; }
 command -v perf >/dev/null || { echo "perf is not installed" >&2; exit 1; }
+[ "$LOADS" = all ] && LOADS="mixed steady none"
+for load in $LOADS; do
+        case $load in
+        mixed|steady|none) ;;
+        *) echo "BENCH_LOAD must be mixed, steady, none or all, not '$load'" >&2; exit 1 ;;
+        esac
+done
+TCK=$(getconf CLK_TCK)
 
 W=$(mktemp -d /tmp/bench-store.XXXXXX)
-LOAD_PIDS=()
+LOAD_PGIDS=()
+RECORDER_PIDS=()
+TPROFD_PID=
+SLEEP_PID=
+# Each load runs in its own session, so stopping it kills the whole process group: the loop and
+# whatever find, head or gzip it runs at that moment.
+stop_load() {
+        local g
+        for g in "${LOAD_PGIDS[@]}"; do kill -TERM -- "-$g" 2>/dev/null || true; done
+        for g in "${LOAD_PGIDS[@]}"; do wait "$g" 2>/dev/null || true; done
+        for g in "${LOAD_PGIDS[@]}"; do
+                if pgrep -g "$g" >/dev/null; then
+                        sleep 0.5
+                        kill -KILL -- "-$g" 2>/dev/null || true
+                fi
+        done
+        LOAD_PGIDS=()
+}
 cleanup() {
-        for p in "${LOAD_PIDS[@]}"; do kill "$p" 2>/dev/null || true; done
+        local p
+        [ -z "$SLEEP_PID" ] || kill "$SLEEP_PID" 2>/dev/null || true
+        stop_load
+        for p in "${RECORDER_PIDS[@]}"; do kill -TERM "$p" 2>/dev/null || true; done
+        if [ -n "$TPROFD_PID" ]; then
+                kill -TERM "$TPROFD_PID" 2>/dev/null || true
+                wait "$TPROFD_PID" 2>/dev/null || true
+        fi
+        for p in "${RECORDER_PIDS[@]}"; do wait "$p" 2>/dev/null || true; done
         rm -rf "$W"
 }
 trap cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM HUP
 
-# The load (BENCH_LOAD): "mixed" (default) runs one CPU-bound shell loop, a file-system walk
-# (kernel stacks) and a compressor (library stacks), so the profile is neither all idle nor one
-# stack; "none" records the machine as it is.
-if [ "${BENCH_LOAD:-mixed}" = mixed ]; then
-        ( while :; do :; done ) & LOAD_PIDS+=($!)
-        ( while :; do find /usr/lib -name '*.so*' -newer /etc/hostname >/dev/null 2>&1; done ) & LOAD_PIDS+=($!)
-        ( while :; do head -c 50M /dev/urandom | gzip -1 >/dev/null; done ) & LOAD_PIDS+=($!)
-        sleep 1
-fi
+# The loads (BENCH_LOAD):
+#   mixed   one CPU-bound shell loop, a file-system walk (kernel stacks) and a compressor (library
+#           stacks), the last two restarted over and over, so the profile is neither all idle nor
+#           one stack and new processes keep appearing;
+#   steady  one CPU-bound shell loop and one compressor that runs throughout: long-lived
+#           processes with stable stacks and no churn, closer to a server;
+#   none    the machine as it is.
+# setsid does not fork here (a background job is no group leader), so $! is the new group's id.
+start_load() {
+        case $1 in
+        mixed)
+                setsid bash -c 'while :; do :; done' & LOAD_PGIDS+=($!)
+                setsid bash -c 'while :; do find /usr/lib -name "*.so*" -newer /etc/hostname; done' \
+                        >/dev/null 2>&1 & LOAD_PGIDS+=($!)
+                setsid bash -c 'while :; do head -c 50M /dev/urandom | gzip -1 >/dev/null; done' \
+                        & LOAD_PGIDS+=($!)
+                ;;
+        steady)
+                setsid bash -c 'while :; do :; done' & LOAD_PGIDS+=($!)
+                setsid gzip -1 </dev/urandom >/dev/null & LOAD_PGIDS+=($!)
+                ;;
+        none) ;;
+        esac
+        [ "$1" = none ] || sleep 1
+}
 
-echo "Recording ${SECS}s of cpu-clock at 97 Hz on all CPUs, twice at once (plain and -z)..."
-perf record -q -e cpu-clock -F 97 -g -a -o "$W/plain.data" -- sleep "$SECS" 2>"$W/plain.log" &
-P1=$!
-perf record -q -e cpu-clock -F 97 -g -a -z -o "$W/z.data" -- sleep "$SECS" 2>"$W/z.log" &
-P2=$!
-wait $P1 $P2
-for p in "${LOAD_PIDS[@]}"; do kill "$p" 2>/dev/null || true; done
-LOAD_PIDS=()
+# proc_cost PID: "CPU-seconds peak-RSS-KiB" of a running process, from /proc.
+proc_cost() {
+        local cpu rss
+        cpu=$(sed 's/^.*) //' "/proc/$1/stat" | awk -v tck="$TCK" '{ printf "%.2f", ($12 + $13) / tck }')
+        rss=$(awk '/^VmHWM:/ { print $2 }' "/proc/$1/status")
+        echo "$cpu $rss"
+}
 
-count() { perf script -i "$1" -F time 2>/dev/null | grep -c . ; }
-n_plain=$(count "$W/plain.data")
-n_z=$(count "$W/z.data")
-b_plain=$(stat -c %s "$W/plain.data")
-b_z=$(stat -c %s "$W/z.data")
+now() { date +%s.%N; }
+# sleep_until EPOCH-SECONDS (fractions allowed). The sleep runs in the background so that a signal
+# to the script is handled at once rather than when the sleep ends.
+sleep_until() {
+        local d
+        d=$(echo "$1 - $(now)" | bc)
+        case $d in
+        -*|0) ;;
+        *) sleep "$d" & SLEEP_PID=$!; wait "$SLEEP_PID"; SLEEP_PID= ;;
+        esac
+}
 
-perf script -i "$W/plain.data" -F comm,pid,tid,cpu,time,period,event,ip,sym,symoff,dso --ns \
-        >"$W/plain.script" 2>/dev/null
-"$TOOL" import "$W/ring" 120 <"$W/plain.script" >"$W/import.out"
-n_ring=$(awk '/^samples/ { print $2 }' "$W/import.out")
-span=$(awk '/^span_s/ { print $2 }' "$W/import.out")
-cpu=$(awk '/^ring_cpu_s/ { print $2 }' "$W/import.out")
-b_ring=$(cat "$W"/ring/*.tpw | wc -c)
+# bench_load LOAD: records LOAD with the three recorders and prints its table.
+bench_load() {
+        local load=$1 D="$W/$1" t0 left start stop p p1 p2 c_plain c_z c_tprofd span
+        mkdir -p "$D"
+        echo
+        echo "=== BENCH_LOAD=$load ==="
+        start_load "$load"
 
-awk -v np="$n_plain" -v bp="$b_plain" -v nz="$n_z" -v bz="$b_z" -v nr="$n_ring" -v br="$b_ring" \
-    -v span="$span" -v cpu="$cpu" -v ncpu="$(nproc)" 'BEGIN {
-        pp = bp / np; pz = bz / nz; pr = br / nr;
-        printf "\n%-26s %10s %12s %14s\n", "", "samples", "bytes", "bytes/sample";
-        printf "%-26s %10d %12d %14.1f\n", "perf record -g -a", np, bp, pp;
-        printf "%-26s %10d %12d %14.1f\n", "perf record -z -g -a", nz, bz, pz;
-        printf "%-26s %10d %12d %14.2f\n", "tprof ring (120 s windows)", nr, br, pr;
-        printf "\nring vs plain perf: %.0fx smaller (goal >= 40x)\n", pp / pr;
-        printf "ring vs perf -z:    %.1fx smaller (goal >= 10x)\n", pz / pr;
-        printf "\nwriter CPU: %.4f s for %.1f s of samples on %d CPUs = %.5f CPU-s per sampled second (%.3f%% of one CPU)\n",
-               cpu, span, ncpu, cpu / span, 100 * cpu / span;
-}'
+        t0=$(now)
+        left=$(awk -v n="$t0" -v w="$WINDOW" 'BEGIN { printf "%.3f", (int(n / w) + 1) * w - n }')
+        if [ "$(echo "$left >= $SECS + 2" | bc)" = 1 ]; then
+                stop=$(echo "$t0 + $SECS" | bc)
+        else
+                echo "Waiting ${left}s for the next ${WINDOW} s window boundary, so the ring holds whole" \
+                     "windows..."
+                start=$(echo "$t0 + $left" | bc)
+                sleep_until "$start"
+                stop=$(echo "$start + $SECS - 0.5" | bc)
+        fi
+
+        echo "Recording ${SECS}s of cpu-clock at $FREQ Hz on all CPUs three ways at once" \
+             "(perf, perf -z, tprofd)..."
+        start=$(now)
+        env -u NOTIFY_SOCKET -u JOURNAL_STREAM "$TPROFD" --config "$W/tprofd.yaml" --rules "$W/rules.yaml" \
+                --kmsg "$W/kmsg" --control-socket "$D/control.sock" --state-dir "$D/state" \
+                --window "$WINDOW" --freq "$FREQ" >"$D/tprofd.log" 2>&1 &
+        TPROFD_PID=$!
+        perf record -q -e cpu-clock -F "$FREQ" -g -a -o "$D/plain.data" 2>"$D/plain.log" &
+        p1=$!
+        perf record -q -e cpu-clock -F "$FREQ" -g -a -z -o "$D/z.data" 2>"$D/z.log" &
+        p2=$!
+        RECORDER_PIDS=("$p1" "$p2")
+
+        sleep_until "$stop"
+        for p in "$TPROFD_PID" "$p1" "$p2"; do
+                if ! kill -0 "$p" 2>/dev/null; then
+                        echo "a recorder exited early; logs:" >&2
+                        tail -n 20 "$D/tprofd.log" "$D/plain.log" "$D/z.log" >&2
+                        exit 1
+                fi
+        done
+        c_plain=$(proc_cost "$p1")
+        c_z=$(proc_cost "$p2")
+        c_tprofd=$(proc_cost "$TPROFD_PID")
+        # perf stops on SIGTERM too, finishes its file and then dies of the signal again.
+        kill -TERM "$TPROFD_PID" "$p1" "$p2"
+        span=$(echo "$(now) - $start" | bc)
+        if ! wait "$TPROFD_PID"; then
+                echo "tprofd did not exit cleanly after SIGTERM:" >&2
+                tail -n 20 "$D/tprofd.log" >&2
+                exit 1
+        fi
+        TPROFD_PID=
+        wait "$p1" 2>/dev/null || true
+        wait "$p2" 2>/dev/null || true
+        RECORDER_PIDS=()
+        stop_load
+
+        local n_plain n_z b_plain b_z n_ring b_ring wins lost
+        count() { perf script -i "$1" -F time 2>/dev/null | grep -c . ; }
+        n_plain=$(count "$D/plain.data")
+        n_z=$(count "$D/z.data")
+        b_plain=$(stat -c %s "$D/plain.data")
+        b_z=$(stat -c %s "$D/z.data")
+
+        if ls "$D"/state/ring/*.partial >/dev/null 2>&1; then
+                echo "tprofd left an open window behind after SIGTERM:" >&2
+                ls -l "$D/state/ring" >&2
+                exit 1
+        fi
+        b_ring=$(cat "$D"/state/ring/*.tpw | wc -c)
+        # Every sample the ring holds, read back through the CLI; the last line of `windows` is
+        # "N windows, N samples, N lost, SIZE."
+        "$BUNDLE" export --state-dir "$D/state" --from "@$(( ${start%.*} - WINDOW ))" \
+                --to "@$(( ${stop%.*} + WINDOW ))" --format perf-script -o "$D/ring.script" || true
+        n_ring=$(grep -c 'cpu-clock:$' "$D/ring.script" || true)
+        "$BUNDLE" windows --state-dir "$D/state" >"$D/windows.out"
+        wins=$(sed -n 's/^\([0-9]*\) windows\{0,1\}, .*/\1/p' "$D/windows.out")
+        lost=$(sed -n 's/^[0-9]* windows\{0,1\}, [0-9]* samples\{0,1\}, \([0-9]*\) lost.*/\1/p' \
+                "$D/windows.out")
+
+        # The writer alone, on the plain recording's samples.
+        local span_i cpu_i
+        perf script -i "$D/plain.data" -F comm,pid,tid,cpu,time,period,event,ip,sym,symoff,dso --ns \
+                >"$D/plain.script" 2>/dev/null
+        "$TOOL" import "$D/import-ring" "$WINDOW" <"$D/plain.script" >"$D/import.out"
+        span_i=$(awk '/^span_s/ { print $2 }' "$D/import.out")
+        cpu_i=$(awk '/^ring_cpu_s/ { print $2 }' "$D/import.out")
+
+        awk -v np="$n_plain" -v bp="$b_plain" -v nz="$n_z" -v bz="$b_z" -v nr="$n_ring" -v br="$b_ring" \
+            -v cp="${c_plain% *}" -v rp="${c_plain#* }" -v cz="${c_z% *}" -v rz="${c_z#* }" \
+            -v ct="${c_tprofd% *}" -v rt="${c_tprofd#* }" -v span="$span" -v wins="$wins" -v lost="$lost" \
+            -v load="$load" -v win="$WINDOW" -v spani="$span_i" -v cpui="$cpu_i" -v ncpu="$(nproc)" 'BEGIN {
+                pp = bp / np; pz = bz / nz; pr = br / nr;
+                printf "\nBENCH_LOAD=%s, %.1f s recorded on %d CPUs:\n", load, span, ncpu;
+                f = "%-28s %9d %11d %13.2f %8.2f %13.1f\n";
+                printf "%-28s %9s %11s %13s %8s %13s\n", "", "samples", "bytes", "bytes/sample", "CPU s",
+                       "peak RSS MiB";
+                printf f, "perf record -g -a", np, bp, pp, cp, rp / 1024;
+                printf f, "perf record -z -g -a", nz, bz, pz, cz, rz / 1024;
+                printf f, "tprofd ring (" win " s windows)", nr, br, pr, ct, rt / 1024;
+                printf "\nring vs plain perf: %.0fx smaller (goal >= 40x)\n", pp / pr;
+                printf "ring vs perf -z:    %.1fx smaller (goal >= 10x)\n", pz / pr;
+                printf "\ntprofd wrote %s window(s), lost %s samples. CPU s and peak RSS: each\n", wins, lost;
+                printf "recorder until SIGTERM, so perf'"'"'s build-id pass at exit is not counted.\n";
+                printf "Writer alone (store-tool import of the plain recording): %.4f CPU-s for %.1f s\n",
+                       cpui, spani;
+                printf "of samples = %.5f CPU-s per sampled second (%.3f%% of one CPU)\n",
+                       cpui / spani, 100 * cpui / spani;
+        }'
+}
+
+: >"$W/tprofd.yaml"     # no /etc/tprof/tprofd.yaml: defaults and the options given
+: >"$W/rules.yaml"      # no rules: no incidents, and the journal is not followed
+: >"$W/kmsg"            # an empty recorded kernel log instead of /dev/kmsg
+
+for load in $LOADS; do
+        bench_load "$load"
+done
 
 echo
 echo "Writing a synthetic ${HOURS}-hour ring (2 CPUs, 97 Hz, 120 s windows)..."

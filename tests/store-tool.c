@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * A helper for the store's integration tests and contrib/bench-store.sh, standing in for the
- * daemon until the sampler feeds the ring:
+ * A helper for the store's integration tests and contrib/bench-store.sh that drives the ring
+ * writer without the daemon, so the writer's own cost shows apart from sampling and symbolizing:
  *
  *   store-tool import RING [WINDOW_SECS]   perf script text (-F comm,pid,tid,cpu,time,period,event,
  *                                          ip,sym,symoff,dso, optionally --ns) on stdin -> a ring;
