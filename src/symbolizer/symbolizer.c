@@ -515,33 +515,35 @@ static ElfSymbols *vdso_symbols(Symbolizer *z, const SymbolizerMapping *m) {
 
 void symbolizer_user(Symbolizer *z, uint32_t pid, const SymbolizerMapping *m, uint64_t addr, bool is_return,
                      Frame *ret) {
-        uint64_t a = is_return ? addr - 1 : addr, vaddr, off;
+        uint64_t a = is_return ? addr - 1 : addr, vaddr, off, where;
+        bool file = m && m->path && m->path[0] == '/' && !startswith(m->path, "//anon");
+        bool vdso = m && m->path && streq(m->path, "[vdso]");
         const char *name, *jit_path;
         ElfSymbols *e;
         JitMap *jm;
 
         z->stats.frames++;
 
-        /* A file-backed mapping: its ELF symbols. The frame's address is where the instruction sits in
-         * the file, as perf script prints it: the same in every process, whatever the load address. */
-        if (m && m->path && m->path[0] == '/' && !startswith(m->path, "//anon")) {
-                uint64_t in_file = addr - m->start + m->pgoff;
+        /* A frame in a file (or the vDSO) carries where the instruction sits in it, as perf script
+         * prints it: the same in every process, whatever the load address. Others keep the address. */
+        where = file || vdso ? addr - m->start + m->pgoff : addr;
 
+        /* A file-backed mapping: its ELF symbols. */
+        if (file) {
                 e = file_symbols(z, pid, m);
                 if (e && elf_symbols_offset_to_vaddr(e, a - m->start + m->pgoff, &vaddr) &&
                     elf_symbols_lookup(e, vaddr, &name, &off)) {
-                        *ret = (Frame) { .symbol = demangle(z, name), .dso = m->path, .addr = in_file,
+                        *ret = (Frame) { .symbol = demangle(z, name), .dso = m->path, .addr = where,
                                          .offset = off + is_return };
                         return;
                 }
                 /* A file that is not ELF may still be described by a JIT map (some runtimes map code files). */
         }
 
-        if (m && m->path && streq(m->path, "[vdso]")) {
+        if (vdso) {
                 e = vdso_symbols(z, m);
                 if (e && elf_symbols_offset_to_vaddr(e, a - m->start, &vaddr) && elf_symbols_lookup(e, vaddr, &name, &off)) {
-                        *ret = (Frame) { .symbol = name, .dso = m->path, .addr = addr - m->start,
-                                         .offset = off + is_return };
+                        *ret = (Frame) { .symbol = name, .dso = m->path, .addr = where, .offset = off + is_return };
                         return;
                 }
         }
@@ -554,10 +556,7 @@ void symbolizer_user(Symbolizer *z, uint32_t pid, const SymbolizerMapping *m, ui
         }
 
         z->stats.frames_unknown++;
-        if (m && m->path && (m->path[0] == '/' || streq(m->path, "[vdso]")) && !startswith(m->path, "//anon"))
-                frame_unknown(ret, addr - m->start + m->pgoff, m->path, false); /* in the file, as above */
-        else
-                frame_unknown(ret, addr, m && m->path && m->path[0] && !startswith(m->path, "//anon") ? m->path : NULL, false);
+        frame_unknown(ret, where, m && m->path && m->path[0] && !startswith(m->path, "//anon") ? m->path : NULL, false);
 }
 
 void symbolizer_get_stats(const Symbolizer *z, SymbolizerStats *ret) {
