@@ -18,7 +18,7 @@
 # so a 120 s recording is one whole window, as the daemon writes them all day. The next load then
 # waits most of a window for its boundary: BENCH_LOAD=all with 120 s takes about 12 minutes.
 #
-# Usage: [BENCH_LOAD=mixed|steady|none|all] contrib/bench-store.sh [BUILD_DIR] [SECONDS] [HOURS]
+# Usage: [BENCH_LOAD=mixed|steady|none|all] [BENCH_KEEP=1] contrib/bench-store.sh [BUILD_DIR] [SECONDS] [HOURS]
 # (root; perf installed; 120 seconds per load and a 12-hour synthetic ring unless told otherwise)
 # Only the cpu-clock event is used, so it runs in VMs without hardware counters.
 set -eu
@@ -73,7 +73,11 @@ cleanup() {
                 wait "$TPROFD_PID" 2>/dev/null || true
         fi
         for p in "${RECORDER_PIDS[@]}"; do wait "$p" 2>/dev/null || true; done
-        rm -rf "$W"
+        if [ -n "${BENCH_KEEP:-}" ]; then
+                echo "bench-store: recordings kept in $W" >&2
+        else
+                rm -rf "$W"
+        fi
 }
 trap cleanup EXIT
 trap 'exit 130' INT
