@@ -140,6 +140,80 @@ static void test_header_round_trip(void **state) {
         byte_buf_done(&b);
 }
 
+/* The detail a window keeps is in its header: the time resolution and the function-frames flag. */
+static void test_header_detail(void **state) {
+        WindowHeaderInfo info = test_header_info();
+        WindowHeader h;
+        ByteBuf b = {};
+
+        /* Exact detail, as every test writer uses: microseconds, instruction frames. */
+        assert_int_equal(window_header_encode(&info, 42, 120000000, &b), 0);
+        assert_int_equal(window_header_decode(b.data, b.len, &h), 0);
+        assert_int_equal(h.info.time_resolution_usec, 1);
+        assert_false(h.info.function_frames);
+        window_header_done(&h);
+
+        info.time_resolution_usec = 1000;
+        info.function_frames = true;
+        assert_int_equal(window_header_encode(&info, 42, 120000000, &b), 0);
+        assert_int_equal(get_le16(b.data + 10), WINDOW_FLAG_FUNCTION_FRAMES);
+        assert_int_equal(get_le32(b.data + 44), 1000);
+        assert_int_equal(window_header_decode(b.data, b.len, &h), 0);
+        assert_int_equal(h.info.time_resolution_usec, 1000);
+        assert_true(h.info.function_frames);
+        window_header_done(&h);
+
+        /* A flag this reader does not know: a newer writer's file, not read as ours. */
+        put_le16(b.data + 10, 0x3);
+        put_le32(b.data + b.len - 4, crc32c(0, b.data, b.len - 4));
+        assert_int_equal(window_header_decode(b.data, b.len, &h), -EPROTONOSUPPORT);
+        /* A resolution coarser than a second is no window of ours. */
+        put_le16(b.data + 10, 0x1);
+        put_le32(b.data + 44, 1000001);
+        put_le32(b.data + b.len - 4, crc32c(0, b.data, b.len - 4));
+        assert_int_equal(window_header_decode(b.data, b.len, &h), -EBADMSG);
+        byte_buf_done(&b);
+}
+
+/* A writer told a coarser resolution rounds every sample time down to a multiple of it; order and
+ * the chunk's bounds follow the rounded times. */
+static void test_time_resolution(void **state) {
+        WindowHeaderInfo info = test_header_info();
+        _cleanup_(chunk_writer_freep) ChunkWriter *cw = chunk_writer_new(1);
+        uint64_t t[] = { UINT64_C(5000000000999), UINT64_C(5000010309278), UINT64_C(5000010999999),
+                         UINT64_C(5000020618556) };
+        Collected got = {};
+        char path[] = "/tmp/test-store-window.XXXXXX";
+        ByteBuf b = {};
+        int fd = mkstemp(path);
+
+        assert_true(fd >= 0);
+        info.time_resolution_usec = 1000;
+        chunk_writer_set_frequency(cw, 97);
+        chunk_writer_set_time_resolution(cw, info.time_resolution_usec);
+        assert_int_equal(window_header_encode(&info, 0, 1000000, &b), 0);
+        assert_int_equal(write(fd, b.data, b.len), (ssize_t) b.len);
+        for (size_t i = 0; i < ELEMENTSOF(t); i++) {
+                Sample s = { .t_ns = t[i], .cpu = (uint32_t) (i % 2), .pid = 7, .tid = 7, .comm = "x" };
+                assert_int_equal(chunk_writer_add_sample(cw, &s), 0);
+        }
+        assert_int_equal(chunk_writer_encode(cw, &b), 0);
+        assert_int_equal(get_le64(b.data + 8), UINT64_C(5000000000000)); /* first_ns */
+        assert_int_equal(get_le64(b.data + 16), UINT64_C(5000020000000)); /* last_ns */
+        assert_int_equal(write(fd, b.data, b.len), (ssize_t) b.len);
+        close(fd);
+
+        assert_int_equal(window_read(path, collect_handler, &got, NULL), 0);
+        assert_int_equal(got.n, ELEMENTSOF(t));
+        for (size_t i = 0; i < got.n; i++) {
+                assert_int_equal(got.v[i].s.t_ns, t[i] - t[i] % 1000000);
+                assert_int_equal(got.v[i].s.cpu, i % 2);
+        }
+        collected_done(&got);
+        byte_buf_done(&b);
+        unlink(path);
+}
+
 static void test_round_trip_ordered(void **state) {
         Written w;
         Collected got = {};
@@ -512,6 +586,8 @@ int main(void) {
                 cmocka_unit_test(test_crc32c_known_vector),
                 cmocka_unit_test(test_varint_zigzag),
                 cmocka_unit_test(test_header_round_trip),
+                cmocka_unit_test(test_header_detail),
+                cmocka_unit_test(test_time_resolution),
                 cmocka_unit_test(test_round_trip_ordered),
                 cmocka_unit_test(test_round_trip_shuffled),
                 cmocka_unit_test(test_empty_stack_and_edge_values),

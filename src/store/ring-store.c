@@ -305,6 +305,7 @@ int ring_store_open(const char *ring_dir, const RingOptions *o, const WindowHead
                 return -ENOMEM;
         chunk_writer_set_clock(rs->cw, &h->clock);
         chunk_writer_set_frequency(rs->cw, h->freq_hz);
+        chunk_writer_set_time_resolution(rs->cw, h->time_resolution_usec);
         if (rs->o.chain_chunks > 0)
                 chunk_writer_set_chain(rs->cw, rs->o.chain_chunks);
         r = open_window(rs, now_usec(CLOCK_REALTIME));

@@ -44,13 +44,14 @@ int window_header_encode(const WindowHeaderInfo *info, uint64_t start_realtime_u
         out->len = 0;
         memcpy(fixed, WINDOW_MAGIC, 8);
         put_le16(fixed + 8, WINDOW_FORMAT_VERSION);
-        put_le16(fixed + 10, 0);
+        put_le16(fixed + 10, info->function_frames ? WINDOW_FLAG_FUNCTION_FRAMES : 0);
         /* header_len at 12 is filled in below */
         put_le64(fixed + 16, start_realtime_usec);
         put_le64(fixed + 24, span_usec);
         put_le32(fixed + 32, info->freq_hz);
         put_le32(fixed + 36, info->n_cpus);
         put_le32(fixed + 40, (uint32_t) info->clock.method);
+        put_le32(fixed + 44, MAX(info->time_resolution_usec, 1U));
         put_le64(fixed + 48, (uint64_t) info->clock.perf_minus_mono_ns);
         put_le64(fixed + 56, (uint64_t) info->clock.realtime_minus_mono_ns);
         put_le64(fixed + 64, info->clock.error_ns);
@@ -73,7 +74,7 @@ int window_header_encode(const WindowHeaderInfo *info, uint64_t start_realtime_u
 
 int window_header_decode(const uint8_t *p, size_t n, WindowHeader *ret) {
         WindowHeader h = {};
-        uint32_t len, method;
+        uint32_t len, method, flags, res;
         ByteCursor c;
         size_t pool = 0;
         const char **fields[4];
@@ -88,12 +89,20 @@ int window_header_decode(const uint8_t *p, size_t n, WindowHeader *ret) {
                 return -EBADMSG;
         if (crc32c(0, p, len - 4) != get_le32(p + len - 4))
                 return -EBADMSG;
+        flags = get_le16(p + 10);
+        if (flags & ~WINDOW_FLAGS_KNOWN)
+                return -EPROTONOSUPPORT;
+        res = get_le32(p + 44);
+        if (res > WINDOW_TIME_RESOLUTION_USEC_MAX)
+                return -EBADMSG;
 
         h.header_bytes = len;
         h.start_realtime_usec = get_le64(p + 16);
         h.span_usec = get_le64(p + 24);
         h.info.freq_hz = get_le32(p + 32);
         h.info.n_cpus = get_le32(p + 36);
+        h.info.time_resolution_usec = MAX(res, 1U);
+        h.info.function_frames = flags & WINDOW_FLAG_FUNCTION_FRAMES;
         method = get_le32(p + 40);
         h.info.clock = (ClockMap) {
                 .method = method < _CLOCK_MAP_METHOD_MAX ? (ClockMapMethod) method : CLOCK_MAP_RECORDED,
@@ -153,6 +162,7 @@ struct ChunkWriter {
         Compressor *compressor;
         ClockMap clock;
         uint64_t interval_usec; /* expected time between two samples of one CPU, 0 if unknown */
+        uint64_t time_resolution_ns; /* sample times are cut to multiples of this */
 
         Hashmap *strings; /* bytes -> id */
         ByteBuf string_table;
@@ -200,6 +210,7 @@ ChunkWriter *chunk_writer_new(int compress_level) {
         if (!w->compressor)
                 return NULL;
         w->chain_chunks = CHUNK_CHAIN_DEFAULT;
+        w->time_resolution_ns = NSEC_PER_USEC;
         clock_map_assume(&w->clock);
         if (chunk_writer_reset(w) < 0)
                 return NULL;
@@ -311,6 +322,10 @@ void chunk_writer_set_frequency(ChunkWriter *w, uint32_t hz) {
         w->interval_usec = hz > 0 ? (USEC_PER_SEC + hz / 2) / hz : 0;
 }
 
+void chunk_writer_set_time_resolution(ChunkWriter *w, uint32_t usec) {
+        w->time_resolution_ns = (uint64_t) CLAMP(usec, 1U, WINDOW_TIME_RESOLUTION_USEC_MAX) * NSEC_PER_USEC;
+}
+
 size_t chunk_writer_n_samples(const ChunkWriter *w) {
         return w->n_samples;
 }
@@ -393,7 +408,7 @@ static int intern_stack(ChunkWriter *w, const uint32_t *ids, uint32_t depth, uin
 
 int chunk_writer_add_sample(ChunkWriter *w, const Sample *s) {
         uint32_t ids[PROFILE_STACK_DEPTH_MAX], depth = MIN(s->n_frames, PROFILE_STACK_DEPTH_MAX), comm, thread, stack;
-        uint64_t t_ns = s->t_ns - s->t_ns % NSEC_PER_USEC; /* windows keep microseconds */
+        uint64_t t_ns = s->t_ns - s->t_ns % w->time_resolution_ns; /* the window's resolution, rounded down */
         int r;
 
         if (w->n_samples >= CHUNK_SAMPLES_MAX)

@@ -36,9 +36,20 @@
 #define CHUNK_CHAIN_DEFAULT 24U
 #define CHUNK_CHAIN_MAX 1024U
 
+/* File header flags. */
+#define WINDOW_FLAG_FUNCTION_FRAMES 0x1 /* every frame is a function's start, offset 0 */
+#define WINDOW_FLAGS_KNOWN WINDOW_FLAG_FUNCTION_FRAMES
+/* Sample times are kept to this many microseconds at most coarse (one second). */
+#define WINDOW_TIME_RESOLUTION_USEC_MAX 1000000U
+
 typedef struct WindowHeaderInfo {
         const char *host, *boot_id, *kernel_release, *event;
         uint32_t freq_hz, n_cpus;
+        /* How much detail the window keeps: sample times are multiples of time_resolution_usec
+         * (0 and 1 both mean microseconds), and with function_frames each frame names the function
+         * it ran in (its start address, offset 0) rather than the instruction. */
+        uint32_t time_resolution_usec;
+        bool function_frames;
         ClockMap clock;
 } WindowHeaderInfo;
 
@@ -68,6 +79,8 @@ int chunk_writer_add_sample(ChunkWriter *w, const Sample *s);
 int chunk_writer_add_lost(ChunkWriter *w, uint32_t cpu, uint64_t n);
 void chunk_writer_set_clock(ChunkWriter *w, const ClockMap *m);
 void chunk_writer_set_frequency(ChunkWriter *w, uint32_t hz);
+/* Sample times are cut down to a multiple of this many microseconds (0 or 1: microseconds). */
+void chunk_writer_set_time_resolution(ChunkWriter *w, uint32_t usec);
 size_t chunk_writer_n_samples(const ChunkWriter *w);
 bool chunk_writer_is_empty(const ChunkWriter *w);
 /* Smallest and largest sample time buffered (UINT64_MAX/0 when none). */
