@@ -34,6 +34,7 @@ typedef struct SamplerOptions {
         uint32_t freq_hz;    /* 0 = SAMPLER_FREQ_HZ_DEFAULT */
         pid_t pid;           /* 0 = system wide; else only samples of this process reach the handler */
         uint32_t mmap_pages; /* per CPU ring data pages, a power of two, 0 = default */
+        bool function_frames; /* frames name functions (their start, offset 0), not instructions */
 } SamplerOptions;
 
 typedef struct Sampler Sampler;

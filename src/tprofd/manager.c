@@ -1185,7 +1185,7 @@ static int manager_new(TprofdConfig *c, ManagerReload reload, Manager **ret) {
         if (r < 0)
                 return log_error_errno(r, "Failed to watch signals: %m");
 
-        SamplerOptions so = { .freq_hz = c->freq_hz };
+        SamplerOptions so = { .freq_hz = c->freq_hz, .function_frames = !c->exact };
         r = sampler_new(&so, on_sample, m, &m->sampler);
         if (r < 0)
                 return log_error_errno(r, "Failed to open perf events for sampling (needs root or CAP_PERFMON): %m");
@@ -1211,6 +1211,8 @@ static int manager_new(TprofdConfig *c, ManagerReload reload, Manager **ret) {
                 .event = sampler_event_name(m->sampler),
                 .freq_hz = c->freq_hz,
                 .n_cpus = sampler_n_cpus(m->sampler),
+                .time_resolution_usec = tprofd_time_resolution_usec(c),
+                .function_frames = !c->exact,
                 .clock = m->clock,
         };
         RingOptions ro = {
@@ -1287,8 +1289,13 @@ int manager_run(TprofdConfig *c, ManagerReload reload) {
         if (r < 0)
                 return r;
 
-        log_info("tprofd %s running: state in %s, windows of %llus.", TPROF_VERSION, c->state_dir,
-                 (unsigned long long) (c->window_usec / USEC_PER_SEC));
+        if (c->exact)
+                log_info("tprofd %s running: state in %s, windows of %llus, exact detail (instructions, 1 us).",
+                         TPROF_VERSION, c->state_dir, (unsigned long long) (c->window_usec / USEC_PER_SEC));
+        else
+                log_info("tprofd %s running: state in %s, windows of %llus, compact detail (functions, %u us).",
+                         TPROF_VERSION, c->state_dir, (unsigned long long) (c->window_usec / USEC_PER_SEC),
+                         tprofd_time_resolution_usec(c));
         (void) sd_notify(false, "READY=1");
         update_status(m);
 

@@ -16,6 +16,27 @@
 #include "basic/time-util.h"
 #include "tprofd/tprofd-config.h"
 
+int tprofd_detail_from_string(const char *s, bool *ret_exact) {
+        if (streq(s, "compact"))
+                *ret_exact = false;
+        else if (streq(s, "exact"))
+                *ret_exact = true;
+        else
+                return -EINVAL;
+        return 0;
+}
+
+uint32_t tprofd_time_resolution_usec(const TprofdConfig *c) {
+        uint64_t tenth = USEC_PER_SEC / MAX(c->freq_hz, 1U) / 10;
+        uint32_t r = 1;
+
+        if (c->exact)
+                return 1;
+        while (r < 1000 && (uint64_t) r * 10 <= tenth)
+                r *= 10;
+        return r;
+}
+
 void tprofd_config_init(TprofdConfig *c) {
         *c = (TprofdConfig) {
                 .log_level = -1,
@@ -52,7 +73,7 @@ const char *tprofd_default_rules_path(void) {
 #define PATH_BYTES_MAX 4096U
 
 static const char *const top_keys[] = {
-        "state_dir", "rules", "freq", "window", "log_level", "control_socket", "retention", "incidents", "sources",
+        "state_dir", "rules", "freq", "window", "detail", "log_level", "control_socket", "retention", "incidents", "sources",
 };
 static const char *const retention_keys[] = { "max_age", "max_bytes", "keep_free" };
 static const char *const incidents_keys[] = { "max_bundles", "max_bytes" };
@@ -110,6 +131,11 @@ static int load_section(ConfContext *cc, yaml_document_t *doc, yaml_node_t *map,
                                                        (unsigned long long) (WINDOW_USEC_MIN / USEC_PER_SEC));
                                 if (r >= 0)
                                         c->window_usec = u;
+                        } else if (streq(key, "detail")) {
+                                r = conf_get_string(cc, v, key, 16, &s);
+                                if (r >= 0 && tprofd_detail_from_string(s, &c->exact) < 0)
+                                        r = conf_error(cc, v->start_mark,
+                                                       "invalid detail '%s': expected compact or exact", s);
                         } else if (streq(key, "log_level")) {
                                 r = conf_get_string(cc, v, key, 16, &s);
                                 if (r >= 0 && (c->log_level = log_level_from_string(s)) < 0)
@@ -246,6 +272,7 @@ int tprofd_config_diff_static(const TprofdConfig *old, const TprofdConfig *fresh
         DIFF_VAL(journal, "sources.journal");
         DIFF_VAL(freq_hz, "freq");
         DIFF_VAL(window_usec, "window");
+        DIFF_VAL(exact, "detail");
         DIFF_VAL(retention_age_usec, "retention.max_age");
         DIFF_VAL(retention_bytes, "retention.max_bytes");
         DIFF_VAL(keep_free_bytes, "retention.keep_free");

@@ -34,12 +34,19 @@ typedef struct TprofdConfig {
         char *journal_namespace; /* follow this journal namespace instead of the system journal */
         uint32_t freq_hz;
         uint64_t window_usec;
+        bool exact;                /* detail: exact (instruction addresses, microseconds) instead of compact */
         uint64_t retention_age_usec;
         uint64_t retention_bytes;  /* 0: no limit by size */
         uint64_t keep_free_bytes;  /* free space to leave on the state filesystem */
         uint32_t max_bundles;      /* complete bundles kept; the oldest go first */
         uint64_t max_bundle_bytes; /* total bytes of the bundles kept, pinned windows included */
 } TprofdConfig;
+
+/* Sample times the ring keeps in compact detail: a tenth of the sampling interval rounded down to a
+ * power of ten, at most a millisecond (1 ms at 97 Hz, 100 µs at 997 Hz). Exact detail keeps 1 µs. */
+uint32_t tprofd_time_resolution_usec(const TprofdConfig *c);
+
+int tprofd_detail_from_string(const char *s, bool *ret_exact);
 
 void tprofd_config_init(TprofdConfig *c);
 void tprofd_config_done(TprofdConfig *c);

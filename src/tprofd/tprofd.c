@@ -51,6 +51,9 @@ static void help(void) {
                "  -s --state-dir DIR     State directory (default: %s)\n"
                "  -F --freq HZ           Sampling frequency per CPU, 1-%u (default: %u)\n"
                "  -w --window SECONDS    Length of one ring window, %llu-%llu (default: %llu)\n"
+               "     --detail MODE       What the ring keeps of each sample: compact (default:\n"
+               "                         frames are functions, times to 1 ms at 97 Hz) or exact\n"
+               "                         (instruction addresses and microseconds, as perf script)\n"
                "     --kmsg PATH         Read kernel log records from PATH instead of /dev/kmsg\n"
                "                         (a recorded file of raw records replays them)\n"
                "     --journal-namespace NS\n"
@@ -98,6 +101,7 @@ static int parse_argv(int argc, char *argv[], TprofdConfig *cfg, const char **re
                 ARG_CONTROL_SOCKET,
                 ARG_JOURNAL_NAMESPACE,
                 ARG_MAX_BUNDLES,
+                ARG_DETAIL,
                 ARG_MAX_BUNDLE_BYTES,
                 ARG_LOG_LEVEL,
                 ARG_CONFIG,
@@ -109,6 +113,7 @@ static int parse_argv(int argc, char *argv[], TprofdConfig *cfg, const char **re
                 { "state-dir", required_argument, NULL, 's' },
                 { "freq", required_argument, NULL, 'F' },
                 { "window", required_argument, NULL, 'w' },
+                { "detail", required_argument, NULL, ARG_DETAIL },
                 { "kmsg", required_argument, NULL, ARG_KMSG },
                 { "control-socket", required_argument, NULL, ARG_CONTROL_SOCKET },
                 { "journal-namespace", required_argument, NULL, ARG_JOURNAL_NAMESPACE },
@@ -168,6 +173,11 @@ static int parse_argv(int argc, char *argv[], TprofdConfig *cfg, const char **re
                                                        (unsigned long long) (WINDOW_USEC_MIN / USEC_PER_SEC),
                                                        (unsigned long long) (WINDOW_USEC_MAX / USEC_PER_SEC));
                         cfg->window_usec = u;
+                        break;
+                case ARG_DETAIL:
+                        if (tprofd_detail_from_string(optarg, &cfg->exact) < 0)
+                                return log_error_errno(SYNTHETIC_ERRNO(EINVAL),
+                                                       "Invalid --detail '%s': expected compact or exact.", optarg);
                         break;
                 case ARG_CONTROL_SOCKET:
                         r = set_string(&cfg->control_socket, optarg);

@@ -11,6 +11,11 @@ set -eu
 printf 'freq: 49\nfrq: 3\n' >"$TEST_TMP/bad.yaml"
 expect_exit 78 "$TPROFD" --config "$TEST_TMP/bad.yaml" --check-config
 grep -q "bad.yaml:2:1: unknown key 'frq', did you mean 'freq'?" "$ERR" || fail "$(cat "$ERR")"
+printf 'freq: 97\ndetail: tiny\n' >"$TEST_TMP/bad.yaml"
+expect_exit 78 "$TPROFD" --config "$TEST_TMP/bad.yaml" --check-config
+grep -q "bad.yaml:2:9: invalid detail 'tiny': expected compact or exact" "$ERR" || fail "$(cat "$ERR")"
+expect_exit 64 "$TPROFD" --detail tiny --check-config
+grep -q "Invalid --detail 'tiny': expected compact or exact." "$ERR" || fail "$(cat "$ERR")"
 printf 'window: 1s\n' >"$TEST_TMP/bad.yaml"
 expect_exit 78 "$TPROFD" --config "$TEST_TMP/bad.yaml" --check-config
 grep -q "bad.yaml:1:9: 'window' must be at least 2s" "$ERR" || fail "$(cat "$ERR")"
@@ -48,6 +53,7 @@ state_dir: $STATE
 rules: $TEST_TMP/rules.yaml
 freq: 49
 window: 6s
+detail: exact
 control_socket: $SOCK
 incidents:
   max_bundles: 5
@@ -59,7 +65,7 @@ grep -q "^configuration: $TEST_TMP/tprofd.yaml" "$OUT" || fail "$(cat "$OUT")"
 "$TPROFD" --config "$TEST_TMP/tprofd.yaml" --window 4s >>"$TEST_TMP/tprofd.log" 2>&1 &
 TPROFD_PID=$!
 on_exit "kill $TPROFD_PID 2>/dev/null; wait $TPROFD_PID 2>/dev/null"
-wait_for 30 grep -q "running: state in $STATE, windows of 4s" "$TEST_TMP/tprofd.log" || fail "$(cat "$TEST_TMP/tprofd.log")"
+wait_for 30 grep -q "running: state in $STATE, windows of 4s, exact detail" "$TEST_TMP/tprofd.log" || fail "$(cat "$TEST_TMP/tprofd.log")"
 "$TPROF_BUNDLE" --control-socket "$SOCK" status >"$OUT" || fail "status"
 grep -q "at 49 Hz" "$OUT" || fail "freq from the file not applied: $(cat "$OUT")"
 wait_for 10 compgen -G "$STATE/ring/*-4s.tpw*" || fail "window length: $(ls "$STATE/ring")"
