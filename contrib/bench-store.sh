@@ -1,10 +1,11 @@
 #!/bin/bash
 # SPDX-License-Identifier: LGPL-2.1-or-later
 #
-# Benchmarks the ring tprofd writes against perf's own files. For each load, three recorders sample
+# Benchmarks the ring tprofd writes against perf's own files. For each load, four recorders sample
 # the same seconds at once: `perf record -e cpu-clock -F 97 -g -a`, the same with -z, and tprofd
-# itself (97 Hz, 120 s windows, a private state directory under the work directory). One table per
-# load gives:
+# itself twice (97 Hz, 120 s windows, private state directories under the work directory): on its
+# default compact detail (functions, 1 ms) and with --detail exact (instruction addresses, 1 us,
+# what perf keeps). One table per load gives:
 #   - samples, bytes and bytes per sample of each recorder, and how much smaller the ring is;
 #   - CPU seconds and peak RSS of each recorder while it recorded (from /proc, read just before the
 #     recorders are stopped, so perf's build-id pass at exit is not counted);
@@ -47,7 +48,7 @@ TCK=$(getconf CLK_TCK)
 W=$(mktemp -d /tmp/bench-store.XXXXXX)
 LOAD_PGIDS=()
 RECORDER_PIDS=()
-TPROFD_PID=
+TPROFD_PIDS=()
 SLEEP_PID=
 # Each load runs in its own session, so stopping it kills the whole process group: the loop and
 # whatever find, head or gzip it runs at that moment.
@@ -68,10 +69,10 @@ cleanup() {
         [ -z "$SLEEP_PID" ] || kill "$SLEEP_PID" 2>/dev/null || true
         stop_load
         for p in "${RECORDER_PIDS[@]}"; do kill -TERM "$p" 2>/dev/null || true; done
-        if [ -n "$TPROFD_PID" ]; then
-                kill -TERM "$TPROFD_PID" 2>/dev/null || true
-                wait "$TPROFD_PID" 2>/dev/null || true
-        fi
+        for p in "${TPROFD_PIDS[@]}"; do
+                kill -TERM "$p" 2>/dev/null || true
+                wait "$p" 2>/dev/null || true
+        done
         for p in "${RECORDER_PIDS[@]}"; do wait "$p" 2>/dev/null || true; done
         if [ -n "${BENCH_KEEP:-}" ]; then
                 echo "bench-store: recordings kept in $W" >&2
@@ -149,13 +150,17 @@ bench_load() {
                 stop=$(echo "$start + $SECS - 0.5" | bc)
         fi
 
-        echo "Recording ${SECS}s of cpu-clock at $FREQ Hz on all CPUs three ways at once" \
-             "(perf, perf -z, tprofd)..."
+        echo "Recording ${SECS}s of cpu-clock at $FREQ Hz on all CPUs four ways at once" \
+             "(perf, perf -z, tprofd on its default compact detail, tprofd --detail exact)..."
         start=$(now)
-        env -u NOTIFY_SOCKET -u JOURNAL_STREAM "$TPROFD" --config "$W/tprofd.yaml" --rules "$W/rules.yaml" \
-                --kmsg "$W/kmsg" --control-socket "$D/control.sock" --state-dir "$D/state" \
-                --window "$WINDOW" --freq "$FREQ" >"$D/tprofd.log" 2>&1 &
-        TPROFD_PID=$!
+        local detail
+        for detail in compact exact; do
+                env -u NOTIFY_SOCKET -u JOURNAL_STREAM "$TPROFD" --config "$W/tprofd.yaml" \
+                        --rules "$W/rules.yaml" --kmsg "$W/kmsg" --control-socket "$D/$detail.sock" \
+                        --state-dir "$D/$detail" --window "$WINDOW" --freq "$FREQ" --detail "$detail" \
+                        >"$D/tprofd-$detail.log" 2>&1 &
+                TPROFD_PIDS+=($!)
+        done
         perf record -q -e cpu-clock -F "$FREQ" -g -a -o "$D/plain.data" 2>"$D/plain.log" &
         p1=$!
         perf record -q -e cpu-clock -F "$FREQ" -g -a -z -o "$D/z.data" 2>"$D/z.log" &
@@ -163,49 +168,56 @@ bench_load() {
         RECORDER_PIDS=("$p1" "$p2")
 
         sleep_until "$stop"
-        for p in "$TPROFD_PID" "$p1" "$p2"; do
+        for p in "${TPROFD_PIDS[@]}" "$p1" "$p2"; do
                 if ! kill -0 "$p" 2>/dev/null; then
                         echo "a recorder exited early; logs:" >&2
-                        tail -n 20 "$D/tprofd.log" "$D/plain.log" "$D/z.log" >&2
+                        tail -n 20 "$D"/tprofd-*.log "$D/plain.log" "$D/z.log" >&2
                         exit 1
                 fi
         done
         c_plain=$(proc_cost "$p1")
         c_z=$(proc_cost "$p2")
-        c_tprofd=$(proc_cost "$TPROFD_PID")
+        c_tprofd=$(proc_cost "${TPROFD_PIDS[0]}")
+        c_exact=$(proc_cost "${TPROFD_PIDS[1]}")
         # perf stops on SIGTERM too, finishes its file and then dies of the signal again.
-        kill -TERM "$TPROFD_PID" "$p1" "$p2"
+        kill -TERM "${TPROFD_PIDS[@]}" "$p1" "$p2"
         span=$(echo "$(now) - $start" | bc)
-        if ! wait "$TPROFD_PID"; then
-                echo "tprofd did not exit cleanly after SIGTERM:" >&2
-                tail -n 20 "$D/tprofd.log" >&2
-                exit 1
-        fi
-        TPROFD_PID=
+        for p in "${TPROFD_PIDS[@]}"; do
+                if ! wait "$p"; then
+                        echo "tprofd did not exit cleanly after SIGTERM:" >&2
+                        tail -n 20 "$D"/tprofd-*.log >&2
+                        exit 1
+                fi
+        done
+        TPROFD_PIDS=()
         wait "$p1" 2>/dev/null || true
         wait "$p2" 2>/dev/null || true
         RECORDER_PIDS=()
         stop_load
 
-        local n_plain n_z b_plain b_z n_ring b_ring wins lost
+        local n_plain n_z b_plain b_z n_ring b_ring n_exact b_exact wins lost
         count() { perf script -i "$1" -F time 2>/dev/null | grep -c . ; }
         n_plain=$(count "$D/plain.data")
         n_z=$(count "$D/z.data")
         b_plain=$(stat -c %s "$D/plain.data")
         b_z=$(stat -c %s "$D/z.data")
 
-        if ls "$D"/state/ring/*.partial >/dev/null 2>&1; then
-                echo "tprofd left an open window behind after SIGTERM:" >&2
-                ls -l "$D/state/ring" >&2
-                exit 1
-        fi
-        b_ring=$(cat "$D"/state/ring/*.tpw | wc -c)
-        # Every sample the ring holds, read back through the CLI; the last line of `windows` is
-        # "N windows, N samples, N lost, SIZE."
-        "$BUNDLE" export --state-dir "$D/state" --from "@$(( ${start%.*} - WINDOW ))" \
-                --to "@$(( ${stop%.*} + WINDOW ))" --format perf-script -o "$D/ring.script" || true
-        n_ring=$(grep -c 'cpu-clock:$' "$D/ring.script" || true)
-        "$BUNDLE" windows --state-dir "$D/state" >"$D/windows.out"
+        for detail in compact exact; do
+                if ls "$D/$detail"/ring/*.partial >/dev/null 2>&1; then
+                        echo "tprofd left an open window behind after SIGTERM:" >&2
+                        ls -l "$D/$detail/ring" >&2
+                        exit 1
+                fi
+                # Every sample the ring holds, read back through the CLI.
+                "$BUNDLE" export --state-dir "$D/$detail" --from "@$(( ${start%.*} - WINDOW ))" \
+                        --to "@$(( ${stop%.*} + WINDOW ))" --format perf-script -o "$D/$detail.script" || true
+        done
+        b_ring=$(cat "$D"/compact/ring/*.tpw | wc -c)
+        n_ring=$(grep -c 'cpu-clock:$' "$D/compact.script" || true)
+        b_exact=$(cat "$D"/exact/ring/*.tpw | wc -c)
+        n_exact=$(grep -c 'cpu-clock:$' "$D/exact.script" || true)
+        # The last line of `windows` is "N windows, N samples, N lost, SIZE."
+        "$BUNDLE" windows --state-dir "$D/compact" >"$D/windows.out"
         wins=$(sed -n 's/^\([0-9]*\) windows\{0,1\}, .*/\1/p' "$D/windows.out")
         lost=$(sed -n 's/^[0-9]* windows\{0,1\}, [0-9]* samples\{0,1\}, \([0-9]*\) lost.*/\1/p' \
                 "$D/windows.out")
@@ -220,19 +232,23 @@ bench_load() {
 
         awk -v np="$n_plain" -v bp="$b_plain" -v nz="$n_z" -v bz="$b_z" -v nr="$n_ring" -v br="$b_ring" \
             -v cp="${c_plain% *}" -v rp="${c_plain#* }" -v cz="${c_z% *}" -v rz="${c_z#* }" \
-            -v ct="${c_tprofd% *}" -v rt="${c_tprofd#* }" -v span="$span" -v wins="$wins" -v lost="$lost" \
+            -v ct="${c_tprofd% *}" -v rt="${c_tprofd#* }" -v ne="$n_exact" -v be="$b_exact" \
+            -v ce="${c_exact% *}" -v re="${c_exact#* }" -v span="$span" -v wins="$wins" -v lost="$lost" \
             -v load="$load" -v win="$WINDOW" -v spani="$span_i" -v cpui="$cpu_i" -v ncpu="$(nproc)" 'BEGIN {
-                pp = bp / np; pz = bz / nz; pr = br / nr;
+                pp = bp / np; pz = bz / nz; pr = br / nr; pe = be / ne;
                 printf "\nBENCH_LOAD=%s, %.1f s recorded on %d CPUs:\n", load, span, ncpu;
                 f = "%-28s %9d %11d %13.2f %8.2f %13.1f\n";
                 printf "%-28s %9s %11s %13s %8s %13s\n", "", "samples", "bytes", "bytes/sample", "CPU s",
                        "peak RSS MiB";
                 printf f, "perf record -g -a", np, bp, pp, cp, rp / 1024;
                 printf f, "perf record -z -g -a", nz, bz, pz, cz, rz / 1024;
-                printf f, "tprofd ring (" win " s windows)", nr, br, pr, ct, rt / 1024;
-                printf "\nring vs plain perf: %.0fx smaller (goal >= 40x)\n", pp / pr;
-                printf "ring vs perf -z:    %.1fx smaller (goal >= 10x)\n", pz / pr;
-                printf "\ntprofd wrote %s window(s), lost %s samples. CPU s and peak RSS: each\n", wins, lost;
+                printf f, "tprofd ring, compact", nr, br, pr, ct, rt / 1024;
+                printf f, "tprofd ring, --detail exact", ne, be, pe, ce, re / 1024;
+                printf "\n%-28s %12s %12s\n", "", "vs perf", "vs perf -z";
+                printf "%-28s %11.1fx %11.1fx   (goals: 40x, 10x)\n", "compact (default)", pp / pr, pz / pr;
+                printf "%-28s %11.1fx %11.1fx\n", "exact", pp / pe, pz / pe;
+                printf "\ntprofd (compact) wrote %s window(s) of %d s, lost %s samples. CPU s and peak RSS:\n", wins, win, lost;
+                printf "each ";
                 printf "recorder until SIGTERM, so perf'"'"'s build-id pass at exit is not counted.\n";
                 printf "Writer alone (store-tool import of the plain recording): %.4f CPU-s for %.1f s\n",
                        cpui, spani;
