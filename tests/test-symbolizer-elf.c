@@ -313,6 +313,104 @@ static void test_symbolizer_user_frames(void **state) {
         assert_true(f.kernel);
 }
 
+/* A user mapping of the fixture as the sampler would pass it, and where fn runs in it. */
+static SymbolizerMapping fixture_mapping(const void *fn, uint64_t *ret_addr) {
+        struct stat st;
+        uint64_t off = offset_of(fn) & ~(uint64_t) 0xfff;
+
+        assert_int_equal(stat(fixture, &st), 0);
+        *ret_addr = 0x10000000 + (offset_of(fn) - off);
+        return (SymbolizerMapping) {
+                .start = 0x10000000, .end = 0x10100000, .pgoff = off,
+                .dev = st.st_dev, .ino = st.st_ino, .path = fixture,
+        };
+}
+
+static void test_symbolizer_function_frames(void **state) {
+        _cleanup_(symbolizer_freep) Symbolizer *z = NULL, *exact = NULL;
+        uint64_t a, g;
+        SymbolizerMapping m = fixture_mapping(alpha, &a);
+        char path[256], line[64];
+        Frame f;
+
+        assert_int_equal(symbolizer_new(&(SymbolizerOptions) { .kallsyms_path = "", .jit_dir = tmpdir,
+                                                                .function_frames = true }, &z), 0);
+        assert_int_equal(symbolizer_new(&(SymbolizerOptions) { .kallsyms_path = "", .jit_dir = tmpdir }, &exact), 0);
+        symbolizer_begin(z);
+        symbolizer_begin(exact);
+
+        /* Anywhere in fixture_alpha, sampled or returned to: one frame, its first byte in the file. */
+        for (unsigned is_return = 0; is_return < 2; is_return++)
+                for (uint64_t d = 0; d < 12; d += 3) {
+                        if (is_return && d == 0)
+                                continue; /* a return address at the first byte belongs to the caller */
+                        symbolizer_user(z, 0, &m, a + d, is_return, &f);
+                        assert_string_equal(f.symbol, "fixture_alpha");
+                        assert_string_equal(f.dso, fixture);
+                        assert_int_equal(f.addr, offset_of(alpha));
+                        assert_int_equal(f.offset, 0);
+                        assert_false(f.kernel);
+
+                        /* Exact frames as ever: the instruction's own place in the file. */
+                        symbolizer_user(exact, 0, &m, a + d, is_return, &f);
+                        assert_string_equal(f.symbol, "fixture_alpha");
+                        assert_int_equal(f.addr, offset_of(alpha) + d);
+                        assert_int_equal(f.offset, d);
+                }
+
+        /* Another function of the same mapping, and a C++ one still demangled. */
+        g = a - offset_of(alpha) + offset_of(gamma_fn);
+        symbolizer_user(z, 0, &m, g + 5, true, &f);
+        assert_string_equal(f.symbol, "fixture::gamma(unsigned long)");
+        assert_int_equal(f.addr, offset_of(gamma_fn));
+        assert_int_equal(f.offset, 0);
+
+        /* The same file mapped elsewhere (another process, another load address): the same frame. */
+        SymbolizerMapping moved = m;
+        moved.start += 0x7f0000000000;
+        moved.end += 0x7f0000000000;
+        symbolizer_user(z, 0, &moved, a + 0x7f0000000000 + 7, false, &f);
+        assert_string_equal(f.symbol, "fixture_alpha");
+        assert_int_equal(f.addr, offset_of(alpha));
+        assert_int_equal(f.offset, 0);
+
+        /* JIT code keeps virtual addresses: the entry's start. */
+        snprintf(path, sizeof(path), "%s/perf-4343.map", tmpdir);
+        snprintf(line, sizeof(line), "%x 100 jitted_function\n", 0x20000000);
+        assert_int_equal(write_file_atomic(path, line, strlen(line), 0644), 0);
+        symbolizer_user(z, 4343, NULL, 0x20000011, true, &f);
+        assert_string_equal(f.symbol, "jitted_function");
+        assert_int_equal(f.addr, 0x20000000);
+        assert_int_equal(f.offset, 0);
+        symbolizer_user(exact, 4343, NULL, 0x20000011, true, &f);
+        assert_int_equal(f.addr, 0x20000011);
+        assert_int_equal(f.offset, 0x11);
+
+        /* [vdso] frames: the function's start as an offset in the image. */
+        void *vdso = dlopen("linux-vdso.so.1", RTLD_NOW | RTLD_NOLOAD);
+        void *cg = vdso ? dlsym(vdso, "__vdso_clock_gettime") : NULL;
+        if (cg) {
+                _cleanup_fclose_ FILE *maps = fopen("/proc/self/maps", "re");
+                char l[512];
+                unsigned long long vs = 0, ve = 0;
+                while (maps && fgets(l, sizeof(l), maps))
+                        if (strstr(l, "[vdso]"))
+                                assert_int_equal(sscanf(l, "%llx-%llx", &vs, &ve), 2);
+                SymbolizerMapping vm = { .start = vs, .end = ve, .path = "[vdso]" };
+                symbolizer_user(z, 0, &vm, (uintptr_t) cg + 3, true, &f);
+                assert_string_equal(f.dso, "[vdso]");
+                assert_int_equal(f.addr, (uintptr_t) cg - vs);
+                assert_int_equal(f.offset, 0);
+                dlclose(vdso);
+        }
+
+        /* Unknown frames keep their exact address. */
+        symbolizer_user(z, 0, NULL, 0x1234, true, &f);
+        assert_string_equal(f.symbol, "[unknown]");
+        assert_int_equal(f.addr, 0x1234);
+        assert_int_equal(f.offset, 0);
+}
+
 static void test_symbolizer_cache_limit(void **state) {
         _cleanup_(elf_symbols_freep) ElfSymbols *e = NULL;
         SymbolizerStats st;
@@ -391,6 +489,7 @@ int main(void) {
                 cmocka_unit_test(test_not_elf),
                 cmocka_unit_test(test_truncated_and_corrupted),
                 cmocka_unit_test(test_symbolizer_user_frames),
+                cmocka_unit_test(test_symbolizer_function_frames),
                 cmocka_unit_test(test_symbolizer_cache_limit),
         };
         return cmocka_run_group_tests(tests, setup, teardown);

@@ -35,6 +35,10 @@ typedef struct SymbolizerOptions {
         const char *jit_dir;       /* NULL: /tmp */
         uint64_t cache_bytes_max;  /* 0: SYMBOLIZER_CACHE_BYTES_DEFAULT */
         uint64_t kallsyms_reload_usec; /* 0: SYMBOLIZER_KALLSYMS_RELOAD_USEC */
+        /* Frames name the function, not the instruction: a frame whose function is known gets the
+         * function's first byte as addr (in the same address space addr uses otherwise) and offset
+         * 0, so all samples in one function make one frame. */
+        bool function_frames;
 } SymbolizerOptions;
 
 typedef struct SymbolizerMapping {
@@ -63,7 +67,8 @@ void symbolizer_begin(Symbolizer *z);
 /* Call once per drain: JIT maps are checked for changes again. */
 void symbolizer_next_epoch(Symbolizer *z);
 
-/* is_return: addr is a return address (every frame but the first of its context); we look up addr - 1. */
+/* is_return: addr is a return address (every frame but the first of its context); we look up addr - 1.
+ * With function_frames, addr and offset of a resolved frame are the function's start and 0. */
 void symbolizer_kernel(Symbolizer *z, uint64_t addr, bool is_return, Frame *ret);
 /* m: the mapping covering addr in pid, or NULL when none is known. */
 void symbolizer_user(Symbolizer *z, uint32_t pid, const SymbolizerMapping *m, uint64_t addr, bool is_return,
