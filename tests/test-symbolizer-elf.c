@@ -713,6 +713,57 @@ static void test_symbolizer_function_frames(void **state) {
         assert_int_equal(f.offset, 0);
 }
 
+static void test_symbolizer_function_frames_stripped(void **state) {
+        _cleanup_(symbolizer_freep) Symbolizer *z = NULL, *exact = NULL;
+        uint64_t local, hdr_offset, hdr_vaddr, hdr_size;
+        struct stat st;
+        Frame f;
+
+        if (!fixture_stripped)
+                skip();
+        assert_int_equal(symbolizer_new(&(SymbolizerOptions) { .kallsyms_path = "", .jit_dir = tmpdir,
+                                                                .function_frames = true }, &z), 0);
+        assert_int_equal(symbolizer_new(&(SymbolizerOptions) { .kallsyms_path = "", .jit_dir = tmpdir }, &exact), 0);
+        symbolizer_begin(z);
+        symbolizer_begin(exact);
+
+        /* The static fixture_local's place in the file, from the unstripped twin: code is one segment,
+         * so it is as far from fixture_alpha in the file as in memory. */
+        local = offset_of(alpha) - symbol_vaddr(fixture, "fixture_alpha") + symbol_vaddr(fixture, "fixture_local");
+        section_place(fixture_stripped, ".eh_frame_hdr", &hdr_offset, &hdr_vaddr, &hdr_size);
+        assert_int_equal(stat(fixture_stripped, &st), 0);
+        SymbolizerMapping m = {
+                .start = 0x10000000, .end = 0x10100000, .pgoff = 0,
+                .dev = st.st_dev, .ino = st.st_ino, .path = fixture_stripped,
+        };
+
+        /* No name, but one frame for the whole function, at its start. */
+        for (unsigned is_return = 0; is_return < 2; is_return++) {
+                symbolizer_user(z, 0, &m, m.start + local + 6, is_return, &f);
+                assert_string_equal(f.symbol, "[unknown]");
+                assert_string_equal(f.dso, fixture_stripped);
+                assert_int_equal(f.addr, local);
+                assert_int_equal(f.offset, 0);
+
+                symbolizer_user(exact, 0, &m, m.start + local + 6, is_return, &f);
+                assert_string_equal(f.symbol, "[unknown]");
+                assert_int_equal(f.addr, local + 6);
+                assert_int_equal(f.offset, 0);
+        }
+
+        /* Exported functions are still named from .dynsym. */
+        symbolizer_user(z, 0, &m, m.start + offset_of(alpha) + 4, true, &f);
+        assert_string_equal(f.symbol, "fixture_alpha");
+        assert_int_equal(f.addr, offset_of(alpha));
+        assert_int_equal(f.offset, 0);
+
+        /* Read-only data after the code is in no function: the exact address. */
+        symbolizer_user(z, 0, &m, m.start + hdr_offset + 4, false, &f);
+        assert_string_equal(f.symbol, "[unknown]");
+        assert_int_equal(f.addr, hdr_offset + 4);
+        assert_int_equal(f.offset, 0);
+}
+
 static void test_symbolizer_cache_limit(void **state) {
         _cleanup_(elf_symbols_freep) ElfSymbols *e = NULL;
         SymbolizerStats st;
@@ -799,6 +850,7 @@ int main(void) {
                 cmocka_unit_test(test_truncated_and_corrupted),
                 cmocka_unit_test(test_symbolizer_user_frames),
                 cmocka_unit_test(test_symbolizer_function_frames),
+                cmocka_unit_test(test_symbolizer_function_frames_stripped),
                 cmocka_unit_test(test_symbolizer_cache_limit),
         };
         return cmocka_run_group_tests(tests, setup, teardown);

@@ -534,7 +534,7 @@ static ElfSymbols *vdso_symbols(Symbolizer *z, const SymbolizerMapping *m) {
 
 void symbolizer_user(Symbolizer *z, uint32_t pid, const SymbolizerMapping *m, uint64_t addr, bool is_return,
                      Frame *ret) {
-        uint64_t a = is_return ? addr - 1 : addr, vaddr, off, where;
+        uint64_t a = is_return ? addr - 1 : addr, vaddr, off, where, unknown_where;
         bool file = m && m->path && m->path[0] == '/' && !startswith(m->path, "//anon");
         bool vdso = m && m->path && streq(m->path, "[vdso]");
         const char *name, *jit_path;
@@ -546,15 +546,22 @@ void symbolizer_user(Symbolizer *z, uint32_t pid, const SymbolizerMapping *m, ui
         /* A frame in a file (or the vDSO) carries where the instruction sits in it, as perf script
          * prints it: the same in every process, whatever the load address. Others keep the address. */
         where = file || vdso ? addr - m->start + m->pgoff : addr;
+        unknown_where = where;
 
         /* A file-backed mapping: its ELF symbols. */
         if (file) {
                 e = file_symbols(z, pid, m);
-                if (e && elf_symbols_offset_to_vaddr(e, a - m->start + m->pgoff, &vaddr) &&
-                    elf_symbols_lookup(e, vaddr, &name, &off)) {
-                        frame_resolved(z, ret, demangle(z, name), m->path, where, off, is_return,
-                                       /* kernel= */ false);
-                        return;
+                if (e && elf_symbols_offset_to_vaddr(e, a - m->start + m->pgoff, &vaddr)) {
+                        if (elf_symbols_lookup(e, vaddr, &name, &off)) {
+                                frame_resolved(z, ret, demangle(z, name), m->path, where, off, is_return,
+                                               /* kernel= */ false);
+                                return;
+                        }
+                        /* No symbol covers it (a stripped file: a static function, or no .dynsym at
+                         * all). The unwind table still knows where its function starts, so the frame,
+                         * though unnamed, is one per function like the others. */
+                        if (z->function_frames && elf_symbols_function_start(e, vaddr, &off))
+                                unknown_where = where - is_return - off;
                 }
                 /* A file that is not ELF may still be described by a JIT map (some runtimes map code files). */
         }
@@ -575,7 +582,8 @@ void symbolizer_user(Symbolizer *z, uint32_t pid, const SymbolizerMapping *m, ui
         }
 
         z->stats.frames_unknown++;
-        frame_unknown(ret, where, m && m->path && m->path[0] && !startswith(m->path, "//anon") ? m->path : NULL, false);
+        frame_unknown(ret, unknown_where, m && m->path && m->path[0] && !startswith(m->path, "//anon") ? m->path : NULL,
+                      false);
 }
 
 void symbolizer_get_stats(const Symbolizer *z, SymbolizerStats *ret) {

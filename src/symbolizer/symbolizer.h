@@ -3,7 +3,8 @@
  * Address -> Frame for the sampler: kernel addresses through kallsyms, user addresses through the
  * mapping that covers them (the caller's process table finds it) and that file's ELF symbols, or
  * the process's perf JIT map for code no file backs. Unresolved frames are "[unknown]" with the
- * DSO when it is known, as perf prints them.
+ * DSO when it is known, as perf prints them. With function_frames, an unnamed frame in a stripped
+ * file still moves to its function's start when the file's .eh_frame_hdr says where that is.
  *
  * Caches: ELF tables keyed by file identity (device + inode from the mapping; two identities with
  * the same build-id share one table) and JIT maps keyed by pid, both bounded: when the bytes or
