@@ -10,6 +10,7 @@
 
 #include <dlfcn.h>
 #include <fcntl.h>
+#include <gelf.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,7 +21,7 @@
 #include "symbolizer/symbolizer-elf.h"
 #include "symbolizer/symbolizer.h"
 
-static const char *fixture;
+static const char *fixture, *fixture_stripped;
 static char tmpdir[] = "/tmp/tprof-elf.XXXXXX";
 
 /* The file offset of a runtime address in our own mappings of path. */
@@ -183,6 +184,307 @@ static void test_not_elf(void **state) {
         assert_int_equal(elf_symbols_load_path("/nonexistent", NULL, &(ElfSymbols *) { NULL }), -ENOENT);
 }
 
+/* Where a function starts, from a file's symbol table: the address at which lookups give offset 0. */
+static uint64_t symbol_vaddr(const char *path, const char *name) {
+        _cleanup_(elf_symbols_freep) ElfSymbols *e = NULL;
+        struct stat st;
+
+        assert_int_equal(elf_symbols_load_path(path, NULL, &e), 0);
+        assert_int_equal(stat(path, &st), 0);
+        for (uint64_t o = 0; o < (uint64_t) st.st_size; o++) {
+                const char *got;
+                uint64_t vaddr, off;
+
+                if (elf_symbols_offset_to_vaddr(e, o, &vaddr) && elf_symbols_lookup(e, vaddr, &got, &off) &&
+                    off == 0 && streq(got, name))
+                        return vaddr;
+        }
+        fail_msg("no symbol %s in %s", name, path);
+        return 0;
+}
+
+/* A section's place in the file and in memory, through libelf directly. */
+static void section_place(const char *path, const char *name, uint64_t *ret_offset, uint64_t *ret_vaddr,
+                          uint64_t *ret_size) {
+        _cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC);
+        Elf_Scn *scn = NULL;
+        size_t shstrndx;
+        Elf *elf;
+
+        assert_true(fd >= 0);
+        (void) elf_version(EV_CURRENT);
+        elf = elf_begin(fd, ELF_C_READ, NULL);
+        assert_non_null(elf);
+        assert_int_equal(elf_getshdrstrndx(elf, &shstrndx), 0);
+        while ((scn = elf_nextscn(elf, scn))) {
+                GElf_Shdr shdr;
+                const char *n;
+
+                assert_non_null(gelf_getshdr(scn, &shdr));
+                n = elf_strptr(elf, shstrndx, shdr.sh_name);
+                if (n && streq(n, name)) {
+                        *ret_offset = shdr.sh_offset;
+                        *ret_vaddr = shdr.sh_addr;
+                        *ret_size = shdr.sh_size;
+                        elf_end(elf);
+                        return;
+                }
+        }
+        elf_end(elf);
+        fail_msg("no section %s in %s", name, path);
+}
+
+/* For each function, the stripped file's unwind table must give the start its unstripped twin's
+ * symbol table gives, from anywhere in the first bytes of the function. */
+static void expect_same_starts(const char *path, const char *stripped, const char *const *names,
+                               ElfSymbolSource source) {
+        _cleanup_(elf_symbols_freep) ElfSymbols *e = NULL;
+
+        assert_int_equal(elf_symbols_load_path(stripped, NULL, &e), 0);
+        assert_int_equal(elf_symbols_source(e), source);
+        assert_true(elf_symbols_function_starts_count(e) >= 3);
+        assert_true(elf_symbols_bytes(e) >= elf_symbols_function_starts_count(e) * sizeof(uint64_t));
+
+        for (const char *const *name = names; *name; name++) {
+                uint64_t start = symbol_vaddr(path, *name);
+
+                for (uint64_t d = 0; d < 8; d++) {
+                        uint64_t off = UINT64_MAX;
+                        assert_true(elf_symbols_function_start(e, start + d, &off));
+                        assert_int_equal(off, d);
+                }
+        }
+}
+
+static void test_eh_frame_hdr_stripped_library(void **state) {
+        static const char *const names[] = { "fixture_alpha", "fixture_beta", "_ZN7fixture5gammaEm", "fixture_local", NULL };
+        _cleanup_(elf_symbols_freep) ElfSymbols *full = NULL;
+        uint64_t off;
+
+        if (!fixture_stripped)
+                skip();
+
+        /* With a .symtab the unwind table is not read at all: it would add nothing but bytes. */
+        assert_int_equal(elf_symbols_load_path(fixture, NULL, &full), 0);
+        assert_int_equal(elf_symbols_function_starts_count(full), 0);
+        assert_false(elf_symbols_function_start(full, symbol_vaddr(fixture, "fixture_alpha"), &off));
+
+        /* .dynsym only: the static fixture_local has no symbol, but it has an FDE. */
+        expect_same_starts(fixture, fixture_stripped, names, ELF_SYMBOLS_DYNSYM);
+}
+
+static void test_eh_frame_hdr_stripped_executable(void **state) {
+        static const char *const names[] = { "main", "burn_outer", "burn_middle", "burn_leaf", NULL };
+        const char *burn = getenv("TPROF_BURN"), *burn_stripped = getenv("TPROF_BURN_STRIPPED");
+
+        if (!burn || !burn_stripped)
+                skip();
+        /* Linked with -s: no symbols of any kind, so the unwind table is all there is. */
+        expect_same_starts(burn, burn_stripped, names, ELF_SYMBOLS_NONE);
+}
+
+static void test_eh_frame_hdr_from_program_header(void **state) {
+        _cleanup_(elf_symbols_freep) ElfSymbols *e = NULL, *renamed = NULL;
+        _cleanup_free_ char *data = NULL;
+        uint64_t start = 0, off;
+        size_t size;
+        char *name;
+
+        if (!fixture_stripped)
+                skip();
+        assert_int_equal(read_full_file(fixture_stripped, 16 * 1024 * 1024, &data, &size), 0);
+        assert_int_equal(elf_symbols_load_memory(data, size, &e), 0);
+        assert_true(elf_symbols_function_starts_count(e) >= 3);
+
+        /* With no section of that name (section headers are optional at run time), PT_GNU_EH_FRAME
+         * leads to the same table. */
+        name = memmem(data, size, ".eh_frame_hdr", sizeof(".eh_frame_hdr"));
+        assert_non_null(name);
+        name[1] = 'X';
+        assert_int_equal(elf_symbols_load_memory(data, size, &renamed), 0);
+        assert_int_equal(elf_symbols_function_starts_count(renamed), elf_symbols_function_starts_count(e));
+        for (uint64_t v = 0; v < 0x4000; v++) {
+                bool found = elf_symbols_function_start(e, v, &off);
+                uint64_t off2 = UINT64_MAX;
+
+                assert_int_equal(elf_symbols_function_start(renamed, v, &off2), found);
+                if (found) {
+                        assert_int_equal(off2, off);
+                        start = v - off;
+                }
+        }
+        assert_true(start > 0);
+}
+
+static void test_eh_frame_hdr_bounds(void **state) {
+        _cleanup_(elf_symbols_freep) ElfSymbols *e = NULL;
+        uint64_t off, hdr_offset, hdr_vaddr, hdr_size;
+
+        if (!fixture_stripped)
+                skip();
+        assert_int_equal(elf_symbols_load_path(fixture_stripped, NULL, &e), 0);
+        section_place(fixture_stripped, ".eh_frame_hdr", &hdr_offset, &hdr_vaddr, &hdr_size);
+
+        /* Below the first function, in read-only data after the code, and far away: no function. */
+        assert_false(elf_symbols_function_start(e, 0, &off));
+        assert_false(elf_symbols_function_start(e, hdr_vaddr, &off));
+        assert_false(elf_symbols_function_start(e, UINT64_MAX, &off));
+}
+
+/* A valid table in the layout every linker writes, entries relative to the section at 0x2000. */
+static size_t make_hdr(uint8_t *buf, size_t size, const int32_t *rel, uint32_t n, bool big_endian) {
+        size_t l = 12 + 8 * (size_t) n;
+        uint32_t words[2 + 2 * 64];
+
+        assert_true(n <= 64 && l <= size);
+        words[0] = 0x1234;
+        words[1] = n;
+        for (uint32_t i = 0; i < n; i++) {
+                words[2 + 2 * i] = (uint32_t) rel[i];
+                words[3 + 2 * i] = (uint32_t) rel[i] + 0x100;
+        }
+        buf[0] = 1, buf[1] = 0x1b, buf[2] = 0x03, buf[3] = 0x3b;
+        for (size_t w = 0; w < 2 + 2 * (size_t) n; w++)
+                for (size_t b = 0; b < 4; b++)
+                        buf[4 + 4 * w + b] = (uint8_t) (words[w] >> (big_endian ? 24 - 8 * b : 8 * b));
+        return l;
+}
+
+/* The parser on an exactly sized heap copy, so that a read past the end is caught by the sanitizers. */
+static int parse(const uint8_t *buf, size_t l, uint64_t section_vaddr, bool big_endian, uint64_t **ret,
+                 size_t *ret_n) {
+        _cleanup_free_ uint8_t *copy = malloc(l ?: 1);
+
+        assert_non_null(copy);
+        memcpy(copy, buf, l);
+        return elf_parse_eh_frame_hdr(copy, l, section_vaddr, big_endian, ret, ret_n);
+}
+
+static void test_eh_frame_hdr_parse(void **state) {
+        static const int32_t sorted[] = { -0x1000, -0xf00, -0x800 };
+        static const int32_t messy[] = { -0x800, -0x1000, -0xf00, -0x1000, -0x800 };
+        static const int32_t wild[] = { -0x3000, -0x1000, INT32_MAX };
+        uint8_t buf[12 + 8 * 64];
+        uint64_t *starts = NULL;
+        size_t n = 0, l;
+
+        for (unsigned big_endian = 0; big_endian < 2; big_endian++) {
+                l = make_hdr(buf, sizeof(buf), sorted, ELEMENTSOF(sorted), big_endian);
+                assert_int_equal(parse(buf, l, 0x2000, big_endian, &starts, &n), 0);
+                assert_int_equal(n, 3);
+                assert_int_equal(starts[0], 0x1000);
+                assert_int_equal(starts[1], 0x1100);
+                assert_int_equal(starts[2], 0x1800);
+                starts = mfree(starts);
+        }
+
+        /* Out of order and repeated: sorted and collapsed. */
+        l = make_hdr(buf, sizeof(buf), messy, ELEMENTSOF(messy), false);
+        assert_int_equal(parse(buf, l, 0x2000, false, &starts, &n), 0);
+        assert_int_equal(n, 3);
+        assert_int_equal(starts[0], 0x1000);
+        assert_int_equal(starts[1], 0x1100);
+        assert_int_equal(starts[2], 0x1800);
+        starts = mfree(starts);
+
+        /* Entries below address 0 are dropped; the others stay. */
+        l = make_hdr(buf, sizeof(buf), wild, ELEMENTSOF(wild), false);
+        assert_int_equal(parse(buf, l, 0x2000, false, &starts, &n), 0);
+        assert_int_equal(n, 2);
+        assert_int_equal(starts[0], 0x1000);
+        assert_int_equal(starts[1], 0x2000 + (uint64_t) INT32_MAX);
+        starts = mfree(starts);
+
+        /* No entries. */
+        l = make_hdr(buf, sizeof(buf), NULL, 0, false);
+        starts = (uint64_t *) buf;
+        assert_int_equal(parse(buf, l, 0x2000, false, &starts, &n), 0);
+        assert_null(starts);
+        assert_int_equal(n, 0);
+
+        /* Encodings we do not read, and a count the section cannot hold. */
+        static const struct {
+                size_t at;
+                uint8_t value;
+                int r;
+        } broken[] = {
+                { 0, 2, -EOPNOTSUPP },    /* version */
+                { 1, 0xff, -EOPNOTSUPP }, /* eh_frame_ptr omitted */
+                { 1, 0x04, -EOPNOTSUPP }, /* eh_frame_ptr udata8 */
+                { 2, 0x0b, -EOPNOTSUPP }, /* fde_count sdata4 */
+                { 2, 0xff, -EOPNOTSUPP }, /* no count */
+                { 3, 0x1b, -EOPNOTSUPP }, /* pcrel table */
+                { 3, 0x3c, -EOPNOTSUPP }, /* datarel sdata8 table */
+                { 8, 4, -EBADMSG },       /* count 4, room for 3 */
+                { 11, 0x80, -EBADMSG },   /* count 2^31 + 3 */
+        };
+        for (size_t i = 0; i < ELEMENTSOF(broken); i++) {
+                l = make_hdr(buf, sizeof(buf), sorted, ELEMENTSOF(sorted), false);
+                buf[broken[i].at] = broken[i].value;
+                assert_int_equal(parse(buf, l, 0x2000, false, &starts, &n), broken[i].r);
+        }
+
+        /* Every other encoding of eh_frame_ptr that is 4 bytes long is fine: we skip it. */
+        static const uint8_t ptr_encodings[] = { 0x03, 0x0b, 0x1b, 0x3b };
+        for (size_t i = 0; i < ELEMENTSOF(ptr_encodings); i++) {
+                l = make_hdr(buf, sizeof(buf), sorted, ELEMENTSOF(sorted), false);
+                buf[1] = ptr_encodings[i];
+                assert_int_equal(parse(buf, l, 0x2000, false, &starts, &n), 0);
+                assert_int_equal(n, 3);
+                starts = mfree(starts);
+        }
+
+        /* Every truncation: an error, never a read past the end. */
+        l = make_hdr(buf, sizeof(buf), sorted, ELEMENTSOF(sorted), false);
+        for (size_t k = 0; k < l; k++)
+                assert_int_equal(parse(buf, k, 0x2000, false, &starts, &n), -EBADMSG);
+}
+
+static void test_eh_frame_hdr_garbage(void **state) {
+        _cleanup_free_ char *data = NULL, *copy = NULL;
+        uint64_t hdr_offset, hdr_vaddr, hdr_size;
+        size_t size;
+        uint32_t x = 0x9e3779b9;
+
+        if (!fixture_stripped)
+                skip();
+        assert_int_equal(read_full_file(fixture_stripped, 16 * 1024 * 1024, &data, &size), 0);
+        section_place(fixture_stripped, ".eh_frame_hdr", &hdr_offset, &hdr_vaddr, &hdr_size);
+        assert_true(hdr_offset + hdr_size <= size && hdr_size >= 12);
+        copy = malloc(size);
+        assert_non_null(copy);
+
+        /* Random bytes over the header and the table, then over the count alone (huge counts). */
+        for (unsigned round = 0; round < 600; round++) {
+                _cleanup_(elf_symbols_freep) ElfSymbols *e = NULL;
+                uint64_t off;
+
+                memcpy(copy, data, size);
+                for (unsigned k = 0; k < 1 + round % 8; k++) {
+                        x = x * 1103515245 + 12345;
+                        size_t pos = round < 300 ? (x >> 8) % hdr_size : 8 + (x >> 8) % 4;
+                        copy[hdr_offset + pos] = (char) (x >> 24);
+                }
+                /* Keep the encodings valid half of the time, so the table itself gets read. */
+                if (round % 2)
+                        memcpy(copy + hdr_offset, ";", 4);
+                assert_int_equal(elf_symbols_load_memory(copy, size, &e), 0);
+                assert_true(elf_symbols_function_starts_count(e) <= (hdr_size - 12) / 8);
+                for (uint64_t v = 0; v < 0x4000; v += 7)
+                        if (elf_symbols_function_start(e, v, &off))
+                                assert_true(off < ELF_FUNCTION_BYTES_MAX);
+        }
+
+        /* A count as large as the field holds, with the encodings intact. */
+        memcpy(copy, data, size);
+        memcpy(copy + hdr_offset + 8, "ÿÿÿ", 4);
+        {
+                _cleanup_(elf_symbols_freep) ElfSymbols *e = NULL;
+                assert_int_equal(elf_symbols_load_memory(copy, size, &e), 0);
+                assert_int_equal(elf_symbols_function_starts_count(e), 0);
+        }
+}
+
 static void load_and_probe(const char *path) {
         _cleanup_(elf_symbols_freep) ElfSymbols *e = NULL;
         const char *name;
@@ -313,6 +615,155 @@ static void test_symbolizer_user_frames(void **state) {
         assert_true(f.kernel);
 }
 
+/* A user mapping of the fixture as the sampler would pass it, and where fn runs in it. */
+static SymbolizerMapping fixture_mapping(const void *fn, uint64_t *ret_addr) {
+        struct stat st;
+        uint64_t off = offset_of(fn) & ~(uint64_t) 0xfff;
+
+        assert_int_equal(stat(fixture, &st), 0);
+        *ret_addr = 0x10000000 + (offset_of(fn) - off);
+        return (SymbolizerMapping) {
+                .start = 0x10000000, .end = 0x10100000, .pgoff = off,
+                .dev = st.st_dev, .ino = st.st_ino, .path = fixture,
+        };
+}
+
+static void test_symbolizer_function_frames(void **state) {
+        _cleanup_(symbolizer_freep) Symbolizer *z = NULL, *exact = NULL;
+        uint64_t a, g;
+        SymbolizerMapping m = fixture_mapping(alpha, &a);
+        char path[256], line[64];
+        Frame f;
+
+        assert_int_equal(symbolizer_new(&(SymbolizerOptions) { .kallsyms_path = "", .jit_dir = tmpdir,
+                                                                .function_frames = true }, &z), 0);
+        assert_int_equal(symbolizer_new(&(SymbolizerOptions) { .kallsyms_path = "", .jit_dir = tmpdir }, &exact), 0);
+        symbolizer_begin(z);
+        symbolizer_begin(exact);
+
+        /* Anywhere in fixture_alpha, sampled or returned to: one frame, its first byte in the file. */
+        for (unsigned is_return = 0; is_return < 2; is_return++)
+                for (uint64_t d = 0; d < 12; d += 3) {
+                        if (is_return && d == 0)
+                                continue; /* a return address at the first byte belongs to the caller */
+                        symbolizer_user(z, 0, &m, a + d, is_return, &f);
+                        assert_string_equal(f.symbol, "fixture_alpha");
+                        assert_string_equal(f.dso, fixture);
+                        assert_int_equal(f.addr, offset_of(alpha));
+                        assert_int_equal(f.offset, 0);
+                        assert_false(f.kernel);
+
+                        /* Exact frames as ever: the instruction's own place in the file. */
+                        symbolizer_user(exact, 0, &m, a + d, is_return, &f);
+                        assert_string_equal(f.symbol, "fixture_alpha");
+                        assert_int_equal(f.addr, offset_of(alpha) + d);
+                        assert_int_equal(f.offset, d);
+                }
+
+        /* Another function of the same mapping, and a C++ one still demangled. */
+        g = a - offset_of(alpha) + offset_of(gamma_fn);
+        symbolizer_user(z, 0, &m, g + 5, true, &f);
+        assert_string_equal(f.symbol, "fixture::gamma(unsigned long)");
+        assert_int_equal(f.addr, offset_of(gamma_fn));
+        assert_int_equal(f.offset, 0);
+
+        /* The same file mapped elsewhere (another process, another load address): the same frame. */
+        SymbolizerMapping moved = m;
+        moved.start += 0x7f0000000000;
+        moved.end += 0x7f0000000000;
+        symbolizer_user(z, 0, &moved, a + 0x7f0000000000 + 7, false, &f);
+        assert_string_equal(f.symbol, "fixture_alpha");
+        assert_int_equal(f.addr, offset_of(alpha));
+        assert_int_equal(f.offset, 0);
+
+        /* JIT code keeps virtual addresses: the entry's start. */
+        snprintf(path, sizeof(path), "%s/perf-4343.map", tmpdir);
+        snprintf(line, sizeof(line), "%x 100 jitted_function\n", 0x20000000);
+        assert_int_equal(write_file_atomic(path, line, strlen(line), 0644), 0);
+        symbolizer_user(z, 4343, NULL, 0x20000011, true, &f);
+        assert_string_equal(f.symbol, "jitted_function");
+        assert_int_equal(f.addr, 0x20000000);
+        assert_int_equal(f.offset, 0);
+        symbolizer_user(exact, 4343, NULL, 0x20000011, true, &f);
+        assert_int_equal(f.addr, 0x20000011);
+        assert_int_equal(f.offset, 0x11);
+
+        /* [vdso] frames: the function's start as an offset in the image. */
+        void *vdso = dlopen("linux-vdso.so.1", RTLD_NOW | RTLD_NOLOAD);
+        void *cg = vdso ? dlsym(vdso, "__vdso_clock_gettime") : NULL;
+        if (cg) {
+                _cleanup_fclose_ FILE *maps = fopen("/proc/self/maps", "re");
+                char l[512];
+                unsigned long long vs = 0, ve = 0;
+                while (maps && fgets(l, sizeof(l), maps))
+                        if (strstr(l, "[vdso]"))
+                                assert_int_equal(sscanf(l, "%llx-%llx", &vs, &ve), 2);
+                SymbolizerMapping vm = { .start = vs, .end = ve, .path = "[vdso]" };
+                symbolizer_user(z, 0, &vm, (uintptr_t) cg + 3, true, &f);
+                assert_string_equal(f.dso, "[vdso]");
+                assert_int_equal(f.addr, (uintptr_t) cg - vs);
+                assert_int_equal(f.offset, 0);
+                dlclose(vdso);
+        }
+
+        /* Unknown frames keep their exact address. */
+        symbolizer_user(z, 0, NULL, 0x1234, true, &f);
+        assert_string_equal(f.symbol, "[unknown]");
+        assert_int_equal(f.addr, 0x1234);
+        assert_int_equal(f.offset, 0);
+}
+
+static void test_symbolizer_function_frames_stripped(void **state) {
+        _cleanup_(symbolizer_freep) Symbolizer *z = NULL, *exact = NULL;
+        uint64_t local, hdr_offset, hdr_vaddr, hdr_size;
+        struct stat st;
+        Frame f;
+
+        if (!fixture_stripped)
+                skip();
+        assert_int_equal(symbolizer_new(&(SymbolizerOptions) { .kallsyms_path = "", .jit_dir = tmpdir,
+                                                                .function_frames = true }, &z), 0);
+        assert_int_equal(symbolizer_new(&(SymbolizerOptions) { .kallsyms_path = "", .jit_dir = tmpdir }, &exact), 0);
+        symbolizer_begin(z);
+        symbolizer_begin(exact);
+
+        /* The static fixture_local's place in the file, from the unstripped twin: code is one segment,
+         * so it is as far from fixture_alpha in the file as in memory. */
+        local = offset_of(alpha) - symbol_vaddr(fixture, "fixture_alpha") + symbol_vaddr(fixture, "fixture_local");
+        section_place(fixture_stripped, ".eh_frame_hdr", &hdr_offset, &hdr_vaddr, &hdr_size);
+        assert_int_equal(stat(fixture_stripped, &st), 0);
+        SymbolizerMapping m = {
+                .start = 0x10000000, .end = 0x10100000, .pgoff = 0,
+                .dev = st.st_dev, .ino = st.st_ino, .path = fixture_stripped,
+        };
+
+        /* No name, but one frame for the whole function, at its start. */
+        for (unsigned is_return = 0; is_return < 2; is_return++) {
+                symbolizer_user(z, 0, &m, m.start + local + 6, is_return, &f);
+                assert_string_equal(f.symbol, "[unknown]");
+                assert_string_equal(f.dso, fixture_stripped);
+                assert_int_equal(f.addr, local);
+                assert_int_equal(f.offset, 0);
+
+                symbolizer_user(exact, 0, &m, m.start + local + 6, is_return, &f);
+                assert_string_equal(f.symbol, "[unknown]");
+                assert_int_equal(f.addr, local + 6);
+                assert_int_equal(f.offset, 0);
+        }
+
+        /* Exported functions are still named from .dynsym. */
+        symbolizer_user(z, 0, &m, m.start + offset_of(alpha) + 4, true, &f);
+        assert_string_equal(f.symbol, "fixture_alpha");
+        assert_int_equal(f.addr, offset_of(alpha));
+        assert_int_equal(f.offset, 0);
+
+        /* Read-only data after the code is in no function: the exact address. */
+        symbolizer_user(z, 0, &m, m.start + hdr_offset + 4, false, &f);
+        assert_string_equal(f.symbol, "[unknown]");
+        assert_int_equal(f.addr, hdr_offset + 4);
+        assert_int_equal(f.offset, 0);
+}
+
 static void test_symbolizer_cache_limit(void **state) {
         _cleanup_(elf_symbols_freep) ElfSymbols *e = NULL;
         SymbolizerStats st;
@@ -363,6 +814,7 @@ static int setup(void **state) {
         fixture = getenv("TPROF_ELF_FIXTURE");
         if (!fixture)
                 return -1;
+        fixture_stripped = getenv("TPROF_ELF_FIXTURE_STRIPPED");
         handle = dlopen(fixture, RTLD_NOW);
         if (!handle)
                 return -1;
@@ -389,8 +841,16 @@ int main(void) {
                 cmocka_unit_test(test_debug_file_by_build_id),
                 cmocka_unit_test(test_debug_file_by_debuglink),
                 cmocka_unit_test(test_not_elf),
+                cmocka_unit_test(test_eh_frame_hdr_stripped_library),
+                cmocka_unit_test(test_eh_frame_hdr_stripped_executable),
+                cmocka_unit_test(test_eh_frame_hdr_from_program_header),
+                cmocka_unit_test(test_eh_frame_hdr_bounds),
+                cmocka_unit_test(test_eh_frame_hdr_parse),
+                cmocka_unit_test(test_eh_frame_hdr_garbage),
                 cmocka_unit_test(test_truncated_and_corrupted),
                 cmocka_unit_test(test_symbolizer_user_frames),
+                cmocka_unit_test(test_symbolizer_function_frames),
+                cmocka_unit_test(test_symbolizer_function_frames_stripped),
                 cmocka_unit_test(test_symbolizer_cache_limit),
         };
         return cmocka_run_group_tests(tests, setup, teardown);

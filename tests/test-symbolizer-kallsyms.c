@@ -126,6 +126,50 @@ static void test_reload_for_late_symbols(void **state) {
         unlink(path);
 }
 
+static void test_function_frames(void **state) {
+        _cleanup_(symbolizer_freep) Symbolizer *z = NULL, *exact = NULL;
+        Frame f;
+
+        assert_int_equal(symbolizer_new(&(SymbolizerOptions) { .kallsyms_path = fixture, .function_frames = true },
+                                        &z), 0);
+        assert_int_equal(symbolizer_new(&(SymbolizerOptions) { .kallsyms_path = fixture }, &exact), 0);
+        symbolizer_begin(z);
+        symbolizer_begin(exact);
+
+        /* Twice each: the first answer comes from kallsyms, the second from the cache in front of it. */
+        for (unsigned i = 0; i < 2; i++) {
+                symbolizer_kernel(z, 0xffffffff81002010, false, &f);
+                assert_string_equal(f.symbol, "do_syscall_64");
+                assert_int_equal(f.addr, 0xffffffff81002000);
+                assert_int_equal(f.offset, 0);
+                assert_true(f.kernel);
+
+                /* A return address is looked up one byte back... */
+                symbolizer_kernel(z, 0xffffffffc0100901, true, &f);
+                assert_string_equal(f.symbol, "ext4_mount");
+                assert_string_equal(f.dso, "[ext4]");
+                assert_int_equal(f.addr, 0xffffffffc0100800);
+                assert_int_equal(f.offset, 0);
+
+                /* ...so a return to a function's first byte is the previous function's frame. */
+                symbolizer_kernel(z, 0xffffffff81002000, true, &f);
+                assert_string_equal(f.symbol, "do_one_thing");
+                assert_int_equal(f.addr, 0xffffffff81001000);
+                assert_int_equal(f.offset, 0);
+
+                symbolizer_kernel(exact, 0xffffffffc0100901, true, &f);
+                assert_string_equal(f.symbol, "ext4_mount");
+                assert_int_equal(f.addr, 0xffffffffc0100901);
+                assert_int_equal(f.offset, 0x101);
+        }
+
+        /* Unresolved: the exact address. */
+        symbolizer_kernel(z, 0xffffffffc0400000, true, &f);
+        assert_string_equal(f.symbol, "[unknown]");
+        assert_int_equal(f.addr, 0xffffffffc0400000);
+        assert_int_equal(f.offset, 0);
+}
+
 int main(void) {
         const char *d = getenv("TPROF_TEST_DATA");
         snprintf(fixture, sizeof(fixture), "%s/kallsyms", d ?: "tests/data/sampler");
@@ -135,6 +179,7 @@ int main(void) {
                 cmocka_unit_test(test_missing_and_empty),
                 cmocka_unit_test(test_restricted_addresses),
                 cmocka_unit_test(test_reload_for_late_symbols),
+                cmocka_unit_test(test_function_frames),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }

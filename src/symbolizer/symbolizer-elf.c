@@ -5,6 +5,7 @@
  * STT_GNU_IFUNC with a non-empty name; sorted by address, duplicates at one address collapsed to
  * the first global one. Sizes of 0 (hand-written assembly) extend to the next symbol.
  */
+#include <assert.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <gelf.h>
@@ -41,10 +42,15 @@ struct ElfSymbols {
         size_t names_len, names_allocated;
         ElfSegment segments[ELF_SEGMENTS_MAX];
         size_t n_segments;
+        uint64_t exec_segments; /* bit i set: segments[i] is executable */
         uint8_t build_id[ELF_BUILD_ID_BYTES_MAX];
         size_t build_id_len;
         ElfSymbolSource source;
+        uint64_t *function_starts; /* sorted, unique; only for files without local symbols */
+        size_t n_function_starts;
 };
+
+_Static_assert(ELF_SEGMENTS_MAX <= 64, "exec_segments has one bit per segment");
 
 static const char *const source_table[_ELF_SYMBOLS_SOURCE_MAX] = {
         [ELF_SYMBOLS_NONE] = "none",
@@ -75,11 +81,13 @@ ElfSymbols *elf_symbols_free(ElfSymbols *e) {
                 return NULL;
         free(e->syms);
         free(e->names);
+        free(e->function_starts);
         return mfree(e);
 }
 
 size_t elf_symbols_bytes(const ElfSymbols *e) {
-        return sizeof(*e) + e->n_syms_allocated * sizeof(ElfSym) + e->names_allocated;
+        return sizeof(*e) + e->n_syms_allocated * sizeof(ElfSym) + e->names_allocated +
+                e->n_function_starts * sizeof(uint64_t);
 }
 
 size_t elf_symbols_count(const ElfSymbols *e) {
@@ -243,12 +251,153 @@ static void read_segments(ElfSymbols *e, Elf *elf) {
                         continue;
                 if (ph.p_offset + ph.p_filesz < ph.p_offset)
                         continue;
+                if (ph.p_flags & PF_X)
+                        e->exec_segments |= UINT64_C(1) << e->n_segments;
                 e->segments[e->n_segments++] = (ElfSegment) {
                         .offset = ph.p_offset,
                         .vaddr = ph.p_vaddr,
                         .filesz = ph.p_filesz,
                 };
         }
+}
+
+/* Pointer encodings of .eh_frame_hdr (DW_EH_PE_* in the DWARF and LSB specifications). */
+enum {
+        EH_PE_UDATA4 = 0x03,
+        EH_PE_SDATA4 = 0x0b,
+        EH_PE_PCREL = 0x10,
+        EH_PE_DATAREL = 0x30,
+};
+
+#define EH_FRAME_HDR_HEADER_BYTES 12U /* version, 3 encodings, eh_frame_ptr, fde_count */
+#define EH_FRAME_HDR_BYTES_MAX (EH_FRAME_HDR_HEADER_BYTES + 8ULL * ELF_FUNCTION_STARTS_MAX)
+
+static uint32_t read_u32(const uint8_t *p, bool big_endian) {
+        if (big_endian)
+                return (uint32_t) p[0] << 24 | (uint32_t) p[1] << 16 | (uint32_t) p[2] << 8 | p[3];
+        return (uint32_t) p[3] << 24 | (uint32_t) p[2] << 16 | (uint32_t) p[1] << 8 | p[0];
+}
+
+static int u64_cmp(const void *a, const void *b) {
+        uint64_t x = *(const uint64_t *) a, y = *(const uint64_t *) b;
+        return x < y ? -1 : x > y;
+}
+
+int elf_parse_eh_frame_hdr(const uint8_t *data, size_t size, uint64_t section_vaddr, bool big_endian,
+                           uint64_t **ret, size_t *ret_n) {
+        _cleanup_free_ uint64_t *starts = NULL;
+        const uint8_t *table;
+        uint32_t count;
+        size_t n = 0, k = 0;
+        bool sorted = true;
+
+        assert(data || size == 0);
+        assert(ret);
+        assert(ret_n);
+
+        if (size < EH_FRAME_HDR_HEADER_BYTES)
+                return -EBADMSG;
+        if (data[0] != 1)
+                return -EOPNOTSUPP;
+        /* eh_frame_ptr: any 4-byte encoding, since we skip it; then a plain count and the table
+         * every linker writes (ld, gold, lld, mold: signed 32-bit, relative to the section). */
+        if ((data[1] != EH_PE_UDATA4 && data[1] != EH_PE_SDATA4 && data[1] != (EH_PE_PCREL | EH_PE_SDATA4) &&
+             data[1] != (EH_PE_DATAREL | EH_PE_SDATA4)) ||
+            data[2] != EH_PE_UDATA4 || data[3] != (EH_PE_DATAREL | EH_PE_SDATA4))
+                return -EOPNOTSUPP;
+        count = read_u32(data + 8, big_endian);
+        if (count > (size - EH_FRAME_HDR_HEADER_BYTES) / 8)
+                return -EBADMSG;
+        if (count > ELF_FUNCTION_STARTS_MAX)
+                return -E2BIG;
+        if (count == 0) {
+                *ret = NULL;
+                *ret_n = 0;
+                return 0;
+        }
+
+        starts = new(uint64_t, count);
+        if (!starts)
+                return -ENOMEM;
+        table = data + EH_FRAME_HDR_HEADER_BYTES;
+        for (size_t i = 0; i < count; i++) {
+                int64_t rel = (int32_t) read_u32(table + 8 * i, big_endian);
+                uint64_t start;
+
+                /* Below 0 or past the top of the address space: not a place code can be. */
+                if (rel < 0 ? (uint64_t) -rel > section_vaddr : section_vaddr > UINT64_MAX - (uint64_t) rel)
+                        continue;
+                start = section_vaddr + (uint64_t) rel;
+                if (n > 0 && start < starts[n - 1])
+                        sorted = false;
+                starts[n++] = start;
+        }
+
+        /* The linker sorted the table for the unwinder's binary search; a file that lies about it
+         * gets sorted here rather than searched wrongly. */
+        if (!sorted)
+                qsort(starts, n, sizeof(uint64_t), u64_cmp);
+        for (size_t i = 0; i < n; i++)
+                if (k == 0 || starts[k - 1] != starts[i])
+                        starts[k++] = starts[i];
+
+        if (k == 0) {
+                *ret = NULL;
+                *ret_n = 0;
+                return 0;
+        }
+        if (k < count) {
+                uint64_t *shrunk = reallocarray(starts, k, sizeof(uint64_t));
+                if (shrunk)
+                        starts = shrunk;
+        }
+        *ret = TAKE_PTR(starts);
+        *ret_n = k;
+        return 0;
+}
+
+/*
+ * .eh_frame_hdr by section name, else through PT_GNU_EH_FRAME (section headers can be stripped,
+ * the program headers the loader needs cannot). A missing or unreadable table leaves none; only
+ * running out of memory is an error.
+ */
+static int read_function_starts(ElfSymbols *e, Elf *elf) {
+        Elf_Scn *scn = find_section(elf, ".eh_frame_hdr");
+        Elf_Data *data = NULL;
+        uint64_t vaddr = 0;
+        GElf_Ehdr eh;
+        int r;
+
+        if (!gelf_getehdr(elf, &eh))
+                return 0;
+
+        if (scn) {
+                GElf_Shdr shdr;
+                if (gelf_getshdr(scn, &shdr) && shdr.sh_type == SHT_PROGBITS && shdr.sh_size <= EH_FRAME_HDR_BYTES_MAX) {
+                        data = elf_getdata(scn, NULL);
+                        vaddr = shdr.sh_addr;
+                }
+        } else {
+                size_t phnum;
+                if (elf_getphdrnum(elf, &phnum) < 0)
+                        return 0;
+                for (size_t i = 0; i < phnum; i++) {
+                        GElf_Phdr ph;
+                        if (!gelf_getphdr(elf, (int) MIN(i, (size_t) INT_MAX), &ph) || ph.p_type != PT_GNU_EH_FRAME)
+                                continue;
+                        if (ph.p_filesz <= EH_FRAME_HDR_BYTES_MAX)
+                                data = elf_getdata_rawchunk(elf, (int64_t) MIN(ph.p_offset, (uint64_t) INT64_MAX),
+                                                            ph.p_filesz, ELF_T_BYTE);
+                        vaddr = ph.p_vaddr;
+                        break;
+                }
+        }
+        if (!data || !data->d_buf)
+                return 0;
+
+        r = elf_parse_eh_frame_hdr(data->d_buf, data->d_size, vaddr, eh.e_ident[EI_DATA] == ELFDATA2MSB,
+                                   &e->function_starts, &e->n_function_starts);
+        return r == -ENOMEM ? r : 0;
 }
 
 static int load_symtab_from_path(ElfSymbols *e, const char *path) {
@@ -417,6 +566,12 @@ int elf_symbols_load_fd(int fd, const char *path, const char *const *debug_roots
                 if (load_minidebuginfo(e, elf))
                         e->source = ELF_SYMBOLS_MINIDEBUG;
         }
+        if (e->source == ELF_SYMBOLS_NONE || e->source == ELF_SYMBOLS_DYNSYM) {
+                /* Always from this file, the one mapped: a debug file's copy would be NOBITS. */
+                r = read_function_starts(e, elf);
+                if (r < 0)
+                        return r;
+        }
         sort_symbols(e);
         *ret = TAKE_PTR(e);
         return 0;
@@ -453,6 +608,11 @@ int elf_symbols_load_memory(const void *data, size_t size, ElfSymbols **ret) {
         if (r == -ENOMEM)
                 return r;
         e->source = has_section(elf, SHT_SYMTAB) ? ELF_SYMBOLS_SYMTAB : ELF_SYMBOLS_DYNSYM;
+        if (e->source == ELF_SYMBOLS_DYNSYM) {
+                r = read_function_starts(e, elf);
+                if (r < 0)
+                        return r;
+        }
         sort_symbols(e);
         elf_end(TAKE_PTR(elf)); /* before the copy it reads from goes */
         *ret = TAKE_PTR(e);
@@ -489,4 +649,37 @@ bool elf_symbols_lookup(const ElfSymbols *e, uint64_t vaddr, const char **ret_na
         *ret_name = e->names + s->name;
         *ret_offset = vaddr - s->addr;
         return true;
+}
+
+size_t elf_symbols_function_starts_count(const ElfSymbols *e) {
+        return e->n_function_starts;
+}
+
+bool elf_symbols_function_start(const ElfSymbols *e, uint64_t vaddr, uint64_t *ret_offset) {
+        size_t lo = 0, hi = e->n_function_starts;
+        uint64_t start;
+
+        while (lo < hi) {
+                size_t mid = lo + (hi - lo) / 2;
+                if (e->function_starts[mid] <= vaddr)
+                        lo = mid + 1;
+                else
+                        hi = mid;
+        }
+        if (lo == 0)
+                return false;
+        start = e->function_starts[lo - 1];
+        if (vaddr - start >= ELF_FUNCTION_BYTES_MAX)
+                return false;
+
+        /* Past the end of the code that precedes it (in data, or in a segment without unwind
+         * information) an address is in no function we know of. */
+        for (size_t i = 0; i < e->n_segments; i++) {
+                const ElfSegment *s = &e->segments[i];
+                if ((e->exec_segments & UINT64_C(1) << i) && start >= s->vaddr && vaddr - s->vaddr < s->filesz) {
+                        *ret_offset = vaddr - start;
+                        return true;
+                }
+        }
+        return false;
 }

@@ -5,6 +5,10 @@
  * else .dynsym plus MiniDebugInfo (.gnu_debugdata, an xz-compressed ELF with the local symbols).
  * Also the PT_LOAD segments, which turn a file offset (what a mapping gives us) into the ELF
  * virtual address symbols are stated in; that covers executables, PIE and shared libraries alike.
+ * For a file with no better symbols than .dynsym (most distribution binaries), the start of every
+ * function compiled with unwind tables, from the binary search table of .eh_frame_hdr: it cannot
+ * name a static function, but it can tell which function an address is in, which is all a
+ * function-level frame needs.
  *
  * Files are untrusted: libelf does the bounds checks on headers and sections, we bound what we
  * keep (symbols, name bytes, decompressed size) and check every count and offset ourselves before
@@ -19,7 +23,10 @@
 #define ELF_SYMBOLS_MAX 2097152U
 #define ELF_BUILD_ID_BYTES_MAX 64U
 #define ELF_MINIDEBUG_BYTES_MAX (64U * 1024U * 1024U)
-#define ELF_SEGMENTS_MAX 64U
+#define ELF_SEGMENTS_MAX 64U /* at most 64: one bit each in a mask */
+/* .eh_frame_hdr table entries we accept (8 bytes each kept), and the longest function we believe in. */
+#define ELF_FUNCTION_STARTS_MAX 4194304U
+#define ELF_FUNCTION_BYTES_MAX (1024U * 1024U)
 
 typedef enum ElfSymbolSource {
         ELF_SYMBOLS_NONE,
@@ -58,6 +65,27 @@ const uint8_t *elf_symbols_build_id(const ElfSymbols *e, size_t *ret_len);
 bool elf_symbols_offset_to_vaddr(const ElfSymbols *e, uint64_t offset, uint64_t *ret_vaddr);
 /* Function covering vaddr. The name lives as long as e. */
 bool elf_symbols_lookup(const ElfSymbols *e, uint64_t vaddr, const char **ret_name, uint64_t *ret_offset);
+
+/*
+ * Start of the function vaddr is in, from .eh_frame_hdr (read only when the source is
+ * ELF_SYMBOLS_DYNSYM or ELF_SYMBOLS_NONE): *ret_offset is vaddr minus the greatest function start
+ * at or below it. False if there is none, if vaddr is ELF_FUNCTION_BYTES_MAX or more past it, or
+ * if the two are not in one executable PT_LOAD segment. A function without unwind information is
+ * taken for the end of the one before it.
+ */
+bool elf_symbols_function_start(const ElfSymbols *e, uint64_t vaddr, uint64_t *ret_offset);
+size_t elf_symbols_function_starts_count(const ElfSymbols *e);
+
+/*
+ * The .eh_frame_hdr parser, on its own for the tests: data/size is the section's contents, which
+ * the file maps at section_vaddr. Returns the function start addresses (initial locations of the
+ * FDEs) sorted and without duplicates in *ret (NULL when there are none), their number in *ret_n.
+ * Only the encodings toolchains emit are understood: version 1, a 4-byte eh_frame_ptr, a udata4
+ * count and a datarel|sdata4 table. Returns -EOPNOTSUPP for anything else, -EBADMSG if the table
+ * does not fit in size, -E2BIG beyond ELF_FUNCTION_STARTS_MAX entries.
+ */
+int elf_parse_eh_frame_hdr(const uint8_t *data, size_t size, uint64_t section_vaddr, bool big_endian,
+                           uint64_t **ret, size_t *ret_n);
 
 #include "basic/cleanup.h"
 DEFINE_TRIVIAL_CLEANUP_FUNC(ElfSymbols *, elf_symbols_free);

@@ -43,6 +43,7 @@ struct Symbolizer {
         char *jit_dir;
         uint64_t cache_bytes_max;
         uint64_t kallsyms_reload_usec;
+        bool function_frames;
 
         Kallsyms *kallsyms;
         uint64_t kallsyms_loaded_usec;
@@ -161,6 +162,7 @@ int symbolizer_new(const SymbolizerOptions *o, Symbolizer **ret) {
         z->cache_bytes_max = o && o->cache_bytes_max > 0 ? o->cache_bytes_max : SYMBOLIZER_CACHE_BYTES_DEFAULT;
         z->kallsyms_reload_usec = o && o->kallsyms_reload_usec > 0 ? o->kallsyms_reload_usec
                                                                   : SYMBOLIZER_KALLSYMS_RELOAD_USEC;
+        z->function_frames = o && o->function_frames;
         z->epoch = 1;
 
         /* Without kernel symbols we still name user frames; the caller can tell from the stats. */
@@ -200,6 +202,23 @@ static void frame_unknown(Frame *f, uint64_t addr, const char *dso, bool kernel)
         };
 }
 
+/*
+ * A resolved frame. a is the address looked up (addr - is_return), off its distance from the start of
+ * the function, where the frame's address in the space the frame reports (the in-file offset for
+ * files and the vDSO, the address otherwise). Exact frames keep where and the offset of addr itself;
+ * function frames move to the function's first byte, where - is_return - off in that space.
+ */
+static void frame_resolved(Symbolizer *z, Frame *f, const char *name, const char *dso, uint64_t where,
+                           uint64_t off, bool is_return, bool kernel) {
+        *f = (Frame) {
+                .symbol = name,
+                .dso = dso,
+                .addr = z->function_frames ? where - is_return - off : where,
+                .offset = z->function_frames ? 0 : off + is_return,
+                .kernel = kernel,
+        };
+}
+
 void symbolizer_kernel(Symbolizer *z, uint64_t addr, bool is_return, Frame *ret) {
         const char *name, *dso;
         uint64_t off;
@@ -209,8 +228,8 @@ void symbolizer_kernel(Symbolizer *z, uint64_t addr, bool is_return, Frame *ret)
 
         z->stats.frames++;
         if (z->kcache[slot].addr == a) {
-                *ret = (Frame) { .symbol = z->kcache[slot].name, .dso = z->kcache[slot].dso, .addr = addr,
-                                 .offset = z->kcache[slot].offset + is_return, .kernel = true };
+                frame_resolved(z, ret, z->kcache[slot].name, z->kcache[slot].dso, addr, z->kcache[slot].offset,
+                               is_return, /* kernel= */ true);
                 return;
         }
         if (kallsyms_lookup(z->kallsyms, a, &name, &dso, &off)) {
@@ -218,7 +237,7 @@ void symbolizer_kernel(Symbolizer *z, uint64_t addr, bool is_return, Frame *ret)
                 z->kcache[slot].name = name;
                 z->kcache[slot].dso = dso;
                 z->kcache[slot].offset = off;
-                *ret = (Frame) { .symbol = name, .dso = dso, .addr = addr, .offset = off + is_return, .kernel = true };
+                frame_resolved(z, ret, name, dso, addr, off, is_return, /* kernel= */ true);
                 return;
         }
         /* A module or BPF program loaded after we read kallsyms: read it again before the next sample
@@ -515,7 +534,7 @@ static ElfSymbols *vdso_symbols(Symbolizer *z, const SymbolizerMapping *m) {
 
 void symbolizer_user(Symbolizer *z, uint32_t pid, const SymbolizerMapping *m, uint64_t addr, bool is_return,
                      Frame *ret) {
-        uint64_t a = is_return ? addr - 1 : addr, vaddr, off, where;
+        uint64_t a = is_return ? addr - 1 : addr, vaddr, off, where, unknown_where;
         bool file = m && m->path && m->path[0] == '/' && !startswith(m->path, "//anon");
         bool vdso = m && m->path && streq(m->path, "[vdso]");
         const char *name, *jit_path;
@@ -527,15 +546,22 @@ void symbolizer_user(Symbolizer *z, uint32_t pid, const SymbolizerMapping *m, ui
         /* A frame in a file (or the vDSO) carries where the instruction sits in it, as perf script
          * prints it: the same in every process, whatever the load address. Others keep the address. */
         where = file || vdso ? addr - m->start + m->pgoff : addr;
+        unknown_where = where;
 
         /* A file-backed mapping: its ELF symbols. */
         if (file) {
                 e = file_symbols(z, pid, m);
-                if (e && elf_symbols_offset_to_vaddr(e, a - m->start + m->pgoff, &vaddr) &&
-                    elf_symbols_lookup(e, vaddr, &name, &off)) {
-                        *ret = (Frame) { .symbol = demangle(z, name), .dso = m->path, .addr = where,
-                                         .offset = off + is_return };
-                        return;
+                if (e && elf_symbols_offset_to_vaddr(e, a - m->start + m->pgoff, &vaddr)) {
+                        if (elf_symbols_lookup(e, vaddr, &name, &off)) {
+                                frame_resolved(z, ret, demangle(z, name), m->path, where, off, is_return,
+                                               /* kernel= */ false);
+                                return;
+                        }
+                        /* No symbol covers it (a stripped file: a static function, or no .dynsym at
+                         * all). The unwind table still knows where its function starts, so the frame,
+                         * though unnamed, is one per function like the others. */
+                        if (z->function_frames && elf_symbols_function_start(e, vaddr, &off))
+                                unknown_where = where - is_return - off;
                 }
                 /* A file that is not ELF may still be described by a JIT map (some runtimes map code files). */
         }
@@ -543,7 +569,7 @@ void symbolizer_user(Symbolizer *z, uint32_t pid, const SymbolizerMapping *m, ui
         if (vdso) {
                 e = vdso_symbols(z, m);
                 if (e && elf_symbols_offset_to_vaddr(e, a - m->start, &vaddr) && elf_symbols_lookup(e, vaddr, &name, &off)) {
-                        *ret = (Frame) { .symbol = name, .dso = m->path, .addr = where, .offset = off + is_return };
+                        frame_resolved(z, ret, name, m->path, where, off, is_return, /* kernel= */ false);
                         return;
                 }
         }
@@ -551,12 +577,13 @@ void symbolizer_user(Symbolizer *z, uint32_t pid, const SymbolizerMapping *m, ui
         /* Code no file backs (or a file we could not read): the process's JIT map. */
         jm = pid > 0 ? jit_map_for(z, pid, &jit_path) : NULL;
         if (jm && jit_map_lookup(jm, a, &name, &off)) {
-                *ret = (Frame) { .symbol = name, .dso = jit_path, .addr = addr, .offset = off + is_return };
+                frame_resolved(z, ret, name, jit_path, addr, off, is_return, /* kernel= */ false);
                 return;
         }
 
         z->stats.frames_unknown++;
-        frame_unknown(ret, where, m && m->path && m->path[0] && !startswith(m->path, "//anon") ? m->path : NULL, false);
+        frame_unknown(ret, unknown_where, m && m->path && m->path[0] && !startswith(m->path, "//anon") ? m->path : NULL,
+                      false);
 }
 
 void symbolizer_get_stats(const Symbolizer *z, SymbolizerStats *ret) {

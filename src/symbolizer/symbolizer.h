@@ -3,7 +3,8 @@
  * Address -> Frame for the sampler: kernel addresses through kallsyms, user addresses through the
  * mapping that covers them (the caller's process table finds it) and that file's ELF symbols, or
  * the process's perf JIT map for code no file backs. Unresolved frames are "[unknown]" with the
- * DSO when it is known, as perf prints them.
+ * DSO when it is known, as perf prints them. With function_frames, an unnamed frame in a stripped
+ * file still moves to its function's start when the file's .eh_frame_hdr says where that is.
  *
  * Caches: ELF tables keyed by file identity (device + inode from the mapping; two identities with
  * the same build-id share one table) and JIT maps keyed by pid, both bounded: when the bytes or
@@ -35,6 +36,10 @@ typedef struct SymbolizerOptions {
         const char *jit_dir;       /* NULL: /tmp */
         uint64_t cache_bytes_max;  /* 0: SYMBOLIZER_CACHE_BYTES_DEFAULT */
         uint64_t kallsyms_reload_usec; /* 0: SYMBOLIZER_KALLSYMS_RELOAD_USEC */
+        /* Frames name the function, not the instruction: a frame whose function is known gets the
+         * function's first byte as addr (in the same address space addr uses otherwise) and offset
+         * 0, so all samples in one function make one frame. */
+        bool function_frames;
 } SymbolizerOptions;
 
 typedef struct SymbolizerMapping {
@@ -63,7 +68,8 @@ void symbolizer_begin(Symbolizer *z);
 /* Call once per drain: JIT maps are checked for changes again. */
 void symbolizer_next_epoch(Symbolizer *z);
 
-/* is_return: addr is a return address (every frame but the first of its context); we look up addr - 1. */
+/* is_return: addr is a return address (every frame but the first of its context); we look up addr - 1.
+ * With function_frames, addr and offset of a resolved frame are the function's start and 0. */
 void symbolizer_kernel(Symbolizer *z, uint64_t addr, bool is_return, Frame *ret);
 /* m: the mapping covering addr in pid, or NULL when none is known. */
 void symbolizer_user(Symbolizer *z, uint32_t pid, const SymbolizerMapping *m, uint64_t addr, bool is_return,
