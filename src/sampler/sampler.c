@@ -350,7 +350,7 @@ int sampler_new(const SamplerOptions *o, SampleHandler handler, void *userdata, 
         s->procs = proc_table_new();
         if (!s->procs)
                 return -ENOMEM;
-        r = symbolizer_new(NULL, &s->symbolizer);
+        r = symbolizer_new(&(SymbolizerOptions) { .function_frames = s->opts.function_frames }, &s->symbolizer);
         if (r < 0)
                 return r;
 
