@@ -472,10 +472,15 @@ int chunk_writer_add_lost(ChunkWriter *w, uint32_t cpu, uint64_t n) {
         return 0;
 }
 
+/* Time order; samples of one instant (common at a coarse resolution, where every CPU's timer
+ * lands on the same millisecond) go by CPU, so the CPU and thread columns repeat from one instant
+ * to the next instead of following the order the CPUs' buffers were drained in. */
 static int cmp_pending(const void *a, const void *b) {
         const PendingSample *x = a, *y = b;
         if (x->t_ns != y->t_ns)
                 return x->t_ns < y->t_ns ? -1 : 1;
+        if (x->cpu != y->cpu)
+                return x->cpu < y->cpu ? -1 : 1;
         return x->seq < y->seq ? -1 : x->seq > y->seq;
 }
 
