@@ -513,7 +513,8 @@ static int sort_frames(ChunkWriter *w) {
         for (size_t i = base; i < w->n_frames; i++)
                 w->frame_order[i] = (uint32_t) i;
         sort_base = w->frame_list; /* one writer thread; qsort has no context argument */
-        qsort(w->frame_order + base, w->n_frames - base, sizeof(uint32_t), cmp_frame_order);
+        if (w->n_frames > base) /* without frames the arrays may still be NULL, which qsort may not get */
+                qsort(w->frame_order + base, w->n_frames - base, sizeof(uint32_t), cmp_frame_order);
         for (size_t i = base; i < w->n_frames; i++)
                 w->frame_rank[w->frame_order[i]] = (uint32_t) i;
         return 0;
