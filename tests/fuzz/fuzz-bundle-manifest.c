@@ -13,6 +13,7 @@
 
 #include "basic/cleanup.h"
 #include "bundle/bundle-read.h"
+#include "fuzz-util.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -68,12 +69,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         unsigned cpu;
         int r;
 
-        /* An exact-size copy without a terminating NUL. */
-        _cleanup_free_ char *buf = malloc(size ?: 1);
+        _cleanup_free_ char *buf = fuzz_copy(data, size);
         if (!buf)
                 return 0;
-        if (size > 0)
-                memcpy(buf, data, size);
 
         r = bundle_manifest_parse(buf, size, &m, &offset);
         if (r == -EBADMSG || r == -ELOOP || r == -ERANGE) {

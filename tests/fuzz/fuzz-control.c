@@ -14,6 +14,7 @@
 #include "basic/cleanup.h"
 #include "basic/parse-util.h"
 #include "control/control-proto.h"
+#include "fuzz-util.h"
 
 static ControlMessage *msg = NULL, *again = NULL;
 
@@ -34,12 +35,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         uint64_t u;
         int r;
 
-        /* An exact-size copy, so any read past the end is caught. */
-        _cleanup_free_ char *buf = malloc(size ?: 1);
+        _cleanup_free_ char *buf = fuzz_copy(data, size);
         if (!buf)
                 return 0;
-        if (size > 0)
-                memcpy(buf, data, size);
 
         r = control_message_parse(buf, size, msg, &reason);
         if (r < 0) {

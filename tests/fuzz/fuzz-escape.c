@@ -14,6 +14,7 @@
 
 #include "basic/cleanup.h"
 #include "basic/string-util.h"
+#include "fuzz-util.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -29,11 +30,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         _cleanup_free_ char *buf = NULL, *escaped = NULL, *back = NULL, *name = NULL;
         size_t n = 0, len;
 
-        buf = malloc(size ?: 1);
+        buf = fuzz_copy(data, size);
         if (!buf)
                 return 0;
-        if (size > 0)
-                memcpy(buf, data, size);
 
         escaped = escape_text(buf, size);
         if (!escaped)

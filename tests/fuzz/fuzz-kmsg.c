@@ -15,6 +15,8 @@
 #include "logsrc/logsrc-kmsg-parse.h"
 #include "rules/rules-input.h"
 #include "rules/rules.h"
+#include "fuzz-rule-match.h"
+#include "fuzz-util.h"
 
 static RuleSet *rules = NULL;
 static KmsgRecord *record = NULL;
@@ -35,18 +37,6 @@ int LLVMFuzzerInitialize(int *argc, char ***argv) {
         return 0;
 }
 
-static int on_match(const RuleMatch *m, const LogRecord *rec, void *userdata) {
-        size_t *total = userdata;
-
-        /* Touch every capture: each must lie inside the matched message. */
-        for (size_t i = 0; i < m->n_captures; i++) {
-                const RuleCapture *c = &m->captures[i];
-                assert(c->value >= rec->message && c->value + c->value_len <= rec->message + rec->message_len);
-                *total += strlen(c->name) + c->value_len;
-        }
-        return 0;
-}
-
 static void check_record(const uint8_t *data, size_t size, const KmsgRecord *k) {
         const char *buf = (const char *) data;
 
@@ -64,12 +54,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         const char *reason = NULL;
         int r;
 
-        /* An exact-size copy, so any read past the end is caught. */
-        _cleanup_free_ char *buf = malloc(size ?: 1);
+        _cleanup_free_ char *buf = fuzz_copy(data, size);
         if (!buf)
                 return 0;
-        if (size > 0)
-                memcpy(buf, data, size);
 
         r = kmsg_record_parse(buf, size, record, &reason);
         if (r < 0)
@@ -82,7 +69,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
                 check_record((const uint8_t *) buf, size, record);
                 clock_map_assume(&clock);
                 kmsg_record_to_log_record(record, &clock, &rec);
-                r = rule_set_match(rules, &rec, on_match, &total);
+                r = rule_set_match(rules, &rec, fuzz_on_match, &total);
                 assert(r >= 0);
         }
 
@@ -104,7 +91,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
                         assert(rec.message >= line && rec.message + rec.message_len <= line + len);
                         if (rec.message_len <= LOG_MESSAGE_BYTES_MAX) {
                                 size_t total = 0;
-                                r = rule_set_match_full(rules, &rec, RULE_MATCH_IGNORE_TRUSTED_FIELDS, on_match,
+                                r = rule_set_match_full(rules, &rec, RULE_MATCH_IGNORE_TRUSTED_FIELDS, fuzz_on_match,
                                                         &total);
                                 assert(r >= 0);
                         }

@@ -13,19 +13,10 @@
 
 #include "basic/cleanup.h"
 #include "rules/rules.h"
+#include "fuzz-rule-match.h"
+#include "fuzz-util.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-
-static int on_match(const RuleMatch *m, const LogRecord *rec, void *userdata) {
-        size_t *total = userdata;
-
-        for (size_t i = 0; i < m->n_captures; i++) {
-                const RuleCapture *c = &m->captures[i];
-                assert(c->value >= rec->message && c->value + c->value_len <= rec->message + rec->message_len);
-                *total += strlen(c->name) + c->value_len;
-        }
-        return 0;
-}
 
 static void match_lines(RuleSet *rs) {
         static const char *const lines[] = {
@@ -49,8 +40,8 @@ static void match_lines(RuleSet *rs) {
                         rec.unit = "kubelet.service";
                         rec.comm = "kubelet";
                         rec.uid = 0;
-                        assert(rule_set_match_full(rs, &rec, source ? RULE_MATCH_IGNORE_TRUSTED_FIELDS : 0, on_match,
-                                                   &total) >= 0);
+                        assert(rule_set_match_full(rs, &rec, source ? RULE_MATCH_IGNORE_TRUSTED_FIELDS : 0,
+                                                   fuzz_on_match, &total) >= 0);
                 }
 }
 
@@ -59,12 +50,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         RuleError e = RULE_ERROR_NULL;
         int r;
 
-        /* An exact-size copy without a terminating NUL: the loader is given a length, not a string. */
-        _cleanup_free_ char *buf = malloc(size ?: 1);
+        /* No terminating NUL: the loader is given a length, not a string. */
+        _cleanup_free_ char *buf = fuzz_copy(data, size);
         if (!buf)
                 return 0;
-        if (size > 0)
-                memcpy(buf, data, size);
 
         r = rule_set_load_string("fuzz.yaml", buf, size, &rs, &e);
         if (r < 0) {

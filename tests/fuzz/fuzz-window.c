@@ -21,6 +21,7 @@
 #include "basic/cleanup.h"
 #include "store/store-codec.h"
 #include "store/store-window.h"
+#include "fuzz-util.h"
 
 static int memfd = -EBADF;
 static char memfd_path[64];
@@ -131,11 +132,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         put_file(data, size);
         read_file();
 
-        copy = malloc(size ?: 1);
+        copy = (uint8_t *) fuzz_copy(data, size);
         if (!copy)
                 return 0;
-        if (size > 0)
-                memcpy(copy, data, size);
         fix_checksums(copy, size);
         if (size == 0 || memcmp(copy, data, size) != 0) {
                 put_file(copy, size);
