@@ -360,6 +360,18 @@ static int parse(const uint8_t *buf, size_t l, uint64_t section_vaddr, bool big_
         return elf_parse_eh_frame_hdr(copy, l, section_vaddr, big_endian, ret, ret_n);
 }
 
+/* Parses a table and expects the three starts 0x1000, 0x1100 and 0x1800 of the tables below. */
+static void assert_parses_to_three(const uint8_t *buf, size_t l, bool big_endian) {
+        _cleanup_free_ uint64_t *starts = NULL;
+        size_t n = 0;
+
+        assert_int_equal(parse(buf, l, 0x2000, big_endian, &starts, &n), 0);
+        assert_int_equal(n, 3);
+        assert_int_equal(starts[0], 0x1000);
+        assert_int_equal(starts[1], 0x1100);
+        assert_int_equal(starts[2], 0x1800);
+}
+
 static void test_eh_frame_hdr_parse(void **state) {
         static const int32_t sorted[] = { -0x1000, -0xf00, -0x800 };
         static const int32_t messy[] = { -0x800, -0x1000, -0xf00, -0x1000, -0x800 };
@@ -370,22 +382,12 @@ static void test_eh_frame_hdr_parse(void **state) {
 
         for (unsigned big_endian = 0; big_endian < 2; big_endian++) {
                 l = make_hdr(buf, sizeof(buf), sorted, ELEMENTSOF(sorted), big_endian);
-                assert_int_equal(parse(buf, l, 0x2000, big_endian, &starts, &n), 0);
-                assert_int_equal(n, 3);
-                assert_int_equal(starts[0], 0x1000);
-                assert_int_equal(starts[1], 0x1100);
-                assert_int_equal(starts[2], 0x1800);
-                starts = mfree(starts);
+                assert_parses_to_three(buf, l, big_endian);
         }
 
         /* Out of order and repeated: sorted and collapsed. */
         l = make_hdr(buf, sizeof(buf), messy, ELEMENTSOF(messy), false);
-        assert_int_equal(parse(buf, l, 0x2000, false, &starts, &n), 0);
-        assert_int_equal(n, 3);
-        assert_int_equal(starts[0], 0x1000);
-        assert_int_equal(starts[1], 0x1100);
-        assert_int_equal(starts[2], 0x1800);
-        starts = mfree(starts);
+        assert_parses_to_three(buf, l, false);
 
         /* Entries below address 0 are dropped; the others stay. */
         l = make_hdr(buf, sizeof(buf), wild, ELEMENTSOF(wild), false);
