@@ -1289,13 +1289,9 @@ int manager_run(TprofdConfig *c, ManagerReload reload) {
         if (r < 0)
                 return r;
 
-        if (c->exact)
-                log_info("tprofd %s running: state in %s, windows of %llus, exact detail (instructions, 1 us).",
-                         TPROF_VERSION, c->state_dir, (unsigned long long) (c->window_usec / USEC_PER_SEC));
-        else
-                log_info("tprofd %s running: state in %s, windows of %llus, compact detail (functions, %u us).",
-                         TPROF_VERSION, c->state_dir, (unsigned long long) (c->window_usec / USEC_PER_SEC),
-                         tprofd_time_resolution_usec(c));
+        log_info("tprofd %s running: state in %s, windows of %llus, %s detail (%s, %u us).", TPROF_VERSION,
+                 c->state_dir, (unsigned long long) (c->window_usec / USEC_PER_SEC), c->exact ? "exact" : "compact",
+                 c->exact ? "instructions" : "functions", tprofd_time_resolution_usec(c));
         (void) sd_notify(false, "READY=1");
         update_status(m);
 
