@@ -22,6 +22,7 @@ PACKAGES=(
         libsystemd-dev libpcre2-dev libyaml-dev libzstd-dev libelf-dev libdw-dev
         # tests and benchmarks
         libcmocka-dev clang libclang-rt-14-dev pcre2-utils linux-perf python3 jq libxml2-utils valgrind strace bc
+        binutils  # nm and objcopy: the stripped fixtures and the function-start checks
         # runtime: journald for the journal source and its tests, logger/setpriv for tests
         systemd util-linux procps
 )
