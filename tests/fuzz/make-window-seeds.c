@@ -20,19 +20,6 @@
 #include "store/store-window.h"
 #include "tests/store-test-util.h"
 
-static WindowHeaderInfo header_info(void) {
-        WindowHeaderInfo info = {
-                .host = "seed",
-                .boot_id = "0123456789abcdef0123456789abcdef",
-                .kernel_release = "6.1.0",
-                .event = "cpu-clock",
-                .freq_hz = 97,
-                .n_cpus = 4,
-        };
-        clock_map_assume(&info.clock);
-        return info;
-}
-
 /* Rewrites an encoded chunk (header + zstd frame) into out with its payload stored raw. */
 static int chunk_to_raw(const ByteBuf *enc, ByteBuf *out) {
         _cleanup_(byte_buf_done) ByteBuf raw = {};
@@ -58,7 +45,7 @@ static int chunk_to_raw(const ByteBuf *enc, ByteBuf *out) {
 /* One window of n_chunks chunks of n_samples samples each, chained by chain. */
 static int write_seed(const char *dir, const char *name, unsigned n_chunks, unsigned n_samples, unsigned chain,
                       bool raw) {
-        WindowHeaderInfo info = header_info();
+        WindowHeaderInfo info = test_header_info();
         _cleanup_(chunk_writer_freep) ChunkWriter *cw = chunk_writer_new(1);
         _cleanup_(byte_buf_done) ByteBuf file = {}, enc = {};
         _cleanup_free_ char *path = NULL;
