@@ -383,6 +383,22 @@ static int intern_frame(ChunkWriter *w, const Frame *f, uint32_t *ret) {
         return 0;
 }
 
+static int intern_thread(ChunkWriter *w, const ThreadKey *k, uint32_t *ret) {
+        uint64_t *slot;
+        bool added;
+
+        slot = hashmap_slot(w->threads, k, sizeof *k, w->n_threads, &added);
+        if (!slot)
+                return -ENOMEM;
+        if (added) {
+                if (!GREEDY_REALLOC(w->thread_list, w->thread_alloc, w->n_threads + 1))
+                        return -ENOMEM;
+                w->thread_list[w->n_threads++] = *k;
+        }
+        *ret = (uint32_t) *slot;
+        return 0;
+}
+
 /* Walks the tree from the outermost caller to the leaf, adding the nodes it lacks; returns the leaf's. */
 static int intern_stack(ChunkWriter *w, const uint32_t *ids, uint32_t depth, uint32_t *ret) {
         uint32_t node = 0;
@@ -424,21 +440,9 @@ int chunk_writer_add_sample(ChunkWriter *w, const Sample *s) {
         r = intern_string(w, s->comm, &comm);
         if (r < 0)
                 return r;
-        {
-                ThreadKey k = { .pid = s->pid, .tid = s->tid, .comm = comm };
-                uint64_t *ts;
-                bool tadded;
-
-                ts = hashmap_slot(w->threads, &k, sizeof k, w->n_threads, &tadded);
-                if (!ts)
-                        return -ENOMEM;
-                if (tadded) {
-                        if (!GREEDY_REALLOC(w->thread_list, w->thread_alloc, w->n_threads + 1))
-                                return -ENOMEM;
-                        w->thread_list[w->n_threads++] = k;
-                }
-                thread = (uint32_t) *ts;
-        }
+        r = intern_thread(w, &(ThreadKey) { .pid = s->pid, .tid = s->tid, .comm = comm }, &thread);
+        if (r < 0)
+                return r;
         r = intern_stack(w, ids, depth, &stack);
         if (r < 0)
                 return r;
