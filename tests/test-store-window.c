@@ -530,6 +530,58 @@ static void test_chained_truncation(void **state) {
 }
 
 /* Payloads with valid checksums but mutated content: rejected or read, never a crash or overread. */
+/*
+ * A chunk encoded but never committed has moved the writer's thread and stack model past what the
+ * file holds; encoding it again (a caller's retry) must start a chain, and the file stays readable.
+ */
+static void test_encode_again_restarts_chain(void **state) {
+        WindowHeaderInfo info = test_header_info();
+        _cleanup_(chunk_writer_freep) ChunkWriter *cw = chunk_writer_new(1);
+        _cleanup_(window_file_freep) WindowFile *wf = NULL;
+        Collected want = {}, got = {};
+        char path[] = "/tmp/test-store-window.XXXXXX";
+        ByteBuf b = {};
+        uint64_t rng = 77, t = UINT64_C(9000000000000);
+        int fd = mkstemp(path);
+
+        assert_true(fd >= 0);
+        chunk_writer_set_chain(cw, 8);
+        assert_int_equal(window_header_encode(&info, 0, 1000000, &b), 0);
+        assert_int_equal(write(fd, b.data, b.len), (ssize_t) b.len);
+        for (size_t c = 0; c < 3; c++) {
+                size_t first = want.n;
+                for (size_t i = 0; i < 300; i++) {
+                        OwnedSample o;
+                        test_make_sample(&rng, t + i * 10309278, &o);
+                        assert_int_equal(chunk_writer_add_sample(cw, &o.s), 0);
+                        collect_handler(&o.s, &want);
+                }
+                qsort(want.v + first, want.n - first, sizeof(OwnedSample), cmp_time);
+                for (size_t i = first; i < want.n; i++)
+                        want.v[i].s.frames = want.v[i].frames;
+                assert_int_equal(chunk_writer_encode(cw, &b), 0);
+                if (c == 1) /* the first try of chunk 1 never reaches the file */
+                        assert_int_equal(chunk_writer_encode(cw, &b), 0);
+                assert_int_equal(write(fd, b.data, b.len), (ssize_t) b.len);
+                assert_int_equal(chunk_writer_commit(cw), 0);
+                t += 5000000000ULL;
+        }
+        close(fd);
+
+        assert_int_equal(window_file_open(path, false, &wf), 0);
+        assert_int_equal(wf->n_chunks, 3);
+        assert_int_equal(wf->chunks[0].chain_pos, 0);
+        assert_int_equal(wf->chunks[1].chain_pos, 0);
+        assert_int_equal(wf->chunks[2].chain_pos, 1);
+        assert_int_equal(window_read(path, collect_handler, &got, NULL), 0);
+        assert_int_equal(got.n, want.n);
+        assert_read_equals(&got, &want, 0, want.n);
+        collected_done(&got);
+        collected_done(&want);
+        byte_buf_done(&b);
+        unlink(path);
+}
+
 static void test_mutated_payloads_with_valid_checksums(void **state) {
         WindowHeaderInfo info = test_header_info();
         _cleanup_(chunk_writer_freep) ChunkWriter *cw = chunk_writer_new(1);
@@ -605,6 +657,7 @@ int main(void) {
                 cmocka_unit_test(test_round_trip_chained),
                 cmocka_unit_test(test_chained_corruption_loses_rest_of_chain_only),
                 cmocka_unit_test(test_chained_truncation),
+                cmocka_unit_test(test_encode_again_restarts_chain),
                 cmocka_unit_test(test_mutated_payloads_with_valid_checksums),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);

@@ -15,6 +15,8 @@
 #include "basic/macro.h"
 #include "basic/time-util.h"
 #include "store/compress.h"
+#include "store/range-coder.h"
+#include "store/store-model.h"
 #include "store/store-window.h"
 
 /* ---------------------------------------------------------------- file header */
@@ -81,7 +83,7 @@ int window_header_decode(const uint8_t *p, size_t n, WindowHeader *ret) {
 
         if (n < WINDOW_HEADER_FIXED_BYTES + 8 + 4 || memcmp(p, WINDOW_MAGIC, 8) != 0)
                 return -EBADMSG;
-        if (get_le16(p + 8) > WINDOW_FORMAT_VERSION)
+        if (get_le16(p + 8) != WINDOW_FORMAT_VERSION)
                 return -EPROTONOSUPPORT;
         len = get_le32(p + 12);
         if (len < WINDOW_HEADER_FIXED_BYTES + 8 + 4 || len > n ||
@@ -192,7 +194,11 @@ struct ChunkWriter {
         size_t lost_alloc;
         uint64_t lost_total;
 
-        ByteBuf raw, packed;
+        ByteBuf raw, packed, stream;
+
+        /* The thread and stack stream's model: like the tables, it lives as long as the chain. */
+        SampleModel *model;
+        bool model_advanced; /* encoded a chunk that was neither committed nor reset since */
 
         /* Chains: tables persist across the chunks of a chain; each chunk lists only new entries. */
         unsigned chain_chunks;   /* chunks per chain, 1 = every chunk self-contained */
@@ -207,7 +213,8 @@ ChunkWriter *chunk_writer_new(int compress_level) {
         if (!w)
                 return NULL;
         w->compressor = compressor_new(compress_level);
-        if (!w->compressor)
+        w->model = sample_model_new();
+        if (!w->compressor || !w->model)
                 return NULL;
         w->chain_chunks = CHUNK_CHAIN_DEFAULT;
         w->time_resolution_ns = NSEC_PER_USEC;
@@ -221,6 +228,7 @@ ChunkWriter *chunk_writer_free(ChunkWriter *w) {
         if (!w)
                 return NULL;
         compressor_free(w->compressor);
+        sample_model_free(w->model);
         hashmap_free(w->strings);
         hashmap_free(w->frames);
         hashmap_free(w->nodes);
@@ -235,6 +243,7 @@ ChunkWriter *chunk_writer_free(ChunkWriter *w) {
         free(w->lost);
         byte_buf_done(&w->raw);
         byte_buf_done(&w->packed);
+        byte_buf_done(&w->stream);
         free(w);
         return NULL;
 }
@@ -273,6 +282,7 @@ static int reset_tables(ChunkWriter *w) {
 }
 
 static void clear_samples(ChunkWriter *w) {
+        w->model_advanced = false;
         w->n_samples = 0;
         w->first_ns = UINT64_MAX;
         w->last_ns = 0;
@@ -559,6 +569,39 @@ static int put_times(ChunkWriter *w, ByteBuf *b) {
         return 0;
 }
 
+/*
+ * Each sample's thread and stack, range-coded with the chain's model (store-model.h): a sample
+ * mostly costs a bit or two for its thread and a handful for its stack, where plain ids cost bytes.
+ * The model starts afresh with every chain, as the tables do.
+ */
+static int put_thread_stack_stream(ChunkWriter *w, ByteBuf *b) {
+        RcEncoder e;
+        int r;
+
+        if (w->chain_pos == 0) {
+                r = sample_model_reset(w->model);
+                if (r < 0)
+                        return r;
+        }
+        w->stream.len = 0;
+        rc_encoder_init(&e, &w->stream);
+        for (size_t i = 0; i < w->n_samples; i++) {
+                const PendingSample *p = &w->samples[i];
+
+                r = sample_model_encode(w->model, &e, p->cpu, p->thread, w->thread_list[p->thread].comm, p->stack,
+                                        (uint32_t) w->n_threads, (uint32_t) w->n_nodes);
+                if (r < 0)
+                        return r;
+        }
+        r = rc_encoder_finish(&e);
+        if (r < 0)
+                return r;
+        r = byte_buf_put_varint(b, w->stream.len);
+        if (r < 0)
+                return r;
+        return byte_buf_put(b, w->stream.data, w->stream.len);
+}
+
 static int encode_payload(ChunkWriter *w, ByteBuf *b) {
         const ClockMap *m = &w->clock;
         uint64_t prev, n_lost = 0;
@@ -646,10 +689,9 @@ static int encode_payload(ChunkWriter *w, ByteBuf *b) {
         r = put_times(w, b);
         if (r < 0)
                 return r;
-        for (size_t i = 0; i < w->n_samples; i++)
-                PUT(w->samples[i].thread);
-        for (size_t i = 0; i < w->n_samples; i++)
-                PUT(w->samples[i].stack);
+        r = put_thread_stack_stream(w, b);
+        if (r < 0)
+                return r;
 
         for (size_t i = 0; i < w->lost_alloc; i++)
                 n_lost += w->lost[i] > 0;
@@ -667,6 +709,14 @@ int chunk_writer_encode(ChunkWriter *w, ByteBuf *out) {
         uint8_t h[CHUNK_HEADER_BYTES] = {};
         int r;
 
+        /* Encoding again what was encoded but never committed: the model has moved on past the chain
+         * as the file has it, so this chunk starts a chain of its own. */
+        if (w->model_advanced && w->chain_pos > 0) {
+                r = chunk_writer_restart_chain(w);
+                if (r < 0)
+                        return r;
+        }
+        w->model_advanced = true;
         r = encode_payload(w, &w->raw);
         if (r < 0)
                 return r;
@@ -911,6 +961,7 @@ struct TableState {
         size_t n_nodes, node_parent_alloc, node_frame_alloc, node_depth_alloc;
         uint32_t *thread_pid, *thread_tid, *thread_comm;
         size_t n_threads, thread_pid_alloc, thread_tid_alloc, thread_comm_alloc;
+        SampleModel *model; /* the thread and stack model, after the chain's samples so far */
 };
 
 static TableState *table_state_free(TableState *t) {
@@ -924,6 +975,7 @@ static TableState *table_state_free(TableState *t) {
         free(t->thread_pid);
         free(t->thread_tid);
         free(t->thread_comm);
+        sample_model_free(t->model);
         free(t);
         return NULL;
 }
@@ -965,6 +1017,9 @@ DecodedChunk *decoded_chunk_free(DecodedChunk *c) {
 }
 
 static int table_state_init(TableState *t) {
+        t->model = sample_model_new();
+        if (!t->model)
+                return -ENOMEM;
         /* the root node: a stack of depth 0 */
         if (!GREEDY_REALLOC(t->node_parent, t->node_parent_alloc, 1) ||
             !GREEDY_REALLOC(t->node_frame, t->node_frame_alloc, 1) ||
@@ -1119,11 +1174,13 @@ static int parse_tables(WindowFile *w, ByteCursor *c, size_t n, TableState *t) {
         return 0;
 }
 
-static int parse_samples(const ChunkInfo *info, uint64_t interval_usec, ByteCursor *c, size_t n, const TableState *t,
+static int parse_samples(const ChunkInfo *info, uint64_t interval_usec, ByteCursor *c, size_t n, TableState *t,
                          DecodedChunk *d) {
         _cleanup_free_ uint32_t *local = NULL;
         _cleanup_free_ uint64_t *last = NULL;
-        size_t total_depth = 0;
+        size_t total_depth = 0, stream_len;
+        const uint8_t *stream;
+        RcDecoder rd;
         uint64_t prev;
 
         d->n = info->n_samples;
@@ -1162,16 +1219,26 @@ static int parse_samples(const ChunkInfo *info, uint64_t interval_usec, ByteCurs
                         return -EBADMSG;
                 last[cpu] = us ?: 1;
         }
+        stream_len = cursor_varint_max(c, n + 1);
+        stream = cursor_bytes(c, stream_len);
+        if (c->error)
+                return -EBADMSG;
+        rc_decoder_init(&rd, stream, stream_len);
         for (size_t i = 0; i < d->n; i++) {
-                size_t th = cursor_varint_max(c, t->n_threads);
-                if (c->error)
-                        return -EBADMSG;
+                uint32_t th, node;
+                int r;
+
+                r = sample_model_decode(t->model, &rd, d->cpu[i], t->thread_comm, (uint32_t) t->n_threads,
+                                        (uint32_t) t->n_nodes, &th, &node);
+                if (r < 0)
+                        return r;
                 d->pid[i] = t->thread_pid[th];
                 d->tid[i] = t->thread_tid[th];
                 d->comm[i] = t->thread_comm[th];
+                d->stack[i] = node;
         }
-        for (size_t i = 0; i < d->n; i++)
-                d->stack[i] = (uint32_t) cursor_varint_max(c, t->n_nodes);
+        if (!rc_decoder_finished(&rd))
+                return -EBADMSG;
 
         d->n_lost = cursor_varint_max(c, 65536 + 1);
         if (c->error)
@@ -1259,7 +1326,7 @@ static void mark_corrupt(WindowFile *w, size_t i) {
         }
 }
 
-/* Returns the tables of chunk i's chain as they stand before chunk i, rebuilding them if needed. */
+/* Returns the tables and model of chunk i's chain as they stand before chunk i, rebuilding them if needed. */
 static int chain_state(WindowFile *w, size_t i, TableState **ret) {
         _cleanup_(table_state_freep) TableState *t = NULL;
         _cleanup_(byte_buf_done) ByteBuf stored = {}, raw = {};
@@ -1287,10 +1354,10 @@ static int chain_state(WindowFile *w, size_t i, TableState **ret) {
                         return -EBADMSG;
         }
         for (size_t k = i - pos; k < i; k++) {
+                _cleanup_(decoded_chunk_freep) DecodedChunk *d = NULL;
                 const uint8_t *p;
                 size_t n;
                 ByteCursor c;
-                ClockMap ignored;
                 uint64_t interval;
 
                 r = load_payload(w, k, &stored, &raw, &p, &n);
@@ -1298,9 +1365,15 @@ static int chain_state(WindowFile *w, size_t i, TableState **ret) {
                         mark_corrupt(w, k);
                 if (r < 0)
                         return r;
+                d = calloc(1, sizeof(DecodedChunk));
+                if (!d)
+                        return -ENOMEM;
                 c = (ByteCursor) { .p = p, .end = p + n };
-                parse_preamble(&c, &ignored, &interval);
+                parse_preamble(&c, &d->clock, &interval);
+                /* the samples too: the model that codes this chunk's threads and stacks learned from them */
                 r = parse_tables(w, &c, n, t);
+                if (r >= 0)
+                        r = parse_samples(&w->chunks[k], interval, &c, n, t, d);
                 if (r == -EBADMSG)
                         mark_corrupt(w, k);
                 if (r < 0)

@@ -1,0 +1,322 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * The thread and stack model of window chunks; see store-model.h and docs/window-format.md.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "basic/alloc-util.h"
+#include "basic/hashmap.h"
+#include "basic/macro.h"
+#include "store/store-model.h"
+
+/* The stacks one comm's samples had, most counted first. */
+typedef struct StackContext {
+        uint32_t *node, *count;
+        size_t n, node_alloc, count_alloc;
+        RcUintModel rank;
+} StackContext;
+
+struct SampleModel {
+        RcProb same_thread;
+        RcUintModel thread_rank, thread_back, stack_back;
+        uint32_t recent[SAMPLE_MODEL_RECENT_THREADS]; /* thread ids, most recently sampled first */
+        size_t n_recent;
+        uint32_t *cpu_thread; /* per CPU: 1 + the thread sampled last on it, 0 before any */
+        size_t cpu_thread_alloc;
+        StackContext **contexts; /* by comm string id; NULL until that comm has a sample */
+        size_t contexts_alloc;
+        Hashmap *where; /* (comm, node) -> position in its context; the writer's index */
+};
+
+static StackContext *context_free(StackContext *c) {
+        if (!c)
+                return NULL;
+        free(c->node);
+        free(c->count);
+        free(c);
+        return NULL;
+}
+
+static void clear(SampleModel *m) {
+        for (size_t i = 0; i < m->contexts_alloc; i++)
+                m->contexts[i] = context_free(m->contexts[i]);
+        m->where = hashmap_free(m->where);
+        if (m->cpu_thread)
+                memset(m->cpu_thread, 0, m->cpu_thread_alloc * sizeof(uint32_t));
+        m->n_recent = 0;
+        m->same_thread = RC_PROB_INIT;
+        rc_uint_model_init(&m->thread_rank);
+        rc_uint_model_init(&m->thread_back);
+        rc_uint_model_init(&m->stack_back);
+}
+
+SampleModel *sample_model_new(void) {
+        SampleModel *m = calloc(1, sizeof(SampleModel));
+
+        if (m)
+                clear(m);
+        return m;
+}
+
+SampleModel *sample_model_free(SampleModel *m) {
+        if (!m)
+                return NULL;
+        clear(m);
+        free(m->contexts);
+        free(m->cpu_thread);
+        free(m);
+        return NULL;
+}
+
+int sample_model_reset(SampleModel *m) {
+        clear(m);
+        return 0;
+}
+
+/* ---------------------------------------------------------------- threads */
+
+static int cpu_slot(SampleModel *m, uint32_t cpu, uint32_t **ret) {
+        if (cpu >= m->cpu_thread_alloc) {
+                size_t old = m->cpu_thread_alloc;
+                if (!GREEDY_REALLOC(m->cpu_thread, m->cpu_thread_alloc, (size_t) cpu + 1))
+                        return -ENOMEM;
+                memset(m->cpu_thread + old, 0, (m->cpu_thread_alloc - old) * sizeof(uint32_t));
+        }
+        *ret = &m->cpu_thread[cpu];
+        return 0;
+}
+
+/* Position of thread in the recency list, or n_recent. */
+static size_t recent_find(const SampleModel *m, uint32_t thread) {
+        size_t i = 0;
+
+        while (i < m->n_recent && m->recent[i] != thread)
+                i++;
+        return i;
+}
+
+/* Moves the thread at position i (n_recent: not listed) to the front; the least recent falls off. */
+static void recent_touch(SampleModel *m, size_t i, uint32_t thread) {
+        if (i == m->n_recent) {
+                if (m->n_recent < SAMPLE_MODEL_RECENT_THREADS)
+                        m->n_recent++;
+                i = m->n_recent - 1;
+        }
+        memmove(m->recent + 1, m->recent, i * sizeof(uint32_t));
+        m->recent[0] = thread;
+}
+
+static int encode_thread(SampleModel *m, RcEncoder *e, uint32_t cpu, uint32_t thread, uint32_t n_threads) {
+        uint32_t *last;
+        size_t i;
+        int r;
+
+        r = cpu_slot(m, cpu, &last);
+        if (r < 0)
+                return r;
+        if (*last != 0)
+                rc_encode_bit(e, &m->same_thread, *last - 1 != thread);
+        if (*last == 0 || *last - 1 != thread) {
+                i = recent_find(m, thread);
+                if (i < m->n_recent)
+                        rc_encode_uint(e, &m->thread_rank, (uint32_t) i + 1);
+                else {
+                        rc_encode_uint(e, &m->thread_rank, 0);
+                        rc_encode_uint(e, &m->thread_back, n_threads - 1 - thread);
+                }
+        }
+        recent_touch(m, recent_find(m, thread), thread);
+        *last = thread + 1;
+        return 0;
+}
+
+static int decode_thread(SampleModel *m, RcDecoder *d, uint32_t cpu, uint32_t n_threads, uint32_t *ret) {
+        uint32_t *last, thread;
+        int r;
+
+        r = cpu_slot(m, cpu, &last);
+        if (r < 0)
+                return r;
+        if (*last != 0 && rc_decode_bit(d, &m->same_thread) == 0)
+                thread = *last - 1;
+        else {
+                uint32_t rank = rc_decode_uint(d, &m->thread_rank);
+
+                if (rank > m->n_recent)
+                        return -EBADMSG;
+                if (rank > 0)
+                        thread = m->recent[rank - 1];
+                else {
+                        uint32_t back = rc_decode_uint(d, &m->thread_back);
+                        if (back >= n_threads)
+                                return -EBADMSG;
+                        thread = n_threads - 1 - back;
+                }
+        }
+        if (d->error || thread >= n_threads)
+                return -EBADMSG;
+        recent_touch(m, recent_find(m, thread), thread);
+        *last = thread + 1;
+        *ret = thread;
+        return 0;
+}
+
+/* ---------------------------------------------------------------- stacks */
+
+static int context_get(SampleModel *m, uint32_t comm, StackContext **ret) {
+        if (comm >= m->contexts_alloc) {
+                size_t old = m->contexts_alloc;
+                if (!GREEDY_REALLOC(m->contexts, m->contexts_alloc, (size_t) comm + 1))
+                        return -ENOMEM;
+                memset(m->contexts + old, 0, (m->contexts_alloc - old) * sizeof(StackContext *));
+        }
+        if (!m->contexts[comm]) {
+                StackContext *c = calloc(1, sizeof(StackContext));
+                if (!c)
+                        return -ENOMEM;
+                rc_uint_model_init(&c->rank);
+                m->contexts[comm] = c;
+        }
+        *ret = m->contexts[comm];
+        return 0;
+}
+
+static int context_append(StackContext *c, uint32_t node) {
+        if (!GREEDY_REALLOC(c->node, c->node_alloc, c->n + 1) || !GREEDY_REALLOC(c->count, c->count_alloc, c->n + 1))
+                return -ENOMEM;
+        c->node[c->n] = node;
+        c->count[c->n] = 0;
+        c->n++;
+        return 0;
+}
+
+/*
+ * Counts one more sample of the entry at pos. The list stays sorted by count, most first, because
+ * the entry trades places with the first entry of its count (found by bisection), which then ends
+ * that run of equal counts. Returns the entry's new position.
+ */
+static size_t context_bump(StackContext *c, size_t pos) {
+        uint32_t k = c->count[pos], node = c->node[pos];
+        size_t lo = 0, hi = pos;
+
+        if (k == UINT32_MAX)
+                return pos;
+        while (lo < hi) {
+                size_t mid = lo + (hi - lo) / 2;
+                if (c->count[mid] <= k)
+                        hi = mid;
+                else
+                        lo = mid + 1;
+        }
+        c->node[pos] = c->node[lo];
+        c->node[lo] = node;
+        c->count[lo] = k + 1;
+        return lo;
+}
+
+static uint64_t where_key(uint32_t comm, uint32_t node) {
+        return (uint64_t) comm << 32 | node;
+}
+
+static int encode_stack(SampleModel *m, RcEncoder *e, uint32_t comm, uint32_t node, uint32_t n_nodes) {
+        StackContext *c;
+        uint64_t key = where_key(comm, node), *slot, pos;
+        bool added;
+        size_t to;
+        int r;
+
+        r = context_get(m, comm, &c);
+        if (r < 0)
+                return r;
+        if (!m->where) {
+                m->where = hashmap_new();
+                if (!m->where)
+                        return -ENOMEM;
+        }
+        slot = hashmap_slot(m->where, &key, sizeof key, c->n, &added);
+        if (!slot)
+                return -ENOMEM;
+        if (added) {
+                r = context_append(c, node);
+                if (r < 0)
+                        return r;
+                rc_encode_uint(e, &c->rank, 0);
+                rc_encode_uint(e, &m->stack_back, n_nodes - 1 - node);
+        } else
+                rc_encode_uint(e, &c->rank, (uint32_t) *slot + 1);
+        pos = *slot;
+        to = context_bump(c, (size_t) pos);
+        if (to != pos) {
+                /* the entry it traded places with */
+                uint64_t other = where_key(comm, c->node[pos]);
+                r = hashmap_put(m->where, &other, sizeof other, pos);
+                if (r < 0)
+                        return r;
+                r = hashmap_put(m->where, &key, sizeof key, to);
+                if (r < 0)
+                        return r;
+        }
+        return 0;
+}
+
+static int decode_stack(SampleModel *m, RcDecoder *d, uint32_t comm, uint32_t n_nodes, uint32_t *ret) {
+        StackContext *c;
+        uint32_t rank, node;
+        size_t pos;
+        int r;
+
+        r = context_get(m, comm, &c);
+        if (r < 0)
+                return r;
+        rank = rc_decode_uint(d, &c->rank);
+        if (rank == 0) {
+                uint32_t back = rc_decode_uint(d, &m->stack_back);
+                if (d->error || back >= n_nodes)
+                        return -EBADMSG;
+                node = n_nodes - 1 - back;
+                r = context_append(c, node);
+                if (r < 0)
+                        return r;
+                pos = c->n - 1;
+        } else {
+                if (d->error || rank > c->n)
+                        return -EBADMSG;
+                pos = rank - 1;
+                node = c->node[pos];
+        }
+        (void) context_bump(c, pos);
+        *ret = node;
+        return 0;
+}
+
+/* ---------------------------------------------------------------- samples */
+
+int sample_model_encode(SampleModel *m, RcEncoder *e, uint32_t cpu, uint32_t thread, uint32_t comm, uint32_t node,
+                        uint32_t n_threads, uint32_t n_nodes) {
+        int r;
+
+        if (thread >= n_threads || node >= n_nodes)
+                return -EINVAL;
+        r = encode_thread(m, e, cpu, thread, n_threads);
+        if (r < 0)
+                return r;
+        return encode_stack(m, e, comm, node, n_nodes);
+}
+
+int sample_model_decode(SampleModel *m, RcDecoder *d, uint32_t cpu, const uint32_t *thread_comm, uint32_t n_threads,
+                        uint32_t n_nodes, uint32_t *ret_thread, uint32_t *ret_node) {
+        uint32_t thread, node;
+        int r;
+
+        r = decode_thread(m, d, cpu, n_threads, &thread);
+        if (r < 0)
+                return r;
+        r = decode_stack(m, d, thread_comm[thread], n_nodes, &node);
+        if (r < 0)
+                return r;
+        *ret_thread = thread;
+        *ret_node = node;
+        return 0;
+}

@@ -1,0 +1,46 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * The model a window chunk's thread and stack stream is coded with (range-coder.h codes the bits).
+ * It predicts which thread a sample is in and which stack it has from what the chain's earlier
+ * samples had, and lives as long as the chain of chunks its tables belong to:
+ *
+ *  - thread: the one last sampled on the same CPU (a busy thread keeps its CPU from one tick to the
+ *    next); else one of the 32 threads sampled most recently, by recency; else a table id, coded
+ *    as its distance from the newest thread;
+ *  - stack: ranked among the stacks earlier samples of the same comm had, most frequent first (the
+ *    processes of one program share their stacks, whatever their pids); else a node id, coded as
+ *    its distance from the newest node.
+ *
+ * Writer and reader run the same model on the same samples in the same order, so they agree on
+ * every probability and list. docs/window-format.md specifies it for other readers. Memory is
+ * bounded by the chain: one entry per distinct (comm, stack) pair and per CPU sampled.
+ */
+#pragma once
+
+#include <stdint.h>
+
+#include "store/range-coder.h"
+
+#define SAMPLE_MODEL_RECENT_THREADS 32
+
+typedef struct SampleModel SampleModel;
+
+SampleModel *sample_model_new(void);
+SampleModel *sample_model_free(SampleModel *m);
+/* Forgets everything: the state at the start of a chain. */
+int sample_model_reset(SampleModel *m);
+
+/*
+ * Codes one sample's thread and stack node. comm is the thread's comm string id; n_threads and
+ * n_nodes are the sizes of the chain's thread and node tables with this chunk's entries (n_nodes
+ * counts the root). -EINVAL if an id is out of range, -ENOMEM.
+ */
+int sample_model_encode(SampleModel *m, RcEncoder *e, uint32_t cpu, uint32_t thread, uint32_t comm, uint32_t node,
+                        uint32_t n_threads, uint32_t n_nodes);
+/* The reverse; thread_comm maps each thread id to its comm string id. -EBADMSG if the stream names
+ * something that does not exist, -ENOMEM. */
+int sample_model_decode(SampleModel *m, RcDecoder *d, uint32_t cpu, const uint32_t *thread_comm, uint32_t n_threads,
+                        uint32_t n_nodes, uint32_t *ret_thread, uint32_t *ret_node);
+
+#include "basic/cleanup.h"
+DEFINE_TRIVIAL_CLEANUP_FUNC(SampleModel *, sample_model_free);
