@@ -10,6 +10,9 @@
  *                                          a synthetic ring ending now, realistic stack mix
  *   store-tool slice RING FROM_EPOCH_SECS SECS
  *                                          cuts a range, prints what it read and skipped
+ *   store-tool dump FILE...                every sample of each window file as the store reads it,
+ *                                          in tests/helpers/window-reader.py's format, so the
+ *                                          tests can hold that second reader against this one
  *
  * Sample times map to wall-clock time so that the newest sample is "now"; windows rotate on
  * those times, as they would in the daemon.
@@ -376,6 +379,52 @@ static int cmd_slice(const char *ring, double from_epoch, double secs) {
         return r < 0;
 }
 
+/* Escapes as window-reader.py does: bytes outside printable ASCII, '\\' and the field's specials
+ * become \xHH. */
+static void dump_escaped(const char *s, const char *specials, FILE *f) {
+        for (const unsigned char *p = (const unsigned char *) s; *p; p++)
+                if (*p >= 0x20 && *p <= 0x7e && *p != '\\' && !strchr(specials, *p))
+                        fputc(*p, f);
+                else
+                        fprintf(f, "\\x%02x", *p);
+}
+
+static int dump_handler(const Sample *s, void *ud) {
+        FILE *f = ud;
+
+        fprintf(f, "%llu %u %u %u %llu ", (unsigned long long) s->t_ns, s->cpu, s->pid, s->tid,
+                (unsigned long long) s->period);
+        dump_escaped(s->comm, ";\t", f);
+        fputc('\t', f);
+        for (uint32_t i = 0; i < s->n_frames; i++) {
+                const Frame *fr = &s->frames[i];
+
+                fprintf(f, "%s%llx:", i ? ";" : "", (unsigned long long) fr->addr);
+                dump_escaped(fr->symbol, ";", f);
+                fprintf(f, "+0x%llx:", (unsigned long long) fr->offset);
+                dump_escaped(fr->dso, ";:", f);
+        }
+        fputc('\n', f);
+        return 0;
+}
+
+/* One file at a time and the whole time range: the samples of each file in the reader's order. */
+static int cmd_dump(char **files, int n) {
+        int ret = 0;
+
+        for (int i = 0; i < n; i++) {
+                SliceStats st;
+                int r = slice_read(&files[i], 1, 0, UINT64_MAX, dump_handler, stdout, &st);
+
+                if (r < 0) {
+                        fprintf(stderr, "dump: %s: %s\n", files[i], strerror(-r));
+                        ret = 1;
+                }
+                slice_stats_done(&st);
+        }
+        return ret;
+}
+
 int main(int argc, char *argv[]) {
         if (argc >= 3 && strcmp(argv[1], "import") == 0)
                 return cmd_import(argv[2], argc > 3 ? strtoull(argv[3], NULL, 10) : 120, argc > 4 ? strtoull(argv[4], NULL, 10) : 5);
@@ -384,8 +433,11 @@ int main(int argc, char *argv[]) {
                                  argc > 6 ? strtoull(argv[6], NULL, 10) : 120);
         if (argc == 5 && strcmp(argv[1], "slice") == 0)
                 return cmd_slice(argv[2], atof(argv[3]), atof(argv[4]));
+        if (argc >= 3 && strcmp(argv[1], "dump") == 0)
+                return cmd_dump(argv + 2, argc - 2);
         fprintf(stderr, "usage: store-tool import RING [WINDOW_SECS] < perf-script.txt\n"
                         "       store-tool synth RING HOURS CPUS HZ [WINDOW_SECS]\n"
-                        "       store-tool slice RING FROM_EPOCH_SECS SECS\n");
+                        "       store-tool slice RING FROM_EPOCH_SECS SECS\n"
+                        "       store-tool dump FILE...\n");
         return 64;
 }
