@@ -116,6 +116,14 @@ static void test_varint_zigzag(void **state) {
                 assert_true(zigzag_decode(zigzag_encode(v)) == v);
         assert_true(zigzag_decode(zigzag_encode(INT64_MIN)) == INT64_MIN);
         byte_buf_done(&b);
+
+        /* ten bytes whose last holds more than bit 63: beyond 64 bits, an error, not a wrapped value */
+        {
+                static const uint8_t over[10] = { 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x02 };
+                ByteCursor o = { .p = over, .end = over + sizeof over };
+                cursor_varint(&o);
+                assert_true(o.error);
+        }
 }
 
 static void test_header_round_trip(void **state) {
@@ -529,7 +537,89 @@ static void test_chained_truncation(void **state) {
         written_done(&w);
 }
 
-/* Payloads with valid checksums but mutated content: rejected or read, never a crash or overread. */
+/* The whole file, for edits that move bytes. */
+static uint8_t *slurp(const char *path, size_t *ret_n) {
+        struct stat st;
+        uint8_t *p;
+        int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+        assert_true(fd >= 0);
+        assert_int_equal(fstat(fd, &st), 0);
+        p = malloc((size_t) st.st_size);
+        assert_non_null(p);
+        assert_int_equal(read(fd, p, (size_t) st.st_size), st.st_size);
+        close(fd);
+        *ret_n = (size_t) st.st_size;
+        return p;
+}
+
+static void spill(const char *path, const uint8_t *p, size_t n) {
+        int fd = open(path, O_WRONLY | O_TRUNC | O_CLOEXEC);
+
+        assert_true(fd >= 0);
+        assert_int_equal(write(fd, p, n), (ssize_t) n);
+        close(fd);
+}
+
+/* A chunk continues the chain of the chunk right before it: not across bytes in between, and not
+ * with a chain position that does not follow, even when read in order (from the cached tables). */
+static void test_chain_needs_adjacent_chunks(void **state) {
+        Written w;
+        Collected got = {};
+        WindowReadStats st;
+        _cleanup_free_ uint8_t *p = NULL, *q = NULL;
+        size_t n, cut;
+
+        write_window_chained(&w, 3, 200, false, 15, 3);
+        p = slurp(w.path, &n);
+        /* 64 bytes of junk between chunks 0 and 1 */
+        cut = (size_t) w.chunk_offset[1];
+        q = malloc(n + 64);
+        assert_non_null(q);
+        memcpy(q, p, cut);
+        memset(q + cut, 0x5a, 64);
+        memcpy(q + cut + 64, p + cut, n - cut);
+        spill(w.path, q, n + 64);
+        assert_int_equal(window_read(w.path, collect_handler, &got, &st), 0);
+        assert_int_equal(got.n, 200);
+        assert_read_equals(&got, &w.expected, 0, 200);
+        assert_true(st.corrupt_chunks >= 3); /* the junk, and the two chunks cut off from their chain */
+        collected_done(&got);
+
+        /* chunk 2 claims position 1: it does not follow chunk 1 (position 1) */
+        p[w.chunk_offset[2] + 6] = 1;
+        put_le32(p + w.chunk_offset[2] + 44, crc32c(0, p + w.chunk_offset[2], 44));
+        spill(w.path, p, n);
+        assert_int_equal(window_read(w.path, collect_handler, &got, &st), 0);
+        assert_int_equal(got.n, 400);
+        assert_read_equals(&got, &w.expected, 0, 400);
+        assert_int_equal(st.corrupt_chunks, 1);
+        assert_int_equal(st.first_corrupt_offset, w.chunk_offset[2]);
+        collected_done(&got);
+        written_done(&w);
+}
+
+/* What a chunk header says of its payload must hold: its time bounds are those of its samples. */
+static void test_chunk_header_must_match_samples(void **state) {
+        Written w;
+        Collected got = {};
+        WindowReadStats st;
+        _cleanup_free_ uint8_t *p = NULL;
+        size_t n;
+
+        write_window(&w, 2, 100, false, 16);
+        p = slurp(w.path, &n);
+        put_le64(p + w.chunk_offset[1] + 8, get_le64(p + w.chunk_offset[1] + 8) - 1000);
+        put_le32(p + w.chunk_offset[1] + 44, crc32c(0, p + w.chunk_offset[1], 44));
+        spill(w.path, p, n);
+        assert_int_equal(window_read(w.path, collect_handler, &got, &st), 0);
+        assert_int_equal(got.n, 100);
+        assert_int_equal(st.corrupt_chunks, 1);
+        assert_int_equal(st.first_corrupt_offset, w.chunk_offset[1]);
+        collected_done(&got);
+        written_done(&w);
+}
+
 /*
  * A chunk encoded but never committed has moved the writer's thread and stack model past what the
  * file holds; encoding it again (a caller's retry) must start a chain, and the file stays readable.
@@ -582,6 +672,7 @@ static void test_encode_again_restarts_chain(void **state) {
         unlink(path);
 }
 
+/* Payloads with valid checksums but mutated content: rejected or read, never a crash or overread. */
 static void test_mutated_payloads_with_valid_checksums(void **state) {
         WindowHeaderInfo info = test_header_info();
         _cleanup_(chunk_writer_freep) ChunkWriter *cw = chunk_writer_new(1);
@@ -657,6 +748,8 @@ int main(void) {
                 cmocka_unit_test(test_round_trip_chained),
                 cmocka_unit_test(test_chained_corruption_loses_rest_of_chain_only),
                 cmocka_unit_test(test_chained_truncation),
+                cmocka_unit_test(test_chain_needs_adjacent_chunks),
+                cmocka_unit_test(test_chunk_header_must_match_samples),
                 cmocka_unit_test(test_encode_again_restarts_chain),
                 cmocka_unit_test(test_mutated_payloads_with_valid_checksums),
         };

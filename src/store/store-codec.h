@@ -76,6 +76,11 @@ static inline uint64_t cursor_varint(ByteCursor *c) {
                         return 0;
                 }
                 uint8_t b = *c->p++;
+                /* the tenth byte holds bit 63 alone: more would not fit 64 bits */
+                if (shift == 63 && b > 1) {
+                        c->error = true;
+                        return 0;
+                }
                 v |= (uint64_t) (b & 0x7f) << shift;
                 if (!(b & 0x80))
                         return v;

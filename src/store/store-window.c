@@ -765,6 +765,9 @@ static bool chunk_header_parse(const uint8_t *h, ChunkInfo *ret) {
         if (c.n_samples > CHUNK_SAMPLES_MAX || c.stored_len > CHUNK_STORED_BYTES_MAX ||
             c.raw_len > COMPRESS_RAW_BYTES_MAX || c.first_ns > c.last_ns || (c.flags & ~CHUNK_FLAG_ZSTD))
                 return false;
+        /* a stored payload is its own raw form; a chunk without samples has no time */
+        if ((!(c.flags & CHUNK_FLAG_ZSTD) && c.raw_len != c.stored_len) || (c.n_samples == 0 && c.last_ns != 0))
+                return false;
         *ret = c;
         return true;
 }
@@ -1174,8 +1177,8 @@ static int parse_tables(WindowFile *w, ByteCursor *c, size_t n, TableState *t) {
         return 0;
 }
 
-static int parse_samples(const ChunkInfo *info, uint64_t interval_usec, ByteCursor *c, size_t n, TableState *t,
-                         DecodedChunk *d) {
+static int parse_samples(const ChunkInfo *info, uint64_t interval_usec, uint64_t resolution_ns, ByteCursor *c,
+                         size_t n, TableState *t, DecodedChunk *d) {
         _cleanup_free_ uint32_t *local = NULL;
         _cleanup_free_ uint64_t *last = NULL;
         size_t total_depth = 0, stream_len;
@@ -1214,8 +1217,8 @@ static int parse_samples(const ChunkInfo *info, uint64_t interval_usec, ByteCurs
                 if (us > UINT64_MAX / NSEC_PER_USEC)
                         return -EBADMSG;
                 d->t[i] = us * NSEC_PER_USEC;
-                /* time order within the chunk is part of the format */
-                if (i > 0 && d->t[i] < d->t[i - 1])
+                /* time order within the chunk is part of the format, as is the header's resolution */
+                if ((i > 0 && d->t[i] < d->t[i - 1]) || d->t[i] % resolution_ns != 0)
                         return -EBADMSG;
                 last[cpu] = us ?: 1;
         }
@@ -1253,7 +1256,7 @@ static int parse_samples(const ChunkInfo *info, uint64_t interval_usec, ByteCurs
         }
         if (c->error || c->p != c->end)
                 return -EBADMSG;
-        if (d->n > 0 && d->t[d->n - 1] != info->last_ns)
+        if (d->n > 0 && (d->t[0] != info->first_ns || d->t[d->n - 1] != info->last_ns))
                 return -EBADMSG;
 
         /* Materialize only the stacks this chunk uses: a chain's tables can be much larger. */
@@ -1290,6 +1293,10 @@ static int parse_samples(const ChunkInfo *info, uint64_t interval_usec, ByteCurs
                 memcpy(d->strings, t->strings, t->n_strings * sizeof(const char *));
         d->n_strings = t->n_strings;
         return 0;
+}
+
+static uint64_t resolution_ns(const WindowFile *w) {
+        return (uint64_t) MAX(w->header.info.time_resolution_usec, 1U) * NSEC_PER_USEC;
 }
 
 /* Reads, checks and decompresses chunk i's payload into raw. */
@@ -1333,6 +1340,10 @@ static int chain_state(WindowFile *w, size_t i, TableState **ret) {
         uint32_t pos = w->chunks[i].chain_pos;
         int r;
 
+        /* A chunk continues the chain of the chunk right before it in the file, with nothing between. */
+        if (pos > 0 && (i == 0 || w->chunks[i - 1].chain_pos != pos - 1 ||
+                        w->chunks[i - 1].offset + CHUNK_HEADER_BYTES + w->chunks[i - 1].stored_len != w->chunks[i].offset))
+                return -EBADMSG;
         if (pos > 0 && w->cache && w->cache_after == i - 1) {
                 *ret = TAKE_PTR(w->cache);
                 return 0;
@@ -1373,7 +1384,7 @@ static int chain_state(WindowFile *w, size_t i, TableState **ret) {
                 /* the samples too: the model that codes this chunk's threads and stacks learned from them */
                 r = parse_tables(w, &c, n, t);
                 if (r >= 0)
-                        r = parse_samples(&w->chunks[k], interval, &c, n, t, d);
+                        r = parse_samples(&w->chunks[k], interval, resolution_ns(w), &c, n, t, d);
                 if (r == -EBADMSG)
                         mark_corrupt(w, k);
                 if (r < 0)
@@ -1413,7 +1424,7 @@ int window_file_decode_chunk(WindowFile *w, size_t i, DecodedChunk **ret) {
         parse_preamble(&c, &d->clock, &interval);
         r = parse_tables(w, &c, n, t);
         if (r >= 0)
-                r = parse_samples(&w->chunks[i], interval, &c, n, t, d);
+                r = parse_samples(&w->chunks[i], interval, resolution_ns(w), &c, n, t, d);
         if (r == -EBADMSG)
                 goto corrupt;
         if (r < 0)
