@@ -11,7 +11,8 @@
  *    quotes removed, everything from the first '(' dropped (unless the name looks like a Go
  *    method "pkg.(*T).M" or the paren opens "(anonymous namespace)"), "->" broken up so it is
  *    not read as an inline marker, control bytes and invalid UTF-8 escaped, a trailing
- *    "+0x<hex>" removed. An empty result is "[unknown]".
+ *    "+0x<hex>" removed, and a leading '(' (stackcollapse would take the frame for a process
+ *    name) made '_'. An empty result is "[unknown]".
  *  - folded frame: the tidied symbol, or "[basename-of-dso]" when the symbol is "[unknown]" and
  *    the DSO is known, as stackcollapse-perf.pl does; for comm "java" a leading 'L' is dropped
  *    from names containing '/', as its Java tidy step does.

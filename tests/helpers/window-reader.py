@@ -30,14 +30,10 @@ Corrupt stretches and chunks are skipped and reported on stderr as
 a .partial being written) ends the file silently. A file whose header cannot be read is reported
 and skipped.
 
-Where the document leaves a case open, this reader does what tprof's store does (found by trying
-it on forged files): a chunk header with unknown flag bits is invalid (the search for the next
-header goes on inside it); a stored (uncompressed) payload is taken whatever raw_len says; a varint
-keeps its low 64 bits; a pid of 2^32 or more, a lost-sample CPU of 65536 or more, a string longer
-than 1024 bytes and sample times that decrease make the chunk corrupt; a tid wraps to 32 bits;
-bytes between the file header's strings and its CRC are ignored. Where the store is more lenient
-than the document, this reader follows the document: a chunk with chain_pos n > 0 is read only
-right after the chunk with chain_pos n - 1 of its chain, with nothing in between.
+Cases the document first left open (unknown chunk flag bits, raw_len of a stored payload, varints
+beyond 64 bits, 32-bit pids and tids, the bounds of lost-sample CPUs and header strings, bytes
+after the header strings, chain adjacency) were settled by trying tprof's store on forged files
+and are now written into docs/window-format.md; this reader follows the document.
 
 Exit status: 0 when every file's header was readable (corrupt chunks do not count), 1 when some
 file could not be opened or its header was unreadable, 64 on a usage error.
@@ -115,11 +111,11 @@ class Reader:
                 raise Corrupt("payload ends inside a varint")
             b = self.buf[self.pos]
             self.pos += 1
+            if i == 9 and b > 1:
+                raise Corrupt("varint does not fit 64 bits")
             v |= (b & 0x7F) << (7 * i)
             if not b & 0x80:
-                # The document only limits the length; the store keeps the low 64 bits of a
-                # 10-byte varint whose last byte is above 1.
-                return v & M64
+                return v
         raise Corrupt("varint longer than 10 bytes")
 
     def svarint(self):
@@ -418,8 +414,6 @@ def decode_payload(raw, hdr, chain):
     for k in range(n):
         if comms[k] >= n_strings:
             raise Corrupt("thread names a comm out of range")
-        # pid and tid are 32-bit in the store (not said in the document): a pid of 2^32 or more
-        # makes the chunk corrupt, the tid wraps.
         if pids[k] > M32:
             raise Corrupt("pid of 2^32 or more")
         chain.threads.append((pids[k], (pids[k] + tdel[k]) & M32, comms[k]))
@@ -461,6 +455,12 @@ def decode_payload(raw, hdr, chain):
     for i in range(1, ns):
         if times[i] < times[i - 1]:
             raise Corrupt("sample times decrease")
+    resolution_us = hdr["resolution_us"]
+    for t in times:
+        if t % resolution_us:
+            raise Corrupt("sample time %d us is not a multiple of the resolution" % t)
+    if ns and times[0] * 1000 != hdr["first_ns"]:
+        raise Corrupt("first sample time %d ns differs from first_ns %d" % (times[0] * 1000, hdr["first_ns"]))
     if ns and times[-1] * 1000 != hdr["last_ns"]:
         raise Corrupt("last sample time %d ns differs from last_ns %d" % (times[-1] * 1000, hdr["last_ns"]))
 
@@ -540,6 +540,10 @@ def parse_chunk_header(data, pos):
         return None
     if h["n_samples"] > MAX_SAMPLES or h["raw_len"] > MAX_LEN or h["stored_len"] > MAX_LEN:
         return None
+    if not h["flags"] & 1 and h["raw_len"] != h["stored_len"]:
+        return None
+    if h["n_samples"] == 0 and h["last_ns"] != 0:
+        return None
     return h
 
 
@@ -558,7 +562,6 @@ def payload(data, pos, h):
     if crc32c(stored) != h["crc"]:
         raise Corrupt("payload CRC mismatch")
     if not h["flags"] & 1:
-        # A stored payload is the raw payload whatever raw_len says (the store does not compare).
         return stored
     p = subprocess.run(["zstd", "-d", "-q", "-c"], input=bytes(stored), stdout=subprocess.PIPE,
                        stderr=subprocess.DEVNULL)
@@ -609,6 +612,7 @@ def read_file(path, out, err):
                 chain = None
                 raise Corrupt("continues a chain (chain_pos %d) whose earlier chunks are missing or corrupt"
                               % h["chain_pos"])
+            h["resolution_us"] = fh["time_resolution_us"]
             samples = decode_payload(payload(data, pos, h), h, chain)
         except Corrupt as e:
             corrupt("chunk", pos, str(e))
