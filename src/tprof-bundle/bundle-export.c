@@ -36,7 +36,8 @@ static void help(void) {
                "     --ring DIR                Read this directory of windows instead (e.g. a bundle's windows/)\n"
                "     --from TIME --to TIME     The range, inclusive\n"
                "  -f --format FORMAT           folded (default) or perf-script\n"
-               "  -o --output FILE             Write to FILE (atomically) instead of standard output\n"
+               "  -o --output FILE             Write to FILE instead of standard output: a regular file is\n"
+               "                               replaced whole when complete, a device or FIFO written into\n"
                "\n"
                "TIME is UTC \"2026-11-21T14:30:00Z\" (fractions allowed), local time\n"
                "\"2026-11-21 14:30:00\", \"@EPOCH-SECONDS\", \"now\", or relative to now: \"-5m\", \"-1h30m\".\n"
@@ -137,6 +138,22 @@ static FILE *open_temporary(const char *path, char **ret_tmp) {
         }
         *ret_tmp = TAKE_PTR(tmp);
         return f;
+}
+
+/*
+ * Where -o writes. A new or regular file is replaced whole, through a temporary file, so a reader
+ * never sees half an export. Anything else that exists (/dev/null, a FIFO, /dev/stdout) is written
+ * in place: renaming onto it would replace the device or FIFO with a regular file. *ret_tmp is
+ * NULL then.
+ */
+static FILE *open_output(const char *path, char **ret_tmp) {
+        struct stat st;
+
+        if (stat(path, &st) >= 0 && !S_ISREG(st.st_mode)) {
+                *ret_tmp = NULL;
+                return fopen(path, "we");
+        }
+        return open_temporary(path, ret_tmp);
 }
 
 int verb_export(int argc, char *argv[]) {
@@ -277,7 +294,7 @@ int verb_export(int argc, char *argv[]) {
                                            to_usec > UINT64_MAX / NSEC_PER_USEC - 1 ? UINT64_MAX : to_usec * NSEC_PER_USEC + 999);
 
         if (arg_output) {
-                out = open_temporary(arg_output, &tmp);
+                out = open_output(arg_output, &tmp);
                 if (!out) {
                         log_error_errno(errno, "Failed to create '%s': %m", arg_output);
                         goto finish;
@@ -288,9 +305,9 @@ int verb_export(int argc, char *argv[]) {
         else
                 r = export_perf_script(paths, n_paths, from_ns, to_ns, NULL, out, &st);
         if (r >= 0 && out != stdout) {
-                if (fflush(out) != 0 || fsync(fileno(out)) < 0)
+                if (fflush(out) != 0 || (tmp && fsync(fileno(out)) < 0))
                         r = -errno;
-                else if (rename(tmp, arg_output) < 0)
+                else if (tmp && rename(tmp, arg_output) < 0)
                         r = -errno;
                 else
                         tmp = mfree(tmp);

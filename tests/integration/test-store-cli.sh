@@ -85,4 +85,14 @@ expect_exit 0 "$TPROF_BUNDLE" -D "$STATE" windows --verify
 grep -q "corrupt: 1 chunk, first at byte" "$OUT" || fail "damage not listed: $(cat "$OUT")"
 expect_exit 0 "$TPROF_BUNDLE" -D "$STATE" export --from -1h --to now -o "$TEST_TMP/all.folded"
 grep -q "damaged chunk.*$(basename "$victim")' at byte offset [0-9]" "$ERR" || fail "damage not reported: $(cat "$ERR")"
+
+# -o onto something that is not a regular file (here a FIFO; /dev/null alike) writes into it: an
+# atomic rename would have replaced it with a regular file.
+mkfifo "$TEST_TMP/fifo"
+cat "$TEST_TMP/fifo" >"$TEST_TMP/from-fifo" &
+reader=$!
+expect_exit 0 "$TPROF_BUNDLE" -D "$STATE" export --from -1h --to now -o "$TEST_TMP/fifo"
+[ -p "$TEST_TMP/fifo" ] || { kill "$reader" 2>/dev/null; fail "export -o replaced the FIFO"; }
+wait "$reader"
+cmp -s "$TEST_TMP/from-fifo" "$TEST_TMP/all.folded" || fail "the FIFO got other bytes than the file"
 echo "ok"

@@ -236,7 +236,7 @@ grep -q "^window-reader: $victim: corrupt chunk at byte offset $second: payload 
         fail "damaged chunk at $second not reported: $(cat "$TEST_TMP/mine.err")"
 "$STORE_TOOL" dump "$TEST_TMP"/damaged/*.tpw | LC_ALL=C sort >"$TEST_TMP/ref.sorted"
 LC_ALL=C sort "$TEST_TMP/mine" | cmp -s - "$TEST_TMP/ref.sorted" || fail "readers differ on a damaged ring"
-expect_exit 0 "$TPROF_BUNDLE" export --ring "$TEST_TMP/damaged" --from -1h --to now -o /dev/null
+expect_exit 0 "$TPROF_BUNDLE" export --ring "$TEST_TMP/damaged" --from -1h --to now -o "$TEST_TMP/damaged.folded"
 n=$(grep -c "corrupt chunk" "$TEST_TMP/mine.err")
 grep -q "Skipped $n damaged chunks\?; the first is in '$victim' at byte offset $second\.$" "$ERR" ||
         fail "second reader reports $n corrupt chunks from $second, the export: $(cat "$ERR")"
