@@ -75,15 +75,23 @@ int sample_model_reset(SampleModel *m) {
         return 0;
 }
 
+/* Grows an array indexed by id to hold index i, new elements zeroed. */
+static int grow_zeroed(void **array, size_t *allocated, size_t i, size_t size) {
+        size_t old = *allocated;
+
+        if (i < old)
+                return 0;
+        if (!greedy_realloc(array, allocated, i + 1, size))
+                return -ENOMEM;
+        memset((uint8_t *) *array + old * size, 0, (*allocated - old) * size);
+        return 0;
+}
+
 /* ---------------------------------------------------------------- threads */
 
 static int cpu_slot(SampleModel *m, uint32_t cpu, uint32_t **ret) {
-        if (cpu >= m->cpu_thread_alloc) {
-                size_t old = m->cpu_thread_alloc;
-                if (!GREEDY_REALLOC(m->cpu_thread, m->cpu_thread_alloc, (size_t) cpu + 1))
-                        return -ENOMEM;
-                memset(m->cpu_thread + old, 0, (m->cpu_thread_alloc - old) * sizeof(uint32_t));
-        }
+        if (grow_zeroed((void **) &m->cpu_thread, &m->cpu_thread_alloc, cpu, sizeof(uint32_t)) < 0)
+                return -ENOMEM;
         *ret = &m->cpu_thread[cpu];
         return 0;
 }
@@ -166,12 +174,8 @@ static int decode_thread(SampleModel *m, RcDecoder *d, uint32_t cpu, uint32_t n_
 /* ---------------------------------------------------------------- stacks */
 
 static int context_get(SampleModel *m, uint32_t comm, StackContext **ret) {
-        if (comm >= m->contexts_alloc) {
-                size_t old = m->contexts_alloc;
-                if (!GREEDY_REALLOC(m->contexts, m->contexts_alloc, (size_t) comm + 1))
-                        return -ENOMEM;
-                memset(m->contexts + old, 0, (m->contexts_alloc - old) * sizeof(StackContext *));
-        }
+        if (grow_zeroed((void **) &m->contexts, &m->contexts_alloc, comm, sizeof(StackContext *)) < 0)
+                return -ENOMEM;
         if (!m->contexts[comm]) {
                 StackContext *c = calloc(1, sizeof(StackContext));
                 if (!c)
