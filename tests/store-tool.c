@@ -40,6 +40,14 @@ static RingOptions tool_options(uint64_t window_secs) {
         };
 }
 
+/* STORE_TOOL_RESOLUTION_US writes windows whose sample times keep only that many microseconds, as
+ * tprofd's compact detail does (1000 at 97 Hz); 1 by default. */
+static uint32_t tool_resolution_usec(void) {
+        const char *res = getenv("STORE_TOOL_RESOLUTION_US");
+
+        return res ? (uint32_t) atoi(res) : 1;
+}
+
 static uint64_t thread_cpu_ns(void) {
         return now_nsec(CLOCK_THREAD_CPUTIME_ID);
 }
@@ -66,6 +74,7 @@ static int importer_feed(Importer *im, const Sample *s) {
                 im->map.perf_minus_mono_ns = (int64_t) s->t_ns - (int64_t) now_nsec(CLOCK_MONOTONIC);
                 im->map.realtime_minus_mono_ns -= (int64_t) (3600 * NSEC_PER_SEC);
                 im->info.clock = im->map;
+                im->info.time_resolution_usec = tool_resolution_usec();
                 t0 = thread_cpu_ns();
                 RingOptions o = tool_options(im->window_usec / USEC_PER_SEC);
                 r = ring_store_open(im->ring, &o, &im->info, &im->rs);
@@ -267,6 +276,7 @@ static int cmd_synth(const char *ring, double hours, unsigned cpus, unsigned hz,
         int r;
 
         clock_map_assume(&info.clock);
+        info.time_resolution_usec = tool_resolution_usec();
         info.clock.perf_minus_mono_ns = 0;
         /* perf time t_start + span_ns is "now" */
         info.clock.realtime_minus_mono_ns = (int64_t) (now * NSEC_PER_USEC) - (int64_t) (t_start + span_ns);

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * The range coder and the thread and stack model of window chunks: round trips of bits and
+ * The range coder and the sample model of window chunks: round trips of bits and
  * integers across every slot, a stream that must be read to its exact end (truncated, extended or
  * foreign streams are errors), the model's round trip over many chunks of a chain, its answers to
  * ids out of range, and that it learns: a thread that keeps its CPU and stack costs bits, not bytes.
@@ -161,28 +161,34 @@ static void test_stream_ends(void **state) {
 }
 
 typedef struct ModelSample {
+        uint64_t t_us;
         uint32_t cpu, thread, node;
 } ModelSample;
 
 /*
- * A chain of chunks of random samples whose tables grow from chunk to chunk: threads of a few
- * comms (so stack contexts fill and their ranks move), more threads than the recency list holds,
- * and stacks that are mostly popular and sometimes new.
+ * A chain of chunks of random samples whose tables grow from chunk to chunk: times on each CPU's
+ * 97 Hz ticks with jitter, skipped ticks and now and then a leap (backwards too, and for exact
+ * times more than 2^32 steps away); threads of a few comms (so stack contexts fill and their ranks
+ * move), more threads than the recency list holds; stacks mostly popular and sometimes new.
  */
-static void test_model_round_trip(void **state) {
-        enum { CHUNKS = 12, PER_CHUNK = 3000, THREADS_PER_CHUNK = 20, NODES_PER_CHUNK = 150, COMMS = 7 };
+static size_t model_round_trip(uint64_t resolution_us) {
+        enum { CHUNKS = 12, PER_CHUNK = 3000, THREADS_PER_CHUNK = 20, NODES_PER_CHUNK = 150, COMMS = 7, CPUS = 300 };
         _cleanup_(sample_model_freep) SampleModel *enc = sample_model_new(), *dec = sample_model_new();
         _cleanup_free_ uint32_t *thread_comm = new(uint32_t, CHUNKS * THREADS_PER_CHUNK);
         _cleanup_free_ ModelSample *s = new(ModelSample, PER_CHUNK);
-        uint64_t rng = 1234;
+        _cleanup_free_ uint64_t *tick = new0(uint64_t, CPUS);
+        uint64_t rng = 1234, chunk_us = UINT64_C(5000000000);
         size_t total_bytes = 0;
 
         assert_non_null(enc);
         assert_non_null(dec);
         assert_non_null(thread_comm);
         assert_non_null(s);
+        assert_non_null(tick);
         for (size_t i = 0; i < CHUNKS * THREADS_PER_CHUNK; i++)
                 thread_comm[i] = (uint32_t) (rng_next(&rng) % COMMS);
+        for (size_t i = 0; i < CPUS; i++)
+                tick[i] = chunk_us + rng_next(&rng) % 10000;
 
         for (size_t c = 0; c < CHUNKS; c++) {
                 uint32_t n_threads = (uint32_t) ((c + 1) * THREADS_PER_CHUNK), n_nodes = (uint32_t) (1 + (c + 1) * NODES_PER_CHUNK);
@@ -191,47 +197,74 @@ static void test_model_round_trip(void **state) {
                 RcDecoder d;
 
                 for (size_t i = 0; i < PER_CHUNK; i++) {
-                        uint64_t x = rng_next(&rng);
-                        s[i].cpu = (uint32_t) (i % 4 == 3 ? x % 300 : i % 3);
+                        uint64_t x = rng_next(&rng), t;
+                        s[i].cpu = (uint32_t) (i % 4 == 3 ? x % CPUS : i % 3);
                         s[i].thread = x % 5 == 0 ? (uint32_t) (x >> 8) % n_threads : (uint32_t) ((x >> 8) % 6);
                         s[i].node = x % 11 == 0 ? (uint32_t) (x >> 20) % n_nodes : (uint32_t) ((x >> 20) % 9);
+                        tick[s[i].cpu] += 10309 * (1 + (x >> 30) % 8 / 7); /* one tick in eight skipped */
+                        t = tick[s[i].cpu] + (x >> 40) % 30;                /* jitter */
+                        if ((x >> 50) % 97 == 0)
+                                t = (x >> 52) % 2 ? t + UINT64_C(5000000000) : t - 3000000;
+                        s[i].t_us = t - t % resolution_us;
                 }
+                sample_model_begin_chunk(enc, chunk_us, 10309, resolution_us);
                 rc_encoder_init(&e, &b);
                 for (size_t i = 0; i < PER_CHUNK; i++)
-                        assert_int_equal(sample_model_encode(enc, &e, s[i].cpu, s[i].thread, thread_comm[s[i].thread],
-                                                             s[i].node, n_threads, n_nodes),
+                        assert_int_equal(sample_model_encode(enc, &e, s[i].cpu, s[i].t_us, s[i].thread,
+                                                             thread_comm[s[i].thread], s[i].node, n_threads, n_nodes),
                                          0);
                 assert_int_equal(rc_encoder_finish(&e), 0);
                 total_bytes += b.len;
 
+                sample_model_begin_chunk(dec, chunk_us, 10309, resolution_us);
                 rc_decoder_init(&d, b.data, b.len);
                 for (size_t i = 0; i < PER_CHUNK; i++) {
                         uint32_t th, node;
-                        assert_int_equal(sample_model_decode(dec, &d, s[i].cpu, thread_comm, n_threads, n_nodes, &th, &node), 0);
+                        uint64_t t_us;
+                        assert_int_equal(sample_model_decode(dec, &d, s[i].cpu, thread_comm, n_threads, n_nodes, &t_us,
+                                                             &th, &node),
+                                         0);
+                        assert_true(t_us == s[i].t_us);
                         assert_int_equal(th, s[i].thread);
                         assert_int_equal(node, s[i].node);
                 }
                 assert_true(rc_decoder_finished(&d));
                 byte_buf_done(&b);
+                chunk_us += 5000000;
         }
-        /* under three quarters of the two bytes a sample plain varints take, though a fifth of the
-         * threads and a tenth of the stacks are random (1.17 B a sample when written) */
-        assert_true(total_bytes < 2 * CHUNKS * PER_CHUNK * 3 / 4);
+        return total_bytes;
+}
 
-        /* a reset model starts over on both sides */
-        assert_int_equal(sample_model_reset(enc), 0);
-        assert_int_equal(sample_model_reset(dec), 0);
-        {
+static void test_model_round_trip(void **state) {
+        /* Plain varints take at least three bytes a sample (time, thread, stack); the model takes
+         * 1.4 (times to 1 ms) and 2.2 (times to 1 us, with their jitter) on these samples, though a
+         * fifth of the threads and a tenth of the stacks are random. */
+        assert_true(model_round_trip(1000) < 2 * 12 * 3000);
+        assert_true(model_round_trip(1) < 3 * 12 * 3000);
+}
+
+static void test_model_reset(void **state) {
+        _cleanup_(sample_model_freep) SampleModel *enc = sample_model_new(), *dec = sample_model_new();
+        const uint32_t thread_comm[10] = {};
+
+        /* a model that has coded samples and is reset codes like a new one, on both sides */
+        for (int round = 0; round < 2; round++) {
                 ByteBuf b = {};
                 RcEncoder e;
                 RcDecoder d;
                 uint32_t th, node;
+                uint64_t t_us;
 
+                assert_int_equal(sample_model_reset(enc), 0);
+                assert_int_equal(sample_model_reset(dec), 0);
+                sample_model_begin_chunk(enc, 1000, 10309, 1);
+                sample_model_begin_chunk(dec, 1000, 10309, 1);
                 rc_encoder_init(&e, &b);
-                assert_int_equal(sample_model_encode(enc, &e, 0, 3, thread_comm[3], 5, 10, 10), 0);
+                assert_int_equal(sample_model_encode(enc, &e, 0, 1234, 3, thread_comm[3], 5, 10, 10), 0);
                 assert_int_equal(rc_encoder_finish(&e), 0);
                 rc_decoder_init(&d, b.data, b.len);
-                assert_int_equal(sample_model_decode(dec, &d, 0, thread_comm, 10, 10, &th, &node), 0);
+                assert_int_equal(sample_model_decode(dec, &d, 0, thread_comm, 10, 10, &t_us, &th, &node), 0);
+                assert_int_equal(t_us, 1234);
                 assert_int_equal(th, 3);
                 assert_int_equal(node, 5);
                 assert_true(rc_decoder_finished(&d));
@@ -245,10 +278,16 @@ static void test_model_learns(void **state) {
         ByteBuf b = {};
         RcEncoder e;
 
-        /* two busy threads, each on its CPU, each in one loop: a tick costs a few hundredths of a byte */
+        /* two busy threads, each on its CPU, each in one loop, ticking at 97 Hz kept to the
+         * millisecond: a tick costs a few hundredths of a byte */
+        sample_model_begin_chunk(m, 0, 10309, 1000);
         rc_encoder_init(&e, &b);
-        for (size_t i = 0; i < 10000; i++)
-                assert_int_equal(sample_model_encode(m, &e, i % 2, i % 2, thread_comm[i % 2], 40 + i % 2, 2, 100), 0);
+        for (size_t i = 0; i < 10000; i++) {
+                uint64_t t = 777 * (i % 2) + 10309 * (i / 2);
+                assert_int_equal(sample_model_encode(m, &e, i % 2, t - t % 1000, i % 2, thread_comm[i % 2], 40 + i % 2,
+                                                     2, 100),
+                                 0);
+        }
         assert_int_equal(rc_encoder_finish(&e), 0);
         assert_true(b.len < 10000 / 20);
         byte_buf_done(&b);
@@ -262,12 +301,15 @@ static void assert_refused_by_smaller_tables(uint32_t thread, uint32_t node, uin
         RcEncoder e;
         RcDecoder d;
         uint32_t th, nd;
+        uint64_t t_us;
 
+        sample_model_begin_chunk(enc, 0, 0, 1);
+        sample_model_begin_chunk(dec, 0, 0, 1);
         rc_encoder_init(&e, &b);
-        assert_int_equal(sample_model_encode(enc, &e, 0, thread, 0, node, 8, 10), 0);
+        assert_int_equal(sample_model_encode(enc, &e, 0, 0, thread, 0, node, 8, 10), 0);
         assert_int_equal(rc_encoder_finish(&e), 0);
         rc_decoder_init(&d, b.data, b.len);
-        assert_int_equal(sample_model_decode(dec, &d, 0, thread_comm, n_threads, n_nodes, &th, &nd), -EBADMSG);
+        assert_int_equal(sample_model_decode(dec, &d, 0, thread_comm, n_threads, n_nodes, &t_us, &th, &nd), -EBADMSG);
         byte_buf_done(&b);
 }
 
@@ -276,10 +318,12 @@ static void test_model_out_of_range(void **state) {
         ByteBuf b = {};
         RcEncoder e;
 
-        /* the writer refuses ids beyond its tables */
+        /* the writer refuses ids beyond its tables, and times off the resolution */
+        sample_model_begin_chunk(enc, 0, 10309, 1000);
         rc_encoder_init(&e, &b);
-        assert_int_equal(sample_model_encode(enc, &e, 0, 8, 0, 1, 8, 10), -EINVAL);
-        assert_int_equal(sample_model_encode(enc, &e, 0, 1, 0, 10, 8, 10), -EINVAL);
+        assert_int_equal(sample_model_encode(enc, &e, 0, 0, 8, 0, 1, 8, 10), -EINVAL);
+        assert_int_equal(sample_model_encode(enc, &e, 0, 0, 1, 0, 10, 8, 10), -EINVAL);
+        assert_int_equal(sample_model_encode(enc, &e, 0, 1500, 1, 0, 1, 8, 10), -EINVAL);
         byte_buf_done(&b);
 
         /* a reader with smaller tables than the writer had: the stream names what does not exist */
@@ -293,6 +337,7 @@ int main(void) {
                 cmocka_unit_test(test_uint_every_slot),
                 cmocka_unit_test(test_stream_ends),
                 cmocka_unit_test(test_model_round_trip),
+                cmocka_unit_test(test_model_reset),
                 cmocka_unit_test(test_model_learns),
                 cmocka_unit_test(test_model_out_of_range),
         };

@@ -621,7 +621,7 @@ static void test_chunk_header_must_match_samples(void **state) {
 }
 
 /*
- * A chunk encoded but never committed has moved the writer's thread and stack model past what the
+ * A chunk encoded but never committed has moved the writer's sample model past what the
  * file holds; encoding it again (a caller's retry) must start a chain, and the file stays readable.
  */
 static void test_encode_again_restarts_chain(void **state) {

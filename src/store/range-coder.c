@@ -107,6 +107,16 @@ void rc_encode_uint(RcEncoder *e, RcUintModel *m, uint32_t v) {
                 encode_direct(e, slot, x - (UINT32_C(1) << slot));
 }
 
+void rc_encode_uint64(RcEncoder *e, RcUintModel *m, uint64_t v) {
+        if (v < RC_UINT_MAX) {
+                rc_encode_uint(e, m, (uint32_t) v);
+                return;
+        }
+        rc_encode_uint(e, m, RC_UINT_MAX);
+        encode_direct(e, 32, (uint32_t) (v >> 32));
+        encode_direct(e, 32, (uint32_t) v);
+}
+
 int rc_encoder_finish(RcEncoder *e) {
         for (int i = 0; i < 5; i++)
                 shift_low(e);
@@ -184,6 +194,16 @@ uint32_t rc_decode_uint(RcDecoder *d, RcUintModel *m) {
         else
                 low = decode_direct(d, slot);
         return (UINT32_C(1) << slot) + low - 1;
+}
+
+uint64_t rc_decode_uint64(RcDecoder *d, RcUintModel *m) {
+        uint32_t v = rc_decode_uint(d, m);
+        uint64_t high;
+
+        if (v < RC_UINT_MAX)
+                return v;
+        high = decode_direct(d, 32);
+        return high << 32 | decode_direct(d, 32);
 }
 
 bool rc_decoder_finished(const RcDecoder *d) {

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * An adaptive binary range coder, the entropy coder of the window format's thread and stack
+ * An adaptive binary range coder, the entropy coder of the window format's sample
  * stream (store-model.h says what is coded with it). Each bit is coded with a probability that
  * learns from the bits coded with it before; integers are coded as a bit-length slot plus the bits
  * below the leading one. The arithmetic is the classic one of LZMA (32-bit range, 11-bit
@@ -56,6 +56,9 @@ typedef struct RcEncoder {
 void rc_encoder_init(RcEncoder *e, ByteBuf *out);
 void rc_encode_bit(RcEncoder *e, RcProb *p, unsigned bit);
 void rc_encode_uint(RcEncoder *e, RcUintModel *m, uint32_t v);
+/* Any 64-bit value: below RC_UINT_MAX as rc_encode_uint(); else RC_UINT_MAX, then the value's 64
+ * bits at 1/2, most significant first. */
+void rc_encode_uint64(RcEncoder *e, RcUintModel *m, uint64_t v);
 /* Flushes the last bytes; returns the first error met while encoding, or 0. */
 int rc_encoder_finish(RcEncoder *e);
 
@@ -68,5 +71,6 @@ typedef struct RcDecoder {
 void rc_decoder_init(RcDecoder *d, const uint8_t *p, size_t n);
 unsigned rc_decode_bit(RcDecoder *d, RcProb *p);
 uint32_t rc_decode_uint(RcDecoder *d, RcUintModel *m);
+uint64_t rc_decode_uint64(RcDecoder *d, RcUintModel *m);
 /* True if no error was met and every byte of the stream was read. */
 bool rc_decoder_finished(const RcDecoder *d);

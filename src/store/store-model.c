@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * The thread and stack model of window chunks; see store-model.h and docs/window-format.md.
+ * The sample model of window chunks; see store-model.h and docs/window-format.md.
  */
 #include <errno.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -18,13 +19,21 @@ typedef struct StackContext {
         RcUintModel rank;
 } StackContext;
 
+/* What one CPU's samples so far predict of its next one. */
+typedef struct CpuState {
+        uint64_t next_us;    /* 1 + the time its next tick is expected at, unrounded; 0 before any */
+        uint32_t thread;     /* 1 + the thread sampled last on it; 0 before any */
+        bool last_on_time;   /* the last sample fell where predicted (or there was none) */
+} CpuState;
+
 struct SampleModel {
         RcProb same_thread;
-        RcUintModel thread_rank, thread_back, stack_back;
+        RcUintModel time[2], thread_rank, thread_back, stack_back; /* time: after a miss, after a hit */
+        uint64_t first_us, interval_us, resolution_us; /* of the chunk being coded */
         uint32_t recent[SAMPLE_MODEL_RECENT_THREADS]; /* thread ids, most recently sampled first */
         size_t n_recent;
-        uint32_t *cpu_thread; /* per CPU: 1 + the thread sampled last on it, 0 before any */
-        size_t cpu_thread_alloc;
+        CpuState *cpus; /* by CPU number */
+        size_t cpus_alloc;
         StackContext **contexts; /* by comm string id; NULL until that comm has a sample */
         size_t contexts_alloc;
         Hashmap *where; /* (comm, node) -> position in its context; the writer's index */
@@ -43,10 +52,12 @@ static void clear(SampleModel *m) {
         for (size_t i = 0; i < m->contexts_alloc; i++)
                 m->contexts[i] = context_free(m->contexts[i]);
         m->where = hashmap_free(m->where);
-        if (m->cpu_thread)
-                memset(m->cpu_thread, 0, m->cpu_thread_alloc * sizeof(uint32_t));
+        if (m->cpus)
+                memset(m->cpus, 0, m->cpus_alloc * sizeof(CpuState));
         m->n_recent = 0;
         m->same_thread = RC_PROB_INIT;
+        rc_uint_model_init(&m->time[0]);
+        rc_uint_model_init(&m->time[1]);
         rc_uint_model_init(&m->thread_rank);
         rc_uint_model_init(&m->thread_back);
         rc_uint_model_init(&m->stack_back);
@@ -65,7 +76,7 @@ SampleModel *sample_model_free(SampleModel *m) {
                 return NULL;
         clear(m);
         free(m->contexts);
-        free(m->cpu_thread);
+        free(m->cpus);
         free(m);
         return NULL;
 }
@@ -87,14 +98,77 @@ static int grow_zeroed(void **array, size_t *allocated, size_t i, size_t size) {
         return 0;
 }
 
-/* ---------------------------------------------------------------- threads */
-
-static int cpu_slot(SampleModel *m, uint32_t cpu, uint32_t **ret) {
-        if (grow_zeroed((void **) &m->cpu_thread, &m->cpu_thread_alloc, cpu, sizeof(uint32_t)) < 0)
+static int cpu_state(SampleModel *m, uint32_t cpu, CpuState **ret) {
+        if (grow_zeroed((void **) &m->cpus, &m->cpus_alloc, cpu, sizeof(CpuState)) < 0)
                 return -ENOMEM;
-        *ret = &m->cpu_thread[cpu];
+        *ret = &m->cpus[cpu];
         return 0;
 }
+
+/* ---------------------------------------------------------------- times */
+
+void sample_model_begin_chunk(SampleModel *m, uint64_t first_us, uint64_t interval_us, uint64_t resolution_us) {
+        m->first_us = first_us;
+        m->interval_us = interval_us;
+        m->resolution_us = resolution_us ?: 1;
+}
+
+/* The unrounded time the CPU's next sample is expected at: a tick after the last expected one,
+ * or the chunk's first time for a CPU without samples yet. */
+static uint64_t expected_us(const SampleModel *m, const CpuState *c) {
+        return c->next_us != 0 ? c->next_us - 1 : m->first_us;
+}
+
+static RcUintModel *time_model(SampleModel *m, const CpuState *c) {
+        return &m->time[c->next_us == 0 || c->last_on_time];
+}
+
+/*
+ * A fixed-frequency timer fires every interval_us on a busy CPU, so a sample is predicted at the
+ * expected time rounded down to the resolution, and what is coded is how many resolution steps it
+ * fell off that. A hit carries the unrounded expectation on, so that at 1 ms the 0.309 ms that a
+ * 97 Hz interval has over 10 ms add up instead of being rounded away; a miss restarts from the
+ * sample itself.
+ */
+static void time_advance(SampleModel *m, CpuState *c, uint64_t expected, uint64_t t_us, bool hit) {
+        c->next_us = (hit ? expected : t_us) + m->interval_us + 1;
+        c->last_on_time = hit;
+}
+
+static int encode_time(SampleModel *m, RcEncoder *e, CpuState *c, uint64_t t_us) {
+        uint64_t expected = expected_us(m, c), predicted = expected - expected % m->resolution_us;
+        int64_t steps;
+
+        if (t_us % m->resolution_us != 0 || t_us > UINT64_MAX / 2)
+                return -EINVAL;
+        steps = t_us >= predicted ? (int64_t) ((t_us - predicted) / m->resolution_us)
+                                  : -(int64_t) ((predicted - t_us) / m->resolution_us);
+        rc_encode_uint64(e, time_model(m, c), zigzag_encode(steps));
+        time_advance(m, c, expected, t_us, steps == 0);
+        return 0;
+}
+
+static int decode_time(SampleModel *m, RcDecoder *d, CpuState *c, uint64_t *ret) {
+        uint64_t expected = expected_us(m, c), predicted = expected - expected % m->resolution_us, t_us;
+        int64_t steps = zigzag_decode(rc_decode_uint64(d, time_model(m, c)));
+        uint64_t off;
+
+        if (d->error)
+                return -EBADMSG;
+        /* times stay below 2^64 ns */
+        off = steps >= 0 ? (uint64_t) steps : -(uint64_t) steps;
+        if (off > (UINT64_MAX / 1000) / m->resolution_us)
+                return -EBADMSG;
+        off *= m->resolution_us;
+        if (steps >= 0 ? off > UINT64_MAX / 1000 - predicted : off > predicted)
+                return -EBADMSG;
+        t_us = steps >= 0 ? predicted + off : predicted - off;
+        time_advance(m, c, expected, t_us, steps == 0);
+        *ret = t_us;
+        return 0;
+}
+
+/* ---------------------------------------------------------------- threads */
 
 /* Position of thread in the recency list, or n_recent. */
 static size_t recent_find(const SampleModel *m, uint32_t thread) {
@@ -116,14 +190,10 @@ static void recent_touch(SampleModel *m, size_t i, uint32_t thread) {
         m->recent[0] = thread;
 }
 
-static int encode_thread(SampleModel *m, RcEncoder *e, uint32_t cpu, uint32_t thread, uint32_t n_threads) {
-        uint32_t *last;
+static void encode_thread(SampleModel *m, RcEncoder *e, CpuState *c, uint32_t thread, uint32_t n_threads) {
+        uint32_t *last = &c->thread;
         size_t i;
-        int r;
 
-        r = cpu_slot(m, cpu, &last);
-        if (r < 0)
-                return r;
         if (*last != 0)
                 rc_encode_bit(e, &m->same_thread, *last - 1 != thread);
         if (*last == 0 || *last - 1 != thread) {
@@ -137,16 +207,11 @@ static int encode_thread(SampleModel *m, RcEncoder *e, uint32_t cpu, uint32_t th
         }
         recent_touch(m, recent_find(m, thread), thread);
         *last = thread + 1;
-        return 0;
 }
 
-static int decode_thread(SampleModel *m, RcDecoder *d, uint32_t cpu, uint32_t n_threads, uint32_t *ret) {
-        uint32_t *last, thread;
-        int r;
+static int decode_thread(SampleModel *m, RcDecoder *d, CpuState *c, uint32_t n_threads, uint32_t *ret) {
+        uint32_t *last = &c->thread, thread;
 
-        r = cpu_slot(m, cpu, &last);
-        if (r < 0)
-                return r;
         if (*last != 0 && rc_decode_bit(d, &m->same_thread) == 0)
                 thread = *last - 1;
         else {
@@ -297,29 +362,43 @@ static int decode_stack(SampleModel *m, RcDecoder *d, uint32_t comm, uint32_t n_
 
 /* ---------------------------------------------------------------- samples */
 
-int sample_model_encode(SampleModel *m, RcEncoder *e, uint32_t cpu, uint32_t thread, uint32_t comm, uint32_t node,
-                        uint32_t n_threads, uint32_t n_nodes) {
+int sample_model_encode(SampleModel *m, RcEncoder *e, uint32_t cpu, uint64_t t_us, uint32_t thread, uint32_t comm,
+                        uint32_t node, uint32_t n_threads, uint32_t n_nodes) {
+        CpuState *c;
         int r;
 
         if (thread >= n_threads || node >= n_nodes)
                 return -EINVAL;
-        r = encode_thread(m, e, cpu, thread, n_threads);
+        r = cpu_state(m, cpu, &c);
         if (r < 0)
                 return r;
+        r = encode_time(m, e, c, t_us);
+        if (r < 0)
+                return r;
+        encode_thread(m, e, c, thread, n_threads);
         return encode_stack(m, e, comm, node, n_nodes);
 }
 
 int sample_model_decode(SampleModel *m, RcDecoder *d, uint32_t cpu, const uint32_t *thread_comm, uint32_t n_threads,
-                        uint32_t n_nodes, uint32_t *ret_thread, uint32_t *ret_node) {
+                        uint32_t n_nodes, uint64_t *ret_t_us, uint32_t *ret_thread, uint32_t *ret_node) {
         uint32_t thread, node;
+        uint64_t t_us;
+        CpuState *c;
         int r;
 
-        r = decode_thread(m, d, cpu, n_threads, &thread);
+        r = cpu_state(m, cpu, &c);
+        if (r < 0)
+                return r;
+        r = decode_time(m, d, c, &t_us);
+        if (r < 0)
+                return r;
+        r = decode_thread(m, d, c, n_threads, &thread);
         if (r < 0)
                 return r;
         r = decode_stack(m, d, thread_comm[thread], n_nodes, &node);
         if (r < 0)
                 return r;
+        *ret_t_us = t_us;
         *ret_thread = thread;
         *ret_node = node;
         return 0;

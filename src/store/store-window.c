@@ -196,7 +196,7 @@ struct ChunkWriter {
 
         ByteBuf raw, packed, stream;
 
-        /* The thread and stack stream's model: like the tables, it lives as long as the chain. */
+        /* The sample stream's model: like the tables, it lives as long as the chain. */
         SampleModel *model;
         bool model_advanced; /* encoded a chunk that was neither committed nor reset since */
 
@@ -535,46 +535,12 @@ static int sort_frames(ChunkWriter *w) {
 }
 
 /*
- * Sample times in microseconds, per CPU: sampling at a fixed frequency fires once an interval on
- * each busy CPU, so a sample's time minus the previous one on its CPU minus the interval is only
- * the timer's jitter, a few microseconds. A CPU's first sample in the chunk is stored relative to
- * first_ns.
+ * Each sample's time, thread and stack, range-coded with the chain's model (store-model.h): a
+ * sample on a busy CPU mostly costs a fraction of a bit for its time, a bit or two for its thread
+ * and a handful for its stack, where plain ids and time deltas cost bytes. The model starts afresh
+ * with every chain, as the tables do.
  */
-static int put_times(ChunkWriter *w, ByteBuf *b) {
-        _cleanup_free_ uint64_t *last = NULL;
-        uint32_t max_cpu = 0;
-        int r;
-
-        for (size_t i = 0; i < w->n_samples; i++)
-                max_cpu = MAX(max_cpu, w->samples[i].cpu);
-        last = new0(uint64_t, (size_t) max_cpu + 1);
-        if (!last)
-                return -ENOMEM;
-        for (size_t i = 0; i < w->n_samples; i++) {
-                const PendingSample *p = &w->samples[i];
-                uint64_t v;
-
-                uint64_t t = p->t_ns / NSEC_PER_USEC;
-
-                if (last[p->cpu] == 0)
-                        v = zigzag_encode((int64_t) (t - w->first_ns / NSEC_PER_USEC));
-                else
-                        v = zigzag_encode((int64_t) (t - last[p->cpu] - w->interval_usec));
-                /* 0 marks "no sample yet"; a time of 0 cannot follow anything anyway */
-                last[p->cpu] = t ?: 1;
-                r = byte_buf_put_varint(b, v);
-                if (r < 0)
-                        return r;
-        }
-        return 0;
-}
-
-/*
- * Each sample's thread and stack, range-coded with the chain's model (store-model.h): a sample
- * mostly costs a bit or two for its thread and a handful for its stack, where plain ids cost bytes.
- * The model starts afresh with every chain, as the tables do.
- */
-static int put_thread_stack_stream(ChunkWriter *w, ByteBuf *b) {
+static int put_sample_stream(ChunkWriter *w, ByteBuf *b) {
         RcEncoder e;
         int r;
 
@@ -583,13 +549,16 @@ static int put_thread_stack_stream(ChunkWriter *w, ByteBuf *b) {
                 if (r < 0)
                         return r;
         }
+        sample_model_begin_chunk(w->model, w->n_samples > 0 ? w->first_ns / NSEC_PER_USEC : 0, w->interval_usec,
+                                 w->time_resolution_ns / NSEC_PER_USEC);
         w->stream.len = 0;
         rc_encoder_init(&e, &w->stream);
         for (size_t i = 0; i < w->n_samples; i++) {
                 const PendingSample *p = &w->samples[i];
 
-                r = sample_model_encode(w->model, &e, p->cpu, p->thread, w->thread_list[p->thread].comm, p->stack,
-                                        (uint32_t) w->n_threads, (uint32_t) w->n_nodes);
+                r = sample_model_encode(w->model, &e, p->cpu, p->t_ns / NSEC_PER_USEC, p->thread,
+                                        w->thread_list[p->thread].comm, p->stack, (uint32_t) w->n_threads,
+                                        (uint32_t) w->n_nodes);
                 if (r < 0)
                         return r;
         }
@@ -686,10 +655,7 @@ static int encode_payload(ChunkWriter *w, ByteBuf *b) {
                 PUT(zigzag_encode((int64_t) (w->samples[i].period - prev)));
                 prev = w->samples[i].period;
         }
-        r = put_times(w, b);
-        if (r < 0)
-                return r;
-        r = put_thread_stack_stream(w, b);
+        r = put_sample_stream(w, b);
         if (r < 0)
                 return r;
 
@@ -964,7 +930,7 @@ struct TableState {
         size_t n_nodes, node_parent_alloc, node_frame_alloc, node_depth_alloc;
         uint32_t *thread_pid, *thread_tid, *thread_comm;
         size_t n_threads, thread_pid_alloc, thread_tid_alloc, thread_comm_alloc;
-        SampleModel *model; /* the thread and stack model, after the chain's samples so far */
+        SampleModel *model; /* the sample model, after the chain's samples so far */
 };
 
 static TableState *table_state_free(TableState *t) {
@@ -1180,7 +1146,6 @@ static int parse_tables(WindowFile *w, ByteCursor *c, size_t n, TableState *t) {
 static int parse_samples(const ChunkInfo *info, uint64_t interval_usec, uint64_t resolution_ns, ByteCursor *c,
                          size_t n, TableState *t, DecodedChunk *d) {
         _cleanup_free_ uint32_t *local = NULL;
-        _cleanup_free_ uint64_t *last = NULL;
         size_t total_depth = 0, stream_len;
         const uint8_t *stream;
         RcDecoder rd;
@@ -1205,36 +1170,25 @@ static int parse_samples(const ChunkInfo *info, uint64_t interval_usec, uint64_t
                 prev = d->period[i] = prev + (uint64_t) zigzag_decode(cursor_varint(c));
         if (c->error)
                 return -EBADMSG;
-        last = new0(uint64_t, CHUNK_CPUS_MAX);
-        if (!last)
-                return -ENOMEM;
-        for (size_t i = 0; i < d->n; i++) {
-                int64_t v = zigzag_decode(cursor_varint(c));
-                uint32_t cpu = d->cpu[i];
-                uint64_t us;
-
-                us = last[cpu] == 0 ? info->first_ns / NSEC_PER_USEC + (uint64_t) v : last[cpu] + interval_usec + (uint64_t) v;
-                if (us > UINT64_MAX / NSEC_PER_USEC)
-                        return -EBADMSG;
-                d->t[i] = us * NSEC_PER_USEC;
-                /* time order within the chunk is part of the format, as is the header's resolution */
-                if ((i > 0 && d->t[i] < d->t[i - 1]) || d->t[i] % resolution_ns != 0)
-                        return -EBADMSG;
-                last[cpu] = us ?: 1;
-        }
         stream_len = cursor_varint_max(c, n + 1);
         stream = cursor_bytes(c, stream_len);
         if (c->error)
                 return -EBADMSG;
         rc_decoder_init(&rd, stream, stream_len);
+        sample_model_begin_chunk(t->model, info->first_ns / NSEC_PER_USEC, interval_usec, resolution_ns / NSEC_PER_USEC);
         for (size_t i = 0; i < d->n; i++) {
                 uint32_t th, node;
+                uint64_t us;
                 int r;
 
                 r = sample_model_decode(t->model, &rd, d->cpu[i], t->thread_comm, (uint32_t) t->n_threads,
-                                        (uint32_t) t->n_nodes, &th, &node);
+                                        (uint32_t) t->n_nodes, &us, &th, &node);
                 if (r < 0)
                         return r;
+                d->t[i] = us * NSEC_PER_USEC;
+                /* time order within the chunk is part of the format, as is the header's resolution */
+                if ((i > 0 && d->t[i] < d->t[i - 1]) || d->t[i] % resolution_ns != 0)
+                        return -EBADMSG;
                 d->pid[i] = t->thread_pid[th];
                 d->tid[i] = t->thread_tid[th];
                 d->comm[i] = t->thread_comm[th];

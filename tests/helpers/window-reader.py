@@ -140,9 +140,9 @@ class Reader:
 class RangeDecoder:
     def __init__(self, buf):
         if len(buf) < 5:
-            raise Corrupt("thread and stack stream shorter than 5 bytes")
+            raise Corrupt("sample stream shorter than 5 bytes")
         if buf[0] != 0:
-            raise Corrupt("thread and stack stream does not start with 0")
+            raise Corrupt("sample stream does not start with 0")
         self.buf = buf
         self.code = int.from_bytes(buf[1:5], "big")
         self.range = 0xFFFFFFFF
@@ -162,7 +162,7 @@ class RangeDecoder:
             b = 1
         while self.range < (1 << 24):
             if self.pos >= len(self.buf):
-                raise Corrupt("thread and stack stream needs bytes past its end")
+                raise Corrupt("sample stream needs bytes past its end")
             self.range = (self.range << 8) & M32
             self.code = ((self.code << 8) | self.buf[self.pos]) & M32
             self.pos += 1
@@ -195,6 +195,15 @@ class IntModel:
                 low = (low << 1) | rc.half()
         return (1 << s) + low - 1
 
+    def decode64(self, rc):
+        v = self.decode(rc)
+        if v < 0xFFFFFFFE:
+            return v
+        v = 0
+        for _ in range(64):
+            v = (v << 1) | rc.half()
+        return v
+
 
 class StackContext:
     def __init__(self):
@@ -203,9 +212,12 @@ class StackContext:
 
 
 class Model:
-    """The thread and stack model: lives as long as a chain."""
+    """The sample model: lives as long as a chain."""
 
     def __init__(self):
+        self.time_models = [IntModel(), IntModel()]  # after a miss, after a hit (or none)
+        self.next_us = {}  # per CPU: the unrounded time its next tick is expected at
+        self.on_time = {}
         self.same = [1024]
         self.thread_rank = IntModel()
         self.thread_back = IntModel()
@@ -213,6 +225,20 @@ class Model:
         self.last_thread = {}
         self.recency = []
         self.contexts = {}
+
+    def time(self, rc, cpu, first_us, interval_us, res):
+        expected = self.next_us.get(cpu, first_us)
+        predicted = expected - expected % res
+        ctx = 1 if cpu not in self.next_us or self.on_time[cpu] else 0
+        z = self.time_models[ctx].decode64(rc)
+        steps = (z >> 1) ^ -(z & 1)
+        t = predicted + steps * res
+        if t < 0 or t > M64 // 1000:
+            raise Corrupt("sample time out of range")
+        hit = steps == 0
+        self.next_us[cpu] = (expected if hit else t) + interval_us
+        self.on_time[cpu] = hit
+        return t
 
     def thread(self, rc, cpu, n_threads):
         t = self.last_thread.get(cpu)
@@ -421,10 +447,9 @@ def decode_payload(raw, hdr, chain):
 
     # 6. samples
     ns = hdr["n_samples"]
-    r.count(ns, 3)
+    r.count(ns, 2)
     cpus = [r.varint() for _ in range(ns)]
     pdel = [r.svarint() for _ in range(ns)]
-    tdel = [r.svarint() for _ in range(ns)]
     for c in cpus:
         if c >= 65536:
             raise Corrupt("CPU 65536 or above")
@@ -433,29 +458,24 @@ def decode_payload(raw, hdr, chain):
     for d in pdel:
         p = (p + d) & M64
         periods.append(p)
-    times = []
-    last_us = {}
-    first_us = hdr["first_ns"] // 1000
-    for c, d in zip(cpus, tdel):
-        prev = last_us.get(c)
-        t = (first_us + d if prev is None else prev + interval_us + d) & M64
-        last_us[c] = t
-        times.append(t)
     ln = r.varint()
     stream = r.bytes(ln)
     rc = RangeDecoder(stream)
     model = chain.model
     out = []
+    times = []
+    first_us = hdr["first_ns"] // 1000
+    resolution_us = hdr["resolution_us"]
     for i in range(ns):
+        times.append(model.time(rc, cpus[i], first_us, interval_us, resolution_us))
         t = model.thread(rc, cpus[i], n_threads)
         node = model.stack(rc, chain.threads[t][2], n_nodes)
         out.append((times[i] * 1000, cpus[i], t, periods[i], node))
     if rc.pos != len(stream):
-        raise Corrupt("thread and stack stream leaves %d bytes unread" % (len(stream) - rc.pos))
+        raise Corrupt("sample stream leaves %d bytes unread" % (len(stream) - rc.pos))
     for i in range(1, ns):
         if times[i] < times[i - 1]:
             raise Corrupt("sample times decrease")
-    resolution_us = hdr["resolution_us"]
     for t in times:
         if t % resolution_us:
             raise Corrupt("sample time %d us is not a multiple of the resolution" % t)
