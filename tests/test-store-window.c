@@ -620,6 +620,54 @@ static void test_chunk_header_must_match_samples(void **state) {
         written_done(&w);
 }
 
+/* Each chunk's clock mapping is coded against the chain's previous one: changes, steps back and
+ * extremes all come back, read in order or chunk by chunk from the middle of the chain. */
+static void test_clock_mapping_per_chunk(void **state) {
+        static const ClockMap maps[] = {
+                { .method = CLOCK_MAP_PERF_BRACKET, .perf_minus_mono_ns = 777, .realtime_minus_mono_ns = INT64_C(1790000000000000000),
+                  .error_ns = 5000, .measured_mono_ns = 123456789 },
+                { .method = CLOCK_MAP_PERF_BRACKET, .perf_minus_mono_ns = 777, .realtime_minus_mono_ns = INT64_C(1790000000000000000),
+                  .error_ns = 5000, .measured_mono_ns = 123456789 },
+                { .method = CLOCK_MAP_PERF_BRACKET, .perf_minus_mono_ns = -12, .realtime_minus_mono_ns = INT64_C(1790000000000000100),
+                  .error_ns = 400, .measured_mono_ns = 999999999999 },
+                { .method = CLOCK_MAP_RECORDED, .perf_minus_mono_ns = INT64_MIN, .realtime_minus_mono_ns = INT64_MAX,
+                  .error_ns = UINT64_MAX, .measured_mono_ns = 0 },
+        };
+        WindowHeaderInfo info = test_header_info();
+        _cleanup_(chunk_writer_freep) ChunkWriter *cw = chunk_writer_new(1);
+        _cleanup_(window_file_freep) WindowFile *wf = NULL;
+        char path[] = "/tmp/test-store-window.XXXXXX";
+        ByteBuf b = {};
+        uint64_t rng = 5;
+        int fd = mkstemp(path);
+
+        assert_true(fd >= 0);
+        chunk_writer_set_chain(cw, 3); /* chunks 0-2 and 3 */
+        assert_int_equal(window_header_encode(&info, 0, 1000000, &b), 0);
+        assert_int_equal(write(fd, b.data, b.len), (ssize_t) b.len);
+        for (size_t c = 0; c < ELEMENTSOF(maps); c++) {
+                OwnedSample o;
+                test_make_sample(&rng, UINT64_C(7000000000000) + c * 5000000000ULL, &o);
+                chunk_writer_set_clock(cw, &maps[c]);
+                assert_int_equal(chunk_writer_add_sample(cw, &o.s), 0);
+                assert_int_equal(chunk_writer_encode(cw, &b), 0);
+                assert_int_equal(write(fd, b.data, b.len), (ssize_t) b.len);
+                assert_int_equal(chunk_writer_commit(cw), 0);
+        }
+        close(fd);
+
+        assert_int_equal(window_file_open(path, false, &wf), 0);
+        assert_int_equal(wf->n_chunks, ELEMENTSOF(maps));
+        for (size_t k = 0; k < 2 * ELEMENTSOF(maps); k++) {
+                size_t i = k < ELEMENTSOF(maps) ? k : (2 * ELEMENTSOF(maps) - 1 - k); /* in order, then backwards */
+                _cleanup_(decoded_chunk_freep) DecodedChunk *d = NULL;
+                assert_int_equal(window_file_decode_chunk(wf, i, &d), 0);
+                assert_memory_equal(decoded_chunk_clock(d), &maps[i], sizeof(ClockMap));
+        }
+        byte_buf_done(&b);
+        unlink(path);
+}
+
 /*
  * A chunk encoded but never committed has moved the writer's sample model past what the
  * file holds; encoding it again (a caller's retry) must start a chain, and the file stays readable.
@@ -750,6 +798,7 @@ int main(void) {
                 cmocka_unit_test(test_chained_truncation),
                 cmocka_unit_test(test_chain_needs_adjacent_chunks),
                 cmocka_unit_test(test_chunk_header_must_match_samples),
+                cmocka_unit_test(test_clock_mapping_per_chunk),
                 cmocka_unit_test(test_encode_again_restarts_chain),
                 cmocka_unit_test(test_mutated_payloads_with_valid_checksums),
         };

@@ -198,6 +198,7 @@ struct ChunkWriter {
 
         /* The sample stream's model: like the tables, it lives as long as the chain. */
         SampleModel *model;
+        ClockMap chain_clock; /* the mapping the chain's previous chunk gave, which this one's is coded against */
         bool model_advanced; /* encoded a chunk that was neither committed nor reset since */
 
         /* Chains: tables persist across the chunks of a chain; each chunk lists only new entries. */
@@ -572,7 +573,7 @@ static int put_sample_stream(ChunkWriter *w, ByteBuf *b) {
 }
 
 static int encode_payload(ChunkWriter *w, ByteBuf *b) {
-        const ClockMap *m = &w->clock;
+        const ClockMap *m = &w->clock, *base = &w->chain_clock;
         uint64_t prev, n_lost = 0;
         int r = 0;
 
@@ -583,13 +584,18 @@ static int encode_payload(ChunkWriter *w, ByteBuf *b) {
                         return r;                                                                            \
         } while (0)
 
+        /* The clock mapping, against the one the chain's previous chunk gave (zeros for a chain's
+         * first): it changes only when re-measured, so a chunk mostly spends a byte a field on it. */
+        if (w->chain_pos == 0)
+                w->chain_clock = (ClockMap) {};
         b->len = 0;
         PUT((uint64_t) m->method);
-        PUT(zigzag_encode(m->perf_minus_mono_ns));
-        PUT(zigzag_encode(m->realtime_minus_mono_ns));
-        PUT(m->error_ns);
-        PUT(m->measured_mono_ns);
+        PUT(zigzag_encode((int64_t) ((uint64_t) m->perf_minus_mono_ns - (uint64_t) base->perf_minus_mono_ns)));
+        PUT(zigzag_encode((int64_t) ((uint64_t) m->realtime_minus_mono_ns - (uint64_t) base->realtime_minus_mono_ns)));
+        PUT(zigzag_encode((int64_t) (m->error_ns - base->error_ns)));
+        PUT(zigzag_encode((int64_t) (m->measured_mono_ns - base->measured_mono_ns)));
         PUT(w->interval_usec);
+        w->chain_clock = *m;
 
         /* Each table: the count the chain defined before this chunk, the count added, the additions. */
         PUT(w->strings_emitted);
@@ -930,6 +936,7 @@ struct TableState {
         size_t n_nodes, node_parent_alloc, node_frame_alloc, node_depth_alloc;
         uint32_t *thread_pid, *thread_tid, *thread_comm;
         size_t n_threads, thread_pid_alloc, thread_tid_alloc, thread_comm_alloc;
+        ClockMap clock; /* the mapping the chain's last chunk gave; zeros before its first */
         SampleModel *model; /* the sample model, after the chain's samples so far */
 };
 
@@ -1000,18 +1007,22 @@ static int table_state_init(TableState *t) {
         return 0;
 }
 
-/* The chunk's preamble: the clock mapping, and the sampling interval times are predicted with. */
-static void parse_preamble(ByteCursor *c, ClockMap *ret, uint64_t *ret_interval_usec) {
+/* The chunk's preamble: the clock mapping (against the chain's previous one, in t), and the
+ * sampling interval times are predicted with. */
+static void parse_preamble(ByteCursor *c, TableState *t, ClockMap *ret, uint64_t *ret_interval_usec) {
+        const ClockMap *base = &t->clock;
         uint64_t method = cursor_varint(c);
 
         *ret = (ClockMap) {
                 .method = method < _CLOCK_MAP_METHOD_MAX ? (ClockMapMethod) method : CLOCK_MAP_RECORDED,
-                .perf_minus_mono_ns = zigzag_decode(cursor_varint(c)),
-                .realtime_minus_mono_ns = zigzag_decode(cursor_varint(c)),
-                .error_ns = cursor_varint(c),
-                .measured_mono_ns = cursor_varint(c),
+                .perf_minus_mono_ns = (int64_t) ((uint64_t) base->perf_minus_mono_ns + (uint64_t) zigzag_decode(cursor_varint(c))),
+                .realtime_minus_mono_ns =
+                        (int64_t) ((uint64_t) base->realtime_minus_mono_ns + (uint64_t) zigzag_decode(cursor_varint(c))),
+                .error_ns = base->error_ns + (uint64_t) zigzag_decode(cursor_varint(c)),
+                .measured_mono_ns = base->measured_mono_ns + (uint64_t) zigzag_decode(cursor_varint(c)),
         };
         *ret_interval_usec = cursor_varint_max(c, USEC_PER_SEC * 3600);
+        t->clock = *ret;
 }
 
 /* Appends one chunk's table additions to t. -EBADMSG if they do not continue t or are malformed. */
@@ -1334,7 +1345,7 @@ static int chain_state(WindowFile *w, size_t i, TableState **ret) {
                 if (!d)
                         return -ENOMEM;
                 c = (ByteCursor) { .p = p, .end = p + n };
-                parse_preamble(&c, &d->clock, &interval);
+                parse_preamble(&c, t, &d->clock, &interval);
                 /* the samples too: the model that codes this chunk's threads and stacks learned from them */
                 r = parse_tables(w, &c, n, t);
                 if (r >= 0)
@@ -1375,7 +1386,7 @@ int window_file_decode_chunk(WindowFile *w, size_t i, DecodedChunk **ret) {
         if (!d)
                 return -ENOMEM;
         c = (ByteCursor) { .p = p, .end = p + n };
-        parse_preamble(&c, &d->clock, &interval);
+        parse_preamble(&c, t, &d->clock, &interval);
         r = parse_tables(w, &c, n, t);
         if (r >= 0)
                 r = parse_samples(&w->chunks[i], interval, resolution_ns(w), &c, n, t, d);

@@ -316,6 +316,7 @@ class Chain:
         self.depth = [0]
         self.threads = []       # (pid, tid, comm id)
         self.model = Model()
+        self.clock = [0, 0, 0, 0, 0]  # method and four fields, as the last chunk gave them (mod 2^64)
         self.next_pos = 0       # chain_pos the next chunk must have
         self.end = 0            # file offset right after the chain's last chunk
         self.stack_text = {0: ""}
@@ -358,12 +359,10 @@ def decode_payload(raw, hdr, chain):
     """Decodes a raw payload into chain (tables and model grow); returns the samples as
     (time_ns, cpu, thread id, period, node). Raises Corrupt."""
     r = Reader(raw)
-    # 1. clock mapping
-    r.varint()   # method
-    r.svarint()  # perf_minus_mono_ns
-    r.svarint()  # realtime_minus_mono_ns
-    r.varint()   # error_ns
-    r.varint()   # measured_mono_ns
+    # 1. preamble: the clock mapping, each field against the chain's previous chunk's (decoded, not
+    # printed), then the sampling interval
+    method = r.varint()
+    chain.clock = [method] + [(b + r.svarint()) & M64 for b in chain.clock[1:]]
     interval_us = r.varint()
     if interval_us >= MAX_INTERVAL_US:
         raise Corrupt("interval_us of 3600 s or more")
