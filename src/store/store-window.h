@@ -2,9 +2,11 @@
 /*
  * One window file's on-disk format (docs/window-format.md is the normative description):
  * a versioned, checksummed file header, then append-only chunks, each a 48-byte checksummed chunk
- * header followed by one zstd frame holding a self-contained columnar payload (its own string,
- * frame and stack tables), so any chunk decodes without the others. This module owns encoding
- * (ChunkWriter: interning and columns for the samples of one flush) and decoding (WindowFile:
+ * header followed by one zstd frame holding a columnar payload: the entries it adds to its chain's
+ * string, frame, stack-node and thread tables, then its samples, whose times, threads and stacks
+ * are range-coded with the chain's sample model (store-model.h). A chain starts every window file,
+ * so a window decodes without any other. This module owns encoding (ChunkWriter: interning, tables
+ * and the sample stream for the samples of one flush) and decoding (WindowFile:
  * header, chunk index with corruption and truncation detection, chunk payloads back into Samples).
  * It does not know about directories, rotation or time ranges across files: see ring-store.h and
  * store-slice.h.
@@ -31,8 +33,9 @@
 #define CHUNK_STORED_BYTES_MAX (UINT32_C(256) << 20)
 #define WINDOW_CHUNKS_MAX (UINT32_C(1) << 20)
 #define CHUNK_CPUS_MAX 65536U
-/* Chunks per chain: tables are shared within a chain, so a longer chain is smaller on disk but a
- * damaged chunk makes the rest of its chain unreadable. 12 × 5 s chunks = 60 s at most. */
+/* Chunks per chain: tables and the sample model are shared within a chain, so a longer chain is
+ * smaller on disk but a damaged chunk makes the rest of its chain unreadable, and a chunk in the
+ * middle is read by decoding the chunks before it. 24 × 5 s chunks = 120 s, a default window. */
 #define CHUNK_CHAIN_DEFAULT 24U
 #define CHUNK_CHAIN_MAX 1024U
 
