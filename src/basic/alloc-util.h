@@ -37,6 +37,20 @@ static inline bool greedy_realloc(void **p, size_t *allocated, size_t need, size
 #define GREEDY_REALLOC(array, allocated, need)                                                               \
         greedy_realloc((void **) &(array), &(allocated), (need), sizeof((array)[0]))
 
+/* The same, with the elements it adds zeroed: for arrays indexed by an id (a CPU, a string id). */
+static inline bool greedy_realloc0(void **p, size_t *allocated, size_t need, size_t sz) {
+        size_t old = *allocated;
+
+        if (!greedy_realloc(p, allocated, need, sz))
+                return false;
+        if (*allocated > old)
+                memset((uint8_t *) *p + old * sz, 0, (*allocated - old) * sz);
+        return true;
+}
+
+#define GREEDY_REALLOC0(array, allocated, need)                                                              \
+        greedy_realloc0((void **) &(array), &(allocated), (need), sizeof((array)[0]))
+
 static inline void *memdup(const void *p, size_t l) {
         void *r = malloc(l ?: 1);
         if (r && l > 0)

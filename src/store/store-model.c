@@ -86,20 +86,8 @@ int sample_model_reset(SampleModel *m) {
         return 0;
 }
 
-/* Grows an array indexed by id to hold index i, new elements zeroed. */
-static int grow_zeroed(void **array, size_t *allocated, size_t i, size_t size) {
-        size_t old = *allocated;
-
-        if (i < old)
-                return 0;
-        if (!greedy_realloc(array, allocated, i + 1, size))
-                return -ENOMEM;
-        memset((uint8_t *) *array + old * size, 0, (*allocated - old) * size);
-        return 0;
-}
-
 static int cpu_state(SampleModel *m, uint32_t cpu, CpuState **ret) {
-        if (grow_zeroed((void **) &m->cpus, &m->cpus_alloc, cpu, sizeof(CpuState)) < 0)
+        if (!GREEDY_REALLOC0(m->cpus, m->cpus_alloc, (size_t) cpu + 1))
                 return -ENOMEM;
         *ret = &m->cpus[cpu];
         return 0;
@@ -239,7 +227,7 @@ static int decode_thread(SampleModel *m, RcDecoder *d, CpuState *c, uint32_t n_t
 /* ---------------------------------------------------------------- stacks */
 
 static int context_get(SampleModel *m, uint32_t comm, StackContext **ret) {
-        if (grow_zeroed((void **) &m->contexts, &m->contexts_alloc, comm, sizeof(StackContext *)) < 0)
+        if (!GREEDY_REALLOC0(m->contexts, m->contexts_alloc, (size_t) comm + 1))
                 return -ENOMEM;
         if (!m->contexts[comm]) {
                 StackContext *c = calloc(1, sizeof(StackContext));

@@ -476,12 +476,8 @@ int chunk_writer_add_sample(ChunkWriter *w, const Sample *s) {
 int chunk_writer_add_lost(ChunkWriter *w, uint32_t cpu, uint64_t n) {
         if (cpu >= 65536)
                 return -EINVAL;
-        if (cpu >= w->lost_alloc) {
-                size_t old = w->lost_alloc;
-                if (!GREEDY_REALLOC(w->lost, w->lost_alloc, (size_t) cpu + 1))
-                        return -ENOMEM;
-                memset(w->lost + old, 0, (w->lost_alloc - old) * sizeof(uint64_t));
-        }
+        if (!GREEDY_REALLOC0(w->lost, w->lost_alloc, (size_t) cpu + 1))
+                return -ENOMEM;
         w->lost[cpu] += n;
         w->lost_total += n;
         return 0;
