@@ -41,6 +41,18 @@ static uint64_t offset_of(const void *addr) {
         return 0;
 }
 
+/* Our own [vdso] mapping, as a perf MMAP record would give it. */
+static SymbolizerMapping self_vdso_mapping(void) {
+        _cleanup_fclose_ FILE *maps = fopen("/proc/self/maps", "re");
+        char line[512];
+        unsigned long long s = 0, e = 0;
+
+        while (maps && fgets(line, sizeof(line), maps))
+                if (strstr(line, "[vdso]"))
+                        assert_int_equal(sscanf(line, "%llx-%llx", &s, &e), 2);
+        return (SymbolizerMapping) { .start = s, .end = e, .path = "[vdso]" };
+}
+
 static void expect_name(const ElfSymbols *e, const void *addr, const char *name) {
         uint64_t vaddr, off;
         const char *got = NULL;
@@ -572,13 +584,7 @@ static void test_symbolizer_user_frames(void **state) {
         void *vdso = dlopen("linux-vdso.so.1", RTLD_NOW | RTLD_NOLOAD);
         void *cg = vdso ? dlsym(vdso, "__vdso_clock_gettime") : NULL;
         if (cg) {
-                _cleanup_fclose_ FILE *maps = fopen("/proc/self/maps", "re");
-                char line[512];
-                unsigned long long vs = 0, ve = 0;
-                while (maps && fgets(line, sizeof(line), maps))
-                        if (strstr(line, "[vdso]"))
-                                assert_int_equal(sscanf(line, "%llx-%llx", &vs, &ve), 2);
-                SymbolizerMapping vm = { .start = vs, .end = ve, .path = "[vdso]" };
+                SymbolizerMapping vm = self_vdso_mapping();
                 symbolizer_user(z, 0, &vm, (uintptr_t) cg + 2, false, &f);
                 assert_string_equal(f.dso, "[vdso]");
                 assert_true(streq(f.symbol, "__vdso_clock_gettime") || streq(f.symbol, "clock_gettime"));
@@ -694,16 +700,10 @@ static void test_symbolizer_function_frames(void **state) {
         void *vdso = dlopen("linux-vdso.so.1", RTLD_NOW | RTLD_NOLOAD);
         void *cg = vdso ? dlsym(vdso, "__vdso_clock_gettime") : NULL;
         if (cg) {
-                _cleanup_fclose_ FILE *maps = fopen("/proc/self/maps", "re");
-                char l[512];
-                unsigned long long vs = 0, ve = 0;
-                while (maps && fgets(l, sizeof(l), maps))
-                        if (strstr(l, "[vdso]"))
-                                assert_int_equal(sscanf(l, "%llx-%llx", &vs, &ve), 2);
-                SymbolizerMapping vm = { .start = vs, .end = ve, .path = "[vdso]" };
+                SymbolizerMapping vm = self_vdso_mapping();
                 symbolizer_user(z, 0, &vm, (uintptr_t) cg + 3, true, &f);
                 assert_string_equal(f.dso, "[vdso]");
-                assert_int_equal(f.addr, (uintptr_t) cg - vs);
+                assert_int_equal(f.addr, (uintptr_t) cg - vm.start);
                 assert_int_equal(f.offset, 0);
                 dlclose(vdso);
         }

@@ -126,6 +126,15 @@ static void test_reload_for_late_symbols(void **state) {
         unlink(path);
 }
 
+/* Resolves ip and checks the frame's symbol, address and offset. */
+static void expect_kernel_frame(Symbolizer *z, uint64_t ip, bool is_return, const char *symbol, uint64_t addr,
+                                uint64_t offset, Frame *ret) {
+        symbolizer_kernel(z, ip, is_return, ret);
+        assert_string_equal(ret->symbol, symbol);
+        assert_int_equal(ret->addr, addr);
+        assert_int_equal(ret->offset, offset);
+}
+
 static void test_function_frames(void **state) {
         _cleanup_(symbolizer_freep) Symbolizer *z = NULL, *exact = NULL;
         Frame f;
@@ -138,36 +147,21 @@ static void test_function_frames(void **state) {
 
         /* Twice each: the first answer comes from kallsyms, the second from the cache in front of it. */
         for (unsigned i = 0; i < 2; i++) {
-                symbolizer_kernel(z, 0xffffffff81002010, false, &f);
-                assert_string_equal(f.symbol, "do_syscall_64");
-                assert_int_equal(f.addr, 0xffffffff81002000);
-                assert_int_equal(f.offset, 0);
+                expect_kernel_frame(z, 0xffffffff81002010, false, "do_syscall_64", 0xffffffff81002000, 0, &f);
                 assert_true(f.kernel);
 
                 /* A return address is looked up one byte back... */
-                symbolizer_kernel(z, 0xffffffffc0100901, true, &f);
-                assert_string_equal(f.symbol, "ext4_mount");
+                expect_kernel_frame(z, 0xffffffffc0100901, true, "ext4_mount", 0xffffffffc0100800, 0, &f);
                 assert_string_equal(f.dso, "[ext4]");
-                assert_int_equal(f.addr, 0xffffffffc0100800);
-                assert_int_equal(f.offset, 0);
 
                 /* ...so a return to a function's first byte is the previous function's frame. */
-                symbolizer_kernel(z, 0xffffffff81002000, true, &f);
-                assert_string_equal(f.symbol, "do_one_thing");
-                assert_int_equal(f.addr, 0xffffffff81001000);
-                assert_int_equal(f.offset, 0);
+                expect_kernel_frame(z, 0xffffffff81002000, true, "do_one_thing", 0xffffffff81001000, 0, &f);
 
-                symbolizer_kernel(exact, 0xffffffffc0100901, true, &f);
-                assert_string_equal(f.symbol, "ext4_mount");
-                assert_int_equal(f.addr, 0xffffffffc0100901);
-                assert_int_equal(f.offset, 0x101);
+                expect_kernel_frame(exact, 0xffffffffc0100901, true, "ext4_mount", 0xffffffffc0100901, 0x101, &f);
         }
 
         /* Unresolved: the exact address. */
-        symbolizer_kernel(z, 0xffffffffc0400000, true, &f);
-        assert_string_equal(f.symbol, "[unknown]");
-        assert_int_equal(f.addr, 0xffffffffc0400000);
-        assert_int_equal(f.offset, 0);
+        expect_kernel_frame(z, 0xffffffffc0400000, true, "[unknown]", 0xffffffffc0400000, 0, &f);
 }
 
 int main(void) {
