@@ -534,18 +534,12 @@ static int sort_frames(ChunkWriter *w) {
 /*
  * Each sample's time, thread and stack, range-coded with the chain's model (store-model.h): a
  * sample on a busy CPU mostly costs a fraction of a bit for its time, a bit or two for its thread
- * and a handful for its stack, where plain ids and time deltas cost bytes. The model starts afresh
- * with every chain, as the tables do.
+ * and a handful for its stack, where plain ids and time deltas cost bytes.
  */
 static int put_sample_stream(ChunkWriter *w, ByteBuf *b) {
         RcEncoder e;
         int r;
 
-        if (w->chain_pos == 0) {
-                r = sample_model_reset(w->model);
-                if (r < 0)
-                        return r;
-        }
         sample_model_begin_chunk(w->model, w->n_samples > 0 ? w->first_ns / NSEC_PER_USEC : 0, w->interval_usec,
                                  w->time_resolution_ns / NSEC_PER_USEC);
         w->stream.len = 0;
@@ -580,10 +574,17 @@ static int encode_payload(ChunkWriter *w, ByteBuf *b) {
                         return r;                                                                            \
         } while (0)
 
+        /* What a chunk is coded against starts afresh with every chain, as the tables do: the previous
+         * chunk's clock mapping and the sample model. */
+        if (w->chain_pos == 0) {
+                w->chain_clock = (ClockMap) {};
+                r = sample_model_reset(w->model);
+                if (r < 0)
+                        return r;
+        }
+
         /* The clock mapping, against the one the chain's previous chunk gave (zeros for a chain's
          * first): it changes only when re-measured, so a chunk mostly spends a byte a field on it. */
-        if (w->chain_pos == 0)
-                w->chain_clock = (ClockMap) {};
         b->len = 0;
         PUT((uint64_t) m->method);
         PUT(zigzag_encode((int64_t) ((uint64_t) m->perf_minus_mono_ns - (uint64_t) base->perf_minus_mono_ns)));
@@ -1150,8 +1151,10 @@ static int parse_tables(WindowFile *w, ByteCursor *c, size_t n, TableState *t) {
         return 0;
 }
 
+/* Decodes the samples into d; with materialize false (replaying a chain) it stops once they are
+ * checked, without building the stacks and string list only a caller of the chunk needs. */
 static int parse_samples(const ChunkInfo *info, uint64_t interval_usec, uint64_t resolution_ns, ByteCursor *c,
-                         size_t n, TableState *t, DecodedChunk *d) {
+                         size_t n, TableState *t, bool materialize, DecodedChunk *d) {
         _cleanup_free_ uint32_t *local = NULL;
         size_t total_depth = 0, stream_len;
         const uint8_t *stream;
@@ -1219,6 +1222,8 @@ static int parse_samples(const ChunkInfo *info, uint64_t interval_usec, uint64_t
                 return -EBADMSG;
         if (d->n > 0 && (d->t[0] != info->first_ns || d->t[d->n - 1] != info->last_ns))
                 return -EBADMSG;
+        if (!materialize)
+                return 0;
 
         /* Materialize only the stacks this chunk uses: a chain's tables can be much larger. */
         local = new(uint32_t, t->n_nodes);
@@ -1286,6 +1291,39 @@ static int load_payload(WindowFile *w, size_t i, ByteBuf *stored, ByteBuf *raw, 
         return 0;
 }
 
+/*
+ * Decodes chunk i onto its chain's state t (the tables, clock and model as they stand before it,
+ * which it moves on past itself). -EBADMSG if the chunk is damaged; ret may be NULL when only t is
+ * wanted (replaying a chain).
+ */
+static int decode_payload(WindowFile *w, size_t i, TableState *t, DecodedChunk **ret) {
+        _cleanup_(byte_buf_done) ByteBuf stored = {}, raw = {};
+        _cleanup_(decoded_chunk_freep) DecodedChunk *d = NULL;
+        const uint8_t *p;
+        size_t n;
+        ByteCursor c;
+        uint64_t interval;
+        int r;
+
+        r = load_payload(w, i, &stored, &raw, &p, &n);
+        if (r < 0)
+                return r;
+        d = calloc(1, sizeof(DecodedChunk));
+        if (!d)
+                return -ENOMEM;
+        c = (ByteCursor) { .p = p, .end = p + n };
+        parse_preamble(&c, t, &d->clock, &interval);
+        r = parse_tables(w, &c, n, t);
+        if (r < 0)
+                return r;
+        r = parse_samples(&w->chunks[i], interval, resolution_ns(w), &c, n, t, /* materialize= */ ret != NULL, d);
+        if (r < 0)
+                return r;
+        if (ret)
+                *ret = TAKE_PTR(d);
+        return 0;
+}
+
 static void mark_corrupt(WindowFile *w, size_t i) {
         /* Counted once, whether the scan or a decode found it. */
         if (!w->chunks[i].corrupt) {
@@ -1297,7 +1335,6 @@ static void mark_corrupt(WindowFile *w, size_t i) {
 /* Returns the tables and model of chunk i's chain as they stand before chunk i, rebuilding them if needed. */
 static int chain_state(WindowFile *w, size_t i, TableState **ret) {
         _cleanup_(table_state_freep) TableState *t = NULL;
-        _cleanup_(byte_buf_done) ByteBuf stored = {}, raw = {};
         uint32_t pos = w->chunks[i].chain_pos;
         int r;
 
@@ -1325,27 +1362,9 @@ static int chain_state(WindowFile *w, size_t i, TableState **ret) {
                     c->offset + CHUNK_HEADER_BYTES + c->stored_len != w->chunks[k + 1].offset)
                         return -EBADMSG;
         }
+        /* the samples too: the model that codes this chunk's times, threads and stacks learned from them */
         for (size_t k = i - pos; k < i; k++) {
-                _cleanup_(decoded_chunk_freep) DecodedChunk *d = NULL;
-                const uint8_t *p;
-                size_t n;
-                ByteCursor c;
-                uint64_t interval;
-
-                r = load_payload(w, k, &stored, &raw, &p, &n);
-                if (r == -EBADMSG)
-                        mark_corrupt(w, k);
-                if (r < 0)
-                        return r;
-                d = calloc(1, sizeof(DecodedChunk));
-                if (!d)
-                        return -ENOMEM;
-                c = (ByteCursor) { .p = p, .end = p + n };
-                parse_preamble(&c, t, &d->clock, &interval);
-                /* the samples too: the model that codes this chunk's threads and stacks learned from them */
-                r = parse_tables(w, &c, n, t);
-                if (r >= 0)
-                        r = parse_samples(&w->chunks[k], interval, resolution_ns(w), &c, n, t, d);
+                r = decode_payload(w, k, t, NULL);
                 if (r == -EBADMSG)
                         mark_corrupt(w, k);
                 if (r < 0)
@@ -1356,13 +1375,8 @@ static int chain_state(WindowFile *w, size_t i, TableState **ret) {
 }
 
 int window_file_decode_chunk(WindowFile *w, size_t i, DecodedChunk **ret) {
-        _cleanup_(byte_buf_done) ByteBuf stored = {}, raw = {};
         _cleanup_(decoded_chunk_freep) DecodedChunk *d = NULL;
         _cleanup_(table_state_freep) TableState *t = NULL;
-        const uint8_t *p;
-        size_t n;
-        ByteCursor c;
-        uint64_t interval;
         int r;
 
         assert(i < w->n_chunks);
@@ -1373,19 +1387,7 @@ int window_file_decode_chunk(WindowFile *w, size_t i, DecodedChunk **ret) {
                 goto corrupt; /* its chain is broken: this chunk cannot be read either */
         if (r < 0)
                 return r;
-        r = load_payload(w, i, &stored, &raw, &p, &n);
-        if (r == -EBADMSG)
-                goto corrupt;
-        if (r < 0)
-                return r;
-        d = calloc(1, sizeof(DecodedChunk));
-        if (!d)
-                return -ENOMEM;
-        c = (ByteCursor) { .p = p, .end = p + n };
-        parse_preamble(&c, t, &d->clock, &interval);
-        r = parse_tables(w, &c, n, t);
-        if (r >= 0)
-                r = parse_samples(&w->chunks[i], interval, resolution_ns(w), &c, n, t, d);
+        r = decode_payload(w, i, t, &d);
         if (r == -EBADMSG)
                 goto corrupt;
         if (r < 0)
