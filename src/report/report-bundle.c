@@ -197,7 +197,7 @@ static int build_json(const char *dir, const BundleManifest *m, char **ret_json,
         _cleanup_free_ char *event = NULL, *title = NULL;
         char **paths = NULL;
         size_t n_paths = 0;
-        unsigned cpu;
+        unsigned cpu, n_unreadable = 0;
         SliceStats st = {};
         JsonWriter w;
         int r;
@@ -207,6 +207,23 @@ static int build_json(const char *dir, const BundleManifest *m, char **ret_json,
         r = list_windows(dir, &paths, &n_paths);
         if (r < 0)
                 return r;
+        /* A window that cannot be read costs its samples, not the report: the header, the log and
+         * the ranking are still worth having, and the page says what is missing. */
+        for (size_t i = 0; i < n_paths;) {
+                WindowInfo info;
+                r = window_info_load(paths[i], /* verify= */ false, &info);
+                if (r >= 0 && info.error >= 0) {
+                        window_info_done(&info);
+                        i++;
+                        continue;
+                }
+                if (r >= 0)
+                        window_info_done(&info);
+                free(paths[i]);
+                memmove(paths + i, paths + i + 1, (n_paths - i - 1) * sizeof(char *));
+                n_paths--;
+                n_unreadable++;
+        }
         if (m->has_slice && n_paths > 0) {
                 r = report_read_samples(s, paths, n_paths, m->slice_from_perf_ns, m->slice_to_perf_ns, &event, &st);
                 if (r < 0)
@@ -223,6 +240,8 @@ static int build_json(const char *dir, const BundleManifest *m, char **ret_json,
         json_kv_string(&w, "kind", "bundle");
         json_kv_string(&w, "title", title);
         write_header(&w, m, event);
+        json_kv_u64(&w, "windows_unreadable", n_unreadable);
+        json_kv_u64(&w, "chunks_damaged", st.corrupt_chunks);
         if (m->has_slice) {
                 json_kv_u64(&w, "slice_from_us", m->slice_from_perf_ns / 1000);
                 json_kv_u64(&w, "slice_to_us", m->slice_to_perf_ns / 1000);

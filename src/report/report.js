@@ -108,7 +108,7 @@
     $('title').textContent = D.kind === 'bundle' ? 'Bundle ' + (h.id || '') : 'Ring range ' + (h.from_utc || '') + ' .. ' + (h.to_utc || '');
     const a = D.analysis;
     let ans = '';
-    if (N === 0) ans = 'No samples in the slice (tprofd was not sampling then); the log below is what there is.';
+    if ((a ? a.slice_total : N) === 0 || h.status === 'no-coverage') ans = 'No samples in the slice (tprofd was not sampling then); the log below is what there is.';
     else if (a && a.processes && a.processes.length) {
       const r = a.processes[0];
       ans = '<b>' + esc(r.name) + '</b> rose to ' + pct(r.slice_share) + ' of the samples (baseline ' + pct(r.baseline_share) + ', z=' + r.z.toFixed(1) + ')' +
@@ -132,6 +132,8 @@
       add('Note', h.note);
       add('Source', h.source);
       if (D.captured_cpu !== undefined) add('Captured CPU', D.captured_cpu);
+      if (D.windows_unreadable || D.chunks_damaged)
+        add('Missing', (D.windows_unreadable || 0) + ' pinned windows could not be read, ' + (D.chunks_damaged || 0) + ' damaged chunks skipped: their samples are not shown');
     } else {
       add('Range', (h.from_utc || '') + ' .. ' + (h.to_utc || ''));
       add('Host', (h.host || '-') + ', kernel ' + (h.kernel || '-'));

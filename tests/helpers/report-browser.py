@@ -12,7 +12,11 @@ python3-selenium) and checks it against the bundle's perf-script file:
   - the page made no network request and carries a Content-Security-Policy of default-src 'none';
   - a screenshot is saved.
 
-    report-browser.py REPORT PERF_SCRIPT OUTDIR [--search COMM] [--bench]
+    report-browser.py REPORT PERF_SCRIPT OUTDIR [--search COMM] [--no-log] [--bench]
+    report-browser.py REPORT - OUTDIR --answer TEXT
+
+With --answer it checks the header and the unusual ranking only: the one-line answer contains TEXT,
+the ranking has rows, and clicking one marks it.
 
 With --bench it prints the timings only (heatmap drawn after load, a selection's redraw) and checks
 nothing but the cell counts. Exit 0 when every check passes, 1 otherwise, 77 when no browser runs.
@@ -105,6 +109,39 @@ def drag(driver, element, x1, y1, x2, y2):
     a.move_to_element_with_offset(element, int(x2 - cx), int(y2 - cy)).release().perform()
 
 
+def load(driver, path):
+    driver.get("file://" + os.path.abspath(path))
+    for _ in range(600):
+        if driver.execute_script("return document.body && document.body.dataset.ready === '1'"):
+            break
+        time.sleep(0.05)
+    errors = [e for e in driver.get_log("browser") if e.get("level") == "SEVERE"]
+    check(driver.execute_script("return document.body.dataset.ready") == "1",
+          "the page ran its script (%s)" % (errors[:3] or "no console errors"))
+
+
+def check_header(args):
+    driver = start_browser()
+    try:
+        load(driver, args.report)
+        answer = driver.find_element(By.ID, "answer").text
+        check(args.answer in answer, "the one-line answer says %r: %r" % (args.answer, answer))
+        facts = driver.find_element(By.ID, "facts").text
+        for label in ("Rule", "Time", "Host", "Alignment", "Status"):
+            check(label in facts, "the header shows %s" % label)
+        rows = driver.find_elements(By.CSS_SELECTOR, "#unusual-body tr.rise")
+        check(len(rows) > 0, "the unusual ranking has %d rows" % len(rows))
+        rows[0].click()
+        check("on" in rows[0].get_attribute("class").split(), "clicking a row marks it")
+        marks = driver.find_elements(By.CSS_SELECTOR, "#marks .mark")
+        logs = driver.find_elements(By.CSS_SELECTOR, "#log-body .logline")
+        check(len(logs) > 0, "the log lists %d lines (%d marked on the time axis)" % (len(logs), len(marks)))
+        driver.save_screenshot(os.path.join(args.outdir, "report-header.png"))
+    finally:
+        driver.quit()
+    return 0
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("report")
@@ -112,7 +149,11 @@ def main():
     ap.add_argument("outdir")
     ap.add_argument("--search", default=None, help="a comm whose samples the search must count")
     ap.add_argument("--bench", action="store_true")
+    ap.add_argument("--answer", default=None)
+    ap.add_argument("--no-log", action="store_true", help="a ring range: no log lines to mark")
     args = ap.parse_args()
+    if args.answer is not None:
+        return check_header(args)
 
     samples = read_perf_script(args.perf_script)
     if len(samples) < 2:
@@ -124,16 +165,9 @@ def main():
     driver = start_browser()
     try:
         t0 = time.monotonic()
-        driver.get("file://" + os.path.abspath(args.report))
-        for _ in range(600):
-            if driver.execute_script("return document.body && document.body.dataset.ready === '1'"):
-                break
-            time.sleep(0.05)
-        errors = [e for e in driver.get_log("browser") if e.get("level") == "SEVERE"]
-        check(driver.execute_script("return document.body.dataset.ready") == "1",
-              "the page ran its script (%s)" % (errors[:3] or "no console errors"))
+        load(driver, args.report)
         timings = driver.execute_script("return window.tprof.timings")
-        load = time.monotonic() - t0
+        load_s = time.monotonic() - t0
         grid = driver.execute_script("return window.tprof.grid()")
         check(grid["rows"] == rows and grid["cols"] == cols and grid["base_us"] == base,
               "heatmap is %d seconds x %d rows of 20 ms from %d us (page: %d x %d from %d)" %
@@ -149,8 +183,14 @@ def main():
                               "heatmap_drawn_ms": round(timings["heatmap"], 1),
                               "flame_drawn_ms": round(timings["flame"], 1),
                               "decode_ms": round(timings["decoded"] - timings["start"], 1),
-                              "selection_redraw_ms": round(redraw, 1), "wall_load_s": round(load, 2)}))
+                              "selection_redraw_ms": round(redraw, 1), "wall_load_s": round(load_s, 2)}))
             return 0
+
+        # the log lines on the time axis, the trigger among them, with their text on hover
+        marks = driver.execute_script(
+            "return Array.from(document.querySelectorAll('#marks .mark')).map(m => [m.className, m.title])")
+        check(args.no_log or (any("trigger" in c for c, _ in marks) and all(t for _, t in marks)),
+              "%d log lines marked on the time axis, the trigger among them: %s" % (len(marks), marks[:2]))
 
         # no network: nothing fetched, and a policy that forbids it
         res = driver.execute_script("return performance.getEntriesByType('resource').map(e => e.name)")
