@@ -263,13 +263,12 @@ static uint64_t gcd64(uint64_t a, uint64_t b) {
         return a;
 }
 
-static const ReportStacks *sort_ctx;
-
-static int cmp_leaf_by_samples(const void *a, const void *b) {
+static int cmp_leaf_by_samples(const void *a, const void *b, void *userdata) {
+        const ReportStacks *s = userdata;
         uint32_t x = *(const uint32_t *) a, y = *(const uint32_t *) b;
 
-        if (sort_ctx->samples[x] != sort_ctx->samples[y])
-                return sort_ctx->samples[x] > sort_ctx->samples[y] ? -1 : 1;
+        if (s->samples[x] != s->samples[y])
+                return s->samples[x] > s->samples[y] ? -1 : 1;
         return x < y ? -1 : x > y;
 }
 
@@ -324,9 +323,7 @@ int report_stacks_write_json(ReportStacks *s, JsonWriter *w) {
         for (size_t i = 0; i < s->n_nodes; i++)
                 if (s->samples[i] > 0)
                         leaves[n_leaves++] = (uint32_t) i;
-        sort_ctx = s;
-        qsort(leaves, n_leaves, sizeof(uint32_t), cmp_leaf_by_samples);
-        sort_ctx = NULL;
+        qsort_r(leaves, n_leaves, sizeof(uint32_t), cmp_leaf_by_samples, s);
         for (size_t i = 0; i < n_leaves; i++)
                 stack_of[leaves[i]] = (uint32_t) i;
 

@@ -266,14 +266,16 @@
     const W = nCols * cellW;
     let g = heatOv.getContext('2d');
     g.clearRect(0, 0, W, nRows * cellH);
-    // the selection: every cell whose time range is inside it
-    g.fillStyle = 'rgba(30,90,200,0.28)'; g.strokeStyle = 'rgba(20,60,160,0.9)';
+    // the selection stays vivid, the rest is dimmed: every cell whose time range is inside it
+    g.fillStyle = 'rgba(255,255,255,0.6)';
+    g.fillRect(0, 0, W, nRows * cellH);
     const c0 = Math.floor((sel.from - base) / US), c1 = Math.floor((sel.to - 1 - base) / US);
+    g.strokeStyle = 'rgba(20,60,160,0.9)'; g.lineWidth = 1;
     for (let c = Math.max(0, c0); c <= Math.min(nCols - 1, c1); c++) {
       const s0 = base + c * US;
       const r0 = c === c0 ? Math.floor((sel.from - s0) / rowUs) : 0;
       const r1 = c === c1 ? Math.floor((sel.to - 1 - s0) / rowUs) : nRows - 1;
-      g.fillRect(c * cellW, r0 * cellH, cellW, (r1 - r0 + 1) * cellH);
+      g.clearRect(c * cellW, r0 * cellH, cellW, (r1 - r0 + 1) * cellH);
     }
     if (D.trigger_us !== undefined) {
       const t = cellOf(D.trigger_us);
@@ -282,9 +284,10 @@
     }
     g = cpuOv.getContext('2d');
     g.clearRect(0, 0, W, cpuCv.height);
-    g.fillStyle = 'rgba(30,90,200,0.25)';
+    g.fillStyle = 'rgba(255,255,255,0.65)';
+    g.fillRect(0, 0, W, cpus.length * laneH);
     const x0 = (sel.from - base) / US * cellW, x1 = (sel.to - base) / US * cellW;
-    cpus.forEach((c, i) => { if (!sel.cpus || sel.cpus.has(c)) g.fillRect(x0, i * laneH, Math.max(1, x1 - x0), laneH); });
+    cpus.forEach((c, i) => { if (!sel.cpus || sel.cpus.has(c)) g.clearRect(x0, i * laneH, Math.max(1, x1 - x0), laneH); });
     if (D.trigger_us !== undefined) {
       const x = (D.trigger_us - base) / US * cellW;
       g.fillStyle = '#b3261e'; g.fillRect(x - 1, 0, 2, cpus.length * laneH);

@@ -182,7 +182,9 @@ def main():
             print(json.dumps({"samples": len(samples), "bytes": os.path.getsize(args.report),
                               "heatmap_drawn_ms": round(timings["heatmap"], 1),
                               "flame_drawn_ms": round(timings["flame"], 1),
+                              "script_start_ms": round(timings["start"], 1),
                               "decode_ms": round(timings["decoded"] - timings["start"], 1),
+                              "script_to_heatmap_ms": round(timings["heatmap"] - timings["start"], 1),
                               "selection_redraw_ms": round(redraw, 1), "wall_load_s": round(load_s, 2)}))
             return 0
 
