@@ -24,6 +24,7 @@ PACKAGES=(
         libcmocka-dev clang libclang-rt-14-dev pcre2-utils linux-perf python3 jq libxml2-utils valgrind strace bc
         binutils  # nm and objcopy: the stripped fixtures and the function-start checks
         zstd      # the zstd command: the second window reader decompresses chunks with it
+        chromium chromium-driver python3-selenium  # report.html is tested in a real browser
         # runtime: journald for the journal source and its tests, logger/setpriv for tests
         systemd util-linux procps
 )

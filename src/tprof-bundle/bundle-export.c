@@ -146,7 +146,7 @@ static FILE *open_temporary(const char *path, char **ret_tmp) {
  * in place: renaming onto it would replace the device or FIFO with a regular file. *ret_tmp is
  * NULL then.
  */
-static FILE *open_output(const char *path, char **ret_tmp) {
+FILE *bundle_open_output(const char *path, char **ret_tmp) {
         struct stat st;
 
         if (stat(path, &st) >= 0 && !S_ISREG(st.st_mode)) {
@@ -154,6 +154,72 @@ static FILE *open_output(const char *path, char **ret_tmp) {
                 return fopen(path, "we");
         }
         return open_temporary(path, ret_tmp);
+}
+
+int bundle_ring_range(const char *arg_ring, uint64_t from_usec, uint64_t to_usec, WindowInfo **ret_w, size_t *ret_nw,
+                      char ***ret_paths, size_t *ret_n_paths, uint64_t *ret_from_ns, uint64_t *ret_to_ns) {
+        _cleanup_free_ char **paths = NULL;
+        WindowInfo *w = NULL;
+        const WindowInfo *newest = NULL;
+        size_t n = 0, n_paths = 0;
+        unsigned other_boot = 0;
+        uint64_t from_ns, to_ns;
+        int r;
+
+        r = ring_list_windows(arg_ring, /* verify= */ false, &w, &n);
+        if (r < 0) {
+                return log_error_errno(r, "Failed to list windows in '%s': %m", arg_ring);
+        }
+        paths = calloc(n ?: 1, sizeof(char *));
+        if (!paths) {
+                r = log_oom();
+                goto fail;
+        }
+
+        /* The newest window the range touches decides the boot and the clock mapping. */
+        for (size_t i = 0; i < n; i++) {
+                if (w[i].error < 0) {
+                        log_warning_errno(w[i].error, "Skipping unreadable window '%s': %m", w[i].path);
+                        continue;
+                }
+                if (w[i].samples == 0 || w[i].start_realtime_usec > to_usec || w[i].end_realtime_usec < from_usec)
+                        continue;
+                if (!newest || w[i].end_realtime_usec > newest->end_realtime_usec)
+                        newest = &w[i];
+        }
+        if (!newest) {
+                char a[64], b[64];
+                log_error("No window in '%s' holds samples between %s and %s.", arg_ring,
+                          bundle_format_utc_seconds(a, sizeof a, from_usec), bundle_format_utc_seconds(b, sizeof b, to_usec));
+                goto fail;
+        }
+        for (size_t i = 0; i < n; i++) {
+                if (w[i].error < 0 || w[i].samples == 0)
+                        continue;
+                if (!streq(w[i].header.info.boot_id, newest->header.info.boot_id)) {
+                        if (w[i].start_realtime_usec <= to_usec && w[i].end_realtime_usec >= from_usec)
+                                other_boot++;
+                        continue;
+                }
+                paths[n_paths++] = w[i].path;
+        }
+        if (other_boot > 0)
+                log_warning("Leaving out %u window%s of an earlier boot: perf clock times of two boots cannot be "
+                            "merged. Narrow the range to export them.", other_boot, other_boot == 1 ? "" : "s");
+        from_ns = clock_map_realtime_to_perf(&newest->header.info.clock, from_usec * NSEC_PER_USEC);
+        to_ns = clock_map_realtime_to_perf(&newest->header.info.clock,
+                                           to_usec > UINT64_MAX / NSEC_PER_USEC - 1 ? UINT64_MAX : to_usec * NSEC_PER_USEC + 999);
+
+        *ret_from_ns = from_ns;
+        *ret_to_ns = to_ns;
+        *ret_w = w;
+        *ret_nw = n;
+        *ret_paths = TAKE_PTR(paths);
+        *ret_n_paths = n_paths;
+        return 0;
+fail:
+        window_info_array_free(w, n);
+        return r < 0 ? r : -ENODATA;
 }
 
 int verb_export(int argc, char *argv[]) {
@@ -174,9 +240,7 @@ int verb_export(int argc, char *argv[]) {
         ExportFormat format = EXPORT_FOLDED;
         uint64_t now = now_usec(CLOCK_REALTIME), from_usec, to_usec, from_ns, to_ns;
         WindowInfo *w = NULL;
-        const WindowInfo *newest = NULL;
         size_t n = 0, n_paths = 0;
-        unsigned other_boot = 0;
         ExportStats st = {};
         FILE *out = stdout;
         int c, r, ret = EXIT_FAILURE;
@@ -248,53 +312,12 @@ int verb_export(int argc, char *argv[]) {
                 arg_ring = ring;
         }
 
-        r = ring_list_windows(arg_ring, /* verify= */ false, &w, &n);
-        if (r < 0) {
-                log_error_errno(r, "Failed to list windows in '%s': %m", arg_ring);
-                return EXIT_FAILURE;
-        }
-        paths = calloc(n ?: 1, sizeof(char *));
-        if (!paths) {
-                log_oom();
+        r = bundle_ring_range(arg_ring, from_usec, to_usec, &w, &n, &paths, &n_paths, &from_ns, &to_ns);
+        if (r < 0)
                 goto finish;
-        }
-
-        /* The newest window the range touches decides the boot and the clock mapping. */
-        for (size_t i = 0; i < n; i++) {
-                if (w[i].error < 0) {
-                        log_warning_errno(w[i].error, "Skipping unreadable window '%s': %m", w[i].path);
-                        continue;
-                }
-                if (w[i].samples == 0 || w[i].start_realtime_usec > to_usec || w[i].end_realtime_usec < from_usec)
-                        continue;
-                if (!newest || w[i].end_realtime_usec > newest->end_realtime_usec)
-                        newest = &w[i];
-        }
-        if (!newest) {
-                char a[64], b[64];
-                log_error("No window in '%s' holds samples between %s and %s.", arg_ring,
-                          bundle_format_utc_seconds(a, sizeof a, from_usec), bundle_format_utc_seconds(b, sizeof b, to_usec));
-                goto finish;
-        }
-        for (size_t i = 0; i < n; i++) {
-                if (w[i].error < 0 || w[i].samples == 0)
-                        continue;
-                if (!streq(w[i].header.info.boot_id, newest->header.info.boot_id)) {
-                        if (w[i].start_realtime_usec <= to_usec && w[i].end_realtime_usec >= from_usec)
-                                other_boot++;
-                        continue;
-                }
-                paths[n_paths++] = w[i].path;
-        }
-        if (other_boot > 0)
-                log_warning("Leaving out %u window%s of an earlier boot: perf clock times of two boots cannot be "
-                            "merged. Narrow the range to export them.", other_boot, other_boot == 1 ? "" : "s");
-        from_ns = clock_map_realtime_to_perf(&newest->header.info.clock, from_usec * NSEC_PER_USEC);
-        to_ns = clock_map_realtime_to_perf(&newest->header.info.clock,
-                                           to_usec > UINT64_MAX / NSEC_PER_USEC - 1 ? UINT64_MAX : to_usec * NSEC_PER_USEC + 999);
 
         if (arg_output) {
-                out = open_output(arg_output, &tmp);
+                out = bundle_open_output(arg_output, &tmp);
                 if (!out) {
                         log_error_errno(errno, "Failed to create '%s': %m", arg_output);
                         goto finish;
