@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * tprof-bundle export: cuts [--from, --to] out of the ring (or any directory of windows) and
- * writes it as folded stacks or perf-script text. Times are wall-clock, as a person types them;
+ * writes it as folded stacks, perf-script text or a gzipped pprof Profile. Times are wall-clock, as a person types them;
  * they are converted to the perf clock through the clock mapping recorded in the windows, so only
  * windows of one boot take part (the newest boot the range touches).
  */
@@ -20,6 +20,7 @@
 #include "basic/macro.h"
 #include "basic/string-util.h"
 #include "basic/time-util.h"
+#include "pprof/pprof-export.h"
 #include "store/store-export.h"
 #include "store/store-slice.h"
 #include "tprof-bundle/tprof-bundle.h"
@@ -29,13 +30,13 @@ static void help(void) {
                "\n"
                "Cuts a time range out of the ring and writes it as folded stacks (one line per\n"
                "stack, counting samples) or as perf script text (Flamescope, speedscope,\n"
-               "stackcollapse-perf.pl).\n"
+               "stackcollapse-perf.pl), or as a gzipped pprof profile (go tool pprof, Pyroscope).\n"
                "\n"
                "  -h --help                    Show this help\n"
                "  -D --state-dir DIR           tprofd's state directory (the ring is DIR/ring)\n"
                "     --ring DIR                Read this directory of windows instead (e.g. a bundle's windows/)\n"
                "     --from TIME --to TIME     The range, inclusive\n"
-               "  -f --format FORMAT           folded (default) or perf-script\n"
+               "  -f --format FORMAT           folded (default), perf-script or pprof\n"
                "  -o --output FILE             Write to FILE instead of standard output: a regular file is\n"
                "                               replaced whole when complete, a device or FIFO written into\n"
                "\n"
@@ -116,45 +117,8 @@ int bundle_parse_time(const char *s, uint64_t now_realtime_usec, uint64_t *ret_r
 typedef enum ExportFormat {
         EXPORT_FOLDED,
         EXPORT_PERF_SCRIPT,
+        EXPORT_PPROF,
 } ExportFormat;
-
-/* Opens a temporary file next to path; the caller renames it into place once complete. */
-static FILE *open_temporary(const char *path, char **ret_tmp) {
-        _cleanup_free_ char *tmp = NULL;
-        int fd;
-        FILE *f;
-
-        if (asprintf(&tmp, "%s.tmp-XXXXXX", path) < 0)
-                return NULL;
-        fd = mkostemp(tmp, O_CLOEXEC);
-        if (fd < 0)
-                return NULL;
-        (void) fchmod(fd, 0640); /* stack traces are sensitive (DESIGN.md) */
-        f = fdopen(fd, "w");
-        if (!f) {
-                (void) unlink(tmp);
-                close(fd);
-                return NULL;
-        }
-        *ret_tmp = TAKE_PTR(tmp);
-        return f;
-}
-
-/*
- * Where -o writes. A new or regular file is replaced whole, through a temporary file, so a reader
- * never sees half an export. Anything else that exists (/dev/null, a FIFO, /dev/stdout) is written
- * in place: renaming onto it would replace the device or FIFO with a regular file. *ret_tmp is
- * NULL then.
- */
-static FILE *open_output(const char *path, char **ret_tmp) {
-        struct stat st;
-
-        if (stat(path, &st) >= 0 && !S_ISREG(st.st_mode)) {
-                *ret_tmp = NULL;
-                return fopen(path, "we");
-        }
-        return open_temporary(path, ret_tmp);
-}
 
 int verb_export(int argc, char *argv[]) {
         enum { ARG_RING = 0x100, ARG_FROM, ARG_TO };
@@ -204,8 +168,10 @@ int verb_export(int argc, char *argv[]) {
                                 format = EXPORT_FOLDED;
                         else if (streq(optarg, "perf-script"))
                                 format = EXPORT_PERF_SCRIPT;
+                        else if (streq(optarg, "pprof"))
+                                format = EXPORT_PPROF;
                         else {
-                                log_error("Invalid --format '%s': expected folded or perf-script.", optarg);
+                                log_error("Invalid --format '%s': expected folded, perf-script or pprof.", optarg);
                                 return EX_USAGE;
                         }
                         break;
@@ -293,8 +259,12 @@ int verb_export(int argc, char *argv[]) {
         to_ns = clock_map_realtime_to_perf(&newest->header.info.clock,
                                            to_usec > UINT64_MAX / NSEC_PER_USEC - 1 ? UINT64_MAX : to_usec * NSEC_PER_USEC + 999);
 
+        if (format == EXPORT_PPROF && !arg_output && isatty(STDOUT_FILENO)) {
+                log_error("A pprof profile is binary: use -o FILE, or redirect standard output.");
+                goto finish;
+        }
         if (arg_output) {
-                out = open_output(arg_output, &tmp);
+                out = export_open_output(arg_output, &tmp);
                 if (!out) {
                         log_error_errno(errno, "Failed to create '%s': %m", arg_output);
                         goto finish;
@@ -302,14 +272,26 @@ int verb_export(int argc, char *argv[]) {
         }
         if (format == EXPORT_FOLDED)
                 r = export_folded(paths, n_paths, from_ns, to_ns, out, &st);
-        else
+        else if (format == EXPORT_PERF_SCRIPT)
                 r = export_perf_script(paths, n_paths, from_ns, to_ns, NULL, out, &st);
+        else {
+                char a[64], b[64];
+                _cleanup_free_ char *comment = NULL;
+                PprofMeta meta = { .host = newest->header.info.host, .kind = "range" };
+                if (asprintf(&comment, "tprof ring range %s .. %s, host %s, kernel %s",
+                             bundle_format_utc_seconds(a, sizeof a, from_usec), bundle_format_utc_seconds(b, sizeof b, to_usec),
+                             newest->header.info.host ?: "n/a", newest->header.info.kernel_release ?: "n/a") < 0) {
+                        log_oom();
+                        goto finish;
+                }
+                meta.comments[0] = comment;
+                r = export_pprof(paths, n_paths, from_ns, to_ns, &meta, out, &st);
+                if (r == -EFBIG)
+                        log_error("More samples in range than a pprof export takes; narrow the range.");
+        }
         if (r >= 0 && out != stdout) {
-                if (fflush(out) != 0 || (tmp && fsync(fileno(out)) < 0))
-                        r = -errno;
-                else if (tmp && rename(tmp, arg_output) < 0)
-                        r = -errno;
-                else
+                r = export_commit_output(out, tmp, arg_output);
+                if (r >= 0)
                         tmp = mfree(tmp);
         }
         if (st.slice.corrupt_chunks > 0)

@@ -47,3 +47,14 @@ int bundle_export_bundle(int argc, char *argv[]);
  * table: "return export_names_bundle(argc, argv) ? bundle_export_bundle(argc, argv) : ring...".
  */
 bool export_names_bundle(int argc, char *argv[]);
+
+#include <stdio.h>
+#include "bundle/bundle-read.h"
+
+/* export ID --format pprof [--baseline] [-o FILE], see bundle-export-pprof.c. */
+int bundle_export_pprof(const BundleEntry *e, bool baseline, const char *output);
+/* Where -o writes: a new or regular file is replaced whole through a temporary file (*ret_tmp),
+ * a device or FIFO is written in place (*ret_tmp NULL). export_commit_output() flushes, syncs and
+ * renames the temporary file into place. */
+FILE *export_open_output(const char *path, char **ret_tmp);
+int export_commit_output(FILE *out, const char *tmp, const char *path);
