@@ -53,7 +53,7 @@ static void test_same_frames_are_interned_once(void **state) {
         for (int i = 0; i < 100; i++) {
                 Sample s = { .t_ns = 1000 + i, .cpu = i % 2, .pid = 42, .tid = 43, .comm = "burn", .n_frames = 2,
                              .frames = i % 3 == 0 ? c : i % 3 == 1 ? a : k };
-                assert_int_equal(pprof_builder_add_sample(b, &s, 1000 + i), 0);
+                assert_int_equal(pprof_builder_add_sample(b, &s, 1000 + i, NULL, 0), 0);
         }
         pprof_builder_get_stats(b, &st);
         assert_int_equal(st.samples, 100);
@@ -74,7 +74,8 @@ static void test_profile_decodes_as_pprof_expects(void **state) {
         assert_int_equal(pprof_builder_set_common_labels(b, common, 2), 0);
         assert_int_equal(pprof_builder_add_comment(b, "incident X, rule ena-reset"), 0);
         pprof_builder_set_time(b, 1700000000000000000, 2000000000);
-        assert_int_equal(pprof_builder_add_sample(b, &s, 1700000000500000000), 0);
+        const PprofLabel extra[] = { { .key = "service", .str = "nginx.service" } };
+        assert_int_equal(pprof_builder_add_sample(b, &s, 1700000000500000000, extra, 1), 0);
 
         Perftools__Profiles__Profile *p = decode(b);
         assert_string_equal(p->string_table[0], "");
@@ -102,6 +103,7 @@ static void test_profile_decodes_as_pprof_expects(void **state) {
         assert_string_equal(str(p, label(p, ps, "comm")->str), "kworker_1"); /* as the folded root frame */
         assert_string_equal(str(p, label(p, ps, "host")->str), "node-7");
         assert_string_equal(str(p, label(p, ps, "rule")->str), "ena-reset");
+        assert_string_equal(str(p, label(p, ps, "service")->str), "nginx.service");
         assert_int_equal(label(p, ps, "time")->num, 1700000000500000000);
         assert_string_equal(str(p, label(p, ps, "time")->num_unit), "nanoseconds");
 
@@ -138,7 +140,7 @@ static void test_gzip_output_inflates_to_the_profile(void **state) {
         assert_int_equal(pprof_builder_new(1, &b), 0);
         for (int i = 0; i < 10; i++) {
                 Sample s = { .t_ns = i, .pid = 1, .tid = 1, .comm = "x", .n_frames = 2, .frames = a };
-                assert_int_equal(pprof_builder_add_sample(b, &s, i), 0);
+                assert_int_equal(pprof_builder_add_sample(b, &s, i, NULL, 0), 0);
         }
         assert_int_equal(pprof_builder_encode(b, false, &plain, &n_plain), 0);
         assert_int_equal(pprof_builder_encode(b, true, &gz, &n_gz), 0);
@@ -182,6 +184,11 @@ static void test_common_labels_are_bounded(void **state) {
         assert_int_equal(pprof_builder_new(1, &b), 0);
         assert_int_equal(pprof_builder_set_common_labels(b, many, PPROF_LABELS_MAX), -E2BIG);
         assert_int_equal(pprof_builder_set_common_labels(b, many, PPROF_LABELS_MAX - 5), 0);
+        /* Per-sample labels count against the same bound. */
+        Sample s = { .comm = "x" };
+        assert_int_equal(pprof_builder_add_sample(b, &s, 0, many, 1), -E2BIG);
+        assert_int_equal(pprof_builder_set_common_labels(b, many, 2), 0);
+        assert_int_equal(pprof_builder_add_sample(b, &s, 0, many, 1), 0);
 }
 
 int main(void) {

@@ -185,24 +185,14 @@ static PbLabel *label_get(PprofBuilder *b, int64_t key, int64_t str, int64_t num
         return l;
 }
 
+static PbLabel *label_from(PprofBuilder *b, const PprofLabel *l);
+
 int pprof_builder_set_common_labels(PprofBuilder *b, const PprofLabel *labels, size_t n) {
         if (n > PPROF_LABELS_MAX - 5)
                 return -E2BIG;
         b->n_common = 0;
         for (size_t i = 0; i < n; i++) {
-                int64_t key = intern(b, labels[i].key), str = 0, unit = 0;
-                if (key < 0)
-                        return -ENOMEM;
-                if (labels[i].str) {
-                        str = intern(b, labels[i].str);
-                        if (str < 0)
-                                return -ENOMEM;
-                } else if (labels[i].num_unit) {
-                        unit = intern(b, labels[i].num_unit);
-                        if (unit < 0)
-                                return -ENOMEM;
-                }
-                b->common[b->n_common] = label_get(b, key, str, labels[i].str ? 0 : labels[i].num, unit);
+                b->common[b->n_common] = label_from(b, &labels[i]);
                 if (!b->common[b->n_common])
                         return -ENOMEM;
                 b->n_common++;
@@ -346,9 +336,28 @@ static uint64_t location_get(PprofBuilder *b, const Frame *f) {
         return lb->location.id;
 }
 
-int pprof_builder_add_sample(PprofBuilder *b, const Sample *s, int64_t time_ns) {
+/* A label given by strings, interned and shared. */
+static PbLabel *label_from(PprofBuilder *b, const PprofLabel *l) {
+        int64_t key = intern(b, l->key), str = 0, unit = 0;
+
+        if (key < 0)
+                return NULL;
+        if (l->str) {
+                str = intern(b, l->str);
+                if (str < 0)
+                        return NULL;
+        } else if (l->num_unit) {
+                unit = intern(b, l->num_unit);
+                if (unit < 0)
+                        return NULL;
+        }
+        return label_get(b, key, str, l->str ? 0 : l->num, unit);
+}
+
+int pprof_builder_add_sample(PprofBuilder *b, const Sample *s, int64_t time_ns, const PprofLabel *extra,
+                             size_t n_extra) {
         char comm[64];
-        size_t n_labels = 4 + b->n_common, n_frames = MIN(s->n_frames, PROFILE_STACK_DEPTH_MAX);
+        size_t n_labels = 4 + b->n_common + n_extra, n_frames = MIN(s->n_frames, PROFILE_STACK_DEPTH_MAX);
         PbLabel **labels;
         uint64_t *locs;
         SampleBox *box;
@@ -356,6 +365,8 @@ int pprof_builder_add_sample(PprofBuilder *b, const Sample *s, int64_t time_ns) 
 
         if (b->n_samples >= PPROF_SAMPLES_MAX)
                 return -EFBIG;
+        if (b->n_common + n_extra > PPROF_LABELS_MAX - 5)
+                return -E2BIG;
         if (!GREEDY_REALLOC(b->samples, b->allocated_samples, b->n_samples + 1))
                 return -ENOMEM;
         box = malloc(sizeof(SampleBox) + (n_labels + 1) * sizeof(PbLabel *) + n_frames * sizeof(uint64_t));
@@ -392,6 +403,13 @@ int pprof_builder_add_sample(PprofBuilder *b, const Sample *s, int64_t time_ns) 
         }
         for (size_t i = 0; i < b->n_common; i++)
                 labels[4 + i] = b->common[i];
+        for (size_t i = 0; i < n_extra; i++) {
+                labels[4 + b->n_common + i] = label_from(b, &extra[i]);
+                if (!labels[4 + b->n_common + i]) {
+                        free(box);
+                        return -ENOMEM;
+                }
+        }
         /* The time label is the sample's own: not shared, not indexed. */
         box->time_label = (PbLabel) PERFTOOLS__PROFILES__LABEL__INIT;
         box->time_label.key = b->key_time;

@@ -44,8 +44,14 @@ int pprof_builder_set_common_labels(PprofBuilder *b, const PprofLabel *labels, s
 int pprof_builder_add_comment(PprofBuilder *b, const char *text);
 void pprof_builder_set_time(PprofBuilder *b, int64_t time_nanos, int64_t duration_nanos);
 
-/* time_ns: the value of the sample's time label (UTC nanoseconds since the epoch). */
-int pprof_builder_add_sample(PprofBuilder *b, const Sample *s, int64_t time_ns);
+/*
+ * time_ns: the value of the sample's time label (UTC nanoseconds since the epoch). extra: labels of
+ * this sample alone, interned and shared like the others (the place for attribution such as
+ * service and container, derived by the exporter from the sample's cgroup); at most
+ * PPROF_LABELS_MAX - 5 together with the common labels, else -E2BIG.
+ */
+int pprof_builder_add_sample(PprofBuilder *b, const Sample *s, int64_t time_ns, const PprofLabel *extra,
+                             size_t n_extra);
 
 typedef struct PprofBuilderStats {
         size_t samples, locations, functions, mappings, strings, labels;

@@ -24,7 +24,10 @@ static int pprof_handler(const Sample *s, void *ud) {
 
         if (e->exclude && s->t_ns >= e->exclude_from_ns && s->t_ns <= e->exclude_to_ns)
                 return 0;
-        return pprof_builder_add_sample(e->builder, s, (int64_t) clock_map_perf_to_realtime(e->clock, s->t_ns));
+        /* Attribution goes here once samples carry their cgroup: the names the readers derive from the
+         * window's cgroup table (service, container, pod) become this sample's extra labels. */
+        return pprof_builder_add_sample(e->builder, s, (int64_t) clock_map_perf_to_realtime(e->clock, s->t_ns),
+                                        /* extra= */ NULL, 0);
 }
 
 int export_pprof(char *const *paths, size_t n, uint64_t from_perf_ns, uint64_t to_perf_ns, const PprofMeta *meta,
