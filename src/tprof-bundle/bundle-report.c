@@ -138,7 +138,8 @@ int verb_report(int argc, char *argv[]) {
                                 return log_oom(), EXIT_FAILURE;
                         arg_ring = ring;
                 }
-                r = bundle_ring_range(arg_ring, from_usec, to_usec, &w, &n, &paths, &n_paths, &from_ns, &to_ns);
+                r = bundle_ring_range(arg_ring, from_usec, to_usec, &w, &n, &paths, &n_paths, &from_ns, &to_ns,
+                                      /* ret_newest= */ NULL);
                 if (r < 0)
                         return EXIT_FAILURE;
         } else {
