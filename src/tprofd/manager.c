@@ -948,10 +948,16 @@ static int on_log_record(const LogRecord *rec, void *userdata) {
         Manager *m = userdata;
         int r;
 
-        r = log_context_add(m->log_context, rec);
-        if (r < 0)
-                log_debug_errno(r, "Failed to keep a log line for context: %m");
+        bool kept = log_context_admits(m->log_context, rec);
+
+        if (kept) {
+                r = log_context_add(m->log_context, rec);
+                if (r < 0)
+                        log_debug_errno(r, "Failed to keep a log line for context: %m");
+        }
         r = rule_set_match(m->rules, rec, on_rule_match, m);
+        if (r > 0 && !kept) /* a matched line is the event: its bundle shows it, whatever the setting */
+                (void) log_context_add(m->log_context, rec);
         return r < 0 ? r : 0;
 }
 
@@ -1083,9 +1089,13 @@ static int manager_open_journal(Manager *m, bool quiet) {
         r = rule_set_journal_matches(m->rules, &matches, &any);
         if (r < 0)
                 return log_error_errno(r, "Failed to build journal matches: %m");
+        /* For context every entry is read (the log context admits by priority); without context, only
+         * what the journal rules can match. */
+        if (m->config->journal_context >= 0)
+                any = true;
         if (!any && (!matches || !matches[0])) {
                 if (!quiet)
-                        log_info("No journal rules: not following the journal.");
+                        log_info("No journal rules and journal context off: not following the journal.");
                 return 0;
         }
         JournalSourceOptions o = {
@@ -1107,8 +1117,9 @@ static int manager_open_journal(Manager *m, bool quiet) {
                 log_warning_errno(r, "Failed to follow the journal, following the kernel log only: %m");
                 return 0;
         }
-        log_info("Following the journal%s%s with %zu match(es).", m->config->journal_namespace ? " namespace " : "",
-                 m->config->journal_namespace ?: "", any ? (size_t) 0 : strv_length(matches));
+        log_info("Following the journal%s%s with %zu match(es), context: %s.",
+                 m->config->journal_namespace ? " namespace " : "", m->config->journal_namespace ?: "",
+                 any ? (size_t) 0 : strv_length(matches), tprofd_journal_context_to_string(m->config->journal_context));
         return 0;
 }
 
@@ -1236,6 +1247,7 @@ static int manager_new(TprofdConfig *c, ManagerReload reload, Manager **ret) {
         r = log_context_new(&lim, &m->log_context);
         if (r < 0)
                 return log_oom();
+        log_context_set_journal_priority_max(m->log_context, c->journal_context);
         m->trigger = trigger_new(NULL);
         if (!m->trigger)
                 return log_oom();
