@@ -7,7 +7,7 @@
  *   trigger ──new incident──► stage .tmp-<id>, pin windows, arm a deadline at t + after
  *   deadline ──► drain, flush, pin again, slice the pinned windows, publish the bundle
  *
- * Everything runs on this one thread (DESIGN.md). Nothing here blocks on anything but local disk,
+ * Everything runs on this one thread (docs/design.md). Nothing here blocks on anything but local disk,
  * and the only disk work that grows with data (slicing windows for a bundle) happens at an
  * incident's deadline, bounded by the windows it pinned.
  */
@@ -160,7 +160,7 @@ static int host_info(Manager *m) {
 }
 
 /*
- * Bundles and windows are for root and group tprof (DESIGN.md). Under the shipped unit tprofd runs
+ * Bundles and windows are for root and group tprof (docs/design.md). Under the shipped unit tprofd runs
  * with Group=tprof and everything it creates has that group; started by hand it runs as root:root,
  * so the state directories get group tprof and the setgid bit, and what is created below them
  * inherits the group either way.

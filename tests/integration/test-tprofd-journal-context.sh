@@ -26,7 +26,8 @@ RULES
 
 run() { start_tprofd --rules "$TEST_TMP/rules.yaml" --window 4s --control-socket "" --journal-namespace "$NS" "$@"; }
 bundle_of() { grep -l "tprof-jctx-$TOKEN $1" "$STATE"/incidents/*-jctx-*/manifest.json 2>/dev/null | head -1 | xargs -r dirname; }
-wait_bundle() { wait_for 30 test -n "$(bundle_of "$1")" || fail "no bundle for $1: $(tail -20 "$TEST_TMP/tprofd.log")"; B=$(bundle_of "$1"); }
+has_bundle() { [ -n "$(bundle_of "$1")" ]; }
+wait_bundle() { wait_for 30 has_bundle "$1" || fail "no bundle for $1: $(tail -20 "$TEST_TMP/tprofd.log")"; B=$(bundle_of "$1"); }
 
 run
 grep -q "Following the journal namespace $NS with 0 match(es), context: info" "$TEST_TMP/tprofd.log" ||
