@@ -92,6 +92,7 @@ typedef struct Manager {
         sd_event_source *flush_timer, *rotate_timer, *vacuum_timer, *clock_timer, *status_timer;
         ControlServer *control;
         sd_event_source *journal_retry;
+        uint64_t journal_absent_usec; /* CLOCK_REALTIME of the first attempt that found no journal */
         uint64_t started_usec;
 
         uint64_t ring_errors;
@@ -610,9 +611,13 @@ static int manager_open_journal(Manager *m, bool quiet) {
                 .clock = &m->clock,
                 .own_identifier = "tprofd",
                 .matches = any ? NULL : (const char *const *) matches,
+                /* journald started after us: what it logged since then is new, not just what comes next */
+                .since_realtime_usec = m->journal_absent_usec,
         };
         r = journal_source_new(m->event, &o, on_log_record, m, &m->journal);
         if (r == -ENODATA) {
+                if (m->journal_absent_usec == 0)
+                        m->journal_absent_usec = now_usec(CLOCK_REALTIME);
                 if (!quiet)
                         log_warning("The journal is not available (journald not running, or its files unreadable); "
                                     "following the kernel log only, and trying again every %s.",
