@@ -91,7 +91,7 @@ typedef struct SamplerDebugStats {
 void sampler_get_debug_stats(const Sampler *s, SamplerDebugStats *ret);
 
 /*
- * Measures perf clock vs CLOCK_MONOTONIC (DESIGN.md "Time"): renames our own thread with
+ * Measures perf clock vs CLOCK_MONOTONIC (docs/design.md, "Time"): renames our own thread with
  * prctl(PR_SET_NAME) between two clock_gettime(CLOCK_MONOTONIC) calls, which makes the kernel write a
  * PERF_RECORD_COMM stamped with the perf clock into the ring of the CPU we run on; drains to find
  * it (samples read meanwhile go to the handler as usual) and restores the name. The best of a few

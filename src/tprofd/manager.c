@@ -9,7 +9,7 @@
  *                                       drain the sampler and flush the ring at each deadline
  *   control socket ──► status (from every part), capture (an incident without a log line)
  *
- * Everything runs on this one thread (DESIGN.md). Nothing here blocks on anything but local disk.
+ * Everything runs on this one thread (docs/design.md). Nothing here blocks on anything but local disk.
  */
 #include <grp.h>
 #include <errno.h>
@@ -92,6 +92,7 @@ typedef struct Manager {
         sd_event_source *flush_timer, *rotate_timer, *vacuum_timer, *clock_timer, *status_timer;
         ControlServer *control;
         sd_event_source *journal_retry;
+        uint64_t journal_absent_usec; /* CLOCK_REALTIME of the first attempt that found no journal */
         uint64_t started_usec;
 
         uint64_t ring_errors;
@@ -123,7 +124,7 @@ static int host_info(Manager *m) {
 }
 
 /*
- * Bundles and windows are for root and group tprof (DESIGN.md). Under the shipped unit tprofd runs
+ * Bundles and windows are for root and group tprof (docs/design.md). Under the shipped unit tprofd runs
  * with Group=tprof and everything it creates has that group; started by hand it runs as root:root,
  * so the state directories get group tprof and the setgid bit, and what is created below them
  * inherits the group either way.
@@ -463,10 +464,16 @@ static int on_log_record(const LogRecord *rec, void *userdata) {
         Manager *m = userdata;
         int r;
 
-        r = log_context_add(m->log_context, rec);
-        if (r < 0)
-                log_debug_errno(r, "Failed to keep a log line for context: %m");
+        bool kept = log_context_admits(m->log_context, rec);
+
+        if (kept) {
+                r = log_context_add(m->log_context, rec);
+                if (r < 0)
+                        log_debug_errno(r, "Failed to keep a log line for context: %m");
+        }
         r = rule_set_match(m->rules, rec, on_rule_match, m);
+        if (r > 0 && !kept) /* a matched line is the event: its bundle shows it, whatever the setting */
+                (void) log_context_add(m->log_context, rec);
         return r < 0 ? r : 0;
 }
 
@@ -604,9 +611,13 @@ static int manager_open_journal(Manager *m, bool quiet) {
         r = rule_set_journal_matches(m->rules, &matches, &any);
         if (r < 0)
                 return log_error_errno(r, "Failed to build journal matches: %m");
+        /* For context every entry is read (the log context admits by priority); without context, only
+         * what the journal rules can match. */
+        if (m->config->journal_context >= 0)
+                any = true;
         if (!any && (!matches || !matches[0])) {
                 if (!quiet)
-                        log_info("No journal rules: not following the journal.");
+                        log_info("No journal rules and journal context off: not following the journal.");
                 return 0;
         }
         JournalSourceOptions o = {
@@ -615,9 +626,13 @@ static int manager_open_journal(Manager *m, bool quiet) {
                 .clock = &m->clock,
                 .own_identifier = "tprofd",
                 .matches = any ? NULL : (const char *const *) matches,
+                /* journald started after us: what it logged since then is new, not just what comes next */
+                .since_realtime_usec = m->journal_absent_usec,
         };
         r = journal_source_new(m->event, &o, on_log_record, m, &m->journal);
         if (r == -ENODATA) {
+                if (m->journal_absent_usec == 0)
+                        m->journal_absent_usec = now_usec(CLOCK_REALTIME);
                 if (!quiet)
                         log_warning("The journal is not available (journald not running, or its files unreadable); "
                                     "following the kernel log only, and trying again every %s.",
@@ -628,8 +643,9 @@ static int manager_open_journal(Manager *m, bool quiet) {
                 log_warning_errno(r, "Failed to follow the journal, following the kernel log only: %m");
                 return 0;
         }
-        log_info("Following the journal%s%s with %zu match(es).", m->config->journal_namespace ? " namespace " : "",
-                 m->config->journal_namespace ?: "", any ? (size_t) 0 : strv_length(matches));
+        log_info("Following the journal%s%s with %zu match(es), context: %s.",
+                 m->config->journal_namespace ? " namespace " : "", m->config->journal_namespace ?: "",
+                 any ? (size_t) 0 : strv_length(matches), tprofd_journal_context_to_string(m->config->journal_context));
         return 0;
 }
 
@@ -756,6 +772,7 @@ static int manager_new(TprofdConfig *c, ManagerReload reload, Manager **ret) {
         r = log_context_new(&lim, &m->log_context);
         if (r < 0)
                 return log_oom();
+        log_context_set_journal_priority_max(m->log_context, c->journal_context);
 
         IncidentManagerOptions io = {
                 .event = m->event,

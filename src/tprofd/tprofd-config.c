@@ -37,6 +37,25 @@ uint32_t tprofd_time_resolution_usec(const TprofdConfig *c) {
         return r;
 }
 
+static const char *const priority_table[] = {
+        "emerg", "alert", "crit", "err", "warning", "notice", "info", "debug",
+};
+
+int tprofd_journal_context_from_string(const char *s) {
+        if (!s)
+                return -EINVAL;
+        if (streq(s, "off"))
+                return -1;
+        for (size_t i = 0; i < ELEMENTSOF(priority_table); i++)
+                if (streq(s, priority_table[i]))
+                        return (int) i;
+        return -EINVAL;
+}
+
+const char *tprofd_journal_context_to_string(int v) {
+        return v >= 0 && v < (int) ELEMENTSOF(priority_table) ? priority_table[v] : "off";
+}
+
 void tprofd_config_init(TprofdConfig *c) {
         *c = (TprofdConfig) {
                 .log_level = -1,
@@ -45,6 +64,7 @@ void tprofd_config_init(TprofdConfig *c) {
                 .retention_age_usec = RETENTION_AGE_USEC_DEFAULT,
                 .keep_free_bytes = UINT64_C(1) << 30,
                 .journal = true,
+                .journal_context = JOURNAL_CONTEXT_DEFAULT,
                 .max_bundles = MAX_BUNDLES_DEFAULT,
                 .max_bundle_bytes = MAX_BUNDLE_BYTES_DEFAULT,
                 .on_bundle_timeout_usec = ON_BUNDLE_TIMEOUT_USEC_DEFAULT,
@@ -119,7 +139,7 @@ static int get_argv(ConfContext *cc, yaml_document_t *doc, const yaml_node_t *v,
         *ret = n > 0 ? TAKE_PTR(argv) : NULL; /* an empty list: no hook */
         return 0;
 }
-static const char *const sources_keys[] = { "kmsg", "journal", "journal_namespace" };
+static const char *const sources_keys[] = { "kmsg", "journal", "journal_context", "journal_namespace" };
 
 static int get_size(ConfContext *cc, const yaml_node_t *v, const char *key, uint64_t *ret) {
         const char *s;
@@ -224,7 +244,19 @@ static int load_section(ConfContext *cc, yaml_document_t *doc, yaml_node_t *map,
                                 r = conf_set_string(cc, v, key, PATH_BYTES_MAX, &c->kmsg_path);
                         else if (streq(key, "journal"))
                                 r = conf_get_bool(cc, v, key, &c->journal);
-                        else
+                        else if (streq(key, "journal_context")) {
+                                const char *jc;
+                                int prio;
+
+                                r = conf_get_string(cc, v, key, 16, &jc);
+                                if (r >= 0 && (prio = tprofd_journal_context_from_string(jc)) == -EINVAL)
+                                        r = conf_error(cc, v->start_mark,
+                                                       "invalid journal_context '%s': expected off or a priority, "
+                                                       "emerg, alert, crit, err, warning, notice, info or debug",
+                                                       jc);
+                                else if (r >= 0)
+                                        c->journal_context = prio;
+                        } else
                                 r = conf_set_string(cc, v, key, 256, &c->journal_namespace);
                 }
         }
@@ -328,6 +360,7 @@ int tprofd_config_diff_static(const TprofdConfig *old, const TprofdConfig *fresh
         DIFF_STR(journal_namespace, "sources.journal_namespace");
         DIFF_STR(control_socket, "control_socket");
         DIFF_VAL(journal, "sources.journal");
+        DIFF_VAL(journal_context, "sources.journal_context");
         DIFF_VAL(freq_hz, "freq");
         DIFF_VAL(window_usec, "window");
         DIFF_VAL(exact, "detail");

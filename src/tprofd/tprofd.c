@@ -58,6 +58,10 @@ static void help(void) {
                "                         (a recorded file of raw records replays them)\n"
                "     --journal-namespace NS\n"
                "                         Follow journal namespace NS instead of the system journal\n"
+               "     --journal-context PRIORITY|off\n"
+               "                         Journal entries a bundle's log carries around the event:\n"
+               "                         those at PRIORITY (emerg ... debug) or more urgent\n"
+               "                         (default: info), or none\n"
                "     --control-socket PATH\n"
                "                         Listen for tprof-bundle capture/status on PATH\n"
                "                         (default: %s; \"\" to not listen)\n"
@@ -104,6 +108,7 @@ static int parse_argv(int argc, char *argv[], TprofdConfig *cfg, const char **re
                 ARG_DETAIL,
                 ARG_MAX_BUNDLE_BYTES,
                 ARG_LOG_LEVEL,
+                ARG_JOURNAL_CONTEXT,
                 ARG_CONFIG,
         };
         static const struct option options[] = {
@@ -120,6 +125,7 @@ static int parse_argv(int argc, char *argv[], TprofdConfig *cfg, const char **re
                 { "max-bundles", required_argument, NULL, ARG_MAX_BUNDLES },
                 { "max-bundle-bytes", required_argument, NULL, ARG_MAX_BUNDLE_BYTES },
                 { "log-level", required_argument, NULL, ARG_LOG_LEVEL },
+                { "journal-context", required_argument, NULL, ARG_JOURNAL_CONTEXT },
                 { "config", required_argument, NULL, 'c' },
                 { "test-rules", no_argument, NULL, ARG_TEST_RULES },
                 { "once", required_argument, NULL, ARG_ONCE },
@@ -201,6 +207,15 @@ static int parse_argv(int argc, char *argv[], TprofdConfig *cfg, const char **re
                                 return log_error_errno(SYNTHETIC_ERRNO(EINVAL),
                                                        "Invalid --max-bundle-bytes '%s': expected a size like 500M.",
                                                        optarg);
+                        break;
+                case ARG_JOURNAL_CONTEXT:
+                        r = tprofd_journal_context_from_string(optarg);
+                        if (r == -EINVAL)
+                                return log_error_errno(SYNTHETIC_ERRNO(EINVAL),
+                                                       "Invalid --journal-context '%s': expected off or a priority, "
+                                                       "emerg ... debug.",
+                                                       optarg);
+                        cfg->journal_context = r;
                         break;
                 case ARG_LOG_LEVEL:
                         r = log_level_from_string(optarg);
