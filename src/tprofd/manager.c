@@ -1185,7 +1185,8 @@ static int manager_new(TprofdConfig *c, ManagerReload reload, Manager **ret) {
         if (r < 0)
                 return log_error_errno(r, "Failed to watch signals: %m");
 
-        SamplerOptions so = { .freq_hz = c->freq_hz, .function_frames = !c->exact };
+        SamplerOptions so = { .freq_hz = c->freq_hz, .function_frames = !c->exact, .unwind = c->unwind,
+                              .unwind_stack_bytes = c->unwind_stack_bytes };
         r = sampler_new(&so, on_sample, m, &m->sampler);
         if (r < 0)
                 return log_error_errno(r, "Failed to open perf events for sampling (needs root or CAP_PERFMON): %m");
@@ -1200,8 +1201,9 @@ static int manager_new(TprofdConfig *c, ManagerReload reload, Manager **ret) {
                 log_warning_errno(r, "Failed to measure the perf clock, assuming it is CLOCK_MONOTONIC: %m");
                 clock_map_assume(&m->clock);
         }
-        log_info("Sampling %u CPUs at %u Hz with %s; perf clock mapped by %s (error %llu ns).",
+        log_info("Sampling %u CPUs at %u Hz with %s, user stacks by %s; perf clock mapped by %s (error %llu ns).",
                  sampler_n_cpus(m->sampler), c->freq_hz, sampler_event_name(m->sampler),
+                 unwind_mode_to_string(sampler_unwind_mode(m->sampler)),
                  clock_map_method_to_string(m->clock.method), (unsigned long long) m->clock.error_ns);
 
         WindowHeaderInfo h = {

@@ -35,6 +35,8 @@ typedef struct TprofdConfig {
         uint32_t freq_hz;
         uint64_t window_usec;
         bool exact;                /* detail: exact (instruction addresses, microseconds) instead of compact */
+        int unwind;                /* UnwindMode: how user stacks are walked (fp, dwarf, auto) */
+        uint32_t unwind_stack_bytes; /* user stack copied per sample for dwarf/auto */
         uint64_t retention_age_usec;
         uint64_t retention_bytes;  /* 0: no limit by size */
         uint64_t keep_free_bytes;  /* free space to leave on the state filesystem */
@@ -47,6 +49,8 @@ typedef struct TprofdConfig {
 uint32_t tprofd_time_resolution_usec(const TprofdConfig *c);
 
 int tprofd_detail_from_string(const char *s, bool *ret_exact);
+/* -ERANGE unless bytes is a stack copy size the sampler accepts. */
+int tprofd_unwind_stack_valid(uint64_t bytes);
 
 void tprofd_config_init(TprofdConfig *c);
 void tprofd_config_done(TprofdConfig *c);
