@@ -403,7 +403,7 @@ static UnwindStepResult step_expr(UnwindCfiFile *f, uint64_t vaddr, UnwindRegs *
                 goto finish;
         }
         r = caller_reg(frame, UNWIND_DWARF_REG_BP, regs, mem, cfa, regs->bp, &bp, &bp_defined, &same);
-        if (r == UNWIND_STEP_REGISTER) /* BP was unknown and stays so */
+        if (r == UNWIND_STEP_REGISTER || r == UNWIND_STEP_MEMORY) /* BP is lost, the walk goes on */
                 bp_defined = false;
         else if (r != UNWIND_STEP_OK)
                 goto finish;
@@ -443,9 +443,16 @@ UnwindStepResult unwind_cfi_apply(UnwindCfiFile *f, uint64_t vaddr, const Unwind
         if (!unwind_memory_read(mem, cfa + (uint64_t) (int64_t) rule->ra_off, &ra))
                 return UNWIND_STEP_MEMORY;
         if (rule->bp_kind == UNWIND_BP_AT_CFA) {
-                if (!unwind_memory_read(mem, cfa + (uint64_t) (int64_t) rule->bp_off, &bp))
-                        return UNWIND_STEP_MEMORY;
-                regs->bp_valid = true;
+                uint64_t at = cfa + (uint64_t) (int64_t) rule->bp_off;
+                /* GCC's epilogues leave the saved-register rules in place after the pops: a slot
+                 * below the stack pointer was popped already, so BP holds the caller's value. A
+                 * slot we cannot read costs BP, not the walk: most frames do not need it. */
+                if (at < regs->sp)
+                        ;
+                else if (unwind_memory_read(mem, at, &bp))
+                        regs->bp_valid = true;
+                else
+                        regs->bp_valid = false;
         } else if (rule->bp_kind == UNWIND_BP_UNDEFINED)
                 regs->bp_valid = false;
         regs->bp = bp;

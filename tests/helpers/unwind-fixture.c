@@ -8,7 +8,8 @@
  *                                  REGS_USER/STACK_USER would, and the program exits
  *   unwind-fixture spin SECONDS    unwind_leaf burns the CPU for SECONDS (for sampling)
  *   unwind-fixture dlclose SECONDS loads and unloads a library over and over while spinning
- *   unwind-fixture exec SECONDS    spins half the time, then execs itself to spin the rest
+ *   unwind-fixture exec SECONDS    spins half the time, then execs $UNWIND_FIXTURE_EXEC (or
+ *                                  itself) to spin the rest
  *
  * Snapshot file: "TPUW", then u64 ip, sp, bp, stack size, the stack bytes, then the maps text.
  */
@@ -126,7 +127,7 @@ int main(int argc, char *argv[]) {
                 fprintf(stderr, "usage: %s snapshot FILE | spin|dlclose|exec SECONDS\n", argv[0]);
                 return 1;
         }
-        arg_self = "/proc/self/exe";
+        arg_self = getenv("UNWIND_FIXTURE_EXEC") ?: "/proc/self/exe";
         arg_mode = argv[1];
         arg_value = argv[2];
         sink = unwind_outer((uint64_t) argc);
