@@ -95,24 +95,15 @@ static int fold_stacks(OnceContext *c, Folder *folder) {
 /* How user stacks were walked, and why those that were cut were cut. */
 static void print_unwind(const Sampler *s, FILE *err) {
         UnwindStats u;
-        bool first = true;
+        char line[512];
 
         if (sampler_unwind_mode(s) == UNWIND_MODE_FP) {
                 fprintf(err, "  user stacks: by frame pointers (the kernel's walk)\n");
                 return;
         }
         sampler_get_unwind_stats(s, &u);
-        fprintf(err,
-                "  user stacks (%s): %" PRIu64 " walked, %" PRIu64 " whole by CFI, %" PRIu64
-                " whole with frame pointers for some frames, %" PRIu64 " cut",
-                unwind_mode_to_string(sampler_unwind_mode(s)), u.stacks, u.stacks_cfi, u.stacks_fp, u.stacks_cut);
-        for (int i = 0; i < _UNWIND_CUT_MAX; i++) {
-                if (u.cut[i] == 0)
-                        continue;
-                fprintf(err, "%s%s: %" PRIu64, first ? " (" : ", ", unwind_cut_to_string(i), u.cut[i]);
-                first = false;
-        }
-        fprintf(err, "%s; %" PRIu64 " samples without user stack\n", first ? "" : ")", u.no_user);
+        unwind_stats_format(&u, line, sizeof(line));
+        fprintf(err, "  user stacks (%s): %s\n", unwind_mode_to_string(sampler_unwind_mode(s)), line);
         fprintf(err,
                 "  unwinding: %" PRIu64 " frames by CFI, %" PRIu64 " by frame pointers, %.1f us per stack, "
                 "rules cached %" PRIu64 "/%" PRIu64 ", files %" PRIu64 " with CFI, %" PRIu64 " without, %" PRIu64

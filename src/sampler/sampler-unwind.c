@@ -9,6 +9,7 @@
  * symbolizer.
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -131,6 +132,26 @@ int unwinder_new(const UnwinderOptions *o, Unwinder **ret) {
 
 void unwinder_get_stats(const Unwinder *u, UnwindStats *ret) {
         *ret = u->stats;
+}
+
+void unwind_stats_format(const UnwindStats *st, char *buf, size_t len) {
+        size_t n;
+        bool first = true;
+
+        n = (size_t) snprintf(buf, len,
+                              "%" PRIu64 " walked, %" PRIu64 " whole by CFI, %" PRIu64
+                              " whole with frame pointers for some frames, %" PRIu64 " cut",
+                              st->stacks, st->stacks_cfi, st->stacks_fp, st->stacks_cut);
+        for (int i = 0; i < _UNWIND_CUT_MAX && n < len; i++) {
+                if (st->cut[i] == 0)
+                        continue;
+                n += (size_t) snprintf(buf + n, len - n, "%s%s: %" PRIu64, first ? " (" : ", ",
+                                       unwind_cut_to_string(i), st->cut[i]);
+                first = false;
+        }
+        if (n < len)
+                (void) snprintf(buf + n, len - n, "%s; %" PRIu64 " samples without user stack", first ? "" : ")",
+                                st->no_user);
 }
 
 void unwinder_count_no_user(Unwinder *u) {

@@ -94,5 +94,9 @@ void unwinder_count_no_user(Unwinder *u);
 
 void unwinder_get_stats(const Unwinder *u, UnwindStats *ret);
 
+/* One line for people: "N walked, N whole by CFI, N whole with frame pointers for some frames,
+ * N cut (REASON: N, ...); N samples without user stack". */
+void unwind_stats_format(const UnwindStats *st, char *buf, size_t len);
+
 #include "basic/cleanup.h"
 DEFINE_TRIVIAL_CLEANUP_FUNC(Unwinder *, unwinder_free);

@@ -1306,6 +1306,14 @@ int manager_run(TprofdConfig *c, ManagerReload reload) {
         (void) kmsg_source_save_position(m->kmsg);
         if (m->journal)
                 (void) journal_source_save_position(m->journal);
+        if (m->sampler && sampler_unwind_mode(m->sampler) != UNWIND_MODE_FP) {
+                UnwindStats us;
+                char line[512];
+
+                sampler_get_unwind_stats(m->sampler, &us);
+                unwind_stats_format(&us, line, sizeof(line));
+                log_info("User stacks: %s.", line);
+        }
         log_info("Stopped: %llu incidents written.", (unsigned long long) m->incidents_written);
         return r;
 }
