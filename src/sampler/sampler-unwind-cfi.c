@@ -38,7 +38,12 @@ struct UnwindCfiFile {
         size_t n_segments;
         uint8_t build_id[UNWIND_BUILD_ID_BYTES_MAX];
         size_t build_id_len;
+        uint64_t entry; /* e_entry, 0 if none */
 };
+
+/* The entry point's code often has no FDE (the dynamic loader's _start calls _dl_start straight
+ * from the kernel's stack): a return address this close past the entry is the outermost frame. */
+#define UNWIND_ENTRY_BYTES 64U
 
 bool unwind_memory_read(const UnwindMemory *m, uint64_t addr, uint64_t *ret) {
         if (addr < m->base || addr - m->base > m->size || m->size - (addr - m->base) < sizeof(uint64_t))
@@ -78,8 +83,12 @@ static int load_elf(UnwindCfiFile *f) {
         const void *bid;
         ssize_t n;
 
+        GElf_Ehdr eh;
+
         if (elf_kind(f->elf) != ELF_K_ELF)
                 return -ENOEXEC;
+        if (gelf_getehdr(f->elf, &eh))
+                f->entry = eh.e_entry;
         read_segments(f);
         n = dwelf_elf_gnu_build_id(f->elf, &bid);
         if (n > 0 && (size_t) n <= sizeof(f->build_id)) {
@@ -208,8 +217,11 @@ void unwind_cfi_file_rule(UnwindCfiFile *f, uint64_t vaddr, UnwindRule *ret) {
         Dwarf_Frame *frame = NULL;
 
         *ret = (UnwindRule) { .kind = UNWIND_RULE_NONE };
-        if (!f->cfi || dwarf_cfi_addrframe(f->cfi, vaddr, &frame) < 0 || !frame)
+        if (!f->cfi || dwarf_cfi_addrframe(f->cfi, vaddr, &frame) < 0 || !frame) {
+                if (f->entry != 0 && vaddr >= f->entry && vaddr - f->entry < UNWIND_ENTRY_BYTES)
+                        ret->kind = UNWIND_RULE_END;
                 return;
+        }
         rule_from_frame(frame, ret);
         free(frame);
 }

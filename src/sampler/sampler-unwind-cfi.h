@@ -4,7 +4,8 @@
  * table of .eh_frame_hdr included) turned into compact per-address rules for an x86-64 unwinder:
  * where the canonical frame address (CFA) is (a register plus an offset), where the caller's
  * return address and frame pointer were saved (an offset from the CFA), or that the address is the
- * outermost frame (the return address column is undefined, as at _start and thread starts). Rules
+ * outermost frame (the return address column is undefined, as at _start and thread starts, or
+ * the address is just past the ELF entry point and has no FDE, as the dynamic loader's). Rules
  * that do not fit that shape (PLT stubs, realigned stacks: CFA given by a DWARF expression) are
  * evaluated on the spot by a small DWARF expression machine, which reads memory only from the
  * stack copy the caller hands it. Also the PT_LOAD segments, which turn a mapping's file offset

@@ -226,16 +226,19 @@ static UnwindCfiFile *file_for(Unwinder *u, uint32_t pid, const ProcMap *m) {
                         .start = m->start, .end = m->end, .pgoff = m->pgoff,
                         .dev = m->dev, .ino = m->ino, .path = m->path,
                 }, root, sizeof(root));
-        if (fd < 0) {
-                /* Not cached: the process may be gone, the next one may open it. */
+        if (fd >= 0) {
+                r = unwind_cfi_file_load_fd(fd, &f);
+                safe_close(fd);
+        } else
+                r = fd;
+        if (!f) {
+                /* Unreadable (a deleted file whose processes are gone, no permission): kept as a
+                 * table without CFI, so it costs one attempt per identity, not one per sample. */
                 u->stats.files_failed++;
-                return NULL;
-        }
-        r = unwind_cfi_file_load_fd(fd, &f);
-        safe_close(fd);
-        if (!f)
-                return NULL;
-        if (r < 0)
+                r = unwind_cfi_file_load_memory(NULL, 0, &f);
+                if (!f)
+                        return NULL;
+        } else if (r < 0)
                 u->stats.files_without_cfi++;
         else
                 u->stats.files_loaded++;
