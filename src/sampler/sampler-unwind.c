@@ -124,6 +124,10 @@ int unwinder_new(const UnwinderOptions *o, Unwinder **ret) {
         u->rules = new0(RuleSlot, UNWIND_RULE_CACHE_SIZE);
         if (!u->proc_root || !u->rules)
                 return -ENOMEM;
+        /* Every slot written now (not left to calloc's lazy zero pages), so the daemon's memory
+         * does not creep up as slots are first used. An empty slot names no file. */
+        for (size_t i = 0; i < UNWIND_RULE_CACHE_SIZE; i++)
+                u->rules[i] = (RuleSlot) { .vaddr = UINT64_MAX };
         u->budget_nsec = (o && o->budget_usec > 0 ? o->budget_usec : UNWIND_BUDGET_USEC_DEFAULT) * NSEC_PER_USEC;
         u->no_rule_cache = o && o->no_rule_cache;
         *ret = TAKE_PTR(u);

@@ -48,7 +48,7 @@ typedef enum UnwindCut {
 const char *unwind_cut_to_string(UnwindCut c);
 
 #define UNWIND_FILES_MAX 2048U
-#define UNWIND_RULE_CACHE_SIZE 65536U /* a power of two */
+#define UNWIND_RULE_CACHE_SIZE 16384U /* a power of two; 640 KiB, touched once at start */
 #define UNWIND_BUDGET_USEC_DEFAULT 1000U
 
 typedef struct UnwinderOptions {
