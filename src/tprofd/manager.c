@@ -721,7 +721,8 @@ static int manager_new(TprofdConfig *c, ManagerReload reload, Manager **ret) {
         if (r < 0)
                 return log_error_errno(r, "Failed to watch signals: %m");
 
-        SamplerOptions so = { .freq_hz = c->freq_hz, .function_frames = !c->exact };
+        SamplerOptions so = { .freq_hz = c->freq_hz, .function_frames = !c->exact, .unwind = c->unwind,
+                              .unwind_stack_bytes = c->unwind_stack_bytes };
         r = sampler_new(&so, on_sample, m, &m->sampler);
         if (r < 0)
                 return log_error_errno(r, "Failed to open perf events for sampling (needs root or CAP_PERFMON): %m");
@@ -736,8 +737,9 @@ static int manager_new(TprofdConfig *c, ManagerReload reload, Manager **ret) {
                 log_warning_errno(r, "Failed to measure the perf clock, assuming it is CLOCK_MONOTONIC: %m");
                 clock_map_assume(&m->clock);
         }
-        log_info("Sampling %u CPUs at %u Hz with %s; perf clock mapped by %s (error %llu ns).",
+        log_info("Sampling %u CPUs at %u Hz with %s, user stacks by %s; perf clock mapped by %s (error %llu ns).",
                  sampler_n_cpus(m->sampler), c->freq_hz, sampler_event_name(m->sampler),
+                 unwind_mode_to_string(sampler_unwind_mode(m->sampler)),
                  clock_map_method_to_string(m->clock.method), (unsigned long long) m->clock.error_ns);
 
         WindowHeaderInfo h = {
@@ -857,6 +859,14 @@ int manager_run(TprofdConfig *c, ManagerReload reload) {
         (void) kmsg_source_save_position(m->kmsg);
         if (m->journal)
                 (void) journal_source_save_position(m->journal);
+        if (m->sampler && sampler_unwind_mode(m->sampler) != UNWIND_MODE_FP) {
+                UnwindStats us;
+                char line[512];
+
+                sampler_get_unwind_stats(m->sampler, &us);
+                unwind_stats_format(&us, line, sizeof(line));
+                log_info("User stacks: %s.", line);
+        }
         IncidentManagerStats is = {};
         incident_manager_get_stats(m->incidents, &is);
         log_info("Stopped: %llu incidents written.", (unsigned long long) is.written);

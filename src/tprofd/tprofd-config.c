@@ -14,6 +14,7 @@
 #include "basic/parse-util.h"
 #include "basic/string-util.h"
 #include "basic/time-util.h"
+#include "sampler/sampler.h"
 #include "tprofd/tprofd-config.h"
 
 int tprofd_detail_from_string(const char *s, bool *ret_exact) {
@@ -23,6 +24,12 @@ int tprofd_detail_from_string(const char *s, bool *ret_exact) {
                 *ret_exact = true;
         else
                 return -EINVAL;
+        return 0;
+}
+
+int tprofd_unwind_stack_valid(uint64_t bytes) {
+        if (bytes < SAMPLER_UNWIND_STACK_BYTES_MIN || bytes > SAMPLER_UNWIND_STACK_BYTES_MAX || bytes % 8 != 0)
+                return -ERANGE;
         return 0;
 }
 
@@ -60,6 +67,8 @@ void tprofd_config_init(TprofdConfig *c) {
         *c = (TprofdConfig) {
                 .log_level = -1,
                 .freq_hz = FREQ_HZ_DEFAULT,
+                .unwind = UNWIND_MODE_AUTO,
+                .unwind_stack_bytes = SAMPLER_UNWIND_STACK_BYTES_DEFAULT,
                 .window_usec = WINDOW_USEC_DEFAULT,
                 .retention_age_usec = RETENTION_AGE_USEC_DEFAULT,
                 .keep_free_bytes = UINT64_C(1) << 30,
@@ -95,7 +104,8 @@ const char *tprofd_default_rules_path(void) {
 #define PATH_BYTES_MAX 4096U
 
 static const char *const top_keys[] = {
-        "state_dir", "rules", "freq", "window", "detail", "log_level", "control_socket", "retention", "incidents", "sources",
+        "state_dir", "rules", "freq", "window", "detail", "unwind", "unwind_stack", "log_level", "control_socket",
+        "retention", "incidents", "sources",
 };
 static const char *const retention_keys[] = { "max_age", "max_bytes", "keep_free" };
 static const char *const incidents_keys[] = { "max_bundles", "max_bytes", "on_bundle", "on_bundle_timeout" };
@@ -198,6 +208,19 @@ static int load_section(ConfContext *cc, yaml_document_t *doc, yaml_node_t *map,
                                 if (r >= 0 && tprofd_detail_from_string(s, &c->exact) < 0)
                                         r = conf_error(cc, v->start_mark,
                                                        "invalid detail '%s': expected compact or exact", s);
+                        } else if (streq(key, "unwind")) {
+                                r = conf_get_string(cc, v, key, 16, &s);
+                                if (r >= 0 && (c->unwind = unwind_mode_from_string(s)) < 0)
+                                        r = conf_error(cc, v->start_mark,
+                                                       "invalid unwind '%s': expected fp, dwarf or auto", s);
+                        } else if (streq(key, "unwind_stack")) {
+                                r = get_size(cc, v, key, &u);
+                                if (r >= 0 && tprofd_unwind_stack_valid(u) < 0)
+                                        r = conf_error(cc, v->start_mark,
+                                                       "invalid unwind_stack: expected a multiple of 8 from %u to %u bytes",
+                                                       SAMPLER_UNWIND_STACK_BYTES_MIN, SAMPLER_UNWIND_STACK_BYTES_MAX);
+                                if (r >= 0)
+                                        c->unwind_stack_bytes = (uint32_t) u;
                         } else if (streq(key, "log_level")) {
                                 r = conf_get_string(cc, v, key, 16, &s);
                                 if (r >= 0 && (c->log_level = log_level_from_string(s)) < 0)
@@ -364,6 +387,8 @@ int tprofd_config_diff_static(const TprofdConfig *old, const TprofdConfig *fresh
         DIFF_VAL(freq_hz, "freq");
         DIFF_VAL(window_usec, "window");
         DIFF_VAL(exact, "detail");
+        DIFF_VAL(unwind, "unwind");
+        DIFF_VAL(unwind_stack_bytes, "unwind_stack");
         DIFF_VAL(retention_age_usec, "retention.max_age");
         DIFF_VAL(retention_bytes, "retention.max_bytes");
         DIFF_VAL(keep_free_bytes, "retention.keep_free");

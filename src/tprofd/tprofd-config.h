@@ -40,6 +40,8 @@ typedef struct TprofdConfig {
         uint32_t freq_hz;
         uint64_t window_usec;
         bool exact;                /* detail: exact (instruction addresses, microseconds) instead of compact */
+        int unwind;                /* UnwindMode: how user stacks are walked (fp, dwarf, auto) */
+        uint32_t unwind_stack_bytes; /* user stack copied per sample for dwarf/auto */
         uint64_t retention_age_usec;
         uint64_t retention_bytes;  /* 0: no limit by size */
         uint64_t keep_free_bytes;  /* free space to leave on the state filesystem */
@@ -57,6 +59,8 @@ int tprofd_detail_from_string(const char *s, bool *ret_exact);
 /* "off" (-1) or a syslog priority name, emerg ... debug (0-7). Returns it, or -EINVAL. */
 int tprofd_journal_context_from_string(const char *s);
 const char *tprofd_journal_context_to_string(int v);
+/* -ERANGE unless bytes is a stack copy size the sampler accepts. */
+int tprofd_unwind_stack_valid(uint64_t bytes);
 
 void tprofd_config_init(TprofdConfig *c);
 void tprofd_config_done(TprofdConfig *c);
