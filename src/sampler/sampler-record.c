@@ -108,7 +108,7 @@ int record_parse_sample(const struct perf_event_header *h, uint64_t st, RecordSa
         RecordSample s = {};
         uint32_t res;
 
-        if (h->type != PERF_RECORD_SAMPLE || st != SAMPLER_SAMPLE_TYPE)
+        if (h->type != PERF_RECORD_SAMPLE || (st != SAMPLER_SAMPLE_TYPE && st != SAMPLER_SAMPLE_TYPE_CGROUP))
                 return -EINVAL;
 
         /* Field order is fixed by the ABI: IDENTIFIER, IP, TID, TIME, ADDR, ID, STREAM_ID, CPU, PERIOD, ... CALLCHAIN */
@@ -122,6 +122,9 @@ int record_parse_sample(const struct perf_event_header *h, uint64_t st, RecordSa
         if (s.nr > (uint64_t) (c.end - c.p) / sizeof(uint64_t))
                 return -EBADMSG;
         s.ips = (const uint64_t *) c.p; /* records are 8-byte aligned in the ring and in our copies */
+        c.p += s.nr * sizeof(uint64_t);
+        if ((st & PERF_SAMPLE_CGROUP) && !cursor_u64(&c, &s.cgroup))
+                return -EBADMSG;
         s.id.valid = true;
         s.kernel_ip = (h->misc & PERF_RECORD_MISC_CPUMODE_MASK) == PERF_RECORD_MISC_KERNEL;
         *ret = s;
@@ -221,6 +224,25 @@ int record_parse_task(const struct perf_event_header *h, uint64_t st, RecordTask
         if (r < 0)
                 return r;
         *ret = t;
+        return 0;
+}
+
+int record_parse_cgroup(const struct perf_event_header *h, uint64_t st, RecordCgroup *ret) {
+        Cursor c = body_of(h, st);
+        RecordCgroup g = {};
+        int r;
+
+        if (h->type != PERF_RECORD_CGROUP)
+                return -EINVAL;
+        if (!cursor_u64(&c, &g.id))
+                return -EBADMSG;
+        r = cursor_string(&c, &g.path);
+        if (r < 0)
+                return r;
+        r = record_parse_id(h, st, &g.id_trailer);
+        if (r < 0)
+                return r;
+        *ret = g;
         return 0;
 }
 

@@ -3,7 +3,8 @@
  * Decoding of the PERF_RECORD_* types the sampler asks for into plain structs, bounds-checked
  * against the record's own size: a short or inconsistent record is -EBADMSG, never an overread.
  * The layout depends on the sample_type we opened the events with, which the caller passes in;
- * only the bits the sampler sets (IP, TID, TIME, CPU, PERIOD, CALLCHAIN, and with sample_id_all
+ * only the bits the sampler sets (IP, TID, TIME, CPU, PERIOD, CALLCHAIN, CGROUP where the kernel has
+ * it (SAMPLER_SAMPLE_TYPE_CGROUP), and with sample_id_all
  * the TID/TIME/CPU trailer of side-band records) are understood. Strings and the callchain point
  * into the record and live as long as it does.
  */
@@ -13,10 +14,12 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-/* The sample_type the sampler opens its events with, and the only one decoding accepts. */
+/* The sample_type the sampler opens its events with, and the only one decoding accepts, with or
+ * without PERF_SAMPLE_CGROUP (kernel 5.7 and later). */
 #define SAMPLER_SAMPLE_TYPE                                                                                  \
         (PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_CPU | PERF_SAMPLE_PERIOD |      \
          PERF_SAMPLE_CALLCHAIN)
+#define SAMPLER_SAMPLE_TYPE_CGROUP (SAMPLER_SAMPLE_TYPE | PERF_SAMPLE_CGROUP)
 
 typedef struct RecordId { /* the sample_id_all trailer, or the sample's own fields */
         uint32_t pid, tid;
@@ -32,6 +35,7 @@ typedef struct RecordSample {
         uint64_t nr;          /* callchain entries, context markers included */
         const uint64_t *ips;  /* nr entries */
         bool kernel_ip;       /* header.misc says the sample hit kernel mode */
+        uint64_t cgroup;      /* PERF_SAMPLE_CGROUP: the task's cgroup id; 0 without it */
 } RecordSample;
 
 typedef struct RecordMmap2 {
@@ -57,6 +61,12 @@ typedef struct RecordTask { /* FORK and EXIT */
         RecordId id;
 } RecordTask;
 
+typedef struct RecordCgroup { /* PERF_RECORD_CGROUP: a cgroup was created */
+        uint64_t id;
+        const char *path; /* relative to its hierarchy's root */
+        RecordId id_trailer;
+} RecordCgroup;
+
 typedef struct RecordLost {
         uint64_t event_id, lost;
         RecordId id;
@@ -73,6 +83,7 @@ int record_parse_mmap2(const struct perf_event_header *h, uint64_t sample_type, 
 int record_parse_mmap(const struct perf_event_header *h, uint64_t sample_type, RecordMmap2 *ret);
 int record_parse_comm(const struct perf_event_header *h, uint64_t sample_type, RecordComm *ret);
 int record_parse_task(const struct perf_event_header *h, uint64_t sample_type, RecordTask *ret);
+int record_parse_cgroup(const struct perf_event_header *h, uint64_t sample_type, RecordCgroup *ret);
 int record_parse_lost(const struct perf_event_header *h, uint64_t sample_type, RecordLost *ret);
 int record_parse_throttle(const struct perf_event_header *h, uint64_t sample_type, RecordThrottle *ret);
 
