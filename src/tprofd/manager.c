@@ -37,6 +37,7 @@
 #include "basic/time-util.h"
 #include "bundle/bundle-format.h"
 #include "control/control-server.h"
+#include "incident/incident-cgroups.h"
 #include "incident/incident-trigger.h"
 #include "incident/incident-write.h"
 #include "incident/incident.h"
@@ -93,6 +94,7 @@ typedef struct OpenIncident {
         int dir_fd; /* incidents/.tmp-<id> while recording; -EBADF once published */
         bool published;
         IncidentSlice slice;  /* kept after publishing, for manifest rewrites on repeats */
+        IncidentCgroups *cgroups; /* slice.cgroups points here once published */
         char **windows;
         size_t n_windows;
         sd_event_source *deadline; /* t + after has been sampled: publish */
@@ -406,6 +408,7 @@ static void open_incident_free(OpenIncident *oi) {
         for (size_t i = 0; i < oi->n_windows; i++)
                 free(oi->windows[i]);
         free(oi->windows);
+        incident_cgroups_free(oi->cgroups);
         incident_free(oi->incident);
         free(oi);
 }
@@ -585,6 +588,8 @@ static int incident_complete(Manager *m, OpenIncident *oi) {
                 goto fail;
 
         incident_sink_get_slice(sink, &oi->slice);
+        oi->cgroups = incident_sink_take_cgroups(sink);
+        oi->slice.cgroups = oi->cgroups;
         oi->windows = names;
         oi->n_windows = files.n;
         names = NULL;
