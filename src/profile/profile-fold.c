@@ -50,7 +50,7 @@ size_t folder_n_stacks(const Folder *f) {
 }
 
 int folder_add(Folder *f, const Sample *s, uint64_t count) {
-        char comm[64], sym[PROFILE_NAME_BYTES_MAX], dso[PROFILE_NAME_BYTES_MAX], frame[PROFILE_NAME_BYTES_MAX + 2];
+        char comm[320] /* a comm, or the cgroup unit or container an export roots stacks by */, sym[PROFILE_NAME_BYTES_MAX], dso[PROFILE_NAME_BYTES_MAX], frame[PROFILE_NAME_BYTES_MAX + 2];
         uint64_t *slot;
         int r;
 
