@@ -55,7 +55,26 @@ static void json_value_write(JsonWriter *w, const JsonValue *v) {
         }
 }
 
-static void json_rises(JsonWriter *w, const Rise *r, size_t n, bool process) {
+/* A process's unit, container and pod, as bundle_process_cgroup() finds them. */
+static void json_attribution(JsonWriter *w, const Show *s, const char *comm) {
+        const JsonValue *c = bundle_process_cgroup(s->m, comm, NULL, 0);
+        char b[BUNDLE_SERVICE_NAME_BYTES];
+
+        json_key(w, "cgroup");
+        if (!c) {
+                json_null(w);
+                return;
+        }
+        json_begin_object(w);
+        json_kv_string(w, "path", json_string_value(json_object_get(c, "path")));
+        json_kv_string(w, "unit", json_string_value(json_object_get(c, "unit")));
+        json_kv_string(w, "container", json_object_get(c, "container_id") ?
+                                               bundle_cgroup_name(c, CGROUP_BY_CONTAINER, b, sizeof b) : NULL);
+        json_kv_string(w, "pod", json_object_get(c, "pod_uid") ? bundle_cgroup_name(c, CGROUP_BY_POD, b, sizeof b) : NULL);
+        json_end_object(w);
+}
+
+static void json_rises(JsonWriter *w, const Show *s, const Rise *r, size_t n, bool process) {
         json_begin_array(w);
         for (size_t i = 0; i < n; i++) {
                 json_begin_object(w);
@@ -73,6 +92,7 @@ static void json_rises(JsonWriter *w, const Rise *r, size_t n, bool process) {
                 json_kv_double(w, "baseline_share", r[i].baseline_share);
                 json_kv_double(w, "z", r[i].z);
                 if (process) {
+                        json_attribution(w, s, r[i].name);
                         json_kv_string(w, "top_function", r[i].top_function);
                         if (r[i].top_function) {
                                 json_kv_double(w, "top_function_slice_share", r[i].function_slice_share);
@@ -197,10 +217,35 @@ int show_print_json(const Show *s, bool pretty) {
         json_begin_object(&w);
         json_kv_double(&w, "z_min", RISE_Z_MIN);
         json_key(&w, "processes");
-        json_rises(&w, s->proc_rises, s->n_proc_rises, true);
+        json_rises(&w, s, s->proc_rises, s->n_proc_rises, true);
         json_key(&w, "functions");
-        json_rises(&w, s->func_rises, s->n_func_rises, false);
+        json_rises(&w, s, s->func_rises, s->n_func_rises, false);
         json_end_object(&w);
+
+        json_key(&w, "services");
+        if (s->has_services) {
+                static const char *const keys[] = { "units", "containers", "pods" };
+                json_begin_object(&w);
+                for (size_t i = 0; i < ELEMENTSOF(keys); i++) {
+                        json_key(&w, keys[i]);
+                        json_begin_array(&w);
+                        for (size_t k = 0; k < s->n_services[i]; k++) {
+                                const Rise *sv = &s->services[i][k];
+                                json_begin_object(&w);
+                                json_kv_string(&w, "name", sv->name);
+                                json_kv_u64(&w, "slice_samples", sv->slice);
+                                json_kv_u64(&w, "baseline_samples", sv->baseline);
+                                json_kv_double(&w, "slice_share", sv->slice_share);
+                                json_kv_double(&w, "baseline_share", sv->baseline_share);
+                                json_kv_double(&w, "z", sv->z);
+                                json_kv_string(&w, "top_process", sv->top_function);
+                                json_end_object(&w);
+                        }
+                        json_end_array(&w);
+                }
+                json_end_object(&w);
+        } else
+                json_null(&w);
 
         json_key(&w, "files");
         json_begin_array(&w);
@@ -230,7 +275,7 @@ int show_print_json(const Show *s, bool pretty) {
                 json_kv_u64(&w, "slice_samples", s->cpu_slice.total);
                 json_kv_u64(&w, "baseline_samples", s->cpu_baseline.total);
                 json_key(&w, "processes");
-                json_rises(&w, s->cpu_rises, s->n_cpu_rises, true);
+                json_rises(&w, s, s->cpu_rises, s->n_cpu_rises, true);
                 json_end_object(&w);
         } else
                 json_null(&w);

@@ -2,7 +2,8 @@
 /*
  * tprof-bundle show: explains one bundle to someone who has never seen tprof, in the order they
  * need it: what happened, the log around it, what the CPUs were doing, the top stacks, what rose
- * against the baseline (process and function, with a z-score for how sure we are), the starved
+ * against the baseline (process and function, with a z-score for how sure we are; each process with
+ * the unit, container and pod it ran in), the services by share of the slice, the starved
  * CPU on its own when the rule captured one, and where the files are and how to open them.
  * Everything that came from the bundle is escaped before it is printed; --json prints the same
  * content for programs (bundle-show-json.c).
@@ -100,6 +101,8 @@ static void show_done(Show *s) {
         rises_free(s->proc_rises, s->n_proc_rises);
         rises_free(s->func_rises, s->n_func_rises);
         rises_free(s->cpu_rises, s->n_cpu_rises);
+        for (size_t i = 0; i < ELEMENTSOF(s->services); i++)
+                rises_free(s->services[i], s->n_services[i]);
 }
 
 char *show_bundle_file(const Show *s, const char *name) {
@@ -232,6 +235,10 @@ static void load_all(Show *s) {
         if (s->slice_error >= 0)
                 folded_sort_by_count(&s->slice);
 
+        for (CgroupBy by = CGROUP_BY_UNIT; by <= CGROUP_BY_POD; by++)
+                if (bundle_services(m, by, TOP_SERVICES, &s->services[by - 1], &s->n_services[by - 1]) >= 0)
+                        s->has_services = true;
+
         if (bundle_manifest_capture_cpu(m, &s->cpu)) {
                 char n1[64], n2[64];
                 s->has_cpu = true;
@@ -315,8 +322,13 @@ static void print_summary(const Show *s) {
                 const Rise *r = &s->proc_rises[0];
                 _cleanup_free_ char *name = text_for_terminal(r->name, 40), *fn = text_for_terminal(r->top_function, 80);
                 char b1[16], b2[16];
-                printf("%s%s%s rose to %s of the samples (baseline %s, z=%.1f)", s->color ? ANSI_RED : "",
-                       name ?: "?", s->color ? ANSI_NORMAL : "", format_share(b1, sizeof b1, r->slice_share),
+                char where[3 * BUNDLE_SERVICE_NAME_BYTES];
+                _cleanup_free_ char *w = NULL;
+                (void) bundle_process_cgroup(s->m, r->name, where, sizeof where);
+                w = text_for_terminal(where, 160);
+                printf("%s%s%s%s%s%s rose to %s of the samples (baseline %s, z=%.1f)", s->color ? ANSI_RED : "",
+                       name ?: "?", s->color ? ANSI_NORMAL : "", where[0] ? " (" : "", where[0] ? w ?: "?" : "",
+                       where[0] ? ")" : "", format_share(b1, sizeof b1, r->slice_share),
                        format_share(b2, sizeof b2, r->baseline_share), r->z);
                 if (r->top_function)
                         printf("; its function that rose most: %s", fn ?: "?");
@@ -666,11 +678,17 @@ static void print_rise(const Show *s, const Rise *r, bool process, size_t name_w
         format_share(b1, sizeof b1, r->slice_share);
         format_share(b2, sizeof b2, r->baseline_share);
         if (process) {
+                char where[3 * BUNDLE_SERVICE_NAME_BYTES];
+                _cleanup_free_ char *w = NULL;
                 name = text_for_terminal(r->name, 24);
                 fn = text_for_terminal(r->top_function, s->columns > 60 ? s->columns - 60 : 0);
+                (void) bundle_process_cgroup(s->m, r->name, where, sizeof where);
+                w = text_for_terminal(where, s->columns > 20 ? s->columns - 8 : 0);
                 printf("  %s%-*s %6s (baseline %5s)  %s  %s%s\n", s->color ? ANSI_RED : "",
                        (int) (name_width + strlen(name ?: "") - utf8_width(name ?: "")), name ?: "?", b1, b2, fn ?: "-",
                        z, s->color ? ANSI_NORMAL : "");
+                if (where[0])
+                        printf("  %*s in %s\n", (int) name_width, "", w ?: "?");
         } else {
                 /* "comm;function" -> "function (comm)" */
                 const char *semi = strchr(r->name, ';');
@@ -716,6 +734,42 @@ static void print_unusual(const Show *s) {
                 print_rise(s, &s->func_rises[i], false, 0);
         if (s->n_func_rises == 0)
                 printf("  (none)\n");
+}
+
+/* Units, containers and pods by their share of the slice, against the baseline, as processes are
+ * above; with the process that had most of each one's samples. */
+static void print_services(const Show *s) {
+        static const char *const titles[] = { "Units", "Containers", "Pods" };
+
+        section(s, "Services (share of the slice against the baseline; the process with most of it)");
+        if (!s->has_services) {
+                printf("  (the manifest lists no cgroups: a bundle written before tprof recorded them)\n");
+                return;
+        }
+        for (size_t i = 0; i < ELEMENTSOF(titles); i++) {
+                size_t w = rise_name_width(s->services[i], s->n_services[i]);
+                bool any = false;
+
+                /* a kind no sample ran in (no containers, no pods) is left out */
+                for (size_t k = 0; k < s->n_services[i]; k++)
+                        any = any || s->services[i][k].name[0] != '[';
+                if (!any && i > 0)
+                        continue;
+                printf("  %s:\n", titles[i]);
+                for (size_t k = 0; k < s->n_services[i]; k++) {
+                        const Rise *r = &s->services[i][k];
+                        _cleanup_free_ char *name = text_for_terminal(r->name, 48), *p = text_for_terminal(r->top_function, 24);
+                        char z[32], b1[16], b2[16];
+                        bool rose = r->z >= RISE_Z_MIN && r->slice >= RISE_SAMPLES_MIN;
+
+                        snprintf(z, sizeof z, "z=%.1f", r->z);
+                        printf("  %s%-*s %6s (baseline %5s)  %s  %s%s\n", rose && s->color ? ANSI_RED : "",
+                               (int) (MAX(w, (size_t) 8) + strlen(name ?: "") - utf8_width(name ?: "")), name ?: "?",
+                               format_share(b1, sizeof b1, r->slice_share),
+                               format_share(b2, sizeof b2, r->baseline_share), z, p ?: "-",
+                               rose && s->color ? ANSI_NORMAL : "");
+                }
+        }
 }
 
 static void print_cpu(const Show *s) {
@@ -803,6 +857,7 @@ int verb_show(int argc, char *argv[]) {
                 print_activity(&s);
                 print_stacks(&s);
                 print_unusual(&s);
+                print_services(&s);
                 print_cpu(&s);
                 print_files(&s);
                 r = 0;

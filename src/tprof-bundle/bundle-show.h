@@ -10,6 +10,7 @@
 #include <stdint.h>
 
 #include "bundle/bundle-analyze.h"
+#include "bundle/bundle-cgroups.h"
 #include "bundle/bundle-read.h"
 
 #define LOG_CONTEXT_LINES 10
@@ -20,6 +21,7 @@
 #define TOP_RISES 5
 #define STACK_FRAMES_SHOWN 5
 #define HEATMAP_ROWS_MAX 16
+#define TOP_SERVICES 5
 
 typedef struct LogLine {
         uint64_t realtime_usec, perf_ns;
@@ -61,6 +63,11 @@ typedef struct Show {
         int cpu_error;
         Rise *cpu_rises;
         size_t n_cpu_rises;
+
+        /* by unit, container and pod (CgroupBy - 1), from the manifest's cgroups */
+        Rise *services[3];
+        size_t n_services[3];
+        bool has_services;
 } Show;
 
 /* s->entry->path + "/" + name; NULL on OOM. */

@@ -162,6 +162,48 @@ assert g["pod_qos"] == "guaranteed" and g["container_runtime"] == "cri", g
 assert sum(c["samples"] for c in m["cgroups"]) == m["slice"]["samples"], "cgroup counts do not add up"
 PY
 
+# show names the unit, container or pod beside the process, and ranks the services.
+expect_exit 0 "$TPROF_BUNDLE" -D "$STATE" show "$ID"
+# (other processes of a busy machine may rise more: only ours are known to be in named cgroups)
+OURS='svc|docker|dockerfs|ctrd|crio|podman|kfs|moveto'
+top=$(sed -n 's/^ *In short: \([^ ]*\) .*/\1/p' "$OUT")
+if [[ "$top" =~ ^($OURS)$ ]]; then
+        grep -qE "In short: $top \((unit|container|pod) " "$OUT" || fail "show: the answer names no unit, container or pod: $(grep 'In short' "$OUT")"
+fi
+# every process of ours among the rises is followed by where it ran
+for p in $(grep -oE "^  ($OURS) " "$OUT"); do
+        grep -A1 -E "^  $p " "$OUT" | grep -qE "^ +in (unit|container|pod) " ||
+                fail "show: $p is not named with its unit, container or pod: $(sed -n '/^Unusual/,/^$/p' "$OUT")"
+done
+sed -n '/^Services/,/^$/p' "$OUT" >"$TEST_TMP/services"
+grep -q "^  Units:" "$TEST_TMP/services" && grep -q "$TAG-web.service" "$TEST_TMP/services" &&
+        grep -q "^  Containers:" "$TEST_TMP/services" && grep -q "$TAG-web " "$TEST_TMP/services" &&
+        grep -q "^  Pods:" "$TEST_TMP/services" && grep -q "${TAG}ns/$TAG-pod" "$TEST_TMP/services" ||
+        fail "show: services section: $(cat "$TEST_TMP/services")"
+expect_exit 0 "$TPROF_BUNDLE" -D "$STATE" show "$ID" --json
+python3 - "$OUT" "$TAG" <<'PY' || fail "show --json: services or attribution missing"
+import json, sys
+j = json.load(open(sys.argv[1]))
+tag = sys.argv[2]
+units = {u["name"]: u for u in j["services"]["units"]}
+assert "%s-web.service" % tag in units or len(units) == 5, units
+assert any(p["name"] == "%sns/%s-pod" % (tag, tag) for p in j["services"]["pods"]), j["services"]["pods"]
+ours = {"svc", "docker", "dockerfs", "ctrd", "crio", "podman", "kfs", "moveto"}
+for p in j["unusual"]["processes"]:
+    if p["process"] in ours:
+        assert p["cgroup"] and p["cgroup"]["path"].startswith("/%s.slice/" % tag), p
+PY
+
+# ls filters on the cgroups of the slice.
+for f in "unit=$TAG-web.service" "unit=docker-$ID_DOCKER.scope" "container=$TAG-web" "container=${ID_CRIO:0:12}" \
+         "pod=${TAG}ns/$TAG-pod" "pod=$UID_G" "pod=$TAG-pod" "cgroup=${CG[kfs]}"; do
+        expect_exit 0 "$TPROF_BUNDLE" -D "$STATE" ls --no-legend "$f"
+        grep -q "${ID##*-}" "$OUT" || fail "ls $f does not list the bundle: $(cat "$OUT")"
+done
+for f in "unit=no-such-$TAG.service" "container=no-such-$TAG" "pod=$(uuid)"; do
+        expect_exit 1 "$TPROF_BUNDLE" -D "$STATE" ls --no-legend "$f"
+done
+
 # The bundle's own export, cut again from its windows.
 expect_exit 0 "$TPROF_BUNDLE" -D "$STATE" export "$ID" --format folded --by unit
 grep -q "^$TAG-web.service;.*burn_leaf" "$OUT" || fail "export ID --by unit: $(cut -c1-100 "$OUT" | head)"
