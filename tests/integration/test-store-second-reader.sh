@@ -61,7 +61,8 @@ def reader_samples(path):
             sym, off = mid.rsplit(b"+0x", 1)
             sym, dso = unescape(sym), unescape(dso)
             addrs.append(int(addr, 16))
-            offs.append(None if sym == b"[unknown]" else int(off, 16))
+            # an empty symbol is exported as [unknown] too, without an offset
+            offs.append(None if sym in (b"[unknown]", b"") else int(off, 16))
             names.append((sym if plain_symbol(sym) else None, dso if PLAIN_DSO.match(dso) else None))
         key = (int(t_ns) // 1000, int(cpu), int(pid), int(tid), int(period) or 1, tidy_comm(unescape(comm)),
                tuple(addrs), tuple(offs))
