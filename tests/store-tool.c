@@ -267,6 +267,15 @@ static int cmd_synth(const char *ring, double hours, unsigned cpus, unsigned hz,
                                                    "copy_user_generic", "__x64_sys_write", "do_syscall_64",
                                                    "entry_SYSCALL_64_after_hwframe" };
         static const char *const comms[] = { "swapper/0", "nginx", "postgres", "java", "kworker/0:1", "python3" };
+        static const char *const cgroups[] = {
+                "/system.slice/nginx.service",
+                "/system.slice/postgresql@15-main.service",
+                "/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod8f3c2a10_5b7e_4d2a_9c11_0e6f4b3a2d19.slice/"
+                "cri-containerd-0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef.scope",
+                "/",
+                "/user.slice/user-1000.slice/session-3.scope",
+                "/system.slice/docker-fedcba9876543210fedcba9876543210fedcba9876543210fedcba9876543210.scope",
+        };
         uint64_t now = now_usec(CLOCK_REALTIME), span_ns = (uint64_t) (hours * 3600 * 1e9), interval = NSEC_PER_SEC / hz;
         uint64_t t_start = UINT64_C(100000000000), rng = 88172645463325252ULL, next_flush, n = 0, t0 = thread_cpu_ns();
         WindowHeaderInfo info = { .host = "synth", .boot_id = "11111111111111111111111111111111",
@@ -305,7 +314,7 @@ static int cmd_synth(const char *ring, double hours, unsigned cpus, unsigned hz,
                                         frames[i] = (Frame) { .symbol = kernel_syms[i], .dso = "[kernel.kallsyms]",
                                                               .addr = 0xffffffff81000000 + i * 0x1000 + (x >> 8) % 4,
                                                               .offset = i, .kernel = true };
-                                s = (Sample) { .comm = "swapper/0", .pid = 0, .tid = 0 };
+                                s = (Sample) { .comm = "swapper/0", .pid = 0, .tid = 0, .cgroup = "/" };
                         } else {
                                 unsigned k = 0, u = 3 + (x >> 4) % 6;
                                 if ((x >> 10) % 4 == 0)
@@ -322,6 +331,10 @@ static int cmd_synth(const char *ring, double hours, unsigned cpus, unsigned hz,
                                 depth = k;
                                 s = (Sample) { .comm = comms[1 + (x >> 40) % 5], .pid = 1000 + (uint32_t) ((x >> 40) % 5) };
                                 s.tid = s.pid + (uint32_t) ((x >> 44) % 4);
+                                /* each process in its cgroup; now and then one elsewhere or unknown */
+                                s.cgroup = cgroups[(x >> 40) % 5 + ((x >> 54) % 32 == 0)];
+                                if ((x >> 59) % 32 == 0)
+                                        s.cgroup = NULL;
                         }
                         s.t_ns = t + cpu * 1000 + (x >> 50) % 1000;
                         s.cpu = cpu;
@@ -414,6 +427,9 @@ static int dump_handler(const Sample *s, void *ud) {
                 fprintf(f, "+0x%llx:", (unsigned long long) fr->offset);
                 dump_escaped(fr->dso, ";:", f);
         }
+        fputc('\t', f);
+        if (s->cgroup)
+                dump_escaped(s->cgroup, ";\t", f);
         fputc('\n', f);
         return 0;
 }

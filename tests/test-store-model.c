@@ -331,6 +331,63 @@ static void test_model_out_of_range(void **state) {
         assert_refused_by_smaller_tables(7, 0, 8, 5);   /* node 0 is 9 back */
 }
 
+
+/* Cgroups that follow their threads cost a fraction of a bit per sample; a thread that moves, a
+ * new thread on a CPU and references out of range are coded or refused as the format says. */
+static void test_model_cgroups(void **state) {
+        enum { N = 20000, THREADS = 40, REFS = 6 };
+        _cleanup_(sample_model_freep) SampleModel *me = sample_model_new(), *md = sample_model_new();
+        _cleanup_free_ uint32_t *ref = malloc(N * sizeof(uint32_t)), *cpu = malloc(N * sizeof(uint32_t)),
+                                *th = malloc(N * sizeof(uint32_t));
+        uint32_t home[THREADS];
+        ByteBuf b = {};
+        RcEncoder e;
+        RcDecoder d;
+        uint64_t rng = 11;
+
+        assert_non_null(me);
+        assert_non_null(md);
+        for (uint32_t t = 0; t < THREADS; t++)
+                home[t] = t % REFS;
+        for (size_t i = 0; i < N; i++) {
+                uint64_t x = rng_next(&rng);
+                th[i] = (uint32_t) (x % THREADS);
+                cpu[i] = (uint32_t) ((x >> 8) % 4);
+                if ((x >> 16) % 1000 == 0) /* a process moves */
+                        home[th[i]] = (uint32_t) ((x >> 24) % REFS);
+                ref[i] = home[th[i]];
+        }
+        rc_encoder_init(&e, &b);
+        for (size_t i = 0; i < N; i++)
+                assert_int_equal(sample_model_encode_cgroup(me, &e, cpu[i], th[i], ref[i], REFS), 0);
+        assert_int_equal(sample_model_encode_cgroup(me, &e, 0, 0, REFS, REFS), -EINVAL);
+        assert_int_equal(rc_encoder_finish(&e), 0);
+        /* well under a tenth of a byte per sample */
+        assert_true(b.len < N / 10);
+
+        rc_decoder_init(&d, b.data, b.len);
+        for (size_t i = 0; i < N; i++) {
+                uint32_t g;
+                assert_int_equal(sample_model_decode_cgroup(md, &d, cpu[i], th[i], REFS, &g), 0);
+                assert_int_equal(g, ref[i]);
+        }
+        assert_true(rc_decoder_finished(&d));
+        byte_buf_done(&b);
+
+        /* a reference beyond the table: the stream names it, the decoder refuses it */
+        assert_int_equal(sample_model_reset(me), 0);
+        assert_int_equal(sample_model_reset(md), 0);
+        rc_encoder_init(&e, &b);
+        assert_int_equal(sample_model_encode_cgroup(me, &e, 0, 0, 5, 6), 0);
+        assert_int_equal(rc_encoder_finish(&e), 0);
+        rc_decoder_init(&d, b.data, b.len);
+        {
+                uint32_t g;
+                assert_int_equal(sample_model_decode_cgroup(md, &d, 0, 0, 5, &g), -EBADMSG);
+        }
+        byte_buf_done(&b);
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_bits_round_trip),
@@ -340,6 +397,7 @@ int main(void) {
                 cmocka_unit_test(test_model_reset),
                 cmocka_unit_test(test_model_learns),
                 cmocka_unit_test(test_model_out_of_range),
+                cmocka_unit_test(test_model_cgroups),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -17,6 +17,7 @@
 #include "basic/fileio.h"
 #include "basic/string-util.h"
 #include "basic/time-util.h"
+#include "bundle/bundle-cgroups.h"
 #include "bundle/bundle-read.h"
 
 BundleManifest *bundle_manifest_free(BundleManifest *m) {
@@ -399,6 +400,9 @@ bool bundle_entry_matches(const BundleEntry *e, const char *filter) {
                 return streq(e->short_id, value);
         if (!e->manifest)
                 return false;
+        /* unit= also matches a journal event's unit below, as it did before bundles knew cgroups */
+        if (bundle_cgroups_field(field) && bundle_cgroups_match(e->manifest, field, value))
+                return true;
 
         for (size_t i = 0; i < ELEMENTSOF(scopes); i++) {
                 char path[300];

@@ -27,6 +27,7 @@
 #include "basic/string-util.h"
 #include "basic/time-util.h"
 #include "bundle/bundle-format.h"
+#include "incident/incident-cgroups.h"
 #include "incident/incident-manager.h"
 #include "incident/incident-write.h"
 #include "store/store-export.h"
@@ -49,6 +50,7 @@ typedef struct OpenIncident {
         int dir_fd; /* incidents/.tmp-<id> while recording; -EBADF once published */
         bool published;
         IncidentSlice slice;  /* kept after publishing, for manifest rewrites on repeats */
+        IncidentCgroups *cgroups; /* slice.cgroups points here once published */
         char **windows;
         size_t n_windows;
         sd_event_source *deadline; /* t + after has been sampled: publish */
@@ -163,6 +165,7 @@ static void open_incident_free(OpenIncident *oi) {
         for (size_t i = 0; i < oi->n_windows; i++)
                 free(oi->windows[i]);
         free(oi->windows);
+        incident_cgroups_free(oi->cgroups);
         incident_free(oi->incident);
         free(oi);
 }
@@ -354,6 +357,8 @@ static int complete(IncidentManager *im, OpenIncident *oi) {
                 goto fail;
 
         incident_sink_get_slice(sink, &oi->slice);
+        oi->cgroups = incident_sink_take_cgroups(sink);
+        oi->slice.cgroups = oi->cgroups;
         oi->windows = names;
         oi->n_windows = files.n;
         names = NULL;

@@ -19,6 +19,7 @@
 #include "basic/parse-util.h"
 #include "basic/string-util.h"
 #include "basic/time-util.h"
+#include "incident/incident-cgroups.h"
 #include "incident/incident-write.h"
 #include "profile/profile-fold.h"
 #include "report/report.h"
@@ -31,6 +32,7 @@ struct IncidentSink {
         Folder *slice, *baseline, *cpu_slice, *cpu_baseline;
         int64_t cpu; /* captured CPU, or -1 */
         Hashmap *activity; /* (offset_s, cpu) -> samples << 32 | busy */
+        IncidentCgroups *cgroups;
         IncidentSlice stats;
 };
 
@@ -50,7 +52,8 @@ int incident_sink_new(const Incident *i, IncidentSink **ret) {
         k->slice = folder_new();
         k->baseline = folder_new();
         k->activity = hashmap_new();
-        if (!k->slice || !k->baseline || !k->activity)
+        k->cgroups = incident_cgroups_new();
+        if (!k->slice || !k->baseline || !k->activity || !k->cgroups)
                 return -ENOMEM;
         if (k->cpu >= 0) {
                 k->cpu_slice = folder_new();
@@ -70,6 +73,7 @@ IncidentSink *incident_sink_free(IncidentSink *k) {
         folder_free(k->cpu_slice);
         folder_free(k->cpu_baseline);
         hashmap_free(k->activity);
+        incident_cgroups_free(k->cgroups);
         free(k);
         return NULL;
 }
@@ -78,6 +82,12 @@ int incident_sink_add(IncidentSink *k, const Sample *s) {
         bool in_slice = s->t_ns >= k->from_ns && s->t_ns <= k->to_ns;
         bool on_cpu = k->cpu >= 0 && s->cpu == (uint64_t) k->cpu;
         int r;
+
+        if (k->cgroups) {
+                r = incident_cgroups_add(k->cgroups, s, in_slice);
+                if (r < 0)
+                        return r;
+        }
 
         if (!in_slice) {
                 if (k->stats.baseline_samples == 0 || s->t_ns < k->stats.baseline_from_ns)
@@ -119,8 +129,13 @@ void incident_sink_add_lost(IncidentSink *k, uint64_t n) {
         k->stats.lost += n;
 }
 
+IncidentCgroups *incident_sink_take_cgroups(IncidentSink *k) {
+        return TAKE_PTR(k->cgroups);
+}
+
 void incident_sink_get_slice(const IncidentSink *k, IncidentSlice *ret) {
         *ret = k->stats;
+        ret->cgroups = k->cgroups;
 }
 
 /* Writes data to dir/name with the bundle mode and fsyncs it. */

@@ -14,6 +14,7 @@
 #include "basic/json-writer.h"
 #include "basic/string-util.h"
 #include "basic/time-util.h"
+#include "incident/incident-cgroups.h"
 #include "incident/incident.h"
 
 void incident_rule_done(IncidentRule *r) {
@@ -278,6 +279,9 @@ int incident_manifest_json(const Incident *i, const IncidentHost *h, const Incid
         json_kv_u64(&w, "to_perf_ns", s->baseline_to_ns);
         json_kv_u64(&w, "samples", s->baseline_samples);
         json_end_object(&w);
+
+        if (s->cgroups)
+                incident_cgroups_json(s->cgroups, "/", &w);
 
         json_key(&w, "windows");
         json_begin_array(&w);

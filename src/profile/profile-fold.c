@@ -50,7 +50,7 @@ size_t folder_n_stacks(const Folder *f) {
 }
 
 int profile_fold_key(const Sample *s, StrBuf *key) {
-        char comm[64], sym[PROFILE_NAME_BYTES_MAX], dso[PROFILE_NAME_BYTES_MAX], frame[PROFILE_NAME_BYTES_MAX + 2];
+        char comm[320] /* a comm, or the cgroup unit or container an export roots stacks by */, sym[PROFILE_NAME_BYTES_MAX], dso[PROFILE_NAME_BYTES_MAX], frame[PROFILE_NAME_BYTES_MAX + 2];
         int r;
 
         strbuf_reset(key);

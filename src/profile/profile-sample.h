@@ -33,4 +33,5 @@ typedef struct Sample {
         uint64_t period; /* event period, for perf-script output; 0 if unknown */
         uint32_t n_frames;
         const Frame *frames; /* leaf first, as perf script prints them */
+        const char *cgroup;  /* the cgroup v2 path it ran in ("/system.slice/x.service"); NULL if unknown */
 } Sample;

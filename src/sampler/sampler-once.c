@@ -21,21 +21,24 @@
 #define ONCE_DRAIN_USEC (100U * USEC_PER_MSEC)
 
 typedef struct OnceContext {
+        CgroupBy by;
         Hashmap *stacks; /* raw stack key (see stack_key()) -> samples */
         StrBuf key;
         uint64_t samples;
 } OnceContext;
 
 /*
- * Samples are counted per raw stack, "comm\0sym\0dso\0sym\0dso\0...", and folded once per distinct
+ * Samples are counted per raw stack, "comm\0sym\0dso\0sym\0dso\0..." (with --by the cgroup path
+ * instead of the comm, named when folded), and folded once per distinct
  * stack at the end: name tidying then costs per stack, not per sample. The key holds every byte
  * the Folder looks at, so the result is the same as folding each sample.
  */
-static int stack_key(StrBuf *b, const Sample *s) {
+static int stack_key(StrBuf *b, const Sample *s, CgroupBy by) {
+        const char *root = by == CGROUP_BY_PROCESS ? s->comm ?: "" : s->cgroup ?: "";
         int r;
 
         strbuf_reset(b);
-        r = strbuf_append_n(b, s->comm ?: "", strlen(s->comm ?: "") + 1);
+        r = strbuf_append_n(b, root, strlen(root) + 1);
         for (uint32_t i = 0; r >= 0 && i < s->n_frames; i++) {
                 r = strbuf_append_n(b, s->frames[i].symbol, strlen(s->frames[i].symbol) + 1);
                 if (r >= 0)
@@ -50,7 +53,7 @@ static int on_sample(const Sample *s, void *userdata) {
         int r;
 
         c->samples++;
-        r = stack_key(&c->key, s);
+        r = stack_key(&c->key, s, c->by);
         if (r < 0)
                 return r;
         slot = hashmap_slot(c->stacks, c->key.data, c->key.len, 0, NULL);
@@ -67,6 +70,7 @@ static void once_context_done(OnceContext *c) {
 
 static int fold_stacks(OnceContext *c, Folder *folder) {
         Frame frames[PROFILE_STACK_DEPTH_MAX];
+        char name[CGROUP_UNIT_BYTES + 64];
         const void *k;
         size_t kl;
         uint64_t count;
@@ -76,7 +80,7 @@ static int fold_stacks(OnceContext *c, Folder *folder) {
                 Sample s = { .frames = frames };
                 int r;
 
-                s.comm = p;
+                s.comm = c->by == CGROUP_BY_PROCESS ? p : cgroup_group_name(p, c->by, name, sizeof name);
                 p += strlen(p) + 1;
                 while (p < end && s.n_frames < PROFILE_STACK_DEPTH_MAX) {
                         frames[s.n_frames].symbol = p;
@@ -121,7 +125,7 @@ static void on_signal(int sig) {
 int sampler_once_run(const OnceOptions *o, FILE *out, FILE *err) {
         _cleanup_(folder_freep) Folder *folder = NULL;
         _cleanup_(sampler_freep) Sampler *s = NULL;
-        _cleanup_(once_context_done) OnceContext c = {};
+        _cleanup_(once_context_done) OnceContext c = { .by = o->by };
         SamplerStats st;
         SamplerDebugStats dbg;
         ClockMap cm = {};
@@ -135,7 +139,8 @@ int sampler_once_run(const OnceOptions *o, FILE *out, FILE *err) {
                 return log_oom();
 
         r = sampler_new(&(SamplerOptions) { .freq_hz = o->freq_hz, .pid = o->pid, .unwind = o->unwind,
-                                            .unwind_stack_bytes = o->unwind_stack_bytes },
+                                            .unwind_stack_bytes = o->unwind_stack_bytes,
+                                            .cgroups_from_proc = o->cgroups_from_proc },
                         on_sample, &c, &s);
         if (r == -ERANGE)
                 return log_error_errno(r, "Sampling at %" PRIu32 " Hz is above kernel.perf_event_max_sample_rate.",
@@ -199,9 +204,11 @@ int sampler_once_run(const OnceOptions *o, FILE *out, FILE *err) {
                 "%" PRIu64 " (%" PRIu64 " frames dropped)\n"
                 "  files read: %" PRIu64 " (%" PRIu64 " unreadable), kernel symbols: %" PRIu64
                 ", JIT maps: %" PRIu64 "\n"
-                "  tasks: %" PRIu64 " tracked, %" PRIu64 " reaped after exit\n",
+                "  tasks: %" PRIu64 " tracked, %" PRIu64 " reaped after exit\n"
+                "  cgroups: from %s, %" PRIu64 " paths known, %" PRIu64 " samples without one\n",
                 dbg.frames, dbg.frames_unknown, dbg.callchains_cut, dbg.frames_dropped, dbg.files_loaded,
-                dbg.files_failed, dbg.kallsyms_symbols, dbg.jit_maps_loaded, dbg.tasks, dbg.tasks_reaped);
+                dbg.files_failed, dbg.kallsyms_symbols, dbg.jit_maps_loaded, dbg.tasks, dbg.tasks_reaped,
+                sampler_cgroup_source(s), dbg.cgroups, dbg.cgroups_unknown);
         if (dbg.corrupt > 0 || dbg.decode_errors > 0)
                 fprintf(err, "  ring records skipped: %" PRIu64 " corrupt, %" PRIu64 " undecodable\n", dbg.corrupt,
                         dbg.decode_errors);

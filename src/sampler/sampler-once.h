@@ -9,12 +9,16 @@
 #include <stdio.h>
 #include <sys/types.h>
 
+#include "profile/profile-cgroup.h"
+
 typedef struct OnceOptions {
         uint64_t duration_usec;
         uint32_t freq_hz;
         pid_t pid; /* 0: every process */
         int unwind; /* UnwindMode */
         uint32_t unwind_stack_bytes; /* 0: default */
+        CgroupBy by; /* what roots each stack: the process name, or its cgroup's unit, container or pod */
+        bool cgroups_from_proc;
 } OnceOptions;
 
 int sampler_once_run(const OnceOptions *o, FILE *out, FILE *err);

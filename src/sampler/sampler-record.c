@@ -108,7 +108,8 @@ int record_parse_sample(const struct perf_event_header *h, uint64_t st, RecordSa
         RecordSample s = {};
         uint32_t res;
 
-        if (h->type != PERF_RECORD_SAMPLE || (st & ~(uint64_t) SAMPLER_SAMPLE_TYPE_UNWIND) != SAMPLER_SAMPLE_TYPE)
+        if (h->type != PERF_RECORD_SAMPLE ||
+            (st & ~(uint64_t) (SAMPLER_SAMPLE_TYPE_UNWIND | PERF_SAMPLE_CGROUP)) != SAMPLER_SAMPLE_TYPE)
                 return -EINVAL;
 
         /* Field order is fixed by the ABI: IDENTIFIER, IP, TID, TIME, ADDR, ID, STREAM_ID, CPU, PERIOD, ... CALLCHAIN */
@@ -143,6 +144,8 @@ int record_parse_sample(const struct perf_event_header *h, uint64_t st, RecordSa
                                 return -EBADMSG;
                 }
         }
+        if ((st & PERF_SAMPLE_CGROUP) && !cursor_u64(&c, &s.cgroup))
+                return -EBADMSG;
         s.id.valid = true;
         s.kernel_ip = (h->misc & PERF_RECORD_MISC_CPUMODE_MASK) == PERF_RECORD_MISC_KERNEL;
         *ret = s;
@@ -242,6 +245,25 @@ int record_parse_task(const struct perf_event_header *h, uint64_t st, RecordTask
         if (r < 0)
                 return r;
         *ret = t;
+        return 0;
+}
+
+int record_parse_cgroup(const struct perf_event_header *h, uint64_t st, RecordCgroup *ret) {
+        Cursor c = body_of(h, st);
+        RecordCgroup g = {};
+        int r;
+
+        if (h->type != PERF_RECORD_CGROUP)
+                return -EINVAL;
+        if (!cursor_u64(&c, &g.id))
+                return -EBADMSG;
+        r = cursor_string(&c, &g.path);
+        if (r < 0)
+                return r;
+        r = record_parse_id(h, st, &g.id_trailer);
+        if (r < 0)
+                return r;
+        *ret = g;
         return 0;
 }
 

@@ -4,9 +4,10 @@
  * against the record's own size: a short or inconsistent record is -EBADMSG, never an overread.
  * The layout depends on the sample_type we opened the events with, which the caller passes in;
  * only the bits the sampler sets (IP, TID, TIME, CPU, PERIOD, CALLCHAIN, optionally REGS_USER and
- * STACK_USER for unwinding by call frame information, and with sample_id_all the TID/TIME/CPU
- * trailer of side-band records) are understood. Strings, the callchain, the registers and the
- * stack copy point into the record and live as long as it does.
+ * STACK_USER for unwinding by call frame information, CGROUP where the kernel has it
+ * (SAMPLER_SAMPLE_TYPE_CGROUP), and with sample_id_all the TID/TIME/CPU trailer of side-band
+ * records) are understood. Strings, the callchain, the registers and the stack copy point into the
+ * record and live as long as it does.
  */
 #pragma once
 
@@ -14,7 +15,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-/* The sample_type the sampler opens its events with, and the only one decoding accepts. */
+/* The sample_type the sampler opens its events with, and the only one decoding accepts, with or
+ * without PERF_SAMPLE_CGROUP (kernel 5.7 and later). */
 #define SAMPLER_SAMPLE_TYPE                                                                                  \
         (PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_CPU | PERF_SAMPLE_PERIOD |      \
          PERF_SAMPLE_CALLCHAIN)
@@ -26,6 +28,7 @@
 #define SAMPLER_REG_SP 7U
 #define SAMPLER_REG_IP 8U
 #define SAMPLER_REGS_USER_MASK ((1ULL << SAMPLER_REG_BP) | (1ULL << SAMPLER_REG_SP) | (1ULL << SAMPLER_REG_IP))
+#define SAMPLER_SAMPLE_TYPE_CGROUP (SAMPLER_SAMPLE_TYPE | PERF_SAMPLE_CGROUP)
 
 typedef struct RecordId { /* the sample_id_all trailer, or the sample's own fields */
         uint32_t pid, tid;
@@ -48,6 +51,7 @@ typedef struct RecordSample {
         uint64_t user_bp, user_sp, user_ip;
         const uint8_t *stack;
         uint64_t stack_size, stack_dyn_size;
+        uint64_t cgroup;      /* PERF_SAMPLE_CGROUP: the task's cgroup id; 0 without it */
 } RecordSample;
 
 typedef struct RecordMmap2 {
@@ -73,6 +77,12 @@ typedef struct RecordTask { /* FORK and EXIT */
         RecordId id;
 } RecordTask;
 
+typedef struct RecordCgroup { /* PERF_RECORD_CGROUP: a cgroup was created */
+        uint64_t id;
+        const char *path; /* relative to its hierarchy's root */
+        RecordId id_trailer;
+} RecordCgroup;
+
 typedef struct RecordLost {
         uint64_t event_id, lost;
         RecordId id;
@@ -89,6 +99,7 @@ int record_parse_mmap2(const struct perf_event_header *h, uint64_t sample_type, 
 int record_parse_mmap(const struct perf_event_header *h, uint64_t sample_type, RecordMmap2 *ret);
 int record_parse_comm(const struct perf_event_header *h, uint64_t sample_type, RecordComm *ret);
 int record_parse_task(const struct perf_event_header *h, uint64_t sample_type, RecordTask *ret);
+int record_parse_cgroup(const struct perf_event_header *h, uint64_t sample_type, RecordCgroup *ret);
 int record_parse_lost(const struct perf_event_header *h, uint64_t sample_type, RecordLost *ret);
 int record_parse_throttle(const struct perf_event_header *h, uint64_t sample_type, RecordThrottle *ret);
 

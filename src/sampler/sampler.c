@@ -27,6 +27,7 @@
 #include "basic/macro.h"
 #include "basic/time-util.h"
 #include "sampler/proc-maps.h"
+#include "sampler/sampler-cgroup.h"
 #include "sampler/sampler-frames.h"
 #include "sampler/sampler-record.h"
 #include "sampler/sampler-ring.h"
@@ -64,6 +65,7 @@ struct Sampler {
         void *userdata;
 
         struct perf_event_attr attr;
+        uint64_t sample_type; /* SAMPLER_SAMPLE_TYPE, with PERF_SAMPLE_CGROUP where the kernel has it */
         const char *event_name;
         size_t page_size;
         uint32_t max_stack;
@@ -78,6 +80,7 @@ struct Sampler {
         Unwinder *unwinder; /* NULL with UNWIND_MODE_FP */
         /* A sample's kernel chain and its unwound user addresses, as one callchain. */
         uint64_t chain[2 * PROFILE_STACK_DEPTH_MAX + 4];
+        CgroupMap *cgroups; /* NULL: no cgroup hierarchy to name samples from */
 
         uint8_t *batch;
         size_t batch_len, batch_allocated;
@@ -134,6 +137,7 @@ Sampler *sampler_free(Sampler *s) {
         proc_table_free(s->procs);
         symbolizer_free(s->symbolizer);
         unwinder_free(s->unwinder);
+        cgroup_map_free(s->cgroups);
         free(s->batch);
         free(s->entries);
         return mfree(s);
@@ -153,8 +157,10 @@ static void attr_init(Sampler *s, bool hardware) {
                 .config = hardware ? PERF_COUNT_HW_CPU_CYCLES : PERF_COUNT_SW_CPU_CLOCK,
                 .sample_freq = s->opts.freq_hz,
                 .freq = 1,
-                .sample_type = SAMPLER_SAMPLE_TYPE,
+                .sample_type = s->sample_type,
                 .disabled = 1,
+                /* PERF_RECORD_CGROUP, so cgroups made while we sample get their paths */
+                .cgroup = !!(s->sample_type & PERF_SAMPLE_CGROUP),
                 /* Side-band for the task table; see the header for why every CPU gets them. */
                 .comm = 1,
                 .comm_exec = 1,
@@ -334,6 +340,57 @@ int sampler_update_cpus(Sampler *s) {
         return changed;
 }
 
+/* Where sample cgroups are named from: the hierarchy perf reports ids of, walked now. No
+ * hierarchy at all is no error: samples then carry no cgroup. */
+static int sampler_cgroup_setup(Sampler *s) {
+        _cleanup_free_ char *mount = NULL;
+        bool v2;
+        int r;
+
+        s->sample_type = SAMPLER_SAMPLE_TYPE;
+        if (s->opts.no_cgroups)
+                return 0;
+        r = cgroup_hierarchy_find("/proc/self/mountinfo", &mount, &v2);
+        if (r == -ENOENT)
+                return 0;
+        if (r < 0)
+                return r;
+        r = cgroup_map_new(mount, v2, &s->cgroups);
+        if (r < 0)
+                return r;
+        if (!s->opts.cgroups_from_proc) {
+                s->sample_type = SAMPLER_SAMPLE_TYPE_CGROUP;
+                r = cgroup_map_scan(s->cgroups);
+                if (r < 0)
+                        return r;
+        }
+        return 0;
+}
+
+/* Opens the event on every online CPU: cycles where the PMU has them; VMs and some clouds only
+ * have the software clock. */
+static int open_events(Sampler *s) {
+        attr_init(s, true);
+        s->event_name = "cycles";
+        if (cpu_open(s, 0) < 0 || !s->cpus[0]) {
+                attr_init(s, false);
+                s->event_name = "cpu-clock";
+        }
+        return sampler_update_cpus(s);
+}
+
+const char *sampler_cgroup_source(const Sampler *s) {
+        return !s->cgroups ? "none" : (s->sample_type & PERF_SAMPLE_CGROUP) ? "perf" : "proc";
+}
+
+static const char *sample_cgroup(Sampler *s, const RecordSample *rs) {
+        if (!s->cgroups)
+                return NULL;
+        if (s->sample_type & PERF_SAMPLE_CGROUP)
+                return cgroup_map_by_id(s->cgroups, rs->cgroup, rs->id.pid);
+        return cgroup_map_by_pid(s->cgroups, "/proc", rs->id.pid);
+}
+
 int sampler_new(const SamplerOptions *o, SampleHandler handler, void *userdata, Sampler **ret) {
         _cleanup_(sampler_freep) Sampler *s = NULL;
         long n;
@@ -396,17 +453,19 @@ int sampler_new(const SamplerOptions *o, SampleHandler handler, void *userdata, 
         if (r < 0)
                 return r;
 
-        /* Cycles where the PMU has them; VMs and some clouds only have the software clock. */
-        attr_init(s, true);
-        s->event_name = "cycles";
-        r = cpu_open(s, 0) >= 0 ? 0 : -1;
-        if (r < 0 || !s->cpus[0]) {
-                attr_init(s, false);
-                s->event_name = "cpu-clock";
-        }
-        r = sampler_update_cpus(s);
+        r = sampler_cgroup_setup(s);
         if (r < 0)
                 return r;
+        r = open_events(s);
+        if (r < 0)
+                return r;
+        if (s->n_open == 0 && (s->sample_type & PERF_SAMPLE_CGROUP)) {
+                /* Before 5.7 PERF_SAMPLE_CGROUP is EINVAL: name cgroups from /proc instead. */
+                s->sample_type = SAMPLER_SAMPLE_TYPE;
+                r = open_events(s);
+                if (r < 0)
+                        return r;
+        }
         if (s->n_open == 0) {
                 /* Try once more to get the reason. */
                 r = perf_event_open(&s->attr, -1, 0, -1, PERF_FLAG_FD_CLOEXEC);
@@ -510,6 +569,13 @@ void sampler_get_debug_stats(const Sampler *s, SamplerDebugStats *ret) {
         ret->callchains_cut = s->frame_stats.callchains_cut;
         ret->frames_dropped = s->frame_stats.frames_dropped;
         ret->kallsyms_symbols = ys.kallsyms_symbols;
+        if (s->cgroups) {
+                CgroupMapStats cs;
+
+                cgroup_map_get_stats(s->cgroups, &cs);
+                ret->cgroups = cs.paths;
+                ret->cgroups_unknown = cs.unknown;
+        }
 }
 
 /* Copies what each ring holds into the batch. Returns true if some ring still has data (batch full). */
@@ -655,6 +721,7 @@ static int process_sample(Sampler *s, const struct perf_event_header *h) {
                 .comm = sample_comm(s, rs.id.pid, rs.id.tid),
                 .period = rs.period,
                 .frames = s->frames,
+                .cgroup = sample_cgroup(s, &rs),
         };
         if (s->unwinder)
                 unwind_user(s, &rs);
@@ -713,6 +780,20 @@ static void process_record(Sampler *s, const struct perf_event_header *h, uint32
                         s->probe_found = true;
                 }
                 (void) proc_table_comm_event(s->procs, c.pid, c.tid, c.comm, c.exec);
+                if (c.exec && s->cgroups)
+                        cgroup_map_forget_pid(s->cgroups, c.pid);
+                break;
+        }
+
+        case PERF_RECORD_CGROUP: {
+                RecordCgroup g;
+
+                if (record_parse_cgroup(h, st, &g) < 0) {
+                        s->debug.decode_errors++;
+                        break;
+                }
+                if (s->cgroups)
+                        (void) cgroup_map_record(s->cgroups, g.id, g.path);
                 break;
         }
 

@@ -3,7 +3,7 @@
  * The sampler: one perf event per online CPU sampling stacks at a fixed frequency (hardware
  * cycles where the PMU has them, else the cpu-clock software event), system wide or filtered to
  * one process, read from per-CPU mmap rings, ordered by time across CPUs, symbolized, and handed
- * to a callback one Sample at a time. It also keeps the task table current (COMM/MMAP2/FORK/EXIT
+ * to a callback one Sample at a time, each with its cgroup's path (sampler-cgroup.h). It also keeps the task table current (COMM/MMAP2/FORK/EXIT
  * records on every CPU's event: a task's records go only to the ring of the CPU it ran on, so
  * there are no duplicates to merge), follows CPUs coming online and going away, counts what the
  * kernel lost or throttled, and measures how the perf clock maps to CLOCK_MONOTONIC.
@@ -47,6 +47,8 @@ typedef struct SamplerOptions {
         UnwindMode unwind;    /* how user stacks are walked; 0 = UNWIND_MODE_FP */
         uint32_t unwind_stack_bytes; /* user stack copied per sample (DWARF, AUTO); 0 = default;
                                       * a multiple of 8 in [SAMPLER_UNWIND_STACK_BYTES_MIN, _MAX] */
+        bool cgroups_from_proc; /* name cgroups from /proc/PID/cgroup even where perf has PERF_SAMPLE_CGROUP */
+        bool no_cgroups;        /* samples carry no cgroup */
 } SamplerOptions;
 
 typedef struct Sampler Sampler;
@@ -79,6 +81,8 @@ int sampler_disable(Sampler *s);
 int sampler_update_cpus(Sampler *s);
 
 const char *sampler_event_name(const Sampler *s); /* "cpu-clock" or "cycles" */
+/* Where samples' cgroups come from: "perf" (PERF_SAMPLE_CGROUP), "proc" (/proc/PID/cgroup), "none". */
+const char *sampler_cgroup_source(const Sampler *s);
 unsigned sampler_n_cpus(const Sampler *s);        /* CPUs with an open event */
 
 typedef struct SamplerStats {
@@ -97,6 +101,7 @@ typedef struct SamplerDebugStats {
         uint64_t files_loaded, files_failed, files_too_big, cache_flushes, cache_bytes, jit_maps_loaded;
         uint64_t frames, frames_unknown, kallsyms_symbols, kallsyms_reloads;
         uint64_t callchains_cut, frames_dropped; /* user chains cut where they left every mapping */
+        uint64_t cgroups, cgroups_unknown; /* cgroup paths known; samples whose cgroup could not be told */
 } SamplerDebugStats;
 
 /* Internals for logs and benchmarks. */

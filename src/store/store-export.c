@@ -17,19 +17,63 @@ void export_stats_done(ExportStats *s) {
         slice_stats_done(&s->slice);
 }
 
+bool export_view_apply(const ExportView *v, const Sample *s, Sample *ret, char *buf, size_t l) {
+        *ret = *s;
+        if (!v)
+                return true;
+        if (v->cgroup) {
+                size_t n = strlen(v->cgroup);
+                /* "/" and "/a/" match what is below them as "/a" does */
+                while (n > 1 && v->cgroup[n - 1] == '/')
+                        n--;
+                if (!s->cgroup || strncmp(s->cgroup, v->cgroup, n) != 0 ||
+                    !(s->cgroup[n] == '\0' || s->cgroup[n] == '/' || (n == 1 && v->cgroup[0] == '/')))
+                        return false;
+        }
+        if (v->unit) {
+                CgroupNames names;
+
+                cgroup_names_parse(s->cgroup, &names);
+                if (!streq(names.unit, v->unit))
+                        return false;
+        }
+        if (v->by != CGROUP_BY_PROCESS)
+                ret->comm = cgroup_group_name(s->cgroup, v->by, buf, l);
+        return true;
+}
+
+typedef struct FoldContext {
+        Folder *folder;
+        const ExportView *view;
+} FoldContext;
+
 static int fold_handler(const Sample *s, void *ud) {
-        return folder_add(ud, s, 1);
+        FoldContext *c = ud;
+        char buf[CGROUP_UNIT_BYTES + 64];
+        Sample v;
+
+        if (!export_view_apply(c->view, s, &v, buf, sizeof buf))
+                return 0;
+        return folder_add(c->folder, &v, 1);
 }
 
 int export_folded(char *const *paths, size_t n, uint64_t from_perf_ns, uint64_t to_perf_ns, FILE *out,
                   ExportStats *ret_stats) {
+        return export_folded_view(paths, n, from_perf_ns, to_perf_ns, NULL, out, ret_stats);
+}
+
+int export_folded_view(char *const *paths, size_t n, uint64_t from_perf_ns, uint64_t to_perf_ns,
+                       const ExportView *v, FILE *out, ExportStats *ret_stats) {
         _cleanup_(folder_freep) Folder *f = folder_new();
         ExportStats st = {};
         int r;
 
         if (!f)
                 return -ENOMEM;
-        r = slice_read(paths, n, from_perf_ns, to_perf_ns, fold_handler, f, &st.slice);
+        r = slice_read(paths, n, from_perf_ns, to_perf_ns, fold_handler, &(FoldContext) { .folder = f, .view = v },
+                       &st.slice);
+        if (r >= 0 && v)
+                st.slice.samples = folder_total(f); /* what the view kept */
         if (r >= 0 && st.slice.samples == 0)
                 r = -ENODATA;
         if (r >= 0)
@@ -48,6 +92,7 @@ typedef struct ScriptWriter {
         StrBuf head, frames; /* the pending sample: event line up to the timestamp, then its frames */
         StrBuf tail;         /* the pending sample's event line after the timestamp */
         const char *event;
+        const ExportView *view;
         uint64_t pending_t_ns;
         bool have_pending;
         uint64_t written;
@@ -71,11 +116,16 @@ static int script_flush_pending(ScriptWriter *w, bool last) {
         return ferror(w->out) ? -EIO : 0;
 }
 
-static int script_handler(const Sample *s, void *ud) {
+static int script_handler(const Sample *in, void *ud) {
         ScriptWriter *w = ud;
-        char comm[64], sym[PROFILE_NAME_BYTES_MAX], dso[PROFILE_NAME_BYTES_MAX];
+        char comm[CGROUP_UNIT_BYTES + 64], sym[PROFILE_NAME_BYTES_MAX], dso[PROFILE_NAME_BYTES_MAX];
+        char name[CGROUP_UNIT_BYTES + 64];
+        Sample view;
+        const Sample *s = &view;
         int r;
 
+        if (!export_view_apply(w->view, in, &view, name, sizeof name))
+                return 0;
         r = script_flush_pending(w, false);
         if (r < 0)
                 return r;
@@ -153,9 +203,14 @@ int export_select_event(char *const *paths, size_t n, uint64_t from_perf_ns, uin
 
 int export_perf_script(char *const *paths, size_t n, uint64_t from_perf_ns, uint64_t to_perf_ns, const char *event,
                        FILE *out, ExportStats *ret_stats) {
+        return export_perf_script_view(paths, n, from_perf_ns, to_perf_ns, event, NULL, out, ret_stats);
+}
+
+int export_perf_script_view(char *const *paths, size_t n, uint64_t from_perf_ns, uint64_t to_perf_ns,
+                            const char *event, const ExportView *v, FILE *out, ExportStats *ret_stats) {
         _cleanup_free_ char **keep = NULL;
         _cleanup_free_ char *ev = NULL;
-        ScriptWriter w = { .out = out };
+        ScriptWriter w = { .out = out, .view = v };
         ExportStats st = {};
         size_t n_keep = 0;
         int r;
@@ -168,6 +223,8 @@ int export_perf_script(char *const *paths, size_t n, uint64_t from_perf_ns, uint
 
         w.event = ev;
         r = slice_read(keep, n_keep, from_perf_ns, to_perf_ns, script_handler, &w, &st.slice);
+        if (r >= 0 && v)
+                st.slice.samples = w.written + w.have_pending; /* what the view kept */
         if (r >= 0 && st.slice.samples == 0)
                 r = -ENODATA;
         if (r >= 0)

@@ -16,7 +16,20 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "profile/profile-cgroup.h"
 #include "store/store-slice.h"
+
+/*
+ * Which samples an export keeps and what roots their stacks: with by other than
+ * CGROUP_BY_PROCESS the process name is replaced by the cgroup's unit, container or pod
+ * (cgroup_group_name()), in the folded root frame and the perf-script comm column alike; unit
+ * keeps only samples of that systemd unit, cgroup only samples of that cgroup path or below it.
+ */
+typedef struct ExportView {
+        CgroupBy by;
+        const char *unit;   /* NULL: every unit */
+        const char *cgroup; /* NULL: every cgroup */
+} ExportView;
 
 typedef struct ExportStats {
         SliceStats slice;
@@ -42,3 +55,11 @@ int export_select_event(char *const *paths, size_t n, uint64_t from_perf_ns, uin
  */
 int export_perf_script(char *const *paths, size_t n, uint64_t from_perf_ns, uint64_t to_perf_ns, const char *event,
                        FILE *out, ExportStats *ret_stats);
+/* The same through a view (NULL: everything, by process). */
+int export_folded_view(char *const *paths, size_t n, uint64_t from_perf_ns, uint64_t to_perf_ns,
+                       const ExportView *v, FILE *out, ExportStats *ret_stats);
+int export_perf_script_view(char *const *paths, size_t n, uint64_t from_perf_ns, uint64_t to_perf_ns,
+                            const char *event, const ExportView *v, FILE *out, ExportStats *ret_stats);
+
+/* Whether a sample passes the view; *ret is the sample as exported (its comm may point into buf). */
+bool export_view_apply(const ExportView *v, const Sample *s, Sample *ret, char *buf, size_t l);

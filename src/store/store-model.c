@@ -24,6 +24,7 @@ typedef struct CpuState {
         uint64_t next_us;    /* 1 + the time its next tick is expected at, unrounded; 0 before any */
         uint32_t thread;     /* 1 + the thread sampled last on it; 0 before any */
         bool last_on_time;   /* the last sample fell where predicted (or there was none) */
+        uint32_t cgroup;     /* 1 + the cgroup reference of its last sample; 0 before any */
 } CpuState;
 
 struct SampleModel {
@@ -37,6 +38,10 @@ struct SampleModel {
         StackContext **contexts; /* by comm string id; NULL until that comm has a sample */
         size_t contexts_alloc;
         Hashmap *where; /* (comm, node) -> position in its context; the writer's index */
+        RcProb cgroup_same[2]; /* the prediction came from: [0] the thread, [1] the CPU */
+        RcUintModel cgroup_ref;
+        uint32_t *thread_cgroup; /* by thread id: 1 + its last sample's cgroup reference; 0 before any */
+        size_t thread_cgroup_alloc;
 };
 
 static StackContext *context_free(StackContext *c) {
@@ -55,6 +60,10 @@ static void clear(SampleModel *m) {
         if (m->cpus)
                 memset(m->cpus, 0, m->cpus_alloc * sizeof(CpuState));
         m->n_recent = 0;
+        if (m->thread_cgroup)
+                memset(m->thread_cgroup, 0, m->thread_cgroup_alloc * sizeof(uint32_t));
+        m->cgroup_same[0] = m->cgroup_same[1] = RC_PROB_INIT;
+        rc_uint_model_init(&m->cgroup_ref);
         m->same_thread = RC_PROB_INIT;
         rc_uint_model_init(&m->time[0]);
         rc_uint_model_init(&m->time[1]);
@@ -77,6 +86,7 @@ SampleModel *sample_model_free(SampleModel *m) {
         clear(m);
         free(m->contexts);
         free(m->cpus);
+        free(m->thread_cgroup);
         free(m);
         return NULL;
 }
@@ -389,5 +399,68 @@ int sample_model_decode(SampleModel *m, RcDecoder *d, uint32_t cpu, const uint32
         *ret_t_us = t_us;
         *ret_thread = thread;
         *ret_node = node;
+        return 0;
+}
+
+/* ---------------------------------------------------------------- cgroups */
+
+/*
+ * A thread almost always stays in its cgroup, so a sample's cgroup is predicted to be its thread's
+ * last, or for a thread's first sample in the chain the last one its CPU had (a new process mostly
+ * starts where its parent ran). One bit confirms the prediction; a miss codes the reference.
+ */
+static int cgroup_prediction(SampleModel *m, uint32_t cpu, uint32_t thread, CpuState **ret_c, uint32_t **ret_t,
+                             uint32_t *ret_pred, unsigned *ret_ctx) {
+        int r;
+
+        r = cpu_state(m, cpu, ret_c);
+        if (r < 0)
+                return r;
+        if (!GREEDY_REALLOC0(m->thread_cgroup, m->thread_cgroup_alloc, (size_t) thread + 1))
+                return -ENOMEM;
+        *ret_t = &m->thread_cgroup[thread];
+        *ret_ctx = **ret_t == 0;
+        *ret_pred = **ret_t != 0 ? **ret_t : (*ret_c)->cgroup;
+        return 0;
+}
+
+int sample_model_encode_cgroup(SampleModel *m, RcEncoder *e, uint32_t cpu, uint32_t thread, uint32_t ref,
+                               uint32_t n_refs) {
+        uint32_t pred, *t;
+        unsigned ctx;
+        CpuState *c;
+        int r;
+
+        if (ref >= n_refs)
+                return -EINVAL;
+        r = cgroup_prediction(m, cpu, thread, &c, &t, &pred, &ctx);
+        if (r < 0)
+                return r;
+        if (pred != 0)
+                rc_encode_bit(e, &m->cgroup_same[ctx], pred - 1 != ref);
+        if (pred == 0 || pred - 1 != ref)
+                rc_encode_uint(e, &m->cgroup_ref, ref);
+        *t = c->cgroup = ref + 1;
+        return 0;
+}
+
+int sample_model_decode_cgroup(SampleModel *m, RcDecoder *d, uint32_t cpu, uint32_t thread, uint32_t n_refs,
+                               uint32_t *ret) {
+        uint32_t pred, *t, ref;
+        unsigned ctx;
+        CpuState *c;
+        int r;
+
+        r = cgroup_prediction(m, cpu, thread, &c, &t, &pred, &ctx);
+        if (r < 0)
+                return r;
+        if (pred != 0 && rc_decode_bit(d, &m->cgroup_same[ctx]) == 0)
+                ref = pred - 1;
+        else
+                ref = rc_decode_uint(d, &m->cgroup_ref);
+        if (d->error || ref >= n_refs)
+                return -EBADMSG;
+        *t = c->cgroup = ref + 1;
+        *ret = ref;
         return 0;
 }

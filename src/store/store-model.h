@@ -11,7 +11,9 @@
  *    as its distance from the newest thread;
  *  - stack: ranked among the stacks earlier samples of the same comm had, most frequent first (the
  *    processes of one program share their stacks, whatever their pids); else a node id, coded as
- *    its distance from the newest node.
+ *    its distance from the newest node;
+ *  - cgroup (format 4): the one the thread's last sample had, or for a thread's first sample the
+ *    one its CPU's last sample had, confirmed by one bit; else the reference itself.
  *
  * Writer and reader run the same model on the same samples in the same order, so they agree on
  * every probability and list. docs/window-format.md specifies it for other readers. Memory is
@@ -47,6 +49,16 @@ int sample_model_encode(SampleModel *m, RcEncoder *e, uint32_t cpu, uint64_t t_u
  * something that does not exist or a time past 2^64 ns, -ENOMEM. */
 int sample_model_decode(SampleModel *m, RcDecoder *d, uint32_t cpu, const uint32_t *thread_comm, uint32_t n_threads,
                         uint32_t n_nodes, uint64_t *ret_t_us, uint32_t *ret_thread, uint32_t *ret_node);
+
+/*
+ * Format 4: after a sample's time, thread and stack, its cgroup reference (0: none; k: entry k - 1
+ * of the chain's cgroup table); n_refs is that table's size with this chunk's entries plus one.
+ * -EINVAL (-EBADMSG decoding) if the reference is out of range, -ENOMEM.
+ */
+int sample_model_encode_cgroup(SampleModel *m, RcEncoder *e, uint32_t cpu, uint32_t thread, uint32_t ref,
+                               uint32_t n_refs);
+int sample_model_decode_cgroup(SampleModel *m, RcDecoder *d, uint32_t cpu, uint32_t thread, uint32_t n_refs,
+                               uint32_t *ret);
 
 #include "basic/cleanup.h"
 DEFINE_TRIVIAL_CLEANUP_FUNC(SampleModel *, sample_model_free);

@@ -17,6 +17,7 @@
 #include "store/compress.h"
 #include "store/range-coder.h"
 #include "store/store-model.h"
+#include "store/store-window-cgroup.h"
 #include "store/store-window.h"
 
 /* ---------------------------------------------------------------- file header */
@@ -83,7 +84,7 @@ int window_header_decode(const uint8_t *p, size_t n, WindowHeader *ret) {
 
         if (n < WINDOW_HEADER_FIXED_BYTES + 8 + 4 || memcmp(p, WINDOW_MAGIC, 8) != 0)
                 return -EBADMSG;
-        if (get_le16(p + 8) != WINDOW_FORMAT_VERSION)
+        if (get_le16(p + 8) != WINDOW_FORMAT_VERSION && get_le16(p + 8) != WINDOW_FORMAT_VERSION_NO_CGROUPS)
                 return -EPROTONOSUPPORT;
         len = get_le32(p + 12);
         if (len < WINDOW_HEADER_FIXED_BYTES + 8 + 4 || len > n ||
@@ -99,6 +100,7 @@ int window_header_decode(const uint8_t *p, size_t n, WindowHeader *ret) {
                 return -EBADMSG;
 
         h.header_bytes = len;
+        h.version = get_le16(p + 8);
         h.start_realtime_usec = get_le64(p + 16);
         h.span_usec = get_le64(p + 24);
         h.info.freq_hz = get_le32(p + 32);
@@ -144,6 +146,7 @@ int window_header_decode(const uint8_t *p, size_t n, WindowHeader *ret) {
 typedef struct PendingSample {
         uint64_t t_ns, period;
         uint32_t cpu, thread, stack, seq;
+        uint32_t cgroup; /* 0: none; k: cgroup table entry k - 1 */
 } PendingSample;
 
 typedef struct ThreadKey {
@@ -185,6 +188,8 @@ struct ChunkWriter {
         Hashmap *threads; /* ThreadKey -> id */
         ThreadKey *thread_list;
         size_t n_threads, thread_alloc;
+
+        CgroupTableWriter cgroups;
 
         PendingSample *samples;
         size_t n_samples, samples_alloc;
@@ -235,6 +240,7 @@ ChunkWriter *chunk_writer_free(ChunkWriter *w) {
         hashmap_free(w->nodes);
         hashmap_free(w->threads);
         free(w->thread_list);
+        cgroup_table_writer_done(&w->cgroups);
         byte_buf_done(&w->string_table);
         free(w->frame_list);
         free(w->frame_order);
@@ -255,7 +261,8 @@ static int reset_tables(ChunkWriter *w) {
         Hashmap *strings = hashmap_new(), *frames = hashmap_new(), *nodes = hashmap_new(), *threads = hashmap_new();
 
         /* The hash tables have no deletion; they are rebuilt, which is cheap next to zstd. */
-        if (!strings || !frames || !nodes || !threads || !GREEDY_REALLOC(w->node_list, w->node_alloc, 1)) {
+        if (!strings || !frames || !nodes || !threads || !GREEDY_REALLOC(w->node_list, w->node_alloc, 1) ||
+            cgroup_table_writer_reset(&w->cgroups) < 0) {
                 hashmap_free(strings);
                 hashmap_free(frames);
                 hashmap_free(nodes);
@@ -310,6 +317,7 @@ int chunk_writer_restart_chain(ChunkWriter *w) {
         w->strings_emitted = 0;
         w->string_bytes_emitted = w->frames_emitted = w->nodes_emitted = 0;
         w->threads_emitted = 0;
+        w->cgroups.emitted = 0;
         return 0;
 }
 
@@ -322,6 +330,7 @@ int chunk_writer_commit(ChunkWriter *w) {
         w->frames_emitted = w->n_frames;
         w->nodes_emitted = w->n_nodes - 1;
         w->threads_emitted = w->n_threads;
+        w->cgroups.emitted = w->cgroups.n;
         return 0;
 }
 
@@ -435,6 +444,7 @@ static int intern_stack(ChunkWriter *w, const uint32_t *ids, uint32_t depth, uin
 
 int chunk_writer_add_sample(ChunkWriter *w, const Sample *s) {
         uint32_t ids[PROFILE_STACK_DEPTH_MAX], depth = MIN(s->n_frames, PROFILE_STACK_DEPTH_MAX), comm, thread, stack;
+        uint32_t cgroup = 0, path;
         uint64_t t_ns = s->t_ns - s->t_ns % w->time_resolution_ns; /* the window's resolution, rounded down */
         int r;
 
@@ -457,6 +467,13 @@ int chunk_writer_add_sample(ChunkWriter *w, const Sample *s) {
         r = intern_stack(w, ids, depth, &stack);
         if (r < 0)
                 return r;
+        if (s->cgroup) {
+                r = intern_string(w, s->cgroup, &path);
+                if (r >= 0)
+                        r = cgroup_table_writer_ref(&w->cgroups, path, &cgroup);
+                if (r < 0)
+                        return r;
+        }
         if (!GREEDY_REALLOC(w->samples, w->samples_alloc, w->n_samples + 1))
                 return -ENOMEM;
         w->samples[w->n_samples] = (PendingSample) {
@@ -466,6 +483,7 @@ int chunk_writer_add_sample(ChunkWriter *w, const Sample *s) {
                 .thread = thread,
                 .stack = stack,
                 .seq = (uint32_t) w->n_samples,
+                .cgroup = cgroup,
         };
         w->n_samples++;
         w->first_ns = MIN(w->first_ns, t_ns);
@@ -550,6 +568,9 @@ static int put_sample_stream(ChunkWriter *w, ByteBuf *b) {
                 r = sample_model_encode(w->model, &e, p->cpu, p->t_ns / NSEC_PER_USEC, p->thread,
                                         w->thread_list[p->thread].comm, p->stack, (uint32_t) w->n_threads,
                                         (uint32_t) w->n_nodes);
+                if (r >= 0)
+                        r = sample_model_encode_cgroup(w->model, &e, p->cpu, p->thread, p->cgroup,
+                                                       cgroup_table_writer_n_refs(&w->cgroups));
                 if (r < 0)
                         return r;
         }
@@ -648,6 +669,11 @@ static int encode_payload(ChunkWriter *w, ByteBuf *b) {
                 PUT(zigzag_encode((int64_t) w->thread_list[i].tid - (int64_t) w->thread_list[i].pid));
         for (size_t i = w->threads_emitted; i < w->n_threads; i++)
                 PUT(w->thread_list[i].comm);
+
+        /* cgroups: the paths the chunk's samples ran in, so a sample names its cgroup with a bit */
+        r = cgroup_table_writer_put(&w->cgroups, b);
+        if (r < 0)
+                return r;
 
         /* Samples go out in time order: per-CPU buffers drain out of order, readers want order. */
         qsort(w->samples, w->n_samples, sizeof(PendingSample), cmp_pending);
@@ -933,6 +959,7 @@ struct TableState {
         size_t n_nodes, node_parent_alloc, node_frame_alloc, node_depth_alloc;
         uint32_t *thread_pid, *thread_tid, *thread_comm;
         size_t n_threads, thread_pid_alloc, thread_tid_alloc, thread_comm_alloc;
+        CgroupTableReader cgroups;
         ClockMap clock; /* the mapping the chain's last chunk gave; zeros before its first */
         SampleModel *model; /* the sample model, after the chain's samples so far */
 };
@@ -948,6 +975,7 @@ static TableState *table_state_free(TableState *t) {
         free(t->thread_pid);
         free(t->thread_tid);
         free(t->thread_comm);
+        cgroup_table_reader_done(&t->cgroups);
         sample_model_free(t->model);
         free(t);
         return NULL;
@@ -964,6 +992,7 @@ struct DecodedChunk {
         size_t n;
         uint64_t *t, *period;
         uint32_t *cpu, *pid, *tid, *comm, *stack; /* stack: index into stack_off/stack_depth */
+        uint32_t *cgroup; /* the path's string id, UINT32_MAX for none */
         size_t n_lost;
         uint32_t *lost_cpu;
         uint64_t *lost_n;
@@ -983,6 +1012,7 @@ DecodedChunk *decoded_chunk_free(DecodedChunk *c) {
         free(c->tid);
         free(c->comm);
         free(c->stack);
+        free(c->cgroup);
         free(c->lost_cpu);
         free(c->lost_n);
         free(c);
@@ -1148,13 +1178,16 @@ static int parse_tables(WindowFile *w, ByteCursor *c, size_t n, TableState *t) {
         if (c->error)
                 return -EBADMSG;
         t->n_threads += add;
+
+        if (w->header.version >= WINDOW_FORMAT_VERSION)
+                return cgroup_table_reader_parse(&t->cgroups, c, t->n_strings, n);
         return 0;
 }
 
 /* Decodes the samples into d; with materialize false (replaying a chain) it stops once they are
  * checked, without building the stacks and string list only a caller of the chunk needs. */
-static int parse_samples(const ChunkInfo *info, uint64_t interval_usec, uint64_t resolution_ns, ByteCursor *c,
-                         size_t n, TableState *t, bool materialize, DecodedChunk *d) {
+static int parse_samples(const ChunkInfo *info, uint64_t interval_usec, uint64_t resolution_ns, bool cgroups,
+                         ByteCursor *c, size_t n, TableState *t, bool materialize, DecodedChunk *d) {
         _cleanup_free_ uint32_t *local = NULL;
         size_t total_depth = 0, stream_len;
         const uint8_t *stream;
@@ -1171,7 +1204,8 @@ static int parse_samples(const ChunkInfo *info, uint64_t interval_usec, uint64_t
         d->tid = new(uint32_t, d->n ?: 1);
         d->comm = new(uint32_t, d->n ?: 1);
         d->stack = new(uint32_t, d->n ?: 1);
-        if (!d->t || !d->period || !d->cpu || !d->pid || !d->tid || !d->comm || !d->stack)
+        d->cgroup = new(uint32_t, d->n ?: 1);
+        if (!d->t || !d->period || !d->cpu || !d->pid || !d->tid || !d->comm || !d->stack || !d->cgroup)
                 return -ENOMEM;
         for (size_t i = 0; i < d->n; i++)
                 d->cpu[i] = (uint32_t) cursor_varint_max(c, CHUNK_CPUS_MAX);
@@ -1187,14 +1221,18 @@ static int parse_samples(const ChunkInfo *info, uint64_t interval_usec, uint64_t
         rc_decoder_init(&rd, stream, stream_len);
         sample_model_begin_chunk(t->model, info->first_ns / NSEC_PER_USEC, interval_usec, resolution_ns / NSEC_PER_USEC);
         for (size_t i = 0; i < d->n; i++) {
-                uint32_t th, node;
+                uint32_t th, node, ref = 0;
                 uint64_t us;
                 int r;
 
                 r = sample_model_decode(t->model, &rd, d->cpu[i], t->thread_comm, (uint32_t) t->n_threads,
                                         (uint32_t) t->n_nodes, &us, &th, &node);
+                if (r >= 0 && cgroups)
+                        r = sample_model_decode_cgroup(t->model, &rd, d->cpu[i], th, (uint32_t) t->cgroups.n + 1,
+                                                       &ref);
                 if (r < 0)
                         return r;
+                d->cgroup[i] = ref == 0 ? UINT32_MAX : t->cgroups.path[ref - 1];
                 d->t[i] = us * NSEC_PER_USEC;
                 /* time order within the chunk is part of the format, as is the header's resolution */
                 if ((i > 0 && d->t[i] < d->t[i - 1]) || d->t[i] % resolution_ns != 0)
@@ -1316,7 +1354,8 @@ static int decode_payload(WindowFile *w, size_t i, TableState *t, DecodedChunk *
         r = parse_tables(w, &c, n, t);
         if (r < 0)
                 return r;
-        r = parse_samples(&w->chunks[i], interval, resolution_ns(w), &c, n, t, /* materialize= */ ret != NULL, d);
+        r = parse_samples(&w->chunks[i], interval, resolution_ns(w), w->header.version >= WINDOW_FORMAT_VERSION, &c,
+                          n, t, /* materialize= */ ret != NULL, d);
         if (r < 0)
                 return r;
         if (ret)
@@ -1421,6 +1460,7 @@ void decoded_chunk_sample(const DecodedChunk *c, size_t i, Sample *ret) {
                 .period = c->period[i],
                 .n_frames = c->stack_depth[c->stack[i]],
                 .frames = c->frames + c->stack_off[c->stack[i]],
+                .cgroup = c->cgroup[i] == UINT32_MAX ? NULL : c->strings[c->cgroup[i]],
         };
 }
 

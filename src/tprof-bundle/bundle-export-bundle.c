@@ -4,8 +4,9 @@
  * "perf-script" are the bundle's own stacks.folded and stacks.perf-script, copied byte for byte;
  * "svg" is a flame graph drawn from stacks.folded, and with --diff a differential one against
  * baseline.folded; "pprof" is cut again from the bundle's windows (bundle-export-pprof.c), with
- * --baseline for the baseline. Cutting other ranges (--from/--to) needs the ring and is not done
- * from a bundle.
+ * --baseline for the baseline. With --by, --unit or --cgroup the slice is cut again from the
+ * bundle's own windows/ (which keep every sample's cgroup) over the manifest's slice bounds, through
+ * the view. Cutting other ranges (--from/--to) needs the ring and is not done from a bundle.
  */
 #include <fcntl.h>
 #include <getopt.h>
@@ -17,6 +18,8 @@
 
 #include "basic/fileio.h"
 #include "basic/log.h"
+#include "store/store-export.h"
+#include "store/store-slice.h"
 #include "tprof-bundle/bundle-output.h"
 #include "tprof-bundle/bundle-svg.h"
 #include "tprof-bundle/tprof-bundle.h"
@@ -25,9 +28,12 @@ static const char *arg_format = NULL;
 static bool arg_diff = false;
 static bool arg_baseline = false;
 static const char *arg_output = NULL;
+static ExportView arg_view = {};
+static bool arg_have_view = false;
 
 static void help(void) {
         printf("Usage: tprof-bundle export ID --format FORMAT [--diff] [--baseline] [-o FILE]\n"
+               "                          [--by WHAT] [--unit NAME] [--cgroup PATH]\n"
                "\n"
                "Writes a bundle's slice to stdout. ID may be any unique prefix of the id or short id.\n"
                "\n"
@@ -39,11 +45,14 @@ static void help(void) {
                "                         (red: larger share than in the baseline, blue: smaller)\n"
                "     --baseline          With pprof: export the bundle's baseline instead of its slice,\n"
                "                         for a backend's diff (go tool pprof -diff_base)\n"
-               "  -o --output FILE       With pprof: write to FILE (replaced whole when complete)\n");
+               "  -o --output FILE       With pprof: write to FILE (replaced whole when complete)\n"
+               "     --by WHAT           folded, perf-script: root stacks by unit, container or pod\n"
+               "     --unit NAME         folded, perf-script: only samples of this systemd unit\n"
+               "     --cgroup PATH       folded, perf-script: only samples of this cgroup or below it\n");
 }
 
 static int parse_argv(int argc, char *argv[]) {
-        enum { ARG_FORMAT = 0x100, ARG_DIFF, ARG_FROM, ARG_TO, ARG_BASELINE };
+        enum { ARG_FORMAT = 0x100, ARG_DIFF, ARG_FROM, ARG_TO, ARG_BASELINE, ARG_BY, ARG_UNIT, ARG_CGROUP };
         static const struct option options[] = {
                 { "help", no_argument, NULL, 'h' },
                 { "format", required_argument, NULL, ARG_FORMAT },
@@ -52,6 +61,9 @@ static int parse_argv(int argc, char *argv[]) {
                 { "output", required_argument, NULL, 'o' },
                 { "from", required_argument, NULL, ARG_FROM },
                 { "to", required_argument, NULL, ARG_TO },
+                { "by", required_argument, NULL, ARG_BY },
+                { "unit", required_argument, NULL, ARG_UNIT },
+                { "cgroup", required_argument, NULL, ARG_CGROUP },
                 {},
         };
         int c;
@@ -79,6 +91,15 @@ static int parse_argv(int argc, char *argv[]) {
                 case 'o':
                         arg_output = optarg;
                         break;
+                case ARG_BY:
+                case ARG_UNIT:
+                case ARG_CGROUP:
+                        if (export_view_parse_option(&arg_view,
+                                                     c == ARG_BY ? "--by" : c == ARG_UNIT ? "--unit" : "--cgroup",
+                                                     optarg) < 0)
+                                return -EINVAL;
+                        arg_have_view = true;
+                        break;
                 case ARG_FROM:
                 case ARG_TO:
                         return log_error_errno(SYNTHETIC_ERRNO(EOPNOTSUPP),
@@ -95,6 +116,8 @@ static int parse_argv(int argc, char *argv[]) {
         }
         if (!arg_format)
                 return log_error_errno(SYNTHETIC_ERRNO(EINVAL), "export needs --format folded|perf-script|svg|pprof.");
+        if (arg_have_view && (streq(arg_format, "svg") || streq(arg_format, "pprof")))
+                return log_error_errno(SYNTHETIC_ERRNO(EINVAL), "--by, --unit and --cgroup work with folded and perf-script.");
         if (arg_diff && !streq(arg_format, "svg"))
                 return log_error_errno(SYNTHETIC_ERRNO(EINVAL), "--diff works with --format svg only.");
         if (arg_baseline && !streq(arg_format, "pprof"))
@@ -152,11 +175,51 @@ int bundle_write_svg(const BundleEntry *e, bool diff, FILE *out) {
         return 0;
 }
 
+/* The bundle's slice, cut again from its windows/ through the view. */
+static int export_bundle_view(const BundleEntry *e) {
+        _cleanup_free_ char *dir = NULL;
+        _cleanup_free_ char **paths = NULL;
+        WindowInfo *w = NULL;
+        ExportStats st = {};
+        size_t n = 0, n_paths = 0;
+        int r;
+
+        if (!e->manifest || !e->manifest->has_slice)
+                return log_error_errno(SYNTHETIC_ERRNO(ENODATA), "Bundle %s has no slice to cut.", e->id);
+        if (asprintf(&dir, "%s/windows", e->path) < 0)
+                return log_oom();
+        r = ring_list_windows(dir, /* verify= */ false, &w, &n);
+        if (r < 0)
+                return log_error_errno(r, "Failed to list the windows of bundle %s: %m", e->id);
+        paths = calloc(n ?: 1, sizeof(char *));
+        if (!paths) {
+                window_info_array_free(w, n);
+                return log_oom();
+        }
+        for (size_t i = 0; i < n; i++)
+                if (w[i].error >= 0)
+                        paths[n_paths++] = w[i].path;
+        if (streq(arg_format, "folded"))
+                r = export_folded_view(paths, n_paths, e->manifest->slice_from_perf_ns, e->manifest->slice_to_perf_ns,
+                                       &arg_view, stdout, &st);
+        else
+                r = export_perf_script_view(paths, n_paths, e->manifest->slice_from_perf_ns,
+                                            e->manifest->slice_to_perf_ns, e->manifest->profile_event, &arg_view,
+                                            stdout, &st);
+        export_stats_done(&st);
+        window_info_array_free(w, n);
+        if (r == -ENODATA)
+                return log_error_errno(r, "No sample of bundle %s passes the filter.", e->id);
+        if (r < 0)
+                return log_error_errno(r, "Failed to export bundle %s: %m", e->id);
+        return 0;
+}
+
 bool export_names_bundle(int argc, char *argv[]) {
         /* Options of either export that take a separate value, which must not be taken for an ID. */
         static const char *const with_value[] = { "--format", "-f", "--from", "--to", "--output", "-o",
                                                   "--since", "--until", "--pid", "--cpu", "--host", "--ring",
-                                                  "--state-dir", "-D" };
+                                                  "--state-dir", "-D", "--by", "--unit", "--cgroup" };
 
         for (int i = 1; i < argc; i++) {
                 if (streq(argv[i], "--"))
@@ -197,6 +260,8 @@ int bundle_export_bundle(int argc, char *argv[]) {
                         r = log_error_errno(SYNTHETIC_ERRNO(EIO), "Failed to write output.");
                 return r < 0 ? EXIT_FAILURE : EXIT_SUCCESS;
         }
+        if (arg_have_view)
+                return export_bundle_view(e) < 0 ? EXIT_FAILURE : EXIT_SUCCESS;
         if (asprintf(&path, "%s/%s", e->path, streq(arg_format, "folded") ? BUNDLE_FOLDED : BUNDLE_PERF_SCRIPT) < 0)
                 return log_oom(), EXIT_FAILURE;
         r = copy_file(path);

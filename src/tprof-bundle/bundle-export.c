@@ -37,12 +37,35 @@ static void help(void) {
                "     --ring DIR                Read this directory of windows instead (e.g. a bundle's windows/)\n"
                "     --from TIME --to TIME     The range, inclusive\n"
                "  -f --format FORMAT           folded (default), perf-script or pprof\n"
+               "     --by WHAT                 Root stacks by unit, container or pod instead of the process\n"
+               "     --unit NAME               Only samples of this systemd unit (kubelet.service)\n"
+               "     --cgroup PATH             Only samples of this cgroup or below it (/system.slice)\n"
                "  -o --output FILE             Write to FILE instead of standard output: a regular file is\n"
                "                               replaced whole when complete, a device or FIFO written into\n"
                "\n"
                "TIME is UTC \"2026-11-21T14:30:00Z\" (fractions allowed), local time\n"
                "\"2026-11-21 14:30:00\", \"@EPOCH-SECONDS\", \"now\", or relative to now: \"-5m\", \"-1h30m\".\n"
                "Exit status 1 when the range holds no sample.\n");
+}
+
+int export_view_parse_option(ExportView *v, const char *option, const char *value) {
+        if (streq(option, "--by")) {
+                v->by = cgroup_by_from_string(value);
+                if (v->by < 0)
+                        return log_error_errno(SYNTHETIC_ERRNO(EINVAL),
+                                               "Invalid --by '%s': expected process, unit, container or pod.", value);
+        } else if (streq(option, "--unit")) {
+                if (isempty(value))
+                        return log_error_errno(SYNTHETIC_ERRNO(EINVAL), "--unit needs a unit name.");
+                v->unit = value;
+        } else {
+                if (value[0] != '/')
+                        return log_error_errno(SYNTHETIC_ERRNO(EINVAL),
+                                               "Invalid --cgroup '%s': expected a path from the cgroup root, like /system.slice.",
+                                               value);
+                v->cgroup = value;
+        }
+        return 0;
 }
 
 /* Parses TIME as documented in help() into CLOCK_REALTIME microseconds. */
@@ -228,7 +251,7 @@ fail:
 }
 
 int verb_export(int argc, char *argv[]) {
-        enum { ARG_RING = 0x100, ARG_FROM, ARG_TO };
+        enum { ARG_RING = 0x100, ARG_FROM, ARG_TO, ARG_BY, ARG_UNIT, ARG_CGROUP };
         static const struct option options[] = {
                 { "help", no_argument, NULL, 'h' },
                 { "state-dir", required_argument, NULL, 'D' },
@@ -237,8 +260,12 @@ int verb_export(int argc, char *argv[]) {
                 { "to", required_argument, NULL, ARG_TO },
                 { "format", required_argument, NULL, 'f' },
                 { "output", required_argument, NULL, 'o' },
+                { "by", required_argument, NULL, ARG_BY },
+                { "unit", required_argument, NULL, ARG_UNIT },
+                { "cgroup", required_argument, NULL, ARG_CGROUP },
                 {},
         };
+        ExportView view = {};
         _cleanup_free_ char *ring = NULL, *tmp = NULL;
         _cleanup_free_ char **paths = NULL;
         const char *arg_ring = NULL, *arg_from = NULL, *arg_to = NULL, *arg_output = NULL;
@@ -284,6 +311,14 @@ int verb_export(int argc, char *argv[]) {
                 case 'o':
                         arg_output = optarg;
                         break;
+                case ARG_BY:
+                case ARG_UNIT:
+                case ARG_CGROUP:
+                        r = export_view_parse_option(&view, c == ARG_BY ? "--by" : c == ARG_UNIT ? "--unit" : "--cgroup",
+                                                     optarg);
+                        if (r < 0)
+                                return EX_USAGE;
+                        break;
                 case ':':
                         log_error("Option '%s' needs an argument.", argv[optind - 1]);
                         return EX_USAGE;
@@ -294,6 +329,10 @@ int verb_export(int argc, char *argv[]) {
         if (optind < argc) {
                 log_error("Exporting a bundle by ID ('%s') is not supported yet; use --ring STATE/incidents/ID/windows "
                           "with --from and --to.", argv[optind]);
+                return EX_USAGE;
+        }
+        if (format == EXPORT_PPROF && (view.by != CGROUP_BY_PROCESS || view.unit || view.cgroup)) {
+                log_error("--by, --unit and --cgroup work with folded and perf-script.");
                 return EX_USAGE;
         }
         if (!arg_from || !arg_to) {
@@ -336,9 +375,9 @@ int verb_export(int argc, char *argv[]) {
                 }
         }
         if (format == EXPORT_FOLDED)
-                r = export_folded(paths, n_paths, from_ns, to_ns, out, &st);
+                r = export_folded_view(paths, n_paths, from_ns, to_ns, &view, out, &st);
         else if (format == EXPORT_PERF_SCRIPT)
-                r = export_perf_script(paths, n_paths, from_ns, to_ns, NULL, out, &st);
+                r = export_perf_script_view(paths, n_paths, from_ns, to_ns, NULL, &view, out, &st);
         else {
                 char a[64], b[64];
                 _cleanup_free_ char *comment = NULL;

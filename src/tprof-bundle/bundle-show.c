@@ -2,10 +2,11 @@
 /*
  * tprof-bundle show: explains one bundle to someone who has never seen tprof, in the order they
  * need it: what happened, the log around it, what the CPUs were doing, the top stacks, what rose
- * against the baseline (process and function, with a z-score for how sure we are), the starved
+ * against the baseline (process and function, with a z-score for how sure we are; each process with
+ * the unit, container and pod it ran in), the services by share of the slice, the starved
  * CPU on its own when the rule captured one, and where the files are and how to open them.
  * Everything that came from the bundle is escaped before it is printed; --json prints the same
- * content for programs.
+ * content for programs (bundle-show-json.c).
  */
 #include <getopt.h>
 #include <inttypes.h>
@@ -26,16 +27,9 @@
 #include "basic/time-util.h"
 #include "bundle/bundle-analyze.h"
 #include "tprof-bundle/bundle-output.h"
+#include "tprof-bundle/bundle-show.h"
 #include "tprof-bundle/tprof-bundle.h"
 
-#define LOG_CONTEXT_LINES 10
-#define LOG_LINES_MAX 200000u
-#define LOG_LINE_BYTES_MAX (64u * 1024u)
-#define TOP_STACKS 5
-#define TOP_FUNCTIONS 8
-#define TOP_RISES 5
-#define STACK_FRAMES_SHOWN 5
-#define HEATMAP_ROWS_MAX 16
 
 static bool arg_utc = false;
 static int arg_json = 0;
@@ -91,48 +85,6 @@ static int parse_argv(int argc, char *argv[]) {
         return 1;
 }
 
-typedef struct LogLine {
-        uint64_t realtime_usec, perf_ns;
-        bool has_realtime, has_perf;
-        char *source;
-        int64_t priority;
-        char *message;
-        size_t message_len;
-        bool trigger;
-        char *who; /* journal entries: "unit comm[pid]", each part when known; else NULL */
-} LogLine;
-
-typedef struct Show {
-        const BundleEntry *entry;
-        const BundleManifest *m;
-        bool color, utf8;
-        unsigned columns; /* 0: not cut */
-
-        LogLine *log;
-        size_t n_log, log_allocated, log_skipped;
-        size_t log_first, log_end, trigger; /* shown range [first, end) and the trigger's index */
-        int log_error;
-        bool log_from_text; /* log.jsonl missing: the lines of log.txt, as written */
-
-        Activity activity;
-        int activity_error;
-        unsigned n_seconds, event_second;
-        bool has_event_second;
-
-        Folded slice, baseline;
-        int slice_error, baseline_error;
-        FunctionStat *functions;
-        size_t n_functions;
-        Rise *proc_rises, *func_rises;
-        size_t n_proc_rises, n_func_rises;
-
-        bool has_cpu;
-        unsigned cpu;
-        Folded cpu_slice, cpu_baseline;
-        int cpu_error;
-        Rise *cpu_rises;
-        size_t n_cpu_rises;
-} Show;
 
 static void show_done(Show *s) {
         for (size_t i = 0; i < s->n_log; i++) {
@@ -150,9 +102,11 @@ static void show_done(Show *s) {
         rises_free(s->proc_rises, s->n_proc_rises);
         rises_free(s->func_rises, s->n_func_rises);
         rises_free(s->cpu_rises, s->n_cpu_rises);
+        for (size_t i = 0; i < ELEMENTSOF(s->services); i++)
+                rises_free(s->services[i], s->n_services[i]);
 }
 
-static char *bundle_file(const Show *s, const char *name) {
+char *show_bundle_file(const Show *s, const char *name) {
         char *p;
         if (asprintf(&p, "%s/%s", s->entry->path, name) < 0)
                 return NULL;
@@ -177,7 +131,7 @@ static char *log_line_who(const JsonValue *v) {
 }
 
 static int load_log(Show *s) {
-        _cleanup_free_ char *path = bundle_file(s, BUNDLE_LOG_JSON), *line = NULL;
+        _cleanup_free_ char *path = show_bundle_file(s, BUNDLE_LOG_JSON), *line = NULL;
         _cleanup_fclose_ FILE *in = NULL;
         size_t cap = 0;
         ssize_t n;
@@ -189,7 +143,7 @@ static int load_log(Show *s) {
         if (!in && errno == ENOENT) {
                 /* Without log.jsonl, log.txt still has the lines for people, '>' marking the trigger. */
                 free(path);
-                path = bundle_file(s, BUNDLE_LOG_TEXT);
+                path = show_bundle_file(s, BUNDLE_LOG_TEXT);
                 if (!path)
                         return -ENOMEM;
                 in = fopen(path, "re");
@@ -276,14 +230,14 @@ static void load_all(Show *s) {
                         s->has_event_second = true;
                 }
         }
-        p1 = bundle_file(s, BUNDLE_ACTIVITY);
+        p1 = show_bundle_file(s, BUNDLE_ACTIVITY);
         s->activity_error = p1 ? activity_load(p1, s->n_seconds, &s->activity) : -ENOMEM;
         if (s->activity_error >= 0)
                 s->n_seconds = s->activity.n_seconds;
 
         free(p1);
-        p1 = bundle_file(s, BUNDLE_FOLDED);
-        p2 = bundle_file(s, BUNDLE_BASELINE_FOLDED);
+        p1 = show_bundle_file(s, BUNDLE_FOLDED);
+        p2 = show_bundle_file(s, BUNDLE_BASELINE_FOLDED);
         s->slice_error = p1 ? folded_load(p1, &s->slice) : -ENOMEM;
         s->baseline_error = p2 ? folded_load(p2, &s->baseline) : -ENOMEM;
         if (s->slice_error >= 0) {
@@ -300,6 +254,10 @@ static void load_all(Show *s) {
         if (s->slice_error >= 0)
                 folded_sort_by_count(&s->slice);
 
+        for (CgroupBy by = CGROUP_BY_UNIT; by <= CGROUP_BY_POD; by++)
+                if (bundle_services(m, by, TOP_SERVICES, &s->services[by - 1], &s->n_services[by - 1]) >= 0)
+                        s->has_services = true;
+
         if (bundle_manifest_capture_cpu(m, &s->cpu)) {
                 char n1[64], n2[64];
                 s->has_cpu = true;
@@ -307,8 +265,8 @@ static void load_all(Show *s) {
                 snprintf(n2, sizeof n2, BUNDLE_CPU_BASELINE_FOLDED_FMT, s->cpu);
                 free(p1);
                 free(p2);
-                p1 = bundle_file(s, n1);
-                p2 = bundle_file(s, n2);
+                p1 = show_bundle_file(s, n1);
+                p2 = show_bundle_file(s, n2);
                 s->cpu_error = p1 && p2 ? folded_load(p1, &s->cpu_slice) : -ENOMEM;
                 if (s->cpu_error >= 0)
                         s->cpu_error = folded_load(p2, &s->cpu_baseline);
@@ -383,8 +341,13 @@ static void print_summary(const Show *s) {
                 const Rise *r = &s->proc_rises[0];
                 _cleanup_free_ char *name = text_for_terminal(r->name, 40), *fn = text_for_terminal(r->top_function, 80);
                 char b1[16], b2[16];
-                printf("%s%s%s rose to %s of the samples (baseline %s, z=%.1f)", s->color ? ANSI_RED : "",
-                       name ?: "?", s->color ? ANSI_NORMAL : "", format_share(b1, sizeof b1, r->slice_share),
+                char where[3 * BUNDLE_SERVICE_NAME_BYTES];
+                _cleanup_free_ char *w = NULL;
+                (void) bundle_process_cgroup(s->m, r->name, where, sizeof where);
+                w = text_for_terminal(where, 160);
+                printf("%s%s%s%s%s%s rose to %s of the samples (baseline %s, z=%.1f)", s->color ? ANSI_RED : "",
+                       name ?: "?", s->color ? ANSI_NORMAL : "", where[0] ? " (" : "", where[0] ? w ?: "?" : "",
+                       where[0] ? ")" : "", format_share(b1, sizeof b1, r->slice_share),
                        format_share(b2, sizeof b2, r->baseline_share), r->z);
                 if (r->top_function)
                         printf("; its function that rose most: %s", fn ?: "?");
@@ -514,7 +477,7 @@ static void print_header(const Show *s) {
 }
 
 static void print_log(const Show *s) {
-        _cleanup_free_ char *logtxt = bundle_file(s, BUNDLE_LOG_TEXT);
+        _cleanup_free_ char *logtxt = show_bundle_file(s, BUNDLE_LOG_TEXT);
         _cleanup_free_ char *logtxt_e = text_for_terminal(logtxt, 0);
         const BundleManifest *m = s->m;
 
@@ -735,11 +698,17 @@ static void print_rise(const Show *s, const Rise *r, bool process, size_t name_w
         format_share(b1, sizeof b1, r->slice_share);
         format_share(b2, sizeof b2, r->baseline_share);
         if (process) {
+                char where[3 * BUNDLE_SERVICE_NAME_BYTES];
+                _cleanup_free_ char *w = NULL;
                 name = text_for_terminal(r->name, 24);
                 fn = text_for_terminal(r->top_function, s->columns > 60 ? s->columns - 60 : 0);
+                (void) bundle_process_cgroup(s->m, r->name, where, sizeof where);
+                w = text_for_terminal(where, s->columns > 20 ? s->columns - 8 : 0);
                 printf("  %s%-*s %6s (baseline %5s)  %s  %s%s\n", s->color ? ANSI_RED : "",
                        (int) (name_width + strlen(name ?: "") - utf8_width(name ?: "")), name ?: "?", b1, b2, fn ?: "-",
                        z, s->color ? ANSI_NORMAL : "");
+                if (where[0])
+                        printf("  %*s in %s\n", (int) name_width, "", w ?: "?");
         } else {
                 /* "comm;function" -> "function (comm)" */
                 const char *semi = strchr(r->name, ';');
@@ -787,6 +756,42 @@ static void print_unusual(const Show *s) {
                 printf("  (none)\n");
 }
 
+/* Units, containers and pods by their share of the slice, against the baseline, as processes are
+ * above; with the process that had most of each one's samples. */
+static void print_services(const Show *s) {
+        static const char *const titles[] = { "Units", "Containers", "Pods" };
+
+        section(s, "Services (share of the slice against the baseline; the process with most of it)");
+        if (!s->has_services) {
+                printf("  (the manifest lists no cgroups: a bundle written before tprof recorded them)\n");
+                return;
+        }
+        for (size_t i = 0; i < ELEMENTSOF(titles); i++) {
+                size_t w = rise_name_width(s->services[i], s->n_services[i]);
+                bool any = false;
+
+                /* a kind no sample ran in (no containers, no pods) is left out */
+                for (size_t k = 0; k < s->n_services[i]; k++)
+                        any = any || s->services[i][k].name[0] != '[';
+                if (!any && i > 0)
+                        continue;
+                printf("  %s:\n", titles[i]);
+                for (size_t k = 0; k < s->n_services[i]; k++) {
+                        const Rise *r = &s->services[i][k];
+                        _cleanup_free_ char *name = text_for_terminal(r->name, 48), *p = text_for_terminal(r->top_function, 24);
+                        char z[32], b1[16], b2[16];
+                        bool rose = r->z >= RISE_Z_MIN && r->slice >= RISE_SAMPLES_MIN;
+
+                        snprintf(z, sizeof z, "z=%.1f", r->z);
+                        printf("  %s%-*s %6s (baseline %5s)  %s  %s%s\n", rose && s->color ? ANSI_RED : "",
+                               (int) (MAX(w, (size_t) 8) + strlen(name ?: "") - utf8_width(name ?: "")), name ?: "?",
+                               format_share(b1, sizeof b1, r->slice_share),
+                               format_share(b2, sizeof b2, r->baseline_share), z, p ?: "-",
+                               rose && s->color ? ANSI_NORMAL : "");
+                }
+        }
+}
+
 static void print_cpu(const Show *s) {
         char title[128];
 
@@ -813,7 +818,7 @@ static void print_files(const Show *s) {
         static const char *const files[] = { BUNDLE_MANIFEST, BUNDLE_LOG_TEXT, BUNDLE_LOG_JSON, BUNDLE_FOLDED,
                                              BUNDLE_PERF_SCRIPT, BUNDLE_BASELINE_FOLDED, BUNDLE_ACTIVITY,
                                              BUNDLE_REPORT };
-        _cleanup_free_ char *report = bundle_file(s, BUNDLE_REPORT);
+        _cleanup_free_ char *report = show_bundle_file(s, BUNDLE_REPORT);
         _cleanup_free_ char *dir = text_for_terminal(s->entry->path, 0);
         _cleanup_free_ char *id = text_for_terminal(s->entry->short_id[0] ? s->entry->short_id : s->entry->id, 0);
         char b[FORMAT_BYTES_MAX];
@@ -821,7 +826,7 @@ static void print_files(const Show *s) {
         section(s, "Files");
         printf("  %s/\n", dir ?: "?");
         for (size_t i = 0; i < ELEMENTSOF(files); i++) {
-                _cleanup_free_ char *p = bundle_file(s, files[i]);
+                _cleanup_free_ char *p = show_bundle_file(s, files[i]);
                 if (p && access(p, F_OK) >= 0)
                         printf("    %s\n", files[i]);
         }
@@ -849,237 +854,6 @@ static void print_files(const Show *s) {
         printf("  TPROF_VIEWER=firefox tprof-bundle open %s\n", id ?: "?");
 }
 
-/* ---- JSON ---- */
-
-static void json_value_write(JsonWriter *w, const JsonValue *v) {
-        switch (v->type) {
-        case JSON_TYPE_NULL:
-                json_null(w);
-                break;
-        case JSON_TYPE_BOOLEAN:
-                json_bool(w, v->b);
-                break;
-        case JSON_TYPE_INTEGER:
-                json_i64(w, v->i);
-                break;
-        case JSON_TYPE_UNSIGNED:
-                json_u64(w, v->u);
-                break;
-        case JSON_TYPE_REAL:
-                json_double(w, v->d);
-                break;
-        case JSON_TYPE_STRING:
-                json_string_n(w, v->string.s, v->string.len);
-                break;
-        case JSON_TYPE_ARRAY:
-                json_begin_array(w);
-                for (size_t i = 0; i < v->container.n; i++)
-                        json_value_write(w, v->container.items[i]);
-                json_end_array(w);
-                break;
-        case JSON_TYPE_OBJECT:
-                json_begin_object(w);
-                for (size_t i = 0; i < v->container.n; i++) {
-                        json_key(w, v->container.keys[i]);
-                        json_value_write(w, v->container.items[i]);
-                }
-                json_end_object(w);
-                break;
-        default:
-                json_null(w);
-        }
-}
-
-static void json_rises(JsonWriter *w, const Rise *r, size_t n, bool process) {
-        json_begin_array(w);
-        for (size_t i = 0; i < n; i++) {
-                json_begin_object(w);
-                if (process)
-                        json_kv_string(w, "process", r[i].name);
-                else {
-                        const char *semi = strchr(r[i].name, ';');
-                        json_key(w, "process");
-                        json_string_n(w, r[i].name, semi ? (size_t) (semi - r[i].name) : strlen(r[i].name));
-                        json_kv_string(w, "function", semi ? semi + 1 : NULL);
-                }
-                json_kv_u64(w, "slice_samples", r[i].slice);
-                json_kv_u64(w, "baseline_samples", r[i].baseline);
-                json_kv_double(w, "slice_share", r[i].slice_share);
-                json_kv_double(w, "baseline_share", r[i].baseline_share);
-                json_kv_double(w, "z", r[i].z);
-                if (process) {
-                        json_kv_string(w, "top_function", r[i].top_function);
-                        if (r[i].top_function) {
-                                json_kv_double(w, "top_function_slice_share", r[i].function_slice_share);
-                                json_kv_double(w, "top_function_baseline_share", r[i].function_baseline_share);
-                                json_kv_double(w, "top_function_z", r[i].function_z);
-                        }
-                }
-                json_end_object(w);
-        }
-        json_end_array(w);
-}
-
-static int print_json(const Show *s) {
-        _cleanup_free_ char *text = NULL;
-        const BundleEntry *e = s->entry;
-        JsonWriter w;
-        int r;
-
-        json_writer_init(&w, arg_json == 2);
-        json_begin_object(&w);
-        json_kv_string(&w, "id", e->id);
-        json_kv_string(&w, "short_id", e->short_id[0] ? e->short_id : NULL);
-        json_kv_string(&w, "path", e->path);
-        json_kv_string(&w, "status", bundle_entry_state_to_string(e->state));
-        json_kv_u64(&w, "bytes", e->bytes);
-        json_kv_u64(&w, "windows_bytes", e->windows_bytes);
-        json_key(&w, "manifest");
-        if (s->m)
-                json_value_write(&w, s->m->json);
-        else
-                json_null(&w);
-
-        json_key(&w, "log");
-        json_begin_object(&w);
-        json_kv_u64(&w, "lines_total", s->n_log);
-        json_kv_u64(&w, "lines_before_shown", s->log_first);
-        json_kv_u64(&w, "lines_after_shown", s->n_log - s->log_end);
-        json_key(&w, "lines");
-        json_begin_array(&w);
-        for (size_t i = s->log_first; i < s->log_end; i++) {
-                const LogLine *l = &s->log[i];
-                json_begin_object(&w);
-                json_key(&w, "t_realtime_usec");
-                if (l->has_realtime)
-                        json_u64(&w, l->realtime_usec);
-                else
-                        json_null(&w);
-                json_key(&w, "offset_ns");
-                if (l->has_perf && s->m && s->m->has_event_perf_ns)
-                        json_i64(&w, (int64_t) (l->perf_ns - s->m->event_t_perf_ns));
-                else
-                        json_null(&w);
-                json_kv_string(&w, "source", l->source);
-                json_kv_string(&w, "who", l->who);
-                json_kv_i64(&w, "priority", l->priority);
-                json_key(&w, "message");
-                if (l->message)
-                        json_string_n(&w, l->message, l->message_len);
-                else
-                        json_null(&w);
-                json_kv_bool(&w, "trigger", l->trigger);
-                json_end_object(&w);
-        }
-        json_end_array(&w);
-        json_end_object(&w);
-
-        json_key(&w, "activity");
-        if (s->activity_error >= 0) {
-                const Activity *a = &s->activity;
-                json_begin_object(&w);
-                json_kv_u64(&w, "seconds", a->n_seconds);
-                json_key(&w, "event_second");
-                if (s->has_event_second)
-                        json_u64(&w, s->event_second);
-                else
-                        json_null(&w);
-                json_key(&w, "cpus");
-                json_begin_array(&w);
-                for (unsigned cpu = 0; cpu < a->n_cpus; cpu++) {
-                        json_begin_object(&w);
-                        json_kv_u64(&w, "cpu", cpu);
-                        json_key(&w, "busy_ratio");
-                        json_begin_array(&w);
-                        for (unsigned sec = 0; sec < a->n_seconds; sec++) {
-                                uint32_t sm = a->samples[cpu * a->n_seconds + sec];
-                                if (sm == 0)
-                                        json_null(&w);
-                                else
-                                        json_double(&w, (double) a->busy[cpu * a->n_seconds + sec] / sm);
-                        }
-                        json_end_array(&w);
-                        json_end_object(&w);
-                }
-                json_end_array(&w);
-                json_end_object(&w);
-        } else
-                json_null(&w);
-
-        json_key(&w, "top_stacks");
-        json_begin_array(&w);
-        for (size_t i = 0; s->slice_error >= 0 && i < MIN(s->slice.n, (size_t) TOP_STACKS); i++) {
-                json_begin_object(&w);
-                json_kv_string(&w, "stack", s->slice.lines[i].stack);
-                json_kv_u64(&w, "samples", s->slice.lines[i].count);
-                json_kv_double(&w, "share", (double) s->slice.lines[i].count / (double) s->slice.total);
-                json_end_object(&w);
-        }
-        json_end_array(&w);
-        json_key(&w, "top_functions");
-        json_begin_array(&w);
-        for (size_t i = 0; i < MIN(s->n_functions, (size_t) TOP_FUNCTIONS); i++) {
-                json_begin_object(&w);
-                json_kv_string(&w, "function", s->functions[i].name);
-                json_kv_u64(&w, "self_samples", s->functions[i].self);
-                json_kv_u64(&w, "total_samples", s->functions[i].total);
-                json_kv_double(&w, "self_share", (double) s->functions[i].self / (double) s->slice.total);
-                json_kv_double(&w, "total_share", (double) s->functions[i].total / (double) s->slice.total);
-                json_end_object(&w);
-        }
-        json_end_array(&w);
-
-        json_key(&w, "unusual");
-        json_begin_object(&w);
-        json_kv_double(&w, "z_min", RISE_Z_MIN);
-        json_key(&w, "processes");
-        json_rises(&w, s->proc_rises, s->n_proc_rises, true);
-        json_key(&w, "functions");
-        json_rises(&w, s->func_rises, s->n_func_rises, false);
-        json_end_object(&w);
-
-        json_key(&w, "files");
-        json_begin_array(&w);
-        {
-                static const char *const files[] = { BUNDLE_MANIFEST, BUNDLE_LOG_TEXT, BUNDLE_LOG_JSON,
-                                                     BUNDLE_FOLDED, BUNDLE_PERF_SCRIPT, BUNDLE_BASELINE_FOLDED,
-                                                     BUNDLE_ACTIVITY, BUNDLE_REPORT };
-                char n1[64], n2[64];
-                snprintf(n1, sizeof n1, BUNDLE_CPU_FOLDED_FMT, s->cpu);
-                snprintf(n2, sizeof n2, BUNDLE_CPU_BASELINE_FOLDED_FMT, s->cpu);
-                for (size_t i = 0; i < ELEMENTSOF(files) + 2; i++) {
-                        const char *name = i < ELEMENTSOF(files) ? files[i] : i == ELEMENTSOF(files) ? n1 : n2;
-                        _cleanup_free_ char *p = NULL;
-                        if (i >= ELEMENTSOF(files) && !s->has_cpu)
-                                break;
-                        p = bundle_file(s, name);
-                        if (p && access(p, F_OK) >= 0)
-                                json_string(&w, p);
-                }
-        }
-        json_end_array(&w);
-
-        json_key(&w, "cpu");
-        if (s->has_cpu) {
-                json_begin_object(&w);
-                json_kv_u64(&w, "cpu", s->cpu);
-                json_kv_u64(&w, "slice_samples", s->cpu_slice.total);
-                json_kv_u64(&w, "baseline_samples", s->cpu_baseline.total);
-                json_key(&w, "processes");
-                json_rises(&w, s->cpu_rises, s->n_cpu_rises, true);
-                json_end_object(&w);
-        } else
-                json_null(&w);
-        json_end_object(&w);
-
-        text = json_finish(&w, &r);
-        json_writer_done(&w);
-        if (!text)
-                return log_error_errno(r, "Failed to format JSON: %m");
-        json_text_print(text);
-        return 0;
-}
-
 int verb_show(int argc, char *argv[]) {
         _cleanup_(bundle_list_donep) BundleList l = BUNDLE_LIST_NULL;
         Show s = {};
@@ -1104,13 +878,14 @@ int verb_show(int argc, char *argv[]) {
         load_all(&s);
 
         if (arg_json)
-                r = print_json(&s);
+                r = show_print_json(&s, arg_json == 2);
         else {
                 print_header(&s);
                 print_log(&s);
                 print_activity(&s);
                 print_stacks(&s);
                 print_unusual(&s);
+                print_services(&s);
                 print_cpu(&s);
                 print_files(&s);
                 r = 0;

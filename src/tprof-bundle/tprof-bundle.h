@@ -26,7 +26,11 @@ typedef struct Verb {
 #include <stddef.h>
 #include <stdint.h>
 
+#include "store/store-export.h"
+
 int verb_windows(int argc, char *argv[]);
+/* Takes one of export's --by, --unit or --cgroup options into v; logs and fails on a bad value. */
+int export_view_parse_option(ExportView *v, const char *option, const char *value);
 /* "export --from --to --format ...": a range straight from the ring, see bundle-export.c. */
 int verb_export(int argc, char *argv[]);
 /* Parses a wall-clock TIME as `export --from/--to` take it into CLOCK_REALTIME microseconds. */

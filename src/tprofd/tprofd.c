@@ -17,6 +17,7 @@
 #include "basic/time-util.h"
 #include "control/control-client.h"
 #include "rules/rules-tester.h"
+#include "profile/profile-cgroup.h"
 #include "sampler/sampler-once.h"
 #include "sampler/sampler.h"
 #include "tprofd/manager.h"
@@ -32,12 +33,14 @@ typedef enum Action {
 static Action arg_action = ACTION_RUN;
 static uint64_t arg_once_usec = 0;
 static pid_t arg_pid = 0;
+static CgroupBy arg_by = CGROUP_BY_PROCESS;
+static bool arg_cgroups_from_proc = false;
 static TprofdConfig arg_config;
 
 static void help(void) {
         printf("Usage: tprofd [OPTIONS...]\n"
                "       tprofd --test-rules [--rules PATH] [FILE...]\n"
-               "       tprofd --once SECONDS [--freq HZ] [--pid PID] [--unwind MODE]\n"
+               "       tprofd --once SECONDS [--freq HZ] [--pid PID] [--unwind MODE] [--by unit|container|pod]\n"
                "\n"
                "Samples every CPU's stacks into a rolling ring of windows, follows the kernel log\n"
                "and the journal, and writes an incident bundle when a rule matches.\n"
@@ -80,6 +83,10 @@ static void help(void) {
                "     --test-rules        Read log lines from FILEs or stdin, print what the rules match\n"
                "     --once SECONDS      Sample for SECONDS, print folded stacks to stdout and exit\n"
                "     --pid PID           With --once: only this process\n"
+               "     --by WHAT           With --once: root the stacks by unit, container or pod\n"
+               "                         instead of the process name\n"
+               "     --cgroups-from-proc With --once: read cgroups from /proc/PID/cgroup, as on\n"
+               "                         kernels without PERF_SAMPLE_CGROUP\n"
                "     --check-config      Validate the configuration file and the rules, then exit\n"
                "\n"
                "Exit status: 0 on success, 64 on a usage error, 78 on a configuration error.\n",
@@ -107,6 +114,8 @@ static int parse_argv(int argc, char *argv[], TprofdConfig *cfg, const char **re
                 ARG_TEST_RULES,
                 ARG_ONCE,
                 ARG_PID,
+                ARG_BY,
+                ARG_CGROUPS_FROM_PROC,
                 ARG_CHECK_CONFIG,
                 ARG_KMSG,
                 ARG_CONTROL_SOCKET,
@@ -141,6 +150,8 @@ static int parse_argv(int argc, char *argv[], TprofdConfig *cfg, const char **re
                 { "test-rules", no_argument, NULL, ARG_TEST_RULES },
                 { "once", required_argument, NULL, ARG_ONCE },
                 { "pid", required_argument, NULL, ARG_PID },
+                { "by", required_argument, NULL, ARG_BY },
+                { "cgroups-from-proc", no_argument, NULL, ARG_CGROUPS_FROM_PROC },
                 { "check-config", no_argument, NULL, ARG_CHECK_CONFIG },
                 {},
         };
@@ -270,6 +281,16 @@ static int parse_argv(int argc, char *argv[], TprofdConfig *cfg, const char **re
                         arg_pid = p;
                         break;
                 }
+                case ARG_BY:
+                        arg_by = cgroup_by_from_string(optarg);
+                        if (arg_by < 0)
+                                return log_error_errno(SYNTHETIC_ERRNO(EINVAL),
+                                                       "Invalid --by '%s': expected process, unit, container or pod.",
+                                                       optarg);
+                        break;
+                case ARG_CGROUPS_FROM_PROC:
+                        arg_cgroups_from_proc = true;
+                        break;
                 case ARG_CHECK_CONFIG:
                         arg_action = ACTION_CHECK_CONFIG;
                         break;
@@ -283,8 +304,8 @@ static int parse_argv(int argc, char *argv[], TprofdConfig *cfg, const char **re
                 }
         }
 
-        if (arg_pid != 0 && arg_action != ACTION_ONCE)
-                return log_error_errno(SYNTHETIC_ERRNO(EINVAL), "--pid only applies to --once.");
+        if ((arg_pid != 0 || arg_by != CGROUP_BY_PROCESS || arg_cgroups_from_proc) && arg_action != ACTION_ONCE)
+                return log_error_errno(SYNTHETIC_ERRNO(EINVAL), "--pid, --by and --cgroups-from-proc only apply to --once.");
         if (optind < argc && arg_action != ACTION_TEST_RULES)
                 return log_error_errno(SYNTHETIC_ERRNO(EINVAL), "Unexpected argument '%s'. See 'tprofd --help'.",
                                        argv[optind]);
@@ -389,6 +410,8 @@ static int run(int argc, char *argv[]) {
                         .pid = arg_pid,
                         .unwind = arg_config.unwind,
                         .unwind_stack_bytes = arg_config.unwind_stack_bytes,
+                        .by = arg_by,
+                        .cgroups_from_proc = arg_cgroups_from_proc,
                 };
                 r = sampler_once_run(&o, stdout, stderr);
                 break;

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: LGPL-2.1-or-later
-"""A second reader of tprof window files (format version 3), written from docs/window-format.md
+"""A second reader of tprof window files (format versions 3 and 4), written from docs/window-format.md
 alone, so that the tests can check the document says enough to read a window.
 
 Usage: window-reader.py FILE...
@@ -8,7 +8,7 @@ Usage: window-reader.py FILE...
 For every intact sample of every FILE, in file order (chunk order, then sample order within the
 chunk), prints one line:
 
-    TIME_NS CPU PID TID PERIOD COMM<TAB>FRAME;FRAME;...
+    TIME_NS CPU PID TID PERIOD COMM<TAB>FRAME;FRAME;...<TAB>CGROUP
 
 - TIME_NS: the sample's perf-clock time in nanoseconds (decimal; a multiple of 1000).
 - CPU, PID, TID: decimal. PERIOD: the recorded event period, decimal, 0 when unknown.
@@ -20,6 +20,8 @@ chunk), prints one line:
   offset like any other), escaped. SYMBOL may contain ':'; DSO never does (it is escaped), so a
   frame splits at its first ':' (address) and its last ':' (DSO), and the offset is after the
   last "+0x" of the middle part.
+- CGROUP: the sample's cgroup path as stored, escaped as COMM; empty when the sample has none
+  (reference 0, or a version 3 file).
 - Escaping: bytes outside printable ASCII (0x20-0x7e), '\\', ';' (COMM, SYMBOL, DSO) and ':'
   (DSO only) are written as \\xHH (two lowercase hex digits).
 
@@ -225,6 +227,10 @@ class Model:
         self.last_thread = {}
         self.recency = []
         self.contexts = {}
+        self.cgroup_same = [1024, 1024]  # the prediction was: [0] the thread's, [1] the CPU's
+        self.cgroup_model = IntModel()
+        self.thread_cgroup = {}
+        self.cpu_cgroup = {}
 
     def time(self, rc, cpu, first_us, interval_us, res):
         expected = self.next_us.get(cpu, first_us)
@@ -285,6 +291,21 @@ class Model:
             e[j][1] = c + 1
         return node
 
+    def cgroup(self, rc, cpu, thread, n_cgroups):
+        """Version 4: the sample's cgroup reference (0: none, k: table entry k - 1)."""
+        pred, ctx = self.thread_cgroup.get(thread), 0
+        if pred is None:
+            pred, ctx = self.cpu_cgroup.get(cpu), 1
+        if pred is not None and rc.bit(self.cgroup_same, ctx) == 0:
+            g = pred
+        else:
+            g = self.cgroup_model.decode(rc)
+            if g > n_cgroups:
+                raise Corrupt("cgroup reference out of range")
+        self.thread_cgroup[thread] = g
+        self.cpu_cgroup[cpu] = g
+        return g
+
 
 # ----------------------------------------------------------------------------------- formatting
 
@@ -315,6 +336,7 @@ class Chain:
         self.node_frame = [None]
         self.depth = [0]
         self.threads = []       # (pid, tid, comm id)
+        self.cgroups = []       # path string ids (version 4)
         self.model = Model()
         self.clock = [0, 0, 0, 0, 0]  # method and four fields, as the last chunk gave them (mod 2^64)
         self.next_pos = 0       # chain_pos the next chunk must have
@@ -444,6 +466,18 @@ def decode_payload(raw, hdr, chain):
         chain.threads.append((pids[k], (pids[k] + tdel[k]) & M32, comms[k]))
     n_threads = len(chain.threads)
 
+    # 5b. cgroups (version 4)
+    if hdr["version"] >= 4:
+        base, n = r.varint(), r.varint()
+        if base != len(chain.cgroups):
+            raise Corrupt("cgroup table base %d, expected %d" % (base, len(chain.cgroups)))
+        r.count(n, 1)
+        for _ in range(n):
+            sid = r.varint()
+            if sid >= n_strings:
+                raise Corrupt("cgroup names a string out of range")
+            chain.cgroups.append(sid)
+
     # 6. samples
     ns = hdr["n_samples"]
     r.count(ns, 2)
@@ -469,7 +503,8 @@ def decode_payload(raw, hdr, chain):
         times.append(model.time(rc, cpus[i], first_us, interval_us, resolution_us))
         t = model.thread(rc, cpus[i], n_threads)
         node = model.stack(rc, chain.threads[t][2], n_nodes)
-        out.append((times[i] * 1000, cpus[i], t, periods[i], node))
+        g = model.cgroup(rc, cpus[i], t, len(chain.cgroups)) if hdr["version"] >= 4 else 0
+        out.append((times[i] * 1000, cpus[i], t, periods[i], node, chain.cgroups[g - 1] if g else None))
     if rc.pos != len(stream):
         raise Corrupt("sample stream leaves %d bytes unread" % (len(stream) - rc.pos))
     for i in range(1, ns):
@@ -504,7 +539,7 @@ def parse_file_header(data):
     if data[0:8] != b"TPROFWIN":
         raise Corrupt("not a window (bad magic)")
     version = le(data, 8, 2)
-    if version != 3:
+    if version not in (3, 4):
         raise Corrupt("format version %d not supported" % version)
     flags = le(data, 10, 2)
     if flags & ~1:
@@ -530,7 +565,7 @@ def parse_file_header(data):
             raise Corrupt("header string too long")
         strings.append(bytes(data[pos:pos + ln]))
         pos += ln
-    return {"header_len": header_len, "flags": flags, "time_resolution_us": res or 1,
+    return {"header_len": header_len, "version": version, "flags": flags, "time_resolution_us": res or 1,
             "host": strings[0], "boot_id": strings[1], "kernel": strings[2], "event": strings[3]}
 
 
@@ -632,6 +667,7 @@ def read_file(path, out, err):
                 raise Corrupt("continues a chain (chain_pos %d) whose earlier chunks are missing or corrupt"
                               % h["chain_pos"])
             h["resolution_us"] = fh["time_resolution_us"]
+            h["version"] = fh["version"]
             samples = decode_payload(payload(data, pos, h), h, chain)
         except Corrupt as e:
             corrupt("chunk", pos, str(e))
@@ -641,10 +677,11 @@ def read_file(path, out, err):
         chain.next_pos = h["chain_pos"] + 1
         chain.end = end
         lines = []
-        for t_ns, cpu, tid_idx, period, node in samples:
+        for t_ns, cpu, tid_idx, period, node, cgroup in samples:
             pid, tid, comm = chain.threads[tid_idx]
-            lines.append("%d %d %d %d %d %s\t%s\n" % (t_ns, cpu, pid, tid, period, chain.comm_str(comm),
-                                                      chain.stack_str(node)))
+            lines.append("%d %d %d %d %d %s\t%s\t%s\n" % (t_ns, cpu, pid, tid, period, chain.comm_str(comm),
+                                                          chain.stack_str(node),
+                                                          "" if cgroup is None else chain.comm_str(cgroup)))
         out.write("".join(lines))
         pos = end
     return True

@@ -1,0 +1,210 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * A bundle's services and process attribution; see bundle-cgroups.h.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "basic/alloc-util.h"
+#include "basic/json-reader.h"
+#include "basic/macro.h"
+#include "bundle/bundle-cgroups.h"
+
+static const char *str(const JsonValue *c, const char *key) {
+        return json_string_value(json_object_get(c, key));
+}
+
+static uint64_t u64(const JsonValue *c, const char *key) {
+        uint64_t v = 0;
+        (void) json_u64_value(json_object_get(c, key), &v);
+        return v;
+}
+
+static const JsonValue *cgroups_of(const BundleManifest *m) {
+        const JsonValue *a = m ? json_object_get(m->json, "cgroups") : NULL;
+        return a && a->type == JSON_TYPE_ARRAY ? a : NULL;
+}
+
+const char *bundle_cgroup_name(const JsonValue *c, CgroupBy by, char *buf, size_t l) {
+        const char *path = str(c, "path");
+
+        switch (by) {
+        case CGROUP_BY_UNIT:
+                snprintf(buf, l, "%s", str(c, "unit") ?: path ? "[no-unit]" : "[unknown]");
+                break;
+        case CGROUP_BY_CONTAINER:
+                if (str(c, "container_name"))
+                        snprintf(buf, l, "%s", str(c, "container_name"));
+                else if (str(c, "container_id"))
+                        snprintf(buf, l, "%s-%.12s", str(c, "container_runtime") ?: "", str(c, "container_id"));
+                else
+                        snprintf(buf, l, "%s", path ? "[no-container]" : "[unknown]");
+                break;
+        case CGROUP_BY_POD:
+                if (str(c, "pod_name"))
+                        snprintf(buf, l, "%s/%s", str(c, "pod_namespace") ?: "?", str(c, "pod_name"));
+                else if (str(c, "pod_uid"))
+                        snprintf(buf, l, "pod-%s", str(c, "pod_uid"));
+                else
+                        snprintf(buf, l, "%s", path ? "[no-pod]" : "[unknown]");
+                break;
+        default:
+                snprintf(buf, l, "%s", path ?: "[unknown]");
+                break;
+        }
+        return buf;
+}
+
+/* The comm with the most slice samples of entry c, and that count. */
+static const char *top_comm(const JsonValue *c, uint64_t *ret) {
+        const JsonValue *comms = json_object_get(c, "comms");
+        const char *best = NULL;
+
+        *ret = 0;
+        for (size_t i = 0; i < json_length(comms); i++) {
+                uint64_t n = u64(json_array_get(comms, i), "samples");
+                if (n > *ret) {
+                        *ret = n;
+                        best = str(json_array_get(comms, i), "comm");
+                }
+        }
+        return best;
+}
+
+static int cmp_service(const void *a, const void *b) {
+        const Rise *x = a, *y = b;
+
+        if (x->slice != y->slice)
+                return x->slice > y->slice ? -1 : 1;
+        if (x->baseline != y->baseline)
+                return x->baseline > y->baseline ? -1 : 1;
+        return strcmp(x->name, y->name);
+}
+
+int bundle_services(const BundleManifest *m, CgroupBy by, size_t max_n, Rise **ret, size_t *ret_n) {
+        const JsonValue *a = cgroups_of(m);
+        Rise *r = NULL;
+        uint64_t *top = NULL; /* per service: samples of its top process so far */
+        size_t n = 0;
+        uint64_t slice = 0, baseline = 0;
+
+        *ret = NULL;
+        *ret_n = 0;
+        if (!a)
+                return -ENODATA;
+        r = new0(Rise, json_length(a));
+        top = new0(uint64_t, json_length(a));
+        if (!r || !top) {
+                free(r);
+                free(top);
+                return -ENOMEM;
+        }
+        for (size_t i = 0; i < json_length(a); i++) {
+                const JsonValue *c = json_array_get(a, i);
+                char name[BUNDLE_SERVICE_NAME_BYTES];
+                uint64_t cn;
+                const char *comm = top_comm(c, &cn);
+                size_t k;
+
+                bundle_cgroup_name(c, by, name, sizeof name);
+                for (k = 0; k < n && !streq(r[k].name, name); k++)
+                        ;
+                if (k == n) {
+                        r[n].name = strdup(name);
+                        if (!r[n].name) {
+                                rises_free(r, n);
+                                free(top);
+                                return -ENOMEM;
+                        }
+                        n++;
+                }
+                r[k].slice += u64(c, "samples");
+                r[k].baseline += u64(c, "baseline_samples");
+                if (comm && cn > top[k]) {
+                        top[k] = cn;
+                        free(r[k].top_function);
+                        r[k].top_function = strdup(comm);
+                }
+                slice += u64(c, "samples");
+                baseline += u64(c, "baseline_samples");
+        }
+        free(top);
+        for (size_t k = 0; k < n; k++) {
+                r[k].slice_share = slice > 0 ? (double) r[k].slice / (double) slice : 0;
+                r[k].baseline_share = baseline > 0 ? (double) r[k].baseline / (double) baseline : 0;
+                r[k].z = proportion_z(r[k].slice, slice, r[k].baseline, baseline);
+        }
+        qsort(r, n, sizeof(Rise), cmp_service);
+        for (; n > max_n; n--) {
+                free(r[n - 1].name);
+                free(r[n - 1].top_function);
+        }
+        *ret = r;
+        *ret_n = n;
+        return 0;
+}
+
+const JsonValue *bundle_process_cgroup(const BundleManifest *m, const char *comm, char *buf, size_t l) {
+        const JsonValue *a = cgroups_of(m), *best = NULL;
+        uint64_t best_n = 0;
+        char unit[BUNDLE_SERVICE_NAME_BYTES], ctr[BUNDLE_SERVICE_NAME_BYTES], pod[BUNDLE_SERVICE_NAME_BYTES];
+        size_t p = 0;
+
+        if (l > 0)
+                buf[0] = '\0';
+        for (size_t i = 0; comm && i < json_length(a); i++) {
+                const JsonValue *c = json_array_get(a, i), *comms = json_object_get(c, "comms");
+                for (size_t k = 0; k < json_length(comms); k++) {
+                        const JsonValue *e = json_array_get(comms, k);
+                        const char *n = str(e, "comm");
+                        if (n && streq(n, comm) && u64(e, "samples") > best_n) {
+                                best_n = u64(e, "samples");
+                                best = c;
+                        }
+                }
+        }
+        if (!best || l == 0)
+                return best;
+        if (str(best, "unit"))
+                p += (size_t) snprintf(buf + p, l - p, "unit %s", bundle_cgroup_name(best, CGROUP_BY_UNIT, unit, sizeof unit));
+        if (p < l && str(best, "container_id"))
+                p += (size_t) snprintf(buf + p, l - p, "%scontainer %s (%s)", p ? ", " : "",
+                                       bundle_cgroup_name(best, CGROUP_BY_CONTAINER, ctr, sizeof ctr),
+                                       str(best, "container_runtime") ?: "?");
+        if (p < l && str(best, "pod_uid"))
+                (void) snprintf(buf + p, l - p, "%spod %s", p ? ", " : "",
+                                bundle_cgroup_name(best, CGROUP_BY_POD, pod, sizeof pod));
+        return best;
+}
+
+bool bundle_cgroups_field(const char *field) {
+        return streq(field, "unit") || streq(field, "container") || streq(field, "pod") || streq(field, "cgroup");
+}
+
+bool bundle_cgroups_match(const BundleManifest *m, const char *field, const char *value) {
+        const JsonValue *a = cgroups_of(m);
+        char name[BUNDLE_SERVICE_NAME_BYTES];
+
+        for (size_t i = 0; i < json_length(a); i++) {
+                const JsonValue *c = json_array_get(a, i);
+                const char *v;
+
+                if (u64(c, "samples") == 0)
+                        continue;
+                if (streq(field, "unit") && (v = str(c, "unit")) && streq(v, value))
+                        return true;
+                if (streq(field, "cgroup") && (v = str(c, "path")) && streq(v, value))
+                        return true;
+                if (streq(field, "container") && str(c, "container_id") &&
+                    (streq(bundle_cgroup_name(c, CGROUP_BY_CONTAINER, name, sizeof name), value) ||
+                     (strlen(value) >= 4 && strneq(str(c, "container_id"), value, strlen(value)))))
+                        return true;
+                if (streq(field, "pod") && str(c, "pod_uid") &&
+                    (streq(bundle_cgroup_name(c, CGROUP_BY_POD, name, sizeof name), value) ||
+                     streq(str(c, "pod_uid"), value) || ((v = str(c, "pod_name")) && streq(v, value))))
+                        return true;
+        }
+        return false;
+}

@@ -1,0 +1,44 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * A bundle's attribution, read from its manifest's "cgroups" list (written by the daemon with
+ * the counts of the slice and the baseline per cgroup, the names derived from each path and those
+ * the host's container runtimes and kubelet gave): the services (units, containers, pods) ranked
+ * by their share of the slice against the baseline, which service a process ran in, and the
+ * unit=, container=, pod= and cgroup= filters of `tprof-bundle ls`. Bundles without the list
+ * (written before it existed) have no services and match none of those filters.
+ */
+#pragma once
+
+#include <errno.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "bundle/bundle-analyze.h"
+#include "bundle/bundle-read.h"
+#include "profile/profile-cgroup.h"
+
+#define BUNDLE_SERVICE_NAME_BYTES 320U
+
+/* The name of one manifest cgroup entry as a unit, container or pod: a container by its name where
+ * the runtime had one, else "<runtime>-<id12>"; a pod as "namespace/name" where the kubelet had
+ * them, else "pod-<uid>"; "[no-unit]" and the like where there is none. Returns buf. */
+const char *bundle_cgroup_name(const JsonValue *cgroup, CgroupBy by, char *buf, size_t l);
+
+/*
+ * The services of the slice by their share of it, largest first, at most max_n: each a Rise with
+ * its name, counts, shares and z against the baseline, and as top_function the process that had
+ * most of its samples. -ENODATA when the manifest lists no cgroups.
+ */
+int bundle_services(const BundleManifest *m, CgroupBy by, size_t max_n, Rise **ret, size_t *ret_n);
+
+/*
+ * Where process comm ran in the slice: the cgroup entry with the most of its samples (NULL if
+ * none), and a short text naming its unit, container and pod ("unit kubelet.service", "container
+ * web (docker), pod default/web-1") into buf ("" if nothing is known).
+ */
+const JsonValue *bundle_process_cgroup(const BundleManifest *m, const char *comm, char *buf, size_t l);
+
+/* For `ls`: whether field is one of unit, container, pod, cgroup, and whether a cgroup of the
+ * slice has that value. */
+bool bundle_cgroups_field(const char *field);
+bool bundle_cgroups_match(const BundleManifest *m, const char *field, const char *value);

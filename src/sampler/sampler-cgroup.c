@@ -1,0 +1,372 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * Cgroup ids and processes to cgroup paths; see sampler-cgroup.h. A cgroup's id as perf reports
+ * it (cgroup_id(), the kernfs node id) is the inode number of its directory on 64-bit kernels, so
+ * fstatat() on the hierarchy's mount both builds the map and checks what a record claims.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "basic/alloc-util.h"
+#include "basic/cleanup.h"
+#include "basic/fileio.h"
+#include "basic/hashmap.h"
+#include "basic/macro.h"
+#include "sampler/sampler-cgroup.h"
+
+#define CGROUP_PROC_FILE_BYTES_MAX (64U * 1024U)
+#define MOUNTINFO_BYTES_MAX (4U * 1024U * 1024U)
+
+struct CgroupMap {
+        int mount_fd;
+        bool v2;
+        Hashmap *paths; /* path -> index + 1 */
+        char **list;
+        size_t n, allocated;
+        Hashmap *ids;   /* id -> index + 1; 0: asked and not found */
+        Hashmap *pids;  /* pid -> index + 1; 0: read again */
+        CgroupMapStats stats;
+};
+
+CgroupMap *cgroup_map_free(CgroupMap *m) {
+        if (!m)
+                return NULL;
+        safe_close(m->mount_fd);
+        hashmap_free(m->paths);
+        hashmap_free(m->ids);
+        hashmap_free(m->pids);
+        for (size_t i = 0; i < m->n; i++)
+                free(m->list[i]);
+        free(m->list);
+        return mfree(m);
+}
+
+int cgroup_map_new(const char *mount, bool v2, CgroupMap **ret) {
+        _cleanup_(cgroup_map_freep) CgroupMap *m = new0(CgroupMap, 1);
+
+        if (!m)
+                return -ENOMEM;
+        m->mount_fd = -EBADF;
+        m->v2 = v2;
+        m->paths = hashmap_new();
+        m->ids = hashmap_new();
+        m->pids = hashmap_new();
+        if (!m->paths || !m->ids || !m->pids)
+                return -ENOMEM;
+        if (mount) {
+                m->mount_fd = open(mount, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+                if (m->mount_fd < 0)
+                        return -errno;
+        }
+        *ret = TAKE_PTR(m);
+        return 0;
+}
+
+/* Undoes mountinfo's octal escapes (\040 for a blank) in place. */
+static void unescape_octal(char *s) {
+        char *w = s;
+
+        for (char *p = s; *p; p++) {
+                if (p[0] == '\\' && p[1] >= '0' && p[1] <= '3' && p[2] >= '0' && p[2] <= '7' && p[3] >= '0' &&
+                    p[3] <= '7') {
+                        *w++ = (char) ((p[1] - '0') * 64 + (p[2] - '0') * 8 + (p[3] - '0'));
+                        p += 3;
+                } else
+                        *w++ = *p;
+        }
+        *w = '\0';
+}
+
+static bool has_option(const char *opts, const char *name) {
+        size_t l = strlen(name);
+
+        for (const char *p = opts; p && *p; p = strchr(p, ',') ? strchr(p, ',') + 1 : NULL)
+                if (strncmp(p, name, l) == 0 && (p[l] == ',' || p[l] == '\0' || p[l] == '\n'))
+                        return true;
+        return false;
+}
+
+int cgroup_hierarchy_find(const char *mountinfo, char **ret_mount, bool *ret_v2) {
+        _cleanup_free_ char *data = NULL, *v1 = NULL, *v2 = NULL;
+        char *line, *save = NULL;
+        int r;
+
+        r = read_full_file(mountinfo, MOUNTINFO_BYTES_MAX, &data, NULL);
+        if (r < 0)
+                return r;
+        for (line = strtok_r(data, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+                char *f[6] = {}, *dash, *fstype, *super, *s2 = NULL;
+                size_t n = 0;
+
+                dash = strstr(line, " - ");
+                if (!dash)
+                        continue;
+                *dash = '\0';
+                for (char *t = strtok_r(line, " ", &s2); t && n < ELEMENTSOF(f); t = strtok_r(NULL, " ", &s2))
+                        f[n++] = t;
+                if (n < 5 || !streq(f[3], "/")) /* a bind mount of a sub-cgroup is no root to walk */
+                        continue;
+                s2 = NULL;
+                fstype = strtok_r(dash + 3, " ", &s2);
+                (void) strtok_r(NULL, " ", &s2); /* source */
+                super = strtok_r(NULL, " ", &s2);
+                if (!fstype)
+                        continue;
+                if (streq(fstype, "cgroup2") && !v2) {
+                        v2 = strdup(f[4]);
+                        if (!v2)
+                                return -ENOMEM;
+                } else if (streq(fstype, "cgroup") && super && has_option(super, "perf_event") && !v1) {
+                        v1 = strdup(f[4]);
+                        if (!v1)
+                                return -ENOMEM;
+                }
+        }
+        if (!v1 && !v2)
+                return -ENOENT;
+        *ret_v2 = !v1;
+        *ret_mount = v1 ? TAKE_PTR(v1) : TAKE_PTR(v2);
+        unescape_octal(*ret_mount);
+        return 0;
+}
+
+int cgroup_proc_parse(const char *text, bool v2, char **ret_path) {
+        const char *best = NULL, *systemd = NULL;
+        size_t best_len = 0, systemd_len = 0;
+
+        for (const char *p = text; p && *p;) {
+                const char *eol = strchrnul(p, '\n'), *c1 = memchr(p, ':', (size_t) (eol - p)), *c2;
+
+                c2 = c1 ? memchr(c1 + 1, ':', (size_t) (eol - c1 - 1)) : NULL;
+                if (c2 && c2[1] == '/') {
+                        const char *ctl = c1 + 1;
+                        size_t ctl_len = (size_t) (c2 - ctl);
+                        bool perf = false;
+
+                        for (const char *q = ctl; q < c2;) {
+                                const char *e = memchr(q, ',', (size_t) (c2 - q)) ?: c2;
+                                if ((size_t) (e - q) == strlen("perf_event") && memcmp(q, "perf_event", (size_t) (e - q)) == 0)
+                                        perf = true;
+                                q = e + 1;
+                        }
+                        if (v2 && ctl_len == 0 && c1 - p == 1 && p[0] == '0') {
+                                best = c2 + 1;
+                                best_len = (size_t) (eol - best);
+                        } else if (!v2 && perf) {
+                                best = c2 + 1;
+                                best_len = (size_t) (eol - best);
+                        } else if (!v2 && ctl_len == strlen("name=systemd") && memcmp(ctl, "name=systemd", ctl_len) == 0) {
+                                systemd = c2 + 1;
+                                systemd_len = (size_t) (eol - systemd);
+                        }
+                }
+                p = *eol ? eol + 1 : eol;
+        }
+        if (!best) {
+                best = systemd;
+                best_len = systemd_len;
+        }
+        if (!best || best_len == 0 || best_len >= CGROUP_PATH_BYTES_MAX)
+                return -ENOENT;
+        *ret_path = strndup(best, best_len);
+        return *ret_path ? 0 : -ENOMEM;
+}
+
+/* Interns path; returns its index + 1, or 0 when the table is full. -ENOMEM. */
+static int intern(CgroupMap *m, const char *path, uint64_t *ret) {
+        size_t l = strnlen(path, CGROUP_PATH_BYTES_MAX);
+        uint64_t v;
+
+        if (hashmap_get(m->paths, path, l, &v)) {
+                *ret = v;
+                return 0;
+        }
+        if (m->n >= CGROUP_MAP_PATHS_MAX) {
+                *ret = 0;
+                return 0;
+        }
+        if (!GREEDY_REALLOC(m->list, m->allocated, m->n + 1))
+                return -ENOMEM;
+        m->list[m->n] = strndup(path, l);
+        if (!m->list[m->n])
+                return -ENOMEM;
+        if (hashmap_put(m->paths, path, l, m->n + 1) < 0) {
+                free(m->list[m->n]);
+                return -ENOMEM;
+        }
+        m->n++;
+        m->stats.paths = m->n;
+        *ret = m->n;
+        return 0;
+}
+
+static int put_id(CgroupMap *m, uint64_t id, const char *path) {
+        uint64_t v;
+        int r;
+
+        r = intern(m, path, &v);
+        if (r < 0)
+                return r;
+        if (v == 0)
+                return 0;
+        return hashmap_put(m->ids, &id, sizeof id, v);
+}
+
+/* The inode of path (relative to the hierarchy root, "/" for the root) in our hierarchy. */
+static int id_of(CgroupMap *m, const char *path, uint64_t *ret) {
+        struct stat st;
+
+        if (m->mount_fd < 0)
+                return -ENOENT;
+        while (*path == '/')
+                path++;
+        if (fstatat(m->mount_fd, *path ? path : ".", &st, AT_SYMLINK_NOFOLLOW) < 0)
+                return -errno;
+        if (!S_ISDIR(st.st_mode))
+                return -ENOTDIR;
+        *ret = (uint64_t) st.st_ino;
+        return 0;
+}
+
+static int walk(CgroupMap *m, int dir_fd, char *path, size_t len, unsigned depth) {
+        _cleanup_(closedirp) DIR *d = NULL;
+        struct dirent *de;
+        struct stat st;
+        int r;
+
+        if (fstat(dir_fd, &st) < 0)
+                return -errno;
+        r = put_id(m, st.st_ino, len == 0 ? "/" : path);
+        if (r < 0)
+                return r;
+        if (depth >= CGROUP_MAP_DEPTH_MAX || m->n >= CGROUP_MAP_PATHS_MAX)
+                return 0;
+        r = opendir_at(dir_fd, ".", O_NOFOLLOW, &d);
+        if (r < 0)
+                return r;
+        while ((de = readdir(d))) {
+                size_t l = strlen(de->d_name);
+                int fd;
+
+                if (de->d_type != DT_DIR || streq(de->d_name, ".") || streq(de->d_name, ".."))
+                        continue;
+                if (len + 1 + l >= CGROUP_PATH_BYTES_MAX)
+                        continue;
+                fd = openat(dirfd(d), de->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+                if (fd < 0)
+                        continue; /* removed meanwhile */
+                path[len] = '/';
+                memcpy(path + len + 1, de->d_name, l + 1);
+                r = walk(m, fd, path, len + 1 + l, depth + 1);
+                safe_close(fd);
+                path[len] = '\0';
+                if (r < 0 && r != -ENOENT)
+                        return r;
+        }
+        return 0;
+}
+
+int cgroup_map_scan(CgroupMap *m) {
+        _cleanup_free_ char *path = NULL;
+        int fd, r;
+
+        if (m->mount_fd < 0)
+                return 0;
+        path = malloc(CGROUP_PATH_BYTES_MAX);
+        if (!path)
+                return -ENOMEM;
+        path[0] = '\0';
+        fd = openat(m->mount_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (fd < 0)
+                return -errno;
+        r = walk(m, fd, path, 0, 0);
+        safe_close(fd);
+        return r;
+}
+
+int cgroup_map_record(CgroupMap *m, uint64_t id, const char *path) {
+        uint64_t real;
+        int r;
+
+        m->stats.records++;
+        if (id_of(m, path, &real) < 0 || real != id) {
+                m->stats.records_foreign++;
+                return 0;
+        }
+        r = put_id(m, id, path);
+        return r < 0 ? r : 1;
+}
+
+static const char *path_of(const CgroupMap *m, uint64_t v) {
+        return v > 0 && v <= m->n ? m->list[v - 1] : NULL;
+}
+
+static int read_proc_cgroup(CgroupMap *m, const char *proc_root, uint32_t pid, char **ret) {
+        _cleanup_free_ char *data = NULL;
+        char fn[64];
+        int r;
+
+        m->stats.lookups_proc++;
+        snprintf(fn, sizeof fn, "%s/%" PRIu32 "/cgroup", proc_root, pid);
+        r = read_full_file(fn, CGROUP_PROC_FILE_BYTES_MAX, &data, NULL);
+        if (r < 0)
+                return r;
+        return cgroup_proc_parse(data, m->v2, ret);
+}
+
+const char *cgroup_map_by_id(CgroupMap *m, uint64_t id, uint32_t pid) {
+        _cleanup_free_ char *path = NULL;
+        uint64_t v, real;
+
+        if (hashmap_get(m->ids, &id, sizeof id, &v)) {
+                if (v == 0)
+                        m->stats.unknown++;
+                return path_of(m, v);
+        }
+        /* Once per id: remember a failure too, so an unknown id costs no more reads. */
+        v = 0;
+        if (pid != 0 && read_proc_cgroup(m, "/proc", pid, &path) >= 0 && id_of(m, path, &real) >= 0 && real == id)
+                (void) intern(m, path, &v);
+        if (hashmap_put(m->ids, &id, sizeof id, v) < 0 || v == 0)
+                m->stats.unknown++;
+        return path_of(m, v);
+}
+
+const char *cgroup_map_by_pid(CgroupMap *m, const char *proc_root, uint32_t pid) {
+        _cleanup_free_ char *path = NULL;
+        uint64_t v = 0;
+
+        if (pid == 0)
+                return "/";
+        if (hashmap_get(m->pids, &pid, sizeof pid, &v) && v != 0) {
+                if (v == UINT64_MAX)
+                        m->stats.unknown++;
+                return path_of(m, v);
+        }
+        if (read_proc_cgroup(m, proc_root, pid, &path) >= 0)
+                (void) intern(m, path, &v);
+        if (v == 0)
+                v = UINT64_MAX; /* gone or unreadable: not asked again until it execs */
+        (void) hashmap_put(m->pids, &pid, sizeof pid, v);
+        if (v == UINT64_MAX)
+                m->stats.unknown++;
+        return path_of(m, v);
+}
+
+void cgroup_map_forget_pid(CgroupMap *m, uint32_t pid) {
+        uint64_t v;
+
+        if (hashmap_get(m->pids, &pid, sizeof pid, &v) && v != 0)
+                (void) hashmap_put(m->pids, &pid, sizeof pid, 0);
+}
+
+void cgroup_map_get_stats(const CgroupMap *m, CgroupMapStats *ret) {
+        *ret = m->stats;
+}

@@ -1,0 +1,69 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * Which cgroup a sample ran in, as a path relative to the cgroup hierarchy perf reports ids of
+ * ("/system.slice/kubelet.service"). Two sources:
+ *
+ *  - perf: with PERF_SAMPLE_CGROUP each sample carries the id of its task's cgroup in the
+ *    hierarchy the perf_event controller is attached to (cgroup v2, or a v1 hierarchy mounted with
+ *    perf_event), which is the inode number of that cgroup's directory. The map from id to path
+ *    is built by walking the hierarchy once at start and kept current from PERF_RECORD_CGROUP
+ *    records (attr.cgroup). The kernel writes those records for cgroups created in every
+ *    hierarchy, and ids are only unique within one, so a record is believed only when the path
+ *    exists in ours with that inode. An id still unknown when a sample names it (a cgroup made and
+ *    left before its record was read) is looked up once in /proc/PID/cgroup, checked the same way.
+ *  - proc, where the kernel has no PERF_SAMPLE_CGROUP (before 5.7): the process's line of
+ *    /proc/PID/cgroup, read when the process is first sampled and again after it execs. A process
+ *    that moves to another cgroup without exec keeps the cgroup it was first seen in.
+ *
+ * Paths are interned once and live until cgroup_map_free(); everything is bounded
+ * (CGROUP_MAP_PATHS_MAX paths, CGROUP_MAP_DEPTH_MAX levels walked).
+ */
+#pragma once
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#define CGROUP_MAP_PATHS_MAX 65536U
+#define CGROUP_MAP_DEPTH_MAX 32U
+#define CGROUP_PATH_BYTES_MAX 4096U
+
+typedef struct CgroupMap CgroupMap;
+
+typedef struct CgroupMapStats {
+        uint64_t paths, records, records_foreign, lookups_proc, unknown;
+} CgroupMapStats;
+
+/*
+ * Finds where the hierarchy perf reports cgroup ids of is mounted, from a mountinfo file
+ * ("/proc/self/mountinfo"): a cgroup v1 mount carrying the perf_event controller if there is one,
+ * else the cgroup2 mount (at /sys/fs/cgroup on a pure v2 host, /sys/fs/cgroup/unified on a hybrid
+ * one). -ENOENT if neither is mounted. ret_v2 says which it was.
+ */
+int cgroup_hierarchy_find(const char *mountinfo, char **ret_mount, bool *ret_v2);
+
+/*
+ * The path of pid's cgroup in a /proc/PID/cgroup text: the "0::" line (v2), or with v2 false the
+ * line of the v1 hierarchy carrying perf_event, else name=systemd. -ENOENT if there is none.
+ */
+int cgroup_proc_parse(const char *text, bool v2, char **ret_path);
+
+/* mount: the hierarchy's mount point (NULL: none, every lookup is unknown). */
+int cgroup_map_new(const char *mount, bool v2, CgroupMap **ret);
+CgroupMap *cgroup_map_free(CgroupMap *m);
+
+/* Walks the hierarchy and records every cgroup's id and path. */
+int cgroup_map_scan(CgroupMap *m);
+/* A PERF_RECORD_CGROUP: believed if the path is ours with that id. Returns 1 if taken. */
+int cgroup_map_record(CgroupMap *m, uint64_t id, const char *path);
+/* The path of a perf cgroup id; pid (from the sample) is asked when the id is not known yet.
+ * NULL if it cannot be told. */
+const char *cgroup_map_by_id(CgroupMap *m, uint64_t id, uint32_t pid);
+/* The proc source: the cgroup of process pid, read once per process (proc_root: "/proc"). */
+const char *cgroup_map_by_pid(CgroupMap *m, const char *proc_root, uint32_t pid);
+/* Process pid exec'd (or exited): read its cgroup again next time. */
+void cgroup_map_forget_pid(CgroupMap *m, uint32_t pid);
+
+void cgroup_map_get_stats(const CgroupMap *m, CgroupMapStats *ret);
+
+#include "basic/cleanup.h"
+DEFINE_TRIVIAL_CLEANUP_FUNC(CgroupMap *, cgroup_map_free);

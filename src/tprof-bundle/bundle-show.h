@@ -1,0 +1,77 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * What tprof-bundle show loads from a bundle, shared by its text output (bundle-show.c) and its
+ * JSON output (bundle-show-json.c), so both show the same content.
+ */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "bundle/bundle-analyze.h"
+#include "bundle/bundle-cgroups.h"
+#include "bundle/bundle-read.h"
+
+#define LOG_CONTEXT_LINES 10
+#define LOG_LINES_MAX 200000u
+#define LOG_LINE_BYTES_MAX (64u * 1024u)
+#define TOP_STACKS 5
+#define TOP_FUNCTIONS 8
+#define TOP_RISES 5
+#define STACK_FRAMES_SHOWN 5
+#define HEATMAP_ROWS_MAX 16
+#define TOP_SERVICES 5
+
+typedef struct LogLine {
+        uint64_t realtime_usec, perf_ns;
+        bool has_realtime, has_perf;
+        char *source;
+        int64_t priority;
+        char *message;
+        size_t message_len;
+        bool trigger;
+        char *who; /* journal entries: "unit comm[pid]", each part when known; else NULL */
+} LogLine;
+
+typedef struct Show {
+        const BundleEntry *entry;
+        const BundleManifest *m;
+        bool color, utf8;
+        unsigned columns; /* 0: not cut */
+
+        LogLine *log;
+        size_t n_log, log_allocated, log_skipped;
+        size_t log_first, log_end, trigger; /* shown range [first, end) and the trigger's index */
+        int log_error;
+        bool log_from_text; /* log.jsonl missing: the lines of log.txt, as written */
+
+        Activity activity;
+        int activity_error;
+        unsigned n_seconds, event_second;
+        bool has_event_second;
+
+        Folded slice, baseline;
+        int slice_error, baseline_error;
+        FunctionStat *functions;
+        size_t n_functions;
+        Rise *proc_rises, *func_rises;
+        size_t n_proc_rises, n_func_rises;
+
+        bool has_cpu;
+        unsigned cpu;
+        Folded cpu_slice, cpu_baseline;
+        int cpu_error;
+        Rise *cpu_rises;
+        size_t n_cpu_rises;
+
+        /* by unit, container and pod (CgroupBy - 1), from the manifest's cgroups */
+        Rise *services[3];
+        size_t n_services[3];
+        bool has_services;
+} Show;
+
+/* s->entry->path + "/" + name; NULL on OOM. */
+char *show_bundle_file(const Show *s, const char *name);
+/* Prints the bundle as one JSON document (pretty: indented). */
+int show_print_json(const Show *s, bool pretty);

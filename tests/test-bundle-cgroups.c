@@ -1,0 +1,120 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * A bundle's attribution from its manifest's cgroups: services ranked by their share of the
+ * slice, the unit, container and pod a process ran in, and the ls filters; a manifest without the
+ * list has none of it.
+ */
+#include <string.h>
+
+#include "bundle/bundle-cgroups.h"
+#include "tests.h"
+
+static const char manifest_text[] =
+        "{\"format\":1,\"slice\":{\"samples\":100},\"baseline\":{\"samples\":1000},\"cgroups\":["
+        "{\"path\":\"/system.slice/kubelet.service\",\"samples\":50,\"baseline_samples\":100,"
+        " \"unit\":\"kubelet.service\",\"comms\":[{\"comm\":\"kubelet\",\"samples\":45},{\"comm\":\"sh\",\"samples\":5}]},"
+        "{\"path\":\"/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-podu.slice/cri-containerd-c.scope\","
+        " \"samples\":30,\"baseline_samples\":300,\"unit\":\"cri-containerd-c.scope\",\"container_runtime\":\"containerd\","
+        " \"container_id\":\"0123456789abcdef\",\"container_name\":\"web\",\"pod_uid\":\"8f3c\",\"pod_qos\":\"burstable\","
+        " \"pod_namespace\":\"shop\",\"pod_name\":\"web-1\",\"comms\":[{\"comm\":\"java\",\"samples\":30}]},"
+        "{\"path\":\"/system.slice/docker-d.scope\",\"samples\":15,\"baseline_samples\":550,\"unit\":\"docker-d.scope\","
+        " \"container_runtime\":\"docker\",\"container_id\":\"fedcba9876543210\",\"comms\":[{\"comm\":\"java\",\"samples\":10}]},"
+        "{\"path\":\"/\",\"samples\":5,\"baseline_samples\":50,\"comms\":[{\"comm\":\"swapper\",\"samples\":5}]}"
+        "]}";
+
+static BundleManifest *load(void) {
+        BundleManifest *m = NULL;
+        assert_int_equal(bundle_manifest_parse(manifest_text, strlen(manifest_text), &m, NULL), 0);
+        return m;
+}
+
+static void test_services_by_share(void **state) {
+        BundleManifest *m = load();
+        Rise *r;
+        size_t n;
+
+        assert_int_equal(bundle_services(m, CGROUP_BY_UNIT, 10, &r, &n), 0);
+        assert_int_equal(n, 4);
+        assert_string_equal(r[0].name, "kubelet.service");
+        assert_int_equal(r[0].slice, 50);
+        assert_true(r[0].slice_share > 0.49 && r[0].slice_share < 0.51);
+        assert_true(r[0].baseline_share > 0.09 && r[0].baseline_share < 0.11);
+        assert_true(r[0].z > 3);
+        assert_string_equal(r[0].top_function, "kubelet");
+        assert_string_equal(r[3].name, "[no-unit]");
+        rises_free(r, n);
+
+        /* cut to the largest; containers by name where the runtime had one */
+        assert_int_equal(bundle_services(m, CGROUP_BY_CONTAINER, 2, &r, &n), 0);
+        assert_int_equal(n, 2);
+        assert_string_equal(r[0].name, "[no-container]");
+        assert_int_equal(r[0].slice, 55);
+        assert_string_equal(r[1].name, "web");
+        rises_free(r, n);
+
+        assert_int_equal(bundle_services(m, CGROUP_BY_POD, 10, &r, &n), 0);
+        assert_int_equal(n, 2);
+        assert_string_equal(r[1].name, "shop/web-1");
+        rises_free(r, n);
+        bundle_manifest_free(m);
+}
+
+static void test_process_cgroup(void **state) {
+        BundleManifest *m = load();
+        char buf[512];
+
+        /* java ran in two containers: the one with most of its samples */
+        assert_non_null(bundle_process_cgroup(m, "java", buf, sizeof buf));
+        assert_string_equal(buf, "unit cri-containerd-c.scope, container web (containerd), pod shop/web-1");
+        assert_non_null(bundle_process_cgroup(m, "kubelet", buf, sizeof buf));
+        assert_string_equal(buf, "unit kubelet.service");
+        assert_non_null(bundle_process_cgroup(m, "swapper", buf, sizeof buf));
+        assert_string_equal(buf, "");
+        assert_null(bundle_process_cgroup(m, "nginx", buf, sizeof buf));
+        bundle_manifest_free(m);
+}
+
+static void test_filters(void **state) {
+        static const struct {
+                const char *field, *value;
+                bool match;
+        } cases[] = {
+                { "unit", "kubelet.service", true },
+                { "unit", "kubelet", false },
+                { "container", "web", true },
+                { "container", "docker-fedcba987654", true },
+                { "container", "fedcba98", true },
+                { "container", "fed", false }, /* too short a prefix */
+                { "pod", "shop/web-1", true },
+                { "pod", "web-1", true },
+                { "pod", "8f3c", true },
+                { "pod", "shop", false },
+                { "cgroup", "/system.slice/docker-d.scope", true },
+                { "cgroup", "/system.slice", false },
+        };
+        BundleManifest *m = load(), *old = NULL;
+        Rise *r;
+        size_t n;
+
+        for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
+                print_message("%s=%s\n", cases[i].field, cases[i].value);
+                assert_true(bundle_cgroups_field(cases[i].field));
+                assert_int_equal(bundle_cgroups_match(m, cases[i].field, cases[i].value), cases[i].match);
+        }
+        assert_false(bundle_cgroups_field("status"));
+
+        assert_int_equal(bundle_manifest_parse("{\"format\":1}", 12, &old, NULL), 0);
+        assert_false(bundle_cgroups_match(old, "unit", "kubelet.service"));
+        assert_int_equal(bundle_services(old, CGROUP_BY_UNIT, 5, &r, &n), -ENODATA);
+        bundle_manifest_free(old);
+        bundle_manifest_free(m);
+}
+
+int main(void) {
+        const struct CMUnitTest tests[] = {
+                cmocka_unit_test(test_services_by_share),
+                cmocka_unit_test(test_process_cgroup),
+                cmocka_unit_test(test_filters),
+        };
+        return cmocka_run_group_tests(tests, NULL, NULL);
+}

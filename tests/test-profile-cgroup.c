@@ -1,0 +1,111 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * Cgroup paths as systemd, Docker, containerd, CRI-O, podman and the kubelet (both cgroup drivers)
+ * name them, and what profile-cgroup.h derives from each.
+ */
+#include <string.h>
+
+#include "profile/profile-cgroup.h"
+#include "tests.h"
+
+#define ID "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
+#define UID "8f3c2a10-5b7e-4d2a-9c11-0e6f4b3a2d19"
+#define UID_ "8f3c2a10_5b7e_4d2a_9c11_0e6f4b3a2d19"
+
+static void test_names_table(void **state) {
+        static const struct {
+                const char *path, *unit;
+                CgroupRuntime runtime;
+                const char *container, *pod;
+                KubeQos qos;
+        } cases[] = {
+                { "/", "", CGROUP_RUNTIME_NONE, "", "", KUBE_QOS_NONE },
+                { "", "", CGROUP_RUNTIME_NONE, "", "", KUBE_QOS_NONE },
+                { "/system.slice/kubelet.service", "kubelet.service", CGROUP_RUNTIME_NONE, "", "", KUBE_QOS_NONE },
+                { "/user.slice/user-1000.slice/user@1000.service/app.slice/foo.service", "user@1000.service",
+                  CGROUP_RUNTIME_NONE, "", "", KUBE_QOS_NONE },
+                { "/user.slice/user-1000.slice/session-3.scope", "session-3.scope", CGROUP_RUNTIME_NONE, "", "",
+                  KUBE_QOS_NONE },
+                { "/system.slice/docker-" ID ".scope", "docker-" ID ".scope", CGROUP_RUNTIME_DOCKER, ID, "",
+                  KUBE_QOS_NONE },
+                { "/docker/" ID, "", CGROUP_RUNTIME_DOCKER, ID, "", KUBE_QOS_NONE },
+                { "/system.slice/containerd.service", "containerd.service", CGROUP_RUNTIME_NONE, "", "",
+                  KUBE_QOS_NONE },
+                { "/machine.slice/libpod-" ID ".scope", "libpod-" ID ".scope", CGROUP_RUNTIME_PODMAN, ID, "",
+                  KUBE_QOS_NONE },
+                { "/machine.slice/libpod-conmon-" ID ".scope", "libpod-conmon-" ID ".scope", CGROUP_RUNTIME_NONE,
+                  "", "", KUBE_QOS_NONE },
+                { "/libpod_parent/libpod-" ID, "", CGROUP_RUNTIME_PODMAN, ID, "", KUBE_QOS_NONE },
+                { "/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod" UID_
+                  ".slice/cri-containerd-" ID ".scope",
+                  "cri-containerd-" ID ".scope", CGROUP_RUNTIME_CONTAINERD, ID, UID, KUBE_QOS_BURSTABLE },
+                { "/kubepods.slice/kubepods-besteffort.slice/kubepods-besteffort-pod" UID_ ".slice/crio-" ID
+                  ".scope",
+                  "crio-" ID ".scope", CGROUP_RUNTIME_CRIO, ID, UID, KUBE_QOS_BESTEFFORT },
+                { "/kubepods.slice/kubepods-pod" UID_ ".slice/docker-" ID ".scope", "docker-" ID ".scope",
+                  CGROUP_RUNTIME_DOCKER, ID, UID, KUBE_QOS_GUARANTEED },
+                { "/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod" UID_ ".slice",
+                  "", CGROUP_RUNTIME_NONE, "", UID, KUBE_QOS_BURSTABLE },
+                { "/kubepods/burstable/pod" UID "/" ID, "", CGROUP_RUNTIME_CRI, ID, UID, KUBE_QOS_BURSTABLE },
+                { "/kubepods/besteffort/pod" UID "/" ID, "", CGROUP_RUNTIME_CRI, ID, UID, KUBE_QOS_BESTEFFORT },
+                { "/kubepods/pod" UID "/" ID, "", CGROUP_RUNTIME_CRI, ID, UID, KUBE_QOS_GUARANTEED },
+                /* not a pod outside kubepods, not a container without a known parent */
+                { "/pod" UID "/" ID, "", CGROUP_RUNTIME_NONE, "", "", KUBE_QOS_NONE },
+                { "/system.slice/docker-abc.scope", "docker-abc.scope", CGROUP_RUNTIME_NONE, "", "",
+                  KUBE_QOS_NONE },
+                { "//system.slice//x.service/", "x.service", CGROUP_RUNTIME_NONE, "", "", KUBE_QOS_NONE },
+        };
+
+        for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
+                CgroupNames n;
+
+                cgroup_names_parse(cases[i].path, &n);
+                print_message("%s\n", cases[i].path);
+                assert_string_equal(n.unit, cases[i].unit);
+                assert_int_equal(n.runtime, cases[i].runtime);
+                assert_string_equal(n.container_id, cases[i].container);
+                assert_string_equal(n.pod_uid, cases[i].pod);
+                assert_int_equal(n.qos, cases[i].qos);
+        }
+}
+
+static void test_group_name_table(void **state) {
+        static const struct {
+                const char *path;
+                CgroupBy by;
+                const char *name;
+        } cases[] = {
+                { "/system.slice/kubelet.service", CGROUP_BY_UNIT, "kubelet.service" },
+                { "/system.slice/kubelet.service", CGROUP_BY_CONTAINER, "[no-container]" },
+                { "/system.slice/kubelet.service", CGROUP_BY_POD, "[no-pod]" },
+                { "/", CGROUP_BY_UNIT, "[no-unit]" },
+                { NULL, CGROUP_BY_UNIT, "[unknown]" },
+                { "", CGROUP_BY_POD, "[unknown]" },
+                { "/docker/" ID, CGROUP_BY_CONTAINER, "docker-0123456789ab" },
+                { "/kubepods/burstable/pod" UID "/" ID, CGROUP_BY_POD, "pod-" UID },
+                { "/kubepods/burstable/pod" UID "/" ID, CGROUP_BY_CONTAINER, "cri-0123456789ab" },
+                { "/a/b", CGROUP_BY_PROCESS, "/a/b" },
+        };
+        char buf[256];
+
+        for (size_t i = 0; i < ELEMENTSOF(cases); i++)
+                assert_string_equal(cgroup_group_name(cases[i].path, cases[i].by, buf, sizeof buf), cases[i].name);
+}
+
+static void test_by_strings(void **state) {
+        for (CgroupBy b = 0; b < _CGROUP_BY_MAX; b++)
+                assert_int_equal(cgroup_by_from_string(cgroup_by_to_string(b)), b);
+        assert_int_equal(cgroup_by_from_string("units"), _CGROUP_BY_INVALID);
+        assert_int_equal(cgroup_by_from_string(NULL), _CGROUP_BY_INVALID);
+        assert_string_equal(cgroup_runtime_to_string(CGROUP_RUNTIME_CRIO), "cri-o");
+        assert_string_equal(kube_qos_to_string(KUBE_QOS_BESTEFFORT), "besteffort");
+}
+
+int main(void) {
+        const struct CMUnitTest tests[] = {
+                cmocka_unit_test(test_names_table),
+                cmocka_unit_test(test_group_name_table),
+                cmocka_unit_test(test_by_strings),
+        };
+        return cmocka_run_group_tests(tests, NULL, NULL);
+}
