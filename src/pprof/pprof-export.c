@@ -11,6 +11,7 @@
 #include "basic/time-util.h"
 #include "pprof/pprof-builder.h"
 #include "pprof/pprof-export.h"
+#include "profile/profile-cgroup.h"
 
 typedef struct ExportPprof {
         PprofBuilder *builder;
@@ -24,10 +25,28 @@ static int pprof_handler(const Sample *s, void *ud) {
 
         if (e->exclude && s->t_ns >= e->exclude_from_ns && s->t_ns <= e->exclude_to_ns)
                 return 0;
-        /* Attribution goes here once samples carry their cgroup: the names the readers derive from the
-         * window's cgroup table (service, container, pod) become this sample's extra labels. */
+        /* Attribution: the cgroup path and the names derived from it, only those the path has, so a
+         * backend can filter and group by service, container and pod. */
+        PprofLabel extra[4];
+        size_t n_extra = 0;
+        char container[CGROUP_UNIT_BYTES + 64], pod[CGROUP_UNIT_BYTES + 64];
+        CgroupNames names;
+
+        if (s->cgroup) {
+                cgroup_names_parse(s->cgroup, &names);
+                extra[n_extra++] = (PprofLabel) { .key = "cgroup", .str = s->cgroup };
+                if (names.unit[0])
+                        extra[n_extra++] = (PprofLabel) { .key = "unit", .str = names.unit };
+                if (names.container_id[0])
+                        extra[n_extra++] = (PprofLabel) {
+                                .key = "container",
+                                .str = cgroup_group_name(s->cgroup, CGROUP_BY_CONTAINER, container, sizeof container) };
+                if (names.pod_uid[0])
+                        extra[n_extra++] = (PprofLabel) {
+                                .key = "pod", .str = cgroup_group_name(s->cgroup, CGROUP_BY_POD, pod, sizeof pod) };
+        }
         return pprof_builder_add_sample(e->builder, s, (int64_t) clock_map_perf_to_realtime(e->clock, s->t_ns),
-                                        /* extra= */ NULL, 0);
+                                        extra, n_extra);
 }
 
 int export_pprof(char *const *paths, size_t n, uint64_t from_perf_ns, uint64_t to_perf_ns, const PprofMeta *meta,

@@ -52,7 +52,10 @@ pprof -top -sample_index=samples -tagfocus=comm=pprofburn "$TEST_TMP/slice.pb.gz
 top=$(awk '/flat%/ { getline; print $NF; exit }' "$OUT")
 [ "$top" = burn_leaf ] || fail "top function '$top', expected burn_leaf: $(head -20 "$OUT")"
 burn_folded=$(awk '$0 ~ /^pprofburn;/ { t += $NF } END { print t + 0 }' "$B/stacks.folded")
-# "Showing nodes accounting for N, P% of TOTAL total": N is what the tag filter kept.
+# "Showing nodes accounting for N, P% of TOTAL total": with no node dropped (whole stacks make many
+# small ones), N is what the tag filter kept.
+pprof -top -nodefraction=0 -nodecount=1000000 -sample_index=samples -tagfocus=comm=pprofburn "$TEST_TMP/slice.pb.gz" \
+        >"$OUT" || fail "pprof -top -nodefraction=0 failed"
 burn_pprof=$(awk '/^Showing nodes accounting for/ { v = $5; sub(/,$/, "", v); print v; exit }' "$OUT")
 [ "$burn_folded" -gt 0 ] || fail "the burner has no samples in stacks.folded"
 [ "$burn_pprof" = "$burn_folded" ] || fail "comm=pprofburn: $burn_pprof samples in pprof, $burn_folded in folded: $(head -5 "$OUT")"

@@ -136,6 +136,19 @@ grep -qE '^(svc|docker|podman|kfs) ' "$OUT" && fail "export --cgroup kept sample
 expect_exit 1 "$TPROF_BUNDLE" -D "$STATE" export --from -2min --to now --unit "no-such-$TAG.service"
 expect_exit 64 "$TPROF_BUNDLE" -D "$STATE" export --from -2min --to now --by nothing
 expect_exit 64 "$TPROF_BUNDLE" -D "$STATE" export --from -2min --to now --cgroup relative/path
+# pprof: every sample labelled with its cgroup and the unit, container and pod named from it.
+expect_exit 64 "$TPROF_BUNDLE" -D "$STATE" export --from -2min --to now --format pprof --by unit
+if command -v go >/dev/null; then
+        mkdir -p "$TEST_TMP/home"
+        "$TPROF_BUNDLE" -D "$STATE" export --from -2min --to now --format pprof -o "$TEST_TMP/range.pb.gz" ||
+                fail "export --format pprof of the ring range failed"
+        HOME="$TEST_TMP/home" GOCACHE="$TEST_TMP/gocache" GOPATH="$TEST_TMP/gopath" GOTOOLCHAIN=local GOPROXY=off \
+                GOTELEMETRY=off go tool pprof -tags "$TEST_TMP/range.pb.gz" >"$TEST_TMP/tags.txt" 2>/dev/null ||
+                fail "go tool pprof -tags failed"
+        grep -q "$TAG-web.service" "$TEST_TMP/tags.txt" || fail "pprof: no unit label $TAG-web.service"
+        grep -q "pod-$UID_G" "$TEST_TMP/tags.txt" || fail "pprof: no pod label pod-$UID_G"
+        grep -q "docker-${ID_DOCKERFS:0:12}" "$TEST_TMP/tags.txt" || fail "pprof: no container label"
+fi
 
 # The burner that moved is in both cgroups, as the same pid.
 expect_exit 0 "$TPROF_BUNDLE" -D "$STATE" export --from -2min --to now --format perf-script --cgroup "${CG[svc]}"
