@@ -24,6 +24,18 @@ typedef struct Frame {
         bool kernel;
 } Frame;
 
+/*
+ * Where a consumer that interns stacks (the window writer) remembers what it made of a sample's
+ * frames, so that the next sample of the same call chain skips the work. The producer (the
+ * sampler's stack cache) hands the same slot for every sample whose frames are the same, and a
+ * fresh slot (tag 0) whenever they may differ. The consumer owns the contents: a tag of its own
+ * that says for which of its tables stack is valid.
+ */
+typedef struct SampleStackSlot {
+        uint64_t tag; /* 0 = nothing remembered */
+        uint32_t stack;
+} SampleStackSlot;
+
 typedef struct Sample {
         uint64_t t_ns; /* perf clock (local_clock), the clock printk stamps kmsg records with */
         uint32_t cpu;
@@ -33,4 +45,5 @@ typedef struct Sample {
         uint64_t period; /* event period, for perf-script output; 0 if unknown */
         uint32_t n_frames;
         const Frame *frames; /* leaf first, as perf script prints them */
+        SampleStackSlot *stack_slot; /* NULL when the producer keeps none */
 } Sample;

@@ -30,6 +30,7 @@
 #include "sampler/sampler-frames.h"
 #include "sampler/sampler-record.h"
 #include "sampler/sampler-ring.h"
+#include "sampler/sampler-stack-cache.h"
 #include "sampler/sampler.h"
 #include "symbolizer/symbolizer.h"
 
@@ -74,6 +75,7 @@ struct Sampler {
 
         ProcTable *procs;
         Symbolizer *symbolizer;
+        StackCache *stacks;
 
         uint8_t *batch;
         size_t batch_len, batch_allocated;
@@ -127,6 +129,7 @@ Sampler *sampler_free(Sampler *s) {
         free(s->cpus);
         s->timer = sd_event_source_disable_unref(s->timer);
         s->event = sd_event_unref(s->event);
+        stack_cache_free(s->stacks);
         proc_table_free(s->procs);
         symbolizer_free(s->symbolizer);
         free(s->batch);
@@ -348,7 +351,8 @@ int sampler_new(const SamplerOptions *o, SampleHandler handler, void *userdata, 
                 return -ENOMEM;
 
         s->procs = proc_table_new();
-        if (!s->procs)
+        s->stacks = stack_cache_new(0);
+        if (!s->procs || !s->stacks)
                 return -ENOMEM;
         r = symbolizer_new(&(SymbolizerOptions) { .function_frames = s->opts.function_frames }, &s->symbolizer);
         if (r < 0)
@@ -433,6 +437,7 @@ int sampler_get_cpu_stats(const Sampler *s, unsigned cpu, SamplerStats *ret) {
 }
 
 void sampler_get_debug_stats(const Sampler *s, SamplerDebugStats *ret) {
+        StackCacheStats cs;
         ProcTableStats ps;
         SymbolizerStats ys;
 
@@ -452,11 +457,16 @@ void sampler_get_debug_stats(const Sampler *s, SamplerDebugStats *ret) {
         ret->cache_bytes = ys.cache_bytes;
         ret->jit_maps_loaded = ys.jit_maps_loaded;
         /* The frame a cut leaves is handed out, and unknown, without the symbolizer. */
-        ret->frames = ys.frames + s->frame_stats.callchains_cut;
-        ret->frames_unknown = ys.frames_unknown + s->frame_stats.callchains_cut;
+        stack_cache_get_stats(s->stacks, &cs);
+        /* Frames the cache handed out count as if they had been made again. */
+        ret->frames = ys.frames + s->frame_stats.callchains_cut + cs.hit_frames;
+        ret->frames_unknown = ys.frames_unknown + s->frame_stats.callchains_cut + cs.hit_frames_unknown;
         ret->callchains_cut = s->frame_stats.callchains_cut;
         ret->frames_dropped = s->frame_stats.frames_dropped;
         ret->kallsyms_symbols = ys.kallsyms_symbols;
+        ret->stack_cache_hits = cs.hits;
+        ret->stack_cache_misses = cs.misses;
+        ret->stack_cache_bytes = stack_cache_bytes(s->stacks);
 }
 
 /* Copies what each ring holds into the batch. Returns true if some ring still has data (batch full). */
@@ -556,9 +566,8 @@ static int process_sample(Sampler *s, const struct perf_event_header *h) {
                 .tid = rs.id.tid,
                 .comm = sample_comm(s, rs.id.pid, rs.id.tid),
                 .period = rs.period,
-                .frames = s->frames,
         };
-        sample.n_frames = sample_frames(s->procs, s->symbolizer, &rs, s->frames, &s->frame_stats);
+        stack_cache_frames(s->stacks, s->procs, s->symbolizer, &rs, s->frames, &s->frame_stats, &sample);
         return s->handler(&sample, s->userdata);
 }
 
@@ -676,6 +685,7 @@ int sampler_drain(Sampler *s) {
 
                 qsort(s->entries, s->n_entries, sizeof(BatchEntry), entry_cmp);
                 symbolizer_next_epoch(s->symbolizer);
+                stack_cache_next_epoch(s->stacks);
                 for (size_t i = 0; i < s->n_entries; i++) {
                         const BatchEntry *e = &s->entries[i];
                         process_record(s, (const struct perf_event_header *) (s->batch + e->offset), e->cpu,

@@ -182,6 +182,8 @@ struct ChunkWriter {
         StackNode *node_list; /* [0] is the root */
         size_t n_nodes, node_alloc;
 
+        uint64_t tables_tag; /* names these tables in SampleStackSlot.tag; new with every reset */
+
         Hashmap *threads; /* ThreadKey -> id */
         ThreadKey *thread_list;
         size_t n_threads, thread_alloc;
@@ -251,6 +253,8 @@ ChunkWriter *chunk_writer_free(ChunkWriter *w) {
 
 /* Empties the tables: the next chunk starts a chain. Pending samples must not refer to them. On
  * -ENOMEM the old tables stay whole. */
+static uint64_t tables_tag_last;
+
 static int reset_tables(ChunkWriter *w) {
         Hashmap *strings = hashmap_new(), *frames = hashmap_new(), *nodes = hashmap_new(), *threads = hashmap_new();
 
@@ -274,6 +278,8 @@ static int reset_tables(ChunkWriter *w) {
         w->string_table.len = 0;
         w->n_strings = 0;
         w->chain_pos = 0;
+        /* Unique in the process: stack slots remembered for the old tables are not for these. */
+        w->tables_tag = __atomic_add_fetch(&tables_tag_last, 1, __ATOMIC_RELAXED);
         w->strings_emitted = 0;
         w->string_bytes_emitted = w->frames_emitted = w->nodes_emitted = 0;
         w->n_frames = 0;
@@ -442,19 +448,25 @@ int chunk_writer_add_sample(ChunkWriter *w, const Sample *s) {
                 return -ENOBUFS;
         if (s->cpu >= CHUNK_CPUS_MAX)
                 return -EINVAL;
-        /* Deeper stacks lose their outermost frames, as perf does at kernel.perf_event_max_stack. */
-        for (uint32_t i = 0; i < depth; i++) {
-                r = intern_frame(w, &s->frames[i], &ids[i]);
+        if (s->stack_slot && s->stack_slot->tag == w->tables_tag)
+                stack = s->stack_slot->stack; /* this chain's frames were interned into these tables */
+        else {
+                /* Deeper stacks lose their outermost frames, as perf does at kernel.perf_event_max_stack. */
+                for (uint32_t i = 0; i < depth; i++) {
+                        r = intern_frame(w, &s->frames[i], &ids[i]);
+                        if (r < 0)
+                                return r;
+                }
+                r = intern_stack(w, ids, depth, &stack);
                 if (r < 0)
                         return r;
+                if (s->stack_slot)
+                        *s->stack_slot = (SampleStackSlot) { .tag = w->tables_tag, .stack = stack };
         }
         r = intern_string(w, s->comm, &comm);
         if (r < 0)
                 return r;
         r = intern_thread(w, &(ThreadKey) { .pid = s->pid, .tid = s->tid, .comm = comm }, &thread);
-        if (r < 0)
-                return r;
-        r = intern_stack(w, ids, depth, &stack);
         if (r < 0)
                 return r;
         if (!GREEDY_REALLOC(w->samples, w->samples_alloc, w->n_samples + 1))

@@ -77,5 +77,12 @@ void symbolizer_user(Symbolizer *z, uint32_t pid, const SymbolizerMapping *m, ui
 
 void symbolizer_get_stats(const Symbolizer *z, SymbolizerStats *ret);
 
+/*
+ * Changes whenever frames handed out before may no longer be valid or no longer be what the same
+ * address would give now: kallsyms read again, the caches dropped, a JIT map read or dropped.
+ * A caller that keeps Frames across samples keeps them only while it is unchanged.
+ */
+uint64_t symbolizer_generation(const Symbolizer *z);
+
 #include "basic/cleanup.h"
 DEFINE_TRIVIAL_CLEANUP_FUNC(Symbolizer *, symbolizer_free);
