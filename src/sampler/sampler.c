@@ -39,6 +39,7 @@
 #define SAMPLER_CPUS_MAX 8192U
 #define SAMPLER_DRAIN_ROUNDS_MAX 8U
 #define SAMPLER_CLOCK_TRIES 5U
+#define SAMPLER_STACK_EPOCH_NS (1000U * 1000U * 1000U)
 
 typedef struct SamplerCpu {
         unsigned cpu;
@@ -76,6 +77,7 @@ struct Sampler {
         ProcTable *procs;
         Symbolizer *symbolizer;
         StackCache *stacks;
+        uint64_t stack_epoch_ns; /* perf time the stack cache's epoch began */
 
         uint8_t *batch;
         size_t batch_len, batch_allocated;
@@ -685,7 +687,12 @@ int sampler_drain(Sampler *s) {
 
                 qsort(s->entries, s->n_entries, sizeof(BatchEntry), entry_cmp);
                 symbolizer_next_epoch(s->symbolizer);
-                stack_cache_next_epoch(s->stacks);
+                /* Volatile chains are symbolized again (and JIT maps looked at) at least every second;
+                 * at high rates the rings wake a drain far more often than that. */
+                if (s->last_time_ns >= s->stack_epoch_ns + SAMPLER_STACK_EPOCH_NS) {
+                        stack_cache_next_epoch(s->stacks);
+                        s->stack_epoch_ns = s->last_time_ns;
+                }
                 for (size_t i = 0; i < s->n_entries; i++) {
                         const BatchEntry *e = &s->entries[i];
                         process_record(s, (const struct perf_event_header *) (s->batch + e->offset), e->cpu,

@@ -150,6 +150,12 @@ typedef struct ThreadKey {
         uint32_t pid, tid, comm;
 } ThreadKey;
 
+typedef struct LastThread {
+        uint64_t tables_tag; /* 0: empty */
+        uint32_t pid, tid, thread;
+        char comm[32]; /* NUL-terminated; longer names are not kept here */
+} LastThread;
+
 typedef struct StackNode {
         uint32_t parent, frame;
 } StackNode;
@@ -183,6 +189,7 @@ struct ChunkWriter {
         size_t n_nodes, node_alloc;
 
         uint64_t tables_tag; /* names these tables in SampleStackSlot.tag; new with every reset */
+        LastThread last_thread[64]; /* per CPU (modulo): the thread of its last sample */
 
         Hashmap *threads; /* ThreadKey -> id */
         ThreadKey *thread_list;
@@ -439,8 +446,31 @@ static int intern_stack(ChunkWriter *w, const uint32_t *ids, uint32_t depth, uin
         return 0;
 }
 
+/* A CPU mostly runs the thread it ran for its last sample: that one is checked first, no hashing. */
+static int intern_sample_thread(ChunkWriter *w, const Sample *s, uint32_t *ret) {
+        LastThread *l = &w->last_thread[s->cpu % ELEMENTSOF(w->last_thread)];
+        const char *comm_s = s->comm ?: "";
+        uint32_t comm;
+        int r;
+
+        if (l->tables_tag == w->tables_tag && l->pid == s->pid && l->tid == s->tid &&
+            strncmp(l->comm, comm_s, sizeof l->comm) == 0 && strnlen(comm_s, sizeof l->comm) < sizeof l->comm) {
+                *ret = l->thread;
+                return 0;
+        }
+        r = intern_string(w, s->comm, &comm);
+        if (r < 0)
+                return r;
+        r = intern_thread(w, &(ThreadKey) { .pid = s->pid, .tid = s->tid, .comm = comm }, ret);
+        if (r < 0)
+                return r;
+        *l = (LastThread) { .tables_tag = w->tables_tag, .pid = s->pid, .tid = s->tid, .thread = *ret };
+        strncpy(l->comm, comm_s, sizeof l->comm - 1);
+        return 0;
+}
+
 int chunk_writer_add_sample(ChunkWriter *w, const Sample *s) {
-        uint32_t ids[PROFILE_STACK_DEPTH_MAX], depth = MIN(s->n_frames, PROFILE_STACK_DEPTH_MAX), comm, thread, stack;
+        uint32_t ids[PROFILE_STACK_DEPTH_MAX], depth = MIN(s->n_frames, PROFILE_STACK_DEPTH_MAX), thread, stack;
         uint64_t t_ns = s->t_ns - s->t_ns % w->time_resolution_ns; /* the window's resolution, rounded down */
         int r;
 
@@ -463,10 +493,7 @@ int chunk_writer_add_sample(ChunkWriter *w, const Sample *s) {
                 if (s->stack_slot)
                         *s->stack_slot = (SampleStackSlot) { .tag = w->tables_tag, .stack = stack };
         }
-        r = intern_string(w, s->comm, &comm);
-        if (r < 0)
-                return r;
-        r = intern_thread(w, &(ThreadKey) { .pid = s->pid, .tid = s->tid, .comm = comm }, &thread);
+        r = intern_sample_thread(w, s, &thread);
         if (r < 0)
                 return r;
         if (!GREEDY_REALLOC(w->samples, w->samples_alloc, w->n_samples + 1))
