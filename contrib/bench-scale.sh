@@ -71,10 +71,19 @@ END { for (s in c) print s, c[s] }'
 cpu_ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat"; }
 hwm_kib() { awk '/^VmHWM:/ { print $2 }' "/proc/$1/status"; }
 now() { date +%s.%N; }
-calc() { awk "BEGIN { printf \"%.${2:-3}f\", $1 }"; }
+calc() { awk "BEGIN { printf \"%.${2:-3}f\", ($1) }"; }
 
 # status_field NAME: from `tprof-bundle status` of the running daemon
-status_samples() { "$TPROF_BUNDLE" -D "$STATE" --control-socket "$SOCK" status 2>"$TMP/status.err" | tee -a "$TMP/status.log" | sed -n "s/^ *Samples: \([0-9]*\) kept, \([0-9]*\) lost.*/\1 \2/p"; }
+# "kept lost" from the running daemon; retried: on a loaded machine an answer can take seconds
+status_samples() {
+        local o
+        for _ in 1 2 3 4 5; do
+                o=$("$TPROF_BUNDLE" -D "$STATE" --control-socket "$SOCK" status 2>/dev/null |
+                        sed -n "s/^ *Samples: \([0-9]*\) kept, \([0-9]*\) lost.*/\1 \2/p")
+                [ -n "$o" ] && { echo "$o"; return 0; }
+        done
+        echo "0 0"
+}
 
 start_daemon() { # freq
         STATE=$TMP/state-$1
@@ -124,7 +133,7 @@ run_rate() { # label freq secs bundle(0/1)
         S=$(calc "$t1 - $t0" 1)
 
         if [ "$bundle" = 1 ]; then
-                before=${BUNDLE_BEFORE:-$(( S > 62 ? 60 : ${S%.*} - 2 ))}
+                before=${BUNDLE_BEFORE:-$(( ${S%.*} > 62 ? 60 : ${S%.*} - 2 ))}
                 local c0 c1 st0 st1 lat id bytes wbytes lostb
                 read -r s0 l0 < <(status_samples)
                 c0=$(now)
@@ -132,9 +141,11 @@ run_rate() { # label freq secs bundle(0/1)
                         >"$TMP/capture.out" 2>&1 &
                 local CAP=$!
                 # status while the bundle is recorded and written: answered, and how fast
-                lat=0
+                lat=0; timeouts=0
                 while kill -0 "$CAP" 2>/dev/null; do
-                        st0=$(now); status_samples >/dev/null; st1=$(now)
+                        st0=$(now)
+                        "$TPROF_BUNDLE" -D "$STATE" --control-socket "$SOCK" status >/dev/null 2>&1 || timeouts=$((timeouts + 1))
+                        st1=$(now)
                         lat=$(calc "($st1 - $st0) > $lat ? ($st1 - $st0) : $lat" 3)
                         sleep 0.2
                 done
@@ -144,10 +155,10 @@ run_rate() { # label freq secs bundle(0/1)
                 id=$(tail -1 "$TMP/capture.out")
                 bytes=$(find "$STATE/incidents/$id" -path '*/windows' -prune -o -type f -printf '%s\n' | awk '{ t += $1 } END { print t + 0 }')
                 wbytes=$(find "$STATE/incidents/$id/windows" -type f -printf '%s\n' 2>/dev/null | awk '{ t += $1 } END { print t + 0 }')
-                BUNDLE_LINE=$(printf "  bundle %ss+%ss at %s Hz: complete %.2f s after t+after, %.1f MB of files (+ %.1f MB windows/ hard links), %d samples; lost while written: %d; status answered within %.3f s\n    files: %s" \
+                BUNDLE_LINE=$(printf "  bundle %ss+%ss at %s Hz: complete %.2f s after t+after, %.1f MB of files (+ %.1f MB windows/ hard links), %d samples; lost while written: %d; slowest status %.3f s, %d unanswered\n    files: %s" \
                         "$before" "$BUNDLE_AFTER" "$F" "$(calc "$c1 - $c0 - $BUNDLE_AFTER" 2)" "$(calc "$bytes / 1e6" 1)" "$(calc "$wbytes / 1e6" 1)" \
                         "$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["slice"]["samples"])' "$STATE/incidents/$id/manifest.json" 2>/dev/null || echo 0)" \
-                        "$((l1 - l0))" "$lat" "$(cd "$STATE/incidents/$id" && ls -s --block-size=K -1 | grep -v '^total' | tr '\n' ' ')")
+                        "$((l1 - l0))" "$lat" "$timeouts" "$(cd "$STATE/incidents/$id" && ls -s --block-size=K -1 | grep -v '^total' | tr '\n' ' ')")
         fi
 
         trss=$(hwm_kib "$TPID")
@@ -162,15 +173,16 @@ run_rate() { # label freq secs bundle(0/1)
         psamples=$(awk '{ t += $NF } END { print t + 0 }' "$TMP/perf-$F.folded")
         plost=$(perf report -i "$TMP/perf-$F.data" --stats 2>/dev/null | awk '/LOST_SAMPLES|^ *LOST / { t += $NF } END { print t + 0 }')
         pbytes=$(stat -c %s "$TMP/perf-$F.data")
-        local expected
+        local expected pexpected
         expected=$(calc "$F * $NCPU * $S" 0)
-        echo "$label: -F $F on $NCPU CPUs, $S s sampled by both at once, $BURNERS burners"
+        pexpected=$(calc "$F * $NCPU * $3" 0)
+        echo "$label: -F $F on $NCPU CPUs, $S s sampled by both at once (perf record $3 s), $BURNERS burners"
         row "  tprofd (daemon, ring)" "$tcpu" "$S" "$tsamples" "$expected" "$tlost" "$trss" \
                 "$(calc "$tbytes * $tsamples / ($stotal > 0 ? $stotal : 1)" 0)"
-        row "  perf record -g -a" "$pcpu" "$S" "$psamples" "$expected" "$plost" "$prss" "$pbytes"
-        row "    + perf script | fold" "$(calc "$pcpu + $scpu" 2)" "$S" "$psamples" "$expected" "$plost" \
+        row "  perf record -g -a" "$pcpu" "$3" "$psamples" "$pexpected" "$plost" "$prss" "$pbytes"
+        row "    + perf script | fold" "$(calc "$pcpu + $scpu" 2)" "$3" "$psamples" "$pexpected" "$plost" \
                 "$(( prss > srss ? prss : srss ))" "$pbytes"
-        echo "  tprofd/perf record CPU: $(calc "$pcpu > 0 ? $tcpu / $pcpu : 0" 2)"
+        echo "  tprofd/perf record CPU per sampled second: $(calc "$pcpu > 0 ? ($tcpu / $S) / ($pcpu / $3) : 0" 2)"
         [ "$bundle" = 1 ] && echo "$BUNDLE_LINE"
         # the load of this rate ends before the next starts
         for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done

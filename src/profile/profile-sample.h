@@ -36,6 +36,9 @@ typedef struct SampleStackSlot {
         uint32_t stack;
 } SampleStackSlot;
 
+/* A tag no other consumer in the process has: for each set of tables (or memo) a consumer keeps. */
+uint64_t sample_stack_tag_new(void);
+
 typedef struct Sample {
         uint64_t t_ns; /* perf clock (local_clock), the clock printk stamps kmsg records with */
         uint32_t cpu;

@@ -260,8 +260,6 @@ ChunkWriter *chunk_writer_free(ChunkWriter *w) {
 
 /* Empties the tables: the next chunk starts a chain. Pending samples must not refer to them. On
  * -ENOMEM the old tables stay whole. */
-static uint64_t tables_tag_last;
-
 static int reset_tables(ChunkWriter *w) {
         Hashmap *strings = hashmap_new(), *frames = hashmap_new(), *nodes = hashmap_new(), *threads = hashmap_new();
 
@@ -286,7 +284,7 @@ static int reset_tables(ChunkWriter *w) {
         w->n_strings = 0;
         w->chain_pos = 0;
         /* Unique in the process: stack slots remembered for the old tables are not for these. */
-        w->tables_tag = __atomic_add_fetch(&tables_tag_last, 1, __ATOMIC_RELAXED);
+        w->tables_tag = sample_stack_tag_new();
         w->strings_emitted = 0;
         w->string_bytes_emitted = w->frames_emitted = w->nodes_emitted = 0;
         w->n_frames = 0;
@@ -999,6 +997,7 @@ struct DecodedChunk {
         size_t n_strings;
         Frame *frames;                  /* the stacks this chunk's samples use, materialized, leaf first */
         uint32_t *stack_off, *stack_depth;
+        SampleStackSlot *stack_slots; /* one per stack, handed with its samples, for consumers to memoize */
         size_t n_stacks;
         size_t n;
         uint64_t *t, *period;
@@ -1015,6 +1014,7 @@ DecodedChunk *decoded_chunk_free(DecodedChunk *c) {
         free(c->frames);
         free(c->stack_off);
         free(c->stack_depth);
+        free(c->stack_slots);
         free(c->t);
         free(c->period);
         free(c->cpu);
@@ -1282,7 +1282,8 @@ static int parse_samples(const ChunkInfo *info, uint64_t interval_usec, uint64_t
                 d->stack[i] = local[sid];
         }
         d->frames = new(Frame, total_depth ?: 1);
-        if (!d->frames)
+        d->stack_slots = new0(SampleStackSlot, d->n_stacks);
+        if (!d->frames || !d->stack_slots)
                 return -ENOMEM;
         /* a node is the leaf of its stack; its parents are the callers, outward */
         for (size_t i = 0; i < t->n_nodes; i++)
@@ -1460,6 +1461,7 @@ void decoded_chunk_sample(const DecodedChunk *c, size_t i, Sample *ret) {
                 .period = c->period[i],
                 .n_frames = c->stack_depth[c->stack[i]],
                 .frames = c->frames + c->stack_off[c->stack[i]],
+                .stack_slot = c->stack_slots ? &c->stack_slots[c->stack[i]] : NULL,
         };
 }
 
