@@ -1,0 +1,27 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * What stays in incidents/: the count and size limits on published bundles, and the removal of
+ * bundles, published (oldest first, beyond the limits) or unfinished (.tmp-* left by a crash).
+ * No logging: every removal, done or failed, is reported to the caller's callback.
+ */
+#pragma once
+
+#include <stdint.h>
+
+typedef struct IncidentLimits {
+        unsigned max_bundles;
+        uint64_t max_bundle_bytes;
+} IncidentLimits;
+
+/* name is the bundle's directory name; error is 0 when it was removed, < 0 when that failed. */
+typedef void (*IncidentRemovedFunc)(const char *name, int error, void *userdata);
+
+/* Removes the oldest complete bundles beyond the limits; the newest always stays. */
+void incident_limits_enforce(int incidents_fd, const IncidentLimits *limits, IncidentRemovedFunc cb,
+                             void *userdata);
+
+/* Removes every .tmp-* bundle: after a crash they can never complete, and they hold pins. */
+void incident_limits_remove_unfinished(int incidents_fd, IncidentRemovedFunc cb, void *userdata);
+
+/* Takes a published bundle out of sight with one rename, then removes its files. */
+int incident_bundle_remove(int incidents_fd, const char *name);

@@ -1,0 +1,640 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * The incident lifecycle on the event loop; see incident-manager.h.
+ *
+ * Nothing here blocks on anything but local disk, and the only disk work that grows with data
+ * (slicing windows for a bundle) happens at an incident's deadline, bounded by the windows it pinned.
+ */
+#include <assert.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <syslog.h>
+#include <unistd.h>
+
+#include <systemd/sd-journal.h>
+
+#include "basic/alloc-util.h"
+#include "basic/cleanup.h"
+#include "basic/fileio.h"
+#include "basic/log.h"
+#include "basic/parse-util.h"
+#include "basic/string-util.h"
+#include "basic/time-util.h"
+#include "bundle/bundle-format.h"
+#include "incident/incident-manager.h"
+#include "incident/incident-write.h"
+#include "store/store-export.h"
+#include "store/store-slice.h"
+
+/* After t + after, wait this long so the samples stamped up to t + after have reached the rings. */
+#define DEADLINE_SLACK_USEC (100 * USEC_PER_MSEC)
+/* Repeats whose lines are marked as triggers in the bundle's log. */
+#define REPEAT_MARKS_MAX 64U
+/* Repeats are written into the manifest at most this often: in a storm, a rewrite (two fsyncs) per
+ * matching line would slow the daemon down to where the kernel log overruns. */
+#define MANIFEST_REWRITE_USEC USEC_PER_SEC
+
+/* journalctl MESSAGE_ID=6b0f5e1a8c7d4e2f9a3b1c0d2e4f6a8b finds every bundle tprofd announced. */
+#define TPROF_INCIDENT_MESSAGE_ID "6b0f5e1a8c7d4e2f9a3b1c0d2e4f6a8b"
+
+typedef struct OpenIncident {
+        IncidentManager *manager;
+        Incident *incident;
+        int dir_fd; /* incidents/.tmp-<id> while recording; -EBADF once published */
+        bool published;
+        IncidentSlice slice;  /* kept after publishing, for manifest rewrites on repeats */
+        char **windows;
+        size_t n_windows;
+        sd_event_source *deadline; /* t + after has been sampled: publish */
+        sd_event_source *expire;   /* the cooldown is over: forget */
+        sd_event_source *rewrite;  /* repeats joined the published bundle: update its manifest soon */
+        uint64_t repeat_ns[REPEAT_MARKS_MAX];
+        size_t n_repeat_marks;
+        IncidentDoneFunc done; /* a capture request waiting for this bundle, or NULL */
+        void *done_userdata;
+} OpenIncident;
+
+struct IncidentManager {
+        IncidentManagerOptions opts;
+        char *incidents_path;
+        int incidents_fd;
+        Trigger *trigger;
+
+        OpenIncident **incidents;
+        size_t n_incidents, allocated_incidents;
+
+        uint64_t written, failed;
+};
+
+static void open_incident_free(OpenIncident *oi);
+
+static void report_done(OpenIncident *oi, const IncidentResult *res) {
+        IncidentDoneFunc done = oi->done;
+
+        if (!done)
+                return;
+        oi->done = NULL;
+        done(res, oi->done_userdata);
+}
+
+static void on_removed_unfinished(const char *name, int error, void *userdata) {
+        if (error < 0)
+                log_warning_errno(error, "Failed to remove unfinished bundle '%s', ignoring: %m", name);
+        else
+                log_notice("Removed unfinished bundle '%s' left by an earlier run.", name);
+}
+
+void incident_manager_remove_unfinished(const char *state_dir) {
+        _cleanup_free_ char *path = NULL;
+        _cleanup_close_ int fd = -EBADF;
+
+        if (asprintf(&path, "%s/incidents", state_dir) < 0)
+                return;
+        fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (fd < 0)
+                return;
+        incident_limits_remove_unfinished(fd, on_removed_unfinished, NULL);
+}
+
+static void on_removed_old(const char *name, int error, void *userdata) {
+        const IncidentManager *im = userdata;
+
+        if (error < 0)
+                log_warning_errno(error, "Failed to remove old bundle '%s', ignoring: %m", name);
+        else
+                log_notice("Removed bundle %s to stay within %u bundles and %s.", name, im->opts.limits.max_bundles,
+                           FORMAT_BYTES(im->opts.limits.max_bundle_bytes));
+}
+
+static void enforce_limits(IncidentManager *im) {
+        incident_limits_enforce(im->incidents_fd, &im->opts.limits, on_removed_old, im);
+}
+
+static const char *alignment_of(const LogRecord *rec) {
+        if (rec->source == LOG_SOURCE_KMSG)
+                return "kmsg-timestamp";
+        if (rec->kernel_origin)
+                return "journal-source-monotonic";
+        return "journal-monotonic";
+}
+
+static void remove_incident(IncidentManager *im, OpenIncident *oi) {
+        for (size_t i = 0; i < im->n_incidents; i++)
+                if (im->incidents[i] == oi) {
+                        memmove(im->incidents + i, im->incidents + i + 1,
+                                (im->n_incidents - i - 1) * sizeof(OpenIncident *));
+                        im->n_incidents--;
+                        break;
+                }
+        trigger_forget(im->trigger, oi);
+        open_incident_free(oi);
+}
+
+static int rewrite_manifest(IncidentManager *im, OpenIncident *oi) {
+        _cleanup_free_ char *json = NULL, *path = NULL;
+        int r;
+
+        r = incident_manifest_json(oi->incident, &im->opts.host, &im->opts.profile, &oi->slice, oi->windows,
+                                   oi->n_windows, false, &json);
+        if (r < 0)
+                return r;
+        if (asprintf(&path, "%s/%s/" BUNDLE_MANIFEST, im->incidents_path, oi->incident->id) < 0)
+                return -ENOMEM;
+        return write_file_atomic(path, json, strlen(json), BUNDLE_FILE_MODE);
+}
+
+static void open_incident_free(OpenIncident *oi) {
+        if (!oi)
+                return;
+        if (oi->rewrite) /* repeats not yet in the manifest */
+                (void) rewrite_manifest(oi->manager, oi);
+        sd_event_source_disable_unref(oi->rewrite);
+        sd_event_source_disable_unref(oi->deadline);
+        sd_event_source_disable_unref(oi->expire);
+        report_done(oi, &(IncidentResult) { .error = -ECANCELED });
+        safe_close(oi->dir_fd);
+        for (size_t i = 0; i < oi->n_windows; i++)
+                free(oi->windows[i]);
+        free(oi->windows);
+        incident_free(oi->incident);
+        free(oi);
+}
+
+/* --- completing an incident ---------------------------------------------------------------------- */
+
+typedef struct CollectLog {
+        IncidentLogLine *lines;
+        LogRecord **copies;
+        size_t n, allocated, allocated_copies;
+        const OpenIncident *oi;
+} CollectLog;
+
+static bool is_trigger_line(const OpenIncident *oi, const LogRecord *rec) {
+        if (rec->t_ns == oi->incident->t_ns)
+                return true;
+        for (size_t i = 0; i < oi->n_repeat_marks; i++)
+                if (rec->t_ns == oi->repeat_ns[i])
+                        return true;
+        return false;
+}
+
+static int on_collect_log(const LogRecord *rec, void *userdata) {
+        CollectLog *c = userdata;
+        LogRecord *copy;
+
+        if (!GREEDY_REALLOC(c->lines, c->allocated, c->n + 1) ||
+            !GREEDY_REALLOC(c->copies, c->allocated_copies, c->n + 1))
+                return -ENOMEM;
+        copy = log_record_dup(rec);
+        if (!copy)
+                return -ENOMEM;
+        c->copies[c->n] = copy;
+        c->lines[c->n] = (IncidentLogLine) { .rec = copy, .trigger = is_trigger_line(c->oi, rec) };
+        c->n++;
+        return 0;
+}
+
+static void collect_log_done(CollectLog *c) {
+        for (size_t i = 0; i < c->n; i++)
+                log_record_free(c->copies[i]);
+        free(c->copies);
+        free(c->lines);
+}
+
+typedef struct SliceFiles {
+        char **paths;
+        size_t n;
+        uint64_t from_ns, to_ns;
+        IncidentSink *sink;
+} SliceFiles;
+
+static int on_no_sample(const Sample *s, void *userdata) {
+        return 0;
+}
+
+/* Writes the slice as perf script, and counts the samples the kernel lost inside the slice. */
+static int write_perf_script(FILE *out, void *userdata) {
+        const SliceFiles *f = userdata;
+        ExportStats st = {};
+        int r;
+
+        if (!out) { /* no text: only the samples lost inside the slice */
+                r = slice_read(f->paths, f->n, f->from_ns, f->to_ns, on_no_sample, NULL, &st.slice);
+                incident_sink_add_lost(f->sink, st.slice.lost);
+                export_stats_done(&st);
+                return r == -ENODATA ? 0 : r;
+        }
+        r = export_perf_script(f->paths, f->n, f->from_ns, f->to_ns, /* event= */ NULL, out, &st);
+        incident_sink_add_lost(f->sink, st.slice.lost);
+        export_stats_done(&st);
+        return r == -ENODATA ? 0 : r; /* no samples: an empty file, the manifest says no-coverage */
+}
+
+static int on_slice_sample(const Sample *s, void *userdata) {
+        return incident_sink_add(userdata, s);
+}
+
+/* Lists windows/ of a staged bundle: the names for the manifest and the paths to read, sorted (window
+ * names start with their UTC start time), as NULL-terminated vectors. */
+static int list_pinned(int dir_fd, const char *id, const char *incidents_path, char ***ret_names, char ***ret_paths,
+                       size_t *ret_n) {
+        _cleanup_strv_ char **names = NULL, **paths = NULL;
+        _cleanup_closedir_ DIR *d = NULL;
+        size_t n = 0, allocated = 0, allocated_p = 0;
+        struct dirent *de;
+        int r;
+
+        r = opendir_at(dir_fd, BUNDLE_WINDOWS_DIR, 0, &d);
+        if (r < 0)
+                return r;
+        if (!GREEDY_REALLOC(names, allocated, 1) || !GREEDY_REALLOC(paths, allocated_p, 1))
+                return -ENOMEM;
+        names[0] = paths[0] = NULL;
+        while ((de = readdir(d))) {
+                if (de->d_name[0] == '.')
+                        continue;
+                if (!GREEDY_REALLOC(names, allocated, n + 2) || !GREEDY_REALLOC(paths, allocated_p, n + 2))
+                        return -ENOMEM;
+                names[n + 1] = paths[n + 1] = NULL;
+                names[n] = strdup(de->d_name);
+                if (asprintf(&paths[n], "%s/" BUNDLE_TMP_PREFIX "%s/" BUNDLE_WINDOWS_DIR "/%s", incidents_path, id,
+                             de->d_name) < 0)
+                        paths[n] = NULL;
+                if (!names[n] || !paths[n]) {
+                        n++; /* free what was allocated */
+                        return -ENOMEM;
+                }
+                n++;
+        }
+        qsort(names, n, sizeof(char *), cmp_string_ptr);
+        qsort(paths, n, sizeof(char *), cmp_string_ptr);
+        *ret_names = TAKE_PTR(names);
+        *ret_paths = TAKE_PTR(paths);
+        *ret_n = n;
+        return 0;
+}
+
+static void announce(const IncidentManager *im, const Incident *i, BundleStatus status) {
+        log_notice("Incident %s: rule %s, %s, bundle %s/%s", i->short_id, i->rule.name,
+                   bundle_status_to_string(status), im->incidents_path, i->id);
+        (void) sd_journal_send("MESSAGE=tprof incident %s: rule %s matched, bundle %s/%s", i->short_id,
+                               i->rule.name, im->incidents_path, i->id,
+                               "MESSAGE_ID=" TPROF_INCIDENT_MESSAGE_ID, "PRIORITY=%i", LOG_NOTICE,
+                               "TPROF_BUNDLE=%s/%s", im->incidents_path, i->id, "TPROF_RULE=%s",
+                               i->rule.name, "TPROF_STATUS=%s", bundle_status_to_string(status), NULL);
+}
+
+static void flush(IncidentManager *im) {
+        if (im->opts.flush)
+                im->opts.flush(im->opts.userdata);
+}
+
+static int complete(IncidentManager *im, OpenIncident *oi) {
+        _cleanup_(incident_sink_freep) IncidentSink *sink = NULL;
+        _cleanup_close_ int windows_fd = -EBADF;
+        CollectLog log = { .oi = oi };
+        SliceFiles files = {};
+        char **names = NULL;
+        Incident *i = oi->incident;
+        uint64_t t0 = now_usec(CLOCK_MONOTONIC);
+        int r;
+
+        /* Everything up to t + after is in the rings now: get it onto disk, then pin what appeared
+         * since the match (a rotation may have opened a window in between). */
+        flush(im);
+        windows_fd = openat(oi->dir_fd, BUNDLE_WINDOWS_DIR, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (windows_fd < 0) {
+                r = -errno;
+                goto fail;
+        }
+        r = ring_store_pin(im->opts.ring, i->from_ns, i->to_ns, windows_fd, NULL);
+        if (r < 0)
+                log_warning_errno(r, "Failed to pin windows for incident %s, the bundle may lack samples: %m",
+                                  i->short_id);
+
+        r = list_pinned(oi->dir_fd, i->id, im->incidents_path, &names, &files.paths, &files.n);
+        if (r < 0)
+                goto fail;
+        files.from_ns = i->from_ns;
+        files.to_ns = i->to_ns;
+
+        r = incident_sink_new(i, &sink);
+        if (r < 0)
+                goto fail;
+        files.sink = sink;
+        r = slice_read(files.paths, files.n, 0, UINT64_MAX, on_slice_sample, sink, NULL);
+        if (r < 0)
+                log_warning_errno(r, "Failed to read some pinned windows of incident %s, ignoring: %m", i->short_id);
+
+        r = log_context_range(im->opts.log_context, i->from_ns, i->to_ns, on_collect_log, &log);
+        if (r < 0)
+                goto fail;
+
+        r = incident_publish(im->incidents_fd, oi->dir_fd, i, sink, &im->opts.host, &im->opts.profile, names,
+                             files.n, log.lines, log.n, write_perf_script, &files);
+        if (r < 0)
+                goto fail;
+
+        incident_sink_get_slice(sink, &oi->slice);
+        oi->windows = names;
+        oi->n_windows = files.n;
+        names = NULL;
+        oi->dir_fd = safe_close(oi->dir_fd);
+        oi->published = true;
+        im->written++;
+        trigger_closed(im->trigger, oi);
+        BundleStatus status = incident_status(i, &oi->slice);
+        announce(im, i, status);
+        log_debug("Incident %s written in %llu ms.", i->short_id,
+                  (unsigned long long) ((now_usec(CLOCK_MONOTONIC) - t0) / USEC_PER_MSEC));
+        strv_free(files.paths);
+        collect_log_done(&log);
+        /* Limits first, so a capture's client sees the bundle folder as it will stay. */
+        enforce_limits(im);
+        if (oi->done) {
+                _cleanup_free_ char *path = NULL;
+                if (asprintf(&path, "%s/%s", im->incidents_path, i->id) < 0)
+                        path = NULL;
+                report_done(oi, &(IncidentResult) { .id = i->id, .path = path ?: "", .status = status });
+        }
+        return 0;
+
+fail:
+        im->failed++;
+        log_error_errno(r, "Failed to write the bundle of incident %s (rule %s), discarding it: %m", i->short_id,
+                        i->rule.name);
+        strv_free(names);
+        strv_free(files.paths);
+        collect_log_done(&log);
+        oi->dir_fd = safe_close(oi->dir_fd);
+        (void) incident_discard(im->incidents_fd, i);
+        report_done(oi, &(IncidentResult) { .error = r });
+        return r;
+}
+
+static int on_incident_expire(sd_event_source *s, uint64_t usec, void *userdata) {
+        OpenIncident *oi = userdata;
+        remove_incident(oi->manager, oi);
+        return 0;
+}
+
+static int on_incident_deadline(sd_event_source *s, uint64_t usec, void *userdata) {
+        OpenIncident *oi = userdata;
+        IncidentManager *im = oi->manager;
+        uint64_t expire_mono_usec;
+        int r;
+
+        r = complete(im, oi);
+        if (r < 0) {
+                remove_incident(im, oi);
+                return 0;
+        }
+
+        /* Keep it until the cooldown ends, so repeats join it rather than start another. */
+        expire_mono_usec = clock_map_perf_to_mono(im->opts.clock, oi->incident->t_ns) / NSEC_PER_USEC +
+                           oi->incident->rule.cooldown_usec;
+        r = sd_event_add_time(im->opts.event, &oi->expire, CLOCK_MONOTONIC, expire_mono_usec, USEC_PER_SEC,
+                              on_incident_expire, oi);
+        if (r < 0)
+                remove_incident(im, oi);
+        return 0;
+}
+
+/* --- starting incidents and repeats -------------------------------------------------------------- */
+
+static int on_manifest_rewrite(sd_event_source *s, uint64_t usec, void *userdata) {
+        OpenIncident *oi = userdata;
+        int r;
+
+        oi->rewrite = sd_event_source_disable_unref(oi->rewrite);
+        r = rewrite_manifest(oi->manager, oi);
+        if (r < 0)
+                log_warning_errno(r, "Failed to update the repeat count of incident %s, ignoring: %m",
+                                  oi->incident->short_id);
+        return 0;
+}
+
+static void incident_repeat(IncidentManager *im, OpenIncident *oi, const LogRecord *rec) {
+        Incident *i = oi->incident;
+
+        i->repeats++;
+        if (rec->t_ns > i->last_repeat_ns)
+                i->last_repeat_ns = rec->t_ns;
+        if (oi->n_repeat_marks < REPEAT_MARKS_MAX)
+                oi->repeat_ns[oi->n_repeat_marks++] = rec->t_ns;
+        if (oi->published && !oi->rewrite) {
+                int r = sd_event_add_time_relative(im->opts.event, &oi->rewrite, CLOCK_MONOTONIC,
+                                                   MANIFEST_REWRITE_USEC, MANIFEST_REWRITE_USEC / 10,
+                                                   on_manifest_rewrite, oi);
+                if (r >= 0)
+                        r = sd_event_source_set_priority(oi->rewrite, im->opts.priority_housekeeping);
+                if (r < 0) {
+                        oi->rewrite = sd_event_source_disable_unref(oi->rewrite);
+                        r = rewrite_manifest(im, oi);
+                        if (r < 0)
+                                log_warning_errno(r, "Failed to update the repeat count of incident %s, ignoring: %m",
+                                                  i->short_id);
+                }
+        }
+}
+
+/* Stages a prepared incident, pins what exists of its slice, arms its deadline, registers it. */
+static int incident_arm(IncidentManager *im, Incident *i, OpenIncident **ret) {
+        _cleanup_close_ int windows_fd = -EBADF;
+        OpenIncident *oi;
+        uint64_t deadline_usec;
+        int r;
+
+        if (!GREEDY_REALLOC(im->incidents, im->allocated_incidents, im->n_incidents + 1))
+                return -ENOMEM;
+        oi = new0(OpenIncident, 1);
+        if (!oi)
+                return -ENOMEM;
+        oi->manager = im;
+        oi->dir_fd = -EBADF;
+        r = incident_stage(im->incidents_fd, i, &im->opts.host, &im->opts.profile, &oi->dir_fd);
+        if (r < 0) {
+                free(oi);
+                return r;
+        }
+        oi->incident = i;
+
+        /* Pin now what exists of [t - before, now], so retention cannot take it while we wait. */
+        windows_fd = openat(oi->dir_fd, BUNDLE_WINDOWS_DIR, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (windows_fd >= 0)
+                (void) ring_store_pin(im->opts.ring, i->from_ns, i->to_ns, windows_fd, NULL);
+
+        deadline_usec = clock_map_perf_to_mono(im->opts.clock, i->to_ns) / NSEC_PER_USEC + DEADLINE_SLACK_USEC;
+        r = sd_event_add_time(im->opts.event, &oi->deadline, CLOCK_MONOTONIC, deadline_usec, 10 * USEC_PER_MSEC,
+                              on_incident_deadline, oi);
+        if (r >= 0)
+                r = sd_event_source_set_priority(oi->deadline, im->opts.priority_incident);
+        if (r < 0) {
+                (void) incident_discard(im->incidents_fd, i);
+                oi->incident = NULL; /* the caller still owns it */
+                open_incident_free(oi);
+                return r;
+        }
+        r = trigger_register(im->trigger, i->rule.name, i->t_ns, i->rule.cooldown_usec * NSEC_PER_USEC,
+                             now_nsec(CLOCK_MONOTONIC), oi);
+        if (r < 0)
+                log_warning_errno(r, "Failed to register incident %s for cooldown, ignoring: %m", i->short_id);
+        im->incidents[im->n_incidents++] = oi;
+        *ret = oi;
+        return 0;
+}
+
+static int incident_start(IncidentManager *im, const IncidentRule *rule, const LogRecord *rec, uint64_t event_ns,
+                          const IncidentMatchCapture *captures, size_t n_captures) {
+        _cleanup_(incident_freep) Incident *i = NULL;
+        OpenIncident *oi;
+        int r;
+
+        r = incident_new(rule, event_ns, im->opts.clock, &i);
+        if (r < 0)
+                return log_error_errno(r, "Failed to create an incident for rule %s: %m", rule->name);
+        r = incident_set_trigger(i, rec, alignment_of(rec), rec->t_error_ns ?: im->opts.clock->error_ns);
+        if (r < 0)
+                return log_oom();
+        for (size_t k = 0; k < n_captures; k++) {
+                r = incident_add_capture(i, captures[k].name, captures[k].value, captures[k].value_len);
+                if (r < 0)
+                        break; /* more captures than we keep: the rest are in the message */
+        }
+        r = incident_arm(im, i, &oi);
+        if (r < 0)
+                return log_error_errno(r, "Failed to stage the bundle of incident %s: %m", i->short_id);
+        TAKE_PTR(i);
+        return 0;
+}
+
+int incident_manager_match(IncidentManager *im, const IncidentRule *rule, const LogRecord *rec,
+                           const IncidentMatchCapture *captures, size_t n_captures) {
+        _cleanup_free_ char *esc = escape_text(rec->message ?: "", MIN(rec->message_len, (size_t) 512));
+        uint64_t event_ns = rec->t_ns;
+        void *cookie = NULL;
+        TriggerVerdict v;
+
+        if (event_ns == 0) /* an entry of another boot: it cannot be placed on our clock */
+                event_ns = clock_map_realtime_to_perf(im->opts.clock, rec->realtime_usec * NSEC_PER_USEC);
+
+        v = trigger_decide(im->trigger, rule->name, event_ns, rule->cooldown_usec * NSEC_PER_USEC,
+                           now_nsec(CLOCK_MONOTONIC), &cookie);
+        switch (v) {
+        case TRIGGER_NEW:
+                log_info("rule %s matched %s%s%s: %s", rule->name, log_source_to_string(rec->source),
+                         rec->unit ? " " : "", rec->unit ?: "", esc ?: "");
+                (void) incident_start(im, rule, rec, event_ns, captures, n_captures); /* failures are logged there */
+                return 0;
+        case TRIGGER_JOINED:
+                log_debug("rule %s matched again inside its cooldown: %s", rule->name, esc ?: "");
+                incident_repeat(im, cookie, rec);
+                return 0;
+        case TRIGGER_RATE_LIMITED:
+        case TRIGGER_TOO_MANY_OPEN:
+        default:
+                /* Counted by the trigger; the owner's status reports the totals. */
+                log_debug("rule %s matched, dropped (%s)", rule->name, trigger_verdict_to_string(v));
+                return 0;
+        }
+}
+
+int incident_manager_capture(IncidentManager *im, uint64_t before_usec, uint64_t after_usec, const char *note,
+                             IncidentDoneFunc done, void *userdata, const char **ret_short_id) {
+        _cleanup_(incident_freep) Incident *i = NULL;
+        IncidentRule rule = { .name = (char *) "manual", .source = (char *) "manual",
+                              .description = (char *) "manual capture (tprof-bundle capture)",
+                              .before_usec = before_usec, .after_usec = after_usec };
+        OpenIncident *oi;
+        uint64_t t;
+        int r;
+
+        if (trigger_n_open(im->trigger) >= TRIGGER_MAX_OPEN_DEFAULT)
+                return -EBUSY;
+        t = clock_map_mono_to_perf(im->opts.clock, now_nsec(CLOCK_MONOTONIC));
+        r = incident_new(&rule, t, im->opts.clock, &i);
+        if (r < 0)
+                return r;
+        if (note) {
+                i->note = strdup(note);
+                if (!i->note)
+                        return -ENOMEM;
+        }
+        i->alignment = "capture-request";
+        r = incident_arm(im, i, &oi);
+        if (r < 0)
+                return r;
+        TAKE_PTR(i);
+        oi->done = done;
+        oi->done_userdata = userdata;
+        if (ret_short_id)
+                *ret_short_id = oi->incident->short_id;
+        return 0;
+}
+
+void incident_manager_finish(IncidentManager *im) {
+        for (size_t i = 0; i < im->n_incidents; i++) {
+                OpenIncident *oi = im->incidents[i];
+                if (oi->published)
+                        continue;
+                log_notice("Writing incident %s early, before t + after was reached, because tprofd is stopping.",
+                           oi->incident->short_id);
+                (void) complete(im, oi); /* a failure discards the staged bundle and its pins */
+        }
+}
+
+/* --- setup and teardown -------------------------------------------------------------------------- */
+
+int incident_manager_new(const IncidentManagerOptions *o, IncidentManager **ret) {
+        _cleanup_(incident_manager_freep) IncidentManager *im = NULL;
+
+        assert(o && o->event && o->ring && o->log_context && o->clock && o->state_dir);
+        im = new0(IncidentManager, 1);
+        if (!im)
+                return -ENOMEM;
+        im->opts = *o;
+        im->incidents_fd = -EBADF;
+        if (asprintf(&im->incidents_path, "%s/incidents", o->state_dir) < 0) {
+                im->incidents_path = NULL;
+                return -ENOMEM;
+        }
+        im->opts.state_dir = NULL; /* not kept: incidents_path is */
+        im->incidents_fd = open(im->incidents_path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (im->incidents_fd < 0)
+                return -errno;
+        im->trigger = trigger_new(NULL);
+        if (!im->trigger)
+                return -ENOMEM;
+        *ret = TAKE_PTR(im);
+        return 0;
+}
+
+IncidentManager *incident_manager_free(IncidentManager *im) {
+        if (!im)
+                return NULL;
+        for (size_t i = 0; i < im->n_incidents; i++)
+                open_incident_free(im->incidents[i]);
+        free(im->incidents);
+        trigger_free(im->trigger);
+        safe_close(im->incidents_fd);
+        free(im->incidents_path);
+        free(im);
+        return NULL;
+}
+
+void incident_manager_set_limits(IncidentManager *im, const IncidentLimits *limits) {
+        im->opts.limits = *limits;
+}
+
+void incident_manager_get_stats(const IncidentManager *im, IncidentManagerStats *ret) {
+        *ret = (IncidentManagerStats) {
+                .written = im->written,
+                .failed = im->failed,
+                .open = trigger_n_open(im->trigger),
+        };
+        trigger_get_stats(im->trigger, &ret->trigger);
+}
