@@ -38,9 +38,10 @@ fi
 [ -s "$plain" ] || sed -E 's/^\[ *[0-9]+\.[0-9]+\] //' "$log" >"$plain"
 
 # The patterns of every rules file, as pcre2grep -f takes them (one per line). The shipped rules
-# write each pattern single-quoted on one line; '' inside is a quote.
+# write each pattern single-quoted on one line; '' inside is a quote. tprofd compiles patterns
+# with PCRE2_DUPNAMES (alternatives may name their groups alike); (?J) asks pcre2grep for the same.
 find "$RULES" -name '*.yaml' -print0 2>/dev/null | sort -z | xargs -0 cat 2>/dev/null |
-        sed -nE "s/^ +match: '(.*)'$/\1/p" | sed "s/''/'/g" >"$patterns"
+        sed -nE "s/^ +match: '(.*)'$/\1/p" | sed -e "s/''/'/g" -e 's/^/(?J)/' >"$patterns"
 [ -s "$patterns" ] || { echo "no single-quoted patterns found in $RULES" >&2; exit 1; }
 
 pin=()

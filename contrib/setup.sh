@@ -20,10 +20,13 @@ PACKAGES=(
         # build
         gcc meson ninja-build pkg-config
         libsystemd-dev libpcre2-dev libyaml-dev libzstd-dev libelf-dev libdw-dev
+        libprotobuf-c-dev protobuf-c-compiler zlib1g-dev  # pprof export: profile.proto, gzip
         # tests and benchmarks
         libcmocka-dev clang libclang-rt-14-dev pcre2-utils linux-perf python3 jq libxml2-utils valgrind strace bc
         binutils  # nm and objcopy: the stripped fixtures and the function-start checks
         zstd      # the zstd command: the second window reader decompresses chunks with it
+        chromium chromium-driver python3-selenium  # report.html is tested in a real browser
+        golang-go # go tool pprof reads the pprof exports in the tests
         # runtime: journald for the journal source and its tests, logger/setpriv for tests
         systemd util-linux procps
 )

@@ -151,7 +151,7 @@ static void test_stage_publish(void **state) {
 
         static const char *const files[] = { "manifest.json", "log.txt", "log.jsonl", "stacks.folded",
                                              "stacks.perf-script", "baseline.folded", "activity.tsv",
-                                             "cpu1.folded", "cpu1-baseline.folded" };
+                                             "cpu1.folded", "cpu1-baseline.folded", "report.html" };
         for (size_t f = 0; f < ELEMENTSOF(files); f++) {
                 snprintf(path, sizeof path, "%s/%s/%s", dir, i->id, files[f]);
                 if (stat(path, &st) < 0)
@@ -185,6 +185,15 @@ static void test_stage_publish(void **state) {
         assert_non_null(strstr(data, "> 2026-11-21T14:31:40.000000Z kmsg     err     ena 0000:00:05.0 eth0: "
                                      "Trigger reset is on \\x1b[2J\\xff\n"));
         assert_null(strchr(data, '\x1b'));
+        data = mfree(data);
+
+        /* report.html: made from the files just written, the manifest's id and status in it. */
+        snprintf(path, sizeof path, "%s/%s/report.html", dir, i->id);
+        assert_int_equal(read_full_file(path, 4 << 20, &data, NULL), 0);
+        assert_non_null(strstr(data, "\"kind\":\"bundle\""));
+        assert_non_null(strstr(data, i->id));
+        assert_non_null(strstr(data, "\"status\":\"complete\""));
+        assert_non_null(strstr(data, "\"slice_total\":31"));
         data = mfree(data);
 
         snprintf(path, sizeof path, "%s/%s/manifest.json", dir, i->id);

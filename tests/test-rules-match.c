@@ -365,26 +365,69 @@ static void test_prefilter_random_lines(void **state) {
         }
 }
 
+/* Every alternative of every shipped rule fills the captures an incident is filed under. */
 static void test_default_rules_capture_what_an_incident_needs(void **state) {
         static const struct {
                 const char *line, *rule, *captures;
         } cases[] = {
-                { "ena 0000:00:05.0 eth0: TX q 1 is paused for too long (threshold 5000000). Time since last napi "
-                  "7000000 usec. napi scheduled: 1, napi CPU: 11",
-                  "ena-tx-queue-paused",
-                  "cpu=11 dev=eth0 napi_scheduled=1 napi_usec=7000000 pci=0000:00:05.0 queue=1 threshold_usec=5000000" },
+                { "ena 0000:00:05.0 eth0: Keep alive watchdog timeout.", "ena-reset", "dev=eth0 pci=0000:00:05.0" },
+                { "ena 0000:00:06.0 ens6: Keep alive watchdog timeout, 6012 msecs since last keep alive.", "ena-reset",
+                  "dev=ens6 pci=0000:00:06.0" },
+                { "ena 0000:00:05.0 eth0: The number of lost tx completions is above the threshold (129 > 128). Reset "
+                  "the device",
+                  "ena-reset", "dev=eth0 missed=129 pci=0000:00:05.0" },
+                { "ena 0000:00:05.0 eth0: [1/2] Lost TX completions are above threshold (129 > 128), completion "
+                  "timeout: 5000 (msec), 5120 msecs since interrupt, 5124 msecs since napi, qid: 3",
+                  "ena-reset", "dev=eth0 missed=129 pci=0000:00:05.0" },
+                { "ena 0000:00:05.0 eth0: Potential MSIX issue on Tx side Queue = 3. Reset the device", "ena-reset",
+                  "dev=eth0 pci=0000:00:05.0 queue=3" },
+                { "ena 0000:00:05.0 eth0: TX q 1 is paused for too long (threshold 5000000). usecs since napi "
+                  "7000000. napi scheduled: 1. napi CPU: 11. msecs since interrupt: 7004",
+                  "ena-reset", "cpu=11 dev=eth0 pci=0000:00:05.0 queue=1 threshold_usec=5000000" },
+                { "ena 0000:00:05.0 eth0: TX q 2 is paused for too long (threshold 5000000). Time since last napi "
+                  "6012000 usec. napi scheduled: 1",
+                  "ena-reset", "dev=eth0 pci=0000:00:05.0 queue=2 threshold_usec=5000000" },
                 { "ena 0000:00:05.0 eth0: Trigger reset is on", "ena-reset", "dev=eth0 pci=0000:00:05.0" },
                 { "nvme nvme1: I/O tag 45 (002d) opcode 0x1 (Write) QID 2 timeout, aborting req_op:WRITE(1) size:4096",
-                  "nvme-io-timeout", "dev=nvme1 qid=2 tag=45" },
+                  "nvme-io-timeout", "action=aborting dev=nvme1 qid=2 tag=45" },
+                { "nvme nvme0: I/O 137 QID 4 timeout, completion polled", "nvme-io-timeout",
+                  "action=completion polled dev=nvme0 qid=4 tag=137" },
+                { "nvme nvme0: controller is down; will reset: CSTS=0xffffffff, PCI_STATUS=0x10", "nvme-io-timeout",
+                  "csts=0xffffffff dev=nvme0" },
+                { "nvme nvme2: Removing after probe failure status: -19", "nvme-controller-removed",
+                  "dev=nvme2 status=-19" },
+                { "nvme nvme2: Disabling device after reset failure: -19", "nvme-controller-removed",
+                  "dev=nvme2 status=-19" },
                 { "watchdog: BUG: soft lockup - CPU#7 stuck for 22s! [stress-ng:9876]", "soft-lockup",
                   "comm=stress-ng cpu=7 pid=9876 secs=22" },
                 { "NMI watchdog: Watchdog detected hard LOCKUP on cpu 3", "hard-lockup", "cpu=3" },
+                { "INFO: rcu_tasks detected stalls on tasks:", "rcu-stall", "flavor=rcu_tasks" },
+                { "java invoked oom-killer: gfp_mask=0x6200ca(GFP_HIGHUSER_MOVABLE), order=0, oom_score_adj=0",
+                  "oom-kill", "comm=java" },
                 { "Out of memory: Killed process 4321 (java) total-vm:1kB", "oom-kill",
                   "comm=java pid=4321 scope=Out of memory" },
+                { "Memory cgroup out of memory: Kill process 4321 (java) score 998 or sacrifice child", "oom-kill",
+                  "comm=java pid=4321 scope=Memory cgroup out of memory" },
+                { "Killed process 4321 (java) total-vm:1kB, anon-rss:1kB, file-rss:0kB, shmem-rss:0kB", "oom-kill",
+                  "comm=java pid=4321" },
                 { "ena 0000:00:05.0 eth0: NETDEV WATCHDOG: CPU: 2: transmit queue 3 timed out 5376 ms",
-                  "netdev-tx-timeout", "cpu=2 queue=3" },
+                  "netdev-tx-timeout", "cpu=2 dev=eth0 driver=ena queue=3" },
+                { "NETDEV WATCHDOG: eth0 (ena): transmit queue 0 timed out", "netdev-tx-timeout",
+                  "dev=eth0 driver=ena queue=0" },
+                { "mce: [Hardware Error]: CPU 5: Machine Check Exception: 5 Bank 4: b200000000070f0f",
+                  "machine-check", "bank=4 cpu=5" },
+                { "EDAC MC0: 1 CE memory read error on CPU_SrcID#0_Ha#0_Chan#1_DIMM#0 (channel:1 slot:0)",
+                  "machine-check", "count=1 mc=MC0 type=CE" },
                 { "INFO: task kworker/u16:2:123 blocked for more than 120 seconds.", "hung-task",
                   "comm=kworker/u16:2 pid=123 secs=120" },
+                { "Aborting journal on device dm-0-8.", "ext4-error", "dev=dm-0" },
+                { "EXT4-fs (sda1): Remounting filesystem read-only", "ext4-error", "dev=sda1" },
+                { "XFS (dm-0): xfs_do_force_shutdown(0x2) called from line 1196 of file fs/xfs/xfs_log.c. Return "
+                  "address = xlog_ioend_work+0x6e/0x70 [xfs]",
+                  "xfs-error", "dev=dm-0 flags=2" },
+                { "XFS (sdb1): Log I/O Error (0x2) detected at xlog_ioend_work+0x6e/0x70 [xfs] "
+                  "(fs/xfs/xfs_log.c:1377).  Shutting down filesystem.",
+                  "xfs-error", "dev=sdb1" },
         };
         const char *root = getenv("TPROF_SOURCE_ROOT");
         _cleanup_free_ char *path = NULL;

@@ -92,9 +92,48 @@ static void test_required_literals_table(void **state) {
         }
 }
 
+/* A top-level alternation gets one literal per alternative, or none when one alternative has none. */
+static void test_alternation_literals(void **state) {
+        static const struct {
+                const char *pattern;
+                const char *any[4]; /* NULL-terminated; empty: no literals */
+        } cases[] = {
+                { "abc|def", { "abc", "def" } },
+                { "^ena \\S+: Trigger reset is on|^ena \\S+: Keep alive watchdog timeout\\.",
+                  { ": Trigger reset is on", ": Keep alive watchdog timeout." } },
+                { "(?<comm>.+) invoked oom-killer: |^Out of memory: Kill(?:ed)? process (?<pid>\\d+)",
+                  { " invoked oom-killer: ", "Out of memory: Kill" } },
+                { "a(b|c)d|xyz", { NULL } }, /* the first alternative has only one-byte runs */
+                { "abc|.*", { NULL } },
+                { "abc|", { NULL } },
+                { "abc|[x|y]zz|(q|r)st", { "abc", "zz", "st" } },
+                { "a\\|bc", { NULL } }, /* an escaped bar is no alternation: the run is "a|bc" */
+                { "abc|(?i)def", { NULL } },
+        };
+
+        for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
+                PatternLiterals l;
+                size_t n = 0;
+
+                assert_int_equal(pattern_required_literals(cases[i].pattern, strlen(cases[i].pattern), &l), 0);
+                while (n < ELEMENTSOF(cases[i].any) && cases[i].any[n])
+                        n++;
+                if (l.n_any != n)
+                        fail_msg("pattern '%s': %zu alternative literals, expected %zu", cases[i].pattern, l.n_any, n);
+                for (size_t k = 0; k < n; k++)
+                        if (l.any[k].len != strlen(cases[i].any[k]) ||
+                            memcmp(l.any[k].bytes, cases[i].any[k], l.any[k].len) != 0)
+                                fail_msg("pattern '%s': literal %zu is '%.*s', expected '%s'", cases[i].pattern, k,
+                                         (int) l.any[k].len, l.any[k].bytes, cases[i].any[k]);
+                assert_null(l.prefix);
+                pattern_literals_done(&l);
+        }
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_required_literals_table),
+                cmocka_unit_test(test_alternation_literals),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }

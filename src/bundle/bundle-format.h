@@ -20,6 +20,7 @@
 #define BUNDLE_PERF_SCRIPT_SAMPLES_MAX 50000U
 #define BUNDLE_BASELINE_FOLDED "baseline.folded"
 #define BUNDLE_ACTIVITY "activity.tsv"
+#define BUNDLE_REPORT "report.html"
 #define BUNDLE_WINDOWS_DIR "windows"
 #define BUNDLE_PENDING "pending"
 #define BUNDLE_TMP_PREFIX ".tmp-"

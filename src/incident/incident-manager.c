@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <syslog.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <systemd/sd-journal.h>
@@ -21,6 +22,7 @@
 #include "basic/cleanup.h"
 #include "basic/fileio.h"
 #include "basic/log.h"
+#include "basic/macro.h"
 #include "basic/parse-util.h"
 #include "basic/string-util.h"
 #include "basic/time-util.h"
@@ -60,9 +62,10 @@ typedef struct OpenIncident {
 
 struct IncidentManager {
         IncidentManagerOptions opts;
-        char *incidents_path;
+        char *incidents_path, *state_dir;
         int incidents_fd;
         Trigger *trigger;
+        IncidentHook *hook;
 
         OpenIncident **incidents;
         size_t n_incidents, allocated_incidents;
@@ -278,14 +281,35 @@ static int list_pinned(int dir_fd, const char *id, const char *incidents_path, c
         return 0;
 }
 
-static void announce(const IncidentManager *im, const Incident *i, BundleStatus status) {
-        log_notice("Incident %s: rule %s, %s, bundle %s/%s", i->short_id, i->rule.name,
-                   bundle_status_to_string(status), im->incidents_path, i->id);
-        (void) sd_journal_send("MESSAGE=tprof incident %s: rule %s matched, bundle %s/%s", i->short_id,
-                               i->rule.name, im->incidents_path, i->id,
+/*
+ * The journal entry a log pipeline finds every bundle by (MESSAGE_ID), with the same facts the
+ * bundle hook gets: where the bundle is, which rule, host and status, and the trigger line.
+ */
+static void announce(const IncidentHookBundle *b) {
+        _cleanup_free_ char *msg = escape_text(b->message ?: "", MIN(strlen(b->message ?: ""), (size_t) 2048));
+        char utc[64] = "";
+        struct tm tm;
+        time_t t = (time_t) (b->trigger_realtime_usec / USEC_PER_SEC);
+
+        if (b->trigger_realtime_usec > 0 && gmtime_r(&t, &tm)) {
+                size_t l = strftime(utc, sizeof utc, "%Y-%m-%dT%H:%M:%S", &tm);
+                snprintf(utc + l, sizeof utc - l, ".%06lluZ", (unsigned long long) (b->trigger_realtime_usec % USEC_PER_SEC));
+        }
+        log_notice("Incident %s: rule %s, %s, bundle %s", b->short_id, b->rule, b->status, b->path);
+        (void) sd_journal_send("MESSAGE=tprof incident %s: rule %s matched, bundle %s", b->short_id, b->rule, b->path,
                                "MESSAGE_ID=" TPROF_INCIDENT_MESSAGE_ID, "PRIORITY=%i", LOG_NOTICE,
-                               "TPROF_BUNDLE=%s/%s", im->incidents_path, i->id, "TPROF_RULE=%s",
-                               i->rule.name, "TPROF_STATUS=%s", bundle_status_to_string(status), NULL);
+                               "TPROF_BUNDLE=%s", b->path,
+                               "TPROF_BUNDLE_PATH=%s", b->path,
+                               "TPROF_BUNDLE_ID=%s", b->id,
+                               "TPROF_SHORT_ID=%s", b->short_id,
+                               "TPROF_RULE=%s", b->rule,
+                               "TPROF_HOST=%s", b->host,
+                               "TPROF_STATUS=%s", b->status,
+                               "TPROF_TRIGGER_TIME=%s", utc,
+                               "TPROF_TRIGGER_REALTIME_USEC=%llu", (unsigned long long) b->trigger_realtime_usec,
+                               "TPROF_TRIGGER_PERF_NS=%llu", (unsigned long long) b->trigger_perf_ns,
+                               "TPROF_TRIGGER_MESSAGE=%s", msg ?: "",
+                               NULL);
 }
 
 static void flush(IncidentManager *im) {
@@ -348,19 +372,30 @@ static int complete(IncidentManager *im, OpenIncident *oi) {
         im->written++;
         trigger_closed(im->trigger, oi);
         BundleStatus status = incident_status(i, &oi->slice);
-        announce(im, i, status);
+        _cleanup_free_ char *bundle_path = NULL;
+        if (asprintf(&bundle_path, "%s/%s", im->incidents_path, i->id) < 0)
+                bundle_path = NULL;
+        IncidentHookBundle hb = {
+                .path = bundle_path ?: i->id,
+                .id = i->id,
+                .short_id = i->short_id,
+                .rule = i->rule.name,
+                .host = im->opts.host.host,
+                .status = bundle_status_to_string(status),
+                .state_dir = im->state_dir,
+                .message = i->message ?: i->note,
+                .trigger_realtime_usec = i->t_realtime_usec,
+                .trigger_perf_ns = i->t_ns,
+        };
+        announce(&hb);
         log_debug("Incident %s written in %llu ms.", i->short_id,
                   (unsigned long long) ((now_usec(CLOCK_MONOTONIC) - t0) / USEC_PER_MSEC));
         strv_free(files.paths);
         collect_log_done(&log);
         /* Limits first, so a capture's client sees the bundle folder as it will stay. */
         enforce_limits(im);
-        if (oi->done) {
-                _cleanup_free_ char *path = NULL;
-                if (asprintf(&path, "%s/%s", im->incidents_path, i->id) < 0)
-                        path = NULL;
-                report_done(oi, &(IncidentResult) { .id = i->id, .path = path ?: "", .status = status });
-        }
+        (void) incident_hook_submit(im->hook, &hb); /* a full queue is logged and counted there */
+        report_done(oi, &(IncidentResult) { .id = i->id, .path = hb.path, .status = status });
         return 0;
 
 fail:
@@ -591,6 +626,7 @@ void incident_manager_finish(IncidentManager *im) {
 
 int incident_manager_new(const IncidentManagerOptions *o, IncidentManager **ret) {
         _cleanup_(incident_manager_freep) IncidentManager *im = NULL;
+        int r;
 
         assert(o && o->event && o->ring && o->log_context && o->clock && o->state_dir);
         im = new0(IncidentManager, 1);
@@ -602,13 +638,20 @@ int incident_manager_new(const IncidentManagerOptions *o, IncidentManager **ret)
                 im->incidents_path = NULL;
                 return -ENOMEM;
         }
-        im->opts.state_dir = NULL; /* not kept: incidents_path is */
+        im->state_dir = strdup(o->state_dir);
+        if (!im->state_dir)
+                return -ENOMEM;
+        im->opts.state_dir = im->state_dir;
+        im->opts.hook = (IncidentHookOptions) {}; /* the hook runner keeps its own copy */
         im->incidents_fd = open(im->incidents_path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         if (im->incidents_fd < 0)
                 return -errno;
         im->trigger = trigger_new(NULL);
         if (!im->trigger)
                 return -ENOMEM;
+        r = incident_hook_new(o->event, o->priority_housekeeping, &o->hook, &im->hook);
+        if (r < 0)
+                return r;
         *ret = TAKE_PTR(im);
         return 0;
 }
@@ -620,6 +663,8 @@ IncidentManager *incident_manager_free(IncidentManager *im) {
                 open_incident_free(im->incidents[i]);
         free(im->incidents);
         trigger_free(im->trigger);
+        incident_hook_free(im->hook);
+        free(im->state_dir);
         safe_close(im->incidents_fd);
         free(im->incidents_path);
         free(im);
@@ -630,6 +675,10 @@ void incident_manager_set_limits(IncidentManager *im, const IncidentLimits *limi
         im->opts.limits = *limits;
 }
 
+int incident_manager_set_hook(IncidentManager *im, const IncidentHookOptions *hook) {
+        return incident_hook_set_options(im->hook, hook);
+}
+
 void incident_manager_get_stats(const IncidentManager *im, IncidentManagerStats *ret) {
         *ret = (IncidentManagerStats) {
                 .written = im->written,
@@ -637,4 +686,5 @@ void incident_manager_get_stats(const IncidentManager *im, IncidentManagerStats 
                 .open = trigger_n_open(im->trigger),
         };
         trigger_get_stats(im->trigger, &ret->trigger);
+        incident_hook_get_stats(im->hook, &ret->hook);
 }

@@ -3,14 +3,14 @@
  * The incident lifecycle on the daemon's event loop: a rule match (or a capture request) becomes an
  * incident, is staged as incidents/.tmp-<id> with the windows of its slice pinned, waits on a
  * deadline until t + after has been sampled, then is sliced, published, announced in the journal,
- * and kept until its cooldown ends so repeats join it (the manifest is
+ * handed to the bundle hook (incident-hook.h), and kept until its cooldown ends so repeats join it (the manifest is
  * rewritten to count them). It also keeps incidents/ within its limits.
  *
  *   match ──trigger_decide()──► new: stage, pin, arm the deadline      repeat: count, rewrite
  *   deadline ──► flush (the owner's callback) ─► pin again ─► slice ─► publish ─► limits ─► announce,
- *                the capture's done callback ─► expire at the end of the cooldown
+ *                hook, the capture's done callback ─► expire at the end of the cooldown
  *
- * It owns the incidents and the trigger; it borrows the event loop, the ring store,
+ * It owns the incidents, the trigger and the hook runner; it borrows the event loop, the ring store,
  * the log context and the clock mapping from its owner, which keeps them alive and up to date.
  * Like the daemon code it came from, it logs what happens to incidents and bundles.
  */
@@ -21,6 +21,7 @@
 #include <systemd/sd-event.h>
 
 #include "basic/clock-map.h"
+#include "incident/incident-hook.h"
 #include "incident/incident-limits.h"
 #include "incident/incident-trigger.h"
 #include "incident/incident.h"
@@ -46,7 +47,7 @@ typedef void (*IncidentFlushFunc)(void *userdata);
 typedef struct IncidentManagerOptions {
         sd_event *event;
         int64_t priority_incident;     /* deadlines */
-        int64_t priority_housekeeping; /* manifest rewrites */
+        int64_t priority_housekeeping; /* manifest rewrites, hooks */
         const char *state_dir;         /* bundles go to <state_dir>/incidents, which must exist */
         RingStore *ring;               /* borrowed: pinned and sliced at deadlines */
         LogContext *log_context;       /* borrowed: the bundle's log lines */
@@ -54,6 +55,7 @@ typedef struct IncidentManagerOptions {
         IncidentHost host;             /* strings borrowed */
         IncidentProfile profile;       /* strings borrowed */
         IncidentLimits limits;
+        IncidentHookOptions hook;      /* incidents.on_bundle; copied */
         IncidentFlushFunc flush;
         void *userdata;                /* for flush */
 } IncidentManagerOptions;
@@ -62,6 +64,7 @@ typedef struct IncidentManagerStats {
         uint64_t written, failed;
         unsigned open;
         TriggerStats trigger;
+        IncidentHookStats hook;
 } IncidentManagerStats;
 
 typedef struct IncidentManager IncidentManager;
@@ -70,11 +73,13 @@ typedef struct IncidentManager IncidentManager;
 void incident_manager_remove_unfinished(const char *state_dir);
 
 int incident_manager_new(const IncidentManagerOptions *o, IncidentManager **ret);
-/* Unpublished incidents are discarded: call incident_manager_finish() first to publish them. */
+/* Unpublished incidents are discarded (call incident_manager_finish() first to publish them);
+ * running hooks get SIGTERM. */
 IncidentManager *incident_manager_free(IncidentManager *im);
 
 /* Settings a reload may change. */
 void incident_manager_set_limits(IncidentManager *im, const IncidentLimits *limits);
+int incident_manager_set_hook(IncidentManager *im, const IncidentHookOptions *hook);
 
 /* A capture group of a rule match; value points into the record, not NUL-terminated. */
 typedef struct IncidentMatchCapture {

@@ -14,12 +14,14 @@
 #include "basic/alloc-util.h"
 #include "basic/fileio.h"
 #include "basic/hashmap.h"
+#include "basic/log.h"
 #include "basic/json-writer.h"
 #include "basic/parse-util.h"
 #include "basic/string-util.h"
 #include "basic/time-util.h"
 #include "incident/incident-write.h"
 #include "profile/profile-fold.h"
+#include "report/report.h"
 
 /* Seconds of activity kept per CPU: a slice longer than this is cut (rules cap before+after). */
 #define ACTIVITY_SECONDS_MAX 7200U
@@ -329,6 +331,15 @@ static int fill_perf_script(FILE *f, void *ud) {
         return p->writer(f, p->userdata);
 }
 
+static int write_report(int incidents_fd, const char *tmp) {
+        _cleanup_free_ char *dir = NULL;
+
+        /* The staged folder by a path through our descriptor of incidents/, wherever that is. */
+        if (asprintf(&dir, "/proc/self/fd/%i/%s", incidents_fd, tmp) < 0)
+                return -ENOMEM;
+        return report_write_bundle_file(dir, BUNDLE_REPORT);
+}
+
 int incident_publish(int incidents_fd, int dir_fd, const Incident *i, IncidentSink *k, const IncidentHost *h,
                      const IncidentProfile *p, char *const *windows, size_t n_windows,
                      const IncidentLogLine *lines, size_t n_lines, IncidentPerfScriptWriter perf_script,
@@ -374,6 +385,13 @@ int incident_publish(int incidents_fd, int dir_fd, const Incident *i, IncidentSi
                 r = write_manifest(dir_fd, BUNDLE_MANIFEST, i, h, p, &s, windows, n_windows, false);
         if (r < 0)
                 return r;
+        /* The report is a view of the files just written, read back through the bundle's readers.
+         * It is not essential: a bundle without it is still complete (`tprof-bundle report`
+         * makes it again), so a failure is only noted. */
+        r = write_report(incidents_fd, tmp);
+        if (r < 0)
+                log_debug_errno(r, "Failed to write %s of incident %s, continuing without it: %m", BUNDLE_REPORT,
+                                i->short_id);
 
         /* Complete: drop the pending marker, make it durable, then make it visible in one step. */
         if (unlinkat(dir_fd, BUNDLE_PENDING, 0) < 0 && errno != ENOENT)

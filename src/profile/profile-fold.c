@@ -60,9 +60,29 @@ size_t folder_n_stacks(const Folder *f) {
         return hashmap_size(f->stacks);
 }
 
-int folder_add(Folder *f, const Sample *s, uint64_t count) {
+int profile_fold_key(const Sample *s, StrBuf *key) {
         char comm[64], sym[PROFILE_NAME_BYTES_MAX], dso[PROFILE_NAME_BYTES_MAX], frame[PROFILE_NAME_BYTES_MAX + 2];
+        int r;
+
+        strbuf_reset(key);
+        profile_comm_tidy(s->comm, comm, sizeof comm);
+        r = strbuf_append(key, comm);
+        for (uint32_t i = s->n_frames; r >= 0 && i > 0; i--) {
+                const Frame *fr = &s->frames[i - 1];
+                profile_symbol_tidy(fr->symbol, sym, sizeof sym);
+                profile_dso_tidy(fr->dso, dso, sizeof dso);
+                profile_folded_frame(comm, sym, dso, frame, sizeof frame);
+                r = strbuf_putc(key, ';');
+                if (r >= 0)
+                        r = strbuf_append(key, frame);
+        }
+        return r < 0 ? r : 0;
+}
+
+int folder_add(Folder *f, const Sample *s, uint64_t count) {
+        char comm[64];
         uint64_t *slot;
+        bool added;
         int r;
 
         profile_comm_tidy(s->comm, comm, sizeof comm);
@@ -75,21 +95,10 @@ int folder_add(Folder *f, const Sample *s, uint64_t count) {
                 return 0;
         }
 
-        strbuf_reset(&f->key);
-        r = strbuf_append(&f->key, comm);
-        for (uint32_t i = s->n_frames; r >= 0 && i > 0; i--) {
-                const Frame *fr = &s->frames[i - 1];
-                profile_symbol_tidy(fr->symbol, sym, sizeof sym);
-                profile_dso_tidy(fr->dso, dso, sizeof dso);
-                profile_folded_frame(comm, sym, dso, frame, sizeof frame);
-                r = strbuf_putc(&f->key, ';');
-                if (r >= 0)
-                        r = strbuf_append(&f->key, frame);
-        }
+        r = profile_fold_key(s, &f->key);
         if (r < 0)
                 return r;
 
-        bool added;
         if (!GREEDY_REALLOC(f->entries, f->entries_allocated, f->n_entries + 1))
                 return -ENOMEM;
         slot = hashmap_slot(f->stacks, f->key.data, f->key.len, f->n_entries, &added);

@@ -12,6 +12,11 @@
 
 #include "profile/profile-sample.h"
 
+#include "basic/string-util.h"
+
+/* The folded key of one sample, "comm;root;...;leaf", into key (replacing its content). */
+int profile_fold_key(const Sample *s, StrBuf *key);
+
 typedef struct Folder Folder;
 
 Folder *folder_new(void);

@@ -5,9 +5,9 @@
  *
  * Cost model. A log line is usually noise that no rule matches. Running every pattern on it costs
  * one regex call per rule per line. Instead each rule carries the longest literal any match must
- * contain (rules-prefilter.c); all those literals are indexed by their first two bytes, and one
- * pass over the line with a 64 Kibit bigram set finds which of them occur. Only rules whose literal
- * occurred (or that have none) run their regex. Patterns anchored with '^' are also checked against
+ * contain, or one per alternative of a top-level alternation (rules-prefilter.c); all those literals are indexed by their first two bytes, and one
+ * pass over the line with a 64 Kibit bigram set finds which of them occur. Only rules one of whose
+ * literals occurred (or that have none) run their regex. Patterns anchored with '^' are also checked against
  * their literal prefix with one memcmp. Since a missing literal proves that the pattern cannot
  * match, results are identical with the prefilter on or off; tests check exactly that.
  *
@@ -39,8 +39,12 @@ int rule_compile(Rule *r, size_t *reterr_offset, char **reterr_message) {
         assert(r && r->match && !r->code);
 
         /* No PCRE2_UTF: kernel messages may hold any byte, and byte matching needs no validity
-         * check. Patterns with UTF-8 literals still match the same bytes. */
-        r->code = pcre2_compile((PCRE2_SPTR) r->match, strlen(r->match), 0, &errcode, &erroffset, NULL);
+         * check. Patterns with UTF-8 literals still match the same bytes. PCRE2_DUPNAMES lets the
+         * alternatives of one pattern (one event, several kernels' wordings) each name their own
+         * groups alike: only the alternative that matched sets its groups, so every name is
+         * reported once. */
+        r->code = pcre2_compile((PCRE2_SPTR) r->match, strlen(r->match), PCRE2_DUPNAMES, &errcode, &erroffset,
+                                NULL);
         if (!r->code) {
                 if (pcre2_get_error_message(errcode, buf, sizeof buf) < 0)
                         snprintf((char *) buf, sizeof buf, "error %d", errcode);
@@ -81,10 +85,22 @@ int rule_compile(Rule *r, size_t *reterr_offset, char **reterr_message) {
                 return r2;
         r->prefix = TAKE_PTR(lit.prefix);
         r->prefix_len = lit.prefix_len;
-        /* A one-byte literal filters nothing worth a table entry. */
-        if (lit.literal_len >= 2) {
-                r->literal = TAKE_PTR(lit.literal);
-                r->literal_len = lit.literal_len;
+        if (lit.n_any > 0) {
+                r->literals = calloc(lit.n_any, sizeof r->literals[0]);
+                if (!r->literals)
+                        return -ENOMEM;
+                for (size_t i = 0; i < lit.n_any; i++) {
+                        r->literals[i].bytes = TAKE_PTR(lit.any[i].bytes);
+                        r->literals[i].len = lit.any[i].len;
+                }
+                r->n_literals = lit.n_any;
+        } else if (lit.literal_len >= PATTERN_LITERAL_BYTES_MIN) {
+                r->literals = calloc(1, sizeof r->literals[0]);
+                if (!r->literals)
+                        return -ENOMEM;
+                r->literals[0].bytes = TAKE_PTR(lit.literal);
+                r->literals[0].len = lit.literal_len;
+                r->n_literals = 1;
         }
         return 0;
 }
@@ -106,8 +122,7 @@ static int prefilter_build(RuleSet *rs) {
         size_t n = 0;
 
         for (size_t i = 0; i < rs->n_rules; i++)
-                if (rs->rules[i].literal)
-                        n++;
+                n += rs->rules[i].n_literals;
         if (n == 0)
                 return 0;
 
@@ -115,15 +130,17 @@ static int prefilter_build(RuleSet *rs) {
         rs->bigram_start = new0(uint16_t, 65537);
         if (!rs->literals || !rs->bigram_start)
                 return -ENOMEM;
+        /* bigram_start holds 16-bit indices. */
+        if (n > UINT16_MAX)
+                return -E2BIG;
         for (size_t i = 0; i < rs->n_rules; i++) {
                 Rule *r = &rs->rules[i];
-                if (!r->literal)
-                        continue;
-                rs->literals[rs->n_literals++] = (PrefilterLiteral) {
-                        .bytes = r->literal,
-                        .len = r->literal_len,
-                        .rule = (uint32_t) i,
-                };
+                for (size_t j = 0; j < r->n_literals; j++)
+                        rs->literals[rs->n_literals++] = (PrefilterLiteral) {
+                                .bytes = r->literals[j].bytes,
+                                .len = r->literals[j].len,
+                                .rule = (uint32_t) i,
+                        };
         }
         qsort(rs->literals, rs->n_literals, sizeof rs->literals[0], literal_compare);
 
@@ -256,7 +273,7 @@ int rule_set_match_full(RuleSet *rs, const LogRecord *rec, RuleMatchFlags flags,
                 if (rs->prefilter) {
                         if (r->prefix && (len < r->prefix_len || memcmp(msg, r->prefix, r->prefix_len) != 0))
                                 continue;
-                        if (r->literal) {
+                        if (r->n_literals > 0) {
                                 if (!scanned) {
                                         prefilter_scan(rs, msg, len);
                                         scanned = true;

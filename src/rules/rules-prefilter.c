@@ -18,6 +18,10 @@ void pattern_literals_done(PatternLiterals *l) {
         l->prefix = mfree(l->prefix);
         l->literal = mfree(l->literal);
         l->prefix_len = l->literal_len = 0;
+        for (size_t i = 0; i < l->n_any; i++)
+                free(l->any[i].bytes);
+        l->any = mfree(l->any);
+        l->n_any = 0;
 }
 
 /* Index just past the class that starts at p[i] == '[', or 0 if it does not end. */
@@ -142,7 +146,7 @@ typedef struct Run {
         size_t start, len; /* into the output buffer */
 } Run;
 
-int pattern_required_literals(const char *p, size_t n, PatternLiterals *ret) {
+static int required_literals_one(const char *p, size_t n, PatternLiterals *ret) {
         _cleanup_free_ char *buf = NULL;
         size_t len = 0, run_start = 0, best_start = 0, best_len = 0, prefix_len = 0;
         bool anchored = false, in_prefix = false, last_is_char = false;
@@ -256,5 +260,78 @@ int pattern_required_literals(const char *p, size_t n, PatternLiterals *ret) {
                 }
                 ret->literal_len = best_len;
         }
+        return 0;
+}
+
+/*
+ * Offsets of the top-level '|' of p, at most max of them, in ret_bars; returns how many, or
+ * (size_t) -1 when the pattern does not parse far enough to tell (an unterminated class or group,
+ * a trailing backslash).
+ */
+static size_t top_level_bars(const char *p, size_t n, size_t *ret_bars, size_t max) {
+        size_t k = 0;
+
+        for (size_t i = 0; i < n;) {
+                switch (p[i]) {
+                case '\\':
+                        if (i + 1 >= n)
+                                return (size_t) -1;
+                        i += 2;
+                        break;
+                case '[':
+                        i = skip_class(p, n, i);
+                        if (i == 0)
+                                return (size_t) -1;
+                        break;
+                case '(':
+                        i = skip_group(p, n, i);
+                        if (i == 0)
+                                return (size_t) -1;
+                        break;
+                case '|':
+                        if (k >= max)
+                                return (size_t) -1;
+                        ret_bars[k++] = i++;
+                        break;
+                default:
+                        i++;
+                }
+        }
+        return k;
+}
+
+#define ALTERNATIVES_MAX 64U
+
+int pattern_required_literals(const char *p, size_t n, PatternLiterals *ret) {
+        /* Collected in a PatternLiterals of our own, so the cleanup frees whatever a failure leaves. */
+        _cleanup_(pattern_literals_done) PatternLiterals all = {};
+        size_t bars[ALTERNATIVES_MAX - 1], n_bars;
+        int r;
+
+        *ret = (PatternLiterals) {};
+        if (pattern_is_opaque(p, n))
+                return 0;
+        n_bars = top_level_bars(p, n, bars, ELEMENTSOF(bars));
+        if (n_bars == (size_t) -1)
+                return 0;
+        if (n_bars == 0)
+                return required_literals_one(p, n, ret);
+
+        all.any = new0(PatternLiteral, n_bars + 1);
+        if (!all.any)
+                return -ENOMEM;
+        for (size_t a = 0; a <= n_bars; a++) {
+                size_t start = a == 0 ? 0 : bars[a - 1] + 1, end = a == n_bars ? n : bars[a];
+                _cleanup_(pattern_literals_done) PatternLiterals one = {};
+
+                r = required_literals_one(p + start, end - start, &one);
+                if (r < 0)
+                        return r;
+                if (!one.literal || one.literal_len < PATTERN_LITERAL_BYTES_MIN)
+                        return 0; /* this alternative may match anything: no prefilter for the pattern */
+                all.any[all.n_any++] = (PatternLiteral) { .bytes = TAKE_PTR(one.literal), .len = one.literal_len };
+        }
+        *ret = all;
+        all = (PatternLiterals) {};
         return 0;
 }

@@ -66,7 +66,9 @@ void rule_done(Rule *r) {
         free(r->transport);
         free(r->file);
         free(r->prefix);
-        free(r->literal);
+        for (size_t i = 0; i < r->n_literals; i++)
+                free(r->literals[i].bytes);
+        free(r->literals);
         free(r->names);
         pcre2_code_free(r->code);
         *r = (Rule) {};

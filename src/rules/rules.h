@@ -95,8 +95,13 @@ typedef struct Rule {
         bool jit;
         char *prefix; /* literal the pattern starts with after '^', or NULL */
         size_t prefix_len;
-        char *literal; /* longest literal every match contains, or NULL: no prefilter */
-        size_t literal_len;
+        /* Literals of which every match contains at least one (one for a plain pattern, one per
+         * alternative for a top-level alternation); none: no prefilter. */
+        struct {
+                char *bytes;
+                size_t len;
+        } *literals;
+        size_t n_literals;
         struct {
                 const char *name; /* inside the compiled pattern's name table */
                 uint32_t group;

@@ -103,16 +103,14 @@ static int script_handler(const Sample *s, void *ud) {
         return 0;
 }
 
-int export_perf_script(char *const *paths, size_t n, uint64_t from_perf_ns, uint64_t to_perf_ns, const char *event,
-                       FILE *out, ExportStats *ret_stats) {
+int export_select_event(char *const *paths, size_t n, uint64_t from_perf_ns, uint64_t to_perf_ns, const char *event,
+                        char ***ret_keep, size_t *ret_n_keep, char **ret_event, uint64_t *ret_skipped) {
         _cleanup_free_ char **keep = NULL;
         _cleanup_free_ char *ev = NULL;
-        ScriptWriter w = { .out = out };
-        ExportStats st = {};
+        uint64_t skipped = 0;
         size_t n_keep = 0;
         int r;
 
-        /* One event name per file: stackcollapse and speedscope keep only the first they see. */
         keep = calloc(n ?: 1, sizeof(char *));
         if (!keep)
                 return -ENOMEM;
@@ -137,11 +135,38 @@ int export_perf_script(char *const *paths, size_t n, uint64_t from_perf_ns, uint
                 if (streq(ev, isempty(info.header.info.event) ? "cpu-clock" : info.header.info.event))
                         keep[n_keep++] = paths[i];
                 else if (info.samples > 0 && info.first_ns <= to_perf_ns && info.last_ns >= from_perf_ns)
-                        st.skipped_other_event += info.samples; /* an upper bound: whole windows */
+                        skipped += info.samples; /* an upper bound: whole windows */
                 window_info_done(&info);
         }
+        if (!ev) {
+                ev = strdup(event ?: "cpu-clock");
+                if (!ev)
+                        return -ENOMEM;
+        }
+        *ret_keep = TAKE_PTR(keep);
+        *ret_n_keep = n_keep;
+        *ret_event = TAKE_PTR(ev);
+        if (ret_skipped)
+                *ret_skipped = skipped;
+        return 0;
+}
 
-        w.event = ev ?: "cpu-clock";
+int export_perf_script(char *const *paths, size_t n, uint64_t from_perf_ns, uint64_t to_perf_ns, const char *event,
+                       FILE *out, ExportStats *ret_stats) {
+        _cleanup_free_ char **keep = NULL;
+        _cleanup_free_ char *ev = NULL;
+        ScriptWriter w = { .out = out };
+        ExportStats st = {};
+        size_t n_keep = 0;
+        int r;
+
+        /* One event name per file: stackcollapse and speedscope keep only the first they see. */
+        r = export_select_event(paths, n, from_perf_ns, to_perf_ns, event, &keep, &n_keep, &ev,
+                                &st.skipped_other_event);
+        if (r < 0)
+                return r;
+
+        w.event = ev;
         r = slice_read(keep, n_keep, from_perf_ns, to_perf_ns, script_handler, &w, &st.slice);
         if (r >= 0 && st.slice.samples == 0)
                 r = -ENODATA;

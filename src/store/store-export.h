@@ -29,6 +29,14 @@ void export_stats_done(ExportStats *s);
 int export_folded(char *const *paths, size_t n, uint64_t from_perf_ns, uint64_t to_perf_ns, FILE *out,
                   ExportStats *ret_stats);
 /*
+ * The windows of paths recorded with one event (event, or NULL for the first window's; "cpu-clock"
+ * when a window names none), as the perf-script export keeps them: *ret_keep points into paths,
+ * *ret_event is that event, *ret_skipped (may be NULL) an upper bound of the samples left out.
+ */
+int export_select_event(char *const *paths, size_t n, uint64_t from_perf_ns, uint64_t to_perf_ns, const char *event,
+                        char ***ret_keep, size_t *ret_n_keep, char **ret_event, uint64_t *ret_skipped);
+
+/*
  * event NULL means the first window's event. Fewer than two samples cannot be loaded by
  * Flamescope; a single sample is still written (ret_stats says how many) and the caller warns.
  */

@@ -5,7 +5,9 @@
  * a bundle whose slice was too large for a perf-script file at write time
  * (BUNDLE_PERF_SCRIPT_SAMPLES_MAX) gets the same text made from its windows/ over the slice.
  * "svg" is a flame graph drawn from stacks.folded, and with --diff a differential one against
- * baseline.folded. Cutting other ranges (--from/--to) needs the ring and is not done from a bundle.
+ * baseline.folded; "pprof" is cut again from the bundle's windows (bundle-export-pprof.c), with
+ * --baseline for the baseline. Cutting other ranges (--from/--to) needs the ring and is not done
+ * from a bundle.
  */
 #include <fcntl.h>
 #include <getopt.h>
@@ -29,25 +31,33 @@
 
 static const char *arg_format = NULL;
 static bool arg_diff = false;
+static bool arg_baseline = false;
+static const char *arg_output = NULL;
 
 static void help(void) {
-        printf("Usage: tprof-bundle export ID --format FORMAT [--diff]\n"
+        printf("Usage: tprof-bundle export ID --format FORMAT [--diff] [--baseline] [-o FILE]\n"
                "\n"
                "Writes a bundle's slice to stdout. ID may be any unique prefix of the id or short id.\n"
                "\n"
                "  -h --help              Show this help\n"
                "     --format=FORMAT     folded (stacks.folded), perf-script (stacks.perf-script)\n"
-               "                         or svg (a flame graph of stacks.folded)\n"
+               "                         svg (a flame graph of stacks.folded) or pprof (a gzipped\n"
+               "                         profile.proto Profile for go tool pprof, Pyroscope, Parca)\n"
                "     --diff              With svg: a differential flame graph against baseline.folded\n"
-               "                         (red: larger share than in the baseline, blue: smaller)\n");
+               "                         (red: larger share than in the baseline, blue: smaller)\n"
+               "     --baseline          With pprof: export the bundle's baseline instead of its slice,\n"
+               "                         for a backend's diff (go tool pprof -diff_base)\n"
+               "  -o --output FILE       With pprof: write to FILE (replaced whole when complete)\n");
 }
 
 static int parse_argv(int argc, char *argv[]) {
-        enum { ARG_FORMAT = 0x100, ARG_DIFF, ARG_FROM, ARG_TO };
+        enum { ARG_FORMAT = 0x100, ARG_DIFF, ARG_FROM, ARG_TO, ARG_BASELINE };
         static const struct option options[] = {
                 { "help", no_argument, NULL, 'h' },
                 { "format", required_argument, NULL, ARG_FORMAT },
                 { "diff", no_argument, NULL, ARG_DIFF },
+                { "baseline", no_argument, NULL, ARG_BASELINE },
+                { "output", required_argument, NULL, 'o' },
                 { "from", required_argument, NULL, ARG_FROM },
                 { "to", required_argument, NULL, ARG_TO },
                 {},
@@ -55,20 +65,27 @@ static int parse_argv(int argc, char *argv[]) {
         int c;
 
         opterr = 0;
-        while ((c = getopt_long(argc, argv, ":h", options, NULL)) >= 0) {
+        while ((c = getopt_long(argc, argv, ":ho:", options, NULL)) >= 0) {
                 switch (c) {
                 case 'h':
                         help();
                         return 0;
                 case ARG_FORMAT:
-                        if (!streq(optarg, "folded") && !streq(optarg, "perf-script") && !streq(optarg, "svg"))
+                        if (!streq(optarg, "folded") && !streq(optarg, "perf-script") && !streq(optarg, "svg") &&
+                            !streq(optarg, "pprof"))
                                 return log_error_errno(SYNTHETIC_ERRNO(EINVAL),
-                                                       "Unknown --format '%s' for a bundle; use folded, perf-script or svg.",
+                                                       "Unknown --format '%s' for a bundle; use folded, perf-script, svg or pprof.",
                                                        optarg);
                         arg_format = optarg;
                         break;
                 case ARG_DIFF:
                         arg_diff = true;
+                        break;
+                case ARG_BASELINE:
+                        arg_baseline = true;
+                        break;
+                case 'o':
+                        arg_output = optarg;
                         break;
                 case ARG_FROM:
                 case ARG_TO:
@@ -85,9 +102,13 @@ static int parse_argv(int argc, char *argv[]) {
                 }
         }
         if (!arg_format)
-                return log_error_errno(SYNTHETIC_ERRNO(EINVAL), "export needs --format folded|perf-script|svg.");
+                return log_error_errno(SYNTHETIC_ERRNO(EINVAL), "export needs --format folded|perf-script|svg|pprof.");
         if (arg_diff && !streq(arg_format, "svg"))
                 return log_error_errno(SYNTHETIC_ERRNO(EINVAL), "--diff works with --format svg only.");
+        if (arg_baseline && !streq(arg_format, "pprof"))
+                return log_error_errno(SYNTHETIC_ERRNO(EINVAL), "--baseline works with --format pprof only.");
+        if (arg_output && !streq(arg_format, "pprof"))
+                return log_error_errno(SYNTHETIC_ERRNO(EINVAL), "-o works with --format pprof only; redirect the output.");
         if (argc - optind != 1)
                 return log_error_errno(SYNTHETIC_ERRNO(EINVAL), "export of a bundle takes exactly one ID.");
         return 1;
@@ -225,6 +246,8 @@ int bundle_export_bundle(int argc, char *argv[]) {
                 return EXIT_FAILURE;
         e = &l.entries[r];
 
+        if (streq(arg_format, "pprof"))
+                return bundle_export_pprof(e, arg_baseline, arg_output) < 0 ? EXIT_FAILURE : EXIT_SUCCESS;
         if (streq(arg_format, "svg")) {
                 r = bundle_write_svg(e, arg_diff, stdout);
                 if (r >= 0 && fflush(stdout) != 0)

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * tprof-bundle export: cuts [--from, --to] out of the ring (or any directory of windows) and
- * writes it as folded stacks or perf-script text. Times are wall-clock, as a person types them;
+ * writes it as folded stacks, perf-script text or a gzipped pprof Profile. Times are wall-clock, as a person types them;
  * they are converted to the perf clock through the clock mapping recorded in the windows, so only
  * windows of one boot take part (the newest boot the range touches).
  */
@@ -20,6 +20,7 @@
 #include "basic/macro.h"
 #include "basic/string-util.h"
 #include "basic/time-util.h"
+#include "pprof/pprof-export.h"
 #include "store/store-export.h"
 #include "store/store-slice.h"
 #include "tprof-bundle/tprof-bundle.h"
@@ -29,13 +30,13 @@ static void help(void) {
                "\n"
                "Cuts a time range out of the ring and writes it as folded stacks (one line per\n"
                "stack, counting samples) or as perf script text (Flamescope, speedscope,\n"
-               "stackcollapse-perf.pl).\n"
+               "stackcollapse-perf.pl), or as a gzipped pprof profile (go tool pprof, Pyroscope).\n"
                "\n"
                "  -h --help                    Show this help\n"
                "  -D --state-dir DIR           tprofd's state directory (the ring is DIR/ring)\n"
                "     --ring DIR                Read this directory of windows instead (e.g. a bundle's windows/)\n"
                "     --from TIME --to TIME     The range, inclusive\n"
-               "  -f --format FORMAT           folded (default) or perf-script\n"
+               "  -f --format FORMAT           folded (default), perf-script or pprof\n"
                "  -o --output FILE             Write to FILE instead of standard output: a regular file is\n"
                "                               replaced whole when complete, a device or FIFO written into\n"
                "\n"
@@ -116,6 +117,7 @@ int bundle_parse_time(const char *s, uint64_t now_realtime_usec, uint64_t *ret_r
 typedef enum ExportFormat {
         EXPORT_FOLDED,
         EXPORT_PERF_SCRIPT,
+        EXPORT_PPROF,
 } ExportFormat;
 
 /* Opens a temporary file next to path; the caller renames it into place once complete. */
@@ -146,7 +148,7 @@ static FILE *open_temporary(const char *path, char **ret_tmp) {
  * in place: renaming onto it would replace the device or FIFO with a regular file. *ret_tmp is
  * NULL then.
  */
-static FILE *open_output(const char *path, char **ret_tmp) {
+FILE *bundle_open_output(const char *path, char **ret_tmp) {
         struct stat st;
 
         if (stat(path, &st) >= 0 && !S_ISREG(st.st_mode)) {
@@ -154,6 +156,75 @@ static FILE *open_output(const char *path, char **ret_tmp) {
                 return fopen(path, "we");
         }
         return open_temporary(path, ret_tmp);
+}
+
+int bundle_ring_range(const char *arg_ring, uint64_t from_usec, uint64_t to_usec, WindowInfo **ret_w, size_t *ret_nw,
+                      char ***ret_paths, size_t *ret_n_paths, uint64_t *ret_from_ns, uint64_t *ret_to_ns,
+                      const WindowInfo **ret_newest) {
+        _cleanup_free_ char **paths = NULL;
+        WindowInfo *w = NULL;
+        const WindowInfo *newest = NULL;
+        size_t n = 0, n_paths = 0;
+        unsigned other_boot = 0;
+        uint64_t from_ns, to_ns;
+        int r;
+
+        r = ring_list_windows(arg_ring, /* verify= */ false, &w, &n);
+        if (r < 0) {
+                return log_error_errno(r, "Failed to list windows in '%s': %m", arg_ring);
+        }
+        paths = calloc(n ?: 1, sizeof(char *));
+        if (!paths) {
+                r = log_oom();
+                goto fail;
+        }
+
+        /* The newest window the range touches decides the boot and the clock mapping. */
+        for (size_t i = 0; i < n; i++) {
+                if (w[i].error < 0) {
+                        log_warning_errno(w[i].error, "Skipping unreadable window '%s': %m", w[i].path);
+                        continue;
+                }
+                if (w[i].samples == 0 || w[i].start_realtime_usec > to_usec || w[i].end_realtime_usec < from_usec)
+                        continue;
+                if (!newest || w[i].end_realtime_usec > newest->end_realtime_usec)
+                        newest = &w[i];
+        }
+        if (!newest) {
+                char a[64], b[64];
+                log_error("No window in '%s' holds samples between %s and %s.", arg_ring,
+                          bundle_format_utc_seconds(a, sizeof a, from_usec), bundle_format_utc_seconds(b, sizeof b, to_usec));
+                goto fail;
+        }
+        for (size_t i = 0; i < n; i++) {
+                if (w[i].error < 0 || w[i].samples == 0)
+                        continue;
+                if (!streq(w[i].header.info.boot_id, newest->header.info.boot_id)) {
+                        if (w[i].start_realtime_usec <= to_usec && w[i].end_realtime_usec >= from_usec)
+                                other_boot++;
+                        continue;
+                }
+                paths[n_paths++] = w[i].path;
+        }
+        if (other_boot > 0)
+                log_warning("Leaving out %u window%s of an earlier boot: perf clock times of two boots cannot be "
+                            "merged. Narrow the range to export them.", other_boot, other_boot == 1 ? "" : "s");
+        from_ns = clock_map_realtime_to_perf(&newest->header.info.clock, from_usec * NSEC_PER_USEC);
+        to_ns = clock_map_realtime_to_perf(&newest->header.info.clock,
+                                           to_usec > UINT64_MAX / NSEC_PER_USEC - 1 ? UINT64_MAX : to_usec * NSEC_PER_USEC + 999);
+
+        *ret_from_ns = from_ns;
+        *ret_to_ns = to_ns;
+        *ret_w = w;
+        *ret_nw = n;
+        *ret_paths = TAKE_PTR(paths);
+        *ret_n_paths = n_paths;
+        if (ret_newest)
+                *ret_newest = newest;
+        return 0;
+fail:
+        window_info_array_free(w, n);
+        return r < 0 ? r : -ENODATA;
 }
 
 int verb_export(int argc, char *argv[]) {
@@ -176,7 +247,6 @@ int verb_export(int argc, char *argv[]) {
         WindowInfo *w = NULL;
         const WindowInfo *newest = NULL;
         size_t n = 0, n_paths = 0;
-        unsigned other_boot = 0;
         ExportStats st = {};
         FILE *out = stdout;
         int c, r, ret = EXIT_FAILURE;
@@ -204,8 +274,10 @@ int verb_export(int argc, char *argv[]) {
                                 format = EXPORT_FOLDED;
                         else if (streq(optarg, "perf-script"))
                                 format = EXPORT_PERF_SCRIPT;
+                        else if (streq(optarg, "pprof"))
+                                format = EXPORT_PPROF;
                         else {
-                                log_error("Invalid --format '%s': expected folded or perf-script.", optarg);
+                                log_error("Invalid --format '%s': expected folded, perf-script or pprof.", optarg);
                                 return EX_USAGE;
                         }
                         break;
@@ -248,53 +320,16 @@ int verb_export(int argc, char *argv[]) {
                 arg_ring = ring;
         }
 
-        r = ring_list_windows(arg_ring, /* verify= */ false, &w, &n);
-        if (r < 0) {
-                log_error_errno(r, "Failed to list windows in '%s': %m", arg_ring);
-                return EXIT_FAILURE;
-        }
-        paths = calloc(n ?: 1, sizeof(char *));
-        if (!paths) {
-                log_oom();
+        r = bundle_ring_range(arg_ring, from_usec, to_usec, &w, &n, &paths, &n_paths, &from_ns, &to_ns, &newest);
+        if (r < 0)
+                goto finish;
+
+        if (format == EXPORT_PPROF && !arg_output && isatty(STDOUT_FILENO)) {
+                log_error("A pprof profile is binary: use -o FILE, or redirect standard output.");
                 goto finish;
         }
-
-        /* The newest window the range touches decides the boot and the clock mapping. */
-        for (size_t i = 0; i < n; i++) {
-                if (w[i].error < 0) {
-                        log_warning_errno(w[i].error, "Skipping unreadable window '%s': %m", w[i].path);
-                        continue;
-                }
-                if (w[i].samples == 0 || w[i].start_realtime_usec > to_usec || w[i].end_realtime_usec < from_usec)
-                        continue;
-                if (!newest || w[i].end_realtime_usec > newest->end_realtime_usec)
-                        newest = &w[i];
-        }
-        if (!newest) {
-                char a[64], b[64];
-                log_error("No window in '%s' holds samples between %s and %s.", arg_ring,
-                          bundle_format_utc_seconds(a, sizeof a, from_usec), bundle_format_utc_seconds(b, sizeof b, to_usec));
-                goto finish;
-        }
-        for (size_t i = 0; i < n; i++) {
-                if (w[i].error < 0 || w[i].samples == 0)
-                        continue;
-                if (!streq(w[i].header.info.boot_id, newest->header.info.boot_id)) {
-                        if (w[i].start_realtime_usec <= to_usec && w[i].end_realtime_usec >= from_usec)
-                                other_boot++;
-                        continue;
-                }
-                paths[n_paths++] = w[i].path;
-        }
-        if (other_boot > 0)
-                log_warning("Leaving out %u window%s of an earlier boot: perf clock times of two boots cannot be "
-                            "merged. Narrow the range to export them.", other_boot, other_boot == 1 ? "" : "s");
-        from_ns = clock_map_realtime_to_perf(&newest->header.info.clock, from_usec * NSEC_PER_USEC);
-        to_ns = clock_map_realtime_to_perf(&newest->header.info.clock,
-                                           to_usec > UINT64_MAX / NSEC_PER_USEC - 1 ? UINT64_MAX : to_usec * NSEC_PER_USEC + 999);
-
         if (arg_output) {
-                out = open_output(arg_output, &tmp);
+                out = bundle_open_output(arg_output, &tmp);
                 if (!out) {
                         log_error_errno(errno, "Failed to create '%s': %m", arg_output);
                         goto finish;
@@ -302,14 +337,26 @@ int verb_export(int argc, char *argv[]) {
         }
         if (format == EXPORT_FOLDED)
                 r = export_folded(paths, n_paths, from_ns, to_ns, out, &st);
-        else
+        else if (format == EXPORT_PERF_SCRIPT)
                 r = export_perf_script(paths, n_paths, from_ns, to_ns, NULL, out, &st);
+        else {
+                char a[64], b[64];
+                _cleanup_free_ char *comment = NULL;
+                PprofMeta meta = { .host = newest->header.info.host, .kind = "range" };
+                if (asprintf(&comment, "tprof ring range %s .. %s, host %s, kernel %s",
+                             bundle_format_utc_seconds(a, sizeof a, from_usec), bundle_format_utc_seconds(b, sizeof b, to_usec),
+                             newest->header.info.host ?: "n/a", newest->header.info.kernel_release ?: "n/a") < 0) {
+                        log_oom();
+                        goto finish;
+                }
+                meta.comments[0] = comment;
+                r = export_pprof(paths, n_paths, from_ns, to_ns, &meta, out, &st);
+                if (r == -EFBIG)
+                        log_error("More samples in range than a pprof export takes; narrow the range.");
+        }
         if (r >= 0 && out != stdout) {
-                if (fflush(out) != 0 || (tmp && fsync(fileno(out)) < 0))
-                        r = -errno;
-                else if (tmp && rename(tmp, arg_output) < 0)
-                        r = -errno;
-                else
+                r = export_commit_output(out, tmp, arg_output);
+                if (r >= 0)
                         tmp = mfree(tmp);
         }
         if (st.slice.corrupt_chunks > 0)

@@ -790,7 +790,9 @@ static void print_cpu(const Show *s) {
 
 static void print_files(const Show *s) {
         static const char *const files[] = { BUNDLE_MANIFEST, BUNDLE_LOG_TEXT, BUNDLE_LOG_JSON, BUNDLE_FOLDED,
-                                             BUNDLE_PERF_SCRIPT, BUNDLE_BASELINE_FOLDED, BUNDLE_ACTIVITY };
+                                             BUNDLE_PERF_SCRIPT, BUNDLE_BASELINE_FOLDED, BUNDLE_ACTIVITY,
+                                             BUNDLE_REPORT };
+        _cleanup_free_ char *report = bundle_file(s, BUNDLE_REPORT);
         _cleanup_free_ char *dir = text_for_terminal(s->entry->path, 0);
         _cleanup_free_ char *id = text_for_terminal(s->entry->short_id[0] ? s->entry->short_id : s->entry->id, 0);
         char b[FORMAT_BYTES_MAX];
@@ -811,6 +813,12 @@ static void print_files(const Show *s) {
                        s->entry->n_windows, format_bytes(b, sizeof b, s->entry->windows_bytes));
 
         section(s, "Open with");
+        if (report && access(report, F_OK) >= 0)
+                printf("  xdg-open %s/%s      (heatmap, flame graphs, log: one file, works offline)\n", dir ?: "?",
+                       BUNDLE_REPORT);
+        else
+                printf("  tprof-bundle report %s -o report.html      (heatmap, flame graphs, log: one file)\n",
+                       id ?: "?");
         printf("  tprof-bundle export %s --format svg > flame.svg\n", id ?: "?");
         printf("  tprof-bundle export %s --format svg --diff > diff.svg      (red: rose against the baseline)\n",
                id ?: "?");
@@ -1021,7 +1029,7 @@ static int print_json(const Show *s) {
         {
                 static const char *const files[] = { BUNDLE_MANIFEST, BUNDLE_LOG_TEXT, BUNDLE_LOG_JSON,
                                                      BUNDLE_FOLDED, BUNDLE_PERF_SCRIPT, BUNDLE_BASELINE_FOLDED,
-                                                     BUNDLE_ACTIVITY };
+                                                     BUNDLE_ACTIVITY, BUNDLE_REPORT };
                 char n1[64], n2[64];
                 snprintf(n1, sizeof n1, BUNDLE_CPU_FOLDED_FMT, s->cpu);
                 snprintf(n2, sizeof n2, BUNDLE_CPU_BASELINE_FOLDED_FMT, s->cpu);

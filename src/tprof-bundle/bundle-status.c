@@ -57,6 +57,9 @@ static void print_daemon(const ControlMessage *m) {
                  field(m, "MATCHES"), field(m, "INCIDENTS_OPEN"), field(m, "INCIDENTS_WRITTEN"),
                  field(m, "INCIDENTS_FAILED"), field(m, "MATCHES_DROPPED"));
         print_escaped("Incidents", buf);
+        snprintf(buf, sizeof buf, "%s started, %s failed or timed out, %s dropped, %s running", field(m, "HOOKS_STARTED"),
+                 field(m, "HOOKS_FAILED"), field(m, "HOOKS_DROPPED"), field(m, "HOOKS_RUNNING"));
+        print_escaped("Bundle hooks", buf);
         print_escaped("Open window", field(m, "WINDOW_OPEN"));
 }
 

@@ -33,6 +33,8 @@ static const Verb verbs[] = {
         { "show", "Explain one bundle: what happened, the log, CPU activity, unusual stacks", verb_show },
         { "export", "Write a bundle's slice or a range of the ring as folded stacks or perf script",
           verb_export_dispatch },
+        { "report", "Write report.html: heatmap, flame graphs and log of a bundle or a range, one file",
+          verb_report },
         { "rm", "Remove a bundle and release its pinned windows", verb_rm },
         { "open", "Hand a bundle's stacks to $TPROF_VIEWER", verb_open },
         { "capture", "Ask the running daemon for a bundle around now", verb_capture },

@@ -31,6 +31,21 @@ int verb_windows(int argc, char *argv[]);
 int verb_export(int argc, char *argv[]);
 /* Parses a wall-clock TIME as `export --from/--to` take it into CLOCK_REALTIME microseconds. */
 int bundle_parse_time(const char *s, uint64_t now_realtime_usec, uint64_t *ret_realtime_usec);
+/*
+ * The windows of ring (one boot: the newest the range touches) holding samples of [from, to]
+ * (wall clock), and the range on the perf clock. *ret_paths and *ret_newest (the window that
+ * decided the boot and clock mapping; ret_newest may be NULL) point into *ret_w (free both:
+ * window_info_array_free(*ret_w, *ret_nw), free(*ret_paths)). Logs why on failure.
+ */
+#include "store/store-slice.h"
+int bundle_ring_range(const char *ring, uint64_t from_usec, uint64_t to_usec, WindowInfo **ret_w, size_t *ret_nw,
+                      char ***ret_paths, size_t *ret_n_paths, uint64_t *ret_from_ns, uint64_t *ret_to_ns,
+                      const WindowInfo **ret_newest);
+/* Where -o writes: a new or regular file through a temporary one (*ret_tmp, to be renamed into place
+ * when complete), anything else (a device, a FIFO) in place (*ret_tmp NULL). */
+#include <stdio.h>
+FILE *bundle_open_output(const char *path, char **ret_tmp);
+int verb_report(int argc, char *argv[]);
 /* "2026-11-21T14:30:00Z" */
 const char *bundle_format_utc_seconds(char *buf, size_t l, uint64_t realtime_usec);
 
@@ -47,3 +62,11 @@ int bundle_export_bundle(int argc, char *argv[]);
  * table: "return export_names_bundle(argc, argv) ? bundle_export_bundle(argc, argv) : ring...".
  */
 bool export_names_bundle(int argc, char *argv[]);
+
+#include <stdio.h>
+#include "bundle/bundle-read.h"
+
+/* export ID --format pprof [--baseline] [-o FILE], see bundle-export-pprof.c. */
+int bundle_export_pprof(const BundleEntry *e, bool baseline, const char *output);
+/* Flushes an output of bundle_open_output(), syncs and renames its temporary file (if any) into place. */
+int export_commit_output(FILE *out, const char *tmp, const char *path);

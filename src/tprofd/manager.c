@@ -311,6 +311,10 @@ static void manager_incident_limits(const Manager *m, IncidentLimits *ret) {
         *ret = (IncidentLimits) { m->config->max_bundles, m->config->max_bundle_bytes };
 }
 
+static void manager_incident_hook(const Manager *m, IncidentHookOptions *ret) {
+        *ret = (IncidentHookOptions) { .argv = m->config->on_bundle, .timeout_usec = m->config->on_bundle_timeout_usec };
+}
+
 #define CAPTURE_BEFORE_USEC_DEFAULT (60 * USEC_PER_SEC)
 #define CAPTURE_AFTER_USEC_DEFAULT (10 * USEC_PER_SEC)
 #define CAPTURE_BEFORE_USEC_MAX (15 * USEC_PER_MINUTE)
@@ -417,6 +421,10 @@ static void control_status(Manager *m, ControlRequest *req) {
         (void) control_message_appendf(&b, "INCIDENTS_FAILED", "%llu", (unsigned long long) is.failed);
         (void) control_message_appendf(&b, "MATCHES_DROPPED", "%llu",
                                        (unsigned long long) (is.trigger.rate_limited + is.trigger.too_many_open));
+        (void) control_message_appendf(&b, "HOOKS_STARTED", "%llu", (unsigned long long) is.hook.started);
+        (void) control_message_appendf(&b, "HOOKS_FAILED", "%llu", (unsigned long long) (is.hook.failed + is.hook.timed_out));
+        (void) control_message_appendf(&b, "HOOKS_DROPPED", "%llu", (unsigned long long) is.hook.dropped);
+        (void) control_message_appendf(&b, "HOOKS_RUNNING", "%u", is.hook.running);
         (void) control_request_reply(req, b.data ?: "", b.len);
 }
 
@@ -515,6 +523,13 @@ static void manager_reload(Manager *m) {
         IncidentLimits lim;
         manager_incident_limits(m, &lim);
         incident_manager_set_limits(m->incidents, &lim);
+        strv_free(m->config->on_bundle);
+        m->config->on_bundle = TAKE_PTR(fresh.on_bundle);
+        m->config->on_bundle_timeout_usec = fresh.on_bundle_timeout_usec;
+        IncidentHookOptions hook;
+        manager_incident_hook(m, &hook);
+        if (incident_manager_set_hook(m->incidents, &hook) < 0)
+                log_warning("Failed to update the bundle hook, keeping the one that was running.");
         tprofd_config_done(&fresh);
         log_info("Reloaded the configuration%s%s.", m->config->config_path ? " from " : "",
                  m->config->config_path ?: "");
@@ -756,6 +771,7 @@ static int manager_new(TprofdConfig *c, ManagerReload reload, Manager **ret) {
                 .userdata = m,
         };
         manager_incident_limits(m, &io.limits);
+        manager_incident_hook(m, &io.hook);
         r = incident_manager_new(&io, &m->incidents);
         if (r < 0)
                 return log_error_errno(r, "Failed to set up incidents in '%s/incidents': %m", c->state_dir);

@@ -47,6 +47,7 @@ void tprofd_config_init(TprofdConfig *c) {
                 .journal = true,
                 .max_bundles = MAX_BUNDLES_DEFAULT,
                 .max_bundle_bytes = MAX_BUNDLE_BYTES_DEFAULT,
+                .on_bundle_timeout_usec = ON_BUNDLE_TIMEOUT_USEC_DEFAULT,
         };
 }
 
@@ -57,6 +58,7 @@ void tprofd_config_done(TprofdConfig *c) {
         c->kmsg_path = mfree(c->kmsg_path);
         c->control_socket = mfree(c->control_socket);
         c->journal_namespace = mfree(c->journal_namespace);
+        c->on_bundle = strv_free(c->on_bundle);
 }
 
 const char *tprofd_default_rules_path(void) {
@@ -76,7 +78,47 @@ static const char *const top_keys[] = {
         "state_dir", "rules", "freq", "window", "detail", "log_level", "control_socket", "retention", "incidents", "sources",
 };
 static const char *const retention_keys[] = { "max_age", "max_bytes", "keep_free" };
-static const char *const incidents_keys[] = { "max_bundles", "max_bytes" };
+static const char *const incidents_keys[] = { "max_bundles", "max_bytes", "on_bundle", "on_bundle_timeout" };
+
+#define ON_BUNDLE_ARGS_MAX 64U
+#define ON_BUNDLE_ARG_BYTES_MAX 4096U
+
+/* incidents.on_bundle: a list of strings, the command and its arguments, run without a shell. */
+static int get_argv(ConfContext *cc, yaml_document_t *doc, const yaml_node_t *v, const char *key, char ***ret) {
+        _cleanup_strv_ char **argv = NULL;
+        size_t n = 0;
+
+        if (v->type != YAML_SEQUENCE_NODE)
+                return conf_error(cc, v->start_mark,
+                                  "'%s' must be a list: the command and its arguments, e.g. [/usr/local/bin/ship, --fast]",
+                                  key);
+        for (yaml_node_item_t *it = v->data.sequence.items.start; it < v->data.sequence.items.top; it++) {
+                yaml_node_t *item = yaml_document_get_node(doc, *it);
+                const char *s;
+                int r;
+
+                if (n >= ON_BUNDLE_ARGS_MAX)
+                        return conf_error(cc, item->start_mark, "'%s' has more than %u arguments", key, ON_BUNDLE_ARGS_MAX);
+                r = conf_get_string(cc, item, key, ON_BUNDLE_ARG_BYTES_MAX, &s);
+                if (r < 0)
+                        return r;
+                if (n == 0 && s[0] != '/')
+                        return conf_error(cc, item->start_mark,
+                                          "the command of '%s' must be an absolute path (it runs without a shell)", key);
+                char **grown = realloc(argv, (n + 2) * sizeof(char *));
+                if (!grown)
+                        return -ENOMEM;
+                argv = grown;
+                argv[n + 1] = NULL;
+                argv[n] = strdup(s);
+                if (!argv[n])
+                        return -ENOMEM;
+                n++;
+        }
+        strv_free(*ret);
+        *ret = n > 0 ? TAKE_PTR(argv) : NULL; /* an empty list: no hook */
+        return 0;
+}
 static const char *const sources_keys[] = { "kmsg", "journal", "journal_namespace" };
 
 static int get_size(ConfContext *cc, const yaml_node_t *v, const char *key, uint64_t *ret) {
@@ -166,7 +208,13 @@ static int load_section(ConfContext *cc, yaml_document_t *doc, yaml_node_t *map,
                 } else if (streq(section, "incidents")) {
                         if (streq(key, "max_bundles"))
                                 r = get_u32(cc, v, key, 1, 100000, &c->max_bundles);
-                        else {
+                        else if (streq(key, "on_bundle"))
+                                r = get_argv(cc, doc, v, key, &c->on_bundle);
+                        else if (streq(key, "on_bundle_timeout")) {
+                                r = conf_get_duration(cc, v, key, ON_BUNDLE_TIMEOUT_USEC_MAX, &c->on_bundle_timeout_usec);
+                                if (r >= 0 && c->on_bundle_timeout_usec == 0)
+                                        r = conf_error(cc, v->start_mark, "'on_bundle_timeout' must be above 0");
+                        } else {
                                 r = get_size(cc, v, key, &c->max_bundle_bytes);
                                 if (r >= 0 && c->max_bundle_bytes == 0)
                                         r = conf_error(cc, v->start_mark, "'max_bytes' must be above 0");
@@ -187,6 +235,7 @@ static int config_copy(const TprofdConfig *src, TprofdConfig *dst) {
         *dst = *src;
         dst->config_path = dst->rules_path = dst->state_dir = dst->kmsg_path = NULL;
         dst->control_socket = dst->journal_namespace = NULL;
+        dst->on_bundle = NULL;
 #define DUP(f)                                                                                               \
         if (src->f && !(dst->f = strdup(src->f)))                                                            \
                 goto oom;
@@ -197,6 +246,15 @@ static int config_copy(const TprofdConfig *src, TprofdConfig *dst) {
         DUP(control_socket);
         DUP(journal_namespace);
 #undef DUP
+        if (src->on_bundle) {
+                size_t n = strv_length(src->on_bundle);
+                dst->on_bundle = calloc(n + 1, sizeof(char *));
+                if (!dst->on_bundle)
+                        goto oom;
+                for (size_t i = 0; i < n; i++)
+                        if (!(dst->on_bundle[i] = strdup(src->on_bundle[i])))
+                                goto oom;
+        }
         return 0;
 oom:
         tprofd_config_done(dst);

@@ -17,6 +17,8 @@
 #define WINDOW_USEC_MAX (UINT64_C(3600) * UINT64_C(1000000))
 #define MAX_BUNDLES_DEFAULT 100U
 #define MAX_BUNDLE_BYTES_DEFAULT (UINT64_C(2) << 30)
+#define ON_BUNDLE_TIMEOUT_USEC_DEFAULT (UINT64_C(60) * UINT64_C(1000000))
+#define ON_BUNDLE_TIMEOUT_USEC_MAX (UINT64_C(3600) * UINT64_C(1000000))
 #define RETENTION_AGE_USEC_DEFAULT (UINT64_C(12) * UINT64_C(3600) * UINT64_C(1000000))
 
 #define TPROFD_CONFIG_FILE TPROF_CONFIG_DIR "/tprofd.yaml"
@@ -40,6 +42,8 @@ typedef struct TprofdConfig {
         uint64_t keep_free_bytes;  /* free space to leave on the state filesystem */
         uint32_t max_bundles;      /* complete bundles kept; the oldest go first */
         uint64_t max_bundle_bytes; /* total bytes of the bundles kept, pinned windows included */
+        char **on_bundle;          /* incidents.on_bundle: the hook's argv (NULL-terminated), or NULL */
+        uint64_t on_bundle_timeout_usec; /* incidents.on_bundle_timeout */
 } TprofdConfig;
 
 /* Sample times the ring keeps in compact detail: a tenth of the sampling interval rounded down to a

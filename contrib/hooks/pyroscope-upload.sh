@@ -1,0 +1,24 @@
+#!/bin/sh
+# SPDX-License-Identifier: LGPL-2.1-or-later
+# tprofd bundle hook: exports the bundle's slice as pprof and uploads it to a Pyroscope server with
+# Grafana's own client, profilecli.
+#   incidents: { on_bundle: [/usr/share/doc/tprof/hooks/pyroscope-upload.sh, http://pyroscope:4040] }
+# The profile carries the labels host, rule, incident, comm, pid, cpu per sample; the upload adds
+# service_name=tprof (PYROSCOPE_SERVICE_NAME to change it). With TPROF_UPLOAD_BASELINE=1 the
+# baseline goes up too (label slice=baseline), for a diff in the Pyroscope UI.
+set -eu
+url=${1:?usage: pyroscope-upload.sh http://pyroscope:4040}
+: "${TPROF_BUNDLE_ID:?run by tprofd as incidents.on_bundle}"
+state=${TPROF_STATE_DIR:-/var/lib/tprof}
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+service=${PYROSCOPE_SERVICE_NAME:-tprof}
+
+tprof-bundle -D "$state" export "$TPROF_BUNDLE_ID" --format pprof -o "$tmp/slice.pb.gz"
+profilecli upload --url="$url" --extra-labels="service_name=$service" --extra-labels="host=$TPROF_HOST" \
+        --extra-labels="rule=$TPROF_RULE" --extra-labels="incident=$TPROF_BUNDLE_ID" "$tmp/slice.pb.gz"
+if [ "${TPROF_UPLOAD_BASELINE:-0}" = 1 ]; then
+        tprof-bundle -D "$state" export "$TPROF_BUNDLE_ID" --format pprof --baseline -o "$tmp/baseline.pb.gz"
+        profilecli upload --url="$url" --extra-labels="service_name=$service" --extra-labels="host=$TPROF_HOST" \
+                --extra-labels="rule=$TPROF_RULE" --extra-labels="incident=$TPROF_BUNDLE_ID" "$tmp/baseline.pb.gz"
+fi

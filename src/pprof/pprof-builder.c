@@ -1,0 +1,589 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * The pprof Profile builder; see pprof-builder.h. The protobuf-c messages are built by hand here
+ * (not with protobuf_c_message_free_unpacked()), because labels are shared between samples: every
+ * message is owned by one array of this builder and freed from there.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <zlib.h>
+
+#include "basic/alloc-util.h"
+#include "basic/hashmap.h"
+#include "basic/macro.h"
+#include "basic/string-util.h"
+#include "pprof/pprof-builder.h"
+#include "pprof/profile.pb-c.h"
+#include "profile/profile-names.h"
+
+typedef Perftools__Profiles__Profile PbProfile;
+typedef Perftools__Profiles__ValueType PbValueType;
+typedef Perftools__Profiles__Sample PbSample;
+typedef Perftools__Profiles__Label PbLabel;
+typedef Perftools__Profiles__Mapping PbMapping;
+typedef Perftools__Profiles__Location PbLocation;
+typedef Perftools__Profiles__Line PbLine;
+typedef Perftools__Profiles__Function PbFunction;
+
+#define KERNEL_MAPPING "[kernel.kallsyms]"
+
+/* A sample and everything only it uses, in one allocation: label pointers and location ids follow. */
+typedef struct SampleBox {
+        PbSample sample;
+        int64_t values[2];
+        PbLabel time_label;
+} SampleBox;
+
+/* A location and its single line. */
+typedef struct LocationBox {
+        PbLocation location;
+        PbLine line;
+        PbLine *lines[1];
+} LocationBox;
+
+struct PprofBuilder {
+        uint64_t period_ns;
+        int64_t time_nanos, duration_nanos;
+
+        Hashmap *string_index;
+        char **strings;
+        size_t n_strings, allocated_strings;
+
+        Hashmap *mapping_index;
+        PbMapping **mappings;
+        size_t n_mappings, allocated_mappings;
+
+        Hashmap *function_index;
+        PbFunction **functions;
+        size_t n_functions, allocated_functions;
+
+        Hashmap *location_index;
+        PbLocation **locations; /* each is the first member of a LocationBox */
+        size_t n_locations, allocated_locations;
+
+        Hashmap *label_index;
+        PbLabel **labels;
+        size_t n_labels, allocated_labels;
+
+        PbSample **samples; /* each is the first member of a SampleBox */
+        size_t n_samples, allocated_samples;
+
+        PbLabel *common[PPROF_LABELS_MAX];
+        size_t n_common;
+        int64_t comments[PPROF_COMMENTS_MAX];
+        size_t n_comments;
+
+        int64_t key_cpu, key_pid, key_tid, key_comm, key_time, unit_ns;
+};
+
+/* Returns the string's index in the string table, adding it if new; < 0 on ENOMEM. */
+static int64_t intern(PprofBuilder *b, const char *s) {
+        size_t l = strlen(s);
+        uint64_t v;
+        char *copy;
+
+        if (hashmap_get(b->string_index, s, l, &v))
+                return (int64_t) v;
+        if (!GREEDY_REALLOC(b->strings, b->allocated_strings, b->n_strings + 1))
+                return -ENOMEM;
+        copy = strdup(s);
+        if (!copy)
+                return -ENOMEM;
+        if (hashmap_put(b->string_index, s, l, b->n_strings) < 0) {
+                free(copy);
+                return -ENOMEM;
+        }
+        b->strings[b->n_strings] = copy;
+        return (int64_t) b->n_strings++;
+}
+
+PprofBuilder *pprof_builder_free(PprofBuilder *b) {
+        if (!b)
+                return NULL;
+        for (size_t i = 0; i < b->n_strings; i++)
+                free(b->strings[i]);
+        free(b->strings);
+        for (size_t i = 0; i < b->n_mappings; i++)
+                free(b->mappings[i]);
+        free(b->mappings);
+        for (size_t i = 0; i < b->n_functions; i++)
+                free(b->functions[i]);
+        free(b->functions);
+        for (size_t i = 0; i < b->n_locations; i++)
+                free(b->locations[i]);
+        free(b->locations);
+        for (size_t i = 0; i < b->n_labels; i++)
+                free(b->labels[i]);
+        free(b->labels);
+        for (size_t i = 0; i < b->n_samples; i++)
+                free(b->samples[i]);
+        free(b->samples);
+        hashmap_free(b->string_index);
+        hashmap_free(b->mapping_index);
+        hashmap_free(b->function_index);
+        hashmap_free(b->location_index);
+        hashmap_free(b->label_index);
+        free(b);
+        return NULL;
+}
+
+int pprof_builder_new(uint64_t period_ns, PprofBuilder **ret) {
+        _cleanup_(pprof_builder_freep) PprofBuilder *b = NULL;
+
+        b = new0(PprofBuilder, 1);
+        if (!b)
+                return -ENOMEM;
+        b->period_ns = period_ns ?: 1;
+        b->string_index = hashmap_new();
+        b->mapping_index = hashmap_new();
+        b->function_index = hashmap_new();
+        b->location_index = hashmap_new();
+        b->label_index = hashmap_new();
+        if (!b->string_index || !b->mapping_index || !b->function_index || !b->location_index || !b->label_index)
+                return -ENOMEM;
+        /* string_table[0] must be "". */
+        if (intern(b, "") != 0)
+                return -ENOMEM;
+        b->key_cpu = intern(b, "cpu");
+        b->key_pid = intern(b, "pid");
+        b->key_tid = intern(b, "tid");
+        b->key_comm = intern(b, "comm");
+        b->key_time = intern(b, "time");
+        b->unit_ns = intern(b, "nanoseconds");
+        if (b->key_cpu < 0 || b->key_pid < 0 || b->key_tid < 0 || b->key_comm < 0 || b->key_time < 0 || b->unit_ns < 0)
+                return -ENOMEM;
+        /* The sample types and the period type are interned when encoding. */
+        *ret = TAKE_PTR(b);
+        return 0;
+}
+
+/* A shared label (key, str, num, unit), made once. */
+static PbLabel *label_get(PprofBuilder *b, int64_t key, int64_t str, int64_t num, int64_t unit) {
+        int64_t k[4] = { key, str, num, unit };
+        PbLabel *l;
+        uint64_t v;
+
+        if (hashmap_get(b->label_index, k, sizeof k, &v))
+                return HASHMAP_PTR(v);
+        if (!GREEDY_REALLOC(b->labels, b->allocated_labels, b->n_labels + 1))
+                return NULL;
+        l = new(PbLabel, 1);
+        if (!l)
+                return NULL;
+        *l = (PbLabel) PERFTOOLS__PROFILES__LABEL__INIT;
+        l->key = key;
+        l->str = str;
+        l->num = num;
+        l->num_unit = unit;
+        if (hashmap_put(b->label_index, k, sizeof k, PTR_HASHMAP(l)) < 0) {
+                free(l);
+                return NULL;
+        }
+        b->labels[b->n_labels++] = l;
+        return l;
+}
+
+static PbLabel *label_from(PprofBuilder *b, const PprofLabel *l);
+
+int pprof_builder_set_common_labels(PprofBuilder *b, const PprofLabel *labels, size_t n) {
+        if (n > PPROF_LABELS_MAX - 5)
+                return -E2BIG;
+        b->n_common = 0;
+        for (size_t i = 0; i < n; i++) {
+                b->common[b->n_common] = label_from(b, &labels[i]);
+                if (!b->common[b->n_common])
+                        return -ENOMEM;
+                b->n_common++;
+        }
+        return 0;
+}
+
+int pprof_builder_add_comment(PprofBuilder *b, const char *text) {
+        int64_t i;
+
+        if (b->n_comments >= PPROF_COMMENTS_MAX)
+                return -E2BIG;
+        i = intern(b, text);
+        if (i < 0)
+                return -ENOMEM;
+        b->comments[b->n_comments++] = i;
+        return 0;
+}
+
+void pprof_builder_set_time(PprofBuilder *b, int64_t time_nanos, int64_t duration_nanos) {
+        b->time_nanos = time_nanos;
+        b->duration_nanos = duration_nanos;
+}
+
+static const char *mapping_name(const Frame *f) {
+        if (f->kernel && (isempty(f->dso) || streq(f->dso, "[unknown]")))
+                return KERNEL_MAPPING;
+        return isempty(f->dso) ? "[unknown]" : f->dso;
+}
+
+/* The mapping of a DSO, made once; its range grows to cover every address seen in it. */
+static PbMapping *mapping_get(PprofBuilder *b, const char *dso, uint64_t addr) {
+        PbMapping *m;
+        uint64_t v;
+        int64_t name;
+
+        if (hashmap_get(b->mapping_index, dso, strlen(dso), &v)) {
+                m = HASHMAP_PTR(v);
+                if (addr < m->memory_start)
+                        m->memory_start = addr;
+                if (addr >= m->memory_limit)
+                        m->memory_limit = addr + 1;
+                return m;
+        }
+        name = intern(b, dso);
+        if (name < 0 || !GREEDY_REALLOC(b->mappings, b->allocated_mappings, b->n_mappings + 1))
+                return NULL;
+        m = new(PbMapping, 1);
+        if (!m)
+                return NULL;
+        *m = (PbMapping) PERFTOOLS__PROFILES__MAPPING__INIT;
+        m->id = b->n_mappings + 1;
+        m->memory_start = addr;
+        m->memory_limit = addr + 1;
+        m->filename = name;
+        /* Windows keep no build ids yet: build_id stays "" (unknown). */
+        m->has_functions = true;
+        if (hashmap_put(b->mapping_index, dso, strlen(dso), PTR_HASHMAP(m)) < 0) {
+                free(m);
+                return NULL;
+        }
+        b->mappings[b->n_mappings++] = m;
+        return m;
+}
+
+/* The function named as the folded file names the frame: the tidied symbol, or [dso] when unknown. */
+static PbFunction *function_get(PprofBuilder *b, const Frame *f, const char *dso) {
+        char sym[PROFILE_NAME_BYTES_MAX], tdso[PROFILE_NAME_BYTES_MAX], name[PROFILE_NAME_BYTES_MAX + 2];
+        _cleanup_free_ char *key = NULL;
+        PbFunction *fn;
+        int64_t n, sn, fl;
+        uint64_t v;
+
+        profile_symbol_tidy(f->symbol ?: "[unknown]", sym, sizeof sym);
+        profile_dso_tidy(dso, tdso, sizeof tdso);
+        profile_folded_frame("", sym, tdso, name, sizeof name);
+        if (asprintf(&key, "%s%c%s", name, 0, dso) < 0)
+                return NULL;
+        size_t kl = strlen(name) + 1 + strlen(dso);
+        if (hashmap_get(b->function_index, key, kl, &v))
+                return HASHMAP_PTR(v);
+        n = intern(b, name);
+        sn = intern(b, f->symbol ?: "[unknown]");
+        fl = intern(b, dso);
+        if (n < 0 || sn < 0 || fl < 0 || !GREEDY_REALLOC(b->functions, b->allocated_functions, b->n_functions + 1))
+                return NULL;
+        fn = new(PbFunction, 1);
+        if (!fn)
+                return NULL;
+        *fn = (PbFunction) PERFTOOLS__PROFILES__FUNCTION__INIT;
+        fn->id = b->n_functions + 1;
+        fn->name = n;
+        fn->system_name = sn;
+        fn->filename = fl;
+        if (hashmap_put(b->function_index, key, kl, PTR_HASHMAP(fn)) < 0) {
+                free(fn);
+                return NULL;
+        }
+        b->functions[b->n_functions++] = fn;
+        return fn;
+}
+
+/* The location of a frame, keyed by (mapping, address, function): returns its id, 0 on ENOMEM. */
+static uint64_t location_get(PprofBuilder *b, const Frame *f) {
+        const char *dso = mapping_name(f);
+        PbMapping *m;
+        PbFunction *fn;
+        LocationBox *lb;
+        uint64_t key[3], v;
+
+        m = mapping_get(b, dso, f->addr);
+        if (!m)
+                return 0;
+        fn = function_get(b, f, dso);
+        if (!fn)
+                return 0;
+        key[0] = m->id;
+        key[1] = f->addr;
+        key[2] = fn->id;
+        if (hashmap_get(b->location_index, key, sizeof key, &v))
+                return v;
+        if (!GREEDY_REALLOC(b->locations, b->allocated_locations, b->n_locations + 1))
+                return 0;
+        lb = new(LocationBox, 1);
+        if (!lb)
+                return 0;
+        lb->location = (PbLocation) PERFTOOLS__PROFILES__LOCATION__INIT;
+        lb->line = (PbLine) PERFTOOLS__PROFILES__LINE__INIT;
+        lb->line.function_id = fn->id;
+        lb->lines[0] = &lb->line;
+        lb->location.id = b->n_locations + 1;
+        lb->location.mapping_id = m->id;
+        lb->location.address = f->addr;
+        lb->location.n_line = 1;
+        lb->location.line = lb->lines;
+        if (hashmap_put(b->location_index, key, sizeof key, lb->location.id) < 0) {
+                free(lb);
+                return 0;
+        }
+        b->locations[b->n_locations++] = &lb->location;
+        return lb->location.id;
+}
+
+/* A label given by strings, interned and shared. */
+static PbLabel *label_from(PprofBuilder *b, const PprofLabel *l) {
+        int64_t key = intern(b, l->key), str = 0, unit = 0;
+
+        if (key < 0)
+                return NULL;
+        if (l->str) {
+                str = intern(b, l->str);
+                if (str < 0)
+                        return NULL;
+        } else if (l->num_unit) {
+                unit = intern(b, l->num_unit);
+                if (unit < 0)
+                        return NULL;
+        }
+        return label_get(b, key, str, l->str ? 0 : l->num, unit);
+}
+
+int pprof_builder_add_sample(PprofBuilder *b, const Sample *s, int64_t time_ns, const PprofLabel *extra,
+                             size_t n_extra) {
+        char comm[64];
+        size_t n_labels = 4 + b->n_common + n_extra, n_frames = MIN(s->n_frames, PROFILE_STACK_DEPTH_MAX);
+        PbLabel **labels;
+        uint64_t *locs;
+        SampleBox *box;
+        int64_t comm_i;
+
+        if (b->n_samples >= PPROF_SAMPLES_MAX)
+                return -EFBIG;
+        if (b->n_common + n_extra > PPROF_LABELS_MAX - 5)
+                return -E2BIG;
+        if (!GREEDY_REALLOC(b->samples, b->allocated_samples, b->n_samples + 1))
+                return -ENOMEM;
+        box = malloc(sizeof(SampleBox) + (n_labels + 1) * sizeof(PbLabel *) + n_frames * sizeof(uint64_t));
+        if (!box)
+                return -ENOMEM;
+        labels = (PbLabel **) (box + 1);
+        locs = (uint64_t *) (labels + n_labels + 1);
+
+        box->sample = (PbSample) PERFTOOLS__PROFILES__SAMPLE__INIT;
+        box->values[0] = 1;
+        box->values[1] = (int64_t) b->period_ns;
+        box->sample.n_value = 2;
+        box->sample.value = box->values;
+
+        for (size_t i = 0; i < n_frames; i++) {
+                locs[i] = location_get(b, &s->frames[i]);
+                if (locs[i] == 0) {
+                        free(box);
+                        return -ENOMEM;
+                }
+        }
+        box->sample.n_location_id = n_frames;
+        box->sample.location_id = locs;
+
+        profile_comm_tidy(s->comm ?: "", comm, sizeof comm);
+        comm_i = intern(b, comm);
+        labels[0] = label_get(b, b->key_cpu, 0, s->cpu, 0);
+        labels[1] = label_get(b, b->key_pid, 0, s->pid, 0);
+        labels[2] = label_get(b, b->key_tid, 0, s->tid, 0);
+        labels[3] = comm_i < 0 ? NULL : label_get(b, b->key_comm, comm_i, 0, 0);
+        if (!labels[0] || !labels[1] || !labels[2] || !labels[3]) {
+                free(box);
+                return -ENOMEM;
+        }
+        for (size_t i = 0; i < b->n_common; i++)
+                labels[4 + i] = b->common[i];
+        for (size_t i = 0; i < n_extra; i++) {
+                labels[4 + b->n_common + i] = label_from(b, &extra[i]);
+                if (!labels[4 + b->n_common + i]) {
+                        free(box);
+                        return -ENOMEM;
+                }
+        }
+        /* The time label is the sample's own: not shared, not indexed. */
+        box->time_label = (PbLabel) PERFTOOLS__PROFILES__LABEL__INIT;
+        box->time_label.key = b->key_time;
+        box->time_label.num = time_ns;
+        box->time_label.num_unit = b->unit_ns;
+        labels[n_labels] = &box->time_label;
+        box->sample.n_label = n_labels + 1;
+        box->sample.label = labels;
+
+        b->samples[b->n_samples++] = &box->sample;
+        return 0;
+}
+
+void pprof_builder_get_stats(const PprofBuilder *b, PprofBuilderStats *ret) {
+        *ret = (PprofBuilderStats) {
+                .samples = b->n_samples,
+                .locations = b->n_locations,
+                .functions = b->n_functions,
+                .mappings = b->n_mappings,
+                .strings = b->n_strings,
+                .labels = b->n_labels,
+        };
+}
+
+/* Fills p with pointers into b; valid until b changes. Interns the type names first. */
+static int assemble(PprofBuilder *b, PbProfile *p, PbValueType types[2], PbValueType **type_ptrs,
+                    PbValueType *period_type) {
+        int64_t samples = intern(b, "samples"), count = intern(b, "count"), cpu = intern(b, "cpu"),
+                ns = b->unit_ns;
+
+        if (samples < 0 || count < 0 || cpu < 0)
+                return -ENOMEM;
+        *p = (PbProfile) PERFTOOLS__PROFILES__PROFILE__INIT;
+        types[0] = (PbValueType) PERFTOOLS__PROFILES__VALUE_TYPE__INIT;
+        types[0].type = samples;
+        types[0].unit = count;
+        types[1] = (PbValueType) PERFTOOLS__PROFILES__VALUE_TYPE__INIT;
+        types[1].type = cpu;
+        types[1].unit = ns;
+        type_ptrs[0] = &types[0];
+        type_ptrs[1] = &types[1];
+        *period_type = types[1];
+        p->n_sample_type = 2;
+        p->sample_type = type_ptrs;
+        p->n_sample = b->n_samples;
+        p->sample = b->samples;
+        p->n_mapping = b->n_mappings;
+        p->mapping = b->mappings;
+        p->n_location = b->n_locations;
+        p->location = b->locations;
+        p->n_function = b->n_functions;
+        p->function = b->functions;
+        p->n_string_table = b->n_strings;
+        p->string_table = b->strings;
+        p->time_nanos = b->time_nanos;
+        p->duration_nanos = b->duration_nanos;
+        p->period_type = period_type;
+        p->period = (int64_t) b->period_ns;
+        p->n_comment = b->n_comments;
+        p->comment = b->comments;
+        p->default_sample_type = cpu; /* index into the string table: the type's name */
+        return 0;
+}
+
+int pprof_builder_encode(PprofBuilder *b, bool gzip, uint8_t **ret, size_t *ret_size) {
+        PbValueType types[2], *type_ptrs[2], period_type;
+        PbProfile p;
+        uint8_t *buf;
+        size_t n;
+        int r;
+
+        r = assemble(b, &p, types, type_ptrs, &period_type);
+        if (r < 0)
+                return r;
+        n = perftools__profiles__profile__get_packed_size(&p);
+        buf = malloc(n ?: 1);
+        if (!buf)
+                return -ENOMEM;
+        if (perftools__profiles__profile__pack(&p, buf) != n) {
+                free(buf);
+                return -EIO;
+        }
+        if (gzip) {
+                uLong bound = compressBound(n) + 32;
+                uint8_t *z = malloc(bound);
+                z_stream zs = {};
+                if (!z) {
+                        free(buf);
+                        return -ENOMEM;
+                }
+                if (deflateInit2(&zs, Z_DEFAULT_COMPRESSION, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK) {
+                        free(buf);
+                        free(z);
+                        return -ENOMEM;
+                }
+                zs.next_in = buf;
+                zs.avail_in = n;
+                zs.next_out = z;
+                zs.avail_out = bound;
+                r = deflate(&zs, Z_FINISH);
+                n = zs.total_out;
+                deflateEnd(&zs);
+                free(buf);
+                if (r != Z_STREAM_END) {
+                        free(z);
+                        return -EIO;
+                }
+                buf = z;
+        }
+        *ret = buf;
+        *ret_size = n;
+        return 0;
+}
+
+/* A protobuf-c output buffer that gzips what it is given straight into a FILE. */
+typedef struct GzipBuffer {
+        ProtobufCBuffer base;
+        z_stream zs;
+        FILE *out;
+        int error;
+        uint8_t chunk[64 * 1024];
+} GzipBuffer;
+
+static int gzip_pump(GzipBuffer *g, int flush) {
+        int zr;
+
+        do {
+                g->zs.next_out = g->chunk;
+                g->zs.avail_out = sizeof g->chunk;
+                zr = deflate(&g->zs, flush);
+                if (zr == Z_STREAM_ERROR)
+                        return -EIO;
+                size_t have = sizeof g->chunk - g->zs.avail_out;
+                if (have > 0 && fwrite(g->chunk, 1, have, g->out) != have)
+                        return -EIO;
+        } while (g->zs.avail_out == 0);
+        return 0;
+}
+
+static void gzip_append(ProtobufCBuffer *buffer, size_t len, const uint8_t *data) {
+        GzipBuffer *g = (GzipBuffer *) buffer;
+
+        if (g->error < 0)
+                return;
+        g->zs.next_in = (uint8_t *) data;
+        g->zs.avail_in = len;
+        g->error = gzip_pump(g, Z_NO_FLUSH);
+}
+
+int pprof_builder_write(PprofBuilder *b, FILE *out) {
+        PbValueType types[2], *type_ptrs[2], period_type;
+        _cleanup_free_ GzipBuffer *g = NULL;
+        PbProfile p;
+        int r;
+
+        r = assemble(b, &p, types, type_ptrs, &period_type);
+        if (r < 0)
+                return r;
+        g = new0(GzipBuffer, 1);
+        if (!g)
+                return -ENOMEM;
+        g->base.append = gzip_append;
+        g->out = out;
+        if (deflateInit2(&g->zs, Z_DEFAULT_COMPRESSION, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK)
+                return -ENOMEM;
+        (void) perftools__profiles__profile__pack_to_buffer(&p, &g->base);
+        r = g->error;
+        if (r >= 0) {
+                g->zs.next_in = NULL;
+                g->zs.avail_in = 0;
+                r = gzip_pump(g, Z_FINISH);
+        }
+        deflateEnd(&g->zs);
+        if (r >= 0 && fflush(out) != 0)
+                r = -errno;
+        return r;
+}

@@ -1,0 +1,326 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * The report of a bundle: its manifest (the header show prints), log.jsonl (every line, marked on
+ * the time axis), the slice's samples cut from windows/ exactly as stacks.perf-script was cut
+ * (the manifest's slice range, one event), baseline.folded for the differential view, and the
+ * unusual ranking computed by bundle-analyze from stacks.folded and baseline.folded as show does.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "basic/alloc-util.h"
+#include "basic/fileio.h"
+#include "basic/string-util.h"
+#include "basic/time-util.h"
+#include "bundle/bundle-analyze.h"
+#include "bundle/bundle-format.h"
+#include "bundle/bundle-read.h"
+#include "report/report-internal.h"
+#include "report/report.h"
+
+#define REPORT_RISES 10
+
+static char *path_join2(const char *dir, const char *name) {
+        char *p;
+        return asprintf(&p, "%s/%s", dir, name) < 0 ? NULL : p;
+}
+
+/* The window files of dir/windows, sorted (names start with their UTC start). */
+static int list_windows(const char *dir, char ***ret, size_t *ret_n) {
+        _cleanup_free_ char *wdir = path_join2(dir, BUNDLE_WINDOWS_DIR);
+        _cleanup_closedir_ DIR *d = NULL;
+        char **l = NULL;
+        size_t n = 0, allocated = 0;
+        struct dirent *de;
+
+        if (!wdir)
+                return -ENOMEM;
+        d = opendir(wdir);
+        if (!d) {
+                if (errno == ENOENT) {
+                        *ret = NULL;
+                        *ret_n = 0;
+                        return 0;
+                }
+                return -errno;
+        }
+        while ((de = readdir(d))) {
+                if (de->d_name[0] == '.')
+                        continue;
+                if (!GREEDY_REALLOC(l, allocated, n + 1))
+                        goto oom;
+                l[n] = path_join2(wdir, de->d_name);
+                if (!l[n])
+                        goto oom;
+                n++;
+        }
+        qsort(l, n, sizeof(char *), cmp_string_ptr);
+        *ret = l;
+        *ret_n = n;
+        return 0;
+oom:
+        for (size_t i = 0; i < n; i++)
+                free(l[i]);
+        free(l);
+        return -ENOMEM;
+}
+
+static void write_logs(JsonWriter *w, const char *dir) {
+        _cleanup_free_ char *path = path_join2(dir, BUNDLE_LOG_JSON), *line = NULL;
+        _cleanup_fclose_ FILE *in = NULL;
+        size_t cap = 0, n_lines = 0;
+        ssize_t n;
+
+        json_key(w, "logs");
+        json_begin_array(w);
+        in = path ? fopen(path, "re") : NULL;
+        while (in && n_lines < REPORT_LOG_LINES_MAX && (n = getline(&line, &cap, in)) >= 0) {
+                _cleanup_(json_value_freep) JsonValue *v = NULL;
+                const JsonValue *msg;
+                uint64_t t_ns;
+                bool trigger = false;
+
+                if (json_parse(line, (size_t) n, 8, &v, NULL) < 0 || v->type != JSON_TYPE_OBJECT ||
+                    !json_u64_value(json_object_get(v, "t_perf_ns"), &t_ns))
+                        continue;
+                (void) json_bool_value(json_object_get(v, "trigger"), &trigger);
+                msg = json_object_get(v, "message");
+                json_begin_array(w);
+                json_u64(w, t_ns / 1000);
+                json_u64(w, trigger);
+                json_string(w, json_string_value(json_object_get(v, "utc")) ?: "");
+                json_string(w, json_string_value(json_object_get(v, "source")) ?: "");
+                if (json_string_value(msg))
+                        json_string_n(w, msg->string.s, MIN(msg->string.len, (size_t) REPORT_LOG_LINE_BYTES_MAX));
+                else
+                        json_string(w, "");
+                json_end_array(w);
+                n_lines++;
+        }
+        json_end_array(w);
+}
+
+static void write_rises(JsonWriter *w, const char *key, const Rise *r, size_t n) {
+        json_key(w, key);
+        json_begin_array(w);
+        for (size_t i = 0; i < n; i++) {
+                json_begin_object(w);
+                json_kv_string(w, "name", r[i].name);
+                json_kv_u64(w, "slice", r[i].slice);
+                json_kv_u64(w, "baseline", r[i].baseline);
+                json_kv_double(w, "slice_share", r[i].slice_share);
+                json_kv_double(w, "baseline_share", r[i].baseline_share);
+                json_kv_double(w, "z", r[i].z);
+                json_kv_string(w, "top_function", r[i].top_function);
+                json_end_object(w);
+        }
+        json_end_array(w);
+}
+
+/* The unusual ranking, exactly as show computes it; also feeds the baseline into the stacks. */
+static int write_analysis(JsonWriter *w, const char *dir, ReportStacks *s) {
+        _cleanup_free_ char *p1 = path_join2(dir, BUNDLE_FOLDED), *p2 = path_join2(dir, BUNDLE_BASELINE_FOLDED);
+        _cleanup_(folded_donep) Folded slice = FOLDED_NULL, baseline = FOLDED_NULL;
+        Rise *proc = NULL, *func = NULL;
+        size_t n_proc = 0, n_func = 0;
+        int r, rs, rb;
+
+        if (!p1 || !p2)
+                return -ENOMEM;
+        rs = folded_load(p1, &slice);
+        rb = folded_load(p2, &baseline);
+        if (rb >= 0)
+                for (size_t i = 0; i < baseline.n; i++) {
+                        r = report_stacks_add_baseline(s, baseline.lines[i].stack, baseline.lines[i].count);
+                        if (r < 0)
+                                return r;
+                }
+        json_key(w, "analysis");
+        json_begin_object(w);
+        json_kv_bool(w, "has_slice", rs >= 0);
+        json_kv_bool(w, "has_baseline", rb >= 0);
+        json_kv_u64(w, "slice_total", rs >= 0 ? slice.total : 0);
+        json_kv_u64(w, "baseline_total", rb >= 0 ? baseline.total : 0);
+        if (rs >= 0 && rb >= 0) {
+                (void) folded_rises(&slice, &baseline, RISE_PROCESS, REPORT_RISES, &proc, &n_proc);
+                (void) folded_rises(&slice, &baseline, RISE_FUNCTION, REPORT_RISES, &func, &n_func);
+        }
+        write_rises(w, "processes", proc, n_proc);
+        write_rises(w, "functions", func, n_func);
+        json_end_object(w);
+        rises_free(proc, n_proc);
+        rises_free(func, n_func);
+        return 0;
+}
+
+static void write_header(JsonWriter *w, const BundleManifest *m, const char *event) {
+        char ts[FORMAT_TIMESTAMP_MAX];
+
+        json_key(w, "header");
+        json_begin_object(w);
+        json_kv_string(w, "id", m->id);
+        json_kv_string(w, "short_id", m->short_id);
+        json_kv_string(w, "status", m->status);
+        json_kv_string(w, "rule", m->rule_name);
+        json_kv_string(w, "rule_description", m->rule_description);
+        json_kv_string(w, "rule_match", m->rule_match);
+        json_kv_string(w, "host", m->host);
+        json_kv_string(w, "kernel", m->kernel_release);
+        json_kv_string(w, "boot_id", m->boot_id);
+        json_kv_string(w, "utc", m->has_event_realtime ? format_timestamp_utc(ts, sizeof ts, m->event_realtime_usec)
+                                                       : m->event_utc);
+        json_kv_string(w, "message", m->event_message);
+        json_kv_string(w, "source", m->event_source);
+        json_kv_string(w, "unit", m->event_unit);
+        json_kv_string(w, "comm", m->event_comm);
+        json_kv_string(w, "alignment", m->alignment_method);
+        if (m->has_alignment_error)
+                json_kv_u64(w, "alignment_error_ns", m->alignment_error_ns);
+        json_kv_u64(w, "repeats", m->repeats);
+        json_kv_string(w, "note", m->note);
+        json_kv_string(w, "event", event ?: m->profile_event);
+        json_kv_u64(w, "freq_hz", m->profile_freq_hz);
+        json_kv_u64(w, "n_cpus", m->profile_n_cpus);
+        json_kv_u64(w, "slice_samples", m->slice_samples);
+        json_kv_u64(w, "lost", m->slice_lost);
+        json_kv_u64(w, "before_usec", m->rule_before_usec);
+        json_kv_u64(w, "after_usec", m->rule_after_usec);
+        json_end_object(w);
+}
+
+static int build_json(const char *dir, const BundleManifest *m, char **ret_json, char **ret_title) {
+        _cleanup_(report_stacks_freep) ReportStacks *s = report_stacks_new();
+        _cleanup_free_ char *event = NULL, *title = NULL;
+        char **paths = NULL;
+        size_t n_paths = 0;
+        unsigned cpu, n_unreadable = 0;
+        SliceStats st = {};
+        JsonWriter w;
+        int r;
+
+        if (!s)
+                return -ENOMEM;
+        r = list_windows(dir, &paths, &n_paths);
+        if (r < 0)
+                return r;
+        /* A window that cannot be read costs its samples, not the report: the header, the log and
+         * the ranking are still worth having, and the page says what is missing. */
+        for (size_t i = 0; i < n_paths;) {
+                WindowInfo info;
+                r = window_info_load(paths[i], /* verify= */ false, &info);
+                if (r >= 0 && info.error >= 0) {
+                        window_info_done(&info);
+                        i++;
+                        continue;
+                }
+                if (r >= 0)
+                        window_info_done(&info);
+                free(paths[i]);
+                memmove(paths + i, paths + i + 1, (n_paths - i - 1) * sizeof(char *));
+                n_paths--;
+                n_unreadable++;
+        }
+        if (m->has_slice && n_paths > 0) {
+                r = report_read_samples(s, paths, n_paths, m->slice_from_perf_ns, m->slice_to_perf_ns, &event, &st);
+                if (r < 0)
+                        goto finish;
+        }
+        if (asprintf(&title, "tprof %s: %s", m->rule_name ?: "bundle", m->id ?: "") < 0) {
+                r = -ENOMEM;
+                goto finish;
+        }
+
+        json_writer_init(&w, false);
+        json_begin_object(&w);
+        json_kv_u64(&w, "v", 1);
+        json_kv_string(&w, "kind", "bundle");
+        json_kv_string(&w, "title", title);
+        write_header(&w, m, event);
+        json_kv_u64(&w, "windows_unreadable", n_unreadable);
+        json_kv_u64(&w, "chunks_damaged", st.corrupt_chunks);
+        if (m->has_slice) {
+                json_kv_u64(&w, "slice_from_us", m->slice_from_perf_ns / 1000);
+                json_kv_u64(&w, "slice_to_us", m->slice_to_perf_ns / 1000);
+        }
+        if (m->has_event_perf_ns)
+                json_kv_u64(&w, "trigger_us", m->event_t_perf_ns / 1000);
+        if (m->has_event_perf_ns && m->has_event_realtime)
+                json_kv_i64(&w, "realtime_offset_us",
+                            (int64_t) m->event_realtime_usec - (int64_t) (m->event_t_perf_ns / 1000));
+        json_kv_u64(&w, "default_before_us", MIN(m->rule_before_usec ?: REPORT_DEFAULT_SPAN_USEC, REPORT_DEFAULT_SPAN_USEC));
+        json_kv_u64(&w, "default_after_us", MIN(m->rule_after_usec ?: REPORT_DEFAULT_SPAN_USEC, REPORT_DEFAULT_SPAN_USEC));
+        if (bundle_manifest_capture_cpu(m, &cpu))
+                json_kv_u64(&w, "captured_cpu", cpu);
+        write_logs(&w, dir);
+        r = write_analysis(&w, dir, s);
+        if (r >= 0)
+                r = report_stacks_write_json(s, &w);
+        if (r < 0) {
+                json_writer_done(&w);
+                goto finish;
+        }
+        json_end_object(&w);
+        *ret_json = json_finish(&w, &r);
+        if (!*ret_json)
+                goto finish;
+        *ret_title = TAKE_PTR(title);
+        r = 0;
+
+finish:
+        for (size_t i = 0; i < n_paths; i++)
+                free(paths[i]);
+        free(paths);
+        slice_stats_done(&st);
+        return r;
+}
+
+int report_write_bundle(const char *dir, FILE *out) {
+        _cleanup_(bundle_manifest_freep) BundleManifest *m = NULL;
+        _cleanup_free_ char *mpath = path_join2(dir, BUNDLE_MANIFEST), *json = NULL, *title = NULL;
+        int r;
+
+        if (!mpath)
+                return -ENOMEM;
+        r = bundle_manifest_load(mpath, &m, NULL);
+        if (r < 0)
+                return r;
+        r = build_json(dir, m, &json, &title);
+        if (r < 0)
+                return r;
+        return report_html_write(out, title, json);
+}
+
+int report_write_bundle_file(const char *dir, const char *name) {
+        _cleanup_free_ char *path = path_join2(dir, name), *tmp = NULL;
+        _cleanup_fclose_ FILE *f = NULL;
+        int fd, r;
+
+        if (!path || asprintf(&tmp, "%s/.%s.tmp-XXXXXX", dir, name) < 0)
+                return -ENOMEM;
+        fd = mkostemp(tmp, O_CLOEXEC);
+        if (fd < 0)
+                return -errno;
+        f = fdopen(fd, "w");
+        if (!f) {
+                r = -errno;
+                close(fd);
+                goto fail;
+        }
+        r = report_write_bundle(dir, f);
+        if (r >= 0 && (fflush(f) != 0 || fchmod(fd, BUNDLE_FILE_MODE) < 0 || fsync(fd) < 0))
+                r = -errno;
+        if (r < 0)
+                goto fail;
+        if (rename(tmp, path) < 0) {
+                r = -errno;
+                goto fail;
+        }
+        return 0;
+fail:
+        (void) unlink(tmp);
+        return r;
+}

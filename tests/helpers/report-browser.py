@@ -1,0 +1,276 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: LGPL-2.1-or-later
+"""Opens a tprof report.html in headless Chromium (Debian's chromium + chromium-driver through
+python3-selenium) and checks it against the bundle's perf-script file:
+
+  - the heatmap's cell counts equal the samples of the perf-script file in each cell, binned as
+    Flamescope bins them: column = floor(t - floor(first)), row = floor(fraction of the second /
+    20 ms);
+  - a selection dragged with the mouse over the heatmap gives a flame graph whose root total is
+    the number of samples in those cells, and so does a drag over the per-CPU lanes (CPU and time);
+  - a search highlights frames and counts the samples of the selection that match;
+  - the page made no network request and carries a Content-Security-Policy of default-src 'none';
+  - a screenshot is saved.
+
+    report-browser.py REPORT PERF_SCRIPT OUTDIR [--search COMM] [--no-log] [--bench]
+    report-browser.py REPORT - OUTDIR --answer TEXT
+
+With --answer it checks the header and the unusual ranking only: the one-line answer contains TEXT,
+the ranking has rows, and clicking one marks it.
+
+With --bench it prints the timings only (heatmap drawn after load, a selection's redraw) and checks
+nothing but the cell counts. Exit 0 when every check passes, 1 otherwise, 77 when no browser runs.
+"""
+import argparse
+import json
+import os
+import re
+import sys
+import time
+
+try:
+    from selenium import webdriver
+    from selenium.webdriver.chrome.options import Options
+    from selenium.webdriver.chrome.service import Service
+    from selenium.webdriver.common.action_chains import ActionChains
+    from selenium.webdriver.common.by import By
+except ImportError as e:
+    print("SKIP: python3-selenium is not installed: %s" % e, file=sys.stderr)
+    sys.exit(77)
+
+EVENT_LINE = re.compile(r"^(\S.*?)\s+(\d+)(?:/(\d+))?\s+\[(\d+)\]\s+(\d+)\.(\d{6}):")
+
+
+def read_perf_script(path):
+    """(t_us, cpu, comm) of every sample, from the event lines."""
+    out = []
+    with open(path, encoding="utf-8", errors="replace") as f:
+        for line in f:
+            if not line or line[0] in "#\t \n":
+                continue
+            m = EVENT_LINE.match(line)
+            if not m:
+                continue
+            out.append((int(m.group(5)) * 1000000 + int(m.group(6)), int(m.group(4)), m.group(1)))
+    return out
+
+
+def flamescope_bins(samples, row_us=20000):
+    first = min(t for t, _, _ in samples)
+    base = first // 1000000 * 1000000
+    rows = -(-1000000 // row_us)
+    cols = (max(t for t, _, _ in samples) - base) // 1000000 + 1
+    counts = [0] * (cols * rows)
+    for t, _, _ in samples:
+        col = (t - base) // 1000000
+        row = (t - base - col * 1000000) // row_us
+        counts[col * rows + row] += 1
+    return base, cols, rows, counts
+
+
+def start_browser():
+    opts = Options()
+    for a in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
+              "--window-size=1500,1300", "--hide-scrollbars", "--force-device-scale-factor=1"):
+        opts.add_argument(a)
+    opts.set_capability("goog:loggingPrefs", {"browser": "ALL"})
+    for binary in ("/usr/bin/chromium", "/usr/bin/chromium-browser", "/usr/bin/google-chrome"):
+        if os.path.exists(binary):
+            opts.binary_location = binary
+            break
+    else:
+        print("SKIP: no chromium binary", file=sys.stderr)
+        sys.exit(77)
+    driver_path = "/usr/bin/chromedriver"
+    if not os.path.exists(driver_path):
+        print("SKIP: no chromedriver (Debian package chromium-driver)", file=sys.stderr)
+        sys.exit(77)
+    try:
+        return webdriver.Chrome(service=Service(driver_path), options=opts)
+    except Exception as e:  # a browser that cannot start here: say why
+        print("SKIP: chromium does not start: %s" % str(e).splitlines()[0], file=sys.stderr)
+        sys.exit(77)
+
+
+def check(cond, what):
+    if not cond:
+        print("FAIL: " + what, file=sys.stderr)
+        sys.exit(1)
+    print("ok: " + what)
+
+
+def drag(driver, element, x1, y1, x2, y2):
+    """Real mouse actions from (x1, y1) to (x2, y2), in CSS pixels from the element's top left."""
+    r = driver.execute_script("const b = arguments[0].getBoundingClientRect(); return [b.width, b.height];", element)
+    cx, cy = r[0] / 2, r[1] / 2  # selenium 4 offsets count from the element's centre
+    a = ActionChains(driver)
+    a.move_to_element_with_offset(element, int(x1 - cx), int(y1 - cy)).click_and_hold()
+    a.move_to_element_with_offset(element, int((x1 + x2) / 2 - cx), int((y1 + y2) / 2 - cy))
+    a.move_to_element_with_offset(element, int(x2 - cx), int(y2 - cy)).release().perform()
+
+
+def load(driver, path):
+    driver.get("file://" + os.path.abspath(path))
+    for _ in range(600):
+        if driver.execute_script("return document.body && document.body.dataset.ready === '1'"):
+            break
+        time.sleep(0.05)
+    errors = [e for e in driver.get_log("browser") if e.get("level") == "SEVERE"]
+    check(driver.execute_script("return document.body.dataset.ready") == "1",
+          "the page ran its script (%s)" % (errors[:3] or "no console errors"))
+
+
+def check_header(args):
+    driver = start_browser()
+    try:
+        load(driver, args.report)
+        answer = driver.find_element(By.ID, "answer").text
+        check(args.answer in answer, "the one-line answer says %r: %r" % (args.answer, answer))
+        facts = driver.find_element(By.ID, "facts").text
+        for label in ("Rule", "Time", "Host", "Alignment", "Status"):
+            check(label in facts, "the header shows %s" % label)
+        rows = driver.find_elements(By.CSS_SELECTOR, "#unusual-body tr.rise")
+        check(len(rows) > 0, "the unusual ranking has %d rows" % len(rows))
+        rows[0].click()
+        check("on" in rows[0].get_attribute("class").split(), "clicking a row marks it")
+        marks = driver.find_elements(By.CSS_SELECTOR, "#marks .mark")
+        logs = driver.find_elements(By.CSS_SELECTOR, "#log-body .logline")
+        check(len(logs) > 0, "the log lists %d lines (%d marked on the time axis)" % (len(logs), len(marks)))
+        driver.save_screenshot(os.path.join(args.outdir, "report-header.png"))
+    finally:
+        driver.quit()
+    return 0
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("report")
+    ap.add_argument("perf_script")
+    ap.add_argument("outdir")
+    ap.add_argument("--search", default=None, help="a comm whose samples the search must count")
+    ap.add_argument("--bench", action="store_true")
+    ap.add_argument("--answer", default=None)
+    ap.add_argument("--no-log", action="store_true", help="a ring range: no log lines to mark")
+    args = ap.parse_args()
+    if args.answer is not None:
+        return check_header(args)
+
+    samples = read_perf_script(args.perf_script)
+    if len(samples) < 2:
+        print("FAIL: the perf-script file holds %d samples" % len(samples), file=sys.stderr)
+        return 1
+    base, cols, rows, want = flamescope_bins(samples)
+    html = open(args.report, encoding="utf-8", errors="replace").read()
+
+    driver = start_browser()
+    try:
+        t0 = time.monotonic()
+        load(driver, args.report)
+        timings = driver.execute_script("return window.tprof.timings")
+        load_s = time.monotonic() - t0
+        grid = driver.execute_script("return window.tprof.grid()")
+        check(grid["rows"] == rows and grid["cols"] == cols and grid["base_us"] == base,
+              "heatmap is %d seconds x %d rows of 20 ms from %d us (page: %d x %d from %d)" %
+              (cols, rows, base, grid["cols"], grid["rows"], grid["base_us"]))
+        diffs = [(i // rows, i % rows, w, g) for i, (w, g) in enumerate(zip(want, grid["counts"])) if w != g]
+        check(not diffs, "every one of %d cells holds the samples of the perf-script file in it (%d samples)%s" %
+              (len(want), len(samples), "; differing cells (col, row, file, page): %s" % diffs[:5] if diffs else ""))
+        # one selection redraw, timed inside the page
+        redraw = driver.execute_script("return window.tprof.select(arguments[0], arguments[1], null)",
+                                       base, base + cols * 1000000)
+        if args.bench:
+            print(json.dumps({"samples": len(samples), "bytes": os.path.getsize(args.report),
+                              "heatmap_drawn_ms": round(timings["heatmap"], 1),
+                              "flame_drawn_ms": round(timings["flame"], 1),
+                              "script_start_ms": round(timings["start"], 1),
+                              "decode_ms": round(timings["decoded"] - timings["start"], 1),
+                              "script_to_heatmap_ms": round(timings["heatmap"] - timings["start"], 1),
+                              "selection_redraw_ms": round(redraw, 1), "wall_load_s": round(load_s, 2)}))
+            return 0
+
+        # the log lines on the time axis, the trigger among them, with their text on hover
+        marks = driver.execute_script(
+            "return Array.from(document.querySelectorAll('#marks .mark')).map(m => [m.className, m.title])")
+        check(args.no_log or (any("trigger" in c for c, _ in marks) and all(t for _, t in marks)),
+              "%d log lines marked on the time axis, the trigger among them: %s" % (len(marks), marks[:2]))
+
+        # no network: nothing fetched, and a policy that forbids it
+        res = driver.execute_script("return performance.getEntriesByType('resource').map(e => e.name)")
+        check(res == [], "the page fetched nothing (resource entries: %s)" % res)
+        check(re.search(r'http-equiv="Content-Security-Policy" content="default-src \'none\'', html) is not None,
+              "the page carries a Content-Security-Policy of default-src 'none'")
+        check(re.search(r'(src|href)\s*=\s*["\']?\s*(https?:)?//', html) is None and "@import" not in html,
+              "no external script, style or link")
+
+        # drag over the heatmap: from a cell a few seconds in to one a few seconds later
+        lay = driver.execute_script("return window.tprof.layout()")
+        cw, ch = lay["cellW"], lay["cellH"]
+        heat = driver.find_element(By.ID, "heat-overlay")
+        driver.execute_script("arguments[0].scrollIntoView({block: 'center'})", heat)
+        busy = [i for i, n in enumerate(want) if n > 0]
+        k1 = busy[len(busy) // 5]
+        k2 = busy[(len(busy) * 3) // 5]
+        c1, r1, c2, r2 = k1 // rows, k1 % rows, k2 // rows, k2 % rows
+        drag(driver, heat, c1 * cw + cw / 2, r1 * ch + ch / 2, c2 * cw + cw / 2, r2 * ch + ch / 2)
+        expect = sum(want[k1:k2 + 1])
+        total = driver.execute_script("return window.tprof.rootTotal()")
+        sel = driver.execute_script("return window.tprof.selection()")
+        attr = driver.find_element(By.ID, "flame").get_attribute("data-root-total")
+        check(total == expect and int(attr) == expect and sel["samples"] == expect,
+              "dragging from cell (%d, %d) to (%d, %d) gives a flame graph of the %d samples in those cells "
+              "(root %s, attribute %s)" % (c1, r1, c2, r2, expect, total, attr))
+        info = driver.find_element(By.ID, "sel-info").text
+        check(info.startswith("%d samples" % expect), "the bar shows the count and the range: %r" % info)
+
+        # search: the frames of one process, and the samples of the selection it holds
+        if args.search:
+            lo = base + (k1 // rows) * 1000000 + (k1 % rows) * 20000
+            hi = base + (k2 // rows) * 1000000 + (k2 % rows + 1) * 20000
+            want_m = sum(1 for t, _, comm in samples if lo <= t < hi and comm == args.search)
+            box = driver.find_element(By.ID, "search")
+            box.clear()
+            box.send_keys("^%s$" % re.escape(args.search))
+            got = int(driver.find_element(By.ID, "search-info").get_attribute("data-samples"))
+            hl = driver.execute_script("return window.tprof.highlighted()")
+            check(got == want_m and want_m > 0 and hl > 0,
+                  "search '^%s$' highlights %d frames and counts %d samples (the file has %d in the selection)" %
+                  (args.search, hl, got, want_m))
+            driver.save_screenshot(os.path.join(args.outdir, "report-search.png"))
+            box.clear()
+            box.send_keys(" ")
+            box.clear()
+            driver.execute_script("document.getElementById('search').dispatchEvent(new Event('input'))")
+            check(driver.execute_script("return window.tprof.highlighted()") == 0, "clearing the search clears the highlight")
+
+        # drag over the per-CPU lanes: the first CPU only, over the same seconds
+        cpus = lay["cpus"]
+        lane = lay["laneH"]
+        lanes = driver.find_element(By.ID, "cpu-overlay")
+        x1, x2 = c1 * cw + 1, (c2 + 1) * cw - 1
+        drag(driver, lanes, x1, lane / 2, x2, lane / 2)
+        sel = driver.execute_script("return window.tprof.selection()")
+        lo, hi = sel["from"], sel["to"]
+        want_c = sum(1 for t, cpu, _ in samples if lo <= t < hi and cpu == cpus[0])
+        total = driver.execute_script("return window.tprof.rootTotal()")
+        check(sel["cpus"] == [cpus[0]] or (len(cpus) == 1 and sel["cpus"] is None),
+              "dragging along the first lane selects CPU %d (%s)" % (cpus[0], sel["cpus"]))
+        check(total == want_c, "the flame graph of CPU %d from %.3f to %.3f s holds its %d samples (root %d)" %
+              (cpus[0], (lo - base) / 1e6, (hi - base) / 1e6, want_c, total))
+
+        # the default view again, for the picture: the trigger's seconds, in the differential view
+        driver.find_element(By.ID, "select-all").click()
+        check(driver.execute_script("return window.tprof.rootTotal()") == len(samples),
+              "select all: the root holds all %d samples" % len(samples))
+        driver.execute_script("window.scrollTo(0, 0)")
+        driver.save_screenshot(os.path.join(args.outdir, "report.png"))
+        driver.find_element(By.ID, "diff").click()
+        driver.save_screenshot(os.path.join(args.outdir, "report-diff.png"))
+        print("screenshots in %s; heatmap drawn %.0f ms after navigation, selection redraw %.1f ms" %
+              (args.outdir, timings["heatmap"], redraw))
+    finally:
+        driver.quit()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,99 @@
+#!/bin/bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
+# pprof exports read by Go's own pprof tool: a real bundle's slice, its baseline and a ring range.
+# The total samples equal those of the folded files, the top function of a known burner is its
+# leaf, the labels carry its comm and pid, the incident's rule and host, and a baseline diffs.
+set -eu
+. "$(dirname "$0")/lib.sh"
+: "${TPROF_BURN:?run through meson test}"
+
+require_perf
+command -v go >/dev/null || skip "go is not installed (Debian golang-go)"
+# Go must never reach the network or the user's caches.
+export HOME="$TEST_TMP/home" GOCACHE="$TEST_TMP/gocache" GOPATH="$TEST_TMP/gopath" GOTOOLCHAIN=local \
+        GOFLAGS=-mod=mod GOPROXY=off GOTELEMETRY=off GOSUMDB=off
+mkdir -p "$HOME"
+go tool pprof -h >/dev/null 2>&1 || skip "go tool pprof does not run here"
+pprof() { go tool pprof "$@" 2>>"$TEST_TMP/pprof.err"; }
+
+SOCK="$TEST_TMP/control.sock"
+export TPROF_CONTROL_SOCKET="$SOCK"
+BURN=$TEST_TMP/pprofburn
+cp "$TPROF_BURN" "$BURN"
+
+start_tprofd --rules "$TPROF_SOURCE_ROOT/rules" --window 4s --control-socket "$SOCK"
+wait_for 10 test -S "$SOCK" || fail "no control socket"
+"$BURN" 12 &
+BURN_PID=$!
+on_exit "kill $BURN_PID 2>/dev/null"
+sleep 5
+ID=$("$TPROF_BUNDLE" capture --before 3s --after 2s --note 'pprof test') || fail "capture failed"
+B="$STATE/incidents/$ID"
+wait "$BURN_PID" || true
+
+# folded_total FILE: the samples of a folded file.
+folded_total() { awk '{ t += $NF } END { print t + 0 }' "$1"; }
+# raw_total FILE: the samples (first value) of a profile, from pprof -raw.
+raw_total() {
+        pprof -raw "$1" | awk '/^Samples:/ { s = 1; next } /^Locations/ { s = 0 } s && $1 ~ /^[0-9]+$/ && $2 ~ /^[0-9]+:$/ { t += $1 } END { print t + 0 }'
+}
+
+# --- the bundle's slice
+expect_exit 0 "$TPROF_BUNDLE" -D "$STATE" export "$ID" --format pprof -o "$TEST_TMP/slice.pb.gz"
+[ "$(head -c 2 "$TEST_TMP/slice.pb.gz" | od -An -tx1 | tr -d ' ')" = 1f8b ] || fail "not a gzip file"
+want=$(folded_total "$B/stacks.folded")
+got=$(raw_total "$TEST_TMP/slice.pb.gz")
+[ "$want" -gt 0 ] || fail "empty slice"
+[ "$got" = "$want" ] || fail "pprof -raw has $got samples, stacks.folded $want: $(tail -5 "$TEST_TMP/pprof.err")"
+echo "slice: $got samples in pprof and folded"
+
+# The burner's top function is its leaf, and its samples match its folded stacks.
+pprof -top -sample_index=samples -tagfocus=comm=pprofburn "$TEST_TMP/slice.pb.gz" >"$OUT" || fail "pprof -top failed"
+top=$(awk '/flat%/ { getline; print $NF; exit }' "$OUT")
+[ "$top" = burn_leaf ] || fail "top function '$top', expected burn_leaf: $(head -20 "$OUT")"
+burn_folded=$(awk '$0 ~ /^pprofburn;/ { t += $NF } END { print t + 0 }' "$B/stacks.folded")
+# "Showing nodes accounting for N, P% of TOTAL total": N is what the tag filter kept.
+burn_pprof=$(awk '/^Showing nodes accounting for/ { v = $5; sub(/,$/, "", v); print v; exit }' "$OUT")
+[ "$burn_folded" -gt 0 ] || fail "the burner has no samples in stacks.folded"
+[ "$burn_pprof" = "$burn_folded" ] || fail "comm=pprofburn: $burn_pprof samples in pprof, $burn_folded in folded: $(head -5 "$OUT")"
+
+# Labels: comm, pid, cpu, tid, time, and the incident's rule, id and host.
+pprof -tags "$TEST_TMP/slice.pb.gz" >"$OUT" || fail "pprof -tags failed"
+for want in "pprofburn" "$BURN_PID" "manual" "$ID" "$(hostname)"; do
+        grep -qF -- "$want" "$OUT" || fail "pprof -tags lacks '$want': $(head -40 "$OUT")"
+done
+for key in cpu pid tid comm time rule incident host slice; do
+        grep -qE "^ *$key:" "$OUT" || fail "pprof -tags lacks label $key: $(head -40 "$OUT")"
+done
+pprof -top -tagfocus=pid="$BURN_PID" -sample_index=samples "$TEST_TMP/slice.pb.gz" >"$OUT" || fail "pid tagfocus failed"
+grep -q burn_leaf "$OUT" || fail "tagfocus pid=$BURN_PID does not show burn_leaf"
+pprof -raw "$TEST_TMP/slice.pb.gz" >"$OUT"
+grep -q "kernel.kallsyms" "$OUT" || fail "no [kernel.kallsyms] mapping: $(grep -A5 Mappings "$OUT")"
+grep -q "Duration:" "$OUT" || true
+
+# --- the baseline, and a diff against it
+expect_exit 0 "$TPROF_BUNDLE" -D "$STATE" export "$ID" --format pprof --baseline -o "$TEST_TMP/base.pb.gz"
+want=$(folded_total "$B/baseline.folded")
+got=$(raw_total "$TEST_TMP/base.pb.gz")
+[ "$got" = "$want" ] || fail "baseline: pprof $got samples, baseline.folded $want"
+pprof -top -sample_index=samples -diff_base "$TEST_TMP/base.pb.gz" "$TEST_TMP/slice.pb.gz" >"$OUT" ||
+        fail "pprof -diff_base failed: $(tail -5 "$TEST_TMP/pprof.err")"
+grep -q "flat%" "$OUT" || fail "no diff output: $(head "$OUT")"
+echo "baseline: $got samples; diff ok"
+
+# --- a ring range, against the folded export of the same range
+T0=$(python3 -c 'import time; print("@%.3f" % (time.time() - 9))')
+T1=$(python3 -c 'import time; print("@%.3f" % (time.time() - 2))')
+expect_exit 0 "$TPROF_BUNDLE" -D "$STATE" export --from "$T0" --to "$T1" --format folded -o "$TEST_TMP/range.folded"
+expect_exit 0 "$TPROF_BUNDLE" -D "$STATE" export --from "$T0" --to "$T1" --format pprof -o "$TEST_TMP/range.pb.gz"
+want=$(folded_total "$TEST_TMP/range.folded")
+got=$(raw_total "$TEST_TMP/range.pb.gz")
+[ "$want" -gt 0 ] && [ "$got" = "$want" ] || fail "range: pprof $got samples, folded $want"
+pprof -tags "$TEST_TMP/range.pb.gz" >"$OUT"
+grep -qF "range" "$OUT" || fail "range export lacks slice label: $(head -30 "$OUT")"
+echo "range: $got samples in pprof and folded"
+
+# Binary output is refused on a terminal only; a bad format is a usage error.
+expect_exit 64 "$TPROF_BUNDLE" -D "$STATE" export --from "$T0" --to "$T1" --format protobuf
+expect_exit 64 "$TPROF_BUNDLE" -D "$STATE" export "$ID" --format folded --baseline
+echo ok

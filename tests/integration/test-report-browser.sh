@@ -1,0 +1,96 @@
+#!/bin/bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
+# report.html in a real browser (Debian's chromium through chromium-driver and python3-selenium):
+# the real daemon samples a burner with real perf, a line written into the real /dev/kmsg triggers
+# an origin:any rule, and the bundle's report.html, opened in headless Chromium, must show in each
+# heatmap cell exactly the samples its stacks.perf-script file has there (Flamescope's binning),
+# give the flame graph of exactly the samples a mouse drag selects (over the heatmap and over the
+# per-CPU lanes), highlight a search, mark the log lines on the time axis and fetch nothing.
+# `tprof-bundle report ID` makes the same file again; `report --from --to` makes one for a range
+# of the ring that agrees with `export --format perf-script` of that range; a fixture bundle's
+# report shows show's one-line answer and the unusual ranking. The checker must fail on a
+# perf-script file that lost one sample. Screenshots: build/tests/report-browser/.
+set -eu
+. "$(dirname "$0")/lib.sh"
+
+require_perf
+[ -w /dev/kmsg ] || skip "/dev/kmsg is not writable"
+[ -n "${TPROF_BURN:-}" ] && [ -x "$TPROF_BURN" ] || skip "the burn helper was not built"
+[ -x /usr/bin/chromium ] || skip "no chromium (contrib/setup.sh installs chromium, chromium-driver, python3-selenium)"
+[ -x /usr/bin/chromedriver ] || skip "no chromedriver (Debian package chromium-driver)"
+PY=
+for p in /usr/bin/python3 python3; do
+        if "$p" -c 'import selenium' 2>/dev/null; then PY=$p; break; fi
+done
+[ -n "$PY" ] || skip "no python3-selenium"
+CHECK="$TPROF_SOURCE_ROOT/tests/helpers/report-browser.py"
+SHOTS="$TPROF_BUILD_ROOT/tests/report-browser"
+rm -rf "$SHOTS"
+mkdir -p "$SHOTS"
+
+TOKEN=$(od -An -N4 -tx1 /dev/urandom | tr -d ' \n')
+cat >"$TEST_TMP/rules.yaml" <<RULES
+rules:
+  - name: report-any
+    source: kernel
+    origin: any
+    match: 'tprof-report-$TOKEN (?<word>\w+)'
+    before: 8s
+    after: 3s
+    cooldown: 60s
+RULES
+
+start_tprofd --rules "$TEST_TMP/rules.yaml" --window 4s --control-socket ""
+"$TPROF_BURN" 20 &
+BURN_PID=$!
+on_exit "kill $BURN_PID 2>/dev/null"
+sleep 9
+echo "tprof-report-$TOKEN trigger" >/dev/kmsg
+sleep 1
+echo "tprof-report-$TOKEN-other a line that is not a match" >/dev/kmsg
+
+bundle_ready() { compgen -G "$STATE/incidents/*-report-any-*/manifest.json" >/dev/null; }
+wait_for 15 bundle_ready || fail "no bundle: $(tail -20 "$TEST_TMP/tprofd.log")"
+B=$(compgen -G "$STATE/incidents/*-report-any-*")
+ID=$(basename "$B")
+
+[ -s "$B/report.html" ] || fail "the bundle has no report.html: $(ls "$B")"
+[ "$(stat -c %a "$B/report.html")" = 640 ] || fail "report.html mode $(stat -c %a "$B/report.html")"
+! compgen -G "$B/.report.html.tmp-*" >/dev/null || fail "a temporary report file was left behind"
+echo "report.html: $(stat -c %s "$B/report.html") bytes for $(grep -c '^[^[:space:]#]' "$B/stacks.perf-script") samples"
+
+# The CLI makes the same page from the same files.
+expect_exit 0 "$TPROF_BUNDLE" -D "$STATE" report "$ID" -o "$TEST_TMP/again.html"
+cmp "$B/report.html" "$TEST_TMP/again.html" || fail "tprof-bundle report differs from the bundle's report.html"
+expect_exit 0 "$TPROF_BUNDLE" -D "$STATE" show "$ID"
+grep -q "report.html" "$OUT" || fail "show does not point to report.html"
+
+# The browser checks on the bundle's report.
+"$PY" "$CHECK" "$B/report.html" "$B/stacks.perf-script" "$SHOTS" --search burn ||
+        fail "the bundle's report failed in the browser (exit $?)"
+
+# The checker can fail: one sample fewer in the perf-script file than in the page.
+awk 'BEGIN { n = 0 } /^[^[:space:]#]/ { n++; if (n == 50) { skip = 1; next } } /^$/ { skip = 0 } !skip' \
+        "$B/stacks.perf-script" >"$TEST_TMP/one-less.perf-script"
+rc=0
+"$PY" "$CHECK" "$B/report.html" "$TEST_TMP/one-less.perf-script" "$TEST_TMP" >"$TEST_TMP/neg.out" 2>&1 || rc=$?
+[ "$rc" = 1 ] || fail "the checker did not notice a missing sample (exit $rc): $(tail -3 "$TEST_TMP/neg.out")"
+
+# A range of the ring: the report agrees with the perf-script export of the same range.
+FROM=$(date -u -d "@$(($(date +%s) - 9))" +%Y-%m-%dT%H:%M:%SZ)
+TO=$(date -u -d "@$(($(date +%s) - 3))" +%Y-%m-%dT%H:%M:%SZ)
+expect_exit 0 "$TPROF_BUNDLE" -D "$STATE" report --from "$FROM" --to "$TO" -o "$TEST_TMP/range.html"
+expect_exit 0 "$TPROF_BUNDLE" -D "$STATE" export --from "$FROM" --to "$TO" --format perf-script -o "$TEST_TMP/range.perf-script"
+mkdir -p "$SHOTS/range"
+"$PY" "$CHECK" "$TEST_TMP/range.html" "$TEST_TMP/range.perf-script" "$SHOTS/range" --no-log ||
+        fail "the ring range's report failed in the browser"
+expect_exit 64 "$TPROF_BUNDLE" -D "$STATE" report --from "$FROM"
+expect_exit 64 "$TPROF_BUNDLE" -D "$STATE" report "$ID" --from "$FROM" --to "$TO"
+stop_tprofd
+
+# The header and the unusual ranking, on the fixture whose answer is known (kubelet rose).
+FX="$TEST_TMP/fixture"
+python3 "$TPROF_SOURCE_ROOT/tests/helpers/make-fixture-bundle.py" "$FX" anomaly --id 5e1f0a2b
+expect_exit 0 "$TPROF_BUNDLE" -D "$FX" report 5e1f -o "$TEST_TMP/fixture.html"
+"$PY" "$CHECK" "$TEST_TMP/fixture.html" - "$SHOTS" --answer "kubelet rose to" || fail "the fixture's report header failed"
+echo "ok (screenshots in $SHOTS)"

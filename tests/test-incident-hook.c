@@ -1,0 +1,185 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * The bundle hook runner with real processes on a real sd-event loop: the documented environment,
+ * the bound on running and queued hooks (excess dropped and counted), the time limit (SIGTERM,
+ * then SIGKILL for a hook that ignores it), and failures counted.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "basic/fileio.h"
+#include "basic/time-util.h"
+#include "incident/incident-hook.h"
+#include "tests.h"
+
+static char tmpdir[] = "/tmp/test-incident-hook-XXXXXX";
+
+static int setup(void **state) {
+        assert_non_null(mkdtemp(tmpdir));
+        return 0;
+}
+
+static int teardown(void **state) {
+        (void) rm_rf_at(AT_FDCWD, tmpdir, 4);
+        return 0;
+}
+
+static IncidentHookBundle bundle(const char *id) {
+        return (IncidentHookBundle) {
+                .path = "/var/lib/tprof/incidents/x", .id = id, .short_id = "abcd1234", .rule = "ena-reset",
+                .host = "node-7", .status = "complete", .state_dir = "/var/lib/tprof",
+                .message = "ena 0000:00:05.0 eth0: Reset\tindication", .trigger_realtime_usec = 1700000000123456,
+                .trigger_perf_ns = 987654321,
+        };
+}
+
+/* Runs the loop until no hook runs or waits, at most limit_usec. */
+static void run_until_idle(sd_event *e, IncidentHook *h, uint64_t limit_usec) {
+        uint64_t end = now_usec(CLOCK_MONOTONIC) + limit_usec;
+        IncidentHookStats st;
+
+        for (;;) {
+                incident_hook_get_stats(h, &st);
+                if (st.running == 0 && st.queued == 0)
+                        return;
+                assert_true(now_usec(CLOCK_MONOTONIC) < end);
+                assert_true(sd_event_run(e, 100 * USEC_PER_MSEC) >= 0);
+        }
+}
+
+static void test_hook_gets_the_documented_environment(void **state) {
+        _cleanup_(sd_event_unrefp) sd_event *e = NULL;
+        _cleanup_(incident_hook_freep) IncidentHook *h = NULL;
+        _cleanup_free_ char *script = NULL, *out = NULL, *text = NULL;
+        IncidentHookStats st;
+
+        assert_true(asprintf(&out, "%s/env", tmpdir) > 0);
+        assert_true(asprintf(&script, "env | grep ^TPROF_ | sort > %s; echo \"arg=$0 $1\"", out) > 0);
+        char *argv[] = { (char *) "/bin/sh", (char *) "-c", script, (char *) "first", (char *) "second", NULL };
+        IncidentHookOptions o = { .argv = argv };
+
+        assert_int_equal(sd_event_new(&e), 0);
+        assert_int_equal(incident_hook_new(e, 0, &o, &h), 0);
+        IncidentHookBundle b = bundle("20261123T000000Z-ena-reset-abcd1234");
+        assert_int_equal(incident_hook_submit(h, &b), 0);
+        run_until_idle(e, h, 10 * USEC_PER_SEC);
+        incident_hook_get_stats(h, &st);
+        assert_int_equal(st.started, 1);
+        assert_int_equal(st.succeeded, 1);
+
+        assert_int_equal(read_full_file(out, 65536, &text, NULL), 0);
+        assert_non_null(strstr(text, "TPROF_BUNDLE_ID=20261123T000000Z-ena-reset-abcd1234\n"));
+        assert_non_null(strstr(text, "TPROF_BUNDLE_PATH=/var/lib/tprof/incidents/x\n"));
+        assert_non_null(strstr(text, "TPROF_SHORT_ID=abcd1234\n"));
+        assert_non_null(strstr(text, "TPROF_RULE=ena-reset\n"));
+        assert_non_null(strstr(text, "TPROF_HOST=node-7\n"));
+        assert_non_null(strstr(text, "TPROF_STATUS=complete\n"));
+        assert_non_null(strstr(text, "TPROF_STATE_DIR=/var/lib/tprof\n"));
+        assert_non_null(strstr(text, "TPROF_TRIGGER_TIME=2023-11-14T22:13:20.123456Z\n"));
+        assert_non_null(strstr(text, "TPROF_TRIGGER_REALTIME_USEC=1700000000123456\n"));
+        assert_non_null(strstr(text, "TPROF_TRIGGER_PERF_NS=987654321\n"));
+        /* One printable line: the tab is escaped as the log escapes it. */
+        assert_non_null(strstr(text, "TPROF_TRIGGER_MESSAGE=ena 0000:00:05.0 eth0: Reset\\x09indication\n"));
+}
+
+static void test_running_and_queued_hooks_are_bounded(void **state) {
+        _cleanup_(sd_event_unrefp) sd_event *e = NULL;
+        _cleanup_(incident_hook_freep) IncidentHook *h = NULL;
+        char *argv[] = { (char *) "/bin/sh", (char *) "-c", (char *) "sleep 0.3", NULL };
+        IncidentHookOptions o = { .argv = argv, .max_running = 1, .max_queued = 2 };
+        IncidentHookStats st;
+        IncidentHookBundle b = bundle("b");
+
+        assert_int_equal(sd_event_new(&e), 0);
+        assert_int_equal(incident_hook_new(e, 0, &o, &h), 0);
+        assert_int_equal(incident_hook_submit(h, &b), 0);        /* runs */
+        assert_int_equal(incident_hook_submit(h, &b), 0);        /* queued */
+        assert_int_equal(incident_hook_submit(h, &b), 0);        /* queued */
+        assert_int_equal(incident_hook_submit(h, &b), -ENOBUFS); /* dropped */
+        assert_int_equal(incident_hook_submit(h, &b), -ENOBUFS); /* dropped */
+        incident_hook_get_stats(h, &st);
+        assert_int_equal(st.running, 1);
+        assert_int_equal(st.queued, 2);
+        assert_int_equal(st.dropped, 2);
+
+        run_until_idle(e, h, 20 * USEC_PER_SEC);
+        incident_hook_get_stats(h, &st);
+        assert_int_equal(st.started, 3);
+        assert_int_equal(st.succeeded, 3);
+        assert_int_equal(st.dropped, 2);
+}
+
+static void test_hook_past_its_limit_is_terminated_then_killed(void **state) {
+        _cleanup_(sd_event_unrefp) sd_event *e = NULL;
+        _cleanup_(incident_hook_freep) IncidentHook *h = NULL;
+        /* The second ignores SIGTERM: only SIGKILL, HOOK_KILL_USEC later, ends it. */
+        char *polite[] = { (char *) "/bin/sleep", (char *) "30", NULL };
+        char *stubborn[] = { (char *) "/bin/sh", (char *) "-c", (char *) "trap '' TERM; sleep 30; sleep 30", NULL };
+        IncidentHookOptions o = { .argv = polite, .timeout_usec = 200 * USEC_PER_MSEC };
+        IncidentHookBundle b = bundle("slow");
+        IncidentHookStats st;
+        uint64_t t0;
+
+        assert_int_equal(sd_event_new(&e), 0);
+        assert_int_equal(incident_hook_new(e, 0, &o, &h), 0);
+        t0 = now_usec(CLOCK_MONOTONIC);
+        assert_int_equal(incident_hook_submit(h, &b), 0);
+        run_until_idle(e, h, 10 * USEC_PER_SEC);
+        assert_true(now_usec(CLOCK_MONOTONIC) - t0 < 10 * USEC_PER_SEC);
+        incident_hook_get_stats(h, &st);
+        assert_int_equal(st.timed_out, 1);
+
+        o.argv = stubborn;
+        assert_int_equal(incident_hook_set_options(h, &o), 0);
+        t0 = now_usec(CLOCK_MONOTONIC);
+        assert_int_equal(incident_hook_submit(h, &b), 0);
+        run_until_idle(e, h, 20 * USEC_PER_SEC);
+        assert_true(now_usec(CLOCK_MONOTONIC) - t0 >= HOOK_KILL_USEC);
+        incident_hook_get_stats(h, &st);
+        assert_int_equal(st.timed_out, 2);
+}
+
+static void test_failures_are_counted(void **state) {
+        _cleanup_(sd_event_unrefp) sd_event *e = NULL;
+        _cleanup_(incident_hook_freep) IncidentHook *h = NULL;
+        char *failing[] = { (char *) "/bin/sh", (char *) "-c", (char *) "echo broken >&2; exit 3", NULL };
+        char *missing[] = { (char *) "/nonexistent/hook", NULL };
+        IncidentHookOptions o = { .argv = failing };
+        IncidentHookBundle b = bundle("f");
+        IncidentHookStats st;
+
+        assert_int_equal(sd_event_new(&e), 0);
+        assert_int_equal(incident_hook_new(e, 0, &o, &h), 0);
+        assert_int_equal(incident_hook_submit(h, &b), 0);
+        run_until_idle(e, h, 10 * USEC_PER_SEC);
+        o.argv = missing;
+        assert_int_equal(incident_hook_set_options(h, &o), 0);
+        assert_int_equal(incident_hook_submit(h, &b), 0); /* logged, counted */
+        run_until_idle(e, h, 10 * USEC_PER_SEC);
+        incident_hook_get_stats(h, &st);
+        assert_int_equal(st.failed, 2);
+        assert_int_equal(st.succeeded, 0);
+
+        /* No hook configured: nothing runs. */
+        o.argv = NULL;
+        assert_int_equal(incident_hook_set_options(h, &o), 0);
+        assert_false(incident_hook_enabled(h));
+        assert_int_equal(incident_hook_submit(h, &b), 0);
+        incident_hook_get_stats(h, &st);
+        assert_int_equal(st.running + st.queued, 0);
+}
+
+int main(void) {
+        const struct CMUnitTest tests[] = {
+                cmocka_unit_test(test_hook_gets_the_documented_environment),
+                cmocka_unit_test(test_running_and_queued_hooks_are_bounded),
+                cmocka_unit_test(test_hook_past_its_limit_is_terminated_then_killed),
+                cmocka_unit_test(test_failures_are_counted),
+        };
+        return cmocka_run_group_tests(tests, setup, teardown);
+}

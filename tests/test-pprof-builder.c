@@ -1,0 +1,202 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * The pprof builder: strings, mappings, functions, locations and labels are interned once; the
+ * encoded Profile decodes with protobuf-c into what go tool pprof expects (string_table[0] "",
+ * the two sample types, kernel frames in [kernel.kallsyms], the per-sample labels).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <zlib.h>
+
+#include "pprof/pprof-builder.h"
+#include "pprof/profile.pb-c.h"
+#include "tests.h"
+
+static const Frame user_leaf = { .symbol = "burn_leaf", .dso = "/usr/bin/burn", .addr = 0x401010 };
+static const Frame user_mid = { .symbol = "burn_middle", .dso = "/usr/bin/burn", .addr = 0x401100 };
+static const Frame user_unknown = { .symbol = "[unknown]", .dso = "/usr/lib/libfoo.so", .addr = 0x7f0000001000 };
+static const Frame kernel_leaf = { .symbol = "native_safe_halt", .dso = "[kernel.kallsyms]", .addr = 0xffffffff81000010,
+                                   .kernel = true };
+static const Frame kernel_nodso = { .symbol = "do_idle", .dso = NULL, .addr = 0xffffffff81000200, .kernel = true };
+
+static const char *str(const Perftools__Profiles__Profile *p, int64_t i) {
+        assert_true(i >= 0 && (size_t) i < p->n_string_table);
+        return p->string_table[i];
+}
+
+static Perftools__Profiles__Profile *decode(PprofBuilder *b) {
+        _cleanup_free_ uint8_t *buf = NULL;
+        size_t n;
+
+        assert_int_equal(pprof_builder_encode(b, false, &buf, &n), 0);
+        Perftools__Profiles__Profile *p = perftools__profiles__profile__unpack(NULL, n, buf);
+        assert_non_null(p);
+        return p;
+}
+
+static const Perftools__Profiles__Label *label(const Perftools__Profiles__Profile *p,
+                                               const Perftools__Profiles__Sample *s, const char *key) {
+        for (size_t i = 0; i < s->n_label; i++)
+                if (streq(str(p, s->label[i]->key), key))
+                        return s->label[i];
+        return NULL;
+}
+
+static void test_same_frames_are_interned_once(void **state) {
+        _cleanup_(pprof_builder_freep) PprofBuilder *b = NULL;
+        const Frame a[] = { user_leaf, user_mid }, c[] = { user_unknown, user_mid }, k[] = { kernel_leaf, kernel_nodso };
+        PprofBuilderStats st;
+
+        assert_int_equal(pprof_builder_new(10309278, &b), 0);
+        for (int i = 0; i < 100; i++) {
+                Sample s = { .t_ns = 1000 + i, .cpu = i % 2, .pid = 42, .tid = 43, .comm = "burn", .n_frames = 2,
+                             .frames = i % 3 == 0 ? c : i % 3 == 1 ? a : k };
+                assert_int_equal(pprof_builder_add_sample(b, &s, 1000 + i, NULL, 0), 0);
+        }
+        pprof_builder_get_stats(b, &st);
+        assert_int_equal(st.samples, 100);
+        assert_int_equal(st.locations, 5);  /* every distinct (mapping, address, function) once */
+        assert_int_equal(st.functions, 5);
+        assert_int_equal(st.mappings, 3);   /* burn, libfoo.so, [kernel.kallsyms] (both kernel frames) */
+        /* cpu 0 and 1, pid, tid, comm: shared labels, not one per sample. */
+        assert_int_equal(st.labels, 5);
+}
+
+static void test_profile_decodes_as_pprof_expects(void **state) {
+        _cleanup_(pprof_builder_freep) PprofBuilder *b = NULL;
+        const Frame k[] = { kernel_leaf, kernel_nodso, user_unknown };
+        const PprofLabel common[] = { { .key = "host", .str = "node-7" }, { .key = "rule", .str = "ena-reset" } };
+        Sample s = { .t_ns = 5, .cpu = 3, .pid = 100, .tid = 101, .comm = "kworker 1", .n_frames = 3, .frames = k };
+
+        assert_int_equal(pprof_builder_new(1000000, &b), 0);
+        assert_int_equal(pprof_builder_set_common_labels(b, common, 2), 0);
+        assert_int_equal(pprof_builder_add_comment(b, "incident X, rule ena-reset"), 0);
+        pprof_builder_set_time(b, 1700000000000000000, 2000000000);
+        const PprofLabel extra[] = { { .key = "service", .str = "nginx.service" } };
+        assert_int_equal(pprof_builder_add_sample(b, &s, 1700000000500000000, extra, 1), 0);
+
+        Perftools__Profiles__Profile *p = decode(b);
+        assert_string_equal(p->string_table[0], "");
+        assert_int_equal(p->n_sample_type, 2);
+        assert_string_equal(str(p, p->sample_type[0]->type), "samples");
+        assert_string_equal(str(p, p->sample_type[0]->unit), "count");
+        assert_string_equal(str(p, p->sample_type[1]->type), "cpu");
+        assert_string_equal(str(p, p->sample_type[1]->unit), "nanoseconds");
+        assert_int_equal(p->period, 1000000);
+        assert_string_equal(str(p, p->period_type->type), "cpu");
+        assert_int_equal(p->time_nanos, 1700000000000000000);
+        assert_int_equal(p->duration_nanos, 2000000000);
+        assert_int_equal(p->n_comment, 1);
+        assert_string_equal(str(p, p->comment[0]), "incident X, rule ena-reset");
+
+        assert_int_equal(p->n_sample, 1);
+        const Perftools__Profiles__Sample *ps = p->sample[0];
+        assert_int_equal(ps->n_value, 2);
+        assert_int_equal(ps->value[0], 1);
+        assert_int_equal(ps->value[1], 1000000);
+        assert_int_equal(ps->n_location_id, 3);
+        assert_int_equal(label(p, ps, "cpu")->num, 3);
+        assert_int_equal(label(p, ps, "pid")->num, 100);
+        assert_int_equal(label(p, ps, "tid")->num, 101);
+        assert_string_equal(str(p, label(p, ps, "comm")->str), "kworker_1"); /* as the folded root frame */
+        assert_string_equal(str(p, label(p, ps, "host")->str), "node-7");
+        assert_string_equal(str(p, label(p, ps, "rule")->str), "ena-reset");
+        assert_string_equal(str(p, label(p, ps, "service")->str), "nginx.service");
+        assert_int_equal(label(p, ps, "time")->num, 1700000000500000000);
+        assert_string_equal(str(p, label(p, ps, "time")->num_unit), "nanoseconds");
+
+        /* Leaf first; both kernel frames in the kernel mapping; the unknown user frame named after its DSO. */
+        for (size_t i = 0; i < 3; i++) {
+                const Perftools__Profiles__Location *l = NULL;
+                for (size_t j = 0; j < p->n_location; j++)
+                        if (p->location[j]->id == ps->location_id[i])
+                                l = p->location[j];
+                assert_non_null(l);
+                assert_int_equal(l->n_line, 1);
+                const Perftools__Profiles__Mapping *m = p->mapping[l->mapping_id - 1];
+                const Perftools__Profiles__Function *f = p->function[l->line[0]->function_id - 1];
+                assert_int_equal(m->id, l->mapping_id);
+                assert_int_equal(f->id, l->line[0]->function_id);
+                assert_true(m->memory_start <= l->address && l->address < m->memory_limit);
+                if (i < 2)
+                        assert_string_equal(str(p, m->filename), "[kernel.kallsyms]");
+                else {
+                        assert_string_equal(str(p, m->filename), "/usr/lib/libfoo.so");
+                        assert_string_equal(str(p, f->name), "[libfoo.so]");
+                }
+        }
+        perftools__profiles__profile__free_unpacked(p, NULL);
+}
+
+static void test_gzip_output_inflates_to_the_profile(void **state) {
+        _cleanup_(pprof_builder_freep) PprofBuilder *b = NULL;
+        _cleanup_free_ uint8_t *plain = NULL, *gz = NULL, *back = NULL;
+        const Frame a[] = { user_leaf, user_mid };
+        size_t n_plain, n_gz;
+        uLongf n_back;
+
+        assert_int_equal(pprof_builder_new(1, &b), 0);
+        for (int i = 0; i < 10; i++) {
+                Sample s = { .t_ns = i, .pid = 1, .tid = 1, .comm = "x", .n_frames = 2, .frames = a };
+                assert_int_equal(pprof_builder_add_sample(b, &s, i, NULL, 0), 0);
+        }
+        assert_int_equal(pprof_builder_encode(b, false, &plain, &n_plain), 0);
+        assert_int_equal(pprof_builder_encode(b, true, &gz, &n_gz), 0);
+        assert_true(n_gz > 10 && gz[0] == 0x1f && gz[1] == 0x8b); /* a gzip stream */
+
+        z_stream zs = { .next_in = gz, .avail_in = n_gz };
+        back = malloc(n_plain + 16);
+        assert_non_null(back);
+        assert_int_equal(inflateInit2(&zs, 15 + 16), Z_OK);
+        zs.next_out = back;
+        zs.avail_out = n_plain + 16;
+        assert_int_equal(inflate(&zs, Z_FINISH), Z_STREAM_END);
+        n_back = zs.total_out;
+        inflateEnd(&zs);
+        assert_int_equal(n_back, n_plain);
+        assert_memory_equal(back, plain, n_plain);
+
+        /* The streaming writer produces a gzip stream of the same profile. */
+        char path[] = "/tmp/test-pprof-XXXXXX";
+        int fd = mkstemp(path);
+        assert_true(fd >= 0);
+        FILE *f = fdopen(fd, "w+");
+        assert_int_equal(pprof_builder_write(b, f), 0);
+        fclose(f);
+        gzFile g = gzopen(path, "rb");
+        assert_non_null(g);
+        uint8_t *again = malloc(n_plain + 16);
+        assert_int_equal(gzread(g, again, n_plain + 16), (int) n_plain);
+        assert_memory_equal(again, plain, n_plain);
+        free(again);
+        gzclose(g);
+        unlink(path);
+}
+
+static void test_common_labels_are_bounded(void **state) {
+        _cleanup_(pprof_builder_freep) PprofBuilder *b = NULL;
+        PprofLabel many[PPROF_LABELS_MAX] = {};
+
+        for (size_t i = 0; i < PPROF_LABELS_MAX; i++)
+                many[i] = (PprofLabel) { .key = "k", .num = (int64_t) i };
+        assert_int_equal(pprof_builder_new(1, &b), 0);
+        assert_int_equal(pprof_builder_set_common_labels(b, many, PPROF_LABELS_MAX), -E2BIG);
+        assert_int_equal(pprof_builder_set_common_labels(b, many, PPROF_LABELS_MAX - 5), 0);
+        /* Per-sample labels count against the same bound. */
+        Sample s = { .comm = "x" };
+        assert_int_equal(pprof_builder_add_sample(b, &s, 0, many, 1), -E2BIG);
+        assert_int_equal(pprof_builder_set_common_labels(b, many, 2), 0);
+        assert_int_equal(pprof_builder_add_sample(b, &s, 0, many, 1), 0);
+}
+
+int main(void) {
+        const struct CMUnitTest tests[] = {
+                cmocka_unit_test(test_same_frames_are_interned_once),
+                cmocka_unit_test(test_profile_decodes_as_pprof_expects),
+                cmocka_unit_test(test_gzip_output_inflates_to_the_profile),
+                cmocka_unit_test(test_common_labels_are_bounded),
+        };
+        return cmocka_run_group_tests(tests, NULL, NULL);
+}

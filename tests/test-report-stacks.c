@@ -1,0 +1,230 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * report-stacks: samples and baseline stacks written as report.html's data and decoded back here
+ * the way report.js decodes them (base64, LEB128 varints, parent deltas, per-CPU time steps), so
+ * every sample comes back with its time, CPU and folded stack; and the page's template gets the
+ * title escaped and no '<' inside the data.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tests.h"
+
+#include "basic/json-reader.h"
+#include "basic/string-util.h"
+#include "report/report-internal.h"
+#include "report/report-stacks.h"
+
+static size_t unbase64(const char *s, uint8_t *out) {
+        static const char table[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+        size_t n = 0;
+        uint32_t v = 0;
+        int bits = 0;
+
+        for (; *s && *s != '='; s++) {
+                const char *p = strchr(table, *s);
+                assert_non_null(p);
+                v = (v << 6) | (uint32_t) (p - table);
+                bits += 6;
+                if (bits >= 8) {
+                        bits -= 8;
+                        out[n++] = (uint8_t) (v >> bits);
+                }
+        }
+        return n;
+}
+
+static uint64_t varint(const uint8_t *a, size_t *p) {
+        uint64_t x = 0;
+        unsigned shift = 0;
+        uint8_t b;
+        do {
+                b = a[(*p)++];
+                x |= (uint64_t) (b & 0x7f) << shift;
+                shift += 7;
+        } while (b & 0x80);
+        return x;
+}
+
+typedef struct Decoded {
+        JsonValue *doc;
+        size_t n_nodes;
+        uint64_t *parent, *frame;
+        uint64_t *stack_node;
+        uint64_t n_samples, t[64], cpu[64], node[64];
+} Decoded;
+
+static const char *frame_name(const Decoded *d, uint64_t f) {
+        return json_string_value(json_array_get(json_object_get(d->doc, "frames"), f));
+}
+
+/* The folded key of a node, rebuilt from the tree. */
+static void node_key(const Decoded *d, uint64_t node, char *buf, size_t l) {
+        const char *parts[64];
+        size_t n = 0;
+        buf[0] = '\0';
+        for (; node > 0; node = d->parent[node])
+                parts[n++] = frame_name(d, d->frame[node]);
+        while (n > 0) {
+                strncat(buf, parts[--n], l - strlen(buf) - 1);
+                if (n > 0)
+                        strncat(buf, ";", l - strlen(buf) - 1);
+        }
+}
+
+static void decode(const char *json, Decoded *d) {
+        static uint8_t buf[1 << 16];
+        uint64_t t0, q, n_nodes, n_stacks;
+        size_t n, p;
+
+        assert_int_equal(json_parse(json, strlen(json), 16, &d->doc, NULL), 0);
+        assert_true(json_u64_value(json_object_get(d->doc, "t0_us"), &t0));
+        assert_true(json_u64_value(json_object_get(d->doc, "quantum_us"), &q));
+        assert_true(json_u64_value(json_object_get(d->doc, "n_nodes"), &n_nodes));
+        assert_true(json_u64_value(json_object_get(d->doc, "n_stacks"), &n_stacks));
+        d->n_nodes = n_nodes;
+        d->parent = calloc(n_nodes, sizeof(uint64_t));
+        d->frame = calloc(n_nodes, sizeof(uint64_t));
+        d->stack_node = calloc(n_stacks + 1, sizeof(uint64_t));
+        n = unbase64(json_string_value(json_object_get(d->doc, "nodes")), buf);
+        p = 0;
+        for (size_t i = 1; i < n_nodes; i++) {
+                d->parent[i] = i - varint(buf, &p);
+                d->frame[i] = varint(buf, &p);
+                assert_true(d->parent[i] < i);
+        }
+        assert_int_equal(p, n);
+        n = unbase64(json_string_value(json_object_get(d->doc, "stacks")), buf);
+        p = 0;
+        for (size_t i = 0; i < n_stacks; i++)
+                d->stack_node[i] = varint(buf, &p);
+        n = unbase64(json_string_value(json_object_get(d->doc, "samples")), buf);
+        p = 0;
+        while (p < n) {
+                uint64_t cpu = varint(buf, &p), k = varint(buf, &p), t = t0;
+                for (uint64_t i = 0; i < k; i++) {
+                        t += varint(buf, &p) * q;
+                        d->t[d->n_samples] = t;
+                        d->cpu[d->n_samples] = cpu;
+                        d->node[d->n_samples] = d->stack_node[varint(buf, &p)];
+                        d->n_samples++;
+                }
+        }
+}
+
+static void decoded_done(Decoded *d) {
+        json_value_free(d->doc);
+        free(d->parent);
+        free(d->frame);
+        free(d->stack_node);
+}
+
+static void test_roundtrip(void **state) {
+        _cleanup_(report_stacks_freep) ReportStacks *s = report_stacks_new();
+        Frame f1[] = { { .symbol = "leaf", .dso = "/bin/x" }, { .symbol = "main", .dso = "/bin/x" } };
+        Frame f2[] = { { .symbol = "other;fn", .dso = "/bin/x" }, { .symbol = "main", .dso = "/bin/x" } };
+        Frame f3[] = { { .symbol = "[unknown]", .dso = "/usr/lib/libc.so.6" } };
+        struct {
+                uint64_t t_ns;
+                uint32_t cpu;
+                const char *comm;
+                const Frame *frames;
+                uint32_t n;
+                const char *key;
+        } in[] = {
+                { 5003000000000, 1, "x", f1, 2, "x_;main;leaf" },
+                { 5003010000000, 0, "x", f1, 2, "x_;main;leaf" },
+                { 5003020000000, 1, "x", f2, 2, "x_;main;other:fn" },
+                { 5004020000000, 1, "two words", f3, 1, "two_words;[libc.so.6]" },
+                { 5004030000000, 0, "x", f1, 2, "x_;main;leaf" },
+        };
+        JsonWriter w;
+        Decoded d = {};
+        char key[512];
+        int r = 0;
+
+        assert_non_null(s);
+        for (size_t i = 0; i < ELEMENTSOF(in); i++) {
+                Sample smp = { .t_ns = in[i].t_ns, .cpu = in[i].cpu, .comm = in[i].comm, .n_frames = in[i].n,
+                               .frames = in[i].frames };
+                assert_int_equal(report_stacks_add_sample(s, &smp), 0);
+        }
+        assert_int_equal(report_stacks_add_baseline(s, "x_;main;leaf", 7), 0);
+        assert_int_equal(report_stacks_add_baseline(s, "y;only;in;baseline", 3), 0);
+        assert_int_equal(report_stacks_n_samples(s), ELEMENTSOF(in));
+        assert_int_equal(report_stacks_first_us(s), 5003000000);
+
+        json_writer_init(&w, false);
+        json_begin_object(&w);
+        assert_int_equal(report_stacks_write_json(s, &w), 0);
+        json_end_object(&w);
+        _cleanup_free_ char *json = json_finish(&w, &r);
+        assert_non_null(json);
+        decode(json, &d);
+
+        uint64_t t0 = 0, q = 0, bt = 0;
+        assert_true(json_u64_value(json_object_get(d.doc, "t0_us"), &t0));
+        assert_int_equal(t0, 5003000000); /* floor of the first sample's second */
+        assert_true(json_u64_value(json_object_get(d.doc, "quantum_us"), &q));
+        assert_int_equal(q, 10000); /* every time is a multiple of 10 ms from t0 */
+        assert_true(json_u64_value(json_object_get(d.doc, "baseline_total"), &bt));
+        assert_int_equal(bt, 10);
+        assert_int_equal(d.n_samples, ELEMENTSOF(in));
+        /* per CPU, ascending; each in time order */
+        for (size_t i = 0, k = 0; i < ELEMENTSOF(in) * 2; i++) {
+                size_t j = i % ELEMENTSOF(in);
+                if (in[j].cpu != (i < ELEMENTSOF(in) ? 0u : 1u))
+                        continue;
+                assert_int_equal(d.t[k], in[j].t_ns / 1000);
+                assert_int_equal(d.cpu[k], in[j].cpu);
+                node_key(&d, d.node[k], key, sizeof key);
+                assert_string_equal(key, in[j].key);
+                k++;
+        }
+        /* the baseline-only stack is in the tree, with its count */
+        {
+                static uint8_t buf[4096];
+                size_t n = unbase64(json_string_value(json_object_get(d.doc, "baseline")), buf), p = 0;
+                bool found = false;
+                while (p < n) {
+                        uint64_t node = varint(buf, &p), c = varint(buf, &p);
+                        node_key(&d, node, key, sizeof key);
+                        if (streq(key, "y;only;in;baseline")) {
+                                assert_int_equal(c, 3);
+                                found = true;
+                        } else {
+                                assert_string_equal(key, "x_;main;leaf");
+                                assert_int_equal(c, 7);
+                        }
+                }
+                assert_true(found);
+        }
+        decoded_done(&d);
+}
+
+static void test_html(void **state) {
+        _cleanup_free_ char *buf = NULL;
+        size_t len = 0;
+        FILE *f = open_memstream(&buf, &len);
+
+        assert_non_null(f);
+        assert_int_equal(report_html_write(f, "a <b> & \"c\"", "{\"s\":\"</script><script>x\"}"), 0);
+        fclose(f);
+        assert_non_null(strstr(buf, "<title>a &lt;b&gt; &amp; &quot;c&quot;</title>"));
+        assert_non_null(strstr(buf, "{\"s\":\"\\u003c/script>\\u003cscript>x\"}"));
+        assert_null(strstr(buf, "</script><script>x"));
+        assert_null(strstr(buf, "@DATA@"));
+        assert_null(strstr(buf, "/*@JS@*/"));
+        assert_non_null(strstr(buf, "default-src 'none'"));
+        assert_null(strstr(buf, "http://"));
+        assert_null(strstr(buf, "https://"));
+}
+
+int main(void) {
+        const struct CMUnitTest tests[] = {
+                cmocka_unit_test(test_roundtrip),
+                cmocka_unit_test(test_html),
+        };
+        return cmocka_run_group_tests(tests, NULL, NULL);
+}

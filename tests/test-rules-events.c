@@ -1,0 +1,159 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * The shipped rules and the incident trigger together: an event that prints several lines (the
+ * OOM killer's header, task dump and kill; ENA's reason, then "Trigger reset is on"; an NVMe
+ * abort, then its reset) becomes ONE incident, opened by its first line, with the later lines
+ * joined as repeats. The lines go through rule_set_match() and trigger_decide()/register() as
+ * tprofd's manager calls them, one second apart on the kernel clock.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "basic/time-util.h"
+#include "incident/incident-trigger.h"
+#include "rules/rules.h"
+#include "tests.h"
+
+#define EVENT_LINES_MAX 8
+
+typedef struct Event {
+        const char *what;
+        const char *rule; /* the one rule the event must open an incident of */
+        const char *lines[EVENT_LINES_MAX];
+} Event;
+
+static const Event events[] = {
+        { "ENA keep-alive reset, Linux 5.10", "ena-reset",
+          { "ena 0000:00:05.0 eth0: Keep alive watchdog timeout.", "ena 0000:00:05.0 eth0: Trigger reset is on",
+            "ena 0000:00:05.0: Device reset completed successfully" } },
+        { "ENA lost TX completions, amzn-drivers 2.17", "ena-reset",
+          { "ena 0000:00:06.0 ens6: [1/2] Lost TX completions are above threshold (129 > 128), completion timeout: "
+            "5000 (msec), 5120 msecs since interrupt, 5124 msecs since napi, qid: 2",
+            "ena 0000:00:06.0 ens6: [2/2] qid: 2, napi CPU: 5", "ena 0000:00:06.0 ens6: Resetting the device",
+            "ena 0000:00:06.0 ens6: Trigger reset is on",
+            "ena 0000:00:06.0: Device reset completed, status: 0, Driver info: Elastic Network Adapter (ENA) "
+            "v2.17.0g" } },
+        { "ENA TX stall, Linux 6.12", "ena-reset",
+          { "ena 0000:00:05.0 eth0: TX q 3 is paused for too long (threshold 5000000). Time since last napi 6012000 "
+            "usec. napi scheduled: 1",
+            "ena 0000:00:05.0 eth0: napi handler hasn't been called for a long time but is scheduled",
+            "ena 0000:00:05.0 eth0: Trigger reset is on" } },
+        { "OOM kill, Linux 4.14", "oom-kill",
+          { "java invoked oom-killer: gfp_mask=0x14200ca(GFP_HIGHUSER_MOVABLE), nodemask=(null),  order=0, "
+            "oom_score_adj=0",
+            "[ pid ]   uid  tgid total_vm      rss nr_ptes nr_pmds swapents oom_score_adj name",
+            "Out of memory: Kill process 4321 (java) score 912 or sacrifice child",
+            "Killed process 4321 (java) total-vm:12345678kB, anon-rss:8000000kB, file-rss:0kB, shmem-rss:0kB",
+            "oom_reaper: reaped process 4321 (java), now anon-rss:0kB, file-rss:0kB, shmem-rss:0kB" } },
+        { "cgroup OOM kill, Linux 6.1", "oom-kill",
+          { "python3 invoked oom-killer: gfp_mask=0xcc0(GFP_KERNEL), order=0, oom_score_adj=0",
+            "Tasks state (memory values in pages):",
+            "Memory cgroup out of memory: Killed process 777 (python3) total-vm:1048576kB, anon-rss:524288kB, "
+            "file-rss:0kB, shmem-rss:0kB, UID:0 pgtables:1200kB oom_score_adj:0" } },
+        { "NVMe timeout, abort, reset, Linux 6.1", "nvme-io-timeout",
+          { "nvme nvme0: I/O 137 (Write) QID 4 timeout, aborting", "nvme nvme0: Abort status: 0x371",
+            "nvme nvme0: I/O 137 QID 4 timeout, reset controller" } },
+        { "ext4 journal abort, Linux 5.15", "ext4-error",
+          { "Aborting journal on device nvme1n1p1-8.",
+            "EXT4-fs error (device nvme1n1p1): ext4_journal_check_start:83: comm kworker/u16:1: Detected aborted "
+            "journal",
+            "EXT4-fs (nvme1n1p1): Remounting filesystem read-only" } },
+        { "XFS log I/O error shutdown, Linux 5.4", "xfs-error",
+          { "XFS (dm-0): log I/O error -5",
+            "XFS (dm-0): xfs_do_force_shutdown(0x2) called from line 1250 of file fs/xfs/xfs_log.c. Return address "
+            "= 00000000a1b2c3d4",
+            "XFS (dm-0): Log I/O Error Detected. Shutting down filesystem",
+            "XFS (dm-0): Please umount the filesystem and rectify the problem(s)" } },
+        { "corrected memory error, Linux 6.6", "machine-check",
+          { "mce: [Hardware Error]: Machine check events logged",
+            "EDAC MC0: 1 CE memory read error on CPU_SrcID#0_MC#0_Chan#1_DIMM#0 (channel:1 slot:0 page:0x1a2b3c "
+            "offset:0x0 grain:32 syndrome:0x0)" } },
+};
+
+typedef struct Run {
+        Trigger *trigger;
+        uint64_t t_ns;
+        unsigned line;
+        unsigned n_new, n_joined, first_new_line;
+        char rules[256]; /* every rule that matched, comma-separated */
+        int incident;    /* the cookie */
+} Run;
+
+static int on_match(const RuleMatch *m, const LogRecord *rec, void *userdata) {
+        Run *r = userdata;
+        void *cookie = NULL;
+        uint64_t cooldown_ns = m->rule->cooldown_usec * NSEC_PER_USEC;
+        size_t l = strlen(r->rules);
+
+        snprintf(r->rules + l, sizeof r->rules - l, "%s%s", l ? "," : "", m->rule->name);
+        switch (trigger_decide(r->trigger, m->rule->name, rec->t_ns, cooldown_ns, rec->t_ns, &cookie)) {
+        case TRIGGER_NEW:
+                if (r->n_new++ == 0)
+                        r->first_new_line = r->line;
+                return trigger_register(r->trigger, m->rule->name, rec->t_ns, cooldown_ns, rec->t_ns, &r->incident);
+        case TRIGGER_JOINED:
+                assert_ptr_equal(cookie, &r->incident);
+                r->n_joined++;
+                return 0;
+        default:
+                fail_msg("rule %s: the trigger dropped a match", m->rule->name);
+        }
+        return 0;
+}
+
+static void test_one_event_is_one_incident(void **state) {
+        const char *root = getenv("TPROF_SOURCE_ROOT");
+        _cleanup_free_ char *path = NULL;
+        _cleanup_(rule_set_freep) RuleSet *rs = NULL;
+
+        assert_non_null(root);
+        assert_true(asprintf(&path, "%s/rules/default.yaml", root) > 0);
+        assert_int_equal(rule_set_load(path, &rs, NULL), 0);
+
+        for (size_t e = 0; e < ELEMENTSOF(events); e++) {
+                _cleanup_(trigger_freep) Trigger *t = trigger_new(NULL);
+                Run run = { .trigger = t, .t_ns = 1000 * NSEC_PER_SEC };
+                unsigned n_matching_lines = 0;
+
+                assert_non_null(t);
+                for (unsigned i = 0; i < EVENT_LINES_MAX && events[e].lines[i]; i++) {
+                        LogRecord rec = LOG_RECORD_NULL;
+                        int k;
+
+                        rec.source = LOG_SOURCE_KMSG;
+                        rec.kernel_origin = true;
+                        rec.facility = 0;
+                        rec.priority = 3;
+                        rec.message = events[e].lines[i];
+                        rec.message_len = strlen(events[e].lines[i]);
+                        rec.t_ns = run.t_ns + i * NSEC_PER_SEC;
+                        run.line = i;
+                        run.rules[0] = '\0';
+                        k = rule_set_match(rs, &rec, on_match, &run);
+                        assert_true(k >= 0);
+                        if (k > 1)
+                                fail_msg("%s: line %u matched several rules: %s", events[e].what, i, run.rules);
+                        if (k == 1) {
+                                n_matching_lines++;
+                                if (strcmp(run.rules, events[e].rule) != 0)
+                                        fail_msg("%s: line %u matched %s, expected %s", events[e].what, i, run.rules,
+                                                 events[e].rule);
+                        }
+                }
+                if (run.n_new != 1)
+                        fail_msg("%s: %u incidents, expected one", events[e].what, run.n_new);
+                if (run.first_new_line != 0)
+                        fail_msg("%s: the incident opened on line %u, not on the first", events[e].what,
+                                 run.first_new_line);
+                if (n_matching_lines < 2 || run.n_joined != n_matching_lines - 1)
+                        fail_msg("%s: %u lines matched, %u joined", events[e].what, n_matching_lines, run.n_joined);
+        }
+}
+
+int main(void) {
+        const struct CMUnitTest tests[] = {
+                cmocka_unit_test(test_one_event_is_one_incident),
+        };
+        return cmocka_run_group_tests(tests, NULL, NULL);
+}
