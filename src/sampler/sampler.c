@@ -326,8 +326,16 @@ int sampler_new(const SamplerOptions *o, SampleHandler handler, void *userdata, 
         s->opts = o ? *o : (SamplerOptions) {};
         if (s->opts.freq_hz == 0)
                 s->opts.freq_hz = SAMPLER_FREQ_HZ_DEFAULT;
-        if (s->opts.mmap_pages == 0)
+        if (s->opts.mmap_pages == 0) {
+                /* The default holds the same seconds of samples at any rate: at 97 Hz 128 pages,
+                 * up to 16 times that at high per-CPU rates (a busy daemon thread, a bundle being
+                 * written, must not cost samples). */
+                uint32_t hz = s->opts.freq_hz ?: SAMPLER_FREQ_HZ_DEFAULT;
                 s->opts.mmap_pages = SAMPLER_MMAP_PAGES_DEFAULT;
+                while (s->opts.mmap_pages < SAMPLER_MMAP_PAGES_DEFAULT * 16 &&
+                       (uint64_t) s->opts.mmap_pages * SAMPLER_FREQ_HZ_DEFAULT < (uint64_t) SAMPLER_MMAP_PAGES_DEFAULT * hz)
+                        s->opts.mmap_pages *= 2;
+        }
         if ((s->opts.mmap_pages & (s->opts.mmap_pages - 1)) != 0 || s->opts.mmap_pages > 65536)
                 return -EINVAL;
         s->handler = handler;
