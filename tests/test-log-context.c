@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * The log context buffer: deep copies, the three bounds (lines, bytes, age), and range queries in
- * time order across out-of-order arrivals from two sources.
+ * The log context buffer: deep copies, the three bounds (lines, bytes, age) kept per source, the
+ * journal admission setting, and range queries in time order across out-of-order arrivals from two
+ * sources.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -195,9 +196,59 @@ static void test_range_is_in_time_order(void **state) {
         assert_int_equal(stop.n, 2);
 }
 
+static void test_journal_flood_keeps_kernel_lines(void **state) {
+        _cleanup_(log_context_freep) LogContext *c = NULL;
+        LogContextLimits l = {.lines_max = 4};
+        Collected got = {};
+        LogRecord k = make(LOG_SOURCE_KMSG, 10, "kernel");
+
+        assert_int_equal(log_context_new(&l, &c), 0);
+        assert_int_equal(log_context_add(c, &k), 0);
+        for (unsigned i = 1; i <= 20; i++) {
+                LogRecord j = make(LOG_SOURCE_JOURNAL, 10 + i, "journal");
+                assert_int_equal(log_context_add(c, &j), 0);
+        }
+        /* Each source has its own bound: the journal's 20 lines left the kernel line in place. */
+        assert_int_equal(log_context_lines(c), 5);
+        assert_int_equal(log_context_range(c, 0, UINT64_MAX, collect, &got), 5);
+        assert_string_equal(got.msg[0], "kernel");
+        assert_true(got.t[1] == 27);
+}
+
+static void test_journal_admission_by_priority(void **state) {
+        _cleanup_(log_context_freep) LogContext *c = NULL;
+        LogRecord j = make(LOG_SOURCE_JOURNAL, 1, "j"), k = make(LOG_SOURCE_KMSG, 1, "k");
+
+        assert_int_equal(log_context_new(NULL, &c), 0);
+        /* Default: info and more urgent, and entries without a priority. */
+        j.priority = 6;
+        assert_true(log_context_admits(c, &j));
+        j.priority = 7;
+        assert_false(log_context_admits(c, &j));
+        j.priority = -1;
+        assert_true(log_context_admits(c, &j));
+        k.priority = 7;
+        assert_true(log_context_admits(c, &k)); /* kernel lines are always kept */
+
+        log_context_set_journal_priority_max(c, 3);
+        j.priority = 3;
+        assert_true(log_context_admits(c, &j));
+        j.priority = 4;
+        assert_false(log_context_admits(c, &j));
+
+        log_context_set_journal_priority_max(c, LOG_CONTEXT_JOURNAL_OFF);
+        j.priority = 0;
+        assert_false(log_context_admits(c, &j));
+        j.priority = -1;
+        assert_false(log_context_admits(c, &j));
+        assert_true(log_context_admits(c, &k));
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_dup_is_deep_and_complete),
+                cmocka_unit_test(test_journal_flood_keeps_kernel_lines),
+                cmocka_unit_test(test_journal_admission_by_priority),
                 cmocka_unit_test(test_line_bound_evicts_oldest),
                 cmocka_unit_test(test_byte_bound_evicts_oldest),
                 cmocka_unit_test(test_age_bound),

@@ -107,7 +107,7 @@ static void test_clock_measurement(void **state) {
         printf("perf - monotonic: %+" PRIi64 " ns, error %" PRIu64 " ns, realtime - monotonic %" PRIi64 " ns\n",
                m.perf_minus_mono_ns, m.error_ns, m.realtime_minus_mono_ns);
         assert_int_equal(m.method, CLOCK_MAP_PERF_BRACKET);
-        /* The goal in DESIGN.md is 10 ms end to end; the bracket itself is microseconds. */
+        /* The goal in docs/design.md is 10 ms end to end; the bracket itself is microseconds. */
         assert_true(m.error_ns < 1000 * 1000);
         /* perf's clock and CLOCK_MONOTONIC both count from boot; they differ by little. */
         assert_true(m.perf_minus_mono_ns > -(int64_t) (3600 * NSEC_PER_SEC) &&

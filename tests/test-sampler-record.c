@@ -5,6 +5,7 @@
  */
 #include "tests.h"
 
+#include <errno.h>
 #include <string.h>
 
 #include "sampler/sampler-record.h"
@@ -89,6 +90,72 @@ static void test_sample(void **state) {
         /* Another sample_type is not ours to decode. */
         ((struct perf_event_header *) b.b)->size = (uint16_t) b.n;
         assert_int_equal(record_parse_sample(h, ST | PERF_SAMPLE_ADDR, &s), -EINVAL);
+}
+
+/* With REGS_USER and STACK_USER: registers in mask order (bp, sp, ip), then the copy and its
+ * filled size; a kernel thread has ABI NONE and no registers; a copy longer than the record or a
+ * filled size beyond the copy is refused. */
+static void test_sample_unwind(void **state) {
+        const uint64_t st = ST | SAMPLER_SAMPLE_TYPE_UNWIND;
+        uint8_t stack[64];
+        RecordSample s;
+        Buf b;
+
+        for (size_t i = 0; i < sizeof(stack); i++)
+                stack[i] = (uint8_t) i;
+        start(&b);
+        put64(&b, 0x401000);
+        put32x2(&b, 100, 101);
+        put64(&b, 5000);
+        put32x2(&b, 1, 0);
+        put64(&b, 1000000);
+        put64(&b, 0); /* no callchain: exclude_callchain_user and a user-mode sample */
+        put64(&b, PERF_SAMPLE_REGS_ABI_64);
+        put64(&b, 0x7ffd0010); /* bp */
+        put64(&b, 0x7ffd0000); /* sp */
+        put64(&b, 0x401000);   /* ip */
+        put64(&b, sizeof(stack));
+        put(&b, stack, sizeof(stack));
+        put64(&b, 48); /* dyn_size */
+        assert_int_equal(record_parse_sample(finish(&b, PERF_RECORD_SAMPLE, PERF_RECORD_MISC_USER), st, &s), 0);
+        assert_int_equal(s.regs_abi, PERF_SAMPLE_REGS_ABI_64);
+        assert_int_equal(s.user_bp, 0x7ffd0010);
+        assert_int_equal(s.user_sp, 0x7ffd0000);
+        assert_int_equal(s.user_ip, 0x401000);
+        assert_int_equal(s.stack_size, sizeof(stack));
+        assert_int_equal(s.stack_dyn_size, 48);
+        assert_memory_equal(s.stack, stack, sizeof(stack));
+
+        /* dyn_size beyond the copy */
+        b.n -= 8;
+        put64(&b, sizeof(stack) + 8);
+        assert_int_equal(record_parse_sample(finish(&b, PERF_RECORD_SAMPLE, 0), st, &s), -EBADMSG);
+        /* the copy longer than the record */
+        b.n -= 8 + sizeof(stack) + 8;
+        put64(&b, 4096);
+        put(&b, stack, sizeof(stack));
+        put64(&b, 8);
+        assert_int_equal(record_parse_sample(finish(&b, PERF_RECORD_SAMPLE, 0), st, &s), -EBADMSG);
+
+        /* a kernel thread: ABI NONE, no registers; an empty copy has no dyn_size */
+        start(&b);
+        put64(&b, 0xffffffff81000010);
+        put32x2(&b, 0, 0);
+        put64(&b, 5000);
+        put32x2(&b, 1, 0);
+        put64(&b, 1000000);
+        put64(&b, 2);
+        put64(&b, (uint64_t) PERF_CONTEXT_KERNEL);
+        put64(&b, 0xffffffff81000010);
+        put64(&b, PERF_SAMPLE_REGS_ABI_NONE);
+        put64(&b, 0);
+        assert_int_equal(record_parse_sample(finish(&b, PERF_RECORD_SAMPLE, PERF_RECORD_MISC_KERNEL), st, &s), 0);
+        assert_int_equal(s.regs_abi, PERF_SAMPLE_REGS_ABI_NONE);
+        assert_int_equal(s.nr, 2);
+        assert_null(s.stack);
+        assert_int_equal(s.stack_size, 0);
+        /* other sample_type bits are not ours */
+        assert_int_equal(record_parse_sample(finish(&b, PERF_RECORD_SAMPLE, 0), st | PERF_SAMPLE_RAW, &s), -EINVAL);
 }
 
 static void test_mmap2(void **state) {
@@ -250,6 +317,7 @@ static void test_garbage_ring(void **state) {
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_sample),
+                cmocka_unit_test(test_sample_unwind),
                 cmocka_unit_test(test_mmap2),
                 cmocka_unit_test(test_comm_exec),
                 cmocka_unit_test(test_fork_exit),

@@ -2,7 +2,7 @@
 /*
  * The measured mapping between perf's clock (local_clock, what samples and kmsg records are
  * stamped with), CLOCK_MONOTONIC (journal entries) and CLOCK_REALTIME (what people type and read).
- * DESIGN.md "Time": the sampler measures it by bracketing a perf record it causes itself between two
+ * docs/design.md, "Time": the sampler measures it by bracketing a perf record it causes itself between two
  * clock_gettime() calls; error_ns is half the bracket. Until a measurement exists the map assumes
  * perf clock == CLOCK_MONOTONIC (true on most x86 machines to within milliseconds after boot, but
  * not guaranteed) and says so in method.

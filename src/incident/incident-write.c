@@ -206,11 +206,19 @@ int incident_log_text_line(const IncidentLogLine *l, const ClockMap *m, char **r
 
         r = strbuf_appendf(&b, "%c %s %-8s %-7s ", l->trigger ? '>' : ' ', format_timestamp_utc(ts, sizeof ts, real),
                            log_source_to_string(l->rec->source) ?: "-", priority_name(l->rec->priority));
-        if (r >= 0 && l->rec->unit) {
+        /* Who logged it (journal entries): "unit comm[pid]: ", each part when known. */
+        if (r >= 0 && l->rec->unit)
                 r = strbuf_append_escaped(&b, l->rec->unit, strlen(l->rec->unit));
+        if (r >= 0 && l->rec->source == LOG_SOURCE_JOURNAL && l->rec->comm) {
+                if (l->rec->unit)
+                        r = strbuf_append(&b, " ");
                 if (r >= 0)
-                        r = strbuf_append(&b, ": ");
+                        r = strbuf_append_escaped(&b, l->rec->comm, strlen(l->rec->comm));
+                if (r >= 0 && l->rec->pid > 0)
+                        r = strbuf_appendf(&b, "[%d]", (int) l->rec->pid);
         }
+        if (r >= 0 && (l->rec->unit || (l->rec->source == LOG_SOURCE_JOURNAL && l->rec->comm)))
+                r = strbuf_append(&b, ": ");
         if (r >= 0)
                 r = strbuf_append_escaped(&b, l->rec->message ?: "", l->rec->message_len);
         if (r < 0)
@@ -238,6 +246,7 @@ int incident_log_json_line(const IncidentLogLine *l, const ClockMap *m, char **r
         json_kv_u64(&w, "seq", l->rec->seq);
         json_kv_string(&w, "unit", l->rec->unit);
         json_kv_string(&w, "comm", l->rec->comm);
+        json_kv_i64(&w, "pid", l->rec->pid);
         json_key(&w, "message");
         json_string_n(&w, l->rec->message ?: "", l->rec->message_len);
         json_kv_bool(&w, "trigger", l->trigger);

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * Log context buffer; see log-context.h. A ring of lines_max slots in arrival order; a range query
- * collects the slots in range and sorts them by (t_ns, arrival serial), which is cheap next to writing
- * a bundle and keeps adding O(1).
+ * Log context buffer; see log-context.h. One ring of lines_max slots per source, in arrival order; a
+ * range query collects the slots in range from every ring and sorts them by (t_ns, arrival serial),
+ * which is cheap next to writing a bundle and keeps adding O(1).
  */
 #include <assert.h>
 #include <errno.h>
@@ -19,15 +19,21 @@ typedef struct Slot {
         size_t bytes;
 } Slot;
 
-struct LogContext {
-        LogContextLimits limits;
-        Slot *slots; /* limits.lines_max */
+/* The records of one source, in arrival order. */
+typedef struct Ring {
+        Slot *slots; /* limits.lines_max, allocated at the first add */
         size_t head; /* oldest */
         size_t n;
         uint64_t bytes;
+} Ring;
+
+struct LogContext {
+        LogContextLimits limits;
+        Ring rings[_LOG_SOURCE_MAX];
         uint64_t serial;
         uint64_t newest_t_ns;
         uint64_t evicted;
+        int journal_priority_max;
 };
 
 int log_context_new(const LogContextLimits *limits, LogContext **ret) {
@@ -46,36 +52,53 @@ int log_context_new(const LogContextLimits *limits, LogContext **ret) {
                 c->limits.bytes_max = LOG_CONTEXT_BYTES_DEFAULT;
         if (c->limits.age_ns_max == 0)
                 c->limits.age_ns_max = LOG_CONTEXT_AGE_NS_DEFAULT;
-        c->slots = new0(Slot, c->limits.lines_max);
-        if (!c->slots)
-                return -ENOMEM;
+        c->journal_priority_max = LOG_CONTEXT_JOURNAL_PRIORITY_DEFAULT;
         *ret = TAKE_PTR(c);
         return 0;
 }
 
-static void log_context_evict_oldest(LogContext *c) {
-        Slot *s = &c->slots[c->head];
+static void ring_evict_oldest(LogContext *c, Ring *g) {
+        Slot *s = &g->slots[g->head];
 
-        assert(c->n > 0);
-        c->bytes -= s->bytes;
+        assert(g->n > 0);
+        g->bytes -= s->bytes;
         s->rec = log_record_free(s->rec);
-        c->head = (c->head + 1) % c->limits.lines_max;
-        c->n--;
+        g->head = (g->head + 1) % c->limits.lines_max;
+        g->n--;
         c->evicted++;
 }
 
 LogContext *log_context_free(LogContext *c) {
         if (!c)
                 return NULL;
-        while (c->n > 0)
-                log_context_evict_oldest(c);
-        free(c->slots);
+        for (size_t k = 0; k < ELEMENTSOF(c->rings); k++) {
+                while (c->rings[k].n > 0)
+                        ring_evict_oldest(c, &c->rings[k]);
+                free(c->rings[k].slots);
+        }
         return mfree(c);
+}
+
+void log_context_set_journal_priority_max(LogContext *c, int priority_max) {
+        assert(c);
+        c->journal_priority_max = priority_max < 0 ? LOG_CONTEXT_JOURNAL_OFF : MIN(priority_max, 7);
+}
+
+bool log_context_admits(const LogContext *c, const LogRecord *rec) {
+        assert(c);
+        assert(rec);
+
+        if (rec->source != LOG_SOURCE_JOURNAL)
+                return true;
+        if (c->journal_priority_max == LOG_CONTEXT_JOURNAL_OFF)
+                return false;
+        return rec->priority < 0 || rec->priority <= c->journal_priority_max;
 }
 
 int log_context_add(LogContext *c, const LogRecord *rec) {
         uint64_t cutoff;
         size_t bytes;
+        Ring *g;
         Slot *s;
 
         assert(c);
@@ -86,22 +109,31 @@ int log_context_add(LogContext *c, const LogRecord *rec) {
                 c->evicted++;
                 return -E2BIG;
         }
+        g = &c->rings[rec->source >= 0 && rec->source < _LOG_SOURCE_MAX ? rec->source : LOG_SOURCE_TEXT];
+        if (!g->slots) {
+                g->slots = new0(Slot, c->limits.lines_max);
+                if (!g->slots)
+                        return -ENOMEM;
+        }
 
         c->newest_t_ns = MAX(c->newest_t_ns, rec->t_ns);
         cutoff = c->newest_t_ns > c->limits.age_ns_max ? c->newest_t_ns - c->limits.age_ns_max : 0;
 
-        while (c->n > 0 && (c->n >= c->limits.lines_max || c->bytes + bytes > c->limits.bytes_max ||
-                            c->slots[c->head].rec->t_ns < cutoff))
-                log_context_evict_oldest(c);
+        /* Age applies to every ring, so a source that went quiet does not hold stale lines. */
+        for (size_t k = 0; k < ELEMENTSOF(c->rings); k++)
+                while (c->rings[k].n > 0 && c->rings[k].slots[c->rings[k].head].rec->t_ns < cutoff)
+                        ring_evict_oldest(c, &c->rings[k]);
+        while (g->n > 0 && (g->n >= c->limits.lines_max || g->bytes + bytes > c->limits.bytes_max))
+                ring_evict_oldest(c, g);
 
-        s = &c->slots[(c->head + c->n) % c->limits.lines_max];
+        s = &g->slots[(g->head + g->n) % c->limits.lines_max];
         s->rec = log_record_dup(rec);
         if (!s->rec)
                 return -ENOMEM;
         s->serial = c->serial++;
         s->bytes = bytes;
-        c->bytes += bytes;
-        c->n++;
+        g->bytes += bytes;
+        g->n++;
         return 0;
 }
 
@@ -116,21 +148,25 @@ static int slot_compare(const void *a, const void *b) {
 int log_context_range(LogContext *c, uint64_t from_ns, uint64_t to_ns, LogContextCallback cb,
                       void *userdata) {
         _cleanup_free_ Slot **sel = NULL;
-        size_t m = 0;
+        size_t m = 0, total = log_context_lines(c);
 
         assert(c);
         assert(cb);
 
-        if (c->n == 0 || from_ns > to_ns)
+        if (total == 0 || from_ns > to_ns)
                 return 0;
-        sel = new (Slot *, c->n);
+        sel = new (Slot *, total);
         if (!sel)
                 return -ENOMEM;
-        for (size_t i = 0; i < c->n; i++) {
-                Slot *s = &c->slots[(c->head + i) % c->limits.lines_max];
+        for (size_t k = 0; k < ELEMENTSOF(c->rings); k++) {
+                Ring *g = &c->rings[k];
 
-                if (s->rec->t_ns >= from_ns && s->rec->t_ns <= to_ns)
-                        sel[m++] = s;
+                for (size_t i = 0; i < g->n; i++) {
+                        Slot *s = &g->slots[(g->head + i) % c->limits.lines_max];
+
+                        if (s->rec->t_ns >= from_ns && s->rec->t_ns <= to_ns)
+                                sel[m++] = s;
+                }
         }
         qsort(sel, m, sizeof(Slot *), slot_compare);
         for (size_t i = 0; i < m; i++) {
@@ -142,11 +178,19 @@ int log_context_range(LogContext *c, uint64_t from_ns, uint64_t to_ns, LogContex
 }
 
 size_t log_context_lines(const LogContext *c) {
-        return c->n;
+        size_t n = 0;
+
+        for (size_t k = 0; k < ELEMENTSOF(c->rings); k++)
+                n += c->rings[k].n;
+        return n;
 }
 
 uint64_t log_context_bytes(const LogContext *c) {
-        return c->bytes;
+        uint64_t b = 0;
+
+        for (size_t k = 0; k < ELEMENTSOF(c->rings); k++)
+                b += c->rings[k].bytes;
+        return b;
 }
 
 uint64_t log_context_evicted(const LogContext *c) {

@@ -295,7 +295,7 @@ static int journal_source_add_matches(JournalSource *js, const char *const *matc
         return 0;
 }
 
-static int journal_source_seek(JournalSource *js, bool from_start) {
+static int journal_source_seek(JournalSource *js, bool from_start, uint64_t since_realtime_usec) {
         _cleanup_free_ char *cursor = NULL;
         int r;
 
@@ -312,6 +312,8 @@ static int journal_source_seek(JournalSource *js, bool from_start) {
 
         if (from_start)
                 return sd_journal_seek_head(js->journal);
+        if (since_realtime_usec > 0)
+                return sd_journal_seek_realtime_usec(js->journal, since_realtime_usec);
 
         r = sd_journal_seek_tail(js->journal);
         if (r < 0)
@@ -394,7 +396,7 @@ int journal_source_new(sd_event *e, const JournalSourceOptions *o, LogRecordHand
                 if (r < 0)
                         return r;
         }
-        r = journal_source_seek(js, o->from_start);
+        r = journal_source_seek(js, o->from_start, o->since_realtime_usec);
         if (r < 0)
                 return r;
 

@@ -17,7 +17,8 @@
  * again); LogRecord.kernel_origin is therefore always false here.
  *
  * Where it starts: after the entry of the saved cursor (the entry itself is skipped); with no cursor
- * at the tail (only entries added from now on), or at the head if from_start. The cursor is saved
+ * at the tail (only entries added from now on), at the head if from_start, or at since_realtime_usec
+ * if set (a journald that started after the owner: its entries since then are all new). The cursor is saved
  * atomically after each batch and on free, after the handler has seen the entries: as for kmsg, a
  * clean restart neither repeats nor skips an entry, a crash may repeat the last batch.
  *
@@ -47,6 +48,9 @@ typedef struct JournalSourceOptions {
         const char *directory;      /* or: read the journal files in this directory; NULL: none */
         const char *state_dir;      /* cursor under <state_dir>/state/; NULL: do not persist */
         bool from_start;            /* without a saved cursor, start at the head instead of the tail */
+        uint64_t since_realtime_usec; /* without a saved cursor, start at the first entry stamped at or
+                                       * after this CLOCK_REALTIME time instead of the tail (the owner
+                                       * was already running when the journal appeared); 0: unset */
         const ClockMap *clock;      /* borrowed, the owner may update it; NULL: assume perf == monotonic */
         const char *own_identifier; /* skip our own entries: _COMM or SYSLOG_IDENTIFIER equal to it with
                                      * _PID = our pid; NULL: none */

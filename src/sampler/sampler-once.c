@@ -92,6 +92,26 @@ static int fold_stacks(OnceContext *c, Folder *folder) {
         return 0;
 }
 
+/* How user stacks were walked, and why those that were cut were cut. */
+static void print_unwind(const Sampler *s, FILE *err) {
+        UnwindStats u;
+        char line[512];
+
+        if (sampler_unwind_mode(s) == UNWIND_MODE_FP) {
+                fprintf(err, "  user stacks: by frame pointers (the kernel's walk)\n");
+                return;
+        }
+        sampler_get_unwind_stats(s, &u);
+        unwind_stats_format(&u, line, sizeof(line));
+        fprintf(err, "  user stacks (%s): %s\n", unwind_mode_to_string(sampler_unwind_mode(s)), line);
+        fprintf(err,
+                "  unwinding: %" PRIu64 " frames by CFI, %" PRIu64 " by frame pointers, %.1f us per stack, "
+                "rules cached %" PRIu64 "/%" PRIu64 ", files %" PRIu64 " with CFI, %" PRIu64 " without, %" PRIu64
+                " unreadable\n",
+                u.frames_cfi, u.frames_fp, u.stacks ? (double) u.nsec / 1000.0 / (double) u.stacks : 0.0, u.rule_hits,
+                u.rule_hits + u.rule_misses, u.files_loaded, u.files_without_cfi, u.files_failed);
+}
+
 static volatile sig_atomic_t interrupted = 0;
 
 static void on_signal(int sig) {
@@ -114,7 +134,9 @@ int sampler_once_run(const OnceOptions *o, FILE *out, FILE *err) {
         if (!folder || !c.stacks)
                 return log_oom();
 
-        r = sampler_new(&(SamplerOptions) { .freq_hz = o->freq_hz, .pid = o->pid }, on_sample, &c, &s);
+        r = sampler_new(&(SamplerOptions) { .freq_hz = o->freq_hz, .pid = o->pid, .unwind = o->unwind,
+                                            .unwind_stack_bytes = o->unwind_stack_bytes },
+                        on_sample, &c, &s);
         if (r == -ERANGE)
                 return log_error_errno(r, "Sampling at %" PRIu32 " Hz is above kernel.perf_event_max_sample_rate.",
                                        o->freq_hz);
@@ -185,6 +207,7 @@ int sampler_once_run(const OnceOptions *o, FILE *out, FILE *err) {
         if (dbg.corrupt > 0 || dbg.decode_errors > 0)
                 fprintf(err, "  ring records skipped: %" PRIu64 " corrupt, %" PRIu64 " undecodable\n", dbg.corrupt,
                         dbg.decode_errors);
+        print_unwind(s, err);
         if (clock_r >= 0)
                 fprintf(err, "  clock: perf - monotonic = %+" PRIi64 " ns (error %" PRIu64 " ns)\n",
                         cm.perf_minus_mono_ns, cm.error_ns);

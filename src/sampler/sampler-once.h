@@ -13,6 +13,8 @@ typedef struct OnceOptions {
         uint64_t duration_usec;
         uint32_t freq_hz;
         pid_t pid; /* 0: every process */
+        int unwind; /* UnwindMode */
+        uint32_t unwind_stack_bytes; /* 0: default */
 } OnceOptions;
 
 int sampler_once_run(const OnceOptions *o, FILE *out, FILE *err);

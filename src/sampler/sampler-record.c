@@ -108,7 +108,7 @@ int record_parse_sample(const struct perf_event_header *h, uint64_t st, RecordSa
         RecordSample s = {};
         uint32_t res;
 
-        if (h->type != PERF_RECORD_SAMPLE || st != SAMPLER_SAMPLE_TYPE)
+        if (h->type != PERF_RECORD_SAMPLE || (st & ~(uint64_t) SAMPLER_SAMPLE_TYPE_UNWIND) != SAMPLER_SAMPLE_TYPE)
                 return -EINVAL;
 
         /* Field order is fixed by the ABI: IDENTIFIER, IP, TID, TIME, ADDR, ID, STREAM_ID, CPU, PERIOD, ... CALLCHAIN */
@@ -122,6 +122,27 @@ int record_parse_sample(const struct perf_event_header *h, uint64_t st, RecordSa
         if (s.nr > (uint64_t) (c.end - c.p) / sizeof(uint64_t))
                 return -EBADMSG;
         s.ips = (const uint64_t *) c.p; /* records are 8-byte aligned in the ring and in our copies */
+        c.p += s.nr * sizeof(uint64_t);
+        if (st & PERF_SAMPLE_REGS_USER) {
+                if (!cursor_u64(&c, &s.regs_abi))
+                        return -EBADMSG;
+                /* With no user context (a kernel thread) the ABI is NONE and no registers follow. */
+                if (s.regs_abi != PERF_SAMPLE_REGS_ABI_NONE &&
+                    (!cursor_u64(&c, &s.user_bp) || !cursor_u64(&c, &s.user_sp) || !cursor_u64(&c, &s.user_ip)))
+                        return -EBADMSG;
+        }
+        if (st & PERF_SAMPLE_STACK_USER) {
+                if (!cursor_u64(&c, &s.stack_size))
+                        return -EBADMSG;
+                if (s.stack_size > 0) {
+                        if (s.stack_size > (uint64_t) (c.end - c.p))
+                                return -EBADMSG;
+                        s.stack = c.p;
+                        c.p += s.stack_size;
+                        if (!cursor_u64(&c, &s.stack_dyn_size) || s.stack_dyn_size > s.stack_size)
+                                return -EBADMSG;
+                }
+        }
         s.id.valid = true;
         s.kernel_ip = (h->misc & PERF_RECORD_MISC_CPUMODE_MASK) == PERF_RECORD_MISC_KERNEL;
         *ret = s;

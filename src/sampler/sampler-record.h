@@ -3,9 +3,10 @@
  * Decoding of the PERF_RECORD_* types the sampler asks for into plain structs, bounds-checked
  * against the record's own size: a short or inconsistent record is -EBADMSG, never an overread.
  * The layout depends on the sample_type we opened the events with, which the caller passes in;
- * only the bits the sampler sets (IP, TID, TIME, CPU, PERIOD, CALLCHAIN, and with sample_id_all
- * the TID/TIME/CPU trailer of side-band records) are understood. Strings and the callchain point
- * into the record and live as long as it does.
+ * only the bits the sampler sets (IP, TID, TIME, CPU, PERIOD, CALLCHAIN, optionally REGS_USER and
+ * STACK_USER for unwinding by call frame information, and with sample_id_all the TID/TIME/CPU
+ * trailer of side-band records) are understood. Strings, the callchain, the registers and the
+ * stack copy point into the record and live as long as it does.
  */
 #pragma once
 
@@ -17,6 +18,14 @@
 #define SAMPLER_SAMPLE_TYPE                                                                                  \
         (PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_CPU | PERF_SAMPLE_PERIOD |      \
          PERF_SAMPLE_CALLCHAIN)
+/* Added to SAMPLER_SAMPLE_TYPE when user stacks are unwound from a copy of the stack. */
+#define SAMPLER_SAMPLE_TYPE_UNWIND (PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER)
+/* The user registers asked for with SAMPLER_SAMPLE_TYPE_UNWIND (x86-64 numbering, asm/perf_regs.h:
+ * BP 6, SP 7, IP 8); they come in the record in bit order. */
+#define SAMPLER_REG_BP 6U
+#define SAMPLER_REG_SP 7U
+#define SAMPLER_REG_IP 8U
+#define SAMPLER_REGS_USER_MASK ((1ULL << SAMPLER_REG_BP) | (1ULL << SAMPLER_REG_SP) | (1ULL << SAMPLER_REG_IP))
 
 typedef struct RecordId { /* the sample_id_all trailer, or the sample's own fields */
         uint32_t pid, tid;
@@ -32,6 +41,13 @@ typedef struct RecordSample {
         uint64_t nr;          /* callchain entries, context markers included */
         const uint64_t *ips;  /* nr entries */
         bool kernel_ip;       /* header.misc says the sample hit kernel mode */
+        /* With SAMPLER_SAMPLE_TYPE_UNWIND: the user registers (valid when regs_abi is not
+         * PERF_SAMPLE_REGS_ABI_NONE, i.e. the task has a user context) and the copy of the user
+         * stack from regs sp on: stack_size bytes, of which stack_dyn_size were filled. */
+        uint64_t regs_abi;
+        uint64_t user_bp, user_sp, user_ip;
+        const uint8_t *stack;
+        uint64_t stack_size, stack_dyn_size;
 } RecordSample;
 
 typedef struct RecordMmap2 {

@@ -31,6 +31,7 @@
 #include "sampler/sampler-record.h"
 #include "sampler/sampler-ring.h"
 #include "sampler/sampler-stack-cache.h"
+#include "sampler/sampler-unwind.h"
 #include "sampler/sampler.h"
 #include "symbolizer/symbolizer.h"
 
@@ -78,6 +79,9 @@ struct Sampler {
         Symbolizer *symbolizer;
         StackCache *stacks;
         uint64_t stack_epoch_ns; /* perf time the stack cache's epoch began */
+        Unwinder *unwinder; /* NULL with UNWIND_MODE_FP */
+        /* A sample's kernel chain and its unwound user addresses, as one callchain. */
+        uint64_t chain[2 * PROFILE_STACK_DEPTH_MAX + 4];
 
         uint8_t *batch;
         size_t batch_len, batch_allocated;
@@ -134,6 +138,7 @@ Sampler *sampler_free(Sampler *s) {
         stack_cache_free(s->stacks);
         proc_table_free(s->procs);
         symbolizer_free(s->symbolizer);
+        unwinder_free(s->unwinder);
         free(s->batch);
         free(s->entries);
         return mfree(s);
@@ -167,6 +172,16 @@ static void attr_init(Sampler *s, bool hardware) {
                 .wakeup_watermark = (uint32_t) (s->opts.mmap_pages * s->page_size / 2),
                 .sample_max_stack = (uint16_t) s->max_stack,
         };
+        if (s->unwinder) {
+                /* The kernel part of the chain still comes from the kernel; the user part from our
+                 * walk of the copy, so the kernel's own frame-pointer walk of user memory (a
+                 * fault-prone copy per frame, and garbage in code without frame pointers) is
+                 * skipped, and the ring carries no user chain next to the stack copy. */
+                a->sample_type |= SAMPLER_SAMPLE_TYPE_UNWIND;
+                a->sample_regs_user = SAMPLER_REGS_USER_MASK;
+                a->sample_stack_user = s->opts.unwind_stack_bytes;
+                a->exclude_callchain_user = 1;
+        }
 }
 
 /* A small number from /proc/sys; -errno if unreadable. */
@@ -200,12 +215,21 @@ static int cpu_open(Sampler *s, unsigned cpu) {
         c->fd = perf_event_open(&s->attr, -1, (int) cpu, -1, PERF_FLAG_FD_CLOEXEC);
         if (c->fd < 0)
                 return c->fd;
-        c->map_size = (s->opts.mmap_pages + 1) * s->page_size;
-        c->base = mmap(NULL, c->map_size, PROT_READ | PROT_WRITE, MAP_SHARED, c->fd, 0);
-        if (c->base == MAP_FAILED) {
+        for (;;) {
+                c->map_size = (s->opts.mmap_pages + 1) * s->page_size;
+                c->base = mmap(NULL, c->map_size, PROT_READ | PROT_WRITE, MAP_SHARED, c->fd, 0);
+                if (c->base != MAP_FAILED)
+                        break;
                 r = -errno;
                 safe_close(c->fd);
-                return r;
+                /* Over the locked-memory allowance: smaller rings for every CPU, while none is open. */
+                if ((r != -EPERM && r != -ENOMEM) || s->n_open > 0 || s->opts.mmap_pages <= SAMPLER_MMAP_PAGES_DEFAULT)
+                        return r;
+                s->opts.mmap_pages /= 2;
+                s->attr.wakeup_watermark = (uint32_t) (s->opts.mmap_pages * s->page_size / 2);
+                c->fd = perf_event_open(&s->attr, -1, (int) cpu, -1, PERF_FLAG_FD_CLOEXEC);
+                if (c->fd < 0)
+                        return c->fd;
         }
         c->ring = new0(SamplerRing, 1);
         if (!c->ring) {
@@ -326,6 +350,24 @@ int sampler_new(const SamplerOptions *o, SampleHandler handler, void *userdata, 
         s->opts = o ? *o : (SamplerOptions) {};
         if (s->opts.freq_hz == 0)
                 s->opts.freq_hz = SAMPLER_FREQ_HZ_DEFAULT;
+        if (s->opts.unwind < 0 || s->opts.unwind >= _UNWIND_MODE_MAX)
+                return -EINVAL;
+#if !defined(__x86_64__)
+        /* The registers and DWARF numbering are x86-64's; elsewhere frame pointers it is. */
+        s->opts.unwind = UNWIND_MODE_FP;
+#endif
+        if (s->opts.unwind != UNWIND_MODE_FP) {
+                if (s->opts.unwind_stack_bytes == 0)
+                        s->opts.unwind_stack_bytes = SAMPLER_UNWIND_STACK_BYTES_DEFAULT;
+                if (s->opts.unwind_stack_bytes < SAMPLER_UNWIND_STACK_BYTES_MIN ||
+                    s->opts.unwind_stack_bytes > SAMPLER_UNWIND_STACK_BYTES_MAX || s->opts.unwind_stack_bytes % 8 != 0)
+                        return -EINVAL;
+                if (s->opts.mmap_pages == 0)
+                        s->opts.mmap_pages = SAMPLER_MMAP_PAGES_UNWIND;
+                r = unwinder_new(&(UnwinderOptions) { .mode = s->opts.unwind }, &s->unwinder);
+                if (r < 0)
+                        return r;
+        }
         if (s->opts.mmap_pages == 0) {
                 /* The default holds the same seconds of samples at any rate: at 97 Hz 128 pages,
                  * up to 16 times that at high per-CPU rates (a busy daemon thread, a bundle being
@@ -446,6 +488,17 @@ int sampler_get_cpu_stats(const Sampler *s, unsigned cpu, SamplerStats *ret) {
         return 0;
 }
 
+void sampler_get_unwind_stats(const Sampler *s, UnwindStats *ret) {
+        if (s->unwinder)
+                unwinder_get_stats(s->unwinder, ret);
+        else
+                *ret = (UnwindStats) {};
+}
+
+UnwindMode sampler_unwind_mode(const Sampler *s) {
+        return s->opts.unwind;
+}
+
 void sampler_get_debug_stats(const Sampler *s, SamplerDebugStats *ret) {
         StackCacheStats cs;
         ProcTableStats ps;
@@ -507,7 +560,7 @@ static bool batch_collect(Sampler *s) {
                         }
                         memcpy(s->batch + s->batch_len, h, h->size);
                         s->entries[s->n_entries++] = (BatchEntry) {
-                                .time = record_time(h, SAMPLER_SAMPLE_TYPE),
+                                .time = record_time(h, s->attr.sample_type),
                                 .offset = s->batch_len,
                                 .cpu = c->cpu,
                                 .seq = seq++,
@@ -552,11 +605,56 @@ static const char *sample_comm(Sampler *s, uint32_t pid, uint32_t tid) {
         return s->comm_buf;
 }
 
+/*
+ * Replaces rs's callchain by its kernel part (the chain holds no user part: exclude_callchain_user)
+ * followed by the user addresses walked from the stack copy, so that the frames path sees the
+ * same shape of chain whichever way the user part was found.
+ */
+static void unwind_user(Sampler *s, RecordSample *rs) {
+        size_t n = 0, max_user;
+
+        for (uint64_t i = 0; i < rs->nr && n < PROFILE_STACK_DEPTH_MAX; i++) {
+                if (rs->ips[i] == (uint64_t) PERF_CONTEXT_USER)
+                        break;
+                s->chain[n++] = rs->ips[i];
+        }
+        if (n == 0 && rs->kernel_ip) { /* no chain at all: keep the interrupted kernel address */
+                s->chain[n++] = (uint64_t) PERF_CONTEXT_KERNEL;
+                s->chain[n++] = rs->ip;
+        }
+        if (rs->regs_abi == PERF_SAMPLE_REGS_ABI_NONE) { /* a kernel thread: no user part */
+                unwinder_count_no_user(s->unwinder);
+                rs->ips = s->chain;
+                rs->nr = n;
+                return;
+        }
+        s->chain[n++] = (uint64_t) PERF_CONTEXT_USER;
+        max_user = PROFILE_STACK_DEPTH_MAX + 1;
+        if (rs->user_sp == 0 || rs->stack_dyn_size == 0) {
+                /* Registers but no copy (it faulted): the interrupted address alone, cut. */
+                unwinder_count_no_user(s->unwinder);
+                s->chain[n++] = rs->user_ip;
+                s->chain[n++] = 0;
+        } else
+                n += unwinder_unwind(s->unwinder, s->procs,
+                                     &(UnwindInput) {
+                                             .pid = rs->id.pid,
+                                             .ip = rs->user_ip,
+                                             .sp = rs->user_sp,
+                                             .bp = rs->user_bp,
+                                             .stack = rs->stack,
+                                             .stack_size = rs->stack_dyn_size,
+                                     },
+                                     s->chain + n, max_user);
+        rs->ips = s->chain;
+        rs->nr = n;
+}
+
 static int process_sample(Sampler *s, const struct perf_event_header *h) {
         RecordSample rs;
         Sample sample;
 
-        if (record_parse_sample(h, SAMPLER_SAMPLE_TYPE, &rs) < 0) {
+        if (record_parse_sample(h, s->attr.sample_type, &rs) < 0) {
                 s->debug.decode_errors++;
                 return 0;
         }
@@ -577,12 +675,14 @@ static int process_sample(Sampler *s, const struct perf_event_header *h) {
                 .comm = sample_comm(s, rs.id.pid, rs.id.tid),
                 .period = rs.period,
         };
+        if (s->unwinder)
+                unwind_user(s, &rs); /* the key of the stack cache is the chain it leaves */
         stack_cache_frames(s->stacks, s->procs, s->symbolizer, &rs, s->frames, &s->frame_stats, &sample);
         return s->handler(&sample, s->userdata);
 }
 
 static void process_record(Sampler *s, const struct perf_event_header *h, uint32_t ring_cpu, int *handler_error) {
-        const uint64_t st = SAMPLER_SAMPLE_TYPE;
+        const uint64_t st = s->attr.sample_type;
         int r;
 
         s->debug.records++;

@@ -9,9 +9,11 @@
  * kernel lost or throttled, and measures how the perf clock maps to CLOCK_MONOTONIC.
  *
  * Timestamps use perf's default clock (local_clock(), what printk stamps kmsg records with); we
- * never set use_clockid. User stacks come from frame pointers (PERF_SAMPLE_CALLCHAIN); DWARF
- * unwinding would add PERF_SAMPLE_REGS_USER|STACK_USER and an unwinder between decoding and
- * symbolizing (frames are built in one place, sample_frames() in sampler-frames.c).
+ * never set use_clockid. Kernel stacks come from PERF_SAMPLE_CALLCHAIN. User stacks too with
+ * UNWIND_MODE_FP; with DWARF and AUTO each sample carries the user registers and a copy of the
+ * user stack (PERF_SAMPLE_REGS_USER|STACK_USER) instead, which sampler-unwind.c walks with the
+ * files' call frame information into the same array of user addresses (frames are then built in
+ * one place, sample_frames() in sampler-frames.c). The copy is dropped once walked.
  *
  * Everything runs on the caller's thread. The handler must not call back into the sampler.
  */
@@ -23,9 +25,16 @@
 
 #include "basic/clock-map.h"
 #include "profile/profile-sample.h"
+#include "sampler/sampler-unwind.h"
 
 #define SAMPLER_FREQ_HZ_DEFAULT 97U
 #define SAMPLER_MMAP_PAGES_DEFAULT 128U /* 512 KiB per CPU with 4 KiB pages */
+/* With stack copies a sample is ~8 KiB: 4 MiB per CPU holds half a second at 1000 Hz. Halved down
+ * to SAMPLER_MMAP_PAGES_DEFAULT when the kernel refuses (perf_event_mlock_kb, RLIMIT_MEMLOCK). */
+#define SAMPLER_MMAP_PAGES_UNWIND 1024U
+#define SAMPLER_UNWIND_STACK_BYTES_DEFAULT 8192U
+#define SAMPLER_UNWIND_STACK_BYTES_MIN 1024U
+#define SAMPLER_UNWIND_STACK_BYTES_MAX 32768U
 #define SAMPLER_DRAIN_USEC_DEFAULT (1U * 1000000U)
 /* Exited tasks are kept this long (perf clock) after their EXIT record, for late samples. */
 #define SAMPLER_EXIT_GRACE_NS (2U * 1000000000U)
@@ -35,6 +44,9 @@ typedef struct SamplerOptions {
         pid_t pid;           /* 0 = system wide; else only samples of this process reach the handler */
         uint32_t mmap_pages; /* per CPU ring data pages, a power of two, 0 = default */
         bool function_frames; /* frames name functions (their start, offset 0), not instructions */
+        UnwindMode unwind;    /* how user stacks are walked; 0 = UNWIND_MODE_FP */
+        uint32_t unwind_stack_bytes; /* user stack copied per sample (DWARF, AUTO); 0 = default;
+                                      * a multiple of 8 in [SAMPLER_UNWIND_STACK_BYTES_MIN, _MAX] */
 } SamplerOptions;
 
 typedef struct Sampler Sampler;
@@ -90,9 +102,12 @@ typedef struct SamplerDebugStats {
 
 /* Internals for logs and benchmarks. */
 void sampler_get_debug_stats(const Sampler *s, SamplerDebugStats *ret);
+/* How user stacks were walked; all zero with UNWIND_MODE_FP. */
+void sampler_get_unwind_stats(const Sampler *s, UnwindStats *ret);
+UnwindMode sampler_unwind_mode(const Sampler *s);
 
 /*
- * Measures perf clock vs CLOCK_MONOTONIC (DESIGN.md "Time"): renames our own thread with
+ * Measures perf clock vs CLOCK_MONOTONIC (docs/design.md, "Time"): renames our own thread with
  * prctl(PR_SET_NAME) between two clock_gettime(CLOCK_MONOTONIC) calls, which makes the kernel write a
  * PERF_RECORD_COMM stamped with the perf clock into the ring of the CPU we run on; drains to find
  * it (samples read meanwhile go to the handler as usual) and restores the name. The best of a few

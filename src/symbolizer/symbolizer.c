@@ -261,8 +261,8 @@ static int cache_own(Symbolizer *z, ElfSymbols *e) {
         return 0;
 }
 
-/* Opens the file behind a mapping; see the header comment for the order. */
-static int open_mapping(Symbolizer *z, uint32_t pid, const SymbolizerMapping *m, char *ret_root, size_t root_len) {
+int symbolizer_open_file(const char *proc_root, uint32_t pid, const SymbolizerMapping *m, char *ret_root,
+                         size_t root_len) {
         char p[PATH_MAX];
         _cleanup_free_ char *path = NULL;
         const char *suffix;
@@ -271,11 +271,11 @@ static int open_mapping(Symbolizer *z, uint32_t pid, const SymbolizerMapping *m,
 
         ret_root[0] = '\0';
         if (pid > 0) {
-                snprintf(p, sizeof(p), "%s/%" PRIu32 "/map_files/%" PRIx64 "-%" PRIx64, z->proc_root, pid, m->start,
+                snprintf(p, sizeof(p), "%s/%" PRIu32 "/map_files/%" PRIx64 "-%" PRIx64, proc_root, pid, m->start,
                          m->end);
                 fd = open(p, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
                 if (fd >= 0) {
-                        snprintf(ret_root, root_len, "%s/%" PRIu32 "/root", z->proc_root, pid);
+                        snprintf(ret_root, root_len, "%s/%" PRIu32 "/root", proc_root, pid);
                         return fd;
                 }
         }
@@ -291,7 +291,7 @@ static int open_mapping(Symbolizer *z, uint32_t pid, const SymbolizerMapping *m,
                 if (attempt == 0) {
                         if (pid == 0)
                                 continue;
-                        if ((size_t) snprintf(p, sizeof(p), "%s/%" PRIu32 "/root%s", z->proc_root, pid, path) >= sizeof(p))
+                        if ((size_t) snprintf(p, sizeof(p), "%s/%" PRIu32 "/root%s", proc_root, pid, path) >= sizeof(p))
                                 continue;
                 } else if ((size_t) snprintf(p, sizeof(p), "%s", path) >= sizeof(p))
                         continue;
@@ -304,7 +304,7 @@ static int open_mapping(Symbolizer *z, uint32_t pid, const SymbolizerMapping *m,
                         continue;
                 }
                 if (attempt == 0)
-                        snprintf(ret_root, root_len, "%s/%" PRIu32 "/root", z->proc_root, pid);
+                        snprintf(ret_root, root_len, "%s/%" PRIu32 "/root", proc_root, pid);
                 return fd;
         }
         return -ENOENT;
@@ -342,7 +342,7 @@ static ElfSymbols *file_symbols(Symbolizer *z, uint32_t pid, const SymbolizerMap
                 return HASHMAP_PTR(v);
         }
 
-        fd = open_mapping(z, pid, m, root, sizeof(root));
+        fd = symbolizer_open_file(z->proc_root, pid, m, root, sizeof(root));
         if (fd >= 0) {
                 const char *const roots[] = { root, "", NULL };
                 r = elf_symbols_load_fd(fd, m->path, root[0] ? roots : roots + 1, &e);

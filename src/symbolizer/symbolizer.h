@@ -84,5 +84,14 @@ void symbolizer_get_stats(const Symbolizer *z, SymbolizerStats *ret);
  */
 uint64_t symbolizer_generation(const Symbolizer *z);
 
+/*
+ * Opens the file behind mapping m of pid (the unwinder reads the same files): through
+ * PROC_ROOT/PID/map_files/START-END, then PROC_ROOT/PID/root/PATH, then PATH, by path only when the
+ * inode matches. ret_root gets the root directory debug files are looked up under ("" for /).
+ * Returns the descriptor, or -errno.
+ */
+int symbolizer_open_file(const char *proc_root, uint32_t pid, const SymbolizerMapping *m, char *ret_root,
+                         size_t root_len);
+
 #include "basic/cleanup.h"
 DEFINE_TRIVIAL_CLEANUP_FUNC(Symbolizer *, symbolizer_free);

@@ -131,7 +131,7 @@ static FILE *open_temporary(const char *path, char **ret_tmp) {
         fd = mkostemp(tmp, O_CLOEXEC);
         if (fd < 0)
                 return NULL;
-        (void) fchmod(fd, 0640); /* stack traces are sensitive (DESIGN.md) */
+        (void) fchmod(fd, 0640); /* stack traces are sensitive (docs/design.md) */
         f = fdopen(fd, "w");
         if (!f) {
                 (void) unlink(tmp);

@@ -99,6 +99,7 @@ typedef struct LogLine {
         char *message;
         size_t message_len;
         bool trigger;
+        char *who; /* journal entries: "unit comm[pid]", each part when known; else NULL */
 } LogLine;
 
 typedef struct Show {
@@ -137,6 +138,7 @@ static void show_done(Show *s) {
         for (size_t i = 0; i < s->n_log; i++) {
                 free(s->log[i].source);
                 free(s->log[i].message);
+                free(s->log[i].who);
         }
         free(s->log);
         activity_done(&s->activity);
@@ -155,6 +157,23 @@ static char *bundle_file(const Show *s, const char *name) {
         if (asprintf(&p, "%s/%s", s->entry->path, name) < 0)
                 return NULL;
         return p;
+}
+
+/* "unit comm[pid]" of a log.jsonl object, each part when present; NULL if none. */
+static char *log_line_who(const JsonValue *v) {
+        const char *unit = json_string_value(json_object_get(v, "unit"));
+        const char *comm = json_string_value(json_object_get(v, "comm"));
+        char pid_s[32] = "";
+        int64_t pid = 0;
+        char *who = NULL;
+
+        if (!unit && !comm)
+                return NULL;
+        if (comm && json_i64_value(json_object_get(v, "pid"), &pid) && pid > 0)
+                snprintf(pid_s, sizeof pid_s, "[%" PRIi64 "]", pid);
+        if (asprintf(&who, "%s%s%s%s", unit ?: "", unit && comm ? " " : "", comm ?: "", pid_s) < 0)
+                return NULL;
+        return who;
 }
 
 static int load_log(Show *s) {
@@ -227,6 +246,7 @@ static int load_log(Show *s) {
                         l->message = memdup(msg->string.s, msg->string.len + 1);
                         l->message_len = msg->string.len;
                 }
+                l->who = log_line_who(v);
                 if (l->trigger && !found) {
                         s->trigger = s->n_log;
                         found = true;
@@ -528,10 +548,11 @@ static void print_log(const Show *s) {
                         int64_t d = (int64_t) (l->perf_ns - m->event_t_perf_ns);
                         snprintf(ob, sizeof ob, "%+.3fs", (double) d / 1e9);
                 }
-                printf("%s%c %-12s  %9s  %-8s %-7s %s%s\n", l->trigger && s->color ? ANSI_BOLD : "",
+                _cleanup_free_ char *who = l->who ? text_for_terminal(l->who, 64) : NULL;
+                printf("%s%c %-12s  %9s  %-8s %-7s %s%s%s%s\n", l->trigger && s->color ? ANSI_BOLD : "",
                        l->trigger ? '>' : ' ',
                        l->has_realtime ? format_time(tb, sizeof tb, l->realtime_usec, arg_utc, false) : "-", ob,
-                       src ?: "-", priority_name(l->priority), msg ?: "?",
+                       src ?: "-", priority_name(l->priority), who ?: "", who ? ": " : "", msg ?: "?",
                        l->trigger && s->color ? ANSI_NORMAL : "");
         }
         if (s->log_end < s->n_log)
@@ -948,6 +969,7 @@ static int print_json(const Show *s) {
                 else
                         json_null(&w);
                 json_kv_string(&w, "source", l->source);
+                json_kv_string(&w, "who", l->who);
                 json_kv_i64(&w, "priority", l->priority);
                 json_key(&w, "message");
                 if (l->message)

@@ -9,7 +9,7 @@
  *                                       drain the sampler and flush the ring at each deadline
  *   control socket ──► status (from every part), capture (an incident without a log line)
  *
- * Everything runs on this one thread (DESIGN.md). Nothing here blocks on anything but local disk.
+ * Everything runs on this one thread (docs/design.md). Nothing here blocks on anything but local disk.
  */
 #include <grp.h>
 #include <errno.h>
@@ -92,6 +92,7 @@ typedef struct Manager {
         sd_event_source *flush_timer, *rotate_timer, *vacuum_timer, *clock_timer, *status_timer;
         ControlServer *control;
         sd_event_source *journal_retry;
+        uint64_t journal_absent_usec; /* CLOCK_REALTIME of the first attempt that found no journal */
         uint64_t started_usec;
 
         uint64_t ring_errors;
@@ -123,7 +124,7 @@ static int host_info(Manager *m) {
 }
 
 /*
- * Bundles and windows are for root and group tprof (DESIGN.md). Under the shipped unit tprofd runs
+ * Bundles and windows are for root and group tprof (docs/design.md). Under the shipped unit tprofd runs
  * with Group=tprof and everything it creates has that group; started by hand it runs as root:root,
  * so the state directories get group tprof and the setgid bit, and what is created below them
  * inherits the group either way.
@@ -463,10 +464,16 @@ static int on_log_record(const LogRecord *rec, void *userdata) {
         Manager *m = userdata;
         int r;
 
-        r = log_context_add(m->log_context, rec);
-        if (r < 0)
-                log_debug_errno(r, "Failed to keep a log line for context: %m");
+        bool kept = log_context_admits(m->log_context, rec);
+
+        if (kept) {
+                r = log_context_add(m->log_context, rec);
+                if (r < 0)
+                        log_debug_errno(r, "Failed to keep a log line for context: %m");
+        }
         r = rule_set_match(m->rules, rec, on_rule_match, m);
+        if (r > 0 && !kept) /* a matched line is the event: its bundle shows it, whatever the setting */
+                (void) log_context_add(m->log_context, rec);
         return r < 0 ? r : 0;
 }
 
@@ -604,9 +611,13 @@ static int manager_open_journal(Manager *m, bool quiet) {
         r = rule_set_journal_matches(m->rules, &matches, &any);
         if (r < 0)
                 return log_error_errno(r, "Failed to build journal matches: %m");
+        /* For context every entry is read (the log context admits by priority); without context, only
+         * what the journal rules can match. */
+        if (m->config->journal_context >= 0)
+                any = true;
         if (!any && (!matches || !matches[0])) {
                 if (!quiet)
-                        log_info("No journal rules: not following the journal.");
+                        log_info("No journal rules and journal context off: not following the journal.");
                 return 0;
         }
         JournalSourceOptions o = {
@@ -615,9 +626,13 @@ static int manager_open_journal(Manager *m, bool quiet) {
                 .clock = &m->clock,
                 .own_identifier = "tprofd",
                 .matches = any ? NULL : (const char *const *) matches,
+                /* journald started after us: what it logged since then is new, not just what comes next */
+                .since_realtime_usec = m->journal_absent_usec,
         };
         r = journal_source_new(m->event, &o, on_log_record, m, &m->journal);
         if (r == -ENODATA) {
+                if (m->journal_absent_usec == 0)
+                        m->journal_absent_usec = now_usec(CLOCK_REALTIME);
                 if (!quiet)
                         log_warning("The journal is not available (journald not running, or its files unreadable); "
                                     "following the kernel log only, and trying again every %s.",
@@ -628,8 +643,9 @@ static int manager_open_journal(Manager *m, bool quiet) {
                 log_warning_errno(r, "Failed to follow the journal, following the kernel log only: %m");
                 return 0;
         }
-        log_info("Following the journal%s%s with %zu match(es).", m->config->journal_namespace ? " namespace " : "",
-                 m->config->journal_namespace ?: "", any ? (size_t) 0 : strv_length(matches));
+        log_info("Following the journal%s%s with %zu match(es), context: %s.",
+                 m->config->journal_namespace ? " namespace " : "", m->config->journal_namespace ?: "",
+                 any ? (size_t) 0 : strv_length(matches), tprofd_journal_context_to_string(m->config->journal_context));
         return 0;
 }
 
@@ -705,7 +721,8 @@ static int manager_new(TprofdConfig *c, ManagerReload reload, Manager **ret) {
         if (r < 0)
                 return log_error_errno(r, "Failed to watch signals: %m");
 
-        SamplerOptions so = { .freq_hz = c->freq_hz, .function_frames = !c->exact };
+        SamplerOptions so = { .freq_hz = c->freq_hz, .function_frames = !c->exact, .unwind = c->unwind,
+                              .unwind_stack_bytes = c->unwind_stack_bytes };
         r = sampler_new(&so, on_sample, m, &m->sampler);
         if (r < 0)
                 return log_error_errno(r, "Failed to open perf events for sampling (needs root or CAP_PERFMON): %m");
@@ -720,8 +737,9 @@ static int manager_new(TprofdConfig *c, ManagerReload reload, Manager **ret) {
                 log_warning_errno(r, "Failed to measure the perf clock, assuming it is CLOCK_MONOTONIC: %m");
                 clock_map_assume(&m->clock);
         }
-        log_info("Sampling %u CPUs at %u Hz with %s; perf clock mapped by %s (error %llu ns).",
+        log_info("Sampling %u CPUs at %u Hz with %s, user stacks by %s; perf clock mapped by %s (error %llu ns).",
                  sampler_n_cpus(m->sampler), c->freq_hz, sampler_event_name(m->sampler),
+                 unwind_mode_to_string(sampler_unwind_mode(m->sampler)),
                  clock_map_method_to_string(m->clock.method), (unsigned long long) m->clock.error_ns);
 
         WindowHeaderInfo h = {
@@ -756,6 +774,7 @@ static int manager_new(TprofdConfig *c, ManagerReload reload, Manager **ret) {
         r = log_context_new(&lim, &m->log_context);
         if (r < 0)
                 return log_oom();
+        log_context_set_journal_priority_max(m->log_context, c->journal_context);
 
         IncidentManagerOptions io = {
                 .event = m->event,
@@ -840,6 +859,14 @@ int manager_run(TprofdConfig *c, ManagerReload reload) {
         (void) kmsg_source_save_position(m->kmsg);
         if (m->journal)
                 (void) journal_source_save_position(m->journal);
+        if (m->sampler && sampler_unwind_mode(m->sampler) != UNWIND_MODE_FP) {
+                UnwindStats us;
+                char line[512];
+
+                sampler_get_unwind_stats(m->sampler, &us);
+                unwind_stats_format(&us, line, sizeof(line));
+                log_info("User stacks: %s.", line);
+        }
         IncidentManagerStats is = {};
         incident_manager_get_stats(m->incidents, &is);
         log_info("Stopped: %llu incidents written.", (unsigned long long) is.written);

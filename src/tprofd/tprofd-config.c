@@ -14,6 +14,7 @@
 #include "basic/parse-util.h"
 #include "basic/string-util.h"
 #include "basic/time-util.h"
+#include "sampler/sampler.h"
 #include "tprofd/tprofd-config.h"
 
 int tprofd_detail_from_string(const char *s, bool *ret_exact) {
@@ -23,6 +24,12 @@ int tprofd_detail_from_string(const char *s, bool *ret_exact) {
                 *ret_exact = true;
         else
                 return -EINVAL;
+        return 0;
+}
+
+int tprofd_unwind_stack_valid(uint64_t bytes) {
+        if (bytes < SAMPLER_UNWIND_STACK_BYTES_MIN || bytes > SAMPLER_UNWIND_STACK_BYTES_MAX || bytes % 8 != 0)
+                return -ERANGE;
         return 0;
 }
 
@@ -37,14 +44,36 @@ uint32_t tprofd_time_resolution_usec(const TprofdConfig *c) {
         return r;
 }
 
+static const char *const priority_table[] = {
+        "emerg", "alert", "crit", "err", "warning", "notice", "info", "debug",
+};
+
+int tprofd_journal_context_from_string(const char *s) {
+        if (!s)
+                return -EINVAL;
+        if (streq(s, "off"))
+                return -1;
+        for (size_t i = 0; i < ELEMENTSOF(priority_table); i++)
+                if (streq(s, priority_table[i]))
+                        return (int) i;
+        return -EINVAL;
+}
+
+const char *tprofd_journal_context_to_string(int v) {
+        return v >= 0 && v < (int) ELEMENTSOF(priority_table) ? priority_table[v] : "off";
+}
+
 void tprofd_config_init(TprofdConfig *c) {
         *c = (TprofdConfig) {
                 .log_level = -1,
                 .freq_hz = FREQ_HZ_DEFAULT,
+                .unwind = UNWIND_MODE_AUTO,
+                .unwind_stack_bytes = SAMPLER_UNWIND_STACK_BYTES_DEFAULT,
                 .window_usec = WINDOW_USEC_DEFAULT,
                 .retention_age_usec = RETENTION_AGE_USEC_DEFAULT,
                 .keep_free_bytes = UINT64_C(1) << 30,
                 .journal = true,
+                .journal_context = JOURNAL_CONTEXT_DEFAULT,
                 .max_bundles = MAX_BUNDLES_DEFAULT,
                 .max_bundle_bytes = MAX_BUNDLE_BYTES_DEFAULT,
                 .on_bundle_timeout_usec = ON_BUNDLE_TIMEOUT_USEC_DEFAULT,
@@ -75,7 +104,8 @@ const char *tprofd_default_rules_path(void) {
 #define PATH_BYTES_MAX 4096U
 
 static const char *const top_keys[] = {
-        "state_dir", "rules", "freq", "window", "detail", "log_level", "control_socket", "retention", "incidents", "sources",
+        "state_dir", "rules", "freq", "window", "detail", "unwind", "unwind_stack", "log_level", "control_socket",
+        "retention", "incidents", "sources",
 };
 static const char *const retention_keys[] = { "max_age", "max_bytes", "keep_free" };
 static const char *const incidents_keys[] = { "max_bundles", "max_bytes", "on_bundle", "on_bundle_timeout" };
@@ -119,7 +149,7 @@ static int get_argv(ConfContext *cc, yaml_document_t *doc, const yaml_node_t *v,
         *ret = n > 0 ? TAKE_PTR(argv) : NULL; /* an empty list: no hook */
         return 0;
 }
-static const char *const sources_keys[] = { "kmsg", "journal", "journal_namespace" };
+static const char *const sources_keys[] = { "kmsg", "journal", "journal_context", "journal_namespace" };
 
 static int get_size(ConfContext *cc, const yaml_node_t *v, const char *key, uint64_t *ret) {
         const char *s;
@@ -178,6 +208,19 @@ static int load_section(ConfContext *cc, yaml_document_t *doc, yaml_node_t *map,
                                 if (r >= 0 && tprofd_detail_from_string(s, &c->exact) < 0)
                                         r = conf_error(cc, v->start_mark,
                                                        "invalid detail '%s': expected compact or exact", s);
+                        } else if (streq(key, "unwind")) {
+                                r = conf_get_string(cc, v, key, 16, &s);
+                                if (r >= 0 && (c->unwind = unwind_mode_from_string(s)) < 0)
+                                        r = conf_error(cc, v->start_mark,
+                                                       "invalid unwind '%s': expected fp, dwarf or auto", s);
+                        } else if (streq(key, "unwind_stack")) {
+                                r = get_size(cc, v, key, &u);
+                                if (r >= 0 && tprofd_unwind_stack_valid(u) < 0)
+                                        r = conf_error(cc, v->start_mark,
+                                                       "invalid unwind_stack: expected a multiple of 8 from %u to %u bytes",
+                                                       SAMPLER_UNWIND_STACK_BYTES_MIN, SAMPLER_UNWIND_STACK_BYTES_MAX);
+                                if (r >= 0)
+                                        c->unwind_stack_bytes = (uint32_t) u;
                         } else if (streq(key, "log_level")) {
                                 r = conf_get_string(cc, v, key, 16, &s);
                                 if (r >= 0 && (c->log_level = log_level_from_string(s)) < 0)
@@ -224,7 +267,19 @@ static int load_section(ConfContext *cc, yaml_document_t *doc, yaml_node_t *map,
                                 r = conf_set_string(cc, v, key, PATH_BYTES_MAX, &c->kmsg_path);
                         else if (streq(key, "journal"))
                                 r = conf_get_bool(cc, v, key, &c->journal);
-                        else
+                        else if (streq(key, "journal_context")) {
+                                const char *jc;
+                                int prio;
+
+                                r = conf_get_string(cc, v, key, 16, &jc);
+                                if (r >= 0 && (prio = tprofd_journal_context_from_string(jc)) == -EINVAL)
+                                        r = conf_error(cc, v->start_mark,
+                                                       "invalid journal_context '%s': expected off or a priority, "
+                                                       "emerg, alert, crit, err, warning, notice, info or debug",
+                                                       jc);
+                                else if (r >= 0)
+                                        c->journal_context = prio;
+                        } else
                                 r = conf_set_string(cc, v, key, 256, &c->journal_namespace);
                 }
         }
@@ -328,9 +383,12 @@ int tprofd_config_diff_static(const TprofdConfig *old, const TprofdConfig *fresh
         DIFF_STR(journal_namespace, "sources.journal_namespace");
         DIFF_STR(control_socket, "control_socket");
         DIFF_VAL(journal, "sources.journal");
+        DIFF_VAL(journal_context, "sources.journal_context");
         DIFF_VAL(freq_hz, "freq");
         DIFF_VAL(window_usec, "window");
         DIFF_VAL(exact, "detail");
+        DIFF_VAL(unwind, "unwind");
+        DIFF_VAL(unwind_stack_bytes, "unwind_stack");
         DIFF_VAL(retention_age_usec, "retention.max_age");
         DIFF_VAL(retention_bytes, "retention.max_bytes");
         DIFF_VAL(keep_free_bytes, "retention.keep_free");

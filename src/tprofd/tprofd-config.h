@@ -15,6 +15,8 @@
 #define WINDOW_USEC_DEFAULT (UINT64_C(120) * UINT64_C(1000000))
 #define WINDOW_USEC_MIN (UINT64_C(2) * UINT64_C(1000000))
 #define WINDOW_USEC_MAX (UINT64_C(3600) * UINT64_C(1000000))
+/* Journal entries kept as context for bundles by default: info and more urgent. */
+#define JOURNAL_CONTEXT_DEFAULT 6
 #define MAX_BUNDLES_DEFAULT 100U
 #define MAX_BUNDLE_BYTES_DEFAULT (UINT64_C(2) << 30)
 #define ON_BUNDLE_TIMEOUT_USEC_DEFAULT (UINT64_C(60) * UINT64_C(1000000))
@@ -33,10 +35,13 @@ typedef struct TprofdConfig {
         char *control_socket; /* where tprof-bundle capture/status reach us; "" to not listen */
         bool kmsg_from_start; /* on first start, read the whole buffer instead of starting at its end */
         bool journal;
+        int journal_context; /* journal entries kept for bundles: priority 0-7 and more urgent; -1: none */
         char *journal_namespace; /* follow this journal namespace instead of the system journal */
         uint32_t freq_hz;
         uint64_t window_usec;
         bool exact;                /* detail: exact (instruction addresses, microseconds) instead of compact */
+        int unwind;                /* UnwindMode: how user stacks are walked (fp, dwarf, auto) */
+        uint32_t unwind_stack_bytes; /* user stack copied per sample for dwarf/auto */
         uint64_t retention_age_usec;
         uint64_t retention_bytes;  /* 0: no limit by size */
         uint64_t keep_free_bytes;  /* free space to leave on the state filesystem */
@@ -51,6 +56,11 @@ typedef struct TprofdConfig {
 uint32_t tprofd_time_resolution_usec(const TprofdConfig *c);
 
 int tprofd_detail_from_string(const char *s, bool *ret_exact);
+/* "off" (-1) or a syslog priority name, emerg ... debug (0-7). Returns it, or -EINVAL. */
+int tprofd_journal_context_from_string(const char *s);
+const char *tprofd_journal_context_to_string(int v);
+/* -ERANGE unless bytes is a stack copy size the sampler accepts. */
+int tprofd_unwind_stack_valid(uint64_t bytes);
 
 void tprofd_config_init(TprofdConfig *c);
 void tprofd_config_done(TprofdConfig *c);

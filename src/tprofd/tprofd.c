@@ -18,6 +18,7 @@
 #include "control/control-client.h"
 #include "rules/rules-tester.h"
 #include "sampler/sampler-once.h"
+#include "sampler/sampler.h"
 #include "tprofd/manager.h"
 #include "tprofd/tprofd-config.h"
 
@@ -36,7 +37,7 @@ static TprofdConfig arg_config;
 static void help(void) {
         printf("Usage: tprofd [OPTIONS...]\n"
                "       tprofd --test-rules [--rules PATH] [FILE...]\n"
-               "       tprofd --once SECONDS [--freq HZ] [--pid PID]\n"
+               "       tprofd --once SECONDS [--freq HZ] [--pid PID] [--unwind MODE]\n"
                "\n"
                "Samples every CPU's stacks into a rolling ring of windows, follows the kernel log\n"
                "and the journal, and writes an incident bundle when a rule matches.\n"
@@ -54,10 +55,19 @@ static void help(void) {
                "     --detail MODE       What the ring keeps of each sample: compact (default:\n"
                "                         frames are functions, times to 1 ms at 97 Hz) or exact\n"
                "                         (instruction addresses and microseconds, as perf script)\n"
+               "     --unwind MODE       How user stacks are walked: auto (default: call frame\n"
+               "                         information, frame pointers where a mapping has none),\n"
+               "                         dwarf (call frame information only) or fp (frame pointers)\n"
+               "     --unwind-stack SIZE User stack copied per sample for auto/dwarf, %u-%u bytes\n"
+               "                         (default: %u)\n"
                "     --kmsg PATH         Read kernel log records from PATH instead of /dev/kmsg\n"
                "                         (a recorded file of raw records replays them)\n"
                "     --journal-namespace NS\n"
                "                         Follow journal namespace NS instead of the system journal\n"
+               "     --journal-context PRIORITY|off\n"
+               "                         Journal entries a bundle's log carries around the event:\n"
+               "                         those at PRIORITY (emerg ... debug) or more urgent\n"
+               "                         (default: info), or none\n"
                "     --control-socket PATH\n"
                "                         Listen for tprof-bundle capture/status on PATH\n"
                "                         (default: %s; \"\" to not listen)\n"
@@ -76,7 +86,8 @@ static void help(void) {
                TPROFD_CONFIG_FILE, tprofd_default_rules_path(), TPROF_STATE_DIR, FREQ_HZ_MAX, FREQ_HZ_DEFAULT,
                (unsigned long long) (WINDOW_USEC_MIN / USEC_PER_SEC),
                (unsigned long long) (WINDOW_USEC_MAX / USEC_PER_SEC),
-               (unsigned long long) (WINDOW_USEC_DEFAULT / USEC_PER_SEC), CONTROL_SOCKET_DEFAULT, MAX_BUNDLES_DEFAULT,
+               (unsigned long long) (WINDOW_USEC_DEFAULT / USEC_PER_SEC), SAMPLER_UNWIND_STACK_BYTES_MIN,
+               SAMPLER_UNWIND_STACK_BYTES_MAX, SAMPLER_UNWIND_STACK_BYTES_DEFAULT, CONTROL_SOCKET_DEFAULT, MAX_BUNDLES_DEFAULT,
                (unsigned long long) (MAX_BUNDLE_BYTES_DEFAULT >> 20));
 }
 
@@ -104,7 +115,10 @@ static int parse_argv(int argc, char *argv[], TprofdConfig *cfg, const char **re
                 ARG_DETAIL,
                 ARG_MAX_BUNDLE_BYTES,
                 ARG_LOG_LEVEL,
+                ARG_JOURNAL_CONTEXT,
                 ARG_CONFIG,
+                ARG_UNWIND,
+                ARG_UNWIND_STACK,
         };
         static const struct option options[] = {
                 { "help", no_argument, NULL, 'h' },
@@ -114,12 +128,15 @@ static int parse_argv(int argc, char *argv[], TprofdConfig *cfg, const char **re
                 { "freq", required_argument, NULL, 'F' },
                 { "window", required_argument, NULL, 'w' },
                 { "detail", required_argument, NULL, ARG_DETAIL },
+                { "unwind", required_argument, NULL, ARG_UNWIND },
+                { "unwind-stack", required_argument, NULL, ARG_UNWIND_STACK },
                 { "kmsg", required_argument, NULL, ARG_KMSG },
                 { "control-socket", required_argument, NULL, ARG_CONTROL_SOCKET },
                 { "journal-namespace", required_argument, NULL, ARG_JOURNAL_NAMESPACE },
                 { "max-bundles", required_argument, NULL, ARG_MAX_BUNDLES },
                 { "max-bundle-bytes", required_argument, NULL, ARG_MAX_BUNDLE_BYTES },
                 { "log-level", required_argument, NULL, ARG_LOG_LEVEL },
+                { "journal-context", required_argument, NULL, ARG_JOURNAL_CONTEXT },
                 { "config", required_argument, NULL, 'c' },
                 { "test-rules", no_argument, NULL, ARG_TEST_RULES },
                 { "once", required_argument, NULL, ARG_ONCE },
@@ -179,6 +196,21 @@ static int parse_argv(int argc, char *argv[], TprofdConfig *cfg, const char **re
                                 return log_error_errno(SYNTHETIC_ERRNO(EINVAL),
                                                        "Invalid --detail '%s': expected compact or exact.", optarg);
                         break;
+                case ARG_UNWIND:
+                        cfg->unwind = unwind_mode_from_string(optarg);
+                        if (cfg->unwind < 0)
+                                return log_error_errno(SYNTHETIC_ERRNO(EINVAL),
+                                                       "Invalid --unwind '%s': expected fp, dwarf or auto.", optarg);
+                        break;
+                case ARG_UNWIND_STACK:
+                        r = parse_size(optarg, &u);
+                        if (r < 0 || tprofd_unwind_stack_valid(u) < 0)
+                                return log_error_errno(SYNTHETIC_ERRNO(EINVAL),
+                                                       "Invalid --unwind-stack '%s': expected a multiple of 8 from %u to %u bytes.",
+                                                       optarg, SAMPLER_UNWIND_STACK_BYTES_MIN,
+                                                       SAMPLER_UNWIND_STACK_BYTES_MAX);
+                        cfg->unwind_stack_bytes = (uint32_t) u;
+                        break;
                 case ARG_CONTROL_SOCKET:
                         r = set_string(&cfg->control_socket, optarg);
                         if (r < 0)
@@ -201,6 +233,15 @@ static int parse_argv(int argc, char *argv[], TprofdConfig *cfg, const char **re
                                 return log_error_errno(SYNTHETIC_ERRNO(EINVAL),
                                                        "Invalid --max-bundle-bytes '%s': expected a size like 500M.",
                                                        optarg);
+                        break;
+                case ARG_JOURNAL_CONTEXT:
+                        r = tprofd_journal_context_from_string(optarg);
+                        if (r == -EINVAL)
+                                return log_error_errno(SYNTHETIC_ERRNO(EINVAL),
+                                                       "Invalid --journal-context '%s': expected off or a priority, "
+                                                       "emerg ... debug.",
+                                                       optarg);
+                        cfg->journal_context = r;
                         break;
                 case ARG_LOG_LEVEL:
                         r = log_level_from_string(optarg);
@@ -346,6 +387,8 @@ static int run(int argc, char *argv[]) {
                         .duration_usec = arg_once_usec,
                         .freq_hz = arg_config.freq_hz,
                         .pid = arg_pid,
+                        .unwind = arg_config.unwind,
+                        .unwind_stack_bytes = arg_config.unwind_stack_bytes,
                 };
                 r = sampler_once_run(&o, stdout, stderr);
                 break;

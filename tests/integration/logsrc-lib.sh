@@ -77,13 +77,16 @@ kmsg_write() {
 # systemd-journald@.service does), so the host's journal is neither read nor written; skips when that
 # cannot work here. Sets NS and defines ns_run CMD... (runs CMD with /run/systemd/journal being that
 # journald's socket directory, in a private mount namespace: systemd 252's systemd-cat has no
-# --namespace) and jsend FIELD=VALUE... (one native-protocol entry through logger --journald).
+# --namespace) and jsend FIELD=VALUE... (one native-protocol entry, through journal-send.py: it
+# stays alive until journald has written the entry, so _COMM and the other fields journald reads
+# from /proc/<pid> are always there; logger would exit first on a busy machine and leave them out).
 start_private_journald() {
         local journald=/lib/systemd/systemd-journald mid i
         [ -x "$journald" ] || skip "no $journald"
         command -v unshare >/dev/null || skip "no unshare"
         command -v systemd-cat >/dev/null || skip "no systemd-cat"
         logger --help 2>&1 | grep -q -- --journald || skip "logger has no --journald"
+        command -v python3 >/dev/null || skip "no python3"
         [ -s /etc/machine-id ] || skip "no /etc/machine-id, journald would not start"
         unshare -m true 2>/dev/null || skip "cannot create a mount namespace"
 
@@ -112,6 +115,9 @@ ns_run() {
                 exec "$@"' _ "$NS" "$TEST_TMP/jsock" "$@"
 }
 
+JSEND="$(dirname "$0")/journal-send.py"
+JSEND_COMM=journal-send.py
+
 jsend() {
-        printf '%s\n' "$@" | ns_run logger --journald || fail "logger --journald failed"
+        "$JSEND" "$NS" "$@" || fail "journal-send.py failed"
 }

@@ -39,7 +39,7 @@ f() { echo "$1" | cut -f"$2"; }
 forged=$(line forged)
 expect_eq "forged source/origin" "$(f "$forged" 1,2 | tr '\t' ' ')" "journal 0"
 expect_eq "forged transport" "$(f "$forged" 7)" journal
-expect_eq "forged comm" "$(f "$forged" 9)" logger
+expect_eq "forged comm" "$(f "$forged" 9)" "$JSEND_COMM"
 expect_eq "forged uid" "$(f "$forged" 11)" 0
 [ "$(f "$forged" 10)" != 1 ] || fail "forged _PID=1 kept"
 [ "$(f "$forged" 8)" != kernel.service ] || fail "forged _SYSTEMD_UNIT kept"

@@ -17,7 +17,7 @@ defaults: { before: 1s, after: 1s, cooldown: 0s }
 rules:
   - name: pleg
     source: journal
-    comm: logger
+    comm: journal-send.py
     match: 'PLEG is not healthy $TOKEN (?<n>\w+)'
   - name: pleg-unit
     source: journal
@@ -42,7 +42,7 @@ python3 - "$M" <<'PY' || fail "manifest: $(cat "$M")"
 import json, sys
 ev = json.load(open(sys.argv[1]))["event"]
 assert ev["source"] == "journal" and ev["kernel_origin"] is False, ev
-assert ev["comm"] == "logger", ev
+assert ev["comm"] == "journal-send.py", ev
 assert ev["alignment"]["method"] == "journal-monotonic", ev["alignment"]
 assert ev["captures"] == {"n": "first"}, ev["captures"]
 PY

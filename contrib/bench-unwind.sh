@@ -1,0 +1,134 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
+#
+# What whole user stacks cost. On one load of programs built without frame pointers (Debian's
+# bash, find and gzip: the mixed load of bench-store.sh), four recorders sample every CPU over the
+# same seconds, at once:
+#   - tprofd (the daemon, its ring in a private state directory) with --unwind auto: stack copies
+#     unwound at capture by the call frame information, only frames kept;
+#   - perf record -g -a: frame pointers, the kernel's walk (cheap, and cut in such programs);
+#   - perf record --call-graph dwarf -a: 8 KiB stack copies in the file, unwound by perf script
+#     later (shown alone, and with perf script and folding, the work a person needs done).
+# For each: CPU seconds per sampled second, CPU microseconds per sample, samples, lost, and bytes
+# per sample on disk. Run as root on an otherwise quiet machine; a shared one makes the figures
+# noisy, and the recorders run at once so that they at least share the same noise.
+#
+# Usage: contrib/bench-unwind.sh [BUILD_DIR]
+#        FREQS="97 4850" SECS=60 (per frequency; SECS_HIGH=5 for frequencies above 1000 Hz)
+#        BENCH_KEEP=1 keeps the recordings.
+set -eu
+
+BUILD=${1:-build}
+FREQS=${FREQS:-"97 4850"}
+SECS=${SECS:-60}
+SECS_HIGH=${SECS_HIGH:-5}
+TPROFD="$BUILD/src/tprofd/tprofd"
+BUNDLE="$BUILD/src/tprof-bundle/tprof-bundle"
+NCPU=$(nproc)
+TCK=$(getconf CLK_TCK)
+
+[ "$(id -u)" = 0 ] || { echo "bench-unwind: needs root" >&2; exit 1; }
+[ -x "$TPROFD" ] && [ -x "$BUNDLE" ] || { echo "bench-unwind: build first (ninja -C $BUILD)" >&2; exit 1; }
+command -v perf >/dev/null || { echo "bench-unwind: perf not installed" >&2; exit 1; }
+[ -x /usr/bin/time ] || { echo "bench-unwind: /usr/bin/time not installed" >&2; exit 1; }
+
+W=$(mktemp -d /tmp/bench-unwind.XXXXXX)
+LOAD_PGIDS=()
+PIDS=()
+stop_load() {
+        local g
+        for g in "${LOAD_PGIDS[@]}"; do kill -TERM -- "-$g" 2>/dev/null || true; done
+        for g in "${LOAD_PGIDS[@]}"; do wait "$g" 2>/dev/null || true; done
+        LOAD_PGIDS=()
+}
+cleanup() {
+        local p
+        stop_load
+        for p in "${PIDS[@]}"; do kill -TERM "$p" 2>/dev/null || true; done
+        for p in "${PIDS[@]}"; do wait "$p" 2>/dev/null || true; done
+        if [ -n "${BENCH_KEEP:-}" ]; then echo "bench-unwind: kept $W" >&2; else rm -rf "$W"; fi
+}
+trap cleanup EXIT
+trap 'exit 130' INT
+
+start_load() {
+        setsid bash -c 'while :; do :; done' & LOAD_PGIDS+=($!)
+        setsid bash -c 'while :; do find /usr/lib -name "*.so*" -newer /etc/hostname; done' \
+                >/dev/null 2>&1 & LOAD_PGIDS+=($!)
+        setsid bash -c 'while :; do head -c 50M /dev/urandom | gzip -1 >/dev/null; done' & LOAD_PGIDS+=($!)
+        sleep 1
+}
+
+# proc_cpu PID: CPU seconds of a running process (all its threads), from /proc.
+proc_cpu() {
+        sed 's/^.*) //' "/proc/$1/stat" | awk -v tck="$TCK" '{ printf "%.2f", ($12 + $13) / tck }'
+}
+
+printf '%s\n' "rules:" >"$W/rules.yaml"
+: >"$W/kmsg"
+: >"$W/tprofd.yaml"
+
+row() { # name cpu_s secs samples lost bytes
+        awk -v n="$1" -v c="$2" -v s="$3" -v k="$4" -v l="$5" -v b="$6" 'BEGIN {
+                us = 0; bs = "-"
+                if (k > 0) { us = c * 1e6 / k; bs = sprintf("%.2f", b / k) }
+                printf "%-36s %8.2f %9.4f %9.1f %9d %8s %11s\n", n, c, c / s, us, k, l, bs }'
+}
+
+for F in $FREQS; do
+        S=$SECS
+        [ "$F" -le 1000 ] || S=$SECS_HIGH
+        D="$W/$F"
+        mkdir -p "$D"
+        start_load
+
+        env -u NOTIFY_SOCKET -u JOURNAL_STREAM "$TPROFD" --config "$W/tprofd.yaml" --rules "$W/rules.yaml" \
+                --kmsg "$W/kmsg" --control-socket "" --state-dir "$D/state" --freq "$F" --unwind auto \
+                >"$D/tprofd.log" 2>&1 &
+        tp=$!
+        perf record -q -F "$F" -g -a -o "$D/fp.data" 2>"$D/fp.log" &
+        fp=$!
+        perf record -q -F "$F" --call-graph dwarf -a -o "$D/dwarf.data" 2>"$D/dwarf.log" &
+        dw=$!
+        PIDS=("$tp" "$fp" "$dw")
+        sleep "$S"
+        c_tp=$(proc_cpu "$tp")
+        c_fp=$(proc_cpu "$fp")
+        c_dw=$(proc_cpu "$dw")
+        kill -TERM "$tp" "$fp" "$dw"
+        wait "$tp" || { echo "tprofd failed:" >&2; tail "$D/tprofd.log" >&2; exit 1; }
+        wait "$fp" 2>/dev/null || true
+        wait "$dw" 2>/dev/null || true
+        PIDS=()
+        stop_load
+
+        # tprofd: the ring's last line is "N windows, N samples, N lost, SIZE."
+        "$BUNDLE" windows --state-dir "$D/state" >"$D/windows.out"
+        n_tp=$(sed -n 's/^[0-9]* windows\{0,1\}, \([0-9]*\) samples\{0,1\}, .*/\1/p' "$D/windows.out")
+        l_tp=$(sed -n 's/^[0-9]* windows\{0,1\}, [0-9]* samples\{0,1\}, \([0-9]*\) lost.*/\1/p' "$D/windows.out")
+        b_tp=$(cat "$D"/state/ring/*.tpw | wc -c)
+        u_tp=$(grep -o 'User stacks: .*' "$D/tprofd.log" | tail -1 || true)
+
+        n_fp=$(perf script -i "$D/fp.data" -F time 2>/dev/null | grep -c . || true)
+        b_fp=$(stat -c %s "$D/fp.data")
+        l_fp=$(perf report -i "$D/fp.data" --stats 2>/dev/null | awk '/LOST/ { s += $NF } END { print s + 0 }')
+        b_dw=$(stat -c %s "$D/dwarf.data")
+        l_dw=$(perf report -i "$D/dwarf.data" --stats 2>/dev/null | awk '/LOST/ { s += $NF } END { print s + 0 }')
+        # perf script + folding, timed; the sample count comes from the folded stacks.
+        /usr/bin/time -f "%U %S" -o "$D/script.time" sh -c \
+                "perf script -i '$D/dwarf.data' 2>/dev/null | python3 '$(dirname "$0")/../tests/integration/stackcollapse.py' >'$D/dwarf.folded' 2>/dev/null"
+        c_sc=$(awk '{ printf "%.2f", $1 + $2 }' "$D/script.time")
+        n_dw=$(awk '{ t += $NF } END { print t + 0 }' "$D/dwarf.folded")
+
+        echo
+        echo "== $F Hz on $NCPU CPUs, $S s, mixed load (bash, find, gzip: no frame pointers) =="
+        printf '%-36s %8s %9s %9s %9s %8s %11s\n' "recorder" "CPU s" "CPU s/s" "CPU us/sa" "samples" "lost" "bytes/sa"
+        row "tprofd --unwind auto (ring)" "$c_tp" "$S" "${n_tp:-0}" "${l_tp:-?}" "$b_tp"
+        row "perf record -g" "$c_fp" "$S" "$n_fp" "$l_fp" "$b_fp"
+        row "perf record --call-graph dwarf" "$c_dw" "$S" "$n_dw" "$l_dw" "$b_dw"
+        row "  + perf script + folding" "$(echo "$c_dw + $c_sc" | bc -l)" "$S" "$n_dw" "$l_dw" "$b_dw"
+        [ -z "$u_tp" ] || echo "tprofd: $u_tp"
+        rm -f "$D"/*.data
+done
+echo
+echo "(CPU s: user + system of each recorder; the machine's other work makes all of them noisy)"

@@ -1,0 +1,474 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * CFI of one file into compact rules, and the DWARF expression machine for the rest. libdw states
+ * a "CFA = register + offset" rule as one DW_OP_bregx, a saved register as DW_OP_call_frame_cfa
+ * followed by DW_OP_plus_uconst (the offset wrapped to 64 bits when negative), "undefined" as no
+ * operations with ops == ops_mem and "same value" as no operations with ops == NULL
+ * (dwarf_frame_register() in libdw.h). Everything else is an expression.
+ *
+ * The file is read with ELF_C_READ and the sections libdw needs are in memory once
+ * dwarf_getcfi_elf() returns; we then let go of the descriptor (ELF_C_FDDONE), so a cache of
+ * many files holds no descriptors.
+ */
+#include <dwarf.h>
+#include <elfutils/libdw.h>
+#include <elfutils/libdwelf.h>
+#include <errno.h>
+#include <gelf.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "basic/alloc-util.h"
+#include "basic/macro.h"
+#include "sampler/sampler-unwind-cfi.h"
+
+#define UNWIND_SEGMENTS_MAX 16U
+#define UNWIND_BUILD_ID_BYTES_MAX 64U
+#define UNWIND_EXPR_OPS_MAX 64U
+#define UNWIND_EXPR_STACK_MAX 16U
+
+typedef struct UnwindSegment {
+        uint64_t offset, vaddr, filesz;
+} UnwindSegment;
+
+struct UnwindCfiFile {
+        Elf *elf;
+        Dwarf_CFI *cfi; /* NULL: no CFI */
+        UnwindSegment segments[UNWIND_SEGMENTS_MAX];
+        size_t n_segments;
+        uint8_t build_id[UNWIND_BUILD_ID_BYTES_MAX];
+        size_t build_id_len;
+        uint64_t entry; /* e_entry, 0 if none */
+};
+
+/* The entry point's code often has no FDE (the dynamic loader's _start calls _dl_start straight
+ * from the kernel's stack): a return address this close past the entry is the outermost frame. */
+#define UNWIND_ENTRY_BYTES 64U
+
+bool unwind_memory_read(const UnwindMemory *m, uint64_t addr, uint64_t *ret) {
+        if (addr < m->base || addr - m->base > m->size || m->size - (addr - m->base) < sizeof(uint64_t))
+                return false;
+        memcpy(ret, m->data + (addr - m->base), sizeof(uint64_t));
+        return true;
+}
+
+UnwindCfiFile *unwind_cfi_file_free(UnwindCfiFile *f) {
+        if (!f)
+                return NULL;
+        if (f->cfi)
+                (void) dwarf_cfi_end(f->cfi);
+        if (f->elf)
+                (void) elf_end(f->elf);
+        return mfree(f);
+}
+
+static void read_segments(UnwindCfiFile *f) {
+        size_t phnum;
+
+        if (elf_getphdrnum(f->elf, &phnum) < 0)
+                return;
+        for (size_t i = 0; i < phnum && f->n_segments < UNWIND_SEGMENTS_MAX; i++) {
+                GElf_Phdr ph;
+                if (!gelf_getphdr(f->elf, (int) i, &ph) || ph.p_type != PT_LOAD)
+                        continue;
+                if (ph.p_offset + ph.p_filesz < ph.p_offset)
+                        continue;
+                f->segments[f->n_segments++] = (UnwindSegment) {
+                        .offset = ph.p_offset, .vaddr = ph.p_vaddr, .filesz = ph.p_filesz,
+                };
+        }
+}
+
+static int load_elf(UnwindCfiFile *f) {
+        const void *bid;
+        ssize_t n;
+
+        GElf_Ehdr eh;
+
+        if (elf_kind(f->elf) != ELF_K_ELF)
+                return -ENOEXEC;
+        if (gelf_getehdr(f->elf, &eh))
+                f->entry = eh.e_entry;
+        read_segments(f);
+        n = dwelf_elf_gnu_build_id(f->elf, &bid);
+        if (n > 0 && (size_t) n <= sizeof(f->build_id)) {
+                memcpy(f->build_id, bid, (size_t) n);
+                f->build_id_len = (size_t) n;
+        }
+        f->cfi = dwarf_getcfi_elf(f->elf);
+        return f->cfi ? 0 : -ENODATA;
+}
+
+int unwind_cfi_file_load_fd(int fd, UnwindCfiFile **ret) {
+        _cleanup_(unwind_cfi_file_freep) UnwindCfiFile *f = NULL;
+        int r;
+
+        (void) elf_version(EV_CURRENT);
+        f = new0(UnwindCfiFile, 1);
+        if (!f)
+                return -ENOMEM;
+        f->elf = elf_begin(fd, ELF_C_READ, NULL);
+        if (!f->elf) {
+                *ret = TAKE_PTR(f);
+                return -ENOEXEC;
+        }
+        r = load_elf(f);
+        /* What libdw needs is read now; from here on the table must not touch fd. */
+        (void) elf_cntl(f->elf, ELF_C_FDDONE);
+        *ret = TAKE_PTR(f);
+        return r;
+}
+
+int unwind_cfi_file_load_memory(const void *data, size_t size, UnwindCfiFile **ret) {
+        _cleanup_(unwind_cfi_file_freep) UnwindCfiFile *f = NULL;
+        int r;
+
+        (void) elf_version(EV_CURRENT);
+        f = new0(UnwindCfiFile, 1);
+        if (!f)
+                return -ENOMEM;
+        f->elf = elf_memory((char *) data, size);
+        if (!f->elf) {
+                *ret = TAKE_PTR(f);
+                return -ENOEXEC;
+        }
+        r = load_elf(f);
+        *ret = TAKE_PTR(f);
+        return r;
+}
+
+bool unwind_cfi_file_has_cfi(const UnwindCfiFile *f) {
+        return f->cfi;
+}
+
+const uint8_t *unwind_cfi_file_build_id(const UnwindCfiFile *f, size_t *ret_len) {
+        *ret_len = f->build_id_len;
+        return f->build_id_len > 0 ? f->build_id : NULL;
+}
+
+bool unwind_cfi_file_offset_to_vaddr(const UnwindCfiFile *f, uint64_t offset, uint64_t *ret_vaddr) {
+        for (size_t i = 0; i < f->n_segments; i++) {
+                const UnwindSegment *s = &f->segments[i];
+                if (offset >= s->offset && offset - s->offset < s->filesz) {
+                        *ret_vaddr = offset - s->offset + s->vaddr;
+                        return true;
+                }
+        }
+        return false;
+}
+
+/* "Saved at CFA + off" as libdw writes it; false for anything else. */
+static bool ops_cfa_offset(const Dwarf_Op *ops, size_t nops, int32_t *ret_off) {
+        int64_t off = 0;
+
+        if (nops < 1 || nops > 2 || ops[0].atom != DW_OP_call_frame_cfa)
+                return false;
+        if (nops == 2) {
+                if (ops[1].atom != DW_OP_plus_uconst)
+                        return false;
+                off = (int64_t) ops[1].number;
+        }
+        if (off < INT32_MIN || off > INT32_MAX)
+                return false;
+        *ret_off = (int32_t) off;
+        return true;
+}
+
+static void rule_from_frame(Dwarf_Frame *frame, UnwindRule *ret) {
+        Dwarf_Op ops_mem[3], *ops;
+        size_t nops;
+        bool signal = false;
+        int ra_reg;
+
+        *ret = (UnwindRule) { .kind = UNWIND_RULE_EXPR };
+        ra_reg = dwarf_frame_info(frame, NULL, NULL, &signal);
+        ret->signal = signal;
+        if (ra_reg != (int) UNWIND_DWARF_REG_RA)
+                return;
+
+        if (dwarf_frame_register(frame, ra_reg, ops_mem, &ops, &nops) < 0)
+                return;
+        if (nops == 0 && ops == ops_mem) {
+                ret->kind = UNWIND_RULE_END;
+                return;
+        }
+        if (!ops_cfa_offset(ops, nops, &ret->ra_off))
+                return;
+
+        if (dwarf_frame_cfa(frame, &ops, &nops) < 0 || nops != 1 || ops[0].atom != DW_OP_bregx ||
+            (ops[0].number != UNWIND_DWARF_REG_SP && ops[0].number != UNWIND_DWARF_REG_BP) ||
+            (int64_t) ops[0].number2 < INT32_MIN || (int64_t) ops[0].number2 > INT32_MAX)
+                return;
+        ret->cfa_reg = (uint8_t) ops[0].number;
+        ret->cfa_off = (int32_t) (int64_t) ops[0].number2;
+
+        if (dwarf_frame_register(frame, UNWIND_DWARF_REG_BP, ops_mem, &ops, &nops) < 0)
+                return;
+        if (nops == 0)
+                ret->bp_kind = ops == ops_mem ? UNWIND_BP_UNDEFINED : UNWIND_BP_SAME;
+        else if (ops_cfa_offset(ops, nops, &ret->bp_off))
+                ret->bp_kind = UNWIND_BP_AT_CFA;
+        else
+                return;
+        ret->kind = UNWIND_RULE_SIMPLE;
+}
+
+void unwind_cfi_file_rule(UnwindCfiFile *f, uint64_t vaddr, UnwindRule *ret) {
+        Dwarf_Frame *frame = NULL;
+
+        *ret = (UnwindRule) { .kind = UNWIND_RULE_NONE };
+        if (!f->cfi || dwarf_cfi_addrframe(f->cfi, vaddr, &frame) < 0 || !frame) {
+                if (f->entry != 0 && vaddr >= f->entry && vaddr - f->entry < UNWIND_ENTRY_BYTES)
+                        ret->kind = UNWIND_RULE_END;
+                return;
+        }
+        rule_from_frame(frame, ret);
+        free(frame);
+}
+
+static bool reg_value(const UnwindRegs *regs, uint64_t reg, uint64_t *ret) {
+        switch (reg) {
+        case UNWIND_DWARF_REG_SP:
+                *ret = regs->sp;
+                return true;
+        case UNWIND_DWARF_REG_BP:
+                *ret = regs->bp;
+                return regs->bp_valid;
+        case UNWIND_DWARF_REG_RA:
+                *ret = regs->ip;
+                return true;
+        default:
+                return false;
+        }
+}
+
+/*
+ * Evaluates a CFI expression with cfa pushed first when push_cfa. *ret_is_value says whether the
+ * result is the value (DW_OP_stack_value, or always for a CFA expression) or its location.
+ */
+static UnwindStepResult eval_expr(const Dwarf_Op *ops, size_t nops, const UnwindRegs *regs, const UnwindMemory *mem,
+                                  uint64_t cfa, uint64_t *ret, bool *ret_is_value) {
+        uint64_t st[UNWIND_EXPR_STACK_MAX];
+        size_t sp = 0;
+
+        *ret_is_value = false;
+        if (nops == 0 || nops > UNWIND_EXPR_OPS_MAX)
+                return UNWIND_STEP_BAD;
+
+#define PUSH(v)                                               \
+        do {                                                  \
+                if (sp >= UNWIND_EXPR_STACK_MAX)              \
+                        return UNWIND_STEP_BAD;               \
+                st[sp++] = (v);                               \
+        } while (0)
+#define NEED(n)                                               \
+        do {                                                  \
+                if (sp < (n))                                 \
+                        return UNWIND_STEP_BAD;               \
+        } while (0)
+
+        for (size_t i = 0; i < nops; i++) {
+                const Dwarf_Op *o = &ops[i];
+                uint64_t v, a, b;
+
+                if (o->atom >= DW_OP_lit0 && o->atom <= DW_OP_lit31) {
+                        PUSH((uint64_t) (o->atom - DW_OP_lit0));
+                        continue;
+                }
+                if (o->atom >= DW_OP_breg0 && o->atom <= DW_OP_breg31) {
+                        if (!reg_value(regs, (uint64_t) (o->atom - DW_OP_breg0), &v))
+                                return UNWIND_STEP_REGISTER;
+                        PUSH(v + o->number);
+                        continue;
+                }
+                switch (o->atom) {
+                case DW_OP_bregx:
+                        if (!reg_value(regs, o->number, &v))
+                                return UNWIND_STEP_REGISTER;
+                        PUSH(v + o->number2);
+                        break;
+                case DW_OP_call_frame_cfa:
+                        PUSH(cfa);
+                        break;
+                case DW_OP_const1u: case DW_OP_const1s: case DW_OP_const2u: case DW_OP_const2s:
+                case DW_OP_const4u: case DW_OP_const4s: case DW_OP_const8u: case DW_OP_const8s:
+                case DW_OP_constu: case DW_OP_consts:
+                        PUSH(o->number);
+                        break;
+                case DW_OP_dup:
+                        NEED(1);
+                        v = st[sp - 1];
+                        PUSH(v);
+                        break;
+                case DW_OP_drop:
+                        NEED(1);
+                        sp--;
+                        break;
+                case DW_OP_deref:
+                        NEED(1);
+                        if (!unwind_memory_read(mem, st[sp - 1], &st[sp - 1]))
+                                return UNWIND_STEP_MEMORY;
+                        break;
+                case DW_OP_plus_uconst:
+                        NEED(1);
+                        st[sp - 1] += o->number;
+                        break;
+                case DW_OP_plus: case DW_OP_minus: case DW_OP_and: case DW_OP_or: case DW_OP_xor:
+                case DW_OP_shl: case DW_OP_shr: case DW_OP_mul:
+                case DW_OP_ge: case DW_OP_gt: case DW_OP_le: case DW_OP_lt: case DW_OP_eq: case DW_OP_ne:
+                        NEED(2);
+                        sp--;
+                        b = st[sp];
+                        a = st[sp - 1];
+                        switch (o->atom) {
+                        case DW_OP_plus:  v = a + b; break;
+                        case DW_OP_minus: v = a - b; break;
+                        case DW_OP_and:   v = a & b; break;
+                        case DW_OP_or:    v = a | b; break;
+                        case DW_OP_xor:   v = a ^ b; break;
+                        case DW_OP_mul:   v = a * b; break;
+                        case DW_OP_shl:   v = b >= 64 ? 0 : a << b; break;
+                        case DW_OP_shr:   v = b >= 64 ? 0 : a >> b; break;
+                        /* Comparisons are signed (DWARF 5, 2.5.1.4). */
+                        case DW_OP_ge:    v = (int64_t) a >= (int64_t) b; break;
+                        case DW_OP_gt:    v = (int64_t) a > (int64_t) b; break;
+                        case DW_OP_le:    v = (int64_t) a <= (int64_t) b; break;
+                        case DW_OP_lt:    v = (int64_t) a < (int64_t) b; break;
+                        case DW_OP_eq:    v = a == b; break;
+                        default:          v = a != b; break;
+                        }
+                        st[sp - 1] = v;
+                        break;
+                case DW_OP_stack_value:
+                        if (i + 1 != nops)
+                                return UNWIND_STEP_BAD;
+                        *ret_is_value = true;
+                        break;
+                default:
+                        return UNWIND_STEP_BAD;
+                }
+        }
+        NEED(1);
+#undef PUSH
+#undef NEED
+        *ret = st[sp - 1];
+        return UNWIND_STEP_OK;
+}
+
+/* The value of register reg in the caller, from its rule; *ret_defined false when undefined. */
+static UnwindStepResult caller_reg(Dwarf_Frame *frame, int reg, const UnwindRegs *regs, const UnwindMemory *mem,
+                                   uint64_t cfa, uint64_t same, uint64_t *ret, bool *ret_defined, bool *ret_same) {
+        Dwarf_Op ops_mem[3], *ops;
+        size_t nops;
+        UnwindStepResult r;
+        bool is_value;
+        uint64_t v;
+
+        *ret_defined = false;
+        *ret_same = false;
+        if (dwarf_frame_register(frame, reg, ops_mem, &ops, &nops) < 0)
+                return UNWIND_STEP_BAD;
+        if (nops == 0) {
+                if (ops == ops_mem)
+                        return UNWIND_STEP_OK;
+                *ret = same;
+                *ret_defined = true;
+                *ret_same = true;
+                return UNWIND_STEP_OK;
+        }
+        r = eval_expr(ops, nops, regs, mem, cfa, &v, &is_value);
+        if (r != UNWIND_STEP_OK)
+                return r;
+        if (!is_value && !unwind_memory_read(mem, v, &v))
+                return UNWIND_STEP_MEMORY;
+        *ret = v;
+        *ret_defined = true;
+        return UNWIND_STEP_OK;
+}
+
+static UnwindStepResult step_expr(UnwindCfiFile *f, uint64_t vaddr, UnwindRegs *regs, const UnwindMemory *mem) {
+        Dwarf_Frame *frame = NULL;
+        Dwarf_Op *ops;
+        size_t nops;
+        uint64_t cfa, ra, bp;
+        bool is_value, ra_defined, bp_defined, same;
+        UnwindStepResult r;
+
+        if (!f->cfi || dwarf_cfi_addrframe(f->cfi, vaddr, &frame) < 0 || !frame)
+                return UNWIND_STEP_NO_CFI;
+        if (dwarf_frame_info(frame, NULL, NULL, NULL) != (int) UNWIND_DWARF_REG_RA) {
+                r = UNWIND_STEP_BAD;
+                goto finish;
+        }
+        if (dwarf_frame_cfa(frame, &ops, &nops) < 0 || nops == 0) {
+                r = UNWIND_STEP_BAD;
+                goto finish;
+        }
+        r = eval_expr(ops, nops, regs, mem, 0, &cfa, &is_value);
+        if (r != UNWIND_STEP_OK)
+                goto finish;
+        r = caller_reg(frame, UNWIND_DWARF_REG_RA, regs, mem, cfa, regs->ip, &ra, &ra_defined, &same);
+        if (r != UNWIND_STEP_OK)
+                goto finish;
+        if (!ra_defined) {
+                r = UNWIND_STEP_END;
+                goto finish;
+        }
+        r = caller_reg(frame, UNWIND_DWARF_REG_BP, regs, mem, cfa, regs->bp, &bp, &bp_defined, &same);
+        if (r == UNWIND_STEP_REGISTER || r == UNWIND_STEP_MEMORY) /* BP is lost, the walk goes on */
+                bp_defined = false;
+        else if (r != UNWIND_STEP_OK)
+                goto finish;
+        if (!same) {
+                regs->bp_valid = bp_defined;
+                regs->bp = bp_defined ? bp : 0;
+        }
+        regs->ip = ra;
+        regs->sp = cfa;
+        r = UNWIND_STEP_OK;
+finish:
+        free(frame);
+        return r;
+}
+
+UnwindStepResult unwind_cfi_apply(UnwindCfiFile *f, uint64_t vaddr, const UnwindRule *rule, UnwindRegs *regs,
+                                  const UnwindMemory *mem) {
+        uint64_t cfa, ra, bp = regs->bp;
+
+        switch (rule->kind) {
+        case UNWIND_RULE_NONE:
+                return UNWIND_STEP_NO_CFI;
+        case UNWIND_RULE_END:
+                return UNWIND_STEP_END;
+        case UNWIND_RULE_EXPR:
+                return step_expr(f, vaddr, regs, mem);
+        default:
+                break;
+        }
+
+        if (rule->cfa_reg == UNWIND_DWARF_REG_BP) {
+                if (!regs->bp_valid)
+                        return UNWIND_STEP_REGISTER;
+                cfa = regs->bp + (uint64_t) (int64_t) rule->cfa_off;
+        } else
+                cfa = regs->sp + (uint64_t) (int64_t) rule->cfa_off;
+        if (!unwind_memory_read(mem, cfa + (uint64_t) (int64_t) rule->ra_off, &ra))
+                return UNWIND_STEP_MEMORY;
+        if (rule->bp_kind == UNWIND_BP_AT_CFA) {
+                uint64_t at = cfa + (uint64_t) (int64_t) rule->bp_off;
+                /* GCC's epilogues leave the saved-register rules in place after the pops: a slot
+                 * below the stack pointer was popped already, so BP holds the caller's value. A
+                 * slot we cannot read costs BP, not the walk: most frames do not need it. */
+                if (at < regs->sp)
+                        ;
+                else if (unwind_memory_read(mem, at, &bp))
+                        regs->bp_valid = true;
+                else
+                        regs->bp_valid = false;
+        } else if (rule->bp_kind == UNWIND_BP_UNDEFINED)
+                regs->bp_valid = false;
+        regs->bp = bp;
+        regs->ip = ra;
+        regs->sp = cfa;
+        return UNWIND_STEP_OK;
+}

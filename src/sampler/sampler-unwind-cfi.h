@@ -1,0 +1,105 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * One ELF file's call frame information (.eh_frame through libdw's CFI reader, the binary search
+ * table of .eh_frame_hdr included) turned into compact per-address rules for an x86-64 unwinder:
+ * where the canonical frame address (CFA) is (a register plus an offset), where the caller's
+ * return address and frame pointer were saved (an offset from the CFA), or that the address is the
+ * outermost frame (the return address column is undefined, as at _start and thread starts, or
+ * the address is just past the ELF entry point and has no FDE, as the dynamic loader's). Rules
+ * that do not fit that shape (PLT stubs, realigned stacks: CFA given by a DWARF expression) are
+ * evaluated on the spot by a small DWARF expression machine, which reads memory only from the
+ * stack copy the caller hands it. Also the PT_LOAD segments, which turn a mapping's file offset
+ * into the address space the CFI is stated in, and the build id, by which the caller shares one
+ * table among identical files.
+ *
+ * Files are untrusted: libelf and libdw bound every read of the file; we bound what we evaluate
+ * (expression length and stack depth) and never dereference anything but the stack copy.
+ * The module does no caching of rules: the caller (sampler-unwind.c) keeps a rule cache.
+ */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* DWARF register numbers of x86-64 (System V psABI, figure 3.36). */
+#define UNWIND_DWARF_REG_BP 6U
+#define UNWIND_DWARF_REG_SP 7U
+#define UNWIND_DWARF_REG_RA 16U
+
+typedef enum UnwindRuleKind {
+        UNWIND_RULE_NONE,   /* no FDE covers the address */
+        UNWIND_RULE_END,    /* the outermost frame: the return address is undefined */
+        UNWIND_RULE_SIMPLE, /* CFA = reg + cfa_off, RA at CFA + ra_off, BP per bp_kind */
+        UNWIND_RULE_EXPR,   /* anything else: evaluate with unwind_cfi_file_step() */
+        _UNWIND_RULE_KIND_MAX,
+        _UNWIND_RULE_KIND_INVALID = -22,
+} UnwindRuleKind;
+
+typedef enum UnwindBpKind {
+        UNWIND_BP_SAME,      /* the caller's BP is this frame's */
+        UNWIND_BP_UNDEFINED, /* unknown from here on */
+        UNWIND_BP_AT_CFA,    /* saved at CFA + bp_off */
+} UnwindBpKind;
+
+typedef struct UnwindRule {
+        uint8_t kind;    /* UnwindRuleKind */
+        uint8_t cfa_reg; /* UNWIND_DWARF_REG_SP or _BP */
+        uint8_t bp_kind; /* UnwindBpKind */
+        bool signal;     /* a signal frame: the return address is exact, not after a call */
+        int32_t cfa_off, ra_off, bp_off;
+} UnwindRule;
+
+/* The registers a step needs and gives: ip, sp, bp; bp_valid false once BP is unknown. */
+typedef struct UnwindRegs {
+        uint64_t ip, sp, bp;
+        bool bp_valid;
+} UnwindRegs;
+
+/* The copy of the user stack: size bytes that were at address base. */
+typedef struct UnwindMemory {
+        uint64_t base;
+        const uint8_t *data;
+        size_t size;
+} UnwindMemory;
+
+/* Reads 8 bytes at addr from the copy; false outside it. */
+bool unwind_memory_read(const UnwindMemory *m, uint64_t addr, uint64_t *ret);
+
+typedef struct UnwindCfiFile UnwindCfiFile;
+
+/* Reads fd (kept only as long as the call: the file is read into memory by libelf). A file that
+ * is not ELF, or has no CFI, gives a table whose rules are all UNWIND_RULE_NONE and -ENOEXEC
+ * / -ENODATA with *ret still set. */
+int unwind_cfi_file_load_fd(int fd, UnwindCfiFile **ret);
+/* An ELF image in memory (the vDSO); data must outlive the table. */
+int unwind_cfi_file_load_memory(const void *data, size_t size, UnwindCfiFile **ret);
+UnwindCfiFile *unwind_cfi_file_free(UnwindCfiFile *f);
+
+bool unwind_cfi_file_has_cfi(const UnwindCfiFile *f);
+const uint8_t *unwind_cfi_file_build_id(const UnwindCfiFile *f, size_t *ret_len);
+/* File offset -> the ELF virtual address the CFI speaks of; false if no PT_LOAD segment holds it. */
+bool unwind_cfi_file_offset_to_vaddr(const UnwindCfiFile *f, uint64_t offset, uint64_t *ret_vaddr);
+
+/* The rule at vaddr; never fails (a broken or missing FDE is UNWIND_RULE_NONE). */
+void unwind_cfi_file_rule(UnwindCfiFile *f, uint64_t vaddr, UnwindRule *ret);
+
+typedef enum UnwindStepResult {
+        UNWIND_STEP_OK,
+        UNWIND_STEP_END,      /* outermost frame */
+        UNWIND_STEP_NO_CFI,   /* no rule for this address */
+        UNWIND_STEP_MEMORY,   /* needed memory outside the stack copy */
+        UNWIND_STEP_REGISTER, /* needed a register we do not have */
+        UNWIND_STEP_BAD,      /* a rule or expression we cannot use */
+} UnwindStepResult;
+
+/*
+ * Applies a rule: regs (of the frame at vaddr in the file, where regs->ip is) become the caller's.
+ * SIMPLE rules are applied directly; EXPR rules go back to the file's CFI (f must be the file the
+ * rule came from).
+ */
+UnwindStepResult unwind_cfi_apply(UnwindCfiFile *f, uint64_t vaddr, const UnwindRule *rule, UnwindRegs *regs,
+                                  const UnwindMemory *mem);
+
+#include "basic/cleanup.h"
+DEFINE_TRIVIAL_CLEANUP_FUNC(UnwindCfiFile *, unwind_cfi_file_free);

@@ -1,0 +1,398 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * The user stack walk. Each step finds the mapping of the current address (a return address is
+ * looked up one byte back, so a call at the very end of a function is judged by its own FDE), the
+ * file's CFI table, and the rule for the address in the file; the rule turns this frame's
+ * ip/sp/bp into the caller's. Frame pointers, where allowed, read the saved bp and return address
+ * at bp and bp + 8 of the copied stack. Every step must move up the stack (sp grows), so a broken
+ * rule cannot loop. Our own vDSO stands in for a process's [vdso] of the same size, as in the
+ * symbolizer.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/auxv.h>
+#include <time.h>
+
+#include "basic/alloc-util.h"
+#include "basic/hashmap.h"
+#include "basic/macro.h"
+#include "basic/string-util.h"
+#include "basic/time-util.h"
+#include "sampler/sampler-unwind-cfi.h"
+#include "sampler/sampler-unwind.h"
+#include "symbolizer/symbolizer.h"
+
+/* The clock is read every this many frames (and after each file load) against the budget. */
+#define UNWIND_CLOCK_FRAMES 16U
+
+typedef struct RuleSlot {
+        const UnwindCfiFile *file;
+        uint64_t vaddr;
+        UnwindRule rule;
+} RuleSlot;
+
+struct Unwinder {
+        UnwindMode mode;
+        char *proc_root;
+        uint64_t budget_nsec;
+        bool no_rule_cache;
+
+        Hashmap *files;     /* identity -> UnwindCfiFile* (owned in owned[]) */
+        Hashmap *build_ids; /* build id -> UnwindCfiFile* */
+        UnwindCfiFile **owned;
+        size_t n_owned, n_owned_allocated;
+        struct {
+                uint64_t dev, ino;
+                UnwindCfiFile *f;
+        } recent[16];
+
+        UnwindCfiFile *vdso;
+        uint8_t *vdso_copy;
+        uint64_t vdso_size;
+        bool vdso_tried;
+
+        RuleSlot *rules; /* UNWIND_RULE_CACHE_SIZE */
+
+        UnwindStats stats;
+};
+
+static const char *const mode_table[_UNWIND_MODE_MAX] = {
+        [UNWIND_MODE_FP] = "fp",
+        [UNWIND_MODE_DWARF] = "dwarf",
+        [UNWIND_MODE_AUTO] = "auto",
+};
+
+const char *unwind_mode_to_string(UnwindMode m) {
+        return m >= 0 && m < _UNWIND_MODE_MAX ? mode_table[m] : NULL;
+}
+
+UnwindMode unwind_mode_from_string(const char *s) {
+        for (int i = 0; s && i < _UNWIND_MODE_MAX; i++)
+                if (streq(s, mode_table[i]))
+                        return (UnwindMode) i;
+        return _UNWIND_MODE_INVALID;
+}
+
+static const char *const cut_table[_UNWIND_CUT_MAX] = {
+        [UNWIND_CUT_UNMAPPED] = "outside every mapping",
+        [UNWIND_CUT_NO_CFI] = "no unwind information",
+        [UNWIND_CUT_STACK] = "beyond the copied stack",
+        [UNWIND_CUT_REGISTER] = "register not sampled",
+        [UNWIND_CUT_BAD] = "bad frame",
+        [UNWIND_CUT_DEPTH] = "frame limit",
+        [UNWIND_CUT_TIME] = "time budget",
+};
+
+const char *unwind_cut_to_string(UnwindCut c) {
+        return c >= 0 && c < _UNWIND_CUT_MAX ? cut_table[c] : NULL;
+}
+
+static void files_flush(Unwinder *u) {
+        for (size_t i = 0; i < u->n_owned; i++)
+                unwind_cfi_file_free(u->owned[i]);
+        u->n_owned = 0;
+        u->files = hashmap_free(u->files);
+        u->build_ids = hashmap_free(u->build_ids);
+        memset(u->recent, 0, sizeof(u->recent));
+        if (u->rules)
+                memset(u->rules, 0, sizeof(RuleSlot) * UNWIND_RULE_CACHE_SIZE);
+}
+
+Unwinder *unwinder_free(Unwinder *u) {
+        if (!u)
+                return NULL;
+        files_flush(u);
+        free(u->owned);
+        free(u->rules);
+        unwind_cfi_file_free(u->vdso);
+        free(u->vdso_copy);
+        free(u->proc_root);
+        return mfree(u);
+}
+
+int unwinder_new(const UnwinderOptions *o, Unwinder **ret) {
+        _cleanup_(unwinder_freep) Unwinder *u = NULL;
+
+        u = new0(Unwinder, 1);
+        if (!u)
+                return -ENOMEM;
+        u->mode = o && o->mode == UNWIND_MODE_DWARF ? UNWIND_MODE_DWARF : UNWIND_MODE_AUTO;
+        u->proc_root = strdup(o && o->proc_root ? o->proc_root : "/proc");
+        u->rules = new0(RuleSlot, UNWIND_RULE_CACHE_SIZE);
+        if (!u->proc_root || !u->rules)
+                return -ENOMEM;
+        /* Every slot written now (not left to calloc's lazy zero pages), so the daemon's memory
+         * does not creep up as slots are first used. An empty slot names no file. */
+        for (size_t i = 0; i < UNWIND_RULE_CACHE_SIZE; i++)
+                u->rules[i] = (RuleSlot) { .vaddr = UINT64_MAX };
+        u->budget_nsec = (o && o->budget_usec > 0 ? o->budget_usec : UNWIND_BUDGET_USEC_DEFAULT) * NSEC_PER_USEC;
+        u->no_rule_cache = o && o->no_rule_cache;
+        *ret = TAKE_PTR(u);
+        return 0;
+}
+
+void unwinder_get_stats(const Unwinder *u, UnwindStats *ret) {
+        *ret = u->stats;
+}
+
+void unwind_stats_format(const UnwindStats *st, char *buf, size_t len) {
+        size_t n;
+        bool first = true;
+
+        n = (size_t) snprintf(buf, len,
+                              "%" PRIu64 " walked, %" PRIu64 " whole by CFI, %" PRIu64
+                              " whole with frame pointers for some frames, %" PRIu64 " cut",
+                              st->stacks, st->stacks_cfi, st->stacks_fp, st->stacks_cut);
+        for (int i = 0; i < _UNWIND_CUT_MAX && n < len; i++) {
+                if (st->cut[i] == 0)
+                        continue;
+                n += (size_t) snprintf(buf + n, len - n, "%s%s: %" PRIu64, first ? " (" : ", ",
+                                       unwind_cut_to_string(i), st->cut[i]);
+                first = false;
+        }
+        if (n < len)
+                (void) snprintf(buf + n, len - n, "%s; %" PRIu64 " samples without user stack", first ? "" : ")",
+                                st->no_user);
+}
+
+void unwinder_count_no_user(Unwinder *u) {
+        u->stats.no_user++;
+}
+
+static UnwindCfiFile *vdso_file(Unwinder *u, const ProcMap *m) {
+        if (!u->vdso_tried) {
+                _cleanup_fclose_ FILE *f = NULL;
+                unsigned long base = getauxval(AT_SYSINFO_EHDR);
+                char line[512];
+
+                u->vdso_tried = true;
+                f = fopen("/proc/self/maps", "re");
+                while (base != 0 && f && fgets(line, sizeof(line), f)) {
+                        unsigned long long s, e;
+                        if (!strstr(line, "[vdso]") || sscanf(line, "%llx-%llx", &s, &e) != 2 || s != base)
+                                continue;
+                        if (e > s && e - s <= 1024 * 1024) {
+                                u->vdso_copy = memdup((const void *) (uintptr_t) s, e - s);
+                                if (u->vdso_copy &&
+                                    unwind_cfi_file_load_memory(u->vdso_copy, e - s, &u->vdso) >= 0)
+                                        u->vdso_size = e - s;
+                        }
+                        break;
+                }
+        }
+        return u->vdso && m->end - m->start == u->vdso_size ? u->vdso : NULL;
+}
+
+/* The CFI table of the file behind m, loaded on first use; NULL when it cannot be had. */
+static UnwindCfiFile *file_for(Unwinder *u, uint32_t pid, const ProcMap *m) {
+        struct { uint64_t dev, ino; } id = { m->dev, m->ino };
+        const void *key = &id;
+        size_t key_len = sizeof(id), bid_len;
+        _cleanup_(unwind_cfi_file_freep) UnwindCfiFile *f = NULL;
+        const uint8_t *bid;
+        char root[4096];
+        uint64_t v;
+        int fd, r;
+
+        if (streq(m->path, "[vdso]"))
+                return vdso_file(u, m);
+        if (m->path[0] != '/' || startswith(m->path, "//anon"))
+                return NULL;
+
+        size_t slot = (size_t) ((m->ino ^ m->dev ^ (m->ino >> 7)) % ELEMENTSOF(u->recent));
+        if (m->ino != 0 && u->recent[slot].f && u->recent[slot].ino == m->ino && u->recent[slot].dev == m->dev)
+                return u->recent[slot].f;
+        if (m->ino == 0) {
+                key = m->path;
+                key_len = strlen(m->path);
+        }
+        if (u->n_owned >= UNWIND_FILES_MAX) {
+                files_flush(u);
+                u->stats.cache_flushes++;
+        }
+        if (!u->files) {
+                u->files = hashmap_new();
+                u->build_ids = hashmap_new();
+                if (!u->files || !u->build_ids)
+                        return NULL;
+        }
+        if (hashmap_get(u->files, key, key_len, &v)) {
+                f = NULL;
+                if (m->ino != 0)
+                        u->recent[slot].dev = m->dev, u->recent[slot].ino = m->ino, u->recent[slot].f = HASHMAP_PTR(v);
+                return HASHMAP_PTR(v);
+        }
+
+        fd = symbolizer_open_file(u->proc_root, pid, &(SymbolizerMapping) {
+                        .start = m->start, .end = m->end, .pgoff = m->pgoff,
+                        .dev = m->dev, .ino = m->ino, .path = m->path,
+                }, root, sizeof(root));
+        if (fd >= 0) {
+                r = unwind_cfi_file_load_fd(fd, &f);
+                safe_close(fd);
+        } else
+                r = fd;
+        if (!f) {
+                /* Unreadable (a deleted file whose processes are gone, no permission): kept as a
+                 * table without CFI, so it costs one attempt per identity, not one per sample. */
+                u->stats.files_failed++;
+                r = unwind_cfi_file_load_memory(NULL, 0, &f);
+                if (!f)
+                        return NULL;
+        } else if (r < 0)
+                u->stats.files_without_cfi++;
+        else
+                u->stats.files_loaded++;
+
+        bid = unwind_cfi_file_build_id(f, &bid_len);
+        if (bid && hashmap_get(u->build_ids, bid, bid_len, &v)) {
+                (void) hashmap_put(u->files, key, key_len, v);
+                return HASHMAP_PTR(v);
+        }
+        if (!GREEDY_REALLOC(u->owned, u->n_owned_allocated, u->n_owned + 1))
+                return NULL;
+        UnwindCfiFile *k = TAKE_PTR(f);
+        u->owned[u->n_owned++] = k;
+        (void) hashmap_put(u->files, key, key_len, PTR_HASHMAP(k));
+        if (bid)
+                (void) hashmap_put(u->build_ids, bid, bid_len, PTR_HASHMAP(k));
+        return k;
+}
+
+static const UnwindRule *rule_for(Unwinder *u, UnwindCfiFile *f, uint64_t vaddr, UnwindRule *buf) {
+        RuleSlot *slot;
+        uint64_t h;
+
+        if (u->no_rule_cache) {
+                unwind_cfi_file_rule(f, vaddr, buf);
+                return buf;
+        }
+        h = vaddr * UINT64_C(0x9E3779B97F4A7C15) ^ (uint64_t) (uintptr_t) f;
+        slot = &u->rules[(h >> 20) & (UNWIND_RULE_CACHE_SIZE - 1)];
+        if (slot->file == f && slot->vaddr == vaddr) {
+                u->stats.rule_hits++;
+                return &slot->rule;
+        }
+        u->stats.rule_misses++;
+        unwind_cfi_file_rule(f, vaddr, &slot->rule);
+        slot->file = f;
+        slot->vaddr = vaddr;
+        return &slot->rule;
+}
+
+static UnwindCut step_result_to_cut(UnwindStepResult r) {
+        switch (r) {
+        case UNWIND_STEP_NO_CFI:
+                return UNWIND_CUT_NO_CFI;
+        case UNWIND_STEP_MEMORY:
+                return UNWIND_CUT_STACK;
+        case UNWIND_STEP_REGISTER:
+                return UNWIND_CUT_REGISTER;
+        default:
+                return UNWIND_CUT_BAD;
+        }
+}
+
+/* One frame-pointer step: [bp] is the caller's bp, [bp + 8] the return address. */
+static UnwindStepResult step_fp(UnwindRegs *regs, const UnwindMemory *mem) {
+        uint64_t nbp, ra;
+
+        if (!regs->bp_valid)
+                return UNWIND_STEP_REGISTER;
+        if (!unwind_memory_read(mem, regs->bp, &nbp) || !unwind_memory_read(mem, regs->bp + 8, &ra))
+                return UNWIND_STEP_MEMORY;
+        regs->sp = regs->bp + 16;
+        regs->bp = nbp;
+        regs->ip = ra;
+        return UNWIND_STEP_OK;
+}
+
+size_t unwinder_unwind(Unwinder *u, ProcTable *procs, const UnwindInput *in, uint64_t *ips, size_t max) {
+        UnwindMemory mem = { .base = in->sp, .data = in->stack, .size = in->stack_size };
+        UnwindRegs regs = { .ip = in->ip, .sp = in->sp, .bp = in->bp, .bp_valid = true };
+        uint64_t t0 = now_nsec(CLOCK_MONOTONIC);
+        bool used_fp = false, exact = true; /* the first address is the interrupted instruction */
+        UnwindCut cut = _UNWIND_CUT_INVALID;
+        uint64_t load_nsec = 0;
+        size_t n = 0;
+
+        if (max < 2)
+                return 0;
+        u->stats.stacks++;
+        for (;;) {
+                const ProcMap *m;
+                UnwindCfiFile *f = NULL;
+                UnwindStepResult r = UNWIND_STEP_NO_CFI;
+                UnwindRule buf;
+                uint64_t lookup = exact ? regs.ip : regs.ip - 1, vaddr = 0, old_sp = regs.sp;
+                uint64_t loaded_before, t_load;
+
+                if (n >= max - 1) {
+                        cut = UNWIND_CUT_DEPTH;
+                        break;
+                }
+                ips[n++] = regs.ip;
+
+                m = proc_table_find_map(procs, in->pid, lookup);
+                if (!m) {
+                        cut = UNWIND_CUT_UNMAPPED;
+                        break;
+                }
+                loaded_before = u->stats.files_loaded + u->stats.files_without_cfi + u->stats.files_failed;
+                t_load = now_nsec(CLOCK_MONOTONIC);
+                f = file_for(u, in->pid, m);
+                if (loaded_before != u->stats.files_loaded + u->stats.files_without_cfi + u->stats.files_failed)
+                        /* Reading a file is paid once per file, not per stack: not part of the budget. */
+                        load_nsec += now_nsec(CLOCK_MONOTONIC) - t_load;
+                if (f && unwind_cfi_file_offset_to_vaddr(f, lookup - m->start + m->pgoff, &vaddr)) {
+                        const UnwindRule *rule = rule_for(u, f, vaddr, &buf);
+                        /* The rule is for the address looked up; a signal frame's return address is exact. */
+                        r = unwind_cfi_apply(f, vaddr, rule, &regs, &mem);
+                        if (r == UNWIND_STEP_OK) {
+                                u->stats.frames_cfi++;
+                                exact = rule->signal; /* the caller of a signal frame was interrupted, not calling */
+                        }
+                }
+                if (r == UNWIND_STEP_NO_CFI && u->mode == UNWIND_MODE_AUTO) {
+                        r = step_fp(&regs, &mem);
+                        if (r == UNWIND_STEP_OK) {
+                                u->stats.frames_fp++;
+                                used_fp = true;
+                                exact = false;
+                        } else
+                                r = UNWIND_STEP_NO_CFI;
+                }
+                if (r == UNWIND_STEP_END) {
+                        cut = _UNWIND_CUT_INVALID;
+                        break;
+                }
+                if (r != UNWIND_STEP_OK) {
+                        cut = step_result_to_cut(r);
+                        break;
+                }
+                if (regs.ip == 0) /* some outermost frames end in a zero return address instead */
+                        break;
+                if (regs.sp <= old_sp) {
+                        cut = UNWIND_CUT_BAD;
+                        break;
+                }
+                if (n % UNWIND_CLOCK_FRAMES == 0 && now_nsec(CLOCK_MONOTONIC) - t0 - load_nsec > u->budget_nsec) {
+                        cut = UNWIND_CUT_TIME;
+                        break;
+                }
+        }
+
+        if (cut >= 0) {
+                ips[n++] = 0;
+                u->stats.cut[cut]++;
+                u->stats.stacks_cut++;
+        } else if (used_fp)
+                u->stats.stacks_fp++;
+        else
+                u->stats.stacks_cfi++;
+        u->stats.nsec += now_nsec(CLOCK_MONOTONIC) - t0;
+        return n;
+}

@@ -1,0 +1,102 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * User stacks from the registers and the copy of the user stack perf gives with each sample
+ * (PERF_SAMPLE_REGS_USER, PERF_SAMPLE_STACK_USER), walked with the call frame information of the
+ * mapped files (sampler-unwind-cfi.h) and, in `auto` mode, with frame pointers where a mapping has
+ * no CFI (JIT code, anonymous memory). The result is a plain array of user addresses, leaf first,
+ * the first one the interrupted instruction and the others return addresses, exactly what a
+ * frame-pointer call chain gives: the frames path (sampler-frames.c) takes it as it is. A stack
+ * that cannot be walked to its outermost frame ends in one address 0, which that path turns into
+ * the one "[unknown]" frame of a cut chain; why it was cut is counted here.
+ *
+ * Caches: one CFI table per file identity (device + inode of the mapping; tables of identical
+ * build ids are shared), and a direct-mapped cache of compact rules per (file, address), so a
+ * frame seen before costs a hash and an array read, not a CFI search. Both are bounded and
+ * dropped whole when full. Work per sample is bounded by a frame limit and a time budget.
+ */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "sampler/proc-maps.h"
+
+typedef enum UnwindMode {
+        UNWIND_MODE_FP,    /* frame pointers, walked by the kernel (PERF_SAMPLE_CALLCHAIN) */
+        UNWIND_MODE_DWARF, /* call frame information only */
+        UNWIND_MODE_AUTO,  /* call frame information, frame pointers where a mapping has none */
+        _UNWIND_MODE_MAX,
+        _UNWIND_MODE_INVALID = -22,
+} UnwindMode;
+
+const char *unwind_mode_to_string(UnwindMode m);
+UnwindMode unwind_mode_from_string(const char *s);
+
+typedef enum UnwindCut {
+        UNWIND_CUT_UNMAPPED, /* an address outside every executable mapping */
+        UNWIND_CUT_NO_CFI,   /* no CFI for the address, and frame pointers not allowed or not usable */
+        UNWIND_CUT_STACK,    /* the walk needed memory beyond the copied stack */
+        UNWIND_CUT_REGISTER, /* a rule needed a register the sample does not carry */
+        UNWIND_CUT_BAD,      /* a rule we cannot use, or a step that did not move up the stack */
+        UNWIND_CUT_DEPTH,    /* the frame limit */
+        UNWIND_CUT_TIME,     /* the time budget */
+        _UNWIND_CUT_MAX,
+        _UNWIND_CUT_INVALID = -22,
+} UnwindCut;
+
+const char *unwind_cut_to_string(UnwindCut c);
+
+#define UNWIND_FILES_MAX 2048U
+#define UNWIND_RULE_CACHE_SIZE 16384U /* a power of two; 640 KiB, touched once at start */
+#define UNWIND_BUDGET_USEC_DEFAULT 1000U
+
+typedef struct UnwinderOptions {
+        UnwindMode mode;      /* DWARF or AUTO; FP never reaches the unwinder */
+        const char *proc_root; /* NULL: /proc */
+        uint64_t budget_usec; /* per stack; 0 = UNWIND_BUDGET_USEC_DEFAULT */
+        bool no_rule_cache;   /* look every rule up in the CFI (for comparisons) */
+} UnwinderOptions;
+
+typedef struct UnwindStats {
+        uint64_t stacks;        /* stacks walked */
+        uint64_t stacks_cfi;    /* walked to the outermost frame by CFI alone */
+        uint64_t stacks_fp;     /* walked to the end with frame pointers for some frames */
+        uint64_t stacks_cut;    /* ended in [unknown]: sum of cut[] */
+        uint64_t cut[_UNWIND_CUT_MAX];
+        uint64_t no_user;       /* samples without user registers or stack (kernel threads, a failed copy) */
+        uint64_t frames_cfi, frames_fp;
+        uint64_t files_loaded, files_without_cfi, files_failed, cache_flushes;
+        uint64_t rule_hits, rule_misses;
+        uint64_t nsec;          /* time spent walking */
+} UnwindStats;
+
+typedef struct UnwindInput {
+        uint32_t pid;
+        uint64_t ip, sp, bp;  /* user registers of the sample */
+        const uint8_t *stack; /* the copy from sp on */
+        size_t stack_size;    /* bytes of it that were filled */
+} UnwindInput;
+
+typedef struct Unwinder Unwinder;
+
+int unwinder_new(const UnwinderOptions *o, Unwinder **ret);
+Unwinder *unwinder_free(Unwinder *u);
+
+/*
+ * Walks the stack of in (mappings from procs) into ips, at most max entries, leaf first; the last
+ * entry is 0 when the walk was cut (counted by reason). Returns the number of entries.
+ */
+size_t unwinder_unwind(Unwinder *u, ProcTable *procs, const UnwindInput *in, uint64_t *ips, size_t max);
+
+/* Counts a sample that had no user registers or stack to walk. */
+void unwinder_count_no_user(Unwinder *u);
+
+void unwinder_get_stats(const Unwinder *u, UnwindStats *ret);
+
+/* One line for people: "N walked, N whole by CFI, N whole with frame pointers for some frames,
+ * N cut (REASON: N, ...); N samples without user stack". */
+void unwind_stats_format(const UnwindStats *st, char *buf, size_t len);
+
+#include "basic/cleanup.h"
+DEFINE_TRIVIAL_CLEANUP_FUNC(Unwinder *, unwinder_free);

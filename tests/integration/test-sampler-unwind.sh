@@ -1,0 +1,148 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
+# Whole user stacks of binaries built without frame pointers, unwound by tprofd from the stack
+# copies with the files' call frame information: Debian's own python3, bash and gzip, each sampled
+# by `tprofd --once --pid` and by `perf record --call-graph dwarf -p` over the same seconds. Their
+# stacks must reach _start or main, and agree with perf's (tests/helpers/unwind-compare.py) for at
+# least 90% of the samples both ways. Then the fixture built without frame pointers (PIE, shared
+# library, stripped copy) with its known call path, a process that execs into another binary, and
+# one that loads and unloads a library while sampled; and --unwind fp still gives the old cut
+# stacks on the same binary, so the check can fail.
+set -eu
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/test-sampler-lib.sh"
+require_perf
+command -v perf >/dev/null || skip "perf not installed"
+[ "$(uname -m)" = x86_64 ] || skip "the unwinder walks x86-64 stacks only"
+COMPARE="$TPROF_SOURCE_ROOT/tests/helpers/unwind-compare.py"
+SECS=${TPROF_UNWIND_TEST_SECONDS:-5}
+# Enough samples that the two tools' sets of stacks overlap where they agree.
+FREQ=499
+
+# side_by_side NAME PID: samples PID with tprofd and perf at once into $TEST_TMP/NAME.{folded,perf}.
+side_by_side() {
+        local name=$1 pid=$2 perf_pid
+        perf record -q -F "$FREQ" --call-graph dwarf -p "$pid" -o "$TEST_TMP/$name.data" -- sleep "$SECS" \
+                >/dev/null 2>"$TEST_TMP/$name.perf-err" &
+        perf_pid=$!
+        "$TPROFD" --once "$SECS" --freq "$FREQ" --pid "$pid" --unwind auto >"$TEST_TMP/$name.folded" 2>"$TEST_TMP/$name.err" ||
+                fail "tprofd --once failed: $(cat "$TEST_TMP/$name.err")"
+        wait "$perf_pid" || fail "perf record failed: $(head -c 500 "$TEST_TMP/$name.perf-err")"
+        perf script -i "$TEST_TMP/$name.data" >"$TEST_TMP/$name.perf" 2>/dev/null || fail "perf script failed"
+        grep 'user stacks' "$TEST_TMP/$name.err"
+}
+
+compare() {
+        python3 "$COMPARE" "$TEST_TMP/$1.perf" "$TEST_TMP/$1.folded" "$2" ||
+                fail "$2: tprofd's stacks do not agree with perf's; summary: $(cat "$TEST_TMP/$1.err")"
+}
+
+# --- Debian's python3: a pure-Python loop
+cat >"$TEST_TMP/loop.py" <<'PY'
+import time
+def inner(n):
+    s = 0
+    for i in range(n):
+        s += i * i
+    return s
+def outer(seconds):
+    t = time.time()
+    while time.time() - t < seconds:
+        inner(20000)
+outer(30)
+PY
+/usr/bin/python3 "$TEST_TMP/loop.py" &
+pid=$!
+on_exit "kill $pid 2>/dev/null"
+sleep 0.5
+side_by_side python "$pid"
+kill "$pid" 2>/dev/null || true
+compare python python3
+grep -q '^python3;_start;.*;Py_BytesMain;.*;_PyEval_EvalFrameDefault' "$TEST_TMP/python.folded" ||
+        fail "python3 stacks do not run from _start to the interpreter loop: $(head -5 "$TEST_TMP/python.folded")"
+
+# --- Debian's bash: a shell loop
+/bin/bash -c 'while :; do :; done' &
+pid=$!
+on_exit "kill $pid 2>/dev/null"
+sleep 0.3
+side_by_side bash "$pid"
+kill "$pid" 2>/dev/null || true
+compare bash bash
+grep -q '^bash;_start;.*;main;.*;execute_command' "$TEST_TMP/bash.folded" ||
+        fail "bash stacks do not run from _start through execute_command: $(head -5 "$TEST_TMP/bash.folded")"
+
+# --- Debian's gzip: compressing an endless stream
+/bin/gzip -6 </dev/urandom >/dev/null &
+pid=$!
+on_exit "kill $pid 2>/dev/null"
+sleep 0.3
+side_by_side gzip "$pid"
+kill "$pid" 2>/dev/null || true
+compare gzip gzip
+# Debian's gzip has no symbols of its own at all: its frames are [gzip], libc's start is named.
+grep -q '^gzip;\[gzip\];__libc_start_main[^;]*;__libc_start_call_main;\[gzip\];\[gzip\];\[gzip\]' "$TEST_TMP/gzip.folded" ||
+        fail "gzip stacks do not run from _start through libc's start into gzip: $(head -5 "$TEST_TMP/gzip.folded")"
+
+# --- the fixture without frame pointers: a PIE through a shared library, then its stripped copy
+path='unwind_fixture_lib_middle;unwind_callback;unwind_leaf'
+# A busy machine can leave a process few samples: judge the shares, with a floor of 3 samples.
+fixture_check() { # NAME COMM REGEX
+        local total good
+        total=$(comm_total "$2")
+        good=$(comm_matching "$2" "$3")
+        echo "$1: $good of $total samples match"
+        [ "$total" -ge 3 ] || fail "$1: only $total samples: $(head -c 2000 "$OUT")"
+        [ $((good * 100)) -ge $((total * 80)) ] || fail "$1: $good of $total samples whole: $(head -20 "$OUT")"
+}
+"$TPROF_UNWIND_FIXTURE" spin 4 &
+pid=$!
+sleep 0.2
+once 3 --pid "$pid" --unwind dwarf
+wait "$pid"
+fixture_check fixture unwind-fixture "^unwind-fixture;_start;.*__libc_start_call_main;main;unwind_outer;$path"
+
+if [ -n "${TPROF_UNWIND_FIXTURE_STRIPPED:-}" ]; then
+        cp "$TPROF_UNWIND_FIXTURE_STRIPPED" "$TEST_TMP/unwind-stripped"
+        "$TEST_TMP/unwind-stripped" spin 4 &
+        pid=$!
+        sleep 0.2
+        once 3 --pid "$pid" --unwind dwarf
+        wait "$pid"
+        # The program's own functions have no names left; the walk still crosses them to libc's start.
+        fixture_check stripped unwind-stripped \
+                "^unwind-stripped;\\[unwind-stripped\\];.*__libc_start_call_main;\\[unwind-stripped\\];\\[unwind-stripped\\];unwind_fixture_lib_middle;\\[unwind-stripped\\];\\[unwind-stripped\\]"
+fi
+
+# --- frame pointers only: the same program's stacks are cut, as before
+"$TPROF_UNWIND_FIXTURE" spin 3 &
+pid=$!
+sleep 0.2
+once 2 --pid "$pid" --unwind fp
+wait "$pid"
+good=$(comm_matching unwind-fixture "^unwind-fixture;_start;.*;main;unwind_outer;$path")
+[ "$good" -eq 0 ] || fail "--unwind fp gave $good whole stacks of a program without frame pointers"
+grep -q 'user stacks: by frame pointers' "$ERR" || fail "summary does not say fp: $(cat "$ERR")"
+
+# --- a process that execs into another binary while sampled
+UNWIND_FIXTURE_EXEC="$TPROF_UNWIND_FIXTURE_NOCFI" "$TPROF_UNWIND_FIXTURE" exec 6 &
+pid=$!
+sleep 0.2
+once 5.5 --pid "$pid" --unwind auto
+wait "$pid"
+fixture_check before-exec unwind-fixture "^unwind-fixture;_start;.*;main;unwind_outer;$path"
+fixture_check after-exec unwind-fixture- "^unwind-fixture-;_start;.*;main;unwind_outer;$path"
+
+# --- a process that loads and unloads a library over and over while sampled
+"$TPROF_UNWIND_FIXTURE" dlclose 4 &
+pid=$!
+sleep 0.2
+once 3 --pid "$pid" --unwind auto
+wait "$pid"
+total=$(comm_total unwind-fixture)
+good=$(comm_matching unwind-fixture "^unwind-fixture;_start;.*;main;unwind_outer;$path")
+echo "dlclose: $good of $total samples whole"
+[ "$total" -ge 3 ] && [ $((good * 100)) -ge $((total * 80)) ] ||
+        fail "dlclose: $good of $total samples whole: $(head -20 "$OUT"); $(cat "$ERR")"
+grep -q 'user stacks (auto): [0-9]* walked' "$ERR" || fail "summary has no unwinding line: $(cat "$ERR")"
+echo OK

@@ -1,0 +1,273 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * The unwinder on real register and stack snapshots: helpers/unwind-fixture.c, built without frame
+ * pointers as a PIE against a shared library, records at the end of a known call path
+ * (main -> unwind_outer -> unwind_fixture_lib_middle -> unwind_callback -> unwind_leaf) its
+ * registers, a copy of its stack and its mappings, as perf would. We walk the copy against the
+ * files on disk and name each address from the unstripped files' symbols. The same program
+ * stripped to .eh_frame; with a library built without unwind tables but with frame pointers
+ * (auto walks it with frame pointers, dwarf cuts it); with the copy cut short (cut, counted).
+ * No perf needed: the fixture copies its own stack.
+ */
+#include "tests.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/sysmacros.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "basic/fileio.h"
+#include "sampler/proc-maps.h"
+#include "sampler/sampler-unwind.h"
+#include "symbolizer/symbolizer-elf.h"
+
+#define FIXTURE_PID 4000000000U /* no such process: files are opened by path */
+
+typedef struct Snapshot {
+        uint64_t ip, sp, bp, size;
+        uint8_t *stack;
+        ProcTable *procs;
+} Snapshot;
+
+static char tmpdir[] = "/tmp/tprof-unwind.XXXXXX";
+
+static void snapshot_done(Snapshot *s) {
+        free(s->stack);
+        proc_table_free(s->procs);
+}
+
+/* Runs the fixture at path in snapshot mode and reads what it wrote. */
+static void take_snapshot(const char *path, Snapshot *ret) {
+        char out[PATH_MAX], line[4096];
+        uint64_t hdr[4];
+        char magic[4];
+        pid_t pid;
+        int status;
+        FILE *f;
+
+        snprintf(out, sizeof(out), "%s/snapshot", tmpdir);
+        pid = fork();
+        assert_true(pid >= 0);
+        if (pid == 0) {
+                execl(path, path, "snapshot", out, (char *) NULL);
+                _exit(127);
+        }
+        assert_int_equal(waitpid(pid, &status, 0), pid);
+        assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+
+        f = fopen(out, "re");
+        assert_non_null(f);
+        assert_int_equal(fread(magic, 1, 4, f), 4);
+        assert_memory_equal(magic, "TPUW", 4);
+        assert_int_equal(fread(hdr, sizeof(hdr), 1, f), 1);
+        *ret = (Snapshot) { .ip = hdr[0], .sp = hdr[1], .bp = hdr[2], .size = hdr[3] };
+        assert_true(ret->size > 0 && ret->size <= 16384);
+        ret->stack = malloc(ret->size);
+        assert_non_null(ret->stack);
+        assert_int_equal(fread(ret->stack, 1, ret->size, f), ret->size);
+        ret->procs = proc_table_new();
+        assert_non_null(ret->procs);
+        assert_int_equal(proc_table_comm_event(ret->procs, FIXTURE_PID, FIXTURE_PID, "unwind-fixture", false), 0);
+        while (fgets(line, sizeof(line), f)) {
+                ProcMap m;
+                if (proc_maps_parse_line(line, &m) == 1) {
+                        assert_int_equal(proc_table_mmap(ret->procs, FIXTURE_PID, &m), 0);
+                        proc_map_done(&m);
+                }
+        }
+        fclose(f);
+        (void) unlink(out);
+}
+
+static size_t walk(Unwinder *u, const Snapshot *s, size_t stack_size, uint64_t *ips, size_t max) {
+        return unwinder_unwind(u, s->procs,
+                               &(UnwindInput) {
+                                       .pid = FIXTURE_PID,
+                                       .ip = s->ip, .sp = s->sp, .bp = s->bp,
+                                       .stack = s->stack, .stack_size = stack_size,
+                               },
+                               ips, max);
+}
+
+/* The function an address is in, from the symbols of the unstripped twin of its file. */
+static const char *name_of(const Snapshot *s, uint64_t ip, bool is_return, const char *exe_twin, char *buf,
+                           size_t len) {
+        const ProcMap *m = proc_table_find_map(s->procs, FIXTURE_PID, is_return ? ip - 1 : ip);
+        _cleanup_(elf_symbols_freep) ElfSymbols *e = NULL;
+        const char *path, *name;
+        uint64_t vaddr, off;
+
+        if (!m)
+                return "(unmapped)";
+        path = strstr(m->path, "unwind-fixture") && !strstr(m->path, ".so") ? exe_twin : m->path;
+        if (elf_symbols_load_path(path, NULL, &e) < 0 && !e)
+                return "(unreadable)";
+        if (!elf_symbols_offset_to_vaddr(e, (is_return ? ip - 1 : ip) - m->start + m->pgoff, &vaddr) ||
+            !elf_symbols_lookup(e, vaddr, &name, &off))
+                return "(unnamed)";
+        snprintf(buf, len, "%s", name);
+        return buf;
+}
+
+static void expect_whole_path(const char *fixture, const char *twin, UnwindMode mode, bool expect_fp) {
+        _cleanup_(unwinder_freep) Unwinder *u = NULL;
+        _cleanup_(snapshot_done) Snapshot s = {};
+        static const char *const path[] = {
+                "unwind_leaf", "unwind_callback", "unwind_fixture_lib_middle", "unwind_outer", "main",
+        };
+        uint64_t ips[128];
+        char buf[256];
+        UnwindStats st;
+        size_t n;
+
+        take_snapshot(fixture, &s);
+        assert_int_equal(unwinder_new(&(UnwinderOptions) { .mode = mode }, &u), 0);
+        n = walk(u, &s, s.size, ips, ELEMENTSOF(ips));
+        for (size_t i = 0; i < n; i++)
+                print_message("  #%zu %#" PRIx64 " %s\n", i, ips[i], name_of(&s, ips[i], i > 0, twin, buf, sizeof(buf)));
+        assert_true(n > ELEMENTSOF(path));
+        for (size_t i = 0; i < ELEMENTSOF(path); i++)
+                assert_string_equal(name_of(&s, ips[i], i > 0, twin, buf, sizeof(buf)), path[i]);
+        /* Whole: through libc's start code to _start, which ends the walk; no cut marker. */
+        assert_int_not_equal(ips[n - 1], 0);
+        assert_string_equal(name_of(&s, ips[n - 1], true, twin, buf, sizeof(buf)), "_start");
+
+        unwinder_get_stats(u, &st);
+        assert_int_equal(st.stacks, 1);
+        assert_int_equal(st.stacks_cut, 0);
+        assert_int_equal(st.stacks_fp, expect_fp ? 1 : 0);
+        assert_int_equal(st.stacks_cfi, expect_fp ? 0 : 1);
+        assert_true(expect_fp ? st.frames_fp > 0 : st.frames_fp == 0);
+}
+
+static void test_unwind_pie_and_library(void **state) {
+        expect_whole_path(getenv("TPROF_UNWIND_FIXTURE"), getenv("TPROF_UNWIND_FIXTURE"), UNWIND_MODE_DWARF, false);
+}
+
+static void test_unwind_stripped(void **state) {
+        expect_whole_path(getenv("TPROF_UNWIND_FIXTURE_STRIPPED"), getenv("TPROF_UNWIND_FIXTURE"), UNWIND_MODE_DWARF,
+                          false);
+}
+
+static void test_unwind_auto_falls_back_to_frame_pointers(void **state) {
+        expect_whole_path(getenv("TPROF_UNWIND_FIXTURE_NOCFI"), getenv("TPROF_UNWIND_FIXTURE_NOCFI"), UNWIND_MODE_AUTO,
+                          true);
+}
+
+static void test_unwind_dwarf_cuts_without_cfi(void **state) {
+        _cleanup_(unwinder_freep) Unwinder *u = NULL;
+        _cleanup_(snapshot_done) Snapshot s = {};
+        uint64_t ips[128];
+        UnwindStats st;
+        size_t n;
+
+        take_snapshot(getenv("TPROF_UNWIND_FIXTURE_NOCFI"), &s);
+        assert_int_equal(unwinder_new(&(UnwinderOptions) { .mode = UNWIND_MODE_DWARF }, &u), 0);
+        n = walk(u, &s, s.size, ips, ELEMENTSOF(ips));
+        /* leaf, callback, the library frame, then the cut */
+        assert_int_equal(n, 4);
+        assert_int_equal(ips[n - 1], 0);
+        unwinder_get_stats(u, &st);
+        assert_int_equal(st.stacks_cut, 1);
+        assert_int_equal(st.cut[UNWIND_CUT_NO_CFI], 1);
+}
+
+static void test_unwind_short_copy_is_cut(void **state) {
+        _cleanup_(unwinder_freep) Unwinder *u = NULL;
+        _cleanup_(snapshot_done) Snapshot s = {};
+        uint64_t ips[128];
+        UnwindStats st;
+        size_t n;
+
+        take_snapshot(getenv("TPROF_UNWIND_FIXTURE"), &s);
+        assert_int_equal(unwinder_new(&(UnwinderOptions) { .mode = UNWIND_MODE_AUTO }, &u), 0);
+        n = walk(u, &s, 16, ips, ELEMENTSOF(ips));
+        assert_true(n >= 2 && n < 5);
+        assert_int_equal(ips[n - 1], 0);
+        unwinder_get_stats(u, &st);
+        assert_int_equal(st.cut[UNWIND_CUT_STACK], 1);
+
+        /* The frame limit: max entries, the last one the cut. */
+        n = walk(u, &s, s.size, ips, 3);
+        assert_int_equal(n, 3);
+        assert_int_equal(ips[2], 0);
+        unwinder_get_stats(u, &st);
+        assert_int_equal(st.cut[UNWIND_CUT_DEPTH], 1);
+}
+
+static void test_unwind_garbage_stack_ends(void **state) {
+        _cleanup_(unwinder_freep) Unwinder *u = NULL;
+        _cleanup_(snapshot_done) Snapshot s = {};
+        uint64_t ips[128];
+        size_t n;
+
+        take_snapshot(getenv("TPROF_UNWIND_FIXTURE"), &s);
+        assert_int_equal(unwinder_new(&(UnwinderOptions) { .mode = UNWIND_MODE_AUTO }, &u), 0);
+        srand(7);
+        for (unsigned round = 0; round < 200; round++) {
+                for (uint64_t i = 0; i < s.size; i++)
+                        if (rand() % 8 == 0)
+                                s.stack[i] = (uint8_t) rand();
+                n = walk(u, &s, s.size, ips, ELEMENTSOF(ips));
+                assert_true(n >= 1 && n <= ELEMENTSOF(ips));
+        }
+}
+
+/* Not a check: prints what a walk costs with the compact rule cache and with a CFI search per frame. */
+static void test_unwind_cost(void **state) {
+        _cleanup_(snapshot_done) Snapshot s = {};
+        uint64_t ips[128];
+
+        take_snapshot(getenv("TPROF_UNWIND_FIXTURE_STRIPPED"), &s);
+        for (int round = 0; round < 4; round++) {
+                int nocache = round % 2;
+                _cleanup_(unwinder_freep) Unwinder *u = NULL;
+                struct timespec a, b;
+                const unsigned rounds = 2000;
+
+                assert_int_equal(unwinder_new(&(UnwinderOptions) { .mode = UNWIND_MODE_AUTO, .no_rule_cache = nocache },
+                                              &u), 0);
+                (void) walk(u, &s, s.size, ips, ELEMENTSOF(ips)); /* files loaded */
+                clock_gettime(CLOCK_MONOTONIC, &a);
+                for (unsigned i = 0; i < rounds; i++)
+                        (void) walk(u, &s, s.size, ips, ELEMENTSOF(ips));
+                clock_gettime(CLOCK_MONOTONIC, &b);
+                print_message("  %s: %.2f us per stack of %zu frames\n",
+                              nocache ? "CFI search per frame (libdw dwarf_cfi_addrframe)" : "compact rule cache",
+                              ((double) (b.tv_sec - a.tv_sec) * 1e6 + (double) (b.tv_nsec - a.tv_nsec) / 1e3) / rounds,
+                              walk(u, &s, s.size, ips, ELEMENTSOF(ips)));
+        }
+}
+
+static int setup(void **state) {
+        return mkdtemp(tmpdir) ? 0 : -1;
+}
+
+static int teardown(void **state) {
+        (void) rmdir(tmpdir);
+        return 0;
+}
+
+int main(void) {
+        const struct CMUnitTest tests[] = {
+                cmocka_unit_test(test_unwind_pie_and_library),
+                cmocka_unit_test(test_unwind_stripped),
+                cmocka_unit_test(test_unwind_auto_falls_back_to_frame_pointers),
+                cmocka_unit_test(test_unwind_dwarf_cuts_without_cfi),
+                cmocka_unit_test(test_unwind_short_copy_is_cut),
+                cmocka_unit_test(test_unwind_garbage_stack_ends),
+                cmocka_unit_test(test_unwind_cost),
+        };
+#if !defined(__x86_64__)
+        printf("The unwinder walks x86-64 stacks only.\n");
+        return EXIT_TEST_SKIP;
+#endif
+        if (!getenv("TPROF_UNWIND_FIXTURE"))
+                return EXIT_TEST_SKIP;
+        return cmocka_run_group_tests(tests, setup, teardown);
+}
