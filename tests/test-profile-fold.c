@@ -43,6 +43,34 @@ static void test_fold_counts_and_orders(void **state) {
         assert_string_equal(st[2].key, "x_");
 }
 
+/* A producer's slot names the same frames every time: the key is made once per comm. */
+static void test_fold_stack_slots(void **state) {
+        _cleanup_(folder_freep) Folder *f = folder_new(), *g = folder_new();
+        SampleStackSlot slot = {};
+        Sample burn = { .comm = "burn", .n_frames = 3, .frames = burn_frames, .stack_slot = &slot };
+        Sample other = burn;
+        const FoldedStack *st;
+        size_t n;
+
+        other.comm = "other";
+        assert_int_equal(folder_add(f, &burn, 1), 0);
+        assert_true(slot.tag != 0);
+        assert_int_equal(folder_add(f, &burn, 1), 0);
+        assert_int_equal(folder_add(f, &other, 1), 0); /* same slot, another comm: its own stack */
+        assert_int_equal(folder_add(f, &burn, 1), 0);
+        assert_int_equal(folder_add(g, &burn, 5), 0); /* another folder's tag: computed afresh */
+        assert_int_equal(folder_add(f, &burn, 1), 0);
+        assert_int_equal(folder_sorted(f, &st, &n), 0);
+        assert_int_equal(n, 2);
+        assert_string_equal(st[0].key, "burn;main;middle;leaf");
+        assert_int_equal(st[0].count, 4);
+        assert_string_equal(st[1].key, "other;main;middle;leaf");
+        assert_int_equal(st[1].count, 1);
+        assert_int_equal(folder_sorted(g, &st, &n), 0);
+        assert_int_equal(n, 1);
+        assert_int_equal(st[0].count, 5);
+}
+
 static void test_fold_write_format(void **state) {
         _cleanup_(folder_freep) Folder *f = folder_new();
         Sample burn = { .comm = "my prog", .n_frames = 3, .frames = burn_frames };
@@ -60,6 +88,7 @@ static void test_fold_write_format(void **state) {
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_fold_counts_and_orders),
+                cmocka_unit_test(test_fold_stack_slots),
                 cmocka_unit_test(test_fold_write_format),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);

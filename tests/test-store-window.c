@@ -33,6 +33,11 @@ static int cmp_time(const void *a, const void *b) {
         return x->s.cpu < y->s.cpu ? -1 : x->s.cpu > y->s.cpu;
 }
 
+/* When set, samples are drawn from TEMPLATES fixed stacks, each with its slot, as the sampler's
+ * stack cache hands them: the writer remembers each stack's id in the slot. */
+#define TEMPLATES 16
+static SampleStackSlot *slots;
+
 /*
  * Writes a window of n_chunks chunks of per_chunk samples; shuffled puts each chunk's samples out
  * of order; chain > 1 makes chains of that many chunks share tables (1: all self-contained).
@@ -43,8 +48,11 @@ static void write_window_chained(Written *w, size_t n_chunks, size_t per_chunk, 
         _cleanup_(chunk_writer_freep) ChunkWriter *cw = chunk_writer_new(3);
         ByteBuf b = {};
         uint64_t rng = seed, t = UINT64_C(5000000000000);
+        OwnedSample templates[TEMPLATES];
         int fd;
 
+        for (size_t j = 0; slots && j < TEMPLATES; j++)
+                test_make_sample(&rng, 0, &templates[j]);
         chunk_writer_set_chain(cw, chain);
         memset(w, 0, sizeof *w);
         strcpy(w->path, "/tmp/test-store-window.XXXXXX");
@@ -58,6 +66,12 @@ static void write_window_chained(Written *w, size_t n_chunks, size_t per_chunk, 
                         OwnedSample o;
                         uint64_t when = shuffled ? t + test_rand(&rng) % 5000000000ULL : t + i * 10309278;
                         test_make_sample(&rng, when, &o);
+                        if (slots) {
+                                size_t j = test_rand(&rng) % TEMPLATES;
+                                memcpy(o.frames, templates[j].frames, sizeof o.frames);
+                                o.s.n_frames = templates[j].s.n_frames;
+                                o.s.stack_slot = &slots[j];
+                        }
                         assert_int_equal(chunk_writer_add_sample(cw, &o.s), 0);
                         collect_handler(&o.s, &w->expected);
                 }
@@ -502,6 +516,28 @@ static void test_round_trip_chained(void **state) {
         written_done(&w);
 }
 
+/* Stack slots: reused while the tables live, never across a reset (every chain here, and a
+ * chunk_writer_reset() of a second writer sharing the slots in between). */
+static void test_round_trip_stack_slots(void **state) {
+        SampleStackSlot s[TEMPLATES] = {};
+        Collected got = {};
+        WindowReadStats st;
+        Written w;
+
+        slots = s;
+        for (unsigned chain = 1; chain <= 3; chain++) {
+                write_window_chained(&w, 5, 300, true, 20 + chain, chain);
+                assert_int_equal(window_read(w.path, collect_handler, &got, &st), 0);
+                assert_int_equal(got.n, w.expected.n);
+                assert_read_equals(&got, &w.expected, 0, w.expected.n);
+                collected_done(&got);
+                written_done(&w);
+                for (size_t j = 0; j < TEMPLATES; j++)
+                        assert_true(s[j].tag != 0); /* each was filled */
+        }
+        slots = NULL;
+}
+
 static void test_chained_corruption_loses_rest_of_chain_only(void **state) {
         Written w;
         Collected got = {};
@@ -794,6 +830,7 @@ int main(void) {
                 cmocka_unit_test(test_damaged_file_header),
                 cmocka_unit_test(test_chunk_time_bounds),
                 cmocka_unit_test(test_round_trip_chained),
+                cmocka_unit_test(test_round_trip_stack_slots),
                 cmocka_unit_test(test_chained_corruption_loses_rest_of_chain_only),
                 cmocka_unit_test(test_chained_truncation),
                 cmocka_unit_test(test_chain_needs_adjacent_chunks),

@@ -394,7 +394,12 @@ int incident_publish(int incidents_fd, int dir_fd, const Incident *i, IncidentSi
                         r = write_stream_at(dir_fd, name, fill_folded, k->cpu_baseline);
                 }
         }
-        if (r >= 0 && perf_script) {
+        incident_sink_get_slice(k, &s);
+        if (r >= 0 && perf_script && s.samples > BUNDLE_PERF_SCRIPT_SAMPLES_MAX)
+                /* Seconds of text and hundreds of megabytes at fleet rates, written by the daemon's
+                 * one thread: made on demand from windows/ instead. */
+                r = perf_script(NULL, userdata);
+        else if (r >= 0 && perf_script) {
                 PerfScriptFill fill = { perf_script, userdata };
                 r = write_stream_at(dir_fd, BUNDLE_PERF_SCRIPT, fill_perf_script, &fill);
         }

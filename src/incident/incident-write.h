@@ -37,7 +37,9 @@ typedef struct IncidentLogLine {
         bool trigger;
 } IncidentLogLine;
 
-/* Writes the perf-script file of the slice on out. */
+/* Writes the perf-script file of the slice on out. With out NULL (a slice of more than
+ * BUNDLE_PERF_SCRIPT_SAMPLES_MAX samples, which gets no perf-script file) it only counts what the
+ * perf-script pass counts besides the text: the samples lost inside the slice. */
 typedef int (*IncidentPerfScriptWriter)(FILE *out, void *userdata);
 
 int incident_publish(int incidents_fd, int dir_fd, const Incident *i, IncidentSink *k, const IncidentHost *h,

@@ -3,6 +3,7 @@
  * Folds samples into counted stack strings; see profile-fold.h.
  */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -12,8 +13,16 @@
 #include "profile/profile-fold.h"
 #include "profile/profile-names.h"
 
+typedef struct FoldedEntry {
+        uint64_t count;
+        char comm[64]; /* the tidy comm that starts its key, for the memo's check */
+} FoldedEntry;
+
 struct Folder {
-        Hashmap *stacks; /* key -> count */
+        Hashmap *stacks; /* key -> index into entries */
+        FoldedEntry *entries;
+        size_t n_entries, entries_allocated;
+        uint64_t tag; /* ours in SampleStackSlot.tag: slot.stack is then an index into entries */
         uint64_t total;
         StrBuf key;
         FoldedStack *sorted;
@@ -27,6 +36,7 @@ Folder *folder_new(void) {
         f->stacks = hashmap_new();
         if (!f->stacks)
                 return mfree(f);
+        f->tag = sample_stack_tag_new();
         return f;
 }
 
@@ -34,6 +44,7 @@ Folder *folder_free(Folder *f) {
         if (!f)
                 return NULL;
         hashmap_free(f->stacks);
+        free(f->entries);
         strbuf_done(&f->key);
         free(f->sorted);
         free(f->keys);
@@ -69,17 +80,38 @@ int profile_fold_key(const Sample *s, StrBuf *key) {
 }
 
 int folder_add(Folder *f, const Sample *s, uint64_t count) {
+        char comm[64];
         uint64_t *slot;
+        bool added;
         int r;
+
+        profile_comm_tidy(s->comm, comm, sizeof comm);
+        /* The same stack (its producer's slot says so) with the same comm: the key is known. */
+        if (s->stack_slot && s->stack_slot->tag == f->tag && s->stack_slot->stack < f->n_entries &&
+            streq(f->entries[s->stack_slot->stack].comm, comm)) {
+                f->entries[s->stack_slot->stack].count += count;
+                f->total += count;
+                f->sorted = mfree(f->sorted);
+                return 0;
+        }
 
         r = profile_fold_key(s, &f->key);
         if (r < 0)
                 return r;
 
-        slot = hashmap_slot(f->stacks, f->key.data, f->key.len, 0, NULL);
+        if (!GREEDY_REALLOC(f->entries, f->entries_allocated, f->n_entries + 1))
+                return -ENOMEM;
+        slot = hashmap_slot(f->stacks, f->key.data, f->key.len, f->n_entries, &added);
         if (!slot)
                 return -ENOMEM;
-        *slot += count;
+        if (added) {
+                f->entries[f->n_entries] = (FoldedEntry) {};
+                snprintf(f->entries[f->n_entries].comm, sizeof f->entries[f->n_entries].comm, "%s", comm);
+                f->n_entries++;
+        }
+        f->entries[*slot].count += count;
+        if (s->stack_slot)
+                *s->stack_slot = (SampleStackSlot) { .tag = f->tag, .stack = (uint32_t) *slot };
         f->total += count;
         f->sorted = mfree(f->sorted);
         return 0;
@@ -107,7 +139,7 @@ int folder_sorted(Folder *f, const FoldedStack **ret_stacks, size_t *ret_n) {
                 for (size_t it = 0; hashmap_iterate(f->stacks, &it, &k, &kl, &v);) {
                         memcpy(f->keys + off, k, kl);
                         f->keys[off + kl] = '\0';
-                        f->sorted[i++] = (FoldedStack) { .key = f->keys + off, .count = v };
+                        f->sorted[i++] = (FoldedStack) { .key = f->keys + off, .count = f->entries[v].count };
                         off += kl + 1;
                 }
                 qsort(f->sorted, n, sizeof(FoldedStack), cmp_stack);

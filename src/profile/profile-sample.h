@@ -24,6 +24,21 @@ typedef struct Frame {
         bool kernel;
 } Frame;
 
+/*
+ * Where a consumer that interns stacks (the window writer) remembers what it made of a sample's
+ * frames, so that the next sample of the same call chain skips the work. The producer (the
+ * sampler's stack cache) hands the same slot for every sample whose frames are the same, and a
+ * fresh slot (tag 0) whenever they may differ. The consumer owns the contents: a tag of its own
+ * that says for which of its tables stack is valid.
+ */
+typedef struct SampleStackSlot {
+        uint64_t tag; /* 0 = nothing remembered */
+        uint32_t stack;
+} SampleStackSlot;
+
+/* A tag no other consumer in the process has: for each set of tables (or memo) a consumer keeps. */
+uint64_t sample_stack_tag_new(void);
+
 typedef struct Sample {
         uint64_t t_ns; /* perf clock (local_clock), the clock printk stamps kmsg records with */
         uint32_t cpu;
@@ -34,4 +49,5 @@ typedef struct Sample {
         uint32_t n_frames;
         const Frame *frames; /* leaf first, as perf script prints them */
         const char *cgroup;  /* the cgroup v2 path it ran in ("/system.slice/x.service"); NULL if unknown */
+        SampleStackSlot *stack_slot; /* NULL when the producer keeps none */
 } Sample;

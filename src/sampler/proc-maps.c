@@ -26,6 +26,7 @@ struct ProcTable {
         ProcTask **buckets;
         size_t n_buckets;
         size_t n_tasks;
+        uint64_t maps_gen_last; /* the last generation handed out */
         ProcTableStats stats;
 };
 
@@ -104,6 +105,10 @@ static void table_grow(ProcTable *t) {
 }
 
 /* Finds tid or adds it. A task found exited is a reused tid: start it afresh. */
+static void maps_changed(ProcTable *t, ProcTask *task) {
+        task->maps_gen = ++t->maps_gen_last;
+}
+
 static ProcTask *table_add(ProcTable *t, uint32_t pid, uint32_t tid) {
         ProcTask *task = proc_table_get(t, tid);
         size_t b;
@@ -111,6 +116,7 @@ static ProcTask *table_add(ProcTable *t, uint32_t pid, uint32_t tid) {
         if (task) {
                 if (task->exited || task->pid != pid) {
                         task_clear_maps(task);
+                        maps_changed(t, task);
                         task->exited = false;
                         task->exit_ns = 0;
                         task->comm[0] = '\0';
@@ -127,6 +133,7 @@ static ProcTask *table_add(ProcTable *t, uint32_t pid, uint32_t tid) {
                 return NULL;
         task->tid = tid;
         task->pid = pid;
+        maps_changed(t, task);
         table_grow(t);
         b = bucket_of(t, tid);
         task->next = t->buckets[b];
@@ -164,6 +171,11 @@ const ProcMap *proc_table_find_map(ProcTable *t, uint32_t pid, uint64_t addr) {
                         return m;
         }
         return NULL;
+}
+
+uint64_t proc_table_maps_generation(ProcTable *t, uint32_t pid) {
+        ProcTask *task = proc_table_get(t, pid);
+        return task && task->pid == pid ? task->maps_gen : 0;
 }
 
 bool proc_table_has_maps(ProcTable *t, uint32_t pid) {
@@ -255,6 +267,7 @@ int proc_table_mmap(ProcTable *t, uint32_t pid, const ProcMap *m) {
         task->maps = TAKE_PTR(n);
         task->n_maps = k;
         task->n_maps_allocated = need;
+        maps_changed(t, task);
         return 0;
 
 fail:
@@ -262,6 +275,7 @@ fail:
         for (size_t i = 0; i < k; i++)
                 proc_map_done(&n[i]);
         task_clear_maps(task);
+        maps_changed(t, task);
         return r;
 }
 
@@ -287,8 +301,10 @@ int proc_table_comm_event(ProcTable *t, uint32_t pid, uint32_t tid, const char *
         if (exec) {
                 /* A new image: the old mappings are gone; MMAP2 records for the new ones follow. */
                 ProcTask *leader = proc_table_get(t, pid);
-                if (leader && leader->pid == pid)
+                if (leader && leader->pid == pid) {
                         task_clear_maps(leader);
+                        maps_changed(t, leader);
+                }
                 if (pid != tid) {
                         /* exec from a thread: the kernel makes it the leader; name the process too. */
                         leader = table_add(t, pid, pid);
@@ -312,6 +328,7 @@ int proc_table_fork(ProcTable *t, uint32_t pid, uint32_t ppid, uint32_t tid, uin
                 return -ENOMEM;
         /* table_add() keeps an entry that is alive with the same pid; a FORK means it is new. */
         task_clear_maps(child);
+        maps_changed(t, child);
         comm_set(child, saved);
 
         if (pid != ppid && tid == pid) {
@@ -331,6 +348,7 @@ int proc_table_fork(ProcTable *t, uint32_t pid, uint32_t ppid, uint32_t tid, uin
                         free(child->maps);
                         child->maps = n;
                         child->n_maps = child->n_maps_allocated = pp->n_maps;
+                        maps_changed(t, child);
                 }
         }
         return 0;

@@ -39,6 +39,7 @@ struct ProcTask {
         bool exited;
         uint64_t exit_ns;
         ProcMap *maps; /* only where tid == pid, sorted by start, non-overlapping */
+        uint64_t maps_gen; /* only where tid == pid: changes with every change of maps, unique in the table */
         size_t n_maps, n_maps_allocated;
         ProcTask *next; /* hash chain */
 };
@@ -60,6 +61,11 @@ const ProcMap *proc_table_find_map(ProcTable *t, uint32_t pid, uint64_t addr);
 /* Whether the table holds any executable mapping of process pid: if not, a NULL from
  * proc_table_find_map() says nothing about the address. */
 bool proc_table_has_maps(ProcTable *t, uint32_t pid);
+/* The generation of process pid's mappings: a value no other state of any process's mappings in
+ * this table has had or will have (a new mapping, exec, fork, a reused pid each give a new one),
+ * so a cached result computed from the maps may be reused while it is unchanged. 0 for a process
+ * the table does not know. */
+uint64_t proc_table_maps_generation(ProcTable *t, uint32_t pid);
 
 int proc_table_mmap(ProcTable *t, uint32_t pid, const ProcMap *m);
 int proc_table_comm_event(ProcTable *t, uint32_t pid, uint32_t tid, const char *comm, bool exec);

@@ -8,6 +8,10 @@
 #include <linux/perf_event.h>
 #include <stdbool.h>
 
+#include <string.h>
+
+#include "basic/macro.h"
+
 #include "sampler/sampler-frames.h"
 
 /* Where a user chain left the mapped code. Address 0, not the word read there: that word differs
@@ -18,7 +22,12 @@ static const Frame frame_cut = {
         .dso = SYMBOLIZER_UNKNOWN,
 };
 
-static void user_frame(Symbolizer *z, uint32_t pid, const ProcMap *m, uint64_t ip, bool is_return,
+static bool frame_unresolved(const Frame *f) {
+        return !f->symbol || streq(f->symbol, SYMBOLIZER_UNKNOWN);
+}
+
+/* Returns true when the frame is volatile: named (or not) other than from the mapping's file. */
+static bool user_frame(Symbolizer *z, uint32_t pid, const ProcMap *m, uint64_t ip, bool is_return,
                        Frame *f) {
         SymbolizerMapping sm;
 
@@ -28,20 +37,23 @@ static void user_frame(Symbolizer *z, uint32_t pid, const ProcMap *m, uint64_t i
                         .dev = m->dev, .ino = m->ino, .path = m->path,
                 };
         symbolizer_user(z, pid, m ? &sm : NULL, ip, is_return, f);
+        return !m || frame_unresolved(f) || f->dso != m->path;
 }
 
 uint32_t sample_frames(ProcTable *procs, Symbolizer *z, const RecordSample *rs, Frame *frames,
                        SampleFramesStats *stats) {
         enum { CTX_NONE, CTX_KERNEL, CTX_USER, CTX_OTHER } ctx = CTX_NONE;
         uint32_t pid = rs->id.pid, n = 0;
-        bool first = true, cut = false;
+        bool first = true, cut = false, vol = false;
 
         if (rs->nr == 0) {
-                if (rs->kernel_ip)
-                        symbolizer_kernel(z, rs->ip, false, &frames[n++]);
-                else
-                        user_frame(z, pid, proc_table_find_map(procs, pid, rs->ip), rs->ip, false,
-                                   &frames[n++]);
+                if (rs->kernel_ip) {
+                        symbolizer_kernel(z, rs->ip, false, &frames[n]);
+                        vol = frame_unresolved(&frames[n++]);
+                } else
+                        vol = user_frame(z, pid, proc_table_find_map(procs, pid, rs->ip), rs->ip, false,
+                                         &frames[n++]);
+                stats->volatile_chains += vol;
                 return n;
         }
 
@@ -61,7 +73,8 @@ uint32_t sample_frames(ProcTable *procs, Symbolizer *z, const RecordSample *rs, 
                 if (ctx == CTX_OTHER) /* guest frames: not ours to name */
                         continue;
                 if (ctx == CTX_KERNEL) {
-                        symbolizer_kernel(z, ip, !first, &frames[n++]);
+                        symbolizer_kernel(z, ip, !first, &frames[n]);
+                        vol |= frame_unresolved(&frames[n++]);
                         first = false;
                         continue;
                 }
@@ -79,8 +92,9 @@ uint32_t sample_frames(ProcTable *procs, Symbolizer *z, const RecordSample *rs, 
                         cut = true;
                         continue;
                 }
-                user_frame(z, pid, m, ip, !first, &frames[n++]);
+                vol |= user_frame(z, pid, m, ip, !first, &frames[n++]);
                 first = false;
         }
+        stats->volatile_chains += vol;
         return n;
 }

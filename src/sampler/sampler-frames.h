@@ -27,6 +27,11 @@
 typedef struct SampleFramesStats {
         uint64_t callchains_cut; /* at a return address outside every mapping */
         uint64_t frames_dropped; /* user addresses after a cut, not turned into frames */
+        /* Chains with a frame the symbolizer may name otherwise later, though neither the process's
+         * mappings nor the symbolizer's generation changed: an unresolved frame, or one named from
+         * a JIT map (read again once per drain). A caller that caches frames compares the count
+         * before and after the call. */
+        uint64_t volatile_chains;
 } SampleFramesStats;
 
 /*

@@ -31,6 +31,7 @@
 #include "sampler/sampler-frames.h"
 #include "sampler/sampler-record.h"
 #include "sampler/sampler-ring.h"
+#include "sampler/sampler-stack-cache.h"
 #include "sampler/sampler-unwind.h"
 #include "sampler/sampler.h"
 #include "symbolizer/symbolizer.h"
@@ -40,6 +41,7 @@
 #define SAMPLER_CPUS_MAX 8192U
 #define SAMPLER_DRAIN_ROUNDS_MAX 8U
 #define SAMPLER_CLOCK_TRIES 5U
+#define SAMPLER_STACK_EPOCH_NS (1000U * 1000U * 1000U)
 
 typedef struct SamplerCpu {
         unsigned cpu;
@@ -77,6 +79,8 @@ struct Sampler {
 
         ProcTable *procs;
         Symbolizer *symbolizer;
+        StackCache *stacks;
+        uint64_t stack_epoch_ns; /* perf time the stack cache's epoch began */
         Unwinder *unwinder; /* NULL with UNWIND_MODE_FP */
         /* A sample's kernel chain and its unwound user addresses, as one callchain. */
         uint64_t chain[2 * PROFILE_STACK_DEPTH_MAX + 4];
@@ -134,6 +138,7 @@ Sampler *sampler_free(Sampler *s) {
         free(s->cpus);
         s->timer = sd_event_source_disable_unref(s->timer);
         s->event = sd_event_unref(s->event);
+        stack_cache_free(s->stacks);
         proc_table_free(s->procs);
         symbolizer_free(s->symbolizer);
         unwinder_free(s->unwinder);
@@ -420,8 +425,16 @@ int sampler_new(const SamplerOptions *o, SampleHandler handler, void *userdata, 
                 if (r < 0)
                         return r;
         }
-        if (s->opts.mmap_pages == 0)
+        if (s->opts.mmap_pages == 0) {
+                /* The default holds the same seconds of samples at any rate: at 97 Hz 128 pages,
+                 * up to 16 times that at high per-CPU rates (a busy daemon thread, a bundle being
+                 * written, must not cost samples). */
+                uint32_t hz = s->opts.freq_hz ?: SAMPLER_FREQ_HZ_DEFAULT;
                 s->opts.mmap_pages = SAMPLER_MMAP_PAGES_DEFAULT;
+                while (s->opts.mmap_pages < SAMPLER_MMAP_PAGES_DEFAULT * 16 &&
+                       (uint64_t) s->opts.mmap_pages * SAMPLER_FREQ_HZ_DEFAULT < (uint64_t) SAMPLER_MMAP_PAGES_DEFAULT * hz)
+                        s->opts.mmap_pages *= 2;
+        }
         if ((s->opts.mmap_pages & (s->opts.mmap_pages - 1)) != 0 || s->opts.mmap_pages > 65536)
                 return -EINVAL;
         s->handler = handler;
@@ -447,7 +460,8 @@ int sampler_new(const SamplerOptions *o, SampleHandler handler, void *userdata, 
                 return -ENOMEM;
 
         s->procs = proc_table_new();
-        if (!s->procs)
+        s->stacks = stack_cache_new(0);
+        if (!s->procs || !s->stacks)
                 return -ENOMEM;
         r = symbolizer_new(&(SymbolizerOptions) { .function_frames = s->opts.function_frames }, &s->symbolizer);
         if (r < 0)
@@ -545,6 +559,7 @@ UnwindMode sampler_unwind_mode(const Sampler *s) {
 }
 
 void sampler_get_debug_stats(const Sampler *s, SamplerDebugStats *ret) {
+        StackCacheStats cs;
         ProcTableStats ps;
         SymbolizerStats ys;
 
@@ -564,18 +579,23 @@ void sampler_get_debug_stats(const Sampler *s, SamplerDebugStats *ret) {
         ret->cache_bytes = ys.cache_bytes;
         ret->jit_maps_loaded = ys.jit_maps_loaded;
         /* The frame a cut leaves is handed out, and unknown, without the symbolizer. */
-        ret->frames = ys.frames + s->frame_stats.callchains_cut;
-        ret->frames_unknown = ys.frames_unknown + s->frame_stats.callchains_cut;
+        stack_cache_get_stats(s->stacks, &cs);
+        /* Frames the cache handed out count as if they had been made again. */
+        ret->frames = ys.frames + s->frame_stats.callchains_cut + cs.hit_frames;
+        ret->frames_unknown = ys.frames_unknown + s->frame_stats.callchains_cut + cs.hit_frames_unknown;
         ret->callchains_cut = s->frame_stats.callchains_cut;
         ret->frames_dropped = s->frame_stats.frames_dropped;
         ret->kallsyms_symbols = ys.kallsyms_symbols;
         if (s->cgroups) {
-                CgroupMapStats cs;
+                CgroupMapStats cgs;
 
-                cgroup_map_get_stats(s->cgroups, &cs);
-                ret->cgroups = cs.paths;
-                ret->cgroups_unknown = cs.unknown;
+                cgroup_map_get_stats(s->cgroups, &cgs);
+                ret->cgroups = cgs.paths;
+                ret->cgroups_unknown = cgs.unknown;
         }
+        ret->stack_cache_hits = cs.hits;
+        ret->stack_cache_misses = cs.misses;
+        ret->stack_cache_bytes = stack_cache_bytes(s->stacks);
 }
 
 /* Copies what each ring holds into the batch. Returns true if some ring still has data (batch full). */
@@ -720,12 +740,11 @@ static int process_sample(Sampler *s, const struct perf_event_header *h) {
                 .tid = rs.id.tid,
                 .comm = sample_comm(s, rs.id.pid, rs.id.tid),
                 .period = rs.period,
-                .frames = s->frames,
                 .cgroup = sample_cgroup(s, &rs),
         };
         if (s->unwinder)
-                unwind_user(s, &rs);
-        sample.n_frames = sample_frames(s->procs, s->symbolizer, &rs, s->frames, &s->frame_stats);
+                unwind_user(s, &rs); /* the key of the stack cache is the chain it leaves */
+        stack_cache_frames(s->stacks, s->procs, s->symbolizer, &rs, s->frames, &s->frame_stats, &sample);
         return s->handler(&sample, s->userdata);
 }
 
@@ -857,6 +876,12 @@ int sampler_drain(Sampler *s) {
 
                 qsort(s->entries, s->n_entries, sizeof(BatchEntry), entry_cmp);
                 symbolizer_next_epoch(s->symbolizer);
+                /* Volatile chains are symbolized again (and JIT maps looked at) at least every second;
+                 * at high rates the rings wake a drain far more often than that. */
+                if (s->last_time_ns >= s->stack_epoch_ns + SAMPLER_STACK_EPOCH_NS) {
+                        stack_cache_next_epoch(s->stacks);
+                        s->stack_epoch_ns = s->last_time_ns;
+                }
                 for (size_t i = 0; i < s->n_entries; i++) {
                         const BatchEntry *e = &s->entries[i];
                         process_record(s, (const struct perf_event_header *) (s->batch + e->offset), e->cpu,

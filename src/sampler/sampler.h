@@ -102,6 +102,7 @@ typedef struct SamplerDebugStats {
         uint64_t frames, frames_unknown, kallsyms_symbols, kallsyms_reloads;
         uint64_t callchains_cut, frames_dropped; /* user chains cut where they left every mapping */
         uint64_t cgroups, cgroups_unknown; /* cgroup paths known; samples whose cgroup could not be told */
+        uint64_t stack_cache_hits, stack_cache_misses, stack_cache_bytes; /* sampler-stack-cache.h */
 } SamplerDebugStats;
 
 /* Internals for logs and benchmarks. */

@@ -153,6 +153,12 @@ typedef struct ThreadKey {
         uint32_t pid, tid, comm;
 } ThreadKey;
 
+typedef struct LastThread {
+        uint64_t tables_tag; /* 0: empty */
+        uint32_t pid, tid, thread;
+        char comm[32]; /* NUL-terminated; longer names are not kept here */
+} LastThread;
+
 typedef struct StackNode {
         uint32_t parent, frame;
 } StackNode;
@@ -184,6 +190,9 @@ struct ChunkWriter {
         Hashmap *nodes; /* StackNode -> id */
         StackNode *node_list; /* [0] is the root */
         size_t n_nodes, node_alloc;
+
+        uint64_t tables_tag; /* names these tables in SampleStackSlot.tag; new with every reset */
+        LastThread last_thread[64]; /* per CPU (modulo): the thread of its last sample */
 
         Hashmap *threads; /* ThreadKey -> id */
         ThreadKey *thread_list;
@@ -281,6 +290,8 @@ static int reset_tables(ChunkWriter *w) {
         w->string_table.len = 0;
         w->n_strings = 0;
         w->chain_pos = 0;
+        /* Unique in the process: stack slots remembered for the old tables are not for these. */
+        w->tables_tag = sample_stack_tag_new();
         w->strings_emitted = 0;
         w->string_bytes_emitted = w->frames_emitted = w->nodes_emitted = 0;
         w->n_frames = 0;
@@ -442,8 +453,31 @@ static int intern_stack(ChunkWriter *w, const uint32_t *ids, uint32_t depth, uin
         return 0;
 }
 
+/* A CPU mostly runs the thread it ran for its last sample: that one is checked first, no hashing. */
+static int intern_sample_thread(ChunkWriter *w, const Sample *s, uint32_t *ret) {
+        LastThread *l = &w->last_thread[s->cpu % ELEMENTSOF(w->last_thread)];
+        const char *comm_s = s->comm ?: "";
+        uint32_t comm;
+        int r;
+
+        if (l->tables_tag == w->tables_tag && l->pid == s->pid && l->tid == s->tid &&
+            strncmp(l->comm, comm_s, sizeof l->comm) == 0 && strnlen(comm_s, sizeof l->comm) < sizeof l->comm) {
+                *ret = l->thread;
+                return 0;
+        }
+        r = intern_string(w, s->comm, &comm);
+        if (r < 0)
+                return r;
+        r = intern_thread(w, &(ThreadKey) { .pid = s->pid, .tid = s->tid, .comm = comm }, ret);
+        if (r < 0)
+                return r;
+        *l = (LastThread) { .tables_tag = w->tables_tag, .pid = s->pid, .tid = s->tid, .thread = *ret };
+        strncpy(l->comm, comm_s, sizeof l->comm - 1);
+        return 0;
+}
+
 int chunk_writer_add_sample(ChunkWriter *w, const Sample *s) {
-        uint32_t ids[PROFILE_STACK_DEPTH_MAX], depth = MIN(s->n_frames, PROFILE_STACK_DEPTH_MAX), comm, thread, stack;
+        uint32_t ids[PROFILE_STACK_DEPTH_MAX], depth = MIN(s->n_frames, PROFILE_STACK_DEPTH_MAX), thread, stack;
         uint32_t cgroup = 0, path;
         uint64_t t_ns = s->t_ns - s->t_ns % w->time_resolution_ns; /* the window's resolution, rounded down */
         int r;
@@ -452,19 +486,22 @@ int chunk_writer_add_sample(ChunkWriter *w, const Sample *s) {
                 return -ENOBUFS;
         if (s->cpu >= CHUNK_CPUS_MAX)
                 return -EINVAL;
-        /* Deeper stacks lose their outermost frames, as perf does at kernel.perf_event_max_stack. */
-        for (uint32_t i = 0; i < depth; i++) {
-                r = intern_frame(w, &s->frames[i], &ids[i]);
+        if (s->stack_slot && s->stack_slot->tag == w->tables_tag)
+                stack = s->stack_slot->stack; /* this chain's frames were interned into these tables */
+        else {
+                /* Deeper stacks lose their outermost frames, as perf does at kernel.perf_event_max_stack. */
+                for (uint32_t i = 0; i < depth; i++) {
+                        r = intern_frame(w, &s->frames[i], &ids[i]);
+                        if (r < 0)
+                                return r;
+                }
+                r = intern_stack(w, ids, depth, &stack);
                 if (r < 0)
                         return r;
+                if (s->stack_slot)
+                        *s->stack_slot = (SampleStackSlot) { .tag = w->tables_tag, .stack = stack };
         }
-        r = intern_string(w, s->comm, &comm);
-        if (r < 0)
-                return r;
-        r = intern_thread(w, &(ThreadKey) { .pid = s->pid, .tid = s->tid, .comm = comm }, &thread);
-        if (r < 0)
-                return r;
-        r = intern_stack(w, ids, depth, &stack);
+        r = intern_sample_thread(w, s, &thread);
         if (r < 0)
                 return r;
         if (s->cgroup) {
@@ -988,6 +1025,7 @@ struct DecodedChunk {
         size_t n_strings;
         Frame *frames;                  /* the stacks this chunk's samples use, materialized, leaf first */
         uint32_t *stack_off, *stack_depth;
+        SampleStackSlot *stack_slots; /* one per stack, handed with its samples, for consumers to memoize */
         size_t n_stacks;
         size_t n;
         uint64_t *t, *period;
@@ -1005,6 +1043,7 @@ DecodedChunk *decoded_chunk_free(DecodedChunk *c) {
         free(c->frames);
         free(c->stack_off);
         free(c->stack_depth);
+        free(c->stack_slots);
         free(c->t);
         free(c->period);
         free(c->cpu);
@@ -1281,7 +1320,8 @@ static int parse_samples(const ChunkInfo *info, uint64_t interval_usec, uint64_t
                 d->stack[i] = local[sid];
         }
         d->frames = new(Frame, total_depth ?: 1);
-        if (!d->frames)
+        d->stack_slots = new0(SampleStackSlot, d->n_stacks);
+        if (!d->frames || !d->stack_slots)
                 return -ENOMEM;
         /* a node is the leaf of its stack; its parents are the callers, outward */
         for (size_t i = 0; i < t->n_nodes; i++)
@@ -1461,6 +1501,7 @@ void decoded_chunk_sample(const DecodedChunk *c, size_t i, Sample *ret) {
                 .n_frames = c->stack_depth[c->stack[i]],
                 .frames = c->frames + c->stack_off[c->stack[i]],
                 .cgroup = c->cgroup[i] == UINT32_MAX ? NULL : c->strings[c->cgroup[i]],
+                .stack_slot = c->stack_slots ? &c->stack_slots[c->stack[i]] : NULL,
         };
 }
 

@@ -45,6 +45,7 @@ struct Symbolizer {
         uint64_t kallsyms_reload_usec;
         bool function_frames;
 
+        uint64_t generation; /* symbolizer_generation() */
         Kallsyms *kallsyms;
         uint64_t kallsyms_loaded_usec;
         bool kallsyms_reload;
@@ -141,6 +142,7 @@ int symbolizer_reload_kallsyms(Symbolizer *z) {
                 return r;
         kallsyms_free(z->kallsyms);
         z->kallsyms = k;
+        z->generation++;
         z->kallsyms_loaded_usec = now_usec(CLOCK_MONOTONIC);
         memset(z->kcache, 0, sizeof(z->kcache));
         z->stats.kallsyms_symbols = kallsyms_size(k);
@@ -186,6 +188,7 @@ void symbolizer_begin(Symbolizer *z) {
                 files_flush(z);
                 jit_flush(z);
                 z->stats.cache_flushes++;
+                z->generation++;
         }
 }
 
@@ -442,8 +445,10 @@ static JitMap *jit_map_for(Symbolizer *z, uint32_t pid, const char **ret_path) {
                 snprintf(p, sizeof(p), "%s/%" PRIu32 "/root/tmp/perf-%" PRIu32 ".map", z->proc_root, pid, j->nspid);
         }
         if (stat(p, &st) < 0 || !S_ISREG(st.st_mode)) {
-                if (j->map)
+                if (j->map) {
                         z->stats.cache_bytes -= MIN(z->stats.cache_bytes, jit_map_bytes(j->map));
+                        z->generation++;
+                }
                 j->map = jit_map_free(j->map);
                 return NULL;
         }
@@ -459,6 +464,7 @@ static JitMap *jit_map_for(Symbolizer *z, uint32_t pid, const char **ret_path) {
                 z->stats.cache_bytes -= MIN(z->stats.cache_bytes, jit_map_bytes(j->map));
         jit_map_free(j->map);
         j->map = n;
+        z->generation++;
         j->ino = st.st_ino;
         j->size = (uint64_t) st.st_size;
         j->mtime = st.st_mtim;
@@ -584,6 +590,10 @@ void symbolizer_user(Symbolizer *z, uint32_t pid, const SymbolizerMapping *m, ui
         z->stats.frames_unknown++;
         frame_unknown(ret, unknown_where, m && m->path && m->path[0] && !startswith(m->path, "//anon") ? m->path : NULL,
                       false);
+}
+
+uint64_t symbolizer_generation(const Symbolizer *z) {
+        return z->generation;
 }
 
 void symbolizer_get_stats(const Symbolizer *z, SymbolizerStats *ret) {

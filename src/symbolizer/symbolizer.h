@@ -78,6 +78,13 @@ void symbolizer_user(Symbolizer *z, uint32_t pid, const SymbolizerMapping *m, ui
 void symbolizer_get_stats(const Symbolizer *z, SymbolizerStats *ret);
 
 /*
+ * Changes whenever frames handed out before may no longer be valid or no longer be what the same
+ * address would give now: kallsyms read again, the caches dropped, a JIT map read or dropped.
+ * A caller that keeps Frames across samples keeps them only while it is unchanged.
+ */
+uint64_t symbolizer_generation(const Symbolizer *z);
+
+/*
  * Opens the file behind mapping m of pid (the unwinder reads the same files): through
  * PROC_ROOT/PID/map_files/START-END, then PROC_ROOT/PID/root/PATH, then PATH, by path only when the
  * inode matches. ret_root gets the root directory debug files are looked up under ("" for /).

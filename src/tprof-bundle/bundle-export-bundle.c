@@ -2,6 +2,8 @@
 /*
  * tprof-bundle export ID: a bundle's slice in the format a viewer wants, on stdout. "folded" and
  * "perf-script" are the bundle's own stacks.folded and stacks.perf-script, copied byte for byte;
+ * a bundle whose slice was too large for a perf-script file at write time
+ * (BUNDLE_PERF_SCRIPT_SAMPLES_MAX) gets the same text made from its windows/ over the slice.
  * "svg" is a flame graph drawn from stacks.folded, and with --diff a differential one against
  * baseline.folded; "pprof" is cut again from the bundle's windows (bundle-export-pprof.c), with
  * --baseline for the baseline. With --by, --unit or --cgroup the slice is cut again from the
@@ -16,8 +18,13 @@
 #include <sysexits.h>
 #include <unistd.h>
 
+#include <dirent.h>
+#include <errno.h>
+
+#include "basic/alloc-util.h"
 #include "basic/fileio.h"
 #include "basic/log.h"
+#include "basic/macro.h"
 #include "store/store-export.h"
 #include "store/store-slice.h"
 #include "tprof-bundle/bundle-output.h"
@@ -235,6 +242,55 @@ bool export_names_bundle(int argc, char *argv[]) {
         return false;
 }
 
+static int cmp_str(const void *a, const void *b) {
+        return strcmp(*(char *const *) a, *(char *const *) b);
+}
+
+/* The slice as perf script from the bundle's own windows/ (hard links that outlive the ring's). */
+static int perf_script_from_windows(const BundleEntry *e) {
+        _cleanup_free_ char *dir = NULL;
+        _cleanup_closedir_ DIR *d = NULL;
+        char **paths = NULL;
+        size_t n = 0, allocated = 0;
+        ExportStats st = {};
+        struct dirent *de;
+        int r;
+
+        if (!e->manifest || !e->manifest->has_slice)
+                return log_error_errno(SYNTHETIC_ERRNO(ENODATA), "The bundle has no perf script and its manifest no slice.");
+        if (asprintf(&dir, "%s/%s", e->path, BUNDLE_WINDOWS_DIR) < 0)
+                return log_oom();
+        d = opendir(dir);
+        if (!d)
+                return log_error_errno(errno, "The bundle has no perf script, and no windows to make one from: %m");
+        while ((de = readdir(d))) {
+                if (de->d_name[0] == '.')
+                        continue;
+                if (!GREEDY_REALLOC(paths, allocated, n + 1) || asprintf(&paths[n], "%s/%s", dir, de->d_name) < 0) {
+                        r = log_oom();
+                        goto finish;
+                }
+                n++;
+        }
+        if (n == 0) {
+                r = log_error_errno(SYNTHETIC_ERRNO(ENODATA), "The bundle has no perf script and no windows.");
+                goto finish;
+        }
+        qsort(paths, n, sizeof(char *), cmp_str);
+        r = export_perf_script(paths, n, e->manifest->slice_from_perf_ns, e->manifest->slice_to_perf_ns, NULL, stdout,
+                               &st);
+        if (r == -ENODATA)
+                r = 0;
+        if (r < 0)
+                log_error_errno(r, "Failed to make the perf script from the bundle's windows: %m");
+        export_stats_done(&st);
+finish:
+        for (size_t i = 0; i < n; i++)
+                free(paths[i]);
+        free(paths);
+        return r;
+}
+
 int bundle_export_bundle(int argc, char *argv[]) {
         _cleanup_(bundle_list_donep) BundleList l = BUNDLE_LIST_NULL;
         _cleanup_free_ char *path = NULL;
@@ -265,6 +321,12 @@ int bundle_export_bundle(int argc, char *argv[]) {
         if (asprintf(&path, "%s/%s", e->path, streq(arg_format, "folded") ? BUNDLE_FOLDED : BUNDLE_PERF_SCRIPT) < 0)
                 return log_oom(), EXIT_FAILURE;
         r = copy_file(path);
+        if (r == -ENOENT && streq(arg_format, "perf-script")) {
+                r = perf_script_from_windows(e);
+                if (r >= 0 && fflush(stdout) != 0)
+                        r = log_error_errno(SYNTHETIC_ERRNO(EIO), "Failed to write output.");
+                return r < 0 ? EXIT_FAILURE : EXIT_SUCCESS;
+        }
         if (r < 0) {
                 _cleanup_free_ char *p = text_for_terminal(path, 0);
                 log_error_errno(r, "Failed to copy '%s': %m", p ?: "?");

@@ -113,6 +113,11 @@ int verb_open(int argc, char *argv[]) {
         if (strstr(viewer, "speedscope") && !arg_diff) {
                 if (asprintf(&file, "%s/%s", e->path, BUNDLE_PERF_SCRIPT) < 0)
                         return log_oom(), EXIT_FAILURE;
+                if (access(file, F_OK) < 0) { /* a large slice: no perf script, the folded stacks */
+                        file = mfree(file);
+                        if (asprintf(&file, "%s/%s", e->path, BUNDLE_FOLDED) < 0)
+                                return log_oom(), EXIT_FAILURE;
+                }
         } else {
                 const char *tmp = getenv("TMPDIR");
                 _cleanup_fclose_ FILE *f = NULL;

@@ -849,8 +849,16 @@ static void print_files(const Show *s) {
         printf("  tprof-bundle export %s --format svg --diff > diff.svg      (red: rose against the baseline)\n",
                id ?: "?");
         printf("  flamegraph.pl %s/%s > flame.svg\n", dir ?: "?", BUNDLE_FOLDED);
-        printf("  speedscope %s/%s\n", dir ?: "?", BUNDLE_PERF_SCRIPT);
-        printf("  Flamescope: cp %s/%s flamescope/examples/\n", dir ?: "?", BUNDLE_PERF_SCRIPT);
+        _cleanup_free_ char *ps = show_bundle_file(s, BUNDLE_PERF_SCRIPT);
+        if (ps && access(ps, F_OK) >= 0) {
+                printf("  speedscope %s/%s\n", dir ?: "?", BUNDLE_PERF_SCRIPT);
+                printf("  Flamescope: cp %s/%s flamescope/examples/\n", dir ?: "?", BUNDLE_PERF_SCRIPT);
+        } else {
+                /* A large slice: the perf script is made from windows/ when asked for. */
+                printf("  speedscope %s/%s\n", dir ?: "?", BUNDLE_FOLDED);
+                printf("  Flamescope: tprof-bundle export %s --format perf-script > flamescope/examples/%s.perf\n",
+                       id ?: "?", id ?: "bundle");
+        }
         printf("  TPROF_VIEWER=firefox tprof-bundle open %s\n", id ?: "?");
 }
 

@@ -1,0 +1,186 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "basic/alloc-util.h"
+#include "basic/macro.h"
+#include "sampler/sampler-stack-cache.h"
+
+/* What all entries' arrays may take together; a chain that would pass it is not kept. */
+#define STACK_CACHE_BYTES_MAX (16U * 1024U * 1024U)
+
+struct StackCache {
+        StackCacheEntry *entries; /* n_sets sets of two */
+        size_t n_sets;
+        uint64_t epoch;
+        uint64_t clock; /* for last_use */
+        size_t bytes;
+        StackCacheStats stats;
+};
+
+StackCache *stack_cache_new(size_t n_entries) {
+        StackCache *c = new0(StackCache, 1);
+        size_t n = 2;
+
+        if (!c)
+                return NULL;
+        if (n_entries == 0)
+                n_entries = STACK_CACHE_ENTRIES_DEFAULT;
+        while (n < n_entries && n < (SIZE_MAX / sizeof(StackCacheEntry)) / 2)
+                n *= 2;
+        c->entries = new0(StackCacheEntry, n);
+        if (!c->entries)
+                return mfree(c);
+        c->n_sets = n / 2;
+        c->epoch = 1;
+        return c;
+}
+
+static void entry_clear(StackCache *c, StackCacheEntry *e) {
+        c->bytes -= (size_t) e->n_ips * sizeof(uint64_t) + (size_t) e->n_frames * sizeof(Frame);
+        free(e->ips);
+        free(e->frames);
+        *e = (StackCacheEntry) {};
+}
+
+StackCache *stack_cache_free(StackCache *c) {
+        if (!c)
+                return NULL;
+        for (size_t i = 0; i < c->n_sets * 2; i++)
+                entry_clear(c, &c->entries[i]);
+        free(c->entries);
+        return mfree(c);
+}
+
+void stack_cache_next_epoch(StackCache *c) {
+        c->epoch++;
+}
+
+/* One multiply and rotate per address; the key's other fields go in first. */
+static uint64_t key_hash(const StackCacheKey *k) {
+        uint64_t h = ((uint64_t) k->pid << 32 | k->flags) ^ (k->maps_gen * UINT64_C(0x9E3779B97F4A7C15)) ^
+                     (k->sym_gen << 48) ^ k->n_ips;
+
+        for (size_t i = 0; i < k->n_ips; i++) {
+                h ^= k->ips[i];
+                h *= UINT64_C(0xFF51AFD7ED558CCD);
+                h ^= h >> 29;
+        }
+        h ^= h >> 32;
+        return h ?: 1; /* 0 marks an empty entry */
+}
+
+static bool entry_matches(const StackCache *c, const StackCacheEntry *e, uint64_t h, const StackCacheKey *k) {
+        return e->hash == h && e->pid == k->pid && e->flags == k->flags && e->maps_gen == k->maps_gen &&
+               e->sym_gen == k->sym_gen && e->n_ips == k->n_ips && (e->epoch == 0 || e->epoch == c->epoch) &&
+               memcmp(e->ips, k->ips, k->n_ips * sizeof(uint64_t)) == 0;
+}
+
+StackCacheEntry *stack_cache_lookup(StackCache *c, const StackCacheKey *k) {
+        uint64_t h = key_hash(k);
+        StackCacheEntry *set = &c->entries[(h & (c->n_sets - 1)) * 2];
+
+        for (unsigned w = 0; w < 2; w++)
+                if (entry_matches(c, &set[w], h, k)) {
+                        set[w].last_use = ++c->clock;
+                        c->stats.hits++;
+                        return &set[w];
+                }
+        c->stats.misses++;
+        return NULL;
+}
+
+StackCacheEntry *stack_cache_store(StackCache *c, const StackCacheKey *k, const Frame *frames, uint32_t n_frames,
+                                   bool is_volatile) {
+        uint64_t h = key_hash(k);
+        StackCacheEntry *set = &c->entries[(h & (c->n_sets - 1)) * 2], *e;
+        size_t need = k->n_ips * sizeof(uint64_t) + (size_t) n_frames * sizeof(Frame);
+        uint64_t *ips = NULL;
+        Frame *fr = NULL;
+
+        /* An empty way first, else the one used longer ago (a stale one is never used again). */
+        e = set[0].hash == 0 ? &set[0] : set[1].hash == 0 ? &set[1] : set[0].last_use <= set[1].last_use ? &set[0] : &set[1];
+        if (e->hash != 0) {
+                c->stats.replaced++;
+                entry_clear(c, e);
+        }
+        if (k->n_ips == 0 || n_frames == 0 || k->n_ips > STACK_CACHE_IPS_MAX || n_frames > PROFILE_STACK_DEPTH_MAX || c->bytes + need > STACK_CACHE_BYTES_MAX)
+                goto refuse;
+        ips = new(uint64_t, k->n_ips);
+        fr = new(Frame, n_frames);
+        if (!ips || !fr)
+                goto refuse;
+        memcpy(ips, k->ips, k->n_ips * sizeof(uint64_t));
+        memcpy(fr, frames, n_frames * sizeof(Frame));
+        *e = (StackCacheEntry) {
+                .hash = h,
+                .pid = k->pid,
+                .flags = k->flags,
+                .maps_gen = k->maps_gen,
+                .sym_gen = k->sym_gen,
+                .epoch = is_volatile ? c->epoch : 0,
+                .last_use = ++c->clock,
+                .n_ips = (uint32_t) k->n_ips,
+                .n_frames = n_frames,
+                .ips = ips,
+                .frames = fr,
+        };
+        c->bytes += need;
+        c->stats.stored++;
+        return e;
+
+refuse:
+        free(ips);
+        free(fr);
+        c->stats.uncacheable++;
+        return NULL;
+}
+
+void stack_cache_frames(StackCache *c, ProcTable *procs, Symbolizer *z, const RecordSample *rs, Frame *scratch,
+                        SampleFramesStats *stats, Sample *sample) {
+        /* The key is the address array the frames are computed from: the callchain with its
+         * context markers, or the sampled address alone when there is no chain. */
+        StackCacheKey k = {
+                .pid = rs->id.pid,
+                .flags = rs->kernel_ip,
+                .maps_gen = proc_table_maps_generation(procs, rs->id.pid),
+                .sym_gen = symbolizer_generation(z),
+                .n_ips = rs->nr > 0 ? (size_t) rs->nr : 1,
+                .ips = rs->nr > 0 ? rs->ips : &rs->ip,
+        };
+        SampleFramesStats before = *stats;
+        StackCacheEntry *e;
+
+        e = stack_cache_lookup(c, &k);
+        if (e) {
+                stats->callchains_cut += e->cut;
+                stats->frames_dropped += e->dropped;
+                stats->volatile_chains += e->epoch != 0;
+                c->stats.hit_frames += e->n_frames - e->cut; /* the cut frames are counted as cuts */
+                c->stats.hit_frames_unknown += e->unknown - e->cut;
+                sample->frames = e->frames;
+                sample->n_frames = e->n_frames;
+                sample->stack_slot = &e->slot;
+                return;
+        }
+        sample->frames = scratch;
+        sample->n_frames = sample_frames(procs, z, rs, scratch, stats);
+        sample->stack_slot = NULL;
+        e = stack_cache_store(c, &k, scratch, sample->n_frames, stats->volatile_chains != before.volatile_chains);
+        if (!e)
+                return;
+        e->cut = (uint32_t) (stats->callchains_cut - before.callchains_cut);
+        e->dropped = (uint32_t) (stats->frames_dropped - before.frames_dropped);
+        for (uint32_t i = 0; i < e->n_frames; i++)
+                e->unknown += streq(e->frames[i].symbol, SYMBOLIZER_UNKNOWN);
+        sample->stack_slot = &e->slot;
+}
+
+void stack_cache_get_stats(const StackCache *c, StackCacheStats *ret) {
+        *ret = c->stats;
+}
+
+size_t stack_cache_bytes(const StackCache *c) {
+        return c->bytes;
+}

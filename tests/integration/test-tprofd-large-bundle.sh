@@ -1,0 +1,80 @@
+#!/bin/bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
+# A bundle at the sample rate of a 100-CPU host (4850 Hz per CPU on two CPUs): its slice holds
+# more samples than a perf-script file is written for, so the bundle has none and stays small;
+# `tprof-bundle export ID --format perf-script` makes it from the bundle's windows, and it folds
+# to exactly stacks.folded. While the bundle is recorded and written, `status` answers (the
+# daemon's one thread folds the slice, which on a loaded machine can take longer than status
+# waits: those calls are counted and printed, at least one must answer) and the daemon loses no
+# samples unless it lost some sampling alone for as long.
+set -eu
+. "$(dirname "$0")/lib.sh"
+
+require_perf
+FREQ=4850
+[ "$(cat /proc/sys/kernel/perf_event_max_sample_rate)" -ge "$FREQ" ] ||
+        skip "kernel.perf_event_max_sample_rate is below $FREQ"
+SOCK="$TEST_TMP/control.sock"
+export TPROF_CONTROL_SOCKET="$SOCK"
+
+for _ in 1 2; do "$TPROF_BURN" 60 & on_exit "kill $! 2>/dev/null"; done
+start_tprofd --rules "$TPROF_SOURCE_ROOT/rules" --freq "$FREQ" --window 10s --control-socket "$SOCK"
+wait_for 10 test -S "$SOCK" || fail "no control socket"
+
+# the daemon's lost count; asked again when a loaded machine keeps the answer past status's wait
+lost() {
+        local l
+        for _ in 1 2 3 4 5; do
+                l=$("$TPROF_BUNDLE" -D "$STATE" status 2>/dev/null | sed -n 's/^ *Samples: [0-9]* kept, \([0-9]*\) lost.*/\1/p')
+                [ -n "$l" ] && { echo "$l"; return; }
+        done
+}
+sleep 9
+L0=$(lost)
+[ -n "$L0" ] || fail "status did not answer"
+sleep 3
+L1=$(lost) # what sampling alone loses in 3 s on this machine
+
+"$TPROF_BUNDLE" capture --before 8s --after 1s >"$TEST_TMP/id" 2>"$TEST_TMP/capture.err" &
+CAP=$!
+answered=0 unanswered=0
+while kill -0 "$CAP" 2>/dev/null; do
+        if "$TPROF_BUNDLE" -D "$STATE" status >"$OUT" 2>"$ERR"; then
+                grep -q "tprofd: running" "$OUT" || fail "status while a bundle was written: $(cat "$OUT")"
+                answered=$((answered + 1))
+        else
+                unanswered=$((unanswered + 1))
+        fi
+        sleep 0.2
+done
+wait "$CAP" || fail "capture failed: $(cat "$TEST_TMP/capture.err")"
+L2=$(lost)
+echo "status answered $answered times ($unanswered not in time) while the bundle was recorded and written; lost: $L0, $L1, $L2"
+[ "$answered" -ge 1 ] || fail "status never answered while the bundle was recorded and written"
+if [ "$L1" = "$L0" ] && [ "$L2" != "$L1" ]; then
+        fail "samples lost while the bundle was written ($L1 -> $L2), none while sampling alone"
+fi
+
+ID=$(cat "$TEST_TMP/id")
+B="$STATE/incidents/$ID"
+M="$B/manifest.json"
+[ -f "$M" ] || fail "no manifest in $B"
+SAMPLES=$(python3 -c 'import json,sys; m = json.load(open(sys.argv[1])); assert m["status"] == "complete", m["status"]; print(m["slice"]["samples"])' "$M") ||
+        fail "manifest: $(cat "$M")"
+[ "$SAMPLES" -gt 50000 ] || skip "only $SAMPLES samples in the slice (a slow machine): not a large bundle"
+[ ! -e "$B/stacks.perf-script" ] || fail "a perf-script file for $SAMPLES samples"
+BYTES=$(find "$B" -path "$B/windows" -prune -o -type f -printf '%s\n' | awk '{ t += $1 } END { print t }')
+echo "bundle of $SAMPLES samples: $BYTES bytes besides windows/"
+[ "$BYTES" -lt $((SAMPLES * 40)) ] || fail "bundle files take $BYTES bytes for $SAMPLES samples"
+
+# The perf script made on demand from the bundle's windows folds to exactly stacks.folded.
+"$TPROF_BUNDLE" -D "$STATE" export "$ID" --format perf-script >"$TEST_TMP/script" 2>"$ERR" ||
+        fail "export --format perf-script: $(cat "$ERR")"
+N=$(grep -c '^[^ 	#]' "$TEST_TMP/script" || true)
+[ "$N" = "$SAMPLES" ] || fail "the exported perf script has $N samples, the manifest $SAMPLES"
+python3 "$(dirname "$0")/stackcollapse.py" <"$TEST_TMP/script" >"$TEST_TMP/refolded"
+cmp "$TEST_TMP/refolded" "$B/stacks.folded" || fail "the exported perf script does not fold to stacks.folded"
+"$TPROF_BUNDLE" -D "$STATE" show "$ID" >"$OUT" 2>"$ERR" || fail "show: $(cat "$ERR")"
+grep -q "export .* --format perf-script > flamescope/examples/" "$OUT" || fail "show does not say how to get the perf script: $(cat "$OUT")"
+stop_tprofd
+echo ok
