@@ -14,6 +14,7 @@ Usage: journal-send.py NS FIELD=VALUE...         one entry
 import socket
 import subprocess
 import sys
+import time
 
 
 def entry(fields, i):
@@ -35,7 +36,16 @@ def main():
         n, args = int(args[1]), args[2:]
     sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, 8 * 1024 * 1024)
-    sock.connect("/run/systemd/journal.%s/socket" % ns)
+    # journald may have made its socket file a moment before it reads from it (and on a busy
+    # machine that moment is long): a refused connection is tried again for a while.
+    for attempt in range(100):
+        try:
+            sock.connect("/run/systemd/journal.%s/socket" % ns)
+            break
+        except (ConnectionRefusedError, FileNotFoundError):
+            if attempt == 99:
+                raise
+            time.sleep(0.1)
     for i in range(n):
         sock.send(entry(args, i))
     subprocess.run(["journalctl", "--namespace", ns, "--sync"], check=True)
