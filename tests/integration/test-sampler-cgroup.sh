@@ -189,9 +189,15 @@ for p in $(grep -oE "^  ($OURS) " "$OUT"); do
                 fail "show: $p is not named with its unit, container or pod: $(sed -n '/^Unusual/,/^$/p' "$OUT")"
 done
 sed -n '/^Services/,/^$/p' "$OUT" >"$TEST_TMP/services"
-grep -q "^  Units:" "$TEST_TMP/services" && grep -q "$TAG-web.service" "$TEST_TMP/services" &&
-        grep -q "^  Containers:" "$TEST_TMP/services" && grep -q "$TAG-web " "$TEST_TMP/services" &&
-        grep -q "^  Pods:" "$TEST_TMP/services" && grep -q "${TAG}ns/$TAG-pod" "$TEST_TMP/services" ||
+# Each list shows the 5 largest; nine burners share the slice, so a name of ours may be cut when
+# the list is full (the manifest and ls, below, hold every cgroup).
+listed() { # HEADING NAME: NAME is in the list under HEADING, or that list is full
+        awk -v h="  $1:" -v n="$2" '$0 == h { on = 1; next } /^  [A-Z][a-z]+:$/ { on = 0 }
+                on { rows++; if (index($0, n)) found = 1 } END { exit !(found || rows >= 5) }' "$TEST_TMP/services"
+}
+grep -q "^  Units:" "$TEST_TMP/services" && listed Units "$TAG-web.service" &&
+        grep -q "^  Containers:" "$TEST_TMP/services" && listed Containers "$TAG-web " &&
+        grep -q "^  Pods:" "$TEST_TMP/services" && listed Pods "${TAG}ns/$TAG-pod" ||
         fail "show: services section: $(cat "$TEST_TMP/services")"
 expect_exit 0 "$TPROF_BUNDLE" -D "$STATE" show "$ID" --json
 python3 - "$OUT" "$TAG" <<'PY' || fail "show --json: services or attribution missing"
