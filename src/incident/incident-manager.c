@@ -322,6 +322,7 @@ static void flush(IncidentManager *im) {
 
 static int complete(IncidentManager *im, OpenIncident *oi) {
         _cleanup_(incident_sink_freep) IncidentSink *sink = NULL;
+        _cleanup_free_ char *bundle_path = NULL;
         _cleanup_close_ int windows_fd = -EBADF;
         CollectLog log = { .oi = oi };
         SliceFiles files = {};
@@ -377,7 +378,6 @@ static int complete(IncidentManager *im, OpenIncident *oi) {
         im->written++;
         trigger_closed(im->trigger, oi);
         BundleStatus status = incident_status(i, &oi->slice);
-        _cleanup_free_ char *bundle_path = NULL;
         if (asprintf(&bundle_path, "%s/%s", im->incidents_path, i->id) < 0)
                 bundle_path = NULL;
         IncidentHookBundle hb = {
