@@ -106,8 +106,10 @@ start_private_journald() {
         # A namespace's journald exits after 30 s without a client; a test that waits longer (for
         # tprofd's journal retry) would then send into a dead socket. An open stdout stream is a
         # client: keep one for as long as the test runs.
-        ns_run systemd-cat -t tprof-test-keepalive sleep 100000 </dev/null 9>&- &
-        on_exit "kill $! 2>/dev/null"
+        # (ns_run runs in a subshell: the sleep is its child. 900 s bounds it even if the test is
+        # killed before its exit handlers run.)
+        ns_run systemd-cat -t tprof-test-keepalive sleep 900 </dev/null 9>&- &
+        on_exit "pkill -P $! 2>/dev/null; kill $! 2>/dev/null"
 }
 
 ns_run() {
