@@ -58,7 +58,8 @@ static int list_windows(const char *dir, char ***ret, size_t *ret_n) {
                         goto oom;
                 n++;
         }
-        qsort(l, n, sizeof(char *), cmp_string_ptr);
+        if (n > 0)
+                qsort(l, n, sizeof(char *), cmp_string_ptr);
         *ret = l;
         *ret_n = n;
         return 0;

@@ -323,11 +323,13 @@ int report_stacks_write_json(ReportStacks *s, JsonWriter *w) {
         for (size_t i = 0; i < s->n_nodes; i++)
                 if (s->samples[i] > 0)
                         leaves[n_leaves++] = (uint32_t) i;
-        qsort_r(leaves, n_leaves, sizeof(uint32_t), cmp_leaf_by_samples, s);
+        if (n_leaves > 0) /* qsort's arrays must not be NULL, even empty ones */
+                qsort_r(leaves, n_leaves, sizeof(uint32_t), cmp_leaf_by_samples, s);
         for (size_t i = 0; i < n_leaves; i++)
                 stack_of[leaves[i]] = (uint32_t) i;
 
-        qsort(s->cpus, s->n_cpus, sizeof(CpuColumn), cmp_column);
+        if (s->n_cpus > 0)
+                qsort(s->cpus, s->n_cpus, sizeof(CpuColumn), cmp_column);
         for (size_t c = 0; c < s->n_cpus; c++) {
                 r = column_sort(&s->cpus[c]);
                 if (r < 0)
