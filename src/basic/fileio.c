@@ -10,6 +10,7 @@
 #include <string.h>
 #include <dirent.h>
 #include <sys/stat.h>
+#include <sys/auxv.h>
 #include <unistd.h>
 
 #include "basic/alloc-util.h"
@@ -205,4 +206,27 @@ int rm_rf_at(int dir_fd, const char *name, unsigned depth_max) {
         if (unlinkat(dir_fd, name, AT_REMOVEDIR) < 0 && errno != ENOENT && r == 0)
                 r = -errno;
         return r;
+}
+
+int self_vdso_range(size_t max_bytes, const void **ret_start, size_t *ret_size) {
+        _cleanup_fclose_ FILE *f = NULL;
+        unsigned long base = getauxval(AT_SYSINFO_EHDR);
+        char line[512];
+
+        if (base == 0)
+                return -ENOENT;
+        f = fopen("/proc/self/maps", "re");
+        if (!f)
+                return -errno;
+        while (fgets(line, sizeof(line), f)) {
+                unsigned long long s, e;
+                if (!strstr(line, "[vdso]") || sscanf(line, "%llx-%llx", &s, &e) != 2 || s != base)
+                        continue;
+                if (e <= s || e - s > max_bytes)
+                        return -ENOENT;
+                *ret_start = (const void *) (uintptr_t) s;
+                *ret_size = (size_t) (e - s);
+                return 0;
+        }
+        return -ENOENT;
 }

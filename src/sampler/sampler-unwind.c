@@ -17,6 +17,7 @@
 #include <time.h>
 
 #include "basic/alloc-util.h"
+#include "basic/fileio.h"
 #include "basic/hashmap.h"
 #include "basic/macro.h"
 #include "basic/string-util.h"
@@ -164,23 +165,14 @@ void unwinder_count_no_user(Unwinder *u) {
 
 static UnwindCfiFile *vdso_file(Unwinder *u, const ProcMap *m) {
         if (!u->vdso_tried) {
-                _cleanup_fclose_ FILE *f = NULL;
-                unsigned long base = getauxval(AT_SYSINFO_EHDR);
-                char line[512];
+                const void *start;
+                size_t size;
 
                 u->vdso_tried = true;
-                f = fopen("/proc/self/maps", "re");
-                while (base != 0 && f && fgets(line, sizeof(line), f)) {
-                        unsigned long long s, e;
-                        if (!strstr(line, "[vdso]") || sscanf(line, "%llx-%llx", &s, &e) != 2 || s != base)
-                                continue;
-                        if (e > s && e - s <= 1024 * 1024) {
-                                u->vdso_copy = memdup((const void *) (uintptr_t) s, e - s);
-                                if (u->vdso_copy &&
-                                    unwind_cfi_file_load_memory(u->vdso_copy, e - s, &u->vdso) >= 0)
-                                        u->vdso_size = e - s;
-                        }
-                        break;
+                if (self_vdso_range(1024 * 1024, &start, &size) >= 0) {
+                        u->vdso_copy = memdup(start, size);
+                        if (u->vdso_copy && unwind_cfi_file_load_memory(u->vdso_copy, size, &u->vdso) >= 0)
+                                u->vdso_size = size;
                 }
         }
         return u->vdso && m->end - m->start == u->vdso_size ? u->vdso : NULL;

@@ -19,6 +19,7 @@
 
 #include "basic/alloc-util.h"
 #include "basic/cleanup.h"
+#include "basic/fileio.h"
 #include "basic/hashmap.h"
 #include "basic/macro.h"
 #include "basic/string-util.h"
@@ -519,21 +520,13 @@ static const char *demangle(Symbolizer *z, const char *name) {
 
 static ElfSymbols *vdso_symbols(Symbolizer *z, const SymbolizerMapping *m) {
         if (!z->vdso_tried) {
-                _cleanup_fclose_ FILE *f = NULL;
-                unsigned long base = getauxval(AT_SYSINFO_EHDR);
-                char line[512];
+                const void *start;
+                size_t size;
 
                 z->vdso_tried = true;
-                f = fopen("/proc/self/maps", "re");
-                while (base != 0 && f && fgets(line, sizeof(line), f)) {
-                        unsigned long long s, e;
-                        if (!strstr(line, "[vdso]") || sscanf(line, "%llx-%llx", &s, &e) != 2 || s != base)
-                                continue;
-                        if (e > s && e - s <= 1024 * 1024 &&
-                            elf_symbols_load_memory((const void *) (uintptr_t) s, e - s, &z->vdso) >= 0)
-                                z->vdso_size = e - s;
-                        break;
-                }
+                if (self_vdso_range(1024 * 1024, &start, &size) >= 0 &&
+                    elf_symbols_load_memory(start, size, &z->vdso) >= 0)
+                        z->vdso_size = size;
         }
         return z->vdso && m->end - m->start == z->vdso_size ? z->vdso : NULL;
 }
