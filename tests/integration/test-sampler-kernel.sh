@@ -18,7 +18,11 @@ total=$(comm_total burn-sys)
 kernel=$(comm_matching burn-sys '(do_syscall_64|entry_SYSCALL_64|__x64_sys_getppid|__do_sys_getppid|sys_getppid)')
 echo "burn-sys samples: $total, with syscall frames: $kernel"
 [ "$total" -ge 20 ] || fail "only $total samples of burn-sys: $(head -c 2000 "$OUT")"
-[ $((kernel * 100)) -ge $((total * 50)) ] || fail "$kernel of $total samples name the syscall path: $(grep '^burn-sys;' "$OUT" | head)"
+# How much of a getppid() loop a timer sample finds in the kernel depends on the machine: on a
+# paravirtualised guest the timer interrupt waits for the kernel to enable interrupts again, and
+# perf record itself puts only 45-50% of such a loop's samples in the kernel there. A sampler that
+# dropped or failed to name kernel chains would show none, so a fifth is the bound.
+[ $((kernel * 100)) -ge $((total * 20)) ] || fail "$kernel of $total samples name the syscall path: $(grep '^burn-sys;' "$OUT" | head)"
 # The user side is still there under the kernel part. (libc's syscall() keeps no frame pointer, so
 # the frame-pointer walk skips its caller burn_syscall and goes on at main, as perf's does.)
 [ "$(comm_matching burn-sys ';main;(burn_syscall;)?syscall;(entry_SYSCALL_64|entry_SYSCALL_64_after_hwframe);do_syscall_64')" -gt 0 ] ||
