@@ -300,6 +300,7 @@ static int incident_rule_from(const Rule *rule, IncidentRule *ret) {
                 .source = (char *) rule_source_to_string(rule->source),
                 .origin = rule->source == RULE_SOURCE_KERNEL ? (char *) (rule->origin_any ? "any" : "kernel") : NULL,
                 .match = rule->match,
+                .group = rule->group,
                 .severity = rule->severity >= 0 && rule->severity < 8 ? (char *) levels[rule->severity] : NULL,
                 .before_usec = rule->before_usec,
                 .after_usec = rule->after_usec,
