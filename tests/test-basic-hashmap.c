@@ -54,6 +54,20 @@ static void test_binary_keys_and_iteration(void **state) {
         assert_int_equal(sum, 35);
 }
 
+/* The empty key alone: the arena is still empty, and finding it must not touch the arena. */
+static void test_empty_key_in_empty_table(void **state) {
+        _cleanup_(hashmap_freep) Hashmap *h = hashmap_new();
+        uint64_t v;
+
+        assert_int_equal(hashmap_put(h, "", 0, 7), 1);
+        assert_true(hashmap_get(h, "", 0, &v));
+        assert_int_equal(v, 7);
+        assert_int_equal(hashmap_put(h, "", 0, 8), 0);
+        assert_false(hashmap_get(h, "a", 1, &v));
+        assert_true(hashmap_get(h, "", 0, &v));
+        assert_int_equal(v, 8);
+}
+
 static void test_slot_counts(void **state) {
         _cleanup_(hashmap_freep) Hashmap *h = hashmap_new();
         bool added;
@@ -74,6 +88,7 @@ int main(void) {
                 cmocka_unit_test(test_put_get_replace),
                 cmocka_unit_test(test_grows_and_keeps_everything),
                 cmocka_unit_test(test_binary_keys_and_iteration),
+                cmocka_unit_test(test_empty_key_in_empty_table),
                 cmocka_unit_test(test_slot_counts),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);

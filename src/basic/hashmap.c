@@ -74,8 +74,9 @@ static Entry *find(const Hashmap *h, const void *key, size_t key_len, uint64_t h
                 Entry *e = &h->entries[i];
                 if (!e->used)
                         return e;
+                /* An empty key may be the only one, with no arena yet: compare nothing then. */
                 if (e->hash == hash && e->key_len == key_len &&
-                    memcmp(h->arena + e->key_off, key, key_len) == 0)
+                    (key_len == 0 || memcmp(h->arena + e->key_off, key, key_len) == 0))
                         return e;
         }
 }
