@@ -2,7 +2,8 @@
 /*
  * The sampler against the real kernel (root and perf events, else skipped): samples arrive with
  * sane fields, per-CPU stats add up, the sd-event wiring drains by itself, and the perf clock
- * measurement finds its own COMM record with a tight bracket.
+ * measurement finds its own COMM record with a tight bracket, and a process that execs while the
+ * sampler is being set up is known by its new image.
  */
 #include "tests.h"
 
@@ -10,6 +11,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <signal.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -240,6 +243,121 @@ static void test_bad_options(void **state) {
         assert_null(s);
 }
 
+typedef struct ChildSeen {
+        uint32_t pid;
+        uint64_t samples, leaf, main;
+} ChildSeen;
+
+static int on_child_sample(const Sample *s, void *userdata) {
+        ChildSeen *seen = userdata;
+        bool leaf = false, main_ = false;
+
+        if (s->pid != seen->pid)
+                return 0;
+        seen->samples++;
+        for (uint32_t i = 0; i < s->n_frames; i++) {
+                leaf = leaf || streq(s->frames[i].symbol, "unwind_leaf");
+                main_ = main_ || streq(s->frames[i].symbol, "main");
+        }
+        seen->leaf += leaf;
+        seen->main += main_;
+        return 0;
+}
+
+/* CPU seconds (user + system) pid has run, from /proc/PID/stat; -1 if unreadable. */
+static double proc_cpu_seconds(pid_t pid) {
+        char path[64], buf[1024], *p;
+        unsigned long long ut = 0, st = 0;
+        FILE *f;
+        size_t n;
+
+        snprintf(path, sizeof(path), "/proc/%d/stat", (int) pid);
+        f = fopen(path, "re");
+        if (!f)
+                return -1;
+        n = fread(buf, 1, sizeof(buf) - 1, f);
+        fclose(f);
+        buf[n] = '\0';
+        p = strrchr(buf, ')');
+        if (!p || sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &ut, &st) != 2)
+                return -1;
+        return (double) (ut + st) / (double) sysconf(_SC_CLK_TCK);
+}
+
+/* Whether pid's maps list a file whose path contains needle (its exec and dynamic loading are done). */
+static bool maps_mention(pid_t pid, const char *needle) {
+        char path[64], line[4096];
+        bool found = false;
+        FILE *f;
+
+        snprintf(path, sizeof(path), "/proc/%d/maps", (int) pid);
+        f = fopen(path, "re");
+        while (f && !found && fgets(line, sizeof(line), f))
+                found = strstr(line, needle) != NULL;
+        if (f)
+                fclose(f);
+        return found;
+}
+
+/*
+ * The /proc scan and the first records must leave no gap: a process that execs after the sampler
+ * was created but before it was enabled has no COMM or MMAP2 record of the exec, so only a scan
+ * made once the events run can know its new image. Otherwise every one of its stacks is cut
+ * "outside every mapping", for its whole life.
+ */
+static void test_exec_before_enable(void **state) {
+        _cleanup_(sampler_freep) Sampler *s = NULL;
+        const char *fixture = getenv("TPROF_UNWIND_FIXTURE");
+        ChildSeen seen = {};
+        int go[2], status;
+        pid_t pid;
+        char c = 0;
+
+        if (!fixture) {
+                skip();
+                return;
+        }
+        assert_int_equal(pipe2(go, O_CLOEXEC), 0);
+        pid = fork();
+        assert_true(pid >= 0);
+        if (pid == 0) {
+                if (read(go[0], &c, 1) != 1)
+                        _exit(2);
+                execl(fixture, fixture, "spin", "30", (char *) NULL);
+                _exit(3);
+        }
+        close(go[0]);
+        seen.pid = (uint32_t) pid;
+
+        /* The child is still a copy of this program when the sampler is created... */
+        assert_int_equal(sampler_new(&(SamplerOptions) { .freq_hz = 499, .pid = pid, .unwind = UNWIND_MODE_AUTO },
+                                     on_child_sample, &seen, &s), 0);
+        /* ...and has become the fixture, libraries loaded, before it is enabled. */
+        assert_int_equal(write(go[1], &c, 1), 1);
+        close(go[1]);
+        for (uint64_t end = now_usec(CLOCK_MONOTONIC) + 20 * USEC_PER_SEC;
+             !maps_mention(pid, "libtprof-unwind-fixture") && now_usec(CLOCK_MONOTONIC) < end;)
+                (void) usleep(1000);
+        assert_true(maps_mention(pid, "libtprof-unwind-fixture"));
+
+        assert_int_equal(sampler_enable(s), 0);
+        /* Half a second of the child's CPU time, however busy the machine. */
+        double cpu0 = proc_cpu_seconds(pid);
+        for (uint64_t end = now_usec(CLOCK_MONOTONIC) + 20 * USEC_PER_SEC;
+             proc_cpu_seconds(pid) < cpu0 + 0.5 && now_usec(CLOCK_MONOTONIC) < end;)
+                (void) usleep(10000);
+        assert_int_equal(sampler_disable(s), 0);
+        assert_int_equal(sampler_drain(s), 0);
+        (void) kill(pid, SIGKILL);
+        assert_int_equal(waitpid(pid, &status, 0), pid);
+
+        printf("child: %" PRIu64 " samples, %" PRIu64 " in unwind_leaf, %" PRIu64 " reach main\n", seen.samples,
+               seen.leaf, seen.main);
+        assert_true(seen.samples >= 20);
+        assert_true(seen.leaf * 10 >= seen.samples * 9);
+        assert_true(seen.main * 10 >= seen.samples * 9);
+}
+
 int main(void) {
         _cleanup_(sampler_freep) Sampler *probe = NULL;
         int r;
@@ -262,6 +380,7 @@ int main(void) {
                 cmocka_unit_test_teardown(test_cpu_hotplug, restore_cpu1),
                 cmocka_unit_test(test_lost_counted),
                 cmocka_unit_test(test_bad_options),
+                cmocka_unit_test(test_exec_before_enable),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -76,6 +76,7 @@ struct Sampler {
         unsigned n_cpus_max;
         unsigned n_open;
         bool enabled;
+        bool scanned; /* /proc was read, once the events ran */
 
         ProcTable *procs;
         Symbolizer *symbolizer;
@@ -490,10 +491,6 @@ int sampler_new(const SamplerOptions *o, SampleHandler handler, void *userdata, 
                 return r;
         }
 
-        r = proc_table_scan(s->procs, "/proc");
-        if (r < 0)
-                return r;
-
         *ret = TAKE_PTR(s);
         return 0;
 }
@@ -508,9 +505,20 @@ static int cpus_ioctl(Sampler *s, unsigned long request) {
 
 int sampler_enable(Sampler *s) {
         int r = cpus_ioctl(s, PERF_EVENT_IOC_ENABLE);
-        if (r >= 0)
-                s->enabled = true;
-        return r;
+        if (r < 0)
+                return r;
+        s->enabled = true;
+        /* /proc is read once the events run, as perf record does: whatever changes after the scan
+         * read a process (an exec, a library loaded) comes as a record, applied over what the scan
+         * found. Scanned before, the changes in between would be in neither, and a process that
+         * exec'd then would stay unknown (its stacks cut) for its whole life. */
+        if (!s->scanned) {
+                r = proc_table_scan(s->procs, "/proc");
+                if (r < 0)
+                        return r;
+                s->scanned = true;
+        }
+        return 0;
 }
 
 int sampler_disable(Sampler *s) {
