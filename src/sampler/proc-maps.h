@@ -76,6 +76,9 @@ size_t proc_table_reap(ProcTable *t, uint64_t before_ns);
 
 /* Scans proc_root ("/proc", or a fixture directory): comm of every task, executable maps per process. */
 int proc_table_scan(ProcTable *t, const char *proc_root);
+/* Scans again: a process still there gets the mappings its maps file lists now, in place of those
+ * the table had (a process gone keeps them). */
+int proc_table_rescan(ProcTable *t, const char *proc_root);
 /* Reads one process's /proc entry (used when a sample names a pid we never heard of). */
 int proc_table_scan_pid(ProcTable *t, const char *proc_root, uint32_t pid);
 

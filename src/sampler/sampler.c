@@ -76,7 +76,7 @@ struct Sampler {
         unsigned n_cpus_max;
         unsigned n_open;
         bool enabled;
-        bool scanned; /* /proc was read, once the events ran */
+        bool rescanned; /* /proc was read again once the events ran */
 
         ProcTable *procs;
         Symbolizer *symbolizer;
@@ -491,6 +491,10 @@ int sampler_new(const SamplerOptions *o, SampleHandler handler, void *userdata, 
                 return r;
         }
 
+        r = proc_table_scan(s->procs, "/proc");
+        if (r < 0)
+                return r;
+
         *ret = TAKE_PTR(s);
         return 0;
 }
@@ -508,15 +512,16 @@ int sampler_enable(Sampler *s) {
         if (r < 0)
                 return r;
         s->enabled = true;
-        /* /proc is read once the events run, as perf record does: whatever changes after the scan
-         * read a process (an exec, a library loaded) comes as a record, applied over what the scan
-         * found. Scanned before, the changes in between would be in neither, and a process that
-         * exec'd then would stay unknown (its stacks cut) for its whole life. */
-        if (!s->scanned) {
-                r = proc_table_scan(s->procs, "/proc");
+        /* /proc is read again once the events run: a process that exec'd or loaded a library
+         * after sampler_new() read it has that change in no record, and would otherwise keep the
+         * old image's mappings (its stacks cut "outside every mapping") for its whole life. From
+         * here on every change comes as a record, applied over what this scan found. The first
+         * scan still counts for the processes that end before this one reaches them. */
+        if (!s->rescanned) {
+                r = proc_table_rescan(s->procs, "/proc");
                 if (r < 0)
                         return r;
-                s->scanned = true;
+                s->rescanned = true;
         }
         return 0;
 }

@@ -58,8 +58,8 @@ typedef struct Sampler Sampler;
 typedef int (*SampleHandler)(const Sample *s, void *userdata);
 
 /*
- * Opens one event per online CPU (disabled; see sampler_enable()), maps the rings and loads
- * kallsyms. -ENOENT/-EOPNOTSUPP/-EACCES when perf events cannot be opened at all, -ERANGE
+ * Opens one event per online CPU (disabled; see sampler_enable()), maps the rings, scans /proc and
+ * loads kallsyms. -ENOENT/-EOPNOTSUPP/-EACCES when perf events cannot be opened at all, -ERANGE
  * when freq_hz is above kernel.perf_event_max_sample_rate.
  */
 int sampler_new(const SamplerOptions *o, SampleHandler handler, void *userdata, Sampler **ret);
@@ -74,7 +74,7 @@ int sampler_attach_event(Sampler *s, sd_event *e, int64_t priority);
 /* Reads every ring now, orders the records by time, symbolizes and calls the handler per sample. */
 int sampler_drain(Sampler *s);
 
-/* Starts the events; the first time, then scans /proc (the tasks and mappings that exist already). */
+/* Starts the events; the first time, then scans /proc again (what changed since sampler_new()). */
 int sampler_enable(Sampler *s);
 int sampler_disable(Sampler *s);
 
