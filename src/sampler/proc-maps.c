@@ -506,6 +506,10 @@ int proc_table_scan_pid(ProcTable *t, const char *proc_root, uint32_t pid) {
         return scan_pid(t, proc_root, pid, /* replace= */ false);
 }
 
+int proc_table_rescan_pid(ProcTable *t, const char *proc_root, uint32_t pid) {
+        return scan_pid(t, proc_root, pid, /* replace= */ true);
+}
+
 static int scan(ProcTable *t, const char *proc_root, bool replace) {
         _cleanup_closedir_ DIR *d = opendir(proc_root);
         struct dirent *de;

@@ -77,6 +77,7 @@ struct Sampler {
         unsigned n_open;
         bool enabled;
         bool rescanned; /* /proc was read again once the events ran */
+        uint64_t lost_records; /* PERF_RECORD_LOSTs seen: side-band records may be among the lost */
 
         ProcTable *procs;
         Symbolizer *symbolizer;
@@ -729,6 +730,39 @@ static void unwind_user(Sampler *s, RecordSample *rs) {
         rs->nr = n;
 }
 
+/*
+ * A ring that overflowed may have dropped MMAP2 and COMM records with the samples, and a process
+ * whose library mapping was lost would have every later stack cut "outside every mapping" for its
+ * whole life. So after a loss, a stack cut that way has its process's maps read again from /proc,
+ * once per process and loss, and is walked again (the first walk stays in the counts).
+ */
+static bool maps_after_loss(Sampler *s, uint32_t pid) {
+        ProcTask *task = proc_table_get(s->procs, pid);
+
+        if (!task || task->pid != pid || task->exited || task->rescan_mark == s->lost_records)
+                return false;
+        task->rescan_mark = s->lost_records;
+        s->debug.maps_rescans++;
+        return proc_table_rescan_pid(s->procs, "/proc", pid) >= 0;
+}
+
+static void unwind_user_sample(Sampler *s, RecordSample *rs) {
+        const RecordSample orig = *rs;
+        UnwindStats before, after;
+
+        if (s->lost_records == 0 || rs->id.pid == 0) {
+                unwind_user(s, rs);
+                return;
+        }
+        unwinder_get_stats(s->unwinder, &before);
+        unwind_user(s, rs);
+        unwinder_get_stats(s->unwinder, &after);
+        if (after.cut[UNWIND_CUT_UNMAPPED] != before.cut[UNWIND_CUT_UNMAPPED] && maps_after_loss(s, rs->id.pid)) {
+                *rs = orig;
+                unwind_user(s, rs);
+        }
+}
+
 static int process_sample(Sampler *s, const struct perf_event_header *h) {
         RecordSample rs;
         Sample sample;
@@ -756,7 +790,7 @@ static int process_sample(Sampler *s, const struct perf_event_header *h) {
                 .cgroup = sample_cgroup(s, &rs),
         };
         if (s->unwinder)
-                unwind_user(s, &rs); /* the key of the stack cache is the chain it leaves */
+                unwind_user_sample(s, &rs); /* the key of the stack cache is the chain it leaves */
         stack_cache_frames(s->stacks, s->procs, s->symbolizer, &rs, s->frames, &s->frame_stats, &sample);
         return s->handler(&sample, s->userdata);
 }
@@ -860,6 +894,7 @@ static void process_record(Sampler *s, const struct perf_event_header *h, uint32
                 }
                 /* The ring that overflowed is the one that told us. */
                 cpu_stats(s, ring_cpu)->lost += l.lost;
+                s->lost_records++;
                 break;
         }
 

@@ -97,6 +97,7 @@ int sampler_get_cpu_stats(const Sampler *s, unsigned cpu, SamplerStats *ret);
 
 typedef struct SamplerDebugStats {
         uint64_t records, corrupt, decode_errors, batch_full;
+        uint64_t maps_rescans; /* processes whose maps were read again after lost records */
         uint64_t samples_filtered; /* not of SamplerOptions.pid */
         uint64_t tasks, tasks_reaped;
         uint64_t files_loaded, files_failed, files_too_big, cache_flushes, cache_bytes, jit_maps_loaded;
