@@ -41,7 +41,8 @@ struct ProcTask {
         ProcMap *maps; /* only where tid == pid, sorted by start, non-overlapping */
         uint64_t maps_gen; /* only where tid == pid: changes with every change of maps, unique in the table */
         size_t n_maps, n_maps_allocated;
-        uint64_t rescan_mark; /* only where tid == pid: the caller's mark of its last proc_table_rescan_pid() */
+        uint64_t rescan_mark, rescan_ns; /* only where tid == pid: the caller's mark and time of its
+                                          * last proc_table_rescan_pid() */
         ProcTask *next; /* hash chain */
 };
 

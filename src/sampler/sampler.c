@@ -42,6 +42,7 @@
 #define SAMPLER_DRAIN_ROUNDS_MAX 8U
 #define SAMPLER_CLOCK_TRIES 5U
 #define SAMPLER_STACK_EPOCH_NS (1000U * 1000U * 1000U)
+#define SAMPLER_MAPS_RESCAN_NS (1000U * 1000U * 1000U)
 
 typedef struct SamplerCpu {
         unsigned cpu;
@@ -734,14 +735,20 @@ static void unwind_user(Sampler *s, RecordSample *rs) {
  * A ring that overflowed may have dropped MMAP2 and COMM records with the samples, and a process
  * whose library mapping was lost would have every later stack cut "outside every mapping" for its
  * whole life. So after a loss, a stack cut that way has its process's maps read again from /proc,
- * once per process and loss, and is walked again (the first walk stays in the counts).
+ * once per process and loss (at most once a second), and is walked again (the first walk stays in
+ * the counts).
  */
-static bool maps_after_loss(Sampler *s, uint32_t pid) {
+static bool maps_after_loss(Sampler *s, uint32_t pid, uint64_t t_ns) {
         ProcTask *task = proc_table_get(s->procs, pid);
 
         if (!task || task->pid != pid || task->exited || task->rescan_mark == s->lost_records)
                 return false;
+        /* A ring that keeps overflowing reports a loss every drain: read a process at most once a
+         * second, so a daemon that is already behind does not fall further behind. */
+        if (task->rescan_ns != 0 && t_ns < task->rescan_ns + SAMPLER_MAPS_RESCAN_NS)
+                return false;
         task->rescan_mark = s->lost_records;
+        task->rescan_ns = t_ns;
         s->debug.maps_rescans++;
         return proc_table_rescan_pid(s->procs, "/proc", pid) >= 0;
 }
@@ -757,7 +764,7 @@ static void unwind_user_sample(Sampler *s, RecordSample *rs) {
         unwinder_get_stats(s->unwinder, &before);
         unwind_user(s, rs);
         unwinder_get_stats(s->unwinder, &after);
-        if (after.cut[UNWIND_CUT_UNMAPPED] != before.cut[UNWIND_CUT_UNMAPPED] && maps_after_loss(s, rs->id.pid)) {
+        if (after.cut[UNWIND_CUT_UNMAPPED] != before.cut[UNWIND_CUT_UNMAPPED] && maps_after_loss(s, rs->id.pid, rs->id.time)) {
                 *rs = orig;
                 unwind_user(s, rs);
         }
