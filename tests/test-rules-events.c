@@ -2,8 +2,9 @@
 /*
  * The shipped rules and the incident trigger together: an event that prints several lines (the
  * OOM killer's header, task dump and kill; ENA's reason, then "Trigger reset is on"; an NVMe
- * abort, then its reset) becomes ONE incident, opened by its first line, with the later lines
- * joined as repeats. The lines go through rule_set_match() and trigger_decide()/register() as
+ * abort, then its reset; the stack's NETDEV WATCHDOG, then ENA's reset) becomes ONE incident,
+ * opened by its first line, with the later lines joined as repeats, also when they are another
+ * rule's that shares the first rule's cooldown group. The lines go through rule_set_match() and trigger_decide()/register() as
  * tprofd's manager calls them, one second apart on the kernel clock.
  */
 #include <stdio.h>
@@ -38,6 +39,16 @@ static const Event events[] = {
           { "ena 0000:00:05.0 eth0: TX q 3 is paused for too long (threshold 5000000). Time since last napi 6012000 "
             "usec. napi scheduled: 1",
             "ena 0000:00:05.0 eth0: napi handler hasn't been called for a long time but is scheduled",
+            "ena 0000:00:05.0 eth0: Trigger reset is on" } },
+        { "NETDEV WATCHDOG on ENA, Linux 6.1", "netdev-tx-timeout",
+          { "------------[ cut here ]------------", "NETDEV WATCHDOG: eth0 (ena): transmit queue 2 timed out",
+            "WARNING: CPU: 3 PID: 0 at net/sched/sch_generic.c:525 dev_watchdog+0x207/0x210",
+            "ena 0000:00:05.0 eth0: Transmit time out", "ena 0000:00:05.0 eth0: Trigger reset is on",
+            "ena 0000:00:05.0: Device reset completed successfully" } },
+        { "NETDEV WATCHDOG on ENA, Linux 6.12", "netdev-tx-timeout",
+          { "ena 0000:00:05.0 eth0: NETDEV WATCHDOG: CPU: 3: transmit queue 2 timed out 5120 ms",
+            "ena 0000:00:05.0 eth0: TX q 2 is paused for too long (threshold 5000000). Time since last napi 6012000 "
+            "usec. napi scheduled: 1",
             "ena 0000:00:05.0 eth0: Trigger reset is on" } },
         { "OOM kill, Linux 4.14", "oom-kill",
           { "java invoked oom-killer: gfp_mask=0x14200ca(GFP_HIGHUSER_MOVABLE), nodemask=(null),  order=0, "
@@ -76,6 +87,7 @@ typedef struct Run {
         uint64_t t_ns;
         unsigned line;
         unsigned n_new, n_joined, first_new_line;
+        char first_rule[64]; /* the rule that opened the incident */
         char rules[256]; /* every rule that matched, comma-separated */
         int incident;    /* the cookie */
 } Run;
@@ -87,11 +99,14 @@ static int on_match(const RuleMatch *m, const LogRecord *rec, void *userdata) {
         size_t l = strlen(r->rules);
 
         snprintf(r->rules + l, sizeof r->rules - l, "%s%s", l ? "," : "", m->rule->name);
-        switch (trigger_decide(r->trigger, m->rule->name, rec->t_ns, cooldown_ns, rec->t_ns, &cookie)) {
+        switch (trigger_decide(r->trigger, rule_cooldown_key(m->rule), rec->t_ns, cooldown_ns, rec->t_ns, &cookie)) {
         case TRIGGER_NEW:
-                if (r->n_new++ == 0)
+                if (r->n_new++ == 0) {
                         r->first_new_line = r->line;
-                return trigger_register(r->trigger, m->rule->name, rec->t_ns, cooldown_ns, rec->t_ns, &r->incident);
+                        snprintf(r->first_rule, sizeof r->first_rule, "%s", m->rule->name);
+                }
+                return trigger_register(r->trigger, rule_cooldown_key(m->rule), rec->t_ns, cooldown_ns, rec->t_ns,
+                                        &r->incident);
         case TRIGGER_JOINED:
                 assert_ptr_equal(cookie, &r->incident);
                 r->n_joined++;
@@ -114,7 +129,7 @@ static void test_one_event_is_one_incident(void **state) {
         for (size_t e = 0; e < ELEMENTSOF(events); e++) {
                 _cleanup_(trigger_freep) Trigger *t = trigger_new(NULL);
                 Run run = { .trigger = t, .t_ns = 1000 * NSEC_PER_SEC };
-                unsigned n_matching_lines = 0;
+                unsigned n_matching_lines = 0, first_matching_line = 0;
 
                 assert_non_null(t);
                 for (unsigned i = 0; i < EVENT_LINES_MAX && events[e].lines[i]; i++) {
@@ -134,18 +149,17 @@ static void test_one_event_is_one_incident(void **state) {
                         assert_true(k >= 0);
                         if (k > 1)
                                 fail_msg("%s: line %u matched several rules: %s", events[e].what, i, run.rules);
-                        if (k == 1) {
-                                n_matching_lines++;
-                                if (strcmp(run.rules, events[e].rule) != 0)
-                                        fail_msg("%s: line %u matched %s, expected %s", events[e].what, i, run.rules,
-                                                 events[e].rule);
-                        }
+                        if (k == 1 && n_matching_lines++ == 0)
+                                first_matching_line = i;
                 }
+                if (strcmp(run.first_rule, events[e].rule) != 0)
+                        fail_msg("%s: rule %s opened the incident, expected %s", events[e].what, run.first_rule,
+                                 events[e].rule);
                 if (run.n_new != 1)
                         fail_msg("%s: %u incidents, expected one", events[e].what, run.n_new);
-                if (run.first_new_line != 0)
-                        fail_msg("%s: the incident opened on line %u, not on the first", events[e].what,
-                                 run.first_new_line);
+                if (run.first_new_line != first_matching_line)
+                        fail_msg("%s: the incident opened on line %u, not on the first that matched (%u)",
+                                 events[e].what, run.first_new_line, first_matching_line);
                 if (n_matching_lines < 2 || run.n_joined != n_matching_lines - 1)
                         fail_msg("%s: %u lines matched, %u joined", events[e].what, n_matching_lines, run.n_joined);
         }

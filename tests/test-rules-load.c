@@ -58,6 +58,7 @@ static void test_bad_files_report_position_and_cause(void **state) {
                 { "filter-on-kernel.yaml", 5, 5,
                   "'unit' filters journal entries and cannot be used in a 'source: kernel' rule" },
                 { "origin-on-journal.yaml", 4, 5, "'origin' applies only to 'source: kernel' rules" },
+                { "bad-group.yaml", 5, 12, "invalid group name 'nic tx': use only letters, digits, '-' and '_'" },
                 { "bad-source.yaml", 3, 13, "invalid source 'kmsg': expected kernel or journal" },
                 { "bad-name.yaml", 2, 11, "invalid rule name 'ena reset!': use only letters, digits, '-' and '_'" },
                 { "bad-severity.yaml", 5, 15,
@@ -122,6 +123,8 @@ static void test_full_file_loads_every_field(void **state) {
         assert_int_equal(r->before_usec, 90 * USEC_PER_SEC);
         assert_int_equal(r->after_usec, 15 * USEC_PER_SEC);
         assert_int_equal(r->cooldown_usec, USEC_PER_MINUTE); /* from defaults */
+        assert_string_equal(r->group, "nic-tx-reset");
+        assert_string_equal(rule_cooldown_key(r), "nic-tx-reset");
         assert_int_equal(r->severity, -1);
         assert_true(r->enabled);
         assert_string_equal(r->file, path);
@@ -133,6 +136,8 @@ static void test_full_file_loads_every_field(void **state) {
         assert_true(r->origin_any);
         assert_int_equal(r->severity, LOG_WARNING);
         assert_false(r->enabled);
+        assert_null(r->group);
+        assert_string_equal(rule_cooldown_key(r), "demo_any");
         assert_int_equal(r->before_usec, 30 * USEC_PER_SEC);
         assert_int_equal(r->after_usec, 5 * USEC_PER_SEC);
 

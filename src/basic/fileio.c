@@ -156,6 +156,21 @@ int read_one_line_file(const char *path, char **ret_line) {
         return 0;
 }
 
+int self_rss_bytes(uint64_t *ret) {
+        _cleanup_free_ char *line = NULL;
+        unsigned long long size, resident;
+        long page = sysconf(_SC_PAGESIZE);
+        int r;
+
+        r = read_one_line_file("/proc/self/statm", &line);
+        if (r < 0)
+                return r;
+        if (sscanf(line, "%llu %llu", &size, &resident) != 2 || page <= 0)
+                return -EBADMSG;
+        *ret = (uint64_t) resident * (uint64_t) page;
+        return 0;
+}
+
 int opendir_at(int dir_fd, const char *name, int flags, DIR **ret) {
         int fd = openat(dir_fd, name, O_RDONLY | O_DIRECTORY | O_CLOEXEC | flags);
         DIR *d;

@@ -45,6 +45,9 @@ int rm_rf_at(int dir_fd, const char *name, unsigned depth_max);
 /* Reads the first line of a small file (like /proc/sys/kernel/random/boot_id), newline stripped. */
 int read_one_line_file(const char *path, char **ret_line);
 
+/* This process's resident set (/proc/self/statm), in bytes. */
+int self_rss_bytes(uint64_t *ret);
+
 /* Where this process's own vDSO is mapped ([vdso] in /proc/self/maps at AT_SYSINFO_EHDR), if it is
  * at most max_bytes: its bytes are the vDSO every process on this kernel maps. -ENOENT if not found. */
 int self_vdso_range(size_t max_bytes, const void **ret_start, size_t *ret_size);

@@ -91,6 +91,10 @@ int bundle_manifest_parse(const char *text, size_t size, BundleManifest **ret, s
         if (!u64(j, "repeats", &m->repeats))
                 m->repeats = 1;
         (void) u64(j, "last_repeat_perf_ns", &m->last_repeat_perf_ns);
+        m->rule_group = str(j, "rule.group");
+        m->joined_rules = json_object_get(j, "joined_rules");
+        if (m->joined_rules && m->joined_rules->type != JSON_TYPE_OBJECT)
+                m->joined_rules = NULL;
         m->note = str(j, "note");
         m->profile_event = str(j, "profile.event");
         (void) u64(j, "profile.freq_hz", &m->profile_freq_hz);

@@ -36,7 +36,9 @@ typedef struct BundleManifest {
         uint64_t alignment_error_ns;
         bool has_alignment_error;
 
+        const char *rule_group;
         uint64_t repeats, last_repeat_perf_ns;
+        const JsonValue *joined_rules; /* object of rule name: matches, or NULL */
         const char *note;
         const char *profile_event;
         uint64_t profile_freq_hz, profile_n_cpus;

@@ -458,12 +458,10 @@ static int on_manifest_rewrite(sd_event_source *s, uint64_t usec, void *userdata
         return 0;
 }
 
-static void incident_repeat(IncidentManager *im, OpenIncident *oi, const LogRecord *rec) {
+static void incident_repeat(IncidentManager *im, OpenIncident *oi, const IncidentRule *rule, const LogRecord *rec) {
         Incident *i = oi->incident;
 
-        i->repeats++;
-        if (rec->t_ns > i->last_repeat_ns)
-                i->last_repeat_ns = rec->t_ns;
+        (void) incident_add_repeat(i, rule->name, rec->t_ns); /* past the named ones: counted only */
         if (oi->n_repeat_marks < REPEAT_MARKS_MAX)
                 oi->repeat_ns[oi->n_repeat_marks++] = rec->t_ns;
         if (oi->published && !oi->rewrite) {
@@ -519,7 +517,7 @@ static int incident_arm(IncidentManager *im, Incident *i, OpenIncident **ret) {
                 open_incident_free(oi);
                 return r;
         }
-        r = trigger_register(im->trigger, i->rule.name, i->t_ns, i->rule.cooldown_usec * NSEC_PER_USEC,
+        r = trigger_register(im->trigger, incident_rule_cooldown_key(&i->rule), i->t_ns, i->rule.cooldown_usec * NSEC_PER_USEC,
                              now_nsec(CLOCK_MONOTONIC), oi);
         if (r < 0)
                 log_warning_errno(r, "Failed to register incident %s for cooldown, ignoring: %m", i->short_id);
@@ -562,7 +560,7 @@ int incident_manager_match(IncidentManager *im, const IncidentRule *rule, const 
         if (event_ns == 0) /* an entry of another boot: it cannot be placed on our clock */
                 event_ns = clock_map_realtime_to_perf(im->opts.clock, rec->realtime_usec * NSEC_PER_USEC);
 
-        v = trigger_decide(im->trigger, rule->name, event_ns, rule->cooldown_usec * NSEC_PER_USEC,
+        v = trigger_decide(im->trigger, incident_rule_cooldown_key(rule), event_ns, rule->cooldown_usec * NSEC_PER_USEC,
                            now_nsec(CLOCK_MONOTONIC), &cookie);
         switch (v) {
         case TRIGGER_NEW:
@@ -571,8 +569,9 @@ int incident_manager_match(IncidentManager *im, const IncidentRule *rule, const 
                 (void) incident_start(im, rule, rec, event_ns, captures, n_captures); /* failures are logged there */
                 return 0;
         case TRIGGER_JOINED:
-                log_debug("rule %s matched again inside its cooldown: %s", rule->name, esc ?: "");
-                incident_repeat(im, cookie, rec);
+                log_debug("rule %s matched again inside the cooldown of %s: %s", rule->name,
+                          incident_rule_cooldown_key(rule), esc ?: "");
+                incident_repeat(im, cookie, rule, rec);
                 return 0;
         case TRIGGER_RATE_LIMITED:
         case TRIGGER_TOO_MANY_OPEN:

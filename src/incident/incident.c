@@ -24,6 +24,7 @@ void incident_rule_done(IncidentRule *r) {
         r->origin = mfree(r->origin);
         r->match = mfree(r->match);
         r->severity = mfree(r->severity);
+        r->group = mfree(r->group);
 }
 
 Incident *incident_free(Incident *i) {
@@ -34,6 +35,8 @@ Incident *incident_free(Incident *i) {
         free(i->message);
         free(i->unit);
         free(i->comm);
+        for (size_t k = 0; k < i->n_joined; k++)
+                free(i->joined[k].rule);
         for (size_t k = 0; k < i->n_captures; k++) {
                 free(i->captures[k].name);
                 free(i->captures[k].value);
@@ -61,7 +64,8 @@ static int rule_copy(IncidentRule *dst, const IncidentRule *src) {
         };
         if (strdup_or_null(&dst->name, src->name) < 0 || strdup_or_null(&dst->description, src->description) < 0 ||
             strdup_or_null(&dst->source, src->source) < 0 || strdup_or_null(&dst->origin, src->origin) < 0 ||
-            strdup_or_null(&dst->match, src->match) < 0 || strdup_or_null(&dst->severity, src->severity) < 0) {
+            strdup_or_null(&dst->match, src->match) < 0 || strdup_or_null(&dst->severity, src->severity) < 0 ||
+            strdup_or_null(&dst->group, src->group) < 0) {
                 incident_rule_done(dst);
                 return -ENOMEM;
         }
@@ -161,6 +165,26 @@ int incident_add_capture(Incident *i, const char *name, const char *value, size_
         return 0;
 }
 
+int incident_add_repeat(Incident *i, const char *rule, uint64_t t_ns) {
+        i->repeats++;
+        if (t_ns > i->last_repeat_ns)
+                i->last_repeat_ns = t_ns;
+        if (!rule || streq(rule, i->rule.name))
+                return 0;
+        for (size_t k = 0; k < i->n_joined; k++)
+                if (streq(i->joined[k].rule, rule)) {
+                        i->joined[k].matches++;
+                        return 0;
+                }
+        if (i->n_joined >= INCIDENT_JOINED_RULES_MAX)
+                return -E2BIG;
+        i->joined[i->n_joined].rule = strdup(rule);
+        if (!i->joined[i->n_joined].rule)
+                return -ENOMEM;
+        i->joined[i->n_joined++].matches = 1;
+        return 0;
+}
+
 const char *incident_capture(const Incident *i, const char *name) {
         for (size_t k = 0; k < i->n_captures; k++)
                 if (streq(i->captures[k].name, name))
@@ -217,6 +241,7 @@ int incident_manifest_json(const Incident *i, const IncidentHost *h, const Incid
         json_kv_u64(&w, "after_usec", i->rule.after_usec);
         json_kv_u64(&w, "cooldown_usec", i->rule.cooldown_usec);
         json_kv_string(&w, "severity", i->rule.severity);
+        json_kv_string(&w, "group", i->rule.group);
         json_end_object(&w);
 
         json_key(&w, "event");
@@ -252,6 +277,11 @@ int incident_manifest_json(const Incident *i, const IncidentHost *h, const Incid
 
         json_kv_u64(&w, "repeats", i->repeats);
         json_kv_u64(&w, "last_repeat_perf_ns", i->last_repeat_ns);
+        json_key(&w, "joined_rules");
+        json_begin_object(&w);
+        for (size_t k = 0; k < i->n_joined; k++)
+                json_kv_u64(&w, i->joined[k].rule, i->joined[k].matches);
+        json_end_object(&w);
         json_kv_string(&w, "note", i->note);
 
         json_key(&w, "profile");

@@ -22,8 +22,16 @@ typedef struct IncidentRule {
         char *origin;   /* "kernel", "any", or NULL */
         char *match;
         char *severity; /* or NULL */
+        char *group;    /* the cooldown it shares with other rules, or NULL: its own */
         uint64_t before_usec, after_usec, cooldown_usec;
 } IncidentRule;
+
+/* The cooldown a rule's matches are counted in: its group's, or its own. */
+static inline const char *incident_rule_cooldown_key(const IncidentRule *r) {
+        return r->group ?: r->name;
+}
+
+#define INCIDENT_JOINED_RULES_MAX 16U
 
 typedef struct IncidentCapture {
         char *name;
@@ -68,6 +76,13 @@ typedef struct Incident {
 
         unsigned repeats;
         uint64_t last_repeat_ns;
+        /* Other rules of the group whose matches joined as repeats, with their counts (the first
+         * INCIDENT_JOINED_RULES_MAX names; later ones count in repeats only). */
+        struct {
+                char *rule;
+                unsigned matches;
+        } joined[INCIDENT_JOINED_RULES_MAX];
+        size_t n_joined;
         char *note;
 
         uint64_t from_ns, to_ns; /* the slice: [t - before, t + after] */
@@ -84,6 +99,8 @@ Incident *incident_free(Incident *i);
 int incident_new(const IncidentRule *rule, uint64_t t_ns, const ClockMap *clock, Incident **ret);
 int incident_set_trigger(Incident *i, const LogRecord *rec, const char *alignment, uint64_t error_ns);
 int incident_add_capture(Incident *i, const char *name, const char *value, size_t value_len);
+/* Counts a repeat: a later match of the incident's rule, or of another rule of its group. */
+int incident_add_repeat(Incident *i, const char *rule, uint64_t t_ns);
 const char *incident_capture(const Incident *i, const char *name);
 
 /* Describes where the samples of the slice came from, for the manifest. */

@@ -42,7 +42,7 @@ static const char *const top_keys[] = { "defaults", "rules" };
 static const char *const defaults_keys[] = { "before", "after", "cooldown" };
 static const char *const rule_keys[] = {
         "name", "description", "source", "match",  "origin",   "unit",     "comm",    "exe",
-        "transport", "uid", "before", "after", "cooldown", "severity", "enabled",
+        "transport", "uid", "before", "after", "cooldown", "severity", "enabled", "group",
 };
 static const char *const transports[] = { "audit", "driver", "syslog", "journal", "stdout", "kernel" };
 
@@ -123,6 +123,14 @@ static int load_rule(LoadContext *c, yaml_document_t *doc, yaml_node_t *map, Rul
                                                           "duplicate rule name '%s' (first defined at %s:%u:%u)",
                                                           r->name, o->file, o->line, o->column);
                         }
+                } else if (streq(key, "group")) {
+                        q = conf_set_string(&c->conf, v, key, RULE_NAME_BYTES_MAX, &r->group);
+                        if (q < 0)
+                                return q;
+                        if (!*r->group || !name_is_valid(r->group))
+                                return conf_error(&c->conf, v->start_mark,
+                                                  "invalid group name '%s': use only letters, digits, '-' and '_'",
+                                                  r->group);
                 } else if (streq(key, "description")) {
                         q = conf_set_string(&c->conf, v, key, RULE_TEXT_BYTES_MAX, &r->description);
                 } else if (streq(key, "source")) {

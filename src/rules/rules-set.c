@@ -58,6 +58,7 @@ const char *rule_severity_to_string(int level) {
 
 void rule_done(Rule *r) {
         free(r->name);
+        free(r->group);
         free(r->description);
         free(r->match);
         free(r->unit);

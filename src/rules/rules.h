@@ -72,6 +72,9 @@ typedef struct Rule {
         RuleSource source;
         bool origin_any; /* origin: any, kernel rules only: also user-written kmsg records */
         char *match;     /* the pattern text */
+        /* Rules of one group share one cooldown: a match of any of them inside the cooldown of the
+         * group's incident joins it. NULL: the rule is its own group. */
+        char *group;
         uint64_t before_usec, after_usec, cooldown_usec;
         /*
          * severity: the least urgent syslog level (0 emerg .. 7 debug) a record may have for the
@@ -112,6 +115,11 @@ typedef struct Rule {
 } Rule;
 
 typedef struct RuleSet RuleSet;
+
+/* The cooldown a rule's matches are counted in: its group's, or its own. */
+static inline const char *rule_cooldown_key(const Rule *r) {
+        return r->group ?: r->name;
+}
 
 /* Errors in rules files are configuration errors like any other (conf/conf-yaml.h). */
 typedef ConfError RuleError;

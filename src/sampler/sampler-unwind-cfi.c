@@ -39,6 +39,7 @@ struct UnwindCfiFile {
         uint8_t build_id[UNWIND_BUILD_ID_BYTES_MAX];
         size_t build_id_len;
         uint64_t entry; /* e_entry, 0 if none */
+        size_t bytes;   /* what it holds in memory, estimated: the CFI sections libdw read */
 };
 
 /* The entry point's code often has no FDE (the dynamic loader's _start calls _dl_start straight
@@ -79,6 +80,27 @@ static void read_segments(UnwindCfiFile *f) {
         }
 }
 
+/* The bytes of the sections libdw reads into memory for CFI (ELF_C_READ copies what it reads). */
+static size_t cfi_section_bytes(Elf *elf) {
+        size_t shstrndx, bytes = 0;
+        Elf_Scn *scn = NULL;
+
+        if (elf_getshdrstrndx(elf, &shstrndx) < 0)
+                return 0;
+        while ((scn = elf_nextscn(elf, scn))) {
+                GElf_Shdr sh;
+                const char *name;
+
+                if (!gelf_getshdr(scn, &sh) || sh.sh_type == SHT_NOBITS)
+                        continue;
+                name = elf_strptr(elf, shstrndx, sh.sh_name);
+                if (name && (streq(name, ".eh_frame") || streq(name, ".eh_frame_hdr") || streq(name, ".debug_frame")))
+                        bytes += sh.sh_size;
+                bytes += sizeof(GElf_Shdr);
+        }
+        return bytes;
+}
+
 static int load_elf(UnwindCfiFile *f) {
         const void *bid;
         ssize_t n;
@@ -96,6 +118,7 @@ static int load_elf(UnwindCfiFile *f) {
                 f->build_id_len = (size_t) n;
         }
         f->cfi = dwarf_getcfi_elf(f->elf);
+        f->bytes = sizeof(*f) + cfi_section_bytes(f->elf);
         return f->cfi ? 0 : -ENODATA;
 }
 
@@ -135,6 +158,10 @@ int unwind_cfi_file_load_memory(const void *data, size_t size, UnwindCfiFile **r
         r = load_elf(f);
         *ret = TAKE_PTR(f);
         return r;
+}
+
+size_t unwind_cfi_file_bytes(const UnwindCfiFile *f) {
+        return f->bytes ?: sizeof(*f);
 }
 
 bool unwind_cfi_file_has_cfi(const UnwindCfiFile *f) {

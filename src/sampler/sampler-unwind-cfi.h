@@ -77,6 +77,8 @@ int unwind_cfi_file_load_memory(const void *data, size_t size, UnwindCfiFile **r
 UnwindCfiFile *unwind_cfi_file_free(UnwindCfiFile *f);
 
 bool unwind_cfi_file_has_cfi(const UnwindCfiFile *f);
+/* About how many bytes of memory the table holds (for the unwinder's cache bound). */
+size_t unwind_cfi_file_bytes(const UnwindCfiFile *f);
 const uint8_t *unwind_cfi_file_build_id(const UnwindCfiFile *f, size_t *ret_len);
 /* File offset -> the ELF virtual address the CFI speaks of; false if no PT_LOAD segment holds it. */
 bool unwind_cfi_file_offset_to_vaddr(const UnwindCfiFile *f, uint64_t offset, uint64_t *ret_vaddr);

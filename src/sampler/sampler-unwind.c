@@ -95,6 +95,7 @@ static void files_flush(Unwinder *u) {
         for (size_t i = 0; i < u->n_owned; i++)
                 unwind_cfi_file_free(u->owned[i]);
         u->n_owned = 0;
+        u->stats.cache_bytes = 0;
         u->files = hashmap_free(u->files);
         u->build_ids = hashmap_free(u->build_ids);
         memset(u->recent, 0, sizeof(u->recent));
@@ -201,7 +202,7 @@ static UnwindCfiFile *file_for(Unwinder *u, uint32_t pid, const ProcMap *m) {
                 key = m->path;
                 key_len = strlen(m->path);
         }
-        if (u->n_owned >= UNWIND_FILES_MAX) {
+        if (u->n_owned >= UNWIND_FILES_MAX || u->stats.cache_bytes > UNWIND_CACHE_BYTES_MAX) {
                 files_flush(u);
                 u->stats.cache_flushes++;
         }
@@ -248,6 +249,7 @@ static UnwindCfiFile *file_for(Unwinder *u, uint32_t pid, const ProcMap *m) {
                 return NULL;
         UnwindCfiFile *k = TAKE_PTR(f);
         u->owned[u->n_owned++] = k;
+        u->stats.cache_bytes += unwind_cfi_file_bytes(k);
         (void) hashmap_put(u->files, key, key_len, PTR_HASHMAP(k));
         if (bid)
                 (void) hashmap_put(u->build_ids, bid, bid_len, PTR_HASHMAP(k));

@@ -48,6 +48,7 @@ typedef enum UnwindCut {
 const char *unwind_cut_to_string(UnwindCut c);
 
 #define UNWIND_FILES_MAX 2048U
+#define UNWIND_CACHE_BYTES_MAX (64U * 1024U * 1024U) /* the files' CFI in memory; past it: flushed */
 #define UNWIND_RULE_CACHE_SIZE 16384U /* a power of two; 640 KiB, touched once at start */
 #define UNWIND_BUDGET_USEC_DEFAULT 1000U
 
@@ -67,6 +68,7 @@ typedef struct UnwindStats {
         uint64_t no_user;       /* samples without user registers or stack (kernel threads, a failed copy) */
         uint64_t frames_cfi, frames_fp;
         uint64_t files_loaded, files_without_cfi, files_failed, cache_flushes;
+        uint64_t cache_bytes;   /* held now by the loaded files, estimated */
         uint64_t rule_hits, rule_misses;
         uint64_t nsec;          /* time spent walking */
 } UnwindStats;

@@ -611,6 +611,12 @@ void sampler_get_debug_stats(const Sampler *s, SamplerDebugStats *ret) {
         ret->stack_cache_hits = cs.hits;
         ret->stack_cache_misses = cs.misses;
         ret->stack_cache_bytes = stack_cache_bytes(s->stacks);
+        if (s->unwinder) {
+                UnwindStats us;
+
+                unwinder_get_stats(s->unwinder, &us);
+                ret->unwind_cache_bytes = us.cache_bytes;
+        }
 }
 
 /* Copies what each ring holds into the batch. Returns true if some ring still has data (batch full). */

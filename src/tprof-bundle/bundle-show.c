@@ -389,6 +389,8 @@ static void print_header(const Show *s) {
                 (void) strbuf_appendf(&b, "%s - %s", m->rule_name ?: "-", m->rule_description);
         else
                 (void) strbuf_append(&b, m->rule_name ?: "-");
+        if (m->rule_group)
+                (void) strbuf_appendf(&b, " (cooldown group %s)", m->rule_group);
         field(s, "Rule", b.data);
         if (m->has_event_realtime) {
                 printf("%11s: %s (%s)\n", "Time", format_time(b1, sizeof b1, m->event_realtime_usec, arg_utc, true),
@@ -423,9 +425,16 @@ static void print_header(const Show *s) {
                 }
                 field(s, "Captures", b.data);
         }
-        if (m->repeats > 1)
-                printf("%11s: %" PRIu64 " times within the rule's cooldown (the first included)\n", "Repeats", m->repeats);
-        else
+        if (m->repeats > 1) {
+                printf("%11s: %" PRIu64 " times within the %s cooldown (the first included)", "Repeats", m->repeats,
+                       m->rule_group ? "group's" : "rule's");
+                for (size_t i = 0; i < json_length(m->joined_rules); i++) {
+                        int64_t n = 0;
+                        (void) json_i64_value(m->joined_rules->container.items[i], &n);
+                        printf("%s%s %" PRIi64 "x", i ? ", " : "; of them rule ", m->joined_rules->container.keys[i], n);
+                }
+                putchar('\n');
+        } else
                 printf("%11s: once\n", "Repeats");
         if (m->has_slice) {
                 int64_t from = m->has_event_perf_ns ? (int64_t) (m->slice_from_perf_ns - m->event_t_perf_ns) : 0;

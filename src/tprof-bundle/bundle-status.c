@@ -33,7 +33,17 @@ static void print_escaped(const char *label, const char *value) {
         printf("%18s: %s\n", label, e ?: "?");
 }
 
+/* A byte count of the daemon's, as 1.5M; "?" when it did not send it (an older tprofd). */
+static const char *bytes_field(const ControlMessage *m, const char *key, char *buf, size_t l) {
+        uint64_t v;
+
+        if (safe_atou64(field(m, key), &v) < 0)
+                return "?";
+        return format_bytes(buf, l, v);
+}
+
 static void print_daemon(const ControlMessage *m) {
+        char b1[FORMAT_BYTES_MAX], b2[FORMAT_BYTES_MAX], b3[FORMAT_BYTES_MAX], b4[FORMAT_BYTES_MAX];
         uint64_t u = 0;
         char buf[256];
 
@@ -61,6 +71,12 @@ static void print_daemon(const ControlMessage *m) {
                  field(m, "HOOKS_FAILED"), field(m, "HOOKS_DROPPED"), field(m, "HOOKS_RUNNING"));
         print_escaped("Bundle hooks", buf);
         print_escaped("Open window", field(m, "WINDOW_OPEN"));
+        snprintf(buf, sizeof buf,
+                 "RSS %s; symbol cache %s (%s files loaded), unwind tables %s, stack cache %s; %s tasks known",
+                 bytes_field(m, "RSS_BYTES", b1, sizeof b1), bytes_field(m, "SYMBOL_CACHE_BYTES", b2, sizeof b2),
+                 field(m, "SYMBOL_FILES"), bytes_field(m, "UNWIND_CACHE_BYTES", b4, sizeof b4),
+                 bytes_field(m, "STACK_CACHE_BYTES", b3, sizeof b3), field(m, "TASKS"));
+        print_escaped("Memory", buf);
 }
 
 /* What the ring and the incidents folder hold, read from disk. */

@@ -300,6 +300,7 @@ static int incident_rule_from(const Rule *rule, IncidentRule *ret) {
                 .source = (char *) rule_source_to_string(rule->source),
                 .origin = rule->source == RULE_SOURCE_KERNEL ? (char *) (rule->origin_any ? "any" : "kernel") : NULL,
                 .match = rule->match,
+                .group = rule->group,
                 .severity = rule->severity >= 0 && rule->severity < 8 ? (char *) levels[rule->severity] : NULL,
                 .before_usec = rule->before_usec,
                 .after_usec = rule->after_usec,
@@ -389,8 +390,12 @@ static void control_status(Manager *m, ControlRequest *req) {
         SamplerStats st = {};
         IncidentManagerStats is = {};
         LogSourceStats ks = {}, js = {};
+        SamplerDebugStats ds = {};
+        uint64_t rss = 0;
 
         sampler_get_stats(m->sampler, &st);
+        sampler_get_debug_stats(m->sampler, &ds);
+        (void) self_rss_bytes(&rss);
         incident_manager_get_stats(m->incidents, &is);
         kmsg_source_get_stats(m->kmsg, &ks);
         if (m->journal)
@@ -426,6 +431,12 @@ static void control_status(Manager *m, ControlRequest *req) {
         (void) control_message_appendf(&b, "HOOKS_FAILED", "%llu", (unsigned long long) (is.hook.failed + is.hook.timed_out));
         (void) control_message_appendf(&b, "HOOKS_DROPPED", "%llu", (unsigned long long) is.hook.dropped);
         (void) control_message_appendf(&b, "HOOKS_RUNNING", "%u", is.hook.running);
+        (void) control_message_appendf(&b, "RSS_BYTES", "%llu", (unsigned long long) rss);
+        (void) control_message_appendf(&b, "TASKS", "%llu", (unsigned long long) ds.tasks);
+        (void) control_message_appendf(&b, "SYMBOL_FILES", "%llu", (unsigned long long) ds.files_loaded);
+        (void) control_message_appendf(&b, "SYMBOL_CACHE_BYTES", "%llu", (unsigned long long) ds.cache_bytes);
+        (void) control_message_appendf(&b, "STACK_CACHE_BYTES", "%llu", (unsigned long long) ds.stack_cache_bytes);
+        (void) control_message_appendf(&b, "UNWIND_CACHE_BYTES", "%llu", (unsigned long long) ds.unwind_cache_bytes);
         (void) control_request_reply(req, b.data ?: "", b.len);
 }
 
