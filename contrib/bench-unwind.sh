@@ -13,8 +13,18 @@
 # per sample on disk. Run as root on an otherwise quiet machine; a shared one makes the figures
 # noisy, and the recorders run at once so that they at least share the same noise.
 #
+# Two views of CPU: the whole run (start-up included: kallsyms, the /proc scan, the first load
+# of every program's symbols and unwind tables for tprofd; synthesizing the running processes
+# for perf), and the steady state after WARM seconds, which is what a recorder that runs for
+# hours costs. Bytes per sample of tprofd's ring are given for the whole run and, when the run
+# holds one, for the complete windows only (a window's tables are paid once per window, so a
+# run shorter than a window overstates them): SECS of two windows and more (250 at the default
+# WINDOW of 120 s) give at least one.
+#
 # Usage: contrib/bench-unwind.sh [BUILD_DIR]
 #        FREQS="97 4850" SECS=60 (per frequency; SECS_HIGH=5 for frequencies above 1000 Hz)
+#        WARM=20 (seconds before the steady-state measurement starts; WARM_HIGH=2 above 1000 Hz)
+#        WINDOW=120 (tprofd's --window)
 #        BENCH_KEEP=1 keeps the recordings.
 set -eu
 
@@ -22,6 +32,9 @@ BUILD=${1:-build}
 FREQS=${FREQS:-"97 4850"}
 SECS=${SECS:-60}
 SECS_HIGH=${SECS_HIGH:-5}
+WARM=${WARM:-20}
+WARM_HIGH=${WARM_HIGH:-2}
+WINDOW=${WINDOW:-120}
 TPROFD="$BUILD/src/tprofd/tprofd"
 BUNDLE="$BUILD/src/tprof-bundle/tprof-bundle"
 NCPU=$(nproc)
@@ -68,22 +81,25 @@ printf '%s\n' "rules:" >"$W/rules.yaml"
 : >"$W/kmsg"
 : >"$W/tprofd.yaml"
 
-row() { # name cpu_s secs samples lost bytes
-        awk -v n="$1" -v c="$2" -v s="$3" -v k="$4" -v l="$5" -v b="$6" 'BEGIN {
-                us = 0; bs = "-"
+row() { # name cpu_s secs samples lost bytes [steady_cpu_s steady_secs]
+        awk -v n="$1" -v c="$2" -v s="$3" -v k="$4" -v l="$5" -v b="$6" -v sc="${7:-}" -v ss="${8:-}" 'BEGIN {
+                us = 0; bs = "-"; st = "-"
                 if (k > 0) { us = c * 1e6 / k; bs = sprintf("%.2f", b / k) }
-                printf "%-36s %8.2f %9.4f %9.1f %9d %8s %11s\n", n, c, c / s, us, k, l, bs }'
+                if (sc != "" && ss > 0) st = sprintf("%.4f", sc / ss)
+                printf "%-36s %8.2f %9.4f %9.1f %9d %8s %11s %10s\n", n, c, c / s, us, k, l, bs, st }'
 }
 
 for F in $FREQS; do
         S=$SECS
-        [ "$F" -le 1000 ] || S=$SECS_HIGH
+        WM=$WARM
+        [ "$F" -le 1000 ] || { S=$SECS_HIGH; WM=$WARM_HIGH; }
+        [ "$WM" -lt "$S" ] || WM=0
         D="$W/$F"
         mkdir -p "$D"
         start_load
 
         env -u NOTIFY_SOCKET -u JOURNAL_STREAM "$TPROFD" --config "$W/tprofd.yaml" --rules "$W/rules.yaml" \
-                --kmsg "$W/kmsg" --control-socket "" --state-dir "$D/state" --freq "$F" --unwind auto \
+                --kmsg "$W/kmsg" --control-socket "" --state-dir "$D/state" --freq "$F" --unwind auto --window "$WINDOW" \
                 >"$D/tprofd.log" 2>&1 &
         tp=$!
         perf record -q -F "$F" -g -a -o "$D/fp.data" 2>"$D/fp.log" &
@@ -91,7 +107,11 @@ for F in $FREQS; do
         perf record -q -F "$F" --call-graph dwarf -a -o "$D/dwarf.data" 2>"$D/dwarf.log" &
         dw=$!
         PIDS=("$tp" "$fp" "$dw")
-        sleep "$S"
+        sleep "$WM"
+        w_tp=$(proc_cpu "$tp")
+        w_fp=$(proc_cpu "$fp")
+        w_dw=$(proc_cpu "$dw")
+        sleep $((S - WM))
         c_tp=$(proc_cpu "$tp")
         c_fp=$(proc_cpu "$fp")
         c_dw=$(proc_cpu "$dw")
@@ -107,6 +127,17 @@ for F in $FREQS; do
         n_tp=$(sed -n 's/^[0-9]* windows\{0,1\}, \([0-9]*\) samples\{0,1\}, .*/\1/p' "$D/windows.out")
         l_tp=$(sed -n 's/^[0-9]* windows\{0,1\}, [0-9]* samples\{0,1\}, \([0-9]*\) lost.*/\1/p' "$D/windows.out")
         b_tp=$(cat "$D"/state/ring/*.tpw | wc -c)
+        # Complete windows: all but the first (it starts with tprofd) and the last (cut by the stop).
+        wb=0; wn=0; wk=0
+        while read -r name from to n rest; do
+                case "$name" in *.tpw) ;; *) continue ;; esac
+                wk=$((wk + 1))
+                [ "$wk" -gt 1 ] || continue
+                [ -f "$D/state/ring/$name" ] || continue
+                printf '%s %s %s\n' "$name" "$n" "$(stat -c %s "$D/state/ring/$name")"
+        done <"$D/windows.out" | head -n -1 >"$D/complete.txt"
+        read -r wn wb < <(awk '{ n += $2; b += $3; k++ } END { print n + 0, b + 0 }' "$D/complete.txt")
+        wc_tp=$(grep -c . "$D/complete.txt" || true)
         u_tp=$(grep -o 'User stacks: .*' "$D/tprofd.log" | tail -1 || true)
 
         n_fp=$(perf script -i "$D/fp.data" -F time 2>/dev/null | grep -c . || true)
@@ -122,11 +153,21 @@ for F in $FREQS; do
 
         echo
         echo "== $F Hz on $NCPU CPUs, $S s, mixed load (bash, find, gzip: no frame pointers) =="
-        printf '%-36s %8s %9s %9s %9s %8s %11s\n' "recorder" "CPU s" "CPU s/s" "CPU us/sa" "samples" "lost" "bytes/sa"
-        row "tprofd --unwind auto (ring)" "$c_tp" "$S" "${n_tp:-0}" "${l_tp:-?}" "$b_tp"
-        row "perf record -g" "$c_fp" "$S" "$n_fp" "$l_fp" "$b_fp"
-        row "perf record --call-graph dwarf" "$c_dw" "$S" "$n_dw" "$l_dw" "$b_dw"
+        printf '%-36s %8s %9s %9s %9s %8s %11s %10s\n' "recorder" "CPU s" "CPU s/s" "CPU us/sa" "samples" "lost" \
+                "bytes/sa" "steady s/s"
+        row "tprofd --unwind auto (ring)" "$c_tp" "$S" "${n_tp:-0}" "${l_tp:-?}" "$b_tp" \
+                "$(echo "$c_tp - $w_tp" | bc -l)" "$((S - WM))"
+        row "perf record -g" "$c_fp" "$S" "$n_fp" "$l_fp" "$b_fp" "$(echo "$c_fp - $w_fp" | bc -l)" "$((S - WM))"
+        row "perf record --call-graph dwarf" "$c_dw" "$S" "$n_dw" "$l_dw" "$b_dw" \
+                "$(echo "$c_dw - $w_dw" | bc -l)" "$((S - WM))"
         row "  + perf script + folding" "$(echo "$c_dw + $c_sc" | bc -l)" "$S" "$n_dw" "$l_dw" "$b_dw"
+        echo "(steady s/s: CPU s per sampled s from ${WM} s to ${S} s)"
+        if [ "${wc_tp:-0}" -gt 0 ] && [ "$wn" -gt 0 ]; then
+                awk -v k="$wc_tp" -v n="$wn" -v b="$wb" 'BEGIN {
+                        printf "tprofd ring over its %d complete window(s): %d samples, %.2f bytes/sa\n", k, n, b / n }'
+        else
+                echo "tprofd ring: no complete window in ${S} s (the bytes above carry a partial window's tables)"
+        fi
         [ -z "$u_tp" ] || echo "tprofd: $u_tp"
         rm -f "$D"/*.data
 done

@@ -206,6 +206,27 @@ static void test_scan_fixture(void **state) {
         expect(t, 42, 0x400800, NULL, 0, 0);
         expect(t, 42, 0x7f0000000010, "/lib/libc.so.6", 0x7f0000000000, 0);
         assert_int_equal(proc_table_scan(t, "/nonexistent-proc"), -ENOENT);
+
+        /* 42 execs another program and 9 is a process the first scan saw that has gone since: a
+         * rescan gives 42 what its maps say now, nothing of the old image, and keeps 9's. */
+        assert_int_equal(proc_table_mmap(t, 9, &(ProcMap) { .start = 0x500000, .end = 0x501000,
+                                                            .path = (char *) "/bin/gone", .prot = PROT_EXEC }), 0);
+        uint64_t gen = proc_table_maps_generation(t, 42);
+        snprintf(p, sizeof(p), "%s/42/maps", root);
+        maps = "00600000-00601000 r-xp 00000000 08:01 8 /usr/bin/other\n";
+        assert_int_equal(write_file_atomic(p, maps, strlen(maps), 0644), 0);
+        assert_int_equal(proc_table_rescan(t, root), 0);
+        expect(t, 42, 0x600010, "/usr/bin/other", 0x600000, 0);
+        expect(t, 42, 0x401800, NULL, 0, 0);
+        expect(t, 42, 0x7f0000000010, NULL, 0, 0);
+        assert_true(proc_table_maps_generation(t, 42) != gen);
+        expect(t, 9, 0x500010, "/bin/gone", 0x500000, 0);
+        /* A plain scan adds to what the table has. */
+        maps = "00700000-00701000 r-xp 00000000 08:01 9 /usr/bin/third\n";
+        assert_int_equal(write_file_atomic(p, maps, strlen(maps), 0644), 0);
+        assert_int_equal(proc_table_scan(t, root), 0);
+        expect(t, 42, 0x600010, "/usr/bin/other", 0x600000, 0);
+        expect(t, 42, 0x700010, "/usr/bin/third", 0x700000, 0);
         proc_table_free(t);
 
         char cmd[600];

@@ -2,7 +2,8 @@
 /*
  * The sampler against the real kernel (root and perf events, else skipped): samples arrive with
  * sane fields, per-CPU stats add up, the sd-event wiring drains by itself, and the perf clock
- * measurement finds its own COMM record with a tight bracket.
+ * measurement finds its own COMM record with a tight bracket, and a process that execs while the
+ * sampler is being set up is known by its new image.
  */
 #include "tests.h"
 
@@ -10,6 +11,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <sched.h>
+#include <signal.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -240,6 +244,201 @@ static void test_bad_options(void **state) {
         assert_null(s);
 }
 
+typedef struct ChildSeen {
+        uint32_t pid;
+        uint64_t samples, leaf, main;
+} ChildSeen;
+
+static int on_child_sample(const Sample *s, void *userdata) {
+        ChildSeen *seen = userdata;
+        bool leaf = false, main_ = false;
+
+        if (s->pid != seen->pid)
+                return 0;
+        seen->samples++;
+        for (uint32_t i = 0; i < s->n_frames; i++) {
+                leaf = leaf || streq(s->frames[i].symbol, "unwind_leaf");
+                main_ = main_ || streq(s->frames[i].symbol, "main");
+        }
+        seen->leaf += leaf;
+        seen->main += main_;
+        return 0;
+}
+
+/* CPU seconds (user + system) pid has run, from /proc/PID/stat; -1 if unreadable. */
+static double proc_cpu_seconds(pid_t pid) {
+        char path[64], buf[1024], *p;
+        unsigned long long ut = 0, st = 0;
+        FILE *f;
+        size_t n;
+
+        snprintf(path, sizeof(path), "/proc/%d/stat", (int) pid);
+        f = fopen(path, "re");
+        if (!f)
+                return -1;
+        n = fread(buf, 1, sizeof(buf) - 1, f);
+        fclose(f);
+        buf[n] = '\0';
+        p = strrchr(buf, ')');
+        if (!p || sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &ut, &st) != 2)
+                return -1;
+        return (double) (ut + st) / (double) sysconf(_SC_CLK_TCK);
+}
+
+/* Whether pid's maps list a file whose path contains needle (its exec and dynamic loading are done). */
+static bool maps_mention(pid_t pid, const char *needle) {
+        char path[64], line[4096];
+        bool found = false;
+        FILE *f;
+
+        snprintf(path, sizeof(path), "/proc/%d/maps", (int) pid);
+        f = fopen(path, "re");
+        while (f && !found && fgets(line, sizeof(line), f))
+                found = strstr(line, needle) != NULL;
+        if (f)
+                fclose(f);
+        return found;
+}
+
+/*
+ * The /proc scan and the first records must leave no gap: a process that execs after the sampler
+ * was created but before it was enabled has no COMM or MMAP2 record of the exec, so only a scan
+ * made once the events run can know its new image. Otherwise every one of its stacks is cut
+ * "outside every mapping", for its whole life.
+ */
+static void test_exec_before_enable(void **state) {
+        _cleanup_(sampler_freep) Sampler *s = NULL;
+        const char *fixture = getenv("TPROF_UNWIND_FIXTURE");
+        ChildSeen seen = {};
+        int go[2], status;
+        pid_t pid;
+        char c = 0;
+
+        if (!fixture) {
+                skip();
+                return;
+        }
+        assert_int_equal(pipe2(go, O_CLOEXEC), 0);
+        pid = fork();
+        assert_true(pid >= 0);
+        if (pid == 0) {
+                if (read(go[0], &c, 1) != 1)
+                        _exit(2);
+                execl(fixture, fixture, "spin", "30", (char *) NULL);
+                _exit(3);
+        }
+        close(go[0]);
+        seen.pid = (uint32_t) pid;
+
+        /* The child is still a copy of this program when the sampler is created... */
+        assert_int_equal(sampler_new(&(SamplerOptions) { .freq_hz = 499, .pid = pid, .unwind = UNWIND_MODE_AUTO },
+                                     on_child_sample, &seen, &s), 0);
+        /* ...and has become the fixture, libraries loaded, before it is enabled. */
+        assert_int_equal(write(go[1], &c, 1), 1);
+        close(go[1]);
+        for (uint64_t end = now_usec(CLOCK_MONOTONIC) + 20 * USEC_PER_SEC;
+             !maps_mention(pid, "libtprof-unwind-fixture") && now_usec(CLOCK_MONOTONIC) < end;)
+                (void) usleep(1000);
+        assert_true(maps_mention(pid, "libtprof-unwind-fixture"));
+
+        assert_int_equal(sampler_enable(s), 0);
+        /* Half a second of the child's CPU time, however busy the machine. */
+        double cpu0 = proc_cpu_seconds(pid);
+        for (uint64_t end = now_usec(CLOCK_MONOTONIC) + 20 * USEC_PER_SEC;
+             proc_cpu_seconds(pid) < cpu0 + 0.5 && now_usec(CLOCK_MONOTONIC) < end;)
+                (void) usleep(10000);
+        assert_int_equal(sampler_disable(s), 0);
+        assert_int_equal(sampler_drain(s), 0);
+        (void) kill(pid, SIGKILL);
+        assert_int_equal(waitpid(pid, &status, 0), pid);
+
+        printf("child: %" PRIu64 " samples, %" PRIu64 " in unwind_leaf, %" PRIu64 " reach main\n", seen.samples,
+               seen.leaf, seen.main);
+        assert_true(seen.samples >= 20);
+        assert_true(seen.leaf * 10 >= seen.samples * 9);
+        assert_true(seen.main * 10 >= seen.samples * 9);
+}
+
+/*
+ * A ring that overflows drops side-band records with the samples. Here the child execs while its
+ * CPU's ring is full of our own samples and names, so the records of its new image are lost: the
+ * sampler must read its maps again after the loss, or every later stack is cut.
+ */
+static void test_maps_read_again_after_loss(void **state) {
+        _cleanup_(sampler_freep) Sampler *s = NULL;
+        const char *fixture = getenv("TPROF_UNWIND_FIXTURE");
+        ChildSeen seen = {};
+        SamplerDebugStats dbg;
+        SamplerStats total;
+        cpu_set_t one, old;
+        int go[2], status;
+        pid_t pid;
+        char c = 0;
+
+        if (!fixture) {
+                skip();
+                return;
+        }
+        /* The child and we share CPU 0, so our samples fill the ring its records would go to. */
+        assert_int_equal(sched_getaffinity(0, sizeof(old), &old), 0);
+        CPU_ZERO(&one);
+        CPU_SET(0, &one);
+        assert_int_equal(sched_setaffinity(0, sizeof(one), &one), 0);
+        assert_int_equal(pipe2(go, O_CLOEXEC), 0);
+        pid = fork();
+        assert_true(pid >= 0);
+        if (pid == 0) {
+                if (read(go[0], &c, 1) != 1)
+                        _exit(2);
+                execl(fixture, fixture, "spin", "30", (char *) NULL);
+                _exit(3);
+        }
+        close(go[0]);
+        seen.pid = (uint32_t) pid;
+
+        /* Four pages per CPU: not even one sample with its 8 KiB stack copy fits twice. */
+        assert_int_equal(sampler_new(&(SamplerOptions) { .freq_hz = 999, .mmap_pages = 4, .unwind = UNWIND_MODE_AUTO },
+                                     on_child_sample, &seen, &s), 0);
+        assert_int_equal(sampler_enable(s), 0);
+        spin(50 * 1000);
+        /* Our samples leave a gap smaller than a sample; COMM records of the longest name fill it
+         * to below the size of any record of the child's exec (its COMM is no longer, its MMAP2s
+         * are longer). */
+        char name[17] = "";
+        assert_int_equal(prctl_get_name(name), 0);
+        for (unsigned i = 0; i < 4096; i++)
+                assert_int_equal(prctl(PR_SET_NAME, i % 2 ? "tprof-fill-aaaa" : "tprof-fill-bbbb"), 0);
+        assert_int_equal(prctl(PR_SET_NAME, name), 0);
+        assert_int_equal(write(go[1], &c, 1), 1);
+        close(go[1]);
+        for (uint64_t end = now_usec(CLOCK_MONOTONIC) + 20 * USEC_PER_SEC;
+             !maps_mention(pid, "libtprof-unwind-fixture") && now_usec(CLOCK_MONOTONIC) < end;)
+                (void) usleep(1000);
+        assert_true(maps_mention(pid, "libtprof-unwind-fixture"));
+        /* Drained often from here on, so some of the child's samples get through. */
+        double cpu0 = proc_cpu_seconds(pid);
+        for (uint64_t end = now_usec(CLOCK_MONOTONIC) + 20 * USEC_PER_SEC;
+             proc_cpu_seconds(pid) < cpu0 + 0.5 && now_usec(CLOCK_MONOTONIC) < end;) {
+                assert_int_equal(sampler_drain(s), 0);
+                (void) usleep(2000);
+        }
+        assert_int_equal(sampler_disable(s), 0);
+        assert_int_equal(sampler_drain(s), 0);
+        (void) kill(pid, SIGKILL);
+        assert_int_equal(waitpid(pid, &status, 0), pid);
+        assert_int_equal(sched_setaffinity(0, sizeof(old), &old), 0);
+
+        sampler_get_stats(s, &total);
+        sampler_get_debug_stats(s, &dbg);
+        printf("after loss: %" PRIu64 " lost, %" PRIu64 " maps read again; child: %" PRIu64 " samples, %" PRIu64
+               " in unwind_leaf, %" PRIu64 " reach main\n", total.lost, dbg.maps_rescans, seen.samples, seen.leaf,
+               seen.main);
+        assert_true(total.lost > 0);
+        assert_true(seen.samples >= 10);
+        assert_true(seen.leaf * 10 >= seen.samples * 9);
+        assert_true(seen.main * 10 >= seen.samples * 9);
+}
+
 int main(void) {
         _cleanup_(sampler_freep) Sampler *probe = NULL;
         int r;
@@ -262,6 +461,8 @@ int main(void) {
                 cmocka_unit_test_teardown(test_cpu_hotplug, restore_cpu1),
                 cmocka_unit_test(test_lost_counted),
                 cmocka_unit_test(test_bad_options),
+                cmocka_unit_test(test_exec_before_enable),
+                cmocka_unit_test(test_maps_read_again_after_loss),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }

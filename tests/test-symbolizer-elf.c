@@ -753,8 +753,24 @@ static void test_symbolizer_function_frames_stripped(void **state) {
                 assert_int_equal(f.offset, 0);
         }
 
+        /* The file's code, though unnamed, is final: a JIT map of the process (perf's convention is
+         * for anonymous memory) does not rename it, and it is not looked up (no stat, no /proc read). */
+        char path[256], line[128];
+        snprintf(path, sizeof(path), "%s/perf-4343.map", tmpdir);
+        snprintf(line, sizeof(line), "%" PRIx64 " 100 jit_over_file\n%x 100 jit_anon\n", m.start + local, 0x30000000);
+        assert_int_equal(write_file_atomic(path, line, strlen(line), 0644), 0);
+        symbolizer_next_epoch(z);
+        assert_true(symbolizer_user(z, 4343, &m, m.start + local + 6, false, &f));
+        assert_string_equal(f.symbol, "[unknown]");
+        assert_string_equal(f.dso, fixture_stripped);
+        assert_int_equal(f.addr, local);
+        /* Code no file backs is the JIT map's, and may change with it. */
+        assert_false(symbolizer_user(z, 4343, NULL, 0x30000010, false, &f));
+        assert_string_equal(f.symbol, "jit_anon");
+        assert_int_equal(unlink(path), 0);
+
         /* Exported functions are still named from .dynsym. */
-        symbolizer_user(z, 0, &m, m.start + offset_of(alpha) + 4, true, &f);
+        assert_true(symbolizer_user(z, 0, &m, m.start + offset_of(alpha) + 4, true, &f));
         assert_string_equal(f.symbol, "fixture_alpha");
         assert_int_equal(f.addr, offset_of(alpha));
         assert_int_equal(f.offset, 0);

@@ -436,7 +436,7 @@ static bool parse_pid(const char *s, uint32_t *ret) {
         return true;
 }
 
-int proc_table_scan_pid(ProcTable *t, const char *proc_root, uint32_t pid) {
+static int scan_pid(ProcTable *t, const char *proc_root, uint32_t pid, bool replace) {
         char path[PATH_MAX], comm[PROC_COMM_BYTES + 1], line[PROC_PATH_BYTES_MAX + 256];
         _cleanup_closedir_ DIR *d = NULL;
         _cleanup_fclose_ FILE *f = NULL;
@@ -476,6 +476,11 @@ int proc_table_scan_pid(ProcTable *t, const char *proc_root, uint32_t pid) {
         f = fopen(path, "re");
         if (!f)
                 return 0; /* a kernel thread, or gone: named is enough */
+        if (replace && leader->n_maps > 0) {
+                /* What the file says now, not added to what an earlier read said. */
+                task_clear_maps(leader);
+                maps_changed(t, leader);
+        }
         while (fgets(line, sizeof(line), f)) {
                 ProcMap m;
 
@@ -497,7 +502,15 @@ int proc_table_scan_pid(ProcTable *t, const char *proc_root, uint32_t pid) {
         return 0;
 }
 
-int proc_table_scan(ProcTable *t, const char *proc_root) {
+int proc_table_scan_pid(ProcTable *t, const char *proc_root, uint32_t pid) {
+        return scan_pid(t, proc_root, pid, /* replace= */ false);
+}
+
+int proc_table_rescan_pid(ProcTable *t, const char *proc_root, uint32_t pid) {
+        return scan_pid(t, proc_root, pid, /* replace= */ true);
+}
+
+static int scan(ProcTable *t, const char *proc_root, bool replace) {
         _cleanup_closedir_ DIR *d = opendir(proc_root);
         struct dirent *de;
 
@@ -509,12 +522,20 @@ int proc_table_scan(ProcTable *t, const char *proc_root) {
 
                 if (!parse_pid(de->d_name, &pid))
                         continue;
-                r = proc_table_scan_pid(t, proc_root, pid);
+                r = scan_pid(t, proc_root, pid, replace);
                 if (r == -ENOMEM)
                         return r;
                 /* Processes vanish while we scan; that is fine. */
         }
         return 0;
+}
+
+int proc_table_scan(ProcTable *t, const char *proc_root) {
+        return scan(t, proc_root, /* replace= */ false);
+}
+
+int proc_table_rescan(ProcTable *t, const char *proc_root) {
+        return scan(t, proc_root, /* replace= */ true);
 }
 
 void proc_table_get_stats(const ProcTable *t, ProcTableStats *ret) {

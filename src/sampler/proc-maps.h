@@ -41,6 +41,8 @@ struct ProcTask {
         ProcMap *maps; /* only where tid == pid, sorted by start, non-overlapping */
         uint64_t maps_gen; /* only where tid == pid: changes with every change of maps, unique in the table */
         size_t n_maps, n_maps_allocated;
+        uint64_t rescan_mark, rescan_ns; /* only where tid == pid: the caller's mark and time of its
+                                          * last proc_table_rescan_pid() */
         ProcTask *next; /* hash chain */
 };
 
@@ -76,6 +78,11 @@ size_t proc_table_reap(ProcTable *t, uint64_t before_ns);
 
 /* Scans proc_root ("/proc", or a fixture directory): comm of every task, executable maps per process. */
 int proc_table_scan(ProcTable *t, const char *proc_root);
+/* Scans again: a process still there gets the mappings its maps file lists now, in place of those
+ * the table had (a process gone keeps them). */
+int proc_table_rescan(ProcTable *t, const char *proc_root);
+/* Reads one process's mappings again, in place of those the table has (after lost records). */
+int proc_table_rescan_pid(ProcTable *t, const char *proc_root, uint32_t pid);
 /* Reads one process's /proc entry (used when a sample names a pid we never heard of). */
 int proc_table_scan_pid(ProcTable *t, const char *proc_root, uint32_t pid);
 

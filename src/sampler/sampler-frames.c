@@ -36,7 +36,8 @@ static bool user_frame(Symbolizer *z, uint32_t pid, const ProcMap *m, uint64_t i
                         .start = m->start, .end = m->end, .pgoff = m->pgoff,
                         .dev = m->dev, .ino = m->ino, .path = m->path,
                 };
-        symbolizer_user(z, pid, m ? &sm : NULL, ip, is_return, f);
+        if (symbolizer_user(z, pid, m ? &sm : NULL, ip, is_return, f))
+                return false;
         return !m || frame_unresolved(f) || f->dso != m->path;
 }
 

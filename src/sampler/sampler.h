@@ -74,6 +74,7 @@ int sampler_attach_event(Sampler *s, sd_event *e, int64_t priority);
 /* Reads every ring now, orders the records by time, symbolizes and calls the handler per sample. */
 int sampler_drain(Sampler *s);
 
+/* Starts the events; the first time, then scans /proc again (what changed since sampler_new()). */
 int sampler_enable(Sampler *s);
 int sampler_disable(Sampler *s);
 
@@ -96,6 +97,7 @@ int sampler_get_cpu_stats(const Sampler *s, unsigned cpu, SamplerStats *ret);
 
 typedef struct SamplerDebugStats {
         uint64_t records, corrupt, decode_errors, batch_full;
+        uint64_t maps_rescans; /* processes whose maps were read again after lost records */
         uint64_t samples_filtered; /* not of SamplerOptions.pid */
         uint64_t tasks, tasks_reaped;
         uint64_t files_loaded, files_failed, files_too_big, cache_flushes, cache_bytes, jit_maps_loaded;

@@ -531,7 +531,7 @@ static ElfSymbols *vdso_symbols(Symbolizer *z, const SymbolizerMapping *m) {
         return z->vdso && m->end - m->start == z->vdso_size ? z->vdso : NULL;
 }
 
-void symbolizer_user(Symbolizer *z, uint32_t pid, const SymbolizerMapping *m, uint64_t addr, bool is_return,
+bool symbolizer_user(Symbolizer *z, uint32_t pid, const SymbolizerMapping *m, uint64_t addr, bool is_return,
                      Frame *ret) {
         uint64_t a = is_return ? addr - 1 : addr, vaddr, off, where, unknown_where;
         bool file = m && m->path && m->path[0] == '/' && !startswith(m->path, "//anon");
@@ -554,13 +554,20 @@ void symbolizer_user(Symbolizer *z, uint32_t pid, const SymbolizerMapping *m, ui
                         if (elf_symbols_lookup(e, vaddr, &name, &off)) {
                                 frame_resolved(z, ret, demangle(z, name), m->path, where, off, is_return,
                                                /* kernel= */ false);
-                                return;
+                                return true;
                         }
                         /* No symbol covers it (a stripped file: a static function, or no .dynsym at
                          * all). The unwind table still knows where its function starts, so the frame,
-                         * though unnamed, is one per function like the others. */
+                         * though unnamed, is one per function like the others. It is the file's code:
+                         * no JIT map names it (perf reads those for anonymous memory only), and
+                         * nothing learned later will, so the frame is final. Looking, once per
+                         * process and drain, cost a /proc read and two stats for every stripped
+                         * program (find, gzip) and made its stacks be symbolized again every second. */
                         if (z->function_frames && elf_symbols_function_start(e, vaddr, &off))
                                 unknown_where = where - is_return - off;
+                        z->stats.frames_unknown++;
+                        frame_unknown(ret, unknown_where, m->path, false);
+                        return true;
                 }
                 /* A file that is not ELF may still be described by a JIT map (some runtimes map code files). */
         }
@@ -569,7 +576,7 @@ void symbolizer_user(Symbolizer *z, uint32_t pid, const SymbolizerMapping *m, ui
                 e = vdso_symbols(z, m);
                 if (e && elf_symbols_offset_to_vaddr(e, a - m->start, &vaddr) && elf_symbols_lookup(e, vaddr, &name, &off)) {
                         frame_resolved(z, ret, name, m->path, where, off, is_return, /* kernel= */ false);
-                        return;
+                        return true;
                 }
         }
 
@@ -577,12 +584,13 @@ void symbolizer_user(Symbolizer *z, uint32_t pid, const SymbolizerMapping *m, ui
         jm = pid > 0 ? jit_map_for(z, pid, &jit_path) : NULL;
         if (jm && jit_map_lookup(jm, a, &name, &off)) {
                 frame_resolved(z, ret, name, jit_path, addr, off, is_return, /* kernel= */ false);
-                return;
+                return false;
         }
 
         z->stats.frames_unknown++;
         frame_unknown(ret, unknown_where, m && m->path && m->path[0] && !startswith(m->path, "//anon") ? m->path : NULL,
                       false);
+        return false;
 }
 
 uint64_t symbolizer_generation(const Symbolizer *z) {

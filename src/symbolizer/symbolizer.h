@@ -71,8 +71,11 @@ void symbolizer_next_epoch(Symbolizer *z);
 /* is_return: addr is a return address (every frame but the first of its context); we look up addr - 1.
  * With function_frames, addr and offset of a resolved frame are the function's start and 0. */
 void symbolizer_kernel(Symbolizer *z, uint64_t addr, bool is_return, Frame *ret);
-/* m: the mapping covering addr in pid, or NULL when none is known. */
-void symbolizer_user(Symbolizer *z, uint32_t pid, const SymbolizerMapping *m, uint64_t addr, bool is_return,
+/* m: the mapping covering addr in pid, or NULL when none is known. Returns true when the frame is
+ * final: named from the mapping's file or the vDSO, or unnamed in an ELF file that covers the
+ * address (a stripped program); false when it depends on what may be learned later (a JIT map, a
+ * file that could not be read). */
+bool symbolizer_user(Symbolizer *z, uint32_t pid, const SymbolizerMapping *m, uint64_t addr, bool is_return,
                      Frame *ret);
 
 void symbolizer_get_stats(const Symbolizer *z, SymbolizerStats *ret);
