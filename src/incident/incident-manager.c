@@ -29,6 +29,7 @@
 #include "bundle/bundle-format.h"
 #include "incident/incident-cgroups.h"
 #include "incident/incident-manager.h"
+#include "incident/incident-worker.h"
 #include "incident/incident-write.h"
 #include "store/store-export.h"
 #include "store/store-slice.h"
@@ -40,6 +41,10 @@
 /* Repeats are written into the manifest at most this often: in a storm, a rewrite (two fsyncs) per
  * matching line would slow the daemon down to where the kernel log overruns. */
 #define MANIFEST_REWRITE_USEC USEC_PER_SEC
+
+/* Repeats that arrive while the bundle is written wait here, each with its rule's name; past this
+ * many only their number is kept. */
+#define DEFERRED_REPEATS_MAX 4096U
 
 /* journalctl MESSAGE_ID=6b0f5e1a8c7d4e2f9a3b1c0d2e4f6a8b finds every bundle tprofd announced. */
 #define TPROF_INCIDENT_MESSAGE_ID "6b0f5e1a8c7d4e2f9a3b1c0d2e4f6a8b"
@@ -60,6 +65,16 @@ typedef struct OpenIncident {
         size_t n_repeat_marks;
         IncidentDoneFunc done; /* a capture request waiting for this bundle, or NULL */
         void *done_userdata;
+        /* While the worker writes the bundle it reads the incident, so repeats wait here and join
+         * the incident when it is done. */
+        bool writing;
+        struct {
+                char *rule;
+                uint64_t t_ns;
+        } *deferred;
+        size_t n_deferred, allocated_deferred;
+        unsigned deferred_unnamed;
+        uint64_t deferred_unnamed_ns;
 } OpenIncident;
 
 struct IncidentManager {
@@ -71,6 +86,13 @@ struct IncidentManager {
 
         OpenIncident **incidents;
         size_t n_incidents, allocated_incidents;
+
+        /* Bundles are written one at a time on the worker; incidents past their deadline queue. */
+        IncidentWorker *worker;
+        OpenIncident **queue;
+        size_t n_queue, allocated_queue;
+        bool stopping; /* finish() or free(): no more jobs on the worker */
+        char *test_gate; /* $TPROF_TEST_BUNDLE_GATE: see job_run() */
 
         uint64_t written, failed;
 };
@@ -128,6 +150,12 @@ static const char *alignment_of(const LogRecord *rec) {
 }
 
 static void remove_incident(IncidentManager *im, OpenIncident *oi) {
+        for (size_t i = 0; i < im->n_queue; i++)
+                if (im->queue[i] == oi) {
+                        memmove(im->queue + i, im->queue + i + 1, (im->n_queue - i - 1) * sizeof(OpenIncident *));
+                        im->n_queue--;
+                        break;
+                }
         for (size_t i = 0; i < im->n_incidents; i++)
                 if (im->incidents[i] == oi) {
                         memmove(im->incidents + i, im->incidents + i + 1,
@@ -165,6 +193,9 @@ static void open_incident_free(OpenIncident *oi) {
         for (size_t i = 0; i < oi->n_windows; i++)
                 free(oi->windows[i]);
         free(oi->windows);
+        for (size_t i = 0; i < oi->n_deferred; i++)
+                free(oi->deferred[i].rule);
+        free(oi->deferred);
         incident_cgroups_free(oi->cgroups);
         incident_free(oi->incident);
         free(oi);
@@ -320,16 +351,69 @@ static void flush(IncidentManager *im) {
                 im->opts.flush(im->opts.userdata);
 }
 
-static int complete(IncidentManager *im, OpenIncident *oi) {
-        _cleanup_(incident_sink_freep) IncidentSink *sink = NULL;
-        _cleanup_free_ char *bundle_path = NULL;
-        _cleanup_close_ int windows_fd = -EBADF;
-        CollectLog log = { .oi = oi };
-        SliceFiles files = {};
-        char **names = NULL;
-        Incident *i = oi->incident;
-        uint64_t t0 = now_usec(CLOCK_MONOTONIC);
+static int on_manifest_rewrite(sd_event_source *s, uint64_t usec, void *userdata) {
+        OpenIncident *oi = userdata;
         int r;
+
+        oi->rewrite = sd_event_source_disable_unref(oi->rewrite);
+        r = rewrite_manifest(oi->manager, oi);
+        if (r < 0)
+                log_warning_errno(r, "Failed to update the repeat count of incident %s, ignoring: %m",
+                                  oi->incident->short_id);
+        return 0;
+}
+
+/*
+ * Writing a bundle is a job in three steps. On the event loop, prepare() flushes the rings, pins
+ * what appeared since the match and copies the log lines; on the worker, run() reads every sample
+ * of the pinned windows and publishes the bundle; on the event loop again, finish() announces it,
+ * keeps incidents/ within its limits and hands it to the hook. run() reads only the job and the
+ * incident, which the event loop leaves alone meanwhile (repeats wait in the OpenIncident).
+ */
+typedef struct BundleJob {
+        OpenIncident *oi;
+        int incidents_fd;
+        IncidentHost host;
+        IncidentProfile profile;
+        CollectLog log;
+        SliceFiles files;
+        char **names;
+        IncidentSink *sink;
+        uint64_t started_usec;
+        const char *test_gate;
+        int error; /* run()'s */
+} BundleJob;
+
+static BundleJob *job_free(BundleJob *job) {
+        if (!job)
+                return NULL;
+        strv_free(job->names);
+        strv_free(job->files.paths);
+        collect_log_done(&job->log);
+        incident_sink_free(job->sink);
+        free(job);
+        return NULL;
+}
+
+static int job_prepare(IncidentManager *im, OpenIncident *oi, BundleJob **ret) {
+        BundleJob *job;
+        _cleanup_close_ int windows_fd = -EBADF;
+        Incident *i = oi->incident;
+        int r;
+
+        job = new0(BundleJob, 1);
+        if (!job)
+                return -ENOMEM;
+        *job = (BundleJob) {
+                .oi = oi,
+                .incidents_fd = im->incidents_fd,
+                .host = im->opts.host,
+                .profile = im->opts.profile,
+                .log = { .oi = oi },
+                .files = { .from_ns = i->from_ns, .to_ns = i->to_ns },
+                .started_usec = now_usec(CLOCK_MONOTONIC),
+                .test_gate = im->test_gate,
+        };
 
         /* Everything up to t + after is in the rings now: get it onto disk, then pin what appeared
          * since the match (a rotation may have opened a window in between). */
@@ -344,39 +428,106 @@ static int complete(IncidentManager *im, OpenIncident *oi) {
                 log_warning_errno(r, "Failed to pin windows for incident %s, the bundle may lack samples: %m",
                                   i->short_id);
 
-        r = list_pinned(oi->dir_fd, i->id, im->incidents_path, &names, &files.paths, &files.n);
+        r = list_pinned(oi->dir_fd, i->id, im->incidents_path, &job->names, &job->files.paths, &job->files.n);
         if (r < 0)
                 goto fail;
-        files.from_ns = i->from_ns;
-        files.to_ns = i->to_ns;
+        r = incident_sink_new(i, &job->sink);
+        if (r < 0)
+                goto fail;
+        job->files.sink = job->sink;
+        r = log_context_range(im->opts.log_context, i->from_ns, i->to_ns, on_collect_log, &job->log);
+        if (r < 0)
+                goto fail;
+        *ret = job;
+        return 0;
+fail:
+        job_free(job);
+        return r;
+}
 
-        r = incident_sink_new(i, &sink);
-        if (r < 0)
-                goto fail;
-        files.sink = sink;
-        r = slice_read(files.paths, files.n, 0, UINT64_MAX, on_slice_sample, sink, NULL);
+/* On the worker (or, when the daemon stops, on the event loop): the part that grows with the slice. */
+static void job_run(void *p) {
+        BundleJob *job = p;
+        OpenIncident *oi = job->oi;
+        const Incident *i = oi->incident;
+        int r;
+
+        /* For tests only: hold the bundle on the worker until the named file exists (at most a
+         * minute), so a test can look at the daemon while a bundle is being written. */
+        for (unsigned k = 0; job->test_gate && k < 6000 && access(job->test_gate, F_OK) < 0; k++)
+                (void) usleep(10 * USEC_PER_MSEC);
+
+        r = slice_read(job->files.paths, job->files.n, 0, UINT64_MAX, on_slice_sample, job->sink, NULL);
         if (r < 0)
                 log_warning_errno(r, "Failed to read some pinned windows of incident %s, ignoring: %m", i->short_id);
+        job->error = incident_publish(job->incidents_fd, oi->dir_fd, i, job->sink, &job->host, &job->profile,
+                                      job->names, job->files.n, job->log.lines, job->log.n, write_perf_script,
+                                      &job->files);
+}
 
-        r = log_context_range(im->opts.log_context, i->from_ns, i->to_ns, on_collect_log, &log);
-        if (r < 0)
-                goto fail;
+static void schedule_rewrite(IncidentManager *im, OpenIncident *oi) {
+        int r;
 
-        r = incident_publish(im->incidents_fd, oi->dir_fd, i, sink, &im->opts.host, &im->opts.profile, names,
-                             files.n, log.lines, log.n, write_perf_script, &files);
-        if (r < 0)
-                goto fail;
+        if (!oi->published || oi->rewrite)
+                return;
+        r = sd_event_add_time_relative(im->opts.event, &oi->rewrite, CLOCK_MONOTONIC, MANIFEST_REWRITE_USEC,
+                                       MANIFEST_REWRITE_USEC / 10, on_manifest_rewrite, oi);
+        if (r >= 0)
+                r = sd_event_source_set_priority(oi->rewrite, im->opts.priority_housekeeping);
+        if (r < 0) {
+                oi->rewrite = sd_event_source_disable_unref(oi->rewrite);
+                r = rewrite_manifest(im, oi);
+                if (r < 0)
+                        log_warning_errno(r, "Failed to update the repeat count of incident %s, ignoring: %m",
+                                          oi->incident->short_id);
+        }
+}
 
-        incident_sink_get_slice(sink, &oi->slice);
-        oi->cgroups = incident_sink_take_cgroups(sink);
+/* The repeats that came while the worker read the incident join it now. */
+static void apply_deferred_repeats(IncidentManager *im, OpenIncident *oi) {
+        bool any = oi->n_deferred > 0 || oi->deferred_unnamed > 0;
+
+        oi->writing = false;
+        for (size_t k = 0; k < oi->n_deferred; k++) {
+                (void) incident_add_repeat(oi->incident, oi->deferred[k].rule, oi->deferred[k].t_ns);
+                oi->deferred[k].rule = mfree(oi->deferred[k].rule);
+        }
+        oi->n_deferred = 0;
+        for (; oi->deferred_unnamed > 0; oi->deferred_unnamed--)
+                (void) incident_add_repeat(oi->incident, NULL, oi->deferred_unnamed_ns);
+        if (any)
+                schedule_rewrite(im, oi);
+}
+
+/* Back on the event loop: the bundle is published (or failed); tell everyone who waits for it. */
+static int job_finish(IncidentManager *im, BundleJob *job) {
+        _cleanup_free_ char *bundle_path = NULL;
+        OpenIncident *oi = job->oi;
+        Incident *i = oi->incident;
+        int r = job->error;
+
+        if (r < 0) {
+                im->failed++;
+                log_error_errno(r, "Failed to write the bundle of incident %s (rule %s), discarding it: %m",
+                                i->short_id, i->rule.name);
+                oi->writing = false;
+                oi->dir_fd = safe_close(oi->dir_fd);
+                (void) incident_discard(im->incidents_fd, i);
+                report_done(oi, &(IncidentResult) { .error = r });
+                job_free(job);
+                return r;
+        }
+
+        incident_sink_get_slice(job->sink, &oi->slice);
+        oi->cgroups = incident_sink_take_cgroups(job->sink);
         oi->slice.cgroups = oi->cgroups;
-        oi->windows = names;
-        oi->n_windows = files.n;
-        names = NULL;
+        oi->windows = TAKE_PTR(job->names);
+        oi->n_windows = job->files.n;
         oi->dir_fd = safe_close(oi->dir_fd);
         oi->published = true;
         im->written++;
         trigger_closed(im->trigger, oi);
+        apply_deferred_repeats(im, oi);
         BundleStatus status = incident_status(i, &oi->slice);
         if (asprintf(&bundle_path, "%s/%s", im->incidents_path, i->id) < 0)
                 bundle_path = NULL;
@@ -394,26 +545,39 @@ static int complete(IncidentManager *im, OpenIncident *oi) {
         };
         announce(&hb);
         log_debug("Incident %s written in %llu ms.", i->short_id,
-                  (unsigned long long) ((now_usec(CLOCK_MONOTONIC) - t0) / USEC_PER_MSEC));
-        strv_free(files.paths);
-        collect_log_done(&log);
+                  (unsigned long long) ((now_usec(CLOCK_MONOTONIC) - job->started_usec) / USEC_PER_MSEC));
+        job_free(job);
         /* Limits first, so a capture's client sees the bundle folder as it will stay. */
         enforce_limits(im);
         (void) incident_hook_submit(im->hook, &hb); /* a full queue is logged and counted there */
         report_done(oi, &(IncidentResult) { .id = i->id, .path = hb.path, .status = status });
         return 0;
+}
 
-fail:
-        im->failed++;
-        log_error_errno(r, "Failed to write the bundle of incident %s (rule %s), discarding it: %m", i->short_id,
-                        i->rule.name);
-        strv_free(names);
-        strv_free(files.paths);
-        collect_log_done(&log);
-        oi->dir_fd = safe_close(oi->dir_fd);
-        (void) incident_discard(im->incidents_fd, i);
-        report_done(oi, &(IncidentResult) { .error = r });
-        return r;
+static int prepare_failed(IncidentManager *im, OpenIncident *oi, int r) {
+        BundleJob *job = new0(BundleJob, 1);
+
+        if (!job) { /* out of memory: the same steps without the job */
+                im->failed++;
+                oi->dir_fd = safe_close(oi->dir_fd);
+                (void) incident_discard(im->incidents_fd, oi->incident);
+                report_done(oi, &(IncidentResult) { .error = r });
+                return r;
+        }
+        *job = (BundleJob) { .oi = oi, .log = { .oi = oi }, .error = r };
+        return job_finish(im, job);
+}
+
+/* Writes the bundle now, on the event loop: for a daemon that is stopping. */
+static int complete_now(IncidentManager *im, OpenIncident *oi) {
+        BundleJob *job;
+        int r;
+
+        r = job_prepare(im, oi, &job);
+        if (r < 0)
+                return prepare_failed(im, oi, r);
+        job_run(job);
+        return job_finish(im, job);
 }
 
 static int on_incident_expire(sd_event_source *s, uint64_t usec, void *userdata) {
@@ -422,62 +586,89 @@ static int on_incident_expire(sd_event_source *s, uint64_t usec, void *userdata)
         return 0;
 }
 
-static int on_incident_deadline(sd_event_source *s, uint64_t usec, void *userdata) {
-        OpenIncident *oi = userdata;
-        IncidentManager *im = oi->manager;
+/* After the bundle: keep the incident until the cooldown ends, so repeats join it rather than start
+ * another; a failed one goes now. */
+static void after_complete(IncidentManager *im, OpenIncident *oi, int r) {
         uint64_t expire_mono_usec;
-        int r;
 
-        r = complete(im, oi);
         if (r < 0) {
                 remove_incident(im, oi);
-                return 0;
+                return;
         }
-
-        /* Keep it until the cooldown ends, so repeats join it rather than start another. */
         expire_mono_usec = clock_map_perf_to_mono(im->opts.clock, oi->incident->t_ns) / NSEC_PER_USEC +
                            oi->incident->rule.cooldown_usec;
         r = sd_event_add_time(im->opts.event, &oi->expire, CLOCK_MONOTONIC, expire_mono_usec, USEC_PER_SEC,
                               on_incident_expire, oi);
         if (r < 0)
                 remove_incident(im, oi);
+}
+
+/* Starts the next queued bundle on the worker, unless one is being written. */
+static void start_next(IncidentManager *im) {
+        while (!im->stopping && im->n_queue > 0 && !incident_worker_busy(im->worker)) {
+                OpenIncident *oi = im->queue[0];
+                BundleJob *job;
+                int r;
+
+                memmove(im->queue, im->queue + 1, (im->n_queue - 1) * sizeof(OpenIncident *));
+                im->n_queue--;
+                r = job_prepare(im, oi, &job);
+                if (r < 0) {
+                        after_complete(im, oi, prepare_failed(im, oi, r));
+                        continue;
+                }
+                oi->writing = true;
+                r = incident_worker_start(im->worker, job_run, job);
+                if (r < 0) {
+                        log_warning_errno(r, "Failed to start a thread for the bundle of incident %s, writing it on the event loop: %m",
+                                          oi->incident->short_id);
+                        job_run(job);
+                        after_complete(im, oi, job_finish(im, job));
+                }
+        }
+}
+
+static void on_job_done(void *p, void *userdata) {
+        IncidentManager *im = userdata;
+        BundleJob *job = p;
+        OpenIncident *oi = job->oi;
+
+        after_complete(im, oi, job_finish(im, job));
+        start_next(im);
+}
+
+static int on_incident_deadline(sd_event_source *s, uint64_t usec, void *userdata) {
+        OpenIncident *oi = userdata;
+        IncidentManager *im = oi->manager;
+
+        if (!GREEDY_REALLOC(im->queue, im->allocated_queue, im->n_queue + 1)) {
+                after_complete(im, oi, complete_now(im, oi));
+                return 0;
+        }
+        im->queue[im->n_queue++] = oi;
+        start_next(im);
         return 0;
 }
 
 /* --- starting incidents and repeats -------------------------------------------------------------- */
 
-static int on_manifest_rewrite(sd_event_source *s, uint64_t usec, void *userdata) {
-        OpenIncident *oi = userdata;
-        int r;
-
-        oi->rewrite = sd_event_source_disable_unref(oi->rewrite);
-        r = rewrite_manifest(oi->manager, oi);
-        if (r < 0)
-                log_warning_errno(r, "Failed to update the repeat count of incident %s, ignoring: %m",
-                                  oi->incident->short_id);
-        return 0;
-}
-
 static void incident_repeat(IncidentManager *im, OpenIncident *oi, const IncidentRule *rule, const LogRecord *rec) {
-        Incident *i = oi->incident;
-
-        (void) incident_add_repeat(i, rule->name, rec->t_ns); /* past the named ones: counted only */
         if (oi->n_repeat_marks < REPEAT_MARKS_MAX)
                 oi->repeat_ns[oi->n_repeat_marks++] = rec->t_ns;
-        if (oi->published && !oi->rewrite) {
-                int r = sd_event_add_time_relative(im->opts.event, &oi->rewrite, CLOCK_MONOTONIC,
-                                                   MANIFEST_REWRITE_USEC, MANIFEST_REWRITE_USEC / 10,
-                                                   on_manifest_rewrite, oi);
-                if (r >= 0)
-                        r = sd_event_source_set_priority(oi->rewrite, im->opts.priority_housekeeping);
-                if (r < 0) {
-                        oi->rewrite = sd_event_source_disable_unref(oi->rewrite);
-                        r = rewrite_manifest(im, oi);
-                        if (r < 0)
-                                log_warning_errno(r, "Failed to update the repeat count of incident %s, ignoring: %m",
-                                                  i->short_id);
+        if (oi->writing) {
+                char *name = oi->n_deferred < DEFERRED_REPEATS_MAX ? strdup(rule->name) : NULL;
+                if (name && GREEDY_REALLOC(oi->deferred, oi->allocated_deferred, oi->n_deferred + 1)) {
+                        oi->deferred[oi->n_deferred].rule = name;
+                        oi->deferred[oi->n_deferred++].t_ns = rec->t_ns;
+                } else {
+                        free(name);
+                        oi->deferred_unnamed++;
+                        oi->deferred_unnamed_ns = MAX(oi->deferred_unnamed_ns, rec->t_ns);
                 }
+                return;
         }
+        (void) incident_add_repeat(oi->incident, rule->name, rec->t_ns); /* past the named ones: counted only */
+        schedule_rewrite(im, oi);
 }
 
 /* Stages a prepared incident, pins what exists of its slice, arms its deadline, registers it. */
@@ -616,13 +807,18 @@ int incident_manager_capture(IncidentManager *im, uint64_t before_usec, uint64_t
 }
 
 void incident_manager_finish(IncidentManager *im) {
+        /* The bundle on the worker first, then the queued ones and those still recording, here. */
+        im->stopping = true;
+        incident_worker_wait(im->worker);
+        im->n_queue = 0;
         for (size_t i = 0; i < im->n_incidents; i++) {
                 OpenIncident *oi = im->incidents[i];
                 if (oi->published)
                         continue;
-                log_notice("Writing incident %s early, before t + after was reached, because tprofd is stopping.",
-                           oi->incident->short_id);
-                (void) complete(im, oi); /* a failure discards the staged bundle and its pins */
+                if (sd_event_source_get_enabled(oi->deadline, NULL) > 0)
+                        log_notice("Writing incident %s early, before t + after was reached, because tprofd is stopping.",
+                                   oi->incident->short_id);
+                (void) complete_now(im, oi); /* a failure discards the staged bundle and its pins */
         }
 }
 
@@ -645,6 +841,11 @@ int incident_manager_new(const IncidentManagerOptions *o, IncidentManager **ret)
         im->state_dir = strdup(o->state_dir);
         if (!im->state_dir)
                 return -ENOMEM;
+        if (secure_getenv("TPROF_TEST_BUNDLE_GATE")) {
+                im->test_gate = strdup(secure_getenv("TPROF_TEST_BUNDLE_GATE"));
+                if (!im->test_gate)
+                        return -ENOMEM;
+        }
         im->opts.state_dir = im->state_dir;
         im->opts.hook = (IncidentHookOptions) {}; /* the hook runner keeps its own copy */
         im->incidents_fd = open(im->incidents_path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -656,6 +857,9 @@ int incident_manager_new(const IncidentManagerOptions *o, IncidentManager **ret)
         r = incident_hook_new(o->event, o->priority_housekeeping, &o->hook, &im->hook);
         if (r < 0)
                 return r;
+        r = incident_worker_new(o->event, o->priority_incident, on_job_done, im, &im->worker);
+        if (r < 0)
+                return r;
         *ret = TAKE_PTR(im);
         return 0;
 }
@@ -663,12 +867,18 @@ int incident_manager_new(const IncidentManagerOptions *o, IncidentManager **ret)
 IncidentManager *incident_manager_free(IncidentManager *im) {
         if (!im)
                 return NULL;
+        /* A bundle being written is finished: its files are on disk already, or nearly. */
+        im->stopping = true;
+        incident_worker_wait(im->worker);
+        im->worker = incident_worker_free(im->worker);
         for (size_t i = 0; i < im->n_incidents; i++)
                 open_incident_free(im->incidents[i]);
         free(im->incidents);
+        free(im->queue);
         trigger_free(im->trigger);
         incident_hook_free(im->hook);
         free(im->state_dir);
+        free(im->test_gate);
         safe_close(im->incidents_fd);
         free(im->incidents_path);
         free(im);
@@ -688,6 +898,8 @@ void incident_manager_get_stats(const IncidentManager *im, IncidentManagerStats 
                 .written = im->written,
                 .failed = im->failed,
                 .open = trigger_n_open(im->trigger),
+                .writing = im->worker && incident_worker_busy(im->worker),
+                .queued = (unsigned) im->n_queue,
         };
         trigger_get_stats(im->trigger, &ret->trigger);
         incident_hook_get_stats(im->hook, &ret->hook);

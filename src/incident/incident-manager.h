@@ -63,6 +63,7 @@ typedef struct IncidentManagerOptions {
 typedef struct IncidentManagerStats {
         uint64_t written, failed;
         unsigned open;
+        unsigned writing, queued; /* bundles on the worker (0 or 1), and past their deadline waiting for it */
         TriggerStats trigger;
         IncidentHookStats hook;
 } IncidentManagerStats;

@@ -63,9 +63,11 @@ static void print_daemon(const ControlMessage *m) {
         snprintf(buf, sizeof buf, "kmsg %s records (%s lost), journal %s (%s records)", field(m, "KMSG_RECORDS"),
                  field(m, "KMSG_LOST"), field(m, "JOURNAL"), field(m, "JOURNAL_RECORDS"));
         print_escaped("Log sources", buf);
-        snprintf(buf, sizeof buf, "%s matches; %s open, %s written, %s failed, %s matches dropped by limits",
+        snprintf(buf, sizeof buf,
+                 "%s matches; %s open, %s written, %s failed, %s matches dropped by limits; %s on the bundle writer, %s waiting for it",
                  field(m, "MATCHES"), field(m, "INCIDENTS_OPEN"), field(m, "INCIDENTS_WRITTEN"),
-                 field(m, "INCIDENTS_FAILED"), field(m, "MATCHES_DROPPED"));
+                 field(m, "INCIDENTS_FAILED"), field(m, "MATCHES_DROPPED"), field(m, "INCIDENTS_WRITING"),
+                 field(m, "INCIDENTS_QUEUED"));
         print_escaped("Incidents", buf);
         snprintf(buf, sizeof buf, "%s started, %s failed or timed out, %s dropped, %s running", field(m, "HOOKS_STARTED"),
                  field(m, "HOOKS_FAILED"), field(m, "HOOKS_DROPPED"), field(m, "HOOKS_RUNNING"));

@@ -425,6 +425,8 @@ static void control_status(Manager *m, ControlRequest *req) {
         (void) control_message_appendf(&b, "INCIDENTS_OPEN", "%u", is.open);
         (void) control_message_appendf(&b, "INCIDENTS_WRITTEN", "%llu", (unsigned long long) is.written);
         (void) control_message_appendf(&b, "INCIDENTS_FAILED", "%llu", (unsigned long long) is.failed);
+        (void) control_message_appendf(&b, "INCIDENTS_WRITING", "%u", is.writing);
+        (void) control_message_appendf(&b, "INCIDENTS_QUEUED", "%u", is.queued);
         (void) control_message_appendf(&b, "MATCHES_DROPPED", "%llu",
                                        (unsigned long long) (is.trigger.rate_limited + is.trigger.too_many_open));
         (void) control_message_appendf(&b, "HOOKS_STARTED", "%llu", (unsigned long long) is.hook.started);
