@@ -218,6 +218,49 @@ static void test_unwind_garbage_stack_ends(void **state) {
         }
 }
 
+/* The time budget: a stack of 200 frames is walked whole within the default budget and cut, and
+ * counted, with a budget of 1 us (176 frames between the first and the last clock check take
+ * several microseconds on any machine; a busy one only takes longer). Timing statistics come from
+ * the timed stacks, one in 64, the first included. */
+static void test_unwind_time_budget(void **state) {
+        _cleanup_(snapshot_done) Snapshot s = {};
+        uint64_t ips[512];
+        UnwindStats st;
+        size_t n;
+
+        assert_int_equal(setenv("UNWIND_FIXTURE_DEPTH", "200", 1), 0);
+        take_snapshot(getenv("TPROF_UNWIND_FIXTURE"), &s);
+        assert_int_equal(unsetenv("UNWIND_FIXTURE_DEPTH"), 0);
+
+        {
+                _cleanup_(unwinder_freep) Unwinder *u = NULL;
+                assert_int_equal(unwinder_new(&(UnwinderOptions) { .mode = UNWIND_MODE_AUTO }, &u), 0);
+                n = walk(u, &s, s.size, ips, ELEMENTSOF(ips));
+                unwinder_get_stats(u, &st);
+                assert_true(n > 200);
+                assert_int_not_equal(ips[n - 1], 0);
+                assert_int_equal(st.stacks_cut, 0);
+                assert_int_equal(st.stacks_timed, 1);
+                assert_true(st.nsec > 0);
+                for (int i = 0; i < 63; i++)
+                        (void) walk(u, &s, s.size, ips, ELEMENTSOF(ips));
+                unwinder_get_stats(u, &st);
+                assert_int_equal(st.stacks, 64);
+                assert_int_equal(st.stacks_timed, 1);
+        }
+        {
+                _cleanup_(unwinder_freep) Unwinder *u = NULL;
+                assert_int_equal(unwinder_new(&(UnwinderOptions) { .mode = UNWIND_MODE_AUTO, .budget_usec = 1 }, &u), 0);
+                (void) walk(u, &s, s.size, ips, ELEMENTSOF(ips)); /* loads the files, outside the budget */
+                n = walk(u, &s, s.size, ips, ELEMENTSOF(ips));
+                unwinder_get_stats(u, &st);
+                print_message("  cut by time after %zu frames\n", n);
+                assert_true(n < 200);
+                assert_int_equal(ips[n - 1], 0);
+                assert_true(st.cut[UNWIND_CUT_TIME] >= 1);
+        }
+}
+
 /* Not a check: prints what a walk costs with the compact rule cache and with a CFI search per frame. */
 static void test_unwind_cost(void **state) {
         _cleanup_(snapshot_done) Snapshot s = {};
@@ -261,6 +304,7 @@ int main(void) {
                 cmocka_unit_test(test_unwind_dwarf_cuts_without_cfi),
                 cmocka_unit_test(test_unwind_short_copy_is_cut),
                 cmocka_unit_test(test_unwind_garbage_stack_ends),
+                cmocka_unit_test(test_unwind_time_budget),
                 cmocka_unit_test(test_unwind_cost),
         };
 #if !defined(__x86_64__)

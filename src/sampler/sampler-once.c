@@ -112,7 +112,7 @@ static void print_unwind(const Sampler *s, FILE *err) {
                 "  unwinding: %" PRIu64 " frames by CFI, %" PRIu64 " by frame pointers, %.1f us per stack, "
                 "rules cached %" PRIu64 "/%" PRIu64 ", files %" PRIu64 " with CFI, %" PRIu64 " without, %" PRIu64
                 " unreadable\n",
-                u.frames_cfi, u.frames_fp, u.stacks ? (double) u.nsec / 1000.0 / (double) u.stacks : 0.0, u.rule_hits,
+                u.frames_cfi, u.frames_fp, u.stacks_timed ? (double) u.nsec / 1000.0 / (double) u.stacks_timed : 0.0, u.rule_hits,
                 u.rule_hits + u.rule_misses, u.files_loaded, u.files_without_cfi, u.files_failed);
 }
 

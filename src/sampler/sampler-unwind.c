@@ -26,8 +26,10 @@
 #include "sampler/sampler-unwind.h"
 #include "symbolizer/symbolizer.h"
 
-/* The clock is read every this many frames (and after each file load) against the budget. */
+/* The clock is read every this many frames against the budget (and around each file load). */
 #define UNWIND_CLOCK_FRAMES 16U
+/* One stack in this many is timed for UnwindStats.nsec. */
+#define UNWIND_TIMED_EVERY 64U
 
 typedef struct RuleSlot {
         const UnwindCfiFile *file;
@@ -180,15 +182,15 @@ static UnwindCfiFile *vdso_file(Unwinder *u, const ProcMap *m) {
 }
 
 /* The CFI table of the file behind m, loaded on first use; NULL when it cannot be had. */
-static UnwindCfiFile *file_for(Unwinder *u, uint32_t pid, const ProcMap *m) {
+static UnwindCfiFile *file_load(Unwinder *u, uint32_t pid, const ProcMap *m, const void *key, size_t key_len);
+
+/* The file's unwind table; a load's time is added to *load_nsec (it is not part of the budget). */
+static UnwindCfiFile *file_for(Unwinder *u, uint32_t pid, const ProcMap *m, uint64_t *load_nsec) {
         struct { uint64_t dev, ino; } id = { m->dev, m->ino };
         const void *key = &id;
-        size_t key_len = sizeof(id), bid_len;
-        _cleanup_(unwind_cfi_file_freep) UnwindCfiFile *f = NULL;
-        const uint8_t *bid;
-        char root[4096];
-        uint64_t v;
-        int fd, r;
+        size_t key_len = sizeof(id);
+        UnwindCfiFile *f;
+        uint64_t v, t;
 
         if (streq(m->path, "[vdso]"))
                 return vdso_file(u, m);
@@ -213,11 +215,24 @@ static UnwindCfiFile *file_for(Unwinder *u, uint32_t pid, const ProcMap *m) {
                         return NULL;
         }
         if (hashmap_get(u->files, key, key_len, &v)) {
-                f = NULL;
                 if (m->ino != 0)
                         u->recent[slot].dev = m->dev, u->recent[slot].ino = m->ino, u->recent[slot].f = HASHMAP_PTR(v);
                 return HASHMAP_PTR(v);
         }
+        t = now_nsec(CLOCK_MONOTONIC);
+        f = file_load(u, pid, m, key, key_len);
+        *load_nsec += now_nsec(CLOCK_MONOTONIC) - t;
+        return f;
+}
+
+/* Reads the call frame information of a file not seen before (or its twin by build id). */
+static UnwindCfiFile *file_load(Unwinder *u, uint32_t pid, const ProcMap *m, const void *key, size_t key_len) {
+        _cleanup_(unwind_cfi_file_freep) UnwindCfiFile *f = NULL;
+        const uint8_t *bid;
+        size_t bid_len;
+        char root[4096];
+        uint64_t v;
+        int fd, r;
 
         fd = symbolizer_open_file(u->proc_root, pid, &(SymbolizerMapping) {
                         .start = m->start, .end = m->end, .pgoff = m->pgoff,
@@ -307,7 +322,11 @@ static UnwindStepResult step_fp(UnwindRegs *regs, const UnwindMemory *mem) {
 size_t unwinder_unwind(Unwinder *u, ProcTable *procs, const UnwindInput *in, uint64_t *ips, size_t max) {
         UnwindMemory mem = { .base = in->sp, .data = in->stack, .size = in->stack_size };
         UnwindRegs regs = { .ip = in->ip, .sp = in->sp, .bp = in->bp, .bp_valid = true };
-        uint64_t t0 = now_nsec(CLOCK_MONOTONIC);
+        /* Reading the clock costs about as much as walking a frame, so a stack of fewer than
+         * UNWIND_CLOCK_FRAMES frames never reads it: the budget starts at the first check. One
+         * stack in UNWIND_TIMED_EVERY is timed whole for the statistics. */
+        bool timed = u->stats.stacks % UNWIND_TIMED_EVERY == 0;
+        uint64_t t0 = timed ? now_nsec(CLOCK_MONOTONIC) : 0;
         bool used_fp = false, exact = true; /* the first address is the interrupted instruction */
         UnwindCut cut = _UNWIND_CUT_INVALID;
         uint64_t load_nsec = 0;
@@ -322,7 +341,6 @@ size_t unwinder_unwind(Unwinder *u, ProcTable *procs, const UnwindInput *in, uin
                 UnwindStepResult r = UNWIND_STEP_NO_CFI;
                 UnwindRule buf;
                 uint64_t lookup = exact ? regs.ip : regs.ip - 1, vaddr = 0, old_sp = regs.sp;
-                uint64_t loaded_before, t_load;
 
                 if (n >= max - 1) {
                         cut = UNWIND_CUT_DEPTH;
@@ -335,12 +353,7 @@ size_t unwinder_unwind(Unwinder *u, ProcTable *procs, const UnwindInput *in, uin
                         cut = UNWIND_CUT_UNMAPPED;
                         break;
                 }
-                loaded_before = u->stats.files_loaded + u->stats.files_without_cfi + u->stats.files_failed;
-                t_load = now_nsec(CLOCK_MONOTONIC);
-                f = file_for(u, in->pid, m);
-                if (loaded_before != u->stats.files_loaded + u->stats.files_without_cfi + u->stats.files_failed)
-                        /* Reading a file is paid once per file, not per stack: not part of the budget. */
-                        load_nsec += now_nsec(CLOCK_MONOTONIC) - t_load;
+                f = file_for(u, in->pid, m, &load_nsec);
                 if (f && unwind_cfi_file_offset_to_vaddr(f, lookup - m->start + m->pgoff, &vaddr)) {
                         const UnwindRule *rule = rule_for(u, f, vaddr, &buf);
                         /* The rule is for the address looked up; a signal frame's return address is exact. */
@@ -373,9 +386,15 @@ size_t unwinder_unwind(Unwinder *u, ProcTable *procs, const UnwindInput *in, uin
                         cut = UNWIND_CUT_BAD;
                         break;
                 }
-                if (n % UNWIND_CLOCK_FRAMES == 0 && now_nsec(CLOCK_MONOTONIC) - t0 - load_nsec > u->budget_nsec) {
-                        cut = UNWIND_CUT_TIME;
-                        break;
+                if (n % UNWIND_CLOCK_FRAMES == 0) {
+                        uint64_t now = now_nsec(CLOCK_MONOTONIC);
+                        if (t0 == 0) {
+                                t0 = now;
+                                load_nsec = 0;
+                        } else if (now - t0 - load_nsec > u->budget_nsec) {
+                                cut = UNWIND_CUT_TIME;
+                                break;
+                        }
                 }
         }
 
@@ -387,6 +406,9 @@ size_t unwinder_unwind(Unwinder *u, ProcTable *procs, const UnwindInput *in, uin
                 u->stats.stacks_fp++;
         else
                 u->stats.stacks_cfi++;
-        u->stats.nsec += now_nsec(CLOCK_MONOTONIC) - t0;
+        if (timed) {
+                u->stats.nsec += now_nsec(CLOCK_MONOTONIC) - t0;
+                u->stats.stacks_timed++;
+        }
         return n;
 }

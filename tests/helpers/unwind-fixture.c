@@ -11,6 +11,8 @@
  *   unwind-fixture exec SECONDS    spins half the time, then execs $UNWIND_FIXTURE_EXEC (or
  *                                  itself) to spin the rest
  *
+ * With UNWIND_FIXTURE_DEPTH=N, unwind_callback reaches unwind_leaf through N frames of unwind_deep.
+ *
  * Snapshot file: "TPUW", then u64 ip, sp, bp, stack size, the stack bytes, then the maps text.
  */
 #include <dlfcn.h>
@@ -110,8 +112,18 @@ static __attribute__((noinline)) uint64_t unwind_leaf(uint64_t n) {
         return pad[1];
 }
 
+static __attribute__((noinline)) uint64_t unwind_deep(uint64_t n, unsigned depth) {
+        volatile uint64_t pad[2] = { n, depth };
+        if (depth == 0)
+                return unwind_leaf(n);
+        return unwind_deep(pad[0] + 1, depth - 1) + pad[1]; /* not a tail call: one frame per level */
+}
+
 static __attribute__((noinline)) uint64_t unwind_callback(uint64_t n) {
         volatile uint64_t pad[3] = { n, n + 1, n + 2 };
+        const char *depth = getenv("UNWIND_FIXTURE_DEPTH");
+        if (depth)
+                return unwind_deep(pad[1], (unsigned) atoi(depth)) + pad[0];
         return unwind_leaf(pad[1]) + pad[0];
 }
 
