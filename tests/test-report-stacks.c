@@ -125,19 +125,26 @@ static void test_roundtrip(void **state) {
         Frame f1[] = { { .symbol = "leaf", .dso = "/bin/x" }, { .symbol = "main", .dso = "/bin/x" } };
         Frame f2[] = { { .symbol = "other;fn", .dso = "/bin/x" }, { .symbol = "main", .dso = "/bin/x" } };
         Frame f3[] = { { .symbol = "[unknown]", .dso = "/usr/lib/libc.so.6" } };
+        /* The producer's memo of each stack, as a window reader hands them out: the same stack
+         * under another comm shares its slot and must still be folded under its own comm. */
+        SampleStackSlot slot1 = {}, slot2 = {}, slot3 = {};
         struct {
                 uint64_t t_ns;
                 uint32_t cpu;
                 const char *comm;
                 const Frame *frames;
                 uint32_t n;
+                SampleStackSlot *slot;
                 const char *key;
         } in[] = {
-                { 5003000000000, 1, "x", f1, 2, "x_;main;leaf" },
-                { 5003010000000, 0, "x", f1, 2, "x_;main;leaf" },
-                { 5003020000000, 1, "x", f2, 2, "x_;main;other:fn" },
-                { 5004020000000, 1, "two words", f3, 1, "two_words;[libc.so.6]" },
-                { 5004030000000, 0, "x", f1, 2, "x_;main;leaf" },
+                { 5003000000000, 1, "x", f1, 2, &slot1, "x_;main;leaf" },
+                { 5003010000000, 0, "x", f1, 2, &slot1, "x_;main;leaf" },
+                { 5003020000000, 1, "x", f2, 2, &slot2, "x_;main;other:fn" },
+                { 5004020000000, 1, "two words", f3, 1, &slot3, "two_words;[libc.so.6]" },
+                { 5004030000000, 0, "x", f1, 2, &slot1, "x_;main;leaf" },
+                { 5004040000000, 0, "two words", f1, 2, &slot1, "two_words;main;leaf" },
+                { 5004050000000, 0, "x", f1, 2, &slot1, "x_;main;leaf" },
+                { 5004060000000, 1, "x", f1, 2, NULL, "x_;main;leaf" },
         };
         JsonWriter w;
         Decoded d = {};
@@ -147,7 +154,7 @@ static void test_roundtrip(void **state) {
         assert_non_null(s);
         for (size_t i = 0; i < ELEMENTSOF(in); i++) {
                 Sample smp = { .t_ns = in[i].t_ns, .cpu = in[i].cpu, .comm = in[i].comm, .n_frames = in[i].n,
-                               .frames = in[i].frames };
+                               .frames = in[i].frames, .stack_slot = in[i].slot };
                 assert_int_equal(report_stacks_add_sample(s, &smp), 0);
         }
         assert_int_equal(report_stacks_add_baseline(s, "x_;main;leaf", 7), 0);

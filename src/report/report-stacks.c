@@ -10,6 +10,7 @@
 #include "basic/hashmap.h"
 #include "basic/string-util.h"
 #include "profile/profile-fold.h"
+#include "profile/profile-names.h"
 #include "report/report-stacks.h"
 
 typedef struct CpuColumn {
@@ -32,6 +33,7 @@ struct ReportStacks {
 
         Hashmap *key_nodes; /* folded key -> leaf node */
         StrBuf key;
+        uint64_t tag; /* ours in SampleStackSlot.tag: slot.stack is then a leaf node */
 
         Hashmap *cpu_index; /* cpu -> index into cpus */
         CpuColumn *cpus;
@@ -57,6 +59,7 @@ ReportStacks *report_stacks_new(void) {
             !GREEDY_REALLOC0(s->baseline, s->allocated_baseline, 1))
                 return NULL;
         s->n_nodes = 1;
+        s->tag = sample_stack_tag_new();
         return TAKE_PTR(s);
 }
 
@@ -154,6 +157,39 @@ static int intern_key(ReportStacks *s, const char *key, size_t len, uint32_t *re
         return 0;
 }
 
+/* The comm frame a node hangs from: the child of the root on its path. */
+static uint32_t comm_node(const ReportStacks *s, uint32_t node) {
+        while (node != 0 && s->parent[node] != 0)
+                node = s->parent[node];
+        return node;
+}
+
+/* The sample's leaf node. A stack whose producer remembers our node for it (its slot says so) costs
+ * a walk up to its comm frame, to check the comm; others are folded into their key once. */
+static int leaf_of(ReportStacks *s, const Sample *sample, uint32_t *ret) {
+        SampleStackSlot *slot = sample->stack_slot;
+        char comm[64];
+        int r;
+
+        if (slot && slot->tag == s->tag && slot->stack < s->n_nodes) {
+                uint32_t top = comm_node(s, slot->stack);
+                profile_comm_tidy(sample->comm, comm, sizeof comm);
+                if (top != 0 && streq(s->frames[s->frame[top]], comm)) {
+                        *ret = slot->stack;
+                        return 0;
+                }
+        }
+        r = profile_fold_key(sample, &s->key);
+        if (r < 0)
+                return r;
+        r = intern_key(s, s->key.data, s->key.len, ret);
+        if (r < 0)
+                return r;
+        if (slot)
+                *slot = (SampleStackSlot) { .tag = s->tag, .stack = *ret };
+        return 0;
+}
+
 int report_stacks_add_sample(ReportStacks *s, const Sample *sample) {
         uint64_t idx, t_us = sample->t_ns / 1000;
         uint32_t node;
@@ -161,10 +197,7 @@ int report_stacks_add_sample(ReportStacks *s, const Sample *sample) {
         CpuColumn *c;
         int r;
 
-        r = profile_fold_key(sample, &s->key);
-        if (r < 0)
-                return r;
-        r = intern_key(s, s->key.data, s->key.len, &node);
+        r = leaf_of(s, sample, &node);
         if (r < 0)
                 return r;
 
