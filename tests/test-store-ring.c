@@ -274,13 +274,16 @@ static void test_slice_across_boundary(void **state) {
         snprintf(ring, sizeof ring, "%s/slicering", tmpdir);
         assert_int_equal(ring_store_open(ring, &o, &info, &rs), 0);
         boundary = (now / (10 * USEC_PER_SEC) + 1) * 10 * USEC_PER_SEC;
+        /* chunk k of the twelve reports k + 1 lost samples */
         for (int chunk = 0; chunk < 6; chunk++) {
                 add_samples(rs, &rng, &t, 300, &expect);
+                assert_int_equal(ring_store_add_lost(rs, 0, (uint64_t) chunk + 1), 0);
                 assert_int_equal(ring_store_flush(rs), 0);
         }
         assert_int_equal(ring_store_rotate(rs, boundary), 1);
-        for (int chunk = 0; chunk < 6; chunk++) {
+        for (int chunk = 6; chunk < 12; chunk++) {
                 add_samples(rs, &rng, &t, 300, &expect);
+                assert_int_equal(ring_store_add_lost(rs, 1, (uint64_t) chunk + 1), 0);
                 assert_int_equal(ring_store_flush(rs), 0);
         }
         /* the open window takes part too: no free() before the slice */
@@ -303,6 +306,13 @@ static void test_slice_across_boundary(void **state) {
         /* chunks of 300 samples: 1000..2700 touches chunks 3..9, the others are never decompressed */
         assert_int_equal(st.chunks_read, 7);
         assert_int_equal(st.chunks_skipped, 5);
+        /* chunks 3..9 lost 4 + 5 + ... + 10; slice_lost() counts the same from the headers */
+        assert_int_equal(st.lost, 49);
+        uint64_t lost = 0;
+        assert_int_equal(slice_lost(paths, n, from, to, &lost), 0);
+        assert_int_equal(lost, st.lost);
+        assert_int_equal(slice_lost(paths, n, 0, UINT64_MAX, &lost), 0);
+        assert_int_equal(lost, 78);
         qsort(got.v, got.n, sizeof(OwnedSample), cmp_time); /* already sorted: no-op check */
         collected_done(&got);
         slice_stats_done(&st);

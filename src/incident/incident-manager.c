@@ -249,21 +249,17 @@ typedef struct SliceFiles {
         IncidentSink *sink;
 } SliceFiles;
 
-static int on_no_sample(const Sample *s, void *userdata) {
-        return 0;
-}
-
 /* Writes the slice as perf script, and counts the samples the kernel lost inside the slice. */
 static int write_perf_script(FILE *out, void *userdata) {
         const SliceFiles *f = userdata;
         ExportStats st = {};
         int r;
 
-        if (!out) { /* no text: only the samples lost inside the slice */
-                r = slice_read(f->paths, f->n, f->from_ns, f->to_ns, on_no_sample, NULL, &st.slice);
-                incident_sink_add_lost(f->sink, st.slice.lost);
-                export_stats_done(&st);
-                return r == -ENODATA ? 0 : r;
+        if (!out) { /* no text: only the samples lost inside the slice, from the chunk headers */
+                uint64_t lost = 0;
+                r = slice_lost(f->paths, f->n, f->from_ns, f->to_ns, &lost);
+                incident_sink_add_lost(f->sink, lost);
+                return r;
         }
         r = export_perf_script(f->paths, f->n, f->from_ns, f->to_ns, /* event= */ NULL, out, &st);
         incident_sink_add_lost(f->sink, st.slice.lost);

@@ -309,3 +309,24 @@ finish:
                 free(st.corrupt_path);
         return r;
 }
+
+int slice_lost(char *const *paths, size_t n, uint64_t from_perf_ns, uint64_t to_perf_ns, uint64_t *ret) {
+        uint64_t lost = 0;
+        int r;
+
+        for (size_t f = 0; f < n; f++) {
+                _cleanup_(window_file_freep) WindowFile *w = NULL;
+
+                r = window_file_open(paths[f], /* verify= */ false, &w);
+                if (r < 0)
+                        return r;
+                /* The chunks slice_read() would decode: with samples, overlapping the range. */
+                for (size_t c = 0; c < w->n_chunks; c++) {
+                        const ChunkInfo *ci = &w->chunks[c];
+                        if (ci->n_samples > 0 && ci->first_ns <= to_perf_ns && ci->last_ns >= from_perf_ns)
+                                lost += ci->lost;
+                }
+        }
+        *ret = lost;
+        return 0;
+}

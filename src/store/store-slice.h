@@ -63,3 +63,7 @@ void slice_stats_done(SliceStats *s);
  */
 int slice_read(char *const *paths, size_t n, uint64_t from_perf_ns, uint64_t to_perf_ns, SliceHandler h, void *ud,
                SliceStats *ret_stats);
+
+/* The SliceStats.lost that slice_read() would count for the range, from the chunk headers alone:
+ * nothing is decompressed. (A chunk whose payload is damaged counts here, not in slice_read().) */
+int slice_lost(char *const *paths, size_t n, uint64_t from_perf_ns, uint64_t to_perf_ns, uint64_t *ret);
