@@ -300,6 +300,24 @@ static bool maps_mention(pid_t pid, const char *needle) {
         return found;
 }
 
+/* Forks the unwinding fixture, which waits for a byte on go[1] before it execs "spin 30". */
+static pid_t spawn_fixture_on_go(const char *fixture, int go[2]) {
+        pid_t pid;
+        char c;
+
+        assert_int_equal(pipe2(go, O_CLOEXEC), 0);
+        pid = fork();
+        assert_true(pid >= 0);
+        if (pid == 0) {
+                if (read(go[0], &c, 1) != 1)
+                        _exit(2);
+                execl(fixture, fixture, "spin", "30", (char *) NULL);
+                _exit(3);
+        }
+        close(go[0]);
+        return pid;
+}
+
 /*
  * The /proc scan and the first records must leave no gap: a process that execs after the sampler
  * was created but before it was enabled has no COMM or MMAP2 record of the exec, so only a scan
@@ -318,16 +336,7 @@ static void test_exec_before_enable(void **state) {
                 skip();
                 return;
         }
-        assert_int_equal(pipe2(go, O_CLOEXEC), 0);
-        pid = fork();
-        assert_true(pid >= 0);
-        if (pid == 0) {
-                if (read(go[0], &c, 1) != 1)
-                        _exit(2);
-                execl(fixture, fixture, "spin", "30", (char *) NULL);
-                _exit(3);
-        }
-        close(go[0]);
+        pid = spawn_fixture_on_go(fixture, go);
         seen.pid = (uint32_t) pid;
 
         /* The child is still a copy of this program when the sampler is created... */
@@ -384,16 +393,7 @@ static void test_maps_read_again_after_loss(void **state) {
         CPU_ZERO(&one);
         CPU_SET(0, &one);
         assert_int_equal(sched_setaffinity(0, sizeof(one), &one), 0);
-        assert_int_equal(pipe2(go, O_CLOEXEC), 0);
-        pid = fork();
-        assert_true(pid >= 0);
-        if (pid == 0) {
-                if (read(go[0], &c, 1) != 1)
-                        _exit(2);
-                execl(fixture, fixture, "spin", "30", (char *) NULL);
-                _exit(3);
-        }
-        close(go[0]);
+        pid = spawn_fixture_on_go(fixture, go);
         seen.pid = (uint32_t) pid;
 
         /* Four pages per CPU: not even one sample with its 8 KiB stack copy fits twice. */
