@@ -1,0 +1,234 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * The sampler's perf event on each online CPU: the attributes, opening it with its ring (smaller
+ * rings for every CPU when the locked-memory allowance says no), and following CPUs that go
+ * offline and come back (sampler_update_cpus()).
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "basic/alloc-util.h"
+#include "basic/cleanup.h"
+#include "basic/fileio.h"
+#include "sampler/sampler-internal.h"
+
+void sampler_cpu_close(Sampler *s, SamplerCpu *c) {
+        if (!c)
+                return;
+        c->io = sd_event_source_disable_unref(c->io);
+        if (c->base && c->base != MAP_FAILED)
+                (void) munmap(c->base, c->map_size);
+        safe_close(c->fd);
+        free(c->ring);
+        s->gone.samples += c->stats.samples;
+        s->gone.lost += c->stats.lost;
+        s->gone.throttled += c->stats.throttled;
+        s->gone.unthrottled += c->stats.unthrottled;
+        s->cpus[c->cpu] = NULL;
+        s->n_open--;
+        free(c);
+}
+
+int sampler_perf_event_open(struct perf_event_attr *attr, pid_t pid, int cpu, int group_fd, unsigned long flags) {
+        int fd = (int) syscall(SYS_perf_event_open, attr, pid, cpu, group_fd, flags);
+        return fd < 0 ? -errno : fd;
+}
+
+static void attr_init(Sampler *s, bool hardware) {
+        struct perf_event_attr *a = &s->attr;
+
+        *a = (struct perf_event_attr) {
+                .size = sizeof(struct perf_event_attr),
+                .type = hardware ? PERF_TYPE_HARDWARE : PERF_TYPE_SOFTWARE,
+                .config = hardware ? PERF_COUNT_HW_CPU_CYCLES : PERF_COUNT_SW_CPU_CLOCK,
+                .sample_freq = s->opts.freq_hz,
+                .freq = 1,
+                .sample_type = s->sample_type,
+                .disabled = 1,
+                /* PERF_RECORD_CGROUP, so cgroups made while we sample get their paths */
+                .cgroup = !!(s->sample_type & PERF_SAMPLE_CGROUP),
+                /* Side-band for the task table; see the header for why every CPU gets them. */
+                .comm = 1,
+                .comm_exec = 1,
+                .mmap = 1,
+                .mmap2 = 1,
+                .task = 1,
+                .sample_id_all = 1,
+                .exclude_guest = 1,
+                .watermark = 1,
+                .wakeup_watermark = (uint32_t) (s->opts.mmap_pages * s->page_size / 2),
+                .sample_max_stack = (uint16_t) s->max_stack,
+        };
+        if (s->unwinder) {
+                /* The kernel part of the chain still comes from the kernel; the user part from our
+                 * walk of the copy, so the kernel's own frame-pointer walk of user memory (a
+                 * fault-prone copy per frame, and garbage in code without frame pointers) is
+                 * skipped, and the ring carries no user chain next to the stack copy. */
+                a->sample_type |= SAMPLER_SAMPLE_TYPE_UNWIND;
+                a->sample_regs_user = SAMPLER_REGS_USER_MASK;
+                a->sample_stack_user = s->opts.unwind_stack_bytes;
+                a->exclude_callchain_user = 1;
+        }
+}
+
+
+static int cpu_open(Sampler *s, unsigned cpu) {
+        _cleanup_free_ SamplerCpu *c = NULL;
+        int r;
+
+        if (cpu >= s->n_cpus_max || s->cpus[cpu])
+                return 0;
+        c = new0(SamplerCpu, 1);
+        if (!c)
+                return -ENOMEM;
+        c->cpu = cpu;
+        c->fd = sampler_perf_event_open(&s->attr, -1, (int) cpu, -1, PERF_FLAG_FD_CLOEXEC);
+        if (c->fd < 0)
+                return c->fd;
+        for (;;) {
+                c->map_size = (s->opts.mmap_pages + 1) * s->page_size;
+                c->base = mmap(NULL, c->map_size, PROT_READ | PROT_WRITE, MAP_SHARED, c->fd, 0);
+                if (c->base != MAP_FAILED)
+                        break;
+                r = -errno;
+                safe_close(c->fd);
+                /* Over the locked-memory allowance: smaller rings for every CPU, while none is open. */
+                if ((r != -EPERM && r != -ENOMEM) || s->n_open > 0 || s->opts.mmap_pages <= SAMPLER_MMAP_PAGES_DEFAULT)
+                        return r;
+                s->opts.mmap_pages /= 2;
+                s->attr.wakeup_watermark = (uint32_t) (s->opts.mmap_pages * s->page_size / 2);
+                c->fd = sampler_perf_event_open(&s->attr, -1, (int) cpu, -1, PERF_FLAG_FD_CLOEXEC);
+                if (c->fd < 0)
+                        return c->fd;
+        }
+        c->ring = new0(SamplerRing, 1);
+        if (!c->ring) {
+                (void) munmap(c->base, c->map_size);
+                safe_close(c->fd);
+                return -ENOMEM;
+        }
+        r = sampler_ring_init(c->ring, c->base, s->page_size, s->opts.mmap_pages * s->page_size);
+        if (r < 0) {
+                free(c->ring);
+                (void) munmap(c->base, c->map_size);
+                safe_close(c->fd);
+                return r;
+        }
+        if (s->enabled && ioctl(c->fd, PERF_EVENT_IOC_ENABLE, 0) < 0) {
+                r = -errno;
+                free(c->ring);
+                (void) munmap(c->base, c->map_size);
+                safe_close(c->fd);
+                return r;
+        }
+        s->cpus[cpu] = TAKE_PTR(c);
+        s->n_open++;
+        return 1;
+}
+
+/* Parses a CPU list like "0-3,8,10-11" into a bitmap of n entries. */
+static int parse_cpu_list(const char *l, bool *set, unsigned n) {
+        const char *p = l;
+
+        while (*p && *p != '\n') {
+                char *e;
+                unsigned long a, b;
+
+                errno = 0;
+                a = strtoul(p, &e, 10);
+                if (errno != 0 || e == p)
+                        return -EBADMSG;
+                b = a;
+                if (*e == '-') {
+                        p = e + 1;
+                        b = strtoul(p, &e, 10);
+                        if (errno != 0 || e == p || b < a)
+                                return -EBADMSG;
+                }
+                for (unsigned long i = a; i <= b && i < n; i++)
+                        set[i] = true;
+                p = e;
+                if (*p == ',')
+                        p++;
+                else if (*p && *p != '\n')
+                        return -EBADMSG;
+        }
+        return 0;
+}
+
+static int read_online(Sampler *s, bool *online) {
+        _cleanup_free_ char *l = NULL;
+        int r;
+
+        r = read_one_line_file("/sys/devices/system/cpu/online", &l);
+        if (r < 0) {
+                /* No sysfs (a container without it): trust the CPU count. */
+                long n = sysconf(_SC_NPROCESSORS_ONLN);
+                for (long i = 0; i < n && (unsigned long) i < s->n_cpus_max; i++)
+                        online[i] = true;
+                return 0;
+        }
+        return parse_cpu_list(l, online, s->n_cpus_max);
+}
+
+int sampler_update_cpus(Sampler *s) {
+        _cleanup_free_ bool *online = new0(bool, s->n_cpus_max);
+        bool changed = false;
+        int r;
+
+        if (!online)
+                return -ENOMEM;
+        r = read_online(s, online);
+        if (r < 0)
+                return r;
+
+        for (unsigned i = 0; i < s->n_cpus_max; i++) {
+                SamplerCpu *c = s->cpus[i];
+
+                if (c && (!online[i] || c->hup)) {
+                        /* Gone: take what it wrote, then let it go. It is reopened when it comes back. */
+                        (void) sampler_drain(s);
+                        if (s->cpus[i]) {
+                                sampler_cpu_close(s, s->cpus[i]);
+                                changed = true;
+                        }
+                } else if (!c && online[i]) {
+                        r = cpu_open(s, i);
+                        if (r < 0 && r != -ENODEV && r != -ENXIO && r != -EINVAL)
+                                return r;
+                        if (r > 0) {
+                                changed = true;
+                                if (s->event) {
+                                        r = sampler_attach_cpu(s, s->cpus[i]);
+                                        if (r < 0)
+                                                return r;
+                                }
+                        }
+                }
+        }
+        return changed;
+}
+
+/* Opens the event on every online CPU: cycles where the PMU has them; VMs and some clouds only
+ * have the software clock. */
+int sampler_open_events(Sampler *s) {
+        attr_init(s, true);
+        s->event_name = "cycles";
+        if (cpu_open(s, 0) < 0 || !s->cpus[0]) {
+                attr_init(s, false);
+                s->event_name = "cpu-clock";
+        }
+        return sampler_update_cpus(s);
+}
+
+int sampler_cpus_ioctl(Sampler *s, unsigned long request) {
+        int r = 0;
+        for (unsigned i = 0; i < s->n_cpus_max; i++)
+                if (s->cpus[i] && ioctl(s->cpus[i]->fd, request, 0) < 0 && r == 0)
+                        r = -errno;
+        return r;
+}
