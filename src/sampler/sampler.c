@@ -127,6 +127,7 @@ int sampler_new(const SamplerOptions *o, SampleHandler handler, void *userdata, 
         if (!s)
                 return -ENOMEM;
         s->opts = o ? *o : (SamplerOptions) {};
+        s->page_size = (size_t) sysconf(_SC_PAGESIZE);
         if (s->opts.freq_hz == 0)
                 s->opts.freq_hz = SAMPLER_FREQ_HZ_DEFAULT;
         if (s->opts.unwind < 0 || s->opts.unwind >= _UNWIND_MODE_MAX)
@@ -141,8 +142,18 @@ int sampler_new(const SamplerOptions *o, SampleHandler handler, void *userdata, 
                 if (s->opts.unwind_stack_bytes < SAMPLER_UNWIND_STACK_BYTES_MIN ||
                     s->opts.unwind_stack_bytes > SAMPLER_UNWIND_STACK_BYTES_MAX || s->opts.unwind_stack_bytes % 8 != 0)
                         return -EINVAL;
-                if (s->opts.mmap_pages == 0)
+                if (s->opts.mmap_pages == 0) {
+                        /* A record carries the whole stack copy: at high per-CPU rates the
+                         * default ring holds too few milliseconds for a loop that also encodes
+                         * chunks, so it grows (to at most twice) until it holds a tenth of a
+                         * second. */
+                        uint64_t hz = s->opts.freq_hz ?: SAMPLER_FREQ_HZ_DEFAULT;
+                        uint64_t want = hz * (s->opts.unwind_stack_bytes + 512) / 10;
                         s->opts.mmap_pages = SAMPLER_MMAP_PAGES_UNWIND;
+                        while (s->opts.mmap_pages < SAMPLER_MMAP_PAGES_UNWIND * 2 &&
+                               (uint64_t) s->opts.mmap_pages * s->page_size < want)
+                                s->opts.mmap_pages *= 2;
+                }
                 r = unwinder_new(&(UnwinderOptions) { .mode = s->opts.unwind }, &s->unwinder);
                 if (r < 0)
                         return r;
@@ -161,7 +172,6 @@ int sampler_new(const SamplerOptions *o, SampleHandler handler, void *userdata, 
                 return -EINVAL;
         s->handler = handler;
         s->userdata = userdata;
-        s->page_size = (size_t) sysconf(_SC_PAGESIZE);
 
         /* Asking for more than the sysctls allow fails perf_event_open() with EINVAL/EOVERFLOW;
          * say which limit instead. The kernel lowers max_sample_rate by itself when sampling
