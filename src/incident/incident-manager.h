@@ -7,10 +7,13 @@
  * rewritten to count them). It also keeps incidents/ within its limits.
  *
  *   match ──trigger_decide()──► new: stage, pin, arm the deadline      repeat: count, rewrite
- *   deadline ──► flush (the owner's callback) ─► pin again ─► slice ─► publish ─► limits ─► announce,
- *                hook, the capture's done callback ─► expire at the end of the cooldown
+ *   deadline ──► queue ─► flush (the owner's callback) ─► pin again ─► copy the log lines
+ *            ─► [writer thread: slice ─► publish] ─► announce, limits, hook, the capture's done
+ *               callback ─► expire at the end of the cooldown
  *
- * It owns the incidents, the trigger and the hook runner; it borrows the event loop, the ring store,
+ * Bundles are written one at a time on a thread of their own (incident-worker.h); everything else
+ * happens on the event loop, and repeats that come while a bundle is written join it afterwards.
+ * It owns the incidents, the trigger, the hook runner and the writer; it borrows the event loop, the ring store,
  * the log context and the clock mapping from its owner, which keeps them alive and up to date.
  * Like the daemon code it came from, it logs what happens to incidents and bundles.
  */
