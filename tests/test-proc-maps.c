@@ -120,6 +120,36 @@ static void test_fork_exec_exit_reap(void **state) {
         proc_table_free(t);
 }
 
+/* Exits at different times are reaped as each comes due, not before; a tid reused before its
+ * reap is alive again and never reaped; a table with nothing due is left as it is. */
+static void test_reap_in_steps(void **state) {
+        ProcTable *t = proc_table_new();
+
+        for (uint32_t i = 1; i <= 4; i++)
+                assert_int_equal(proc_table_comm_event(t, i, i, "task", false), 0);
+        assert_int_equal(proc_table_reap(t, UINT64_MAX), 0);
+
+        assert_int_equal(proc_table_exit(t, 3, 3, 300), 0);
+        assert_int_equal(proc_table_exit(t, 1, 1, 100), 0);
+        assert_int_equal(proc_table_exit(t, 2, 2, 200), 0);
+        assert_int_equal(proc_table_exit(t, 2, 2, 250), 0); /* a second EXIT of one task counts once */
+        assert_int_equal(proc_table_fork(t, 3, 1, 3, 1), 0); /* tid 3 reused before its reap */
+
+        assert_int_equal(proc_table_reap(t, 100), 0);
+        assert_int_equal(proc_table_reap(t, 101), 1);
+        assert_null(proc_table_comm(t, 1, 1));
+        assert_string_equal(proc_table_comm(t, 2, 2), "task");
+        assert_int_equal(proc_table_reap(t, 250), 0);
+        assert_int_equal(proc_table_reap(t, 251), 1);
+        assert_int_equal(proc_table_reap(t, UINT64_MAX), 0);
+        assert_non_null(proc_table_get(t, 3));
+        assert_string_equal(proc_table_comm(t, 4, 4), "task");
+
+        assert_int_equal(proc_table_exit(t, 4, 4, 400), 0);
+        assert_int_equal(proc_table_reap(t, 401), 1);
+        proc_table_free(t);
+}
+
 static void test_many_tasks(void **state) {
         ProcTable *t = proc_table_new();
         char name[16];
@@ -239,6 +269,7 @@ int main(void) {
                 cmocka_unit_test(test_mmap_and_lookup),
                 cmocka_unit_test(test_mmap_overlap_splits),
                 cmocka_unit_test(test_fork_exec_exit_reap),
+                cmocka_unit_test(test_reap_in_steps),
                 cmocka_unit_test(test_many_tasks),
                 cmocka_unit_test(test_parse_maps_lines),
                 cmocka_unit_test(test_scan_fixture),

@@ -26,6 +26,8 @@ struct ProcTable {
         ProcTask **buckets;
         size_t n_buckets;
         size_t n_tasks;
+        size_t n_exited;          /* tasks kept after their exit, for samples that trail it */
+        uint64_t first_exit_ns;   /* the earliest exit among them: nothing to reap before it */
         uint64_t maps_gen_last; /* the last generation handed out */
         ProcTableStats stats;
 };
@@ -115,6 +117,8 @@ static ProcTask *table_add(ProcTable *t, uint32_t pid, uint32_t tid) {
 
         if (task) {
                 if (task->exited || task->pid != pid) {
+                        if (task->exited)
+                                t->n_exited--;
                         task_clear_maps(task);
                         maps_changed(t, task);
                         task->exited = false;
@@ -359,14 +363,22 @@ int proc_table_exit(ProcTable *t, uint32_t pid, uint32_t tid, uint64_t t_ns) {
 
         if (!task || task->pid != pid)
                 return 0;
+        if (!task->exited) {
+                t->first_exit_ns = t->n_exited == 0 ? t_ns : MIN(t->first_exit_ns, t_ns);
+                t->n_exited++;
+        }
         task->exited = true;
         task->exit_ns = t_ns;
         return 0;
 }
 
 size_t proc_table_reap(ProcTable *t, uint64_t before_ns) {
+        uint64_t first = UINT64_MAX;
         size_t n = 0;
 
+        /* Called after every drain: the walk over every task is only worth it when one is due. */
+        if (t->n_exited == 0 || t->first_exit_ns >= before_ns)
+                return 0;
         for (size_t b = 0; b < t->n_buckets; b++)
                 for (ProcTask **p = &t->buckets[b]; *p;) {
                         ProcTask *task = *p;
@@ -374,10 +386,15 @@ size_t proc_table_reap(ProcTable *t, uint64_t before_ns) {
                                 *p = task->next;
                                 task_free(task);
                                 t->n_tasks--;
+                                t->n_exited--;
                                 n++;
-                        } else
+                        } else {
+                                if (task->exited)
+                                        first = MIN(first, task->exit_ns);
                                 p = &task->next;
+                        }
                 }
+        t->first_exit_ns = first;
         t->stats.reaped += n;
         return n;
 }

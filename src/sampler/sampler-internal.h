@@ -71,6 +71,9 @@ struct Sampler {
         size_t batch_len, batch_allocated;
         BatchEntry *entries;
         size_t n_entries, n_entries_allocated;
+        /* Bytes from the start of the last sample's stack copy to its record's end: where the next
+         * sample's copy starts, to fetch it into the cache while this one is unwound. */
+        size_t stack_tail;
         Frame frames[PROFILE_STACK_DEPTH_MAX];
         char comm_buf[32];
 

@@ -192,14 +192,15 @@ static UnwindCfiFile *file_for(Unwinder *u, uint32_t pid, const ProcMap *m, uint
         UnwindCfiFile *f;
         uint64_t v, t;
 
-        if (streq(m->path, "[vdso]"))
-                return vdso_file(u, m);
-        if (m->path[0] != '/' || startswith(m->path, "//anon"))
-                return NULL;
-
+        /* The common case first, before any string is looked at: a file seen a moment ago. */
         size_t slot = (size_t) ((m->ino ^ m->dev ^ (m->ino >> 7)) % ELEMENTSOF(u->recent));
         if (m->ino != 0 && u->recent[slot].f && u->recent[slot].ino == m->ino && u->recent[slot].dev == m->dev)
                 return u->recent[slot].f;
+
+        if (m->path[0] == '[' && streq(m->path, "[vdso]"))
+                return vdso_file(u, m);
+        if (m->path[0] != '/' || startswith(m->path, "//anon"))
+                return NULL;
         if (m->ino == 0) {
                 key = m->path;
                 key_len = strlen(m->path);
