@@ -763,8 +763,10 @@ int incident_manager_match(IncidentManager *im, const IncidentRule *rule, const 
         case TRIGGER_RATE_LIMITED:
         case TRIGGER_TOO_MANY_OPEN:
         default:
-                /* Counted by the trigger; the owner's status reports the totals. */
-                log_debug("rule %s matched, dropped (%s)", rule->name, trigger_verdict_to_string(v));
+                /* Counted by the trigger; the owner's status reports the totals. The line is named
+                 * here, so that a debug log accounts for every line a rule matched. */
+                log_debug("rule %s matched %s%s%s, dropped (%s): %s", rule->name, log_source_to_string(rec->source),
+                          rec->unit ? " " : "", rec->unit ?: "", trigger_verdict_to_string(v), esc ?: "");
                 return 0;
         }
 }
