@@ -2,7 +2,9 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later
 #
 # The sample path at fleet scale: the tprofd daemon (ring written, kmsg source and the shipped
-# rules on, control socket) and `perf record -g -a` sample the same load AT THE SAME TIME, at
+# rules on, control socket; on its defaults, so whole user stacks by call frame information, and
+# with FP=1 a second one with --unwind fp, the walk perf record -g does) and `perf record -g -a`
+# sample the same load AT THE SAME TIME, at
 # 97 Hz and at the per-CPU rates that give this machine the sample rate of a 100-CPU and a 200-CPU
 # host at 97 Hz (97 x 100 / CPUs and 97 x 200 / CPUs: 4850 and 9700 Hz on 2 CPUs). Running both at
 # once on one load keeps the comparison fair on a busy, shared machine: whatever else runs slows
@@ -25,6 +27,8 @@
 #   BUNDLE=1             the bundle at the 100-CPU rate (BUNDLE_BEFORE=min(60, SECS-2)s, BUNDLE_AFTER=10s)
 #   LONG=600             instead: one run of LONG seconds at the 100-CPU rate, printing tprofd's RSS
 #                        every 30 s (flat or not)
+#   FP=1                 also a second daemon with --unwind fp, beside the first on the same load:
+#                        frame pointers only, the same walk as perf record -g (FP=0: not run)
 #   KEEP=1               keep the temporary directory
 
 set -eu
@@ -37,6 +41,7 @@ BURNERS=${BURNERS:-$NCPU}
 BUNDLE=${BUNDLE:-1}
 BUNDLE_AFTER=${BUNDLE_AFTER:-10}
 LONG=${LONG:-0}
+FP=${FP:-1}
 TPROFD=$BUILD/src/tprofd/tprofd
 TPROF_BUNDLE=$BUILD/src/tprof-bundle/tprof-bundle
 BURN=$BUILD/tests/burn
@@ -85,15 +90,16 @@ status_samples() {
         echo "0 0"
 }
 
-start_daemon() { # freq
-        STATE=$TMP/state-$1
-        SOCK=$TMP/sock-$1
+start_daemon() { # freq [unwind mode]: sets STATE, SOCK and TPID
+        local tag=$1${2:+-$2}
+        STATE=$TMP/state-$tag
+        SOCK=$TMP/sock-$tag
         "$TPROFD" --state-dir "$STATE" --control-socket "$SOCK" --rules "$SRC/rules" --freq "$1" \
-                --max-bundles 10 2>"$TMP/tprofd-$1.log" &
+                ${2:+--unwind "$2"} --max-bundles 10 2>"$TMP/tprofd-$tag.log" &
         TPID=$!
         PIDS+=("$TPID")
         for _ in $(seq 100); do [ -S "$SOCK" ] && break; sleep 0.1; done
-        [ -S "$SOCK" ] || { echo "bench-scale: tprofd did not start: $(cat "$TMP/tprofd-$1.log")" >&2; exit 1; }
+        [ -S "$SOCK" ] || { echo "bench-scale: tprofd did not start: $(cat "$TMP/tprofd-$tag.log")" >&2; exit 1; }
 }
 
 start_load() { # seconds
@@ -115,19 +121,27 @@ run_rate() { # label freq secs bundle(0/1)
         local t0c t1c t0 t1 s0 l0 s1 l1 prss pcpu scpu tcpu tsamples tlost psamples plost before after
 
         start_load $((S + BUNDLE_AFTER + 30))
+        if [ "$FP" = 1 ]; then
+                start_daemon "$F" fp
+                FP_STATE=$STATE FP_SOCK=$SOCK FP_PID=$TPID
+        fi
         start_daemon "$F"
         sleep 2 # past start-up: kallsyms, the /proc scan, the clock measurement
         /usr/bin/time -f "%U %S %M" -o "$TMP/perf-$F.time" \
                 perf record -q -F "$F" -g -a -o "$TMP/perf-$F.data" -- sleep "$S" 2>"$TMP/perf-$F.err" >/dev/null &
         PPID_=$!
         read -r s0 l0 < <(status_samples)
+        [ "$FP" = 1 ] && read -r fs0 fl0 < <(STATE=$FP_STATE SOCK=$FP_SOCK status_samples)
+        [ "$FP" = 1 ] && f0c=$(cpu_ticks "$FP_PID")
         t0c=$(cpu_ticks "$TPID"); t0=$(now)
         if [ "$LONG" -gt 0 ]; then
                 for ((k = 30; k <= S; k += 30)); do sleep 30; echo "  t=${k}s tprofd RSS $(awk '/^VmRSS:/ { print $2 }' "/proc/$TPID/status") KiB"; done
         fi
         wait "$PPID_"
         t1c=$(cpu_ticks "$TPID"); t1=$(now)
+        [ "$FP" = 1 ] && f1c=$(cpu_ticks "$FP_PID")
         read -r s1 l1 < <(status_samples)
+        [ "$FP" = 1 ] && read -r fs1 fl1 < <(STATE=$FP_STATE SOCK=$FP_SOCK status_samples)
         tcpu=$(calc "($t1c - $t0c) / $HZ" 2)
         tsamples=$((s1 - s0)); tlost=$((l1 - l0))
         S=$(calc "$t1 - $t0" 1)
@@ -165,6 +179,12 @@ run_rate() { # label freq secs bundle(0/1)
         read -r stotal _ < <(status_samples)
         kill "$TPID"; wait "$TPID" 2>/dev/null || true
         tbytes=$(du -sb "$STATE/ring" | cut -f1)
+        if [ "$FP" = 1 ]; then
+                frss=$(hwm_kib "$FP_PID")
+                read -r ftotal _ < <(STATE=$FP_STATE SOCK=$FP_SOCK status_samples)
+                kill "$FP_PID"; wait "$FP_PID" 2>/dev/null || true
+                fbytes=$(du -sb "$FP_STATE/ring" | cut -f1)
+        fi
         read -r pu ps prss < "$TMP/perf-$F.time"
         pcpu=$(calc "$pu + $ps" 2)
         /usr/bin/time -f "%U %S %M" -o "$TMP/script-$F.time" sh -c "perf script -i '$TMP/perf-$F.data' 2>/dev/null | awk '$FOLD_AWK' >'$TMP/perf-$F.folded'"
@@ -177,12 +197,15 @@ run_rate() { # label freq secs bundle(0/1)
         expected=$(calc "$F * $NCPU * $S" 0)
         pexpected=$(calc "$F * $NCPU * $3" 0)
         echo "$label: -F $F on $NCPU CPUs, $S s sampled by both at once (perf record $3 s), $BURNERS burners"
-        row "  tprofd (daemon, ring)" "$tcpu" "$S" "$tsamples" "$expected" "$tlost" "$trss" \
+        row "  tprofd (daemon, ring, auto)" "$tcpu" "$S" "$tsamples" "$expected" "$tlost" "$trss" \
                 "$(calc "$tbytes * $tsamples / ($stotal > 0 ? $stotal : 1)" 0)"
+        [ "$FP" = 1 ] && row "  tprofd --unwind fp" "$(calc "($f1c - $f0c) / $HZ" 2)" "$S" "$((fs1 - fs0))" "$expected" \
+                "$((fl1 - fl0))" "$frss" "$(calc "$fbytes * ($fs1 - $fs0) / ($ftotal > 0 ? $ftotal : 1)" 0)"
         row "  perf record -g -a" "$pcpu" "$3" "$psamples" "$pexpected" "$plost" "$prss" "$pbytes"
         row "    + perf script | fold" "$(calc "$pcpu + $scpu" 2)" "$3" "$psamples" "$pexpected" "$plost" \
                 "$(( prss > srss ? prss : srss ))" "$pbytes"
         echo "  tprofd/perf record CPU per sampled second: $(calc "$pcpu > 0 ? ($tcpu / $S) / ($pcpu / $3) : 0" 2)"
+        [ "$FP" = 1 ] && echo "  tprofd --unwind fp/perf record: $(calc "$pcpu > 0 ? (($f1c - $f0c) / $HZ / $S) / ($pcpu / $3) : 0" 2) (the same walk: frame pointers)"
         [ "$bundle" = 1 ] && echo "$BUNDLE_LINE"
         # the load of this rate ends before the next starts
         for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done
@@ -190,6 +213,8 @@ run_rate() { # label freq secs bundle(0/1)
         PIDS=()
         rm -f "$TMP/perf-$F.data"
         rm -rf "$STATE"
+        [ "$FP" = 1 ] && rm -rf "$FP_STATE"
+        return 0
 }
 
 if [ "$LONG" -gt 0 ]; then
