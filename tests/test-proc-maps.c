@@ -147,6 +147,13 @@ static void test_reap_in_steps(void **state) {
 
         assert_int_equal(proc_table_exit(t, 4, 4, 400), 0);
         assert_int_equal(proc_table_reap(t, 401), 1);
+
+        /* Seen since the start, against in the table now (what status reports as known). */
+        ProcTableStats st;
+        proc_table_get_stats(t, &st);
+        assert_int_equal(st.tasks, 4);
+        assert_int_equal(st.reaped, 3);
+        assert_int_equal(st.live, 1);
         proc_table_free(t);
 }
 

@@ -557,4 +557,5 @@ int proc_table_rescan(ProcTable *t, const char *proc_root) {
 
 void proc_table_get_stats(const ProcTable *t, ProcTableStats *ret) {
         *ret = t->stats;
+        ret->live = t->n_tasks;
 }

@@ -47,7 +47,8 @@ struct ProcTask {
 };
 
 typedef struct ProcTableStats {
-        uint64_t tasks, reaped, dropped_tasks, dropped_maps;
+        uint64_t tasks, reaped, dropped_tasks, dropped_maps; /* since the start */
+        uint64_t live;                                       /* in the table now (exited ones kept a while included) */
 } ProcTableStats;
 
 typedef struct ProcTable ProcTable;

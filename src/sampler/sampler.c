@@ -306,6 +306,7 @@ void sampler_get_debug_stats(const Sampler *s, SamplerDebugStats *ret) {
         proc_table_get_stats(s->procs, &ps);
         ret->tasks = ps.tasks;
         ret->tasks_reaped = ps.reaped;
+        ret->tasks_live = ps.live;
         symbolizer_get_stats(s->symbolizer, &ys);
         ret->files_loaded = ys.files_loaded;
         ret->files_failed = ys.files_failed;

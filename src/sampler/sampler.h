@@ -99,7 +99,7 @@ typedef struct SamplerDebugStats {
         uint64_t records, corrupt, decode_errors, batch_full;
         uint64_t maps_rescans; /* processes whose maps were read again after lost records */
         uint64_t samples_filtered; /* not of SamplerOptions.pid */
-        uint64_t tasks, tasks_reaped;
+        uint64_t tasks, tasks_reaped, tasks_live;
         uint64_t files_loaded, files_failed, files_too_big, cache_flushes, cache_bytes, jit_maps_loaded;
         uint64_t frames, frames_unknown, kallsyms_symbols, kallsyms_reloads;
         uint64_t callchains_cut, frames_dropped; /* user chains cut where they left every mapping */
