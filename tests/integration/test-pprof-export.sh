@@ -26,10 +26,16 @@ wait_for 10 test -S "$SOCK" || fail "no control socket"
 "$BURN" 12 &
 BURN_PID=$!
 on_exit "kill $BURN_PID 2>/dev/null"
+# Kernel frames in the slice whatever else the machine runs: a copy that lives in getppid().
+cp "$TPROF_BURN" "$TEST_TMP/pprofsys"
+"$TEST_TMP/pprofsys" --syscall 12 &
+SYS_PID=$!
+on_exit "kill $SYS_PID 2>/dev/null"
 sleep 5
 ID=$("$TPROF_BUNDLE" capture --before 3s --after 2s --note 'pprof test') || fail "capture failed"
 B="$STATE/incidents/$ID"
 wait "$BURN_PID" || true
+wait "$SYS_PID" || true
 
 # folded_total FILE: the samples of a folded file.
 folded_total() { awk '{ t += $NF } END { print t + 0 }' "$1"; }
