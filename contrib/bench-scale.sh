@@ -78,12 +78,12 @@ hwm_kib() { awk '/^VmHWM:/ { print $2 }' "/proc/$1/status"; }
 now() { date +%s.%N; }
 calc() { awk "BEGIN { printf \"%.${2:-3}f\", ($1) }"; }
 
-# status_field NAME: from `tprof-bundle status` of the running daemon
-# "kept lost" from the running daemon; retried: on a loaded machine an answer can take seconds
+# status_samples [STATE SOCK]: "kept lost" from a running daemon (the last one started by default);
+# retried: on a loaded machine an answer can take seconds
 status_samples() {
-        local o
+        local o state=${1:-$STATE} sock=${2:-$SOCK}
         for _ in 1 2 3 4 5; do
-                o=$("$TPROF_BUNDLE" -D "$STATE" --control-socket "$SOCK" status 2>/dev/null |
+                o=$("$TPROF_BUNDLE" -D "$state" --control-socket "$sock" status 2>/dev/null |
                         sed -n "s/^ *Samples: \([0-9]*\) kept, \([0-9]*\) lost.*/\1 \2/p")
                 [ -n "$o" ] && { echo "$o"; return 0; }
         done
@@ -131,17 +131,21 @@ run_rate() { # label freq secs bundle(0/1)
                 perf record -q -F "$F" -g -a -o "$TMP/perf-$F.data" -- sleep "$S" 2>"$TMP/perf-$F.err" >/dev/null &
         PPID_=$!
         read -r s0 l0 < <(status_samples)
-        [ "$FP" = 1 ] && read -r fs0 fl0 < <(STATE=$FP_STATE SOCK=$FP_SOCK status_samples)
-        [ "$FP" = 1 ] && f0c=$(cpu_ticks "$FP_PID")
+        if [ "$FP" = 1 ]; then
+                read -r fs0 fl0 < <(status_samples "$FP_STATE" "$FP_SOCK")
+                f0c=$(cpu_ticks "$FP_PID")
+        fi
         t0c=$(cpu_ticks "$TPID"); t0=$(now)
         if [ "$LONG" -gt 0 ]; then
                 for ((k = 30; k <= S; k += 30)); do sleep 30; echo "  t=${k}s tprofd RSS $(awk '/^VmRSS:/ { print $2 }' "/proc/$TPID/status") KiB"; done
         fi
         wait "$PPID_"
         t1c=$(cpu_ticks "$TPID"); t1=$(now)
-        [ "$FP" = 1 ] && f1c=$(cpu_ticks "$FP_PID")
+        if [ "$FP" = 1 ]; then
+                f1c=$(cpu_ticks "$FP_PID")
+                read -r fs1 fl1 < <(status_samples "$FP_STATE" "$FP_SOCK")
+        fi
         read -r s1 l1 < <(status_samples)
-        [ "$FP" = 1 ] && read -r fs1 fl1 < <(STATE=$FP_STATE SOCK=$FP_SOCK status_samples)
         tcpu=$(calc "($t1c - $t0c) / $HZ" 2)
         tsamples=$((s1 - s0)); tlost=$((l1 - l0))
         S=$(calc "$t1 - $t0" 1)
@@ -181,7 +185,7 @@ run_rate() { # label freq secs bundle(0/1)
         tbytes=$(du -sb "$STATE/ring" | cut -f1)
         if [ "$FP" = 1 ]; then
                 frss=$(hwm_kib "$FP_PID")
-                read -r ftotal _ < <(STATE=$FP_STATE SOCK=$FP_SOCK status_samples)
+                read -r ftotal _ < <(status_samples "$FP_STATE" "$FP_SOCK")
                 kill "$FP_PID"; wait "$FP_PID" 2>/dev/null || true
                 fbytes=$(du -sb "$FP_STATE/ring" | cut -f1)
         fi
@@ -199,13 +203,16 @@ run_rate() { # label freq secs bundle(0/1)
         echo "$label: -F $F on $NCPU CPUs, $S s sampled by both at once (perf record $3 s), $BURNERS burners"
         row "  tprofd (daemon, ring, auto)" "$tcpu" "$S" "$tsamples" "$expected" "$tlost" "$trss" \
                 "$(calc "$tbytes * $tsamples / ($stotal > 0 ? $stotal : 1)" 0)"
-        [ "$FP" = 1 ] && row "  tprofd --unwind fp" "$(calc "($f1c - $f0c) / $HZ" 2)" "$S" "$((fs1 - fs0))" "$expected" \
-                "$((fl1 - fl0))" "$frss" "$(calc "$fbytes * ($fs1 - $fs0) / ($ftotal > 0 ? $ftotal : 1)" 0)"
+        if [ "$FP" = 1 ]; then
+                fcpu=$(calc "($f1c - $f0c) / $HZ" 2)
+                row "  tprofd --unwind fp" "$fcpu" "$S" "$((fs1 - fs0))" "$expected" "$((fl1 - fl0))" "$frss" \
+                        "$(calc "$fbytes * ($fs1 - $fs0) / ($ftotal > 0 ? $ftotal : 1)" 0)"
+        fi
         row "  perf record -g -a" "$pcpu" "$3" "$psamples" "$pexpected" "$plost" "$prss" "$pbytes"
         row "    + perf script | fold" "$(calc "$pcpu + $scpu" 2)" "$3" "$psamples" "$pexpected" "$plost" \
                 "$(( prss > srss ? prss : srss ))" "$pbytes"
         echo "  tprofd/perf record CPU per sampled second: $(calc "$pcpu > 0 ? ($tcpu / $S) / ($pcpu / $3) : 0" 2)"
-        [ "$FP" = 1 ] && echo "  tprofd --unwind fp/perf record: $(calc "$pcpu > 0 ? (($f1c - $f0c) / $HZ / $S) / ($pcpu / $3) : 0" 2) (the same walk: frame pointers)"
+        [ "$FP" = 1 ] && echo "  tprofd --unwind fp/perf record: $(calc "$pcpu > 0 ? ($fcpu / $S) / ($pcpu / $3) : 0" 2) (the same walk: frame pointers)"
         [ "$bundle" = 1 ] && echo "$BUNDLE_LINE"
         # the load of this rate ends before the next starts
         for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done
