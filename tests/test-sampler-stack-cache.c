@@ -4,7 +4,8 @@
  * test writes and rewrites): a chain seen again is not symbolized again; and after an exec, a new
  * mapping over the old range, a reused pid or a module load, the same addresses give the new
  * frames, never the cached ones. Chains with unresolved frames last one drain; resolved kernel
- * chains last across drains; the cache stays within its entries.
+ * chains last across drains; the cache stays within its entries. Chains are keyed on their callers:
+ * a new leaf under the same callers is a hit with that one frame made anew.
  */
 #include "tests.h"
 
@@ -211,11 +212,14 @@ static void test_module_load(void **state) {
         fixture_init(&f, 0);
         s = sample(&f, PID, module_chain, ELEMENTSOF(module_chain));
         assert_string_equal(s.frames[0].symbol, SYMBOLIZER_UNKNOWN);
+        /* the same callers: a hit, with the leaf made anew */
         s = sample(&f, PID, kernel_chain, ELEMENTSOF(kernel_chain));
         assert_string_equal(s.frames[0].symbol, "do_one_thing");
+        assert_int_equal(hits(&f), 1);
         s.stack_slot->tag = 7;
         s = sample(&f, PID, kernel_chain, ELEMENTSOF(kernel_chain));
-        assert_int_equal(hits(&f), 1);
+        assert_int_equal(hits(&f), 2);
+        assert_int_equal(s.stack_slot->tag, 7);
 
         /* a module loaded, another code at the old address: kallsyms is read again */
         assert_int_equal(write_file_atomic(f.kallsyms, kallsyms_v2, strlen(kallsyms_v2), 0644), 0);
@@ -226,7 +230,84 @@ static void test_module_load(void **state) {
         s = sample(&f, PID, kernel_chain, ELEMENTSOF(kernel_chain));
         assert_string_equal(s.frames[0].symbol, "do_other_thing");
         assert_int_equal(s.stack_slot->tag, 0);
-        assert_int_equal(hits(&f), 1);
+        assert_int_equal(hits(&f), 3); /* the callers of the module's chain, made after the reload */
+        fixture_done(&f);
+}
+
+static StackCacheStats cache_stats(Fixture *f) {
+        StackCacheStats cs;
+        stack_cache_get_stats(f->c, &cs);
+        return cs;
+}
+
+/* A hot function sampled at one instruction, then another, then the first again: one entry for
+ * the callers, the leaf made whenever it differs from the entry's last, the slots kept apart. */
+static void test_leaf_moves(void **state) {
+        static const uint64_t at_a[] = { KCTX, IN_KERNEL, 0xffffffff81002010U, UCTX, IN_APP, IN_APP2 + 1 };
+        static const uint64_t at_b[] = { KCTX, IN_KERNEL + 0x20, 0xffffffff81002010U, UCTX, IN_APP, IN_APP2 + 1 };
+        static const uint64_t at_c[] = { KCTX, 0xffffffff81002100U, 0xffffffff81002010U, UCTX, IN_APP, IN_APP2 + 1 };
+        SampleStackSlot *whole, *callers;
+        Fixture f;
+        Sample s;
+
+        fixture_init(&f, 0);
+        s = sample(&f, PID, at_a, ELEMENTSOF(at_a));
+        assert_int_equal(s.n_frames, 4);
+        assert_int_equal(s.frames[0].addr, IN_KERNEL);
+        assert_non_null(whole = s.stack_slot);
+        assert_non_null(callers = s.callers_slot);
+        whole->tag = 7;
+        callers->tag = 8;
+
+        s = sample(&f, PID, at_b, ELEMENTSOF(at_b));
+        assert_int_equal(cache_stats(&f).hits, 1);
+        assert_int_equal(cache_stats(&f).leaves, 1);
+        assert_int_equal(cache_stats(&f).stored, 1);
+        assert_int_equal(s.n_frames, 4);
+        assert_string_equal(s.frames[0].symbol, "do_one_thing");
+        assert_int_equal(s.frames[0].addr, IN_KERNEL + 0x20);
+        assert_string_equal(s.frames[1].symbol, "do_syscall_64");
+        assert_string_equal(s.frames[2].dso, "/nonexistent/bin/app");
+        assert_ptr_equal(s.callers_slot, callers);
+        assert_int_equal(callers->tag, 8);    /* the callers are the same frames */
+        assert_ptr_equal(s.stack_slot, whole);
+        assert_int_equal(whole->tag, 0);      /* the whole stack is not */
+        whole->tag = 9;
+
+        s = sample(&f, PID, at_b, ELEMENTSOF(at_b));
+        assert_int_equal(cache_stats(&f).leaves, 1);
+        assert_int_equal(whole->tag, 9);
+
+        s = sample(&f, PID, at_c, ELEMENTSOF(at_c)); /* another function under the same callers */
+        assert_string_equal(s.frames[0].symbol, "do_syscall_64");
+        assert_int_equal(cache_stats(&f).leaves, 2);
+        assert_int_equal(whole->tag, 0);
+        assert_int_equal(callers->tag, 8);
+
+        /* the same leaf under other callers is another entry */
+        s = sample(&f, PID, user_chain, ELEMENTSOF(user_chain));
+        assert_int_equal(cache_stats(&f).stored, 2);
+        assert_int_equal(s.n_frames, 2);
+        assert_int_not_equal(s.callers_slot, callers);
+        fixture_done(&f);
+}
+
+/* An unresolved leaf lasts one drain; its resolved callers last across drains. */
+static void test_volatile_leaf(void **state) {
+        Fixture f;
+        Sample s;
+
+        fixture_init(&f, 0);
+        s = sample(&f, PID, module_chain, ELEMENTSOF(module_chain));
+        assert_string_equal(s.frames[0].symbol, SYMBOLIZER_UNKNOWN);
+        s = sample(&f, PID, module_chain, ELEMENTSOF(module_chain));
+        assert_int_equal(cache_stats(&f).hits, 1);
+        assert_int_equal(cache_stats(&f).leaves, 0);
+        stack_cache_next_epoch(f.c);
+        s = sample(&f, PID, module_chain, ELEMENTSOF(module_chain));
+        assert_int_equal(cache_stats(&f).hits, 2);
+        assert_int_equal(cache_stats(&f).leaves, 1); /* made again in the new drain */
+        assert_string_equal(s.frames[1].symbol, "do_syscall_64");
         fixture_done(&f);
 }
 
@@ -252,7 +333,7 @@ static void test_bounded(void **state) {
 
         fixture_init(&f, 4);
         for (uint64_t i = 0; i < 1000; i++) {
-                uint64_t chain[] = { KCTX, IN_KERNEL + i, 0xffffffff81002010U };
+                uint64_t chain[] = { KCTX, IN_KERNEL + i, 0xffffffff81002010U + i }; /* callers differ */
                 Sample s = sample(&f, PID, chain, ELEMENTSOF(chain));
                 assert_string_equal(s.frames[0].symbol, "do_one_thing");
         }
@@ -273,6 +354,8 @@ int main(void) {
                 cmocka_unit_test(test_reused_pid),
                 cmocka_unit_test(test_module_load),
                 cmocka_unit_test(test_epochs),
+                cmocka_unit_test(test_leaf_moves),
+                cmocka_unit_test(test_volatile_leaf),
                 cmocka_unit_test(test_bounded),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);

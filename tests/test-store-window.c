@@ -37,6 +37,9 @@ static int cmp_time(const void *a, const void *b) {
  * stack cache hands them: the writer remembers each stack's id in the slot. */
 #define TEMPLATES 16
 static SampleStackSlot *slots;
+/* When set instead, the templates give only the frames after the leaf, with callers_slots[j]; the
+ * leaf is each sample's own, as when a hot function is sampled at another instruction each time. */
+static SampleStackSlot *callers_slots;
 
 /*
  * Writes a window of n_chunks chunks of per_chunk samples; shuffled puts each chunk's samples out
@@ -51,7 +54,7 @@ static void write_window_chained(Written *w, size_t n_chunks, size_t per_chunk, 
         OwnedSample templates[TEMPLATES];
         int fd;
 
-        for (size_t j = 0; slots && j < TEMPLATES; j++)
+        for (size_t j = 0; (slots || callers_slots) && j < TEMPLATES; j++)
                 test_make_sample(&rng, 0, &templates[j]);
         chunk_writer_set_chain(cw, chain);
         memset(w, 0, sizeof *w);
@@ -71,6 +74,15 @@ static void write_window_chained(Written *w, size_t n_chunks, size_t per_chunk, 
                                 memcpy(o.frames, templates[j].frames, sizeof o.frames);
                                 o.s.n_frames = templates[j].s.n_frames;
                                 o.s.stack_slot = &slots[j];
+                        } else if (callers_slots) {
+                                size_t j = test_rand(&rng) % TEMPLATES;
+                                Frame leaf = o.frames[0];
+                                memcpy(o.frames, templates[j].frames, sizeof o.frames);
+                                o.frames[0] = leaf; /* all zero when the sample's own stack was empty: a leaf still */
+                                o.frames[0].symbol = o.frames[0].symbol ?: "leaf";
+                                o.frames[0].dso = o.frames[0].dso ?: "[unknown]";
+                                o.s.n_frames = MAX(templates[j].s.n_frames, 1U);
+                                o.s.callers_slot = &callers_slots[j];
                         }
                         assert_int_equal(chunk_writer_add_sample(cw, &o.s), 0);
                         collect_handler(&o.s, &w->expected);
@@ -538,6 +550,27 @@ static void test_round_trip_stack_slots(void **state) {
         slots = NULL;
 }
 
+/* Callers slots: each sample's own leaf under a remembered path of callers reads back as written. */
+static void test_round_trip_callers_slots(void **state) {
+        SampleStackSlot s[TEMPLATES] = {};
+        Collected got = {};
+        WindowReadStats st;
+        Written w;
+
+        callers_slots = s;
+        for (unsigned chain = 1; chain <= 3; chain++) {
+                write_window_chained(&w, 5, 300, true, 40 + chain, chain);
+                assert_int_equal(window_read(w.path, collect_handler, &got, &st), 0);
+                assert_int_equal(got.n, w.expected.n);
+                assert_read_equals(&got, &w.expected, 0, w.expected.n);
+                collected_done(&got);
+                written_done(&w);
+                for (size_t j = 0; j < TEMPLATES; j++)
+                        assert_true(s[j].tag != 0); /* each was filled */
+        }
+        callers_slots = NULL;
+}
+
 static void test_chained_corruption_loses_rest_of_chain_only(void **state) {
         Written w;
         Collected got = {};
@@ -831,6 +864,7 @@ int main(void) {
                 cmocka_unit_test(test_chunk_time_bounds),
                 cmocka_unit_test(test_round_trip_chained),
                 cmocka_unit_test(test_round_trip_stack_slots),
+                cmocka_unit_test(test_round_trip_callers_slots),
                 cmocka_unit_test(test_chained_corruption_loses_rest_of_chain_only),
                 cmocka_unit_test(test_chained_truncation),
                 cmocka_unit_test(test_chain_needs_adjacent_chunks),

@@ -50,4 +50,8 @@ typedef struct Sample {
         const Frame *frames; /* leaf first, as perf script prints them */
         const char *cgroup;  /* the cgroup v2 path it ran in ("/system.slice/x.service"); NULL if unknown */
         SampleStackSlot *stack_slot; /* NULL when the producer keeps none */
+        /* The same for the frames after the leaf (frames[1..n_frames)): the producer hands one slot
+         * for every sample whose frames past the leaf are the same, though leaves differ. NULL
+         * when it keeps none. A consumer that finds no use in stack_slot interns only the leaf. */
+        SampleStackSlot *callers_slot;
 } Sample;

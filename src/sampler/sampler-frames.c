@@ -41,11 +41,27 @@ static bool user_frame(Symbolizer *z, uint32_t pid, const ProcMap *m, uint64_t i
         return !m || frame_unresolved(f) || f->dso != m->path;
 }
 
+bool sample_chain_has_leaf(const RecordSample *rs) {
+        return rs->nr >= 2 && (rs->ips[0] == (uint64_t) PERF_CONTEXT_KERNEL || rs->ips[0] == (uint64_t) PERF_CONTEXT_USER) &&
+               rs->ips[1] < (uint64_t) PERF_CONTEXT_MAX;
+}
+
+bool sample_leaf_frame(ProcTable *procs, Symbolizer *z, const RecordSample *rs, Frame *ret) {
+        uint64_t ip = rs->ips[1];
+
+        /* As sample_frames() makes its first frame: the interrupted address, not a return address. */
+        if (rs->ips[0] == (uint64_t) PERF_CONTEXT_KERNEL) {
+                symbolizer_kernel(z, ip, false, ret);
+                return frame_unresolved(ret);
+        }
+        return user_frame(z, rs->id.pid, proc_table_find_map(procs, rs->id.pid, ip), ip, false, ret);
+}
+
 uint32_t sample_frames(ProcTable *procs, Symbolizer *z, const RecordSample *rs, Frame *frames,
                        SampleFramesStats *stats) {
         enum { CTX_NONE, CTX_KERNEL, CTX_USER, CTX_OTHER } ctx = CTX_NONE;
         uint32_t pid = rs->id.pid, n = 0;
-        bool first = true, cut = false, vol = false;
+        bool first = true, cut = false, vol = false, vol_callers = false;
 
         if (rs->nr == 0) {
                 if (rs->kernel_ip) {
@@ -55,6 +71,7 @@ uint32_t sample_frames(ProcTable *procs, Symbolizer *z, const RecordSample *rs, 
                         vol = user_frame(z, pid, proc_table_find_map(procs, pid, rs->ip), rs->ip, false,
                                          &frames[n++]);
                 stats->volatile_chains += vol;
+                stats->volatile_callers += vol;
                 return n;
         }
 
@@ -74,8 +91,13 @@ uint32_t sample_frames(ProcTable *procs, Symbolizer *z, const RecordSample *rs, 
                 if (ctx == CTX_OTHER) /* guest frames: not ours to name */
                         continue;
                 if (ctx == CTX_KERNEL) {
+                        bool v;
+
                         symbolizer_kernel(z, ip, !first, &frames[n]);
-                        vol |= frame_unresolved(&frames[n++]);
+                        v = frame_unresolved(&frames[n]);
+                        vol |= v;
+                        vol_callers |= v && n > 0;
+                        n++;
                         first = false;
                         continue;
                 }
@@ -93,9 +115,14 @@ uint32_t sample_frames(ProcTable *procs, Symbolizer *z, const RecordSample *rs, 
                         cut = true;
                         continue;
                 }
-                vol |= user_frame(z, pid, m, ip, !first, &frames[n++]);
+                if (user_frame(z, pid, m, ip, !first, &frames[n])) {
+                        vol = true;
+                        vol_callers |= n > 0;
+                }
+                n++;
                 first = false;
         }
         stats->volatile_chains += vol;
+        stats->volatile_callers += vol_callers;
         return n;
 }

@@ -17,6 +17,7 @@
  */
 #pragma once
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "profile/profile-sample.h"
@@ -32,6 +33,8 @@ typedef struct SampleFramesStats {
          * a JIT map (read again once per drain). A caller that caches frames compares the count
          * before and after the call. */
         uint64_t volatile_chains;
+        /* The same for the frames after the first (the leaf): what a cache of a chain's callers compares. */
+        uint64_t volatile_callers;
 } SampleFramesStats;
 
 /*
@@ -41,3 +44,18 @@ typedef struct SampleFramesStats {
  */
 uint32_t sample_frames(ProcTable *procs, Symbolizer *z, const RecordSample *rs, Frame *frames,
                        SampleFramesStats *stats);
+
+/*
+ * Whether the chain starts with a context marker and the interrupted address (its leaf), so that
+ * the leaf's frame can be made apart from the others: the leaf moves from sample to sample inside
+ * one function, while the return addresses after it stay the same for as long as the call path
+ * does, and a cache of chains keyed on the callers alone hits where a cache of whole chains misses.
+ */
+bool sample_chain_has_leaf(const RecordSample *rs);
+
+/*
+ * The frame sample_frames() makes first for such a chain (its leaf), alone, into *ret. Returns
+ * true when that frame is volatile (as SampleFramesStats.volatile_chains counts). Only for a chain
+ * sample_chain_has_leaf() accepts; the same rules as sample_frames() for symbolizer_begin().
+ */
+bool sample_leaf_frame(ProcTable *procs, Symbolizer *z, const RecordSample *rs, Frame *ret);

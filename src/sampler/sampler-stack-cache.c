@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include <errno.h>
+#include <linux/perf_event.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -105,9 +106,10 @@ StackCacheEntry *stack_cache_store(StackCache *c, const StackCacheKey *k, const 
                 c->stats.replaced++;
                 entry_clear(c, e);
         }
-        if (k->n_ips == 0 || n_frames == 0 || k->n_ips > STACK_CACHE_IPS_MAX || n_frames > PROFILE_STACK_DEPTH_MAX || c->bytes + need > STACK_CACHE_BYTES_MAX)
+        /* No addresses is a key too: a chain of a marker and its leaf, keyed on its (no) callers. */
+        if (n_frames == 0 || k->n_ips > STACK_CACHE_IPS_MAX || n_frames > PROFILE_STACK_DEPTH_MAX || c->bytes + need > STACK_CACHE_BYTES_MAX)
                 goto refuse;
-        ips = new(uint64_t, k->n_ips);
+        ips = new(uint64_t, MAX(k->n_ips, (size_t) 1));
         fr = new(Frame, n_frames);
         if (!ips || !fr)
                 goto refuse;
@@ -137,17 +139,49 @@ refuse:
         return NULL;
 }
 
+static uint32_t count_unknown(const Frame *frames, uint32_t n) {
+        uint32_t u = 0;
+
+        for (uint32_t i = 0; i < n; i++)
+                u += streq(frames[i].symbol, SYMBOLIZER_UNKNOWN);
+        return u;
+}
+
+/* A hit on an entry keyed on the callers: its frames[0] made for this sample's leaf, unless it is that already. */
+static void entry_take_leaf(StackCache *c, StackCacheEntry *e, ProcTable *procs, Symbolizer *z, const RecordSample *rs,
+                            SampleFramesStats *stats) {
+        bool leaf_volatile;
+
+        if (e->leaf_ip == rs->ips[1] && (e->leaf_epoch == 0 || e->leaf_epoch == c->epoch)) {
+                stats->volatile_chains += e->epoch != 0 || e->leaf_epoch != 0;
+                c->stats.hit_frames += 1;
+                c->stats.hit_frames_unknown += e->leaf_unknown;
+                return;
+        }
+        leaf_volatile = sample_leaf_frame(procs, z, rs, &e->frames[0]); /* the symbolizer counts this frame */
+        e->leaf_ip = rs->ips[1];
+        e->leaf_epoch = leaf_volatile ? c->epoch : 0;
+        e->leaf_unknown = streq(e->frames[0].symbol, SYMBOLIZER_UNKNOWN);
+        e->slot = (SampleStackSlot) {}; /* the whole stack is another one now */
+        stats->volatile_chains += e->epoch != 0 || leaf_volatile;
+        c->stats.leaves++;
+}
+
 void stack_cache_frames(StackCache *c, ProcTable *procs, Symbolizer *z, const RecordSample *rs, Frame *scratch,
                         SampleFramesStats *stats, Sample *sample) {
         /* The key is the address array the frames are computed from: the callchain with its
-         * context markers, or the sampled address alone when there is no chain. */
+         * context markers (less its first marker and leaf, which the flags stand for, when it has
+         * one), or the sampled address alone when there is no chain. */
+        bool leaf = sample_chain_has_leaf(rs);
         StackCacheKey k = {
                 .pid = rs->id.pid,
-                .flags = rs->kernel_ip,
+                .flags = (uint32_t) rs->kernel_ip | (!leaf                                           ? 0U :
+                                                     rs->ips[0] == (uint64_t) PERF_CONTEXT_KERNEL ? STACK_CACHE_LEAF_KERNEL :
+                                                                                                    STACK_CACHE_LEAF_USER),
                 .maps_gen = proc_table_maps_generation(procs, rs->id.pid),
                 .sym_gen = symbolizer_generation(z),
-                .n_ips = rs->nr > 0 ? (size_t) rs->nr : 1,
-                .ips = rs->nr > 0 ? rs->ips : &rs->ip,
+                .n_ips = leaf ? (size_t) rs->nr - 2 : rs->nr > 0 ? (size_t) rs->nr : 1,
+                .ips = leaf ? rs->ips + 2 : rs->nr > 0 ? rs->ips : &rs->ip,
         };
         SampleFramesStats before = *stats;
         StackCacheEntry *e;
@@ -156,24 +190,40 @@ void stack_cache_frames(StackCache *c, ProcTable *procs, Symbolizer *z, const Re
         if (e) {
                 stats->callchains_cut += e->cut;
                 stats->frames_dropped += e->dropped;
-                stats->volatile_chains += e->epoch != 0;
-                c->stats.hit_frames += e->n_frames - e->cut; /* the cut frames are counted as cuts */
+                /* the cut frames are counted as cuts; a leaf is never one */
+                c->stats.hit_frames += e->n_frames - leaf - e->cut;
                 c->stats.hit_frames_unknown += e->unknown - e->cut;
+                if (leaf)
+                        entry_take_leaf(c, e, procs, z, rs, stats);
+                else
+                        stats->volatile_chains += e->epoch != 0;
                 sample->frames = e->frames;
                 sample->n_frames = e->n_frames;
                 sample->stack_slot = &e->slot;
+                sample->callers_slot = leaf ? &e->callers_slot : NULL;
                 return;
         }
         sample->frames = scratch;
         sample->n_frames = sample_frames(procs, z, rs, scratch, stats);
         sample->stack_slot = NULL;
-        e = stack_cache_store(c, &k, scratch, sample->n_frames, stats->volatile_chains != before.volatile_chains);
+        sample->callers_slot = NULL;
+        /* Of a chain with a leaf, only the callers decide whether the entry lasts past this drain. */
+        e = stack_cache_store(c, &k, scratch, sample->n_frames,
+                              leaf ? stats->volatile_callers != before.volatile_callers :
+                                     stats->volatile_chains != before.volatile_chains);
         if (!e)
                 return;
         e->cut = (uint32_t) (stats->callchains_cut - before.callchains_cut);
         e->dropped = (uint32_t) (stats->frames_dropped - before.frames_dropped);
-        for (uint32_t i = 0; i < e->n_frames; i++)
-                e->unknown += streq(e->frames[i].symbol, SYMBOLIZER_UNKNOWN);
+        if (leaf && e->n_frames > 0) {
+                e->leaf_ip = rs->ips[1];
+                /* sample_frames() does not say which frame was volatile: the leaf may have been */
+                e->leaf_epoch = stats->volatile_chains != before.volatile_chains ? c->epoch : 0;
+                e->leaf_unknown = streq(e->frames[0].symbol, SYMBOLIZER_UNKNOWN);
+                e->unknown = count_unknown(e->frames + 1, e->n_frames - 1);
+                sample->callers_slot = &e->callers_slot;
+        } else
+                e->unknown = count_unknown(e->frames, e->n_frames);
         sample->stack_slot = &e->slot;
 }
 

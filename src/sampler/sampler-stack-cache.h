@@ -16,6 +16,9 @@
  * "volatile": they are reused only within the drain (epoch) they were made in, as the JIT maps
  * are read once per drain.
  *
+ * The leaf (the interrupted address) moves from sample to sample while the return addresses after
+ * it stay: entries are keyed on the callers and remember the last leaf (see stack_cache_frames()).
+ *
  * Bounded: a fixed number of two-way sets; a new chain replaces the less recently used entry of
  * its set. Each entry owns its copy of the addresses and the frames (whose strings belong to the
  * symbolizer and the task table, valid while the key's generations are unchanged).
@@ -56,10 +59,22 @@ typedef struct StackCacheEntry {
         Frame *frames;
         uint32_t cut, dropped, unknown; /* what sample_frames() counted when it made the frames; unknown frames */
         SampleStackSlot slot;
+        /* An entry keyed on a chain's callers (STACK_CACHE_LEAF_* in flags): frames[0] is the leaf
+         * of the last sample that used it, made from leaf_ip, and slot is for the frames with that
+         * leaf; callers_slot is for frames[1..n_frames), whatever the leaf. unknown counts those. */
+        uint64_t leaf_ip;
+        uint64_t leaf_epoch; /* 0 = frames[0] is valid in every epoch; else only in this one */
+        bool leaf_unknown;
+        SampleStackSlot callers_slot;
 } StackCacheEntry;
+
+/* StackCacheKey.flags: the key holds the chain without its first marker and leaf (sample_chain_has_leaf()). */
+#define STACK_CACHE_LEAF_KERNEL 2U
+#define STACK_CACHE_LEAF_USER 4U
 
 typedef struct StackCacheStats {
         uint64_t hits, misses, stored, replaced, uncacheable;
+        uint64_t leaves; /* hits whose leaf was another than the entry's last: that one frame made anew */
         uint64_t hit_frames, hit_frames_unknown; /* frames handed out by stack_cache_frames() from entries */
 } StackCacheStats;
 
@@ -84,11 +99,15 @@ StackCacheEntry *stack_cache_store(StackCache *c, const StackCacheKey *k, const 
                                    bool is_volatile);
 
 /*
- * The sampler's use of the cache: fills sample->frames, n_frames and stack_slot for rs, from the
- * cache when the chain is there with the same generations, else through sample_frames() (frames
- * written to scratch, room for PROFILE_STACK_DEPTH_MAX), keeping the result. stats gets what
- * sample_frames() would have counted either way. Call symbolizer_begin() first, and look up the
- * process (which may read its maps) before: the key takes the generations as they are now.
+ * The sampler's use of the cache: fills sample->frames, n_frames, stack_slot and callers_slot for
+ * rs, from the cache when the chain is there with the same generations, else through
+ * sample_frames() (frames written to scratch, room for PROFILE_STACK_DEPTH_MAX), keeping the
+ * result. A chain with a leaf (sample_chain_has_leaf(), nearly all) is keyed on its callers: a
+ * sample that stopped elsewhere in the same call path finds the entry, and only its leaf is
+ * symbolized (sample_leaf_frame()); a sample with the entry's last leaf too costs nothing more.
+ * stats gets what sample_frames() would have counted either way. Call symbolizer_begin() first,
+ * and look up the process (which may read its maps) before: the key takes the generations as
+ * they are now.
  */
 void stack_cache_frames(StackCache *c, ProcTable *procs, Symbolizer *z, const RecordSample *rs, Frame *scratch,
                         SampleFramesStats *stats, Sample *sample);

@@ -331,6 +331,7 @@ void sampler_get_debug_stats(const Sampler *s, SamplerDebugStats *ret) {
                 ret->cgroups_unknown = cgs.unknown;
         }
         ret->stack_cache_hits = cs.hits;
+        ret->stack_cache_leaves = cs.leaves;
         ret->stack_cache_misses = cs.misses;
         ret->stack_cache_bytes = stack_cache_bytes(s->stacks);
         if (s->unwinder) {

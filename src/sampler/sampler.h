@@ -104,7 +104,7 @@ typedef struct SamplerDebugStats {
         uint64_t frames, frames_unknown, kallsyms_symbols, kallsyms_reloads;
         uint64_t callchains_cut, frames_dropped; /* user chains cut where they left every mapping */
         uint64_t cgroups, cgroups_unknown; /* cgroup paths known; samples whose cgroup could not be told */
-        uint64_t stack_cache_hits, stack_cache_misses, stack_cache_bytes; /* sampler-stack-cache.h */
+        uint64_t stack_cache_hits, stack_cache_leaves, stack_cache_misses, stack_cache_bytes; /* sampler-stack-cache.h */
         uint64_t unwind_cache_bytes; /* the unwinder's CFI of the files it loaded (sampler-unwind.h) */
 } SamplerDebugStats;
 

@@ -3,6 +3,7 @@
  * The chunk writer: interning samples into a chain's tables and encoding them as one chunk's
  * payload (docs/window-format.md, "Chunks"); see store-window.h.
  */
+#include <assert.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -304,26 +305,78 @@ static int intern_thread(ChunkWriter *w, const ThreadKey *k, uint32_t *ret) {
         return 0;
 }
 
-/* Walks the tree from the outermost caller to the leaf, adding the nodes it lacks; returns the leaf's. */
-static int intern_stack(ChunkWriter *w, const uint32_t *ids, uint32_t depth, uint32_t *ret) {
-        uint32_t node = 0;
+/* The node for frame under parent (0: the root), added when it is not there yet. */
+static int intern_node(ChunkWriter *w, uint32_t parent, uint32_t frame, uint32_t *ret) {
+        StackNode k = { .parent = parent, .frame = frame };
+        uint64_t *slot;
+        bool added;
 
-        for (uint32_t i = depth; i > 0; i--) {
-                StackNode k = { .parent = node, .frame = ids[i - 1] };
-                uint64_t *slot;
-                bool added;
-
-                slot = hashmap_slot(w->nodes, &k, sizeof k, w->n_nodes, &added);
-                if (!slot)
+        slot = hashmap_slot(w->nodes, &k, sizeof k, w->n_nodes, &added);
+        if (!slot)
+                return -ENOMEM;
+        if (added) {
+                if (!GREEDY_REALLOC(w->node_list, w->node_alloc, w->n_nodes + 1))
                         return -ENOMEM;
-                if (added) {
-                        if (!GREEDY_REALLOC(w->node_list, w->node_alloc, w->n_nodes + 1))
-                                return -ENOMEM;
-                        w->node_list[w->n_nodes++] = k;
-                }
-                node = (uint32_t) *slot;
+                w->node_list[w->n_nodes++] = k;
+        }
+        *ret = (uint32_t) *slot;
+        return 0;
+}
+
+/* Interns frames[0..depth) and walks the tree from the outermost caller to frames[0], adding the
+ * nodes it lacks; returns frames[0]'s. */
+static int intern_stack(ChunkWriter *w, const Frame *frames, uint32_t depth, uint32_t *ret) {
+        uint32_t ids[PROFILE_STACK_DEPTH_MAX], node = 0;
+        int r;
+
+        assert(depth <= PROFILE_STACK_DEPTH_MAX);
+        for (uint32_t i = 0; i < depth; i++) {
+                r = intern_frame(w, &frames[i], &ids[i]);
+                if (r < 0)
+                        return r;
+        }
+        for (uint32_t i = depth; i > 0; i--) {
+                r = intern_node(w, node, ids[i - 1], &node);
+                if (r < 0)
+                        return r;
         }
         *ret = node;
+        return 0;
+}
+
+/* A slot tagged for these tables gives its node; else the node is made from frames and remembered there. */
+static int intern_stack_slot(ChunkWriter *w, SampleStackSlot *slot, const Frame *frames, uint32_t depth, uint32_t *ret) {
+        int r;
+
+        if (slot && slot->tag == w->tables_tag) {
+                *ret = slot->stack; /* these frames were interned into these tables */
+                return 0;
+        }
+        r = intern_stack(w, frames, depth, ret);
+        if (r < 0)
+                return r;
+        if (slot)
+                *slot = (SampleStackSlot) { .tag = w->tables_tag, .stack = *ret };
+        return 0;
+}
+
+/* The sample's stack: whole from its stack slot, or its callers from theirs and the leaf added. */
+static int intern_sample_stack(ChunkWriter *w, const Sample *s, uint32_t *ret) {
+        /* Deeper stacks lose their outermost frames, as perf does at kernel.perf_event_max_stack. */
+        uint32_t depth = MIN(s->n_frames, PROFILE_STACK_DEPTH_MAX), callers, leaf;
+        int r;
+
+        if ((s->stack_slot && s->stack_slot->tag == w->tables_tag) || !s->callers_slot || depth == 0)
+                return intern_stack_slot(w, s->stack_slot, s->frames, depth, ret);
+        r = intern_stack_slot(w, s->callers_slot, s->frames + 1, depth - 1, &callers);
+        if (r >= 0)
+                r = intern_frame(w, &s->frames[0], &leaf);
+        if (r >= 0)
+                r = intern_node(w, callers, leaf, ret);
+        if (r < 0)
+                return r;
+        if (s->stack_slot)
+                *s->stack_slot = (SampleStackSlot) { .tag = w->tables_tag, .stack = *ret };
         return 0;
 }
 
@@ -351,8 +404,7 @@ static int intern_sample_thread(ChunkWriter *w, const Sample *s, uint32_t *ret) 
 }
 
 int chunk_writer_add_sample(ChunkWriter *w, const Sample *s) {
-        uint32_t ids[PROFILE_STACK_DEPTH_MAX], depth = MIN(s->n_frames, PROFILE_STACK_DEPTH_MAX), thread, stack;
-        uint32_t cgroup = 0, path;
+        uint32_t thread, stack, cgroup = 0, path;
         uint64_t t_ns = s->t_ns - s->t_ns % w->time_resolution_ns; /* the window's resolution, rounded down */
         int r;
 
@@ -360,21 +412,9 @@ int chunk_writer_add_sample(ChunkWriter *w, const Sample *s) {
                 return -ENOBUFS;
         if (s->cpu >= CHUNK_CPUS_MAX)
                 return -EINVAL;
-        if (s->stack_slot && s->stack_slot->tag == w->tables_tag)
-                stack = s->stack_slot->stack; /* this chain's frames were interned into these tables */
-        else {
-                /* Deeper stacks lose their outermost frames, as perf does at kernel.perf_event_max_stack. */
-                for (uint32_t i = 0; i < depth; i++) {
-                        r = intern_frame(w, &s->frames[i], &ids[i]);
-                        if (r < 0)
-                                return r;
-                }
-                r = intern_stack(w, ids, depth, &stack);
-                if (r < 0)
-                        return r;
-                if (s->stack_slot)
-                        *s->stack_slot = (SampleStackSlot) { .tag = w->tables_tag, .stack = stack };
-        }
+        r = intern_sample_stack(w, s, &stack);
+        if (r < 0)
+                return r;
         r = intern_sample_thread(w, s, &thread);
         if (r < 0)
                 return r;

@@ -81,7 +81,9 @@ typedef struct ChunkWriter ChunkWriter;
 ChunkWriter *chunk_writer_new(int compress_level);
 ChunkWriter *chunk_writer_free(ChunkWriter *w);
 /* With s->stack_slot, a slot tagged for the current tables gives the stack without looking at the
- * frames; any other slot is filled in once the frames are interned (Sample.stack_slot). */
+ * frames; any other slot is filled in once the frames are interned (Sample.stack_slot). Without
+ * that, s->callers_slot does the same for the frames after the leaf, and only the leaf is
+ * interned. */
 int chunk_writer_add_sample(ChunkWriter *w, const Sample *s);
 int chunk_writer_add_lost(ChunkWriter *w, uint32_t cpu, uint64_t n);
 void chunk_writer_set_clock(ChunkWriter *w, const ClockMap *m);
