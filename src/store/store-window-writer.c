@@ -5,6 +5,7 @@
  */
 #include <assert.h>
 #include <errno.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -44,6 +45,23 @@ typedef struct FrameKey {
         uint32_t flags, pad;
 } FrameKey;
 
+/* How the frames table finds a frame: by its symbol's text, so that a frame seen before costs one
+ * lookup and its symbol is interned only when the frame is new. Only the used part of symbol is
+ * the key. */
+typedef struct FrameTextKey {
+        uint32_t dso, flags;
+        uint64_t addr, offset;
+        char symbol[PROFILE_NAME_BYTES_MAX];
+} FrameTextKey;
+
+/* The DSO string of the frame before, within one sample: its frames mostly share a DSO, and while
+ * the sample lives one pointer is one string. */
+typedef struct DsoMemo {
+        const char *dso;
+        uint32_t id;
+        bool valid;
+} DsoMemo;
+
 struct ChunkWriter {
         Compressor *compressor;
         ClockMap clock;
@@ -54,7 +72,7 @@ struct ChunkWriter {
         ByteBuf string_table;
         uint32_t n_strings;
 
-        Hashmap *frames; /* FrameKey -> id */
+        Hashmap *frames; /* FrameTextKey -> id */
         FrameKey *frame_list;
         size_t n_frames, frame_alloc;
         uint32_t *frame_order, *frame_rank;
@@ -266,24 +284,37 @@ static int intern_string(ChunkWriter *w, const char *s, uint32_t *ret) {
         return 0;
 }
 
-static int intern_frame(ChunkWriter *w, const Frame *f, uint32_t *ret) {
-        FrameKey k = { .addr = f->addr, .offset = f->offset, .flags = f->kernel ? 1 : 0 };
+static int intern_frame(ChunkWriter *w, const Frame *f, DsoMemo *memo, uint32_t *ret) {
+        const char *sym = f->symbol ?: "";
+        size_t n = strnlen(sym, PROFILE_NAME_BYTES_MAX);
+        FrameTextKey k;
         uint64_t *slot;
         bool added;
         int r;
 
-        r = intern_string(w, f->symbol, &k.symbol);
-        if (r >= 0)
-                r = intern_string(w, f->dso, &k.dso);
-        if (r < 0)
-                return r;
-        slot = hashmap_slot(w->frames, &k, sizeof k, w->n_frames, &added);
+        if (!memo->valid || memo->dso != f->dso) {
+                r = intern_string(w, f->dso, &memo->id);
+                if (r < 0)
+                        return r;
+                *memo = (DsoMemo) { .dso = f->dso, .id = memo->id, .valid = true };
+        }
+        k.dso = memo->id;
+        k.flags = f->kernel ? 1 : 0;
+        k.addr = f->addr;
+        k.offset = f->offset;
+        memcpy(k.symbol, sym, n);
+        slot = hashmap_slot(w->frames, &k, offsetof(FrameTextKey, symbol) + n, w->n_frames, &added);
         if (!slot)
                 return -ENOMEM;
         if (added) {
+                FrameKey fk = { .dso = k.dso, .addr = k.addr, .offset = k.offset, .flags = k.flags };
+
+                r = intern_string(w, f->symbol, &fk.symbol);
+                if (r < 0)
+                        return r;
                 if (!GREEDY_REALLOC(w->frame_list, w->frame_alloc, w->n_frames + 1))
                         return -ENOMEM;
-                w->frame_list[w->n_frames++] = k;
+                w->frame_list[w->n_frames++] = fk;
         }
         *ret = (uint32_t) *slot;
         return 0;
@@ -325,13 +356,13 @@ static int intern_node(ChunkWriter *w, uint32_t parent, uint32_t frame, uint32_t
 
 /* Interns frames[0..depth) and walks the tree from the outermost caller to frames[0], adding the
  * nodes it lacks; returns frames[0]'s. */
-static int intern_stack(ChunkWriter *w, const Frame *frames, uint32_t depth, uint32_t *ret) {
+static int intern_stack(ChunkWriter *w, const Frame *frames, uint32_t depth, DsoMemo *memo, uint32_t *ret) {
         uint32_t ids[PROFILE_STACK_DEPTH_MAX], node = 0;
         int r;
 
         assert(depth <= PROFILE_STACK_DEPTH_MAX);
         for (uint32_t i = 0; i < depth; i++) {
-                r = intern_frame(w, &frames[i], &ids[i]);
+                r = intern_frame(w, &frames[i], memo, &ids[i]);
                 if (r < 0)
                         return r;
         }
@@ -345,14 +376,15 @@ static int intern_stack(ChunkWriter *w, const Frame *frames, uint32_t depth, uin
 }
 
 /* A slot tagged for these tables gives its node; else the node is made from frames and remembered there. */
-static int intern_stack_slot(ChunkWriter *w, SampleStackSlot *slot, const Frame *frames, uint32_t depth, uint32_t *ret) {
+static int intern_stack_slot(ChunkWriter *w, SampleStackSlot *slot, const Frame *frames, uint32_t depth,
+                             DsoMemo *memo, uint32_t *ret) {
         int r;
 
         if (slot && slot->tag == w->tables_tag) {
                 *ret = slot->stack; /* these frames were interned into these tables */
                 return 0;
         }
-        r = intern_stack(w, frames, depth, ret);
+        r = intern_stack(w, frames, depth, memo, ret);
         if (r < 0)
                 return r;
         if (slot)
@@ -364,13 +396,14 @@ static int intern_stack_slot(ChunkWriter *w, SampleStackSlot *slot, const Frame 
 static int intern_sample_stack(ChunkWriter *w, const Sample *s, uint32_t *ret) {
         /* Deeper stacks lose their outermost frames, as perf does at kernel.perf_event_max_stack. */
         uint32_t depth = MIN(s->n_frames, PROFILE_STACK_DEPTH_MAX), callers, leaf;
+        DsoMemo memo = {};
         int r;
 
         if ((s->stack_slot && s->stack_slot->tag == w->tables_tag) || !s->callers_slot || depth == 0)
-                return intern_stack_slot(w, s->stack_slot, s->frames, depth, ret);
-        r = intern_stack_slot(w, s->callers_slot, s->frames + 1, depth - 1, &callers);
+                return intern_stack_slot(w, s->stack_slot, s->frames, depth, &memo, ret);
+        r = intern_stack_slot(w, s->callers_slot, s->frames + 1, depth - 1, &memo, &callers);
         if (r >= 0)
-                r = intern_frame(w, &s->frames[0], &leaf);
+                r = intern_frame(w, &s->frames[0], &memo, &leaf);
         if (r >= 0)
                 r = intern_node(w, callers, leaf, ret);
         if (r < 0)
