@@ -5,6 +5,7 @@
  * offline and come back (sampler_update_cpus()).
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
@@ -161,17 +162,25 @@ static int parse_cpu_list(const char *l, bool *set, unsigned n) {
 }
 
 static int read_online(Sampler *s, bool *online) {
-        _cleanup_free_ char *l = NULL;
-        int r;
+        char l[4096]; /* the kernel writes at most a page */
+        ssize_t n = -1;
 
-        r = read_one_line_file("/sys/devices/system/cpu/online", &l);
-        if (r < 0) {
-                /* No sysfs (a container without it): trust the CPU count. */
-                long n = sysconf(_SC_NPROCESSORS_ONLN);
-                for (long i = 0; i < n && (unsigned long) i < s->n_cpus_max; i++)
+        /* Opened once and read again from its start at every drain: opening a sysfs file costs
+         * several times what reading it does, and a drain comes every second. */
+        if (s->online_fd < 0)
+                s->online_fd = open("/sys/devices/system/cpu/online", O_RDONLY | O_CLOEXEC);
+        if (s->online_fd >= 0)
+                n = pread(s->online_fd, l, sizeof l - 1, 0);
+        if (n <= 0) {
+                /* No sysfs (a container without it): trust the CPU count. Try the file again next time. */
+                long k = sysconf(_SC_NPROCESSORS_ONLN);
+
+                s->online_fd = safe_close(s->online_fd);
+                for (long i = 0; i < k && (unsigned long) i < s->n_cpus_max; i++)
                         online[i] = true;
                 return 0;
         }
+        l[n] = '\0';
         return parse_cpu_list(l, online, s->n_cpus_max);
 }
 

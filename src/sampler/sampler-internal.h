@@ -53,6 +53,7 @@ struct Sampler {
 
         SamplerCpu **cpus; /* indexed by CPU number */
         unsigned n_cpus_max;
+        int online_fd; /* /sys/devices/system/cpu/online, read again from its start at each drain; -1 */
         unsigned n_open;
         bool enabled;
         bool rescanned; /* /proc was read again once the events ran */

@@ -49,6 +49,7 @@ Sampler *sampler_free(Sampler *s) {
                 if (s->cpus[i])
                         sampler_cpu_close(s, s->cpus[i]);
         free(s->cpus);
+        safe_close(s->online_fd);
         s->timer = sd_event_source_disable_unref(s->timer);
         s->event = sd_event_unref(s->event);
         stack_cache_free(s->stacks);
@@ -126,6 +127,7 @@ int sampler_new(const SamplerOptions *o, SampleHandler handler, void *userdata, 
         s = new0(Sampler, 1);
         if (!s)
                 return -ENOMEM;
+        s->online_fd = -1;
         s->opts = o ? *o : (SamplerOptions) {};
         s->page_size = (size_t) sysconf(_SC_PAGESIZE);
         if (s->opts.freq_hz == 0)
