@@ -528,47 +528,37 @@ static void test_round_trip_chained(void **state) {
         written_done(&w);
 }
 
-/* Stack slots: reused while the tables live, never across a reset (every chain here, and a
- * chunk_writer_reset() of a second writer sharing the slots in between). */
-static void test_round_trip_stack_slots(void **state) {
+/* Three windows (chains of 1, 2 and 3 chunks) written with *mode pointing at one slot per
+ * template, read back whole; every slot was filled. */
+static void round_trip_slots(SampleStackSlot **mode, uint64_t seed) {
         SampleStackSlot s[TEMPLATES] = {};
         Collected got = {};
         WindowReadStats st;
         Written w;
 
-        slots = s;
+        *mode = s;
         for (unsigned chain = 1; chain <= 3; chain++) {
-                write_window_chained(&w, 5, 300, true, 20 + chain, chain);
+                write_window_chained(&w, 5, 300, true, seed + chain, chain);
                 assert_int_equal(window_read(w.path, collect_handler, &got, &st), 0);
                 assert_int_equal(got.n, w.expected.n);
                 assert_read_equals(&got, &w.expected, 0, w.expected.n);
                 collected_done(&got);
                 written_done(&w);
                 for (size_t j = 0; j < TEMPLATES; j++)
-                        assert_true(s[j].tag != 0); /* each was filled */
+                        assert_true(s[j].tag != 0);
         }
-        slots = NULL;
+        *mode = NULL;
+}
+
+/* Stack slots: reused while the tables live, never across a reset (every chain here, and a
+ * chunk_writer_reset() of a second writer sharing the slots in between). */
+static void test_round_trip_stack_slots(void **state) {
+        round_trip_slots(&slots, 20);
 }
 
 /* Callers slots: each sample's own leaf under a remembered path of callers reads back as written. */
 static void test_round_trip_callers_slots(void **state) {
-        SampleStackSlot s[TEMPLATES] = {};
-        Collected got = {};
-        WindowReadStats st;
-        Written w;
-
-        callers_slots = s;
-        for (unsigned chain = 1; chain <= 3; chain++) {
-                write_window_chained(&w, 5, 300, true, 40 + chain, chain);
-                assert_int_equal(window_read(w.path, collect_handler, &got, &st), 0);
-                assert_int_equal(got.n, w.expected.n);
-                assert_read_equals(&got, &w.expected, 0, w.expected.n);
-                collected_done(&got);
-                written_done(&w);
-                for (size_t j = 0; j < TEMPLATES; j++)
-                        assert_true(s[j].tag != 0); /* each was filled */
-        }
-        callers_slots = NULL;
+        round_trip_slots(&callers_slots, 40);
 }
 
 static void test_chained_corruption_loses_rest_of_chain_only(void **state) {

@@ -26,7 +26,17 @@ struct Hashmap {
         size_t arena_used, arena_allocated;
 };
 
-/* 64-bit FNV-1a with a final avalanche (from MurmurHash3's fmix64): fast for short keys. */
+/* MurmurHash3's final avalanche (fmix64): every bit of h reaches the low bits a table indexes by. */
+static uint64_t avalanche(uint64_t h) {
+        h ^= h >> 33;
+        h *= UINT64_C(0xff51afd7ed558ccd);
+        h ^= h >> 33;
+        h *= UINT64_C(0xc4ceb9fe1a85ec53);
+        h ^= h >> 33;
+        return h;
+}
+
+/* 64-bit FNV-1a with the final avalanche: fast for short keys. */
 uint64_t hash_bytes(const void *p, size_t n) {
         const uint8_t *b = p;
         uint64_t h = UINT64_C(0xcbf29ce484222325);
@@ -35,12 +45,7 @@ uint64_t hash_bytes(const void *p, size_t n) {
                 h ^= b[i];
                 h *= UINT64_C(0x100000001b3);
         }
-        h ^= h >> 33;
-        h *= UINT64_C(0xff51afd7ed558ccd);
-        h ^= h >> 33;
-        h *= UINT64_C(0xc4ceb9fe1a85ec53);
-        h ^= h >> 33;
-        return h;
+        return avalanche(h);
 }
 
 /*
@@ -65,12 +70,7 @@ static uint64_t key_hash(const void *p, size_t n) {
                 h ^= w;
                 h *= UINT64_C(0xff51afd7ed558ccd);
         }
-        h ^= h >> 33;
-        h *= UINT64_C(0xff51afd7ed558ccd);
-        h ^= h >> 33;
-        h *= UINT64_C(0xc4ceb9fe1a85ec53);
-        h ^= h >> 33;
-        return h;
+        return avalanche(h);
 }
 
 Hashmap *hashmap_new(void) {
