@@ -195,7 +195,10 @@ run_rate() { # label freq secs bundle(0/1)
         read -r su ss srss < "$TMP/script-$F.time"
         scpu=$(calc "$su + $ss" 2)
         psamples=$(awk '{ t += $NF } END { print t + 0 }' "$TMP/perf-$F.folded")
-        plost=$(perf report -i "$TMP/perf-$F.data" --stats 2>/dev/null | awk '/LOST_SAMPLES|^ *LOST / { t += $NF } END { print t + 0 }')
+        # The sampling event's own block: its LOST_SAMPLES line sums every LOST and LOST_SAMPLES
+        # record's count; the aggregated block counts records, each with a percentage after it.
+        plost=$(perf report -i "$TMP/perf-$F.data" --stats 2>/dev/null |
+                awk '/stats:$/ { ev = ($0 !~ /^Aggregated/ && $1 !~ /^dummy/) } ev && $1 == "LOST_SAMPLES" { s += $3 } END { print s + 0 }')
         pbytes=$(stat -c %s "$TMP/perf-$F.data")
         local expected pexpected
         expected=$(calc "$F * $NCPU * $S" 0)

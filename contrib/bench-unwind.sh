@@ -81,6 +81,14 @@ printf '%s\n' "rules:" >"$W/rules.yaml"
 : >"$W/kmsg"
 : >"$W/tprofd.yaml"
 
+# perf_lost DATA: samples perf lost, from the sampling event's own block of `perf report --stats`
+# (its LOST_SAMPLES line sums the counts of every LOST and LOST_SAMPLES record). The aggregated
+# block above it counts records and prints a percentage after each, which is not a sample count.
+perf_lost() {
+        perf report -i "$1" --stats 2>/dev/null |
+                awk '/stats:$/ { ev = ($0 !~ /^Aggregated/ && $1 !~ /^dummy/) } ev && $1 == "LOST_SAMPLES" { s += $3 } END { print s + 0 }'
+}
+
 row() { # name cpu_s secs samples lost bytes [steady_cpu_s steady_secs]
         awk -v n="$1" -v c="$2" -v s="$3" -v k="$4" -v l="$5" -v b="$6" -v sc="${7:-}" -v ss="${8:-}" 'BEGIN {
                 us = 0; bs = "-"; st = "-"
@@ -142,9 +150,9 @@ for F in $FREQS; do
 
         n_fp=$(perf script -i "$D/fp.data" -F time 2>/dev/null | grep -c . || true)
         b_fp=$(stat -c %s "$D/fp.data")
-        l_fp=$(perf report -i "$D/fp.data" --stats 2>/dev/null | awk '/LOST/ { s += $NF } END { print s + 0 }')
+        l_fp=$(perf_lost "$D/fp.data")
         b_dw=$(stat -c %s "$D/dwarf.data")
-        l_dw=$(perf report -i "$D/dwarf.data" --stats 2>/dev/null | awk '/LOST/ { s += $NF } END { print s + 0 }')
+        l_dw=$(perf_lost "$D/dwarf.data")
         # perf script + folding, timed; the sample count comes from the folded stacks.
         /usr/bin/time -f "%U %S" -o "$D/script.time" sh -c \
                 "perf script -i '$D/dwarf.data' 2>/dev/null | python3 '$(dirname "$0")/../tests/integration/stackcollapse.py' >'$D/dwarf.folded' 2>/dev/null"
