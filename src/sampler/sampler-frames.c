@@ -46,15 +46,17 @@ bool sample_chain_has_leaf(const RecordSample *rs) {
                rs->ips[1] < (uint64_t) PERF_CONTEXT_MAX;
 }
 
-bool sample_leaf_frame(ProcTable *procs, Symbolizer *z, const RecordSample *rs, Frame *ret) {
-        uint64_t ip = rs->ips[1];
-
-        /* As sample_frames() makes its first frame: the interrupted address, not a return address. */
-        if (rs->ips[0] == (uint64_t) PERF_CONTEXT_KERNEL) {
+/* The interrupted address (not a return address) of pid, in the kernel or not; true when volatile. */
+static bool leaf_frame(ProcTable *procs, Symbolizer *z, uint32_t pid, bool kernel, uint64_t ip, Frame *ret) {
+        if (kernel) {
                 symbolizer_kernel(z, ip, false, ret);
                 return frame_unresolved(ret);
         }
-        return user_frame(z, rs->id.pid, proc_table_find_map(procs, rs->id.pid, ip), ip, false, ret);
+        return user_frame(z, pid, proc_table_find_map(procs, pid, ip), ip, false, ret);
+}
+
+bool sample_leaf_frame(ProcTable *procs, Symbolizer *z, const RecordSample *rs, Frame *ret) {
+        return leaf_frame(procs, z, rs->id.pid, rs->ips[0] == (uint64_t) PERF_CONTEXT_KERNEL, rs->ips[1], ret);
 }
 
 uint32_t sample_frames(ProcTable *procs, Symbolizer *z, const RecordSample *rs, Frame *frames,
@@ -64,12 +66,7 @@ uint32_t sample_frames(ProcTable *procs, Symbolizer *z, const RecordSample *rs, 
         bool first = true, cut = false, vol = false, vol_callers = false;
 
         if (rs->nr == 0) {
-                if (rs->kernel_ip) {
-                        symbolizer_kernel(z, rs->ip, false, &frames[n]);
-                        vol = frame_unresolved(&frames[n++]);
-                } else
-                        vol = user_frame(z, pid, proc_table_find_map(procs, pid, rs->ip), rs->ip, false,
-                                         &frames[n++]);
+                vol = leaf_frame(procs, z, pid, rs->kernel_ip, rs->ip, &frames[n++]);
                 stats->volatile_chains += vol;
                 stats->volatile_callers += vol;
                 return n;

@@ -215,7 +215,7 @@ void stack_cache_frames(StackCache *c, ProcTable *procs, Symbolizer *z, const Re
                 return;
         e->cut = (uint32_t) (stats->callchains_cut - before.callchains_cut);
         e->dropped = (uint32_t) (stats->frames_dropped - before.frames_dropped);
-        if (leaf && e->n_frames > 0) {
+        if (leaf) { /* stored entries hold at least one frame */
                 e->leaf_ip = rs->ips[1];
                 /* sample_frames() does not say which frame was volatile: the leaf may have been */
                 e->leaf_epoch = stats->volatile_chains != before.volatile_chains ? c->epoch : 0;

@@ -296,7 +296,8 @@ static int intern_frame(ChunkWriter *w, const Frame *f, DsoMemo *memo, uint32_t 
                 r = intern_string(w, f->dso, &memo->id);
                 if (r < 0)
                         return r;
-                *memo = (DsoMemo) { .dso = f->dso, .id = memo->id, .valid = true };
+                memo->dso = f->dso;
+                memo->valid = true;
         }
         k.dso = memo->id;
         k.flags = f->kernel ? 1 : 0;
