@@ -28,34 +28,26 @@ for b in "${BUILDS[@]}"; do
         [ -x "$b/src/tprofd/tprofd" ] || { echo "bench-ab: no $b/src/tprofd/tprofd (ninja -C $b)" >&2; exit 1; }
 done
 
+# shellcheck source=contrib/bench-lib.sh
+. "$(dirname "$0")/bench-lib.sh"
+
 W=$(mktemp -d /tmp/bench-ab.XXXXXX)
-LOAD_PGIDS=()
 PIDS=()
 cleanup() {
-        local p g
+        local p
         for p in "${PIDS[@]}"; do kill -TERM "$p" 2>/dev/null || true; done
         for p in "${PIDS[@]}"; do wait "$p" 2>/dev/null || true; done
-        for g in "${LOAD_PGIDS[@]}"; do kill -TERM -- "-$g" 2>/dev/null || true; done
-        for g in "${LOAD_PGIDS[@]}"; do wait "$g" 2>/dev/null || true; done
+        stop_load
         rm -rf "$W"
 }
 trap cleanup EXIT
 trap 'exit 130' INT
 
-# CPU seconds of a running process, all its threads, from the scheduler's nanosecond counters.
-cpu_ns() {
-        cat /proc/"$1"/task/*/schedstat 2>/dev/null | awk '{ t += $1 } END { printf "%d", t }'
-}
-
 printf '%s\n' "rules:" >"$W/rules.yaml"
 : >"$W/kmsg"
 : >"$W/tprofd.yaml"
 
-# setsid does not fork here (a background job is no group leader), so $! is the new group's id.
-setsid bash -c 'while :; do :; done' & LOAD_PGIDS+=($!)
-setsid bash -c 'while :; do find /usr/lib -name "*.so*" -newer /etc/hostname; done' >/dev/null 2>&1 & LOAD_PGIDS+=($!)
-setsid bash -c 'while :; do head -c 50M /dev/urandom | gzip -1 >/dev/null; done' & LOAD_PGIDS+=($!)
-sleep 1
+start_load mixed
 
 for i in 0 1; do
         # shellcheck disable=SC2086 # ARGS is a list of options

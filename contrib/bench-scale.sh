@@ -53,6 +53,9 @@ HZ=$(getconf CLK_TCK)
 command -v perf >/dev/null || { echo "bench-scale: perf not installed" >&2; exit 1; }
 [ -x /usr/bin/time ] || { echo "bench-scale: /usr/bin/time not installed" >&2; exit 1; }
 
+# shellcheck source=contrib/bench-lib.sh
+. "$(dirname "$0")/bench-lib.sh"
+
 TMP=$(mktemp -d /tmp/tprof-bench-scale.XXXXXX)
 PIDS=()
 cleanup() {
@@ -102,7 +105,7 @@ start_daemon() { # freq [unwind mode]: sets STATE, SOCK and TPID
         [ -S "$SOCK" ] || { echo "bench-scale: tprofd did not start: $(cat "$TMP/tprofd-$tag.log")" >&2; exit 1; }
 }
 
-start_load() { # seconds
+start_burners() { # seconds
         local i
         for ((i = 0; i < BURNERS; i++)); do
                 "$BURN" "$1" &
@@ -120,7 +123,7 @@ run_rate() { # label freq secs bundle(0/1)
         local label=$1 F=$2 S=$3 bundle=$4
         local t0c t1c t0 t1 s0 l0 s1 l1 prss pcpu scpu tcpu tsamples tlost psamples plost before after
 
-        start_load $((S + BUNDLE_AFTER + 30))
+        start_burners $((S + BUNDLE_AFTER + 30))
         if [ "$FP" = 1 ]; then
                 start_daemon "$F" fp
                 FP_STATE=$STATE FP_SOCK=$SOCK FP_PID=$TPID
@@ -195,10 +198,7 @@ run_rate() { # label freq secs bundle(0/1)
         read -r su ss srss < "$TMP/script-$F.time"
         scpu=$(calc "$su + $ss" 2)
         psamples=$(awk '{ t += $NF } END { print t + 0 }' "$TMP/perf-$F.folded")
-        # The sampling event's own block: its LOST_SAMPLES line sums every LOST and LOST_SAMPLES
-        # record's count; the aggregated block counts records, each with a percentage after it.
-        plost=$(perf report -i "$TMP/perf-$F.data" --stats 2>/dev/null |
-                awk '/stats:$/ { ev = ($0 !~ /^Aggregated/ && $1 !~ /^dummy/) } ev && $1 == "LOST_SAMPLES" { s += $3 } END { print s + 0 }')
+        plost=$(perf_lost "$TMP/perf-$F.data")
         pbytes=$(stat -c %s "$TMP/perf-$F.data")
         local expected pexpected
         expected=$(calc "$F * $NCPU * $S" 0)

@@ -43,27 +43,14 @@ for load in $LOADS; do
         *) echo "BENCH_LOAD must be mixed, steady, none or all, not '$load'" >&2; exit 1 ;;
         esac
 done
-TCK=$(getconf CLK_TCK)
+
+# shellcheck source=contrib/bench-lib.sh
+. "$(dirname "$0")/bench-lib.sh"
 
 W=$(mktemp -d /tmp/bench-store.XXXXXX)
-LOAD_PGIDS=()
 RECORDER_PIDS=()
 TPROFD_PIDS=()
 SLEEP_PID=
-# Each load runs in its own session, so stopping it kills the whole process group: the loop and
-# whatever find, head or gzip it runs at that moment.
-stop_load() {
-        local g
-        for g in "${LOAD_PGIDS[@]}"; do kill -TERM -- "-$g" 2>/dev/null || true; done
-        for g in "${LOAD_PGIDS[@]}"; do wait "$g" 2>/dev/null || true; done
-        for g in "${LOAD_PGIDS[@]}"; do
-                if pgrep -g "$g" >/dev/null; then
-                        sleep 0.5
-                        kill -KILL -- "-$g" 2>/dev/null || true
-                fi
-        done
-        LOAD_PGIDS=()
-}
 cleanup() {
         local p
         [ -z "$SLEEP_PID" ] || kill "$SLEEP_PID" 2>/dev/null || true
@@ -84,36 +71,12 @@ trap cleanup EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM HUP
 
-# The loads (BENCH_LOAD):
-#   mixed   one CPU-bound shell loop, a file-system walk (kernel stacks) and a compressor (library
-#           stacks), the last two restarted over and over, so the profile is neither all idle nor
-#           one stack and new processes keep appearing;
-#   steady  one CPU-bound shell loop and one compressor that runs throughout: long-lived
-#           processes with stable stacks and no churn, closer to a server;
-#   none    the machine as it is.
-# setsid does not fork here (a background job is no group leader), so $! is the new group's id.
-start_load() {
-        case $1 in
-        mixed)
-                setsid bash -c 'while :; do :; done' & LOAD_PGIDS+=($!)
-                setsid bash -c 'while :; do find /usr/lib -name "*.so*" -newer /etc/hostname; done' \
-                        >/dev/null 2>&1 & LOAD_PGIDS+=($!)
-                setsid bash -c 'while :; do head -c 50M /dev/urandom | gzip -1 >/dev/null; done' \
-                        & LOAD_PGIDS+=($!)
-                ;;
-        steady)
-                setsid bash -c 'while :; do :; done' & LOAD_PGIDS+=($!)
-                setsid gzip -1 </dev/urandom >/dev/null & LOAD_PGIDS+=($!)
-                ;;
-        none) ;;
-        esac
-        [ "$1" = none ] || sleep 1
-}
+# The loads (BENCH_LOAD): see start_load in bench-lib.sh.
 
 # proc_cost PID: "CPU-seconds peak-RSS-KiB" of a running process, from /proc.
 proc_cost() {
         local cpu rss
-        cpu=$(sed 's/^.*) //' "/proc/$1/stat" | awk -v tck="$TCK" '{ printf "%.2f", ($12 + $13) / tck }')
+        cpu=$(cpu_ticks_s "$1")
         rss=$(awk '/^VmHWM:/ { print $2 }' "/proc/$1/status")
         echo "$cpu $rss"
 }

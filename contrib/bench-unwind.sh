@@ -15,11 +15,12 @@
 #
 # Two views of CPU: the whole run (start-up included: kallsyms, the /proc scan, the first load
 # of every program's symbols and unwind tables for tprofd; synthesizing the running processes
-# for perf), and the steady state after WARM seconds, which is what a recorder that runs for
-# hours costs. Bytes per sample of tprofd's ring are given for the whole run and, when the run
-# holds one, for the complete windows only (a window's tables are paid once per window, so a
-# run shorter than a window overstates them): SECS of two windows and more (250 at the default
-# WINDOW of 120 s) give at least one.
+# for perf), read from /proc/PID/stat in 10 ms ticks; and the steady state after WARM seconds,
+# which is what a recorder that runs for hours costs, read from the scheduler's nanosecond
+# counters (at 97 Hz a minute of perf record -g is a tick or two). Bytes per sample of tprofd's
+# ring are given for the whole run and, when the run holds one, for the complete windows only (a
+# window's tables are paid once per window, so a run shorter than a window overstates them): SECS
+# of two windows and more (250 at the default WINDOW of 120 s) give at least one.
 #
 # Usage: contrib/bench-unwind.sh [BUILD_DIR]
 #        FREQS="97 4850" SECS=60 (per frequency; SECS_HIGH=5 for frequencies above 1000 Hz)
@@ -38,22 +39,17 @@ WINDOW=${WINDOW:-120}
 TPROFD="$BUILD/src/tprofd/tprofd"
 BUNDLE="$BUILD/src/tprof-bundle/tprof-bundle"
 NCPU=$(nproc)
-TCK=$(getconf CLK_TCK)
 
 [ "$(id -u)" = 0 ] || { echo "bench-unwind: needs root" >&2; exit 1; }
 [ -x "$TPROFD" ] && [ -x "$BUNDLE" ] || { echo "bench-unwind: build first (ninja -C $BUILD)" >&2; exit 1; }
 command -v perf >/dev/null || { echo "bench-unwind: perf not installed" >&2; exit 1; }
 [ -x /usr/bin/time ] || { echo "bench-unwind: /usr/bin/time not installed" >&2; exit 1; }
 
+# shellcheck source=contrib/bench-lib.sh
+. "$(dirname "$0")/bench-lib.sh"
+
 W=$(mktemp -d /tmp/bench-unwind.XXXXXX)
-LOAD_PGIDS=()
 PIDS=()
-stop_load() {
-        local g
-        for g in "${LOAD_PGIDS[@]}"; do kill -TERM -- "-$g" 2>/dev/null || true; done
-        for g in "${LOAD_PGIDS[@]}"; do wait "$g" 2>/dev/null || true; done
-        LOAD_PGIDS=()
-}
 cleanup() {
         local p
         stop_load
@@ -64,37 +60,22 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT
 
-start_load() {
-        setsid bash -c 'while :; do :; done' & LOAD_PGIDS+=($!)
-        setsid bash -c 'while :; do find /usr/lib -name "*.so*" -newer /etc/hostname; done' \
-                >/dev/null 2>&1 & LOAD_PGIDS+=($!)
-        setsid bash -c 'while :; do head -c 50M /dev/urandom | gzip -1 >/dev/null; done' & LOAD_PGIDS+=($!)
-        sleep 1
-}
-
-# proc_cpu PID: CPU seconds of a running process (all its threads), from /proc.
-proc_cpu() {
-        sed 's/^.*) //' "/proc/$1/stat" | awk -v tck="$TCK" '{ printf "%.2f", ($12 + $13) / tck }'
-}
-
 printf '%s\n' "rules:" >"$W/rules.yaml"
 : >"$W/kmsg"
 : >"$W/tprofd.yaml"
 
-# perf_lost DATA: samples perf lost, from the sampling event's own block of `perf report --stats`
-# (its LOST_SAMPLES line sums the counts of every LOST and LOST_SAMPLES record). The aggregated
-# block above it counts records and prints a percentage after each, which is not a sample count.
-perf_lost() {
-        perf report -i "$1" --stats 2>/dev/null |
-                awk '/stats:$/ { ev = ($0 !~ /^Aggregated/ && $1 !~ /^dummy/) } ev && $1 == "LOST_SAMPLES" { s += $3 } END { print s + 0 }'
-}
-
-row() { # name cpu_s secs samples lost bytes [steady_cpu_s steady_secs]
-        awk -v n="$1" -v c="$2" -v s="$3" -v k="$4" -v l="$5" -v b="$6" -v sc="${7:-}" -v ss="${8:-}" 'BEGIN {
-                us = 0; bs = "-"; st = "-"
+# row NAME CPU_S SECS SAMPLES LOST BYTES [STEADY_NS STEADY_SECS]: one recorder's line. The steady
+# microseconds per sample are over the samples the rate asks for in those seconds (F on every CPU).
+row() {
+        awk -v n="$1" -v c="$2" -v s="$3" -v k="$4" -v l="$5" -v b="$6" -v sn="${7:-}" -v ss="${8:-}" \
+                -v f="$F" -v ncpu="$NCPU" 'BEGIN {
+                us = 0; bs = "-"; st = "-"; su = "-"
                 if (k > 0) { us = c * 1e6 / k; bs = sprintf("%.2f", b / k) }
-                if (sc != "" && ss > 0) st = sprintf("%.4f", sc / ss)
-                printf "%-36s %8.2f %9.4f %9.1f %9d %8s %11s %10s\n", n, c, c / s, us, k, l, bs, st }'
+                if (sn != "" && ss > 0) {
+                        st = sprintf("%.6f", sn / 1e9 / ss)
+                        su = sprintf("%.2f", sn / 1e3 / (ss * f * ncpu))
+                }
+                printf "%-32s %7.2f %8.4f %9.1f %8d %6s %8s %11s %9s\n", n, c, c / s, us, k, l, bs, st, su }'
 }
 
 for F in $FREQS; do
@@ -104,7 +85,7 @@ for F in $FREQS; do
         [ "$WM" -lt "$S" ] || WM=0
         D="$W/$F"
         mkdir -p "$D"
-        start_load
+        start_load mixed
 
         env -u NOTIFY_SOCKET -u JOURNAL_STREAM "$TPROFD" --config "$W/tprofd.yaml" --rules "$W/rules.yaml" \
                 --kmsg "$W/kmsg" --control-socket "" --state-dir "$D/state" --freq "$F" --unwind auto --window "$WINDOW" \
@@ -116,13 +97,16 @@ for F in $FREQS; do
         dw=$!
         PIDS=("$tp" "$fp" "$dw")
         sleep "$WM"
-        w_tp=$(proc_cpu "$tp")
-        w_fp=$(proc_cpu "$fp")
-        w_dw=$(proc_cpu "$dw")
+        w_tp=$(cpu_ns "$tp")
+        w_fp=$(cpu_ns "$fp")
+        w_dw=$(cpu_ns "$dw")
         sleep $((S - WM))
-        c_tp=$(proc_cpu "$tp")
-        c_fp=$(proc_cpu "$fp")
-        c_dw=$(proc_cpu "$dw")
+        e_tp=$(cpu_ns "$tp")
+        e_fp=$(cpu_ns "$fp")
+        e_dw=$(cpu_ns "$dw")
+        c_tp=$(cpu_ticks_s "$tp")
+        c_fp=$(cpu_ticks_s "$fp")
+        c_dw=$(cpu_ticks_s "$dw")
         kill -TERM "$tp" "$fp" "$dw"
         wait "$tp" || { echo "tprofd failed:" >&2; tail "$D/tprofd.log" >&2; exit 1; }
         wait "$fp" 2>/dev/null || true
@@ -161,15 +145,14 @@ for F in $FREQS; do
 
         echo
         echo "== $F Hz on $NCPU CPUs, $S s, mixed load (bash, find, gzip: no frame pointers) =="
-        printf '%-36s %8s %9s %9s %9s %8s %11s %10s\n' "recorder" "CPU s" "CPU s/s" "CPU us/sa" "samples" "lost" \
-                "bytes/sa" "steady s/s"
-        row "tprofd --unwind auto (ring)" "$c_tp" "$S" "${n_tp:-0}" "${l_tp:-?}" "$b_tp" \
-                "$(echo "$c_tp - $w_tp" | bc -l)" "$((S - WM))"
-        row "perf record -g" "$c_fp" "$S" "$n_fp" "$l_fp" "$b_fp" "$(echo "$c_fp - $w_fp" | bc -l)" "$((S - WM))"
-        row "perf record --call-graph dwarf" "$c_dw" "$S" "$n_dw" "$l_dw" "$b_dw" \
-                "$(echo "$c_dw - $w_dw" | bc -l)" "$((S - WM))"
+        printf '%-32s %7s %8s %9s %8s %6s %8s %11s %9s\n' "recorder" "CPU s" "CPU s/s" "CPU us/sa" "samples" "lost" \
+                "bytes/sa" "steady s/s" "steady us"
+        row "tprofd --unwind auto (ring)" "$c_tp" "$S" "${n_tp:-0}" "${l_tp:-?}" "$b_tp" "$((e_tp - w_tp))" "$((S - WM))"
+        row "perf record -g" "$c_fp" "$S" "$n_fp" "$l_fp" "$b_fp" "$((e_fp - w_fp))" "$((S - WM))"
+        row "perf record --call-graph dwarf" "$c_dw" "$S" "$n_dw" "$l_dw" "$b_dw" "$((e_dw - w_dw))" "$((S - WM))"
         row "  + perf script + folding" "$(echo "$c_dw + $c_sc" | bc -l)" "$S" "$n_dw" "$l_dw" "$b_dw"
-        echo "(steady s/s: CPU s per sampled s from ${WM} s to ${S} s)"
+        echo "(CPU s: the whole run, 10 ms ticks; steady: from ${WM} s to ${S} s, the scheduler's nanoseconds;"
+        echo " steady us: microseconds per sample at ${F} Hz on ${NCPU} CPUs)"
         if [ "${wc_tp:-0}" -gt 0 ] && [ "$wn" -gt 0 ]; then
                 awk -v k="$wc_tp" -v n="$wn" -v b="$wb" 'BEGIN {
                         printf "tprofd ring over its %d complete window(s): %d samples, %.2f bytes/sa\n", k, n, b / n }'

@@ -109,11 +109,12 @@ static void print_unwind(const Sampler *s, FILE *err) {
         unwind_stats_format(&u, line, sizeof(line));
         fprintf(err, "  user stacks (%s): %s\n", unwind_mode_to_string(sampler_unwind_mode(s)), line);
         fprintf(err,
-                "  unwinding: %" PRIu64 " frames by CFI, %" PRIu64 " by frame pointers, %.1f us per stack, "
+                "  unwinding: %" PRIu64 " frames by CFI, %" PRIu64 " by frame pointers, %.1f us per stack "
+                "(and %.1f ms loading tables), "
                 "rules cached %" PRIu64 "/%" PRIu64 ", files %" PRIu64 " with CFI, %" PRIu64 " without, %" PRIu64
                 " unreadable\n",
-                u.frames_cfi, u.frames_fp, u.stacks_timed ? (double) u.nsec / 1000.0 / (double) u.stacks_timed : 0.0, u.rule_hits,
-                u.rule_hits + u.rule_misses, u.files_loaded, u.files_without_cfi, u.files_failed);
+                u.frames_cfi, u.frames_fp, u.stacks_timed ? (double) u.nsec / 1000.0 / (double) u.stacks_timed : 0.0,
+                (double) u.load_nsec / 1e6, u.rule_hits, u.rule_hits + u.rule_misses, u.files_loaded, u.files_without_cfi, u.files_failed);
 }
 
 static volatile sig_atomic_t interrupted = 0;

@@ -222,7 +222,9 @@ static UnwindCfiFile *file_for(Unwinder *u, uint32_t pid, const ProcMap *m, uint
         }
         t = now_nsec(CLOCK_MONOTONIC);
         f = file_load(u, pid, m, key, key_len);
-        *load_nsec += now_nsec(CLOCK_MONOTONIC) - t;
+        t = now_nsec(CLOCK_MONOTONIC) - t;
+        *load_nsec += t;
+        u->stats.load_nsec += t;
         return f;
 }
 
@@ -408,7 +410,7 @@ size_t unwinder_unwind(Unwinder *u, ProcTable *procs, const UnwindInput *in, uin
         else
                 u->stats.stacks_cfi++;
         if (timed) {
-                u->stats.nsec += now_nsec(CLOCK_MONOTONIC) - t0;
+                u->stats.nsec += now_nsec(CLOCK_MONOTONIC) - t0 - load_nsec;
                 u->stats.stacks_timed++;
         }
         return n;

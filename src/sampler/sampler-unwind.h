@@ -70,7 +70,8 @@ typedef struct UnwindStats {
         uint64_t files_loaded, files_without_cfi, files_failed, cache_flushes;
         uint64_t cache_bytes;   /* held now by the loaded files, estimated */
         uint64_t rule_hits, rule_misses;
-        uint64_t nsec;          /* time spent walking the timed stacks, file loads included */
+        uint64_t nsec;          /* time spent walking the timed stacks, file loads not included */
+        uint64_t load_nsec;     /* time spent loading files' unwind tables, all stacks */
         uint64_t stacks_timed;  /* one stack in 64 */
 } UnwindStats;
 
