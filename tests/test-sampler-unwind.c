@@ -301,7 +301,7 @@ static pid_t dwfl_snapshot_next_thread(Dwfl *dwfl, void *arg, void **thread_argp
 static bool dwfl_snapshot_memory_read(Dwfl *dwfl, Dwarf_Addr addr, Dwarf_Word *result, void *arg) {
         const Snapshot *s = ((const DwflWalk *) arg)->s;
 
-        if (addr < s->sp || addr - s->sp > s->size - sizeof(*result))
+        if (addr < s->sp || s->size < sizeof(*result) || addr - s->sp > s->size - sizeof(*result))
                 return false;
         memcpy(result, s->stack + (addr - s->sp), sizeof(*result));
         return true;
@@ -311,8 +311,10 @@ static bool dwfl_snapshot_set_initial_registers(Dwfl_Thread *thread, void *arg) 
         const Snapshot *s = ((const DwflWalk *) arg)->s;
         Dwarf_Word bp_sp[2] = { s->bp, s->sp }; /* x86-64 DWARF registers 6 (rbp) and 7 (rsp) */
 
-        return dwfl_thread_state_registers(thread, 6, 2, bp_sp) &&
-               (dwfl_thread_state_register_pc(thread, s->ip), true);
+        if (!dwfl_thread_state_registers(thread, 6, 2, bp_sp))
+                return false;
+        dwfl_thread_state_register_pc(thread, s->ip);
+        return true;
 }
 
 static const Dwfl_Thread_Callbacks dwfl_snapshot_callbacks = {
