@@ -94,10 +94,14 @@ static Sample sample(Fixture *f, uint32_t pid, const uint64_t *chain, size_t nr)
         return s;
 }
 
-static uint64_t hits(Fixture *f) {
+static StackCacheStats cache_stats(Fixture *f) {
         StackCacheStats cs;
         stack_cache_get_stats(f->c, &cs);
-        return cs.hits;
+        return cs;
+}
+
+static uint64_t hits(Fixture *f) {
+        return cache_stats(f).hits;
 }
 
 static const uint64_t user_chain[] = { UCTX, IN_APP, IN_APP2 + 1 };
@@ -234,12 +238,6 @@ static void test_module_load(void **state) {
         fixture_done(&f);
 }
 
-static StackCacheStats cache_stats(Fixture *f) {
-        StackCacheStats cs;
-        stack_cache_get_stats(f->c, &cs);
-        return cs;
-}
-
 /* A hot function sampled at one instruction, then another, then the first again: one entry for
  * the callers, the leaf made whenever it differs from the entry's last, the slots kept apart. */
 static void test_leaf_moves(void **state) {
@@ -260,7 +258,7 @@ static void test_leaf_moves(void **state) {
         callers->tag = 8;
 
         s = sample(&f, PID, at_b, ELEMENTSOF(at_b));
-        assert_int_equal(cache_stats(&f).hits, 1);
+        assert_int_equal(hits(&f), 1);
         assert_int_equal(cache_stats(&f).leaves, 1);
         assert_int_equal(cache_stats(&f).stored, 1);
         assert_int_equal(s.n_frames, 4);
@@ -301,11 +299,11 @@ static void test_volatile_leaf(void **state) {
         s = sample(&f, PID, module_chain, ELEMENTSOF(module_chain));
         assert_string_equal(s.frames[0].symbol, SYMBOLIZER_UNKNOWN);
         s = sample(&f, PID, module_chain, ELEMENTSOF(module_chain));
-        assert_int_equal(cache_stats(&f).hits, 1);
+        assert_int_equal(hits(&f), 1);
         assert_int_equal(cache_stats(&f).leaves, 0);
         stack_cache_next_epoch(f.c);
         s = sample(&f, PID, module_chain, ELEMENTSOF(module_chain));
-        assert_int_equal(cache_stats(&f).hits, 2);
+        assert_int_equal(hits(&f), 2);
         assert_int_equal(cache_stats(&f).leaves, 1); /* made again in the new drain */
         assert_string_equal(s.frames[1].symbol, "do_syscall_64");
         fixture_done(&f);
