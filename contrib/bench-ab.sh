@@ -11,6 +11,8 @@
 #
 # Usage: contrib/bench-ab.sh BUILD_A BUILD_B   (root; e.g. a build of main and one of a branch)
 #        FREQ=97 WARM=10 (seconds before the measurement) SECS=60 ARGS="--unwind auto" (to both)
+#        ARGS_A, ARGS_B: options to one of the two only; with the same build twice, what an
+#        option costs (ARGS_A="--unwind fp" ARGS_B="--unwind auto": frame pointers against CFI)
 # Prints, per build: CPU seconds at the end of the warm-up (start-up included), CPU seconds per
 # sampled second after it, and microseconds per sample. Run it twice with the builds swapped:
 # the order they start in should not matter, and the difference between the two runs is the noise.
@@ -22,6 +24,7 @@ WARM=${WARM:-10}
 SECS=${SECS:-60}
 ARGS=${ARGS:-}
 BUILDS=("$1" "$2")
+EXTRA=("${ARGS_A:-}" "${ARGS_B:-}")
 
 [ "$(id -u)" = 0 ] || { echo "bench-ab: needs root" >&2; exit 1; }
 for b in "${BUILDS[@]}"; do
@@ -50,10 +53,10 @@ printf '%s\n' "rules:" >"$W/rules.yaml"
 start_load mixed
 
 for i in 0 1; do
-        # shellcheck disable=SC2086 # ARGS is a list of options
+        # shellcheck disable=SC2086 # ARGS and EXTRA are lists of options
         env -u NOTIFY_SOCKET -u JOURNAL_STREAM "${BUILDS[$i]}/src/tprofd/tprofd" --config "$W/tprofd.yaml" \
                 --rules "$W/rules.yaml" --kmsg "$W/kmsg" --control-socket "" --state-dir "$W/state-$i" \
-                --freq "$FREQ" $ARGS >"$W/tprofd-$i.log" 2>&1 &
+                --freq "$FREQ" $ARGS ${EXTRA[$i]} >"$W/tprofd-$i.log" 2>&1 &
         PIDS+=($!)
 done
 sleep "$WARM"
@@ -67,7 +70,7 @@ done
 echo "== ${FREQ} Hz on $(nproc) CPUs, ${SECS} s after ${WARM} s, mixed load (bash, find, gzip) =="
 printf '%-40s %12s %12s %12s\n' "build" "CPU s warm" "CPU s/s" "us/sample"
 for i in 0 1; do
-        awk -v n="${BUILDS[$i]}" -v w0="${W0[$i]}" -v w1="${W1[$i]}" -v s="$SECS" -v f="$FREQ" -v c="$(nproc)" 'BEGIN {
+        awk -v n="${BUILDS[$i]}${EXTRA[$i]:+ ${EXTRA[$i]}}" -v w0="${W0[$i]}" -v w1="${W1[$i]}" -v s="$SECS" -v f="$FREQ" -v c="$(nproc)" 'BEGIN {
                 d = (w1 - w0) / 1e9
                 printf "%-40s %12.4f %12.6f %12.2f\n", n, w0 / 1e9, d / s, d * 1e6 / (s * f * c) }'
 done
