@@ -224,6 +224,45 @@ static void test_init_rejects_bad_sizes(void **state) {
         assert_int_equal(sampler_ring_init(&r, f.mem, PAGE, DATA), -EINVAL);
 }
 
+static void test_used_follows_head_and_tail(void **state) {
+        static FakeRing f;
+        SamplerRing r;
+
+        fake_init(&f, 5000);
+        assert_int_equal(sampler_ring_init(&r, f.mem, PAGE, DATA), 0);
+        assert_int_equal(sampler_ring_used(&r), 0);
+        for (unsigned i = 0; i < 4; i++) {
+                TestRecord t = make_record(PERF_RECORD_SAMPLE, i, 3);
+                fake_write(&f, &t, t.h.size);
+        }
+        assert_int_equal(sampler_ring_used(&r), 128);
+        sampler_ring_begin(&r);
+        assert_non_null(sampler_ring_next(&r));
+        sampler_ring_end(&r);
+        assert_int_equal(sampler_ring_used(&r), 96);
+}
+
+/* The drain policy on a ring wakeup (sampler.c): 2 MiB rings, a timer every second. */
+static void test_read_early(void **state) {
+        const uint64_t MiB = 1024 * 1024, ring = 2 * MiB, sec = 1000000;
+
+        /* 97 Hz on a busy CPU, 8.7 KiB records: 0.84 MB a second. The kernel's wakeup comes after
+         * each 1 MiB written; 0.6 s after the last drain the ring holds 0.5 MB and will hold
+         * 0.84 MB when the timer comes: left to the timer. */
+        assert_false(sampler_ring_read_early(504000, ring, 6 * sec / 10, 4 * sec / 10));
+        assert_false(sampler_ring_read_early(840000, ring, sec, 0));
+        /* The timer overdue (a busy event loop): nothing to project, half full still drains. */
+        assert_false(sampler_ring_read_early(MiB - 8, ring, 2 * sec, 0));
+        assert_true(sampler_ring_read_early(MiB, ring, 2 * sec, 0));
+        /* 4850 Hz: 42 MB a second fills the half of an 8 MiB ring in a tenth of a second. */
+        assert_true(sampler_ring_read_early(4 * MiB, 8 * MiB, sec / 10, 9 * sec / 10));
+        /* Under half now, over it by the timer at this rate: read now. */
+        assert_true(sampler_ring_read_early(MiB / 2, ring, sec / 4, 3 * sec / 4));
+        assert_false(sampler_ring_read_early(MiB / 5, ring, sec / 4, 3 * sec / 4));
+        /* A wakeup at the instant of a drain gives no rate: read. */
+        assert_true(sampler_ring_read_early(64, ring, 0, sec));
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_reads_records_in_order),
@@ -233,6 +272,8 @@ int main(void) {
                 cmocka_unit_test(test_full_ring_and_partial_reads),
                 cmocka_unit_test(test_impossible_header_skips_to_head),
                 cmocka_unit_test(test_init_rejects_bad_sizes),
+                cmocka_unit_test(test_used_follows_head_and_tail),
+                cmocka_unit_test(test_read_early),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -89,6 +89,7 @@ struct Sampler {
         sd_event *event;
         sd_event_source *timer;
         int64_t priority;
+        uint64_t drained_usec; /* CLOCK_MONOTONIC of the last drain, 0 before the first */
 
         SamplerStats gone; /* stats of CPUs whose events were closed */
         SamplerDebugStats debug;

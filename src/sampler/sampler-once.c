@@ -193,11 +193,11 @@ int sampler_once_run(const OnceOptions *o, FILE *out, FILE *err) {
         sampler_get_debug_stats(s, &dbg);
         double secs = (double) (now - start) / USEC_PER_SEC;
         fprintf(err,
-                "tprofd --once: %.2f s, event %s at %" PRIu32 " Hz on %u CPUs\n"
+                "tprofd --once: %.2f s, event %s at %" PRIu32 " Hz on %u CPUs, rings of %zu KiB per CPU\n"
                 "  samples: %" PRIu64 " folded%s (%" PRIu64 " read, expected about %.0f), %zu distinct stacks\n"
                 "  lost: %" PRIu64 ", throttled: %" PRIu64 ", unthrottled: %" PRIu64 "\n",
                 secs, sampler_event_name(s), o->freq_hz ?: SAMPLER_FREQ_HZ_DEFAULT, sampler_n_cpus(s),
-                c.samples, o->pid > 0 ? " for the process" : "", st.samples,
+                sampler_ring_bytes(s) / 1024, c.samples, o->pid > 0 ? " for the process" : "", st.samples,
                 secs * (o->freq_hz ?: SAMPLER_FREQ_HZ_DEFAULT) * sampler_n_cpus(s), folder_n_stacks(folder),
                 st.lost, st.throttled, st.unthrottled);
         fprintf(err,

@@ -45,6 +45,23 @@ bool sampler_ring_has_data(const SamplerRing *r) {
         return __atomic_load_n(&r->page->data_head, __ATOMIC_RELAXED) != r->tail;
 }
 
+uint64_t sampler_ring_used(const SamplerRing *r) {
+        return __atomic_load_n(&r->page->data_head, __ATOMIC_RELAXED) - r->tail;
+}
+
+bool sampler_ring_read_early(uint64_t used, uint64_t size, uint64_t since_usec, uint64_t until_usec) {
+        double projected;
+
+        if (used >= size / 2)
+                return true;
+        if (until_usec == 0)
+                return false;
+        if (since_usec == 0)
+                return true; /* no rate to go by */
+        projected = (double) used * (double) (since_usec + until_usec) / (double) since_usec;
+        return projected >= (double) (size / 2);
+}
+
 uint64_t sampler_ring_begin(SamplerRing *r) {
         r->head = ring_load_head(r->page);
         /* The kernel never runs more than one ring ahead of the tail we published. */

@@ -61,3 +61,13 @@ void sampler_ring_end(SamplerRing *r);
 
 /* True if records are waiting (a cheap check without taking a snapshot). */
 bool sampler_ring_has_data(const SamplerRing *r);
+
+/* Bytes written and not yet handed back: how full the ring is, without taking a snapshot. */
+uint64_t sampler_ring_used(const SamplerRing *r);
+
+/*
+ * Whether a ring of size bytes holding used of them, read last since_usec ago, should be read now
+ * rather than in until_usec: it is half full, or will be by then at the rate it filled since
+ * (the reader emptied it then).
+ */
+bool sampler_ring_read_early(uint64_t used, uint64_t size, uint64_t since_usec, uint64_t until_usec);

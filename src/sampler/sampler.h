@@ -29,9 +29,15 @@
 
 #define SAMPLER_FREQ_HZ_DEFAULT 97U
 #define SAMPLER_MMAP_PAGES_DEFAULT 128U /* 512 KiB per CPU with 4 KiB pages */
-/* With stack copies a sample is ~8 KiB: 4 MiB per CPU holds half a second at 1000 Hz. Halved down
- * to SAMPLER_MMAP_PAGES_DEFAULT when the kernel refuses (perf_event_mlock_kb, RLIMIT_MEMLOCK). */
-#define SAMPLER_MMAP_PAGES_UNWIND 1024U
+/* With stack copies a record is ~8.7 KiB. A ring holds two seconds of a CPU busy in user code
+ * throughout: its half-full wakeup then comes after the drain timer's second, so at 97 Hz the
+ * timer drains it (as without copies), with a second to spare for a busy event loop. With 4 KiB
+ * pages (x86-64, the only copies walked): 2 MiB up to 120 Hz, 4 MiB to 240 Hz, 8 MiB above; 192 MiB
+ * of rings on a 96-CPU host at the default rate. Halved down to
+ * SAMPLER_MMAP_PAGES_DEFAULT when the kernel refuses (perf_event_mlock_kb, RLIMIT_MEMLOCK). */
+#define SAMPLER_MMAP_PAGES_UNWIND 512U
+#define SAMPLER_MMAP_PAGES_UNWIND_MAX 2048U
+#define SAMPLER_UNWIND_RING_USEC (2U * 1000000U)
 #define SAMPLER_UNWIND_STACK_BYTES_DEFAULT 8192U
 #define SAMPLER_UNWIND_STACK_BYTES_MIN 1024U
 #define SAMPLER_UNWIND_STACK_BYTES_MAX 32768U
@@ -85,6 +91,7 @@ const char *sampler_event_name(const Sampler *s); /* "cpu-clock" or "cycles" */
 /* Where samples' cgroups come from: "perf" (PERF_SAMPLE_CGROUP), "proc" (/proc/PID/cgroup), "none". */
 const char *sampler_cgroup_source(const Sampler *s);
 unsigned sampler_n_cpus(const Sampler *s);        /* CPUs with an open event */
+size_t sampler_ring_bytes(const Sampler *s);      /* each CPU's ring data area, as mapped */
 
 typedef struct SamplerStats {
         uint64_t samples, lost, throttled, unthrottled;
@@ -97,6 +104,7 @@ int sampler_get_cpu_stats(const Sampler *s, unsigned cpu, SamplerStats *ret);
 
 typedef struct SamplerDebugStats {
         uint64_t records, corrupt, decode_errors, batch_full;
+        uint64_t drains, ring_wakeups, ring_wakeups_left; /* ring wakeups left to the drain timer */
         uint64_t maps_rescans; /* processes whose maps were read again after lost records */
         uint64_t samples_filtered; /* not of SamplerOptions.pid */
         uint64_t tasks, tasks_reaped, tasks_live;

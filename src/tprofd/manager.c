@@ -750,9 +750,10 @@ static int manager_new(TprofdConfig *c, ManagerReload reload, Manager **ret) {
                 log_warning_errno(r, "Failed to measure the perf clock, assuming it is CLOCK_MONOTONIC: %m");
                 clock_map_assume(&m->clock);
         }
-        log_info("Sampling %u CPUs at %u Hz with %s, user stacks by %s; perf clock mapped by %s (error %llu ns).",
+        log_info("Sampling %u CPUs at %u Hz with %s, user stacks by %s, rings of %zu KiB per CPU; "
+                 "perf clock mapped by %s (error %llu ns).",
                  sampler_n_cpus(m->sampler), c->freq_hz, sampler_event_name(m->sampler),
-                 unwind_mode_to_string(sampler_unwind_mode(m->sampler)),
+                 unwind_mode_to_string(sampler_unwind_mode(m->sampler)), sampler_ring_bytes(m->sampler) / 1024,
                  clock_map_method_to_string(m->clock.method), (unsigned long long) m->clock.error_ns);
 
         WindowHeaderInfo h = {
@@ -879,6 +880,14 @@ int manager_run(TprofdConfig *c, ManagerReload reload) {
                 sampler_get_unwind_stats(m->sampler, &us);
                 unwind_stats_format(&us, line, sizeof(line));
                 log_info("User stacks: %s.", line);
+        }
+        if (m->sampler) {
+                SamplerDebugStats ds;
+
+                sampler_get_debug_stats(m->sampler, &ds);
+                log_info("Rings drained %llu times; %llu of %llu ring wakeups left to the drain timer.",
+                         (unsigned long long) ds.drains, (unsigned long long) ds.ring_wakeups_left,
+                         (unsigned long long) ds.ring_wakeups);
         }
         IncidentManagerStats is = {};
         incident_manager_get_stats(m->incidents, &is);
