@@ -43,6 +43,7 @@ typedef struct BatchEntry {
 struct Sampler {
         SamplerOptions opts;
         SampleHandler handler;
+        LostHandler lost_handler;
         void *userdata;
 
         struct perf_event_attr attr;

@@ -259,6 +259,10 @@ const char *sampler_event_name(const Sampler *s) {
         return s->event_name;
 }
 
+void sampler_set_lost_handler(Sampler *s, LostHandler handler) {
+        s->lost_handler = handler;
+}
+
 unsigned sampler_n_cpus(const Sampler *s) {
         return s->n_open;
 }
@@ -664,6 +668,8 @@ static void process_record(Sampler *s, const struct perf_event_header *h, uint32
                 /* The ring that overflowed is the one that told us. */
                 cpu_stats(s, ring_cpu)->lost += l.lost;
                 s->lost_records++;
+                if (s->lost_handler)
+                        s->lost_handler(ring_cpu, l.lost, s->userdata);
                 break;
         }
 

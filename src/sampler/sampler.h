@@ -63,6 +63,10 @@ typedef struct Sampler Sampler;
  * sampler_drain() (after the drain finished, so no record is lost). */
 typedef int (*SampleHandler)(const Sample *s, void *userdata);
 
+/* n samples of this CPU the kernel dropped (PERF_RECORD_LOST: its ring was full), told in time
+ * order with the samples, so a window or slice records the loss where it happened. */
+typedef void (*LostHandler)(uint32_t cpu, uint64_t n, void *userdata);
+
 /*
  * Opens one event per online CPU (disabled; see sampler_enable()), maps the rings, scans /proc and
  * loads kallsyms. -ENOENT/-EOPNOTSUPP/-EACCES when perf events cannot be opened at all, -ERANGE
@@ -70,6 +74,8 @@ typedef int (*SampleHandler)(const Sample *s, void *userdata);
  */
 int sampler_new(const SamplerOptions *o, SampleHandler handler, void *userdata, Sampler **ret);
 Sampler *sampler_free(Sampler *s);
+/* Optional; gets sampler_new()'s userdata. */
+void sampler_set_lost_handler(Sampler *s, LostHandler handler);
 
 /*
  * Adds the ring fds (EPOLLIN, woken when a ring is half full) and a periodic timer that drains every

@@ -181,6 +181,13 @@ static int on_sample(const Sample *s, void *userdata) {
         return 0;
 }
 
+static void on_lost(uint32_t cpu, uint64_t n, void *userdata) {
+        Manager *m = userdata;
+
+        if (m->ring && ring_store_add_lost(m->ring, cpu, n) < 0)
+                m->ring_errors++;
+}
+
 static void on_ring_event(const RingEvent *e, void *userdata) {
         switch (e->type) {
         case RING_EVENT_REMOVED:
@@ -739,6 +746,7 @@ static int manager_new(TprofdConfig *c, ManagerReload reload, Manager **ret) {
         r = sampler_new(&so, on_sample, m, &m->sampler);
         if (r < 0)
                 return log_error_errno(r, "Failed to open perf events for sampling (needs root or CAP_PERFMON): %m");
+        sampler_set_lost_handler(m->sampler, on_lost);
         r = sampler_attach_event(m->sampler, m->event, PRIORITY_SAMPLER);
         if (r < 0)
                 return log_error_errno(r, "Failed to attach the sampler to the event loop: %m");
