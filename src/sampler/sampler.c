@@ -769,7 +769,9 @@ static int on_timer(sd_event_source *src, uint64_t usec, void *userdata) {
  * drains every second, so most such wakeups come long before the ring fills: draining then splits
  * a second's samples into two small batches, each paying for cold caches (a tenth to a fifth more
  * CPU a sample at 97 Hz). A wakeup drains only if some ring is half full, or will be when the
- * timer comes, at the rate it filled since the last drain: a high rate, or a busy event loop. */
+ * timer comes, at the rate it filled since the last drain: a high rate, or a busy event loop.
+ * Leaving one to the timer cannot overflow a ring by itself: it held less than half, and the next
+ * wakeup comes when another half has been written. */
 static bool drain_before_timer(const Sampler *s) {
         uint64_t now = now_usec(CLOCK_MONOTONIC), next;
 
