@@ -52,10 +52,8 @@ uint64_t sampler_ring_used(const SamplerRing *r) {
 bool sampler_ring_read_early(uint64_t used, uint64_t size, uint64_t since_usec, uint64_t until_usec) {
         double projected;
 
-        if (used >= size / 2)
+        if (used >= size / 2 || until_usec == 0)
                 return true;
-        if (until_usec == 0)
-                return false;
         if (since_usec == 0)
                 return true; /* no rate to go by */
         projected = (double) used * (double) (since_usec + until_usec) / (double) since_usec;

@@ -68,6 +68,6 @@ uint64_t sampler_ring_used(const SamplerRing *r);
 /*
  * Whether a ring of size bytes holding used of them, read last since_usec ago, should be read now
  * rather than in until_usec: it is half full, or will be by then at the rate it filled since
- * (the reader emptied it then).
+ * (the reader emptied it then), or the later read is due now (until_usec 0).
  */
 bool sampler_ring_read_early(uint64_t used, uint64_t size, uint64_t since_usec, uint64_t until_usec);

@@ -5,7 +5,9 @@
  * records to the task table, and turning each sample's callchain into symbolized frames.
  *
  * sd-event priorities: the ring fds and the drain timer share the priority the caller gives; the
- * ring wakeups only fire when a ring is half full, so at normal rates the timer does the work.
+ * kernel wakes a ring's reader each time another half ring has been written, and such a wakeup
+ * drains only when a ring would fill before the timer (drain_before_timer()), so at normal rates
+ * the timer does the work.
  */
 #include <errno.h>
 #include <linux/perf_event.h>
@@ -146,10 +148,10 @@ int sampler_new(const SamplerOptions *o, SampleHandler handler, void *userdata, 
                         return -EINVAL;
                 if (s->opts.mmap_pages == 0) {
                         /* A record carries the whole stack copy. The ring grows until it holds
-                         * SAMPLER_UNWIND_RING_USEC of a CPU that is busy in user code throughout,
+                         * SAMPLER_UNWIND_RING_SECONDS of a CPU that is busy in user code throughout,
                          * within [SAMPLER_MMAP_PAGES_UNWIND, SAMPLER_MMAP_PAGES_UNWIND_MAX]. */
                         uint64_t hz = s->opts.freq_hz ?: SAMPLER_FREQ_HZ_DEFAULT;
-                        uint64_t want = hz * (s->opts.unwind_stack_bytes + 512) * SAMPLER_UNWIND_RING_USEC / 1000000U;
+                        uint64_t want = hz * (s->opts.unwind_stack_bytes + 512) * SAMPLER_UNWIND_RING_SECONDS;
                         s->opts.mmap_pages = SAMPLER_MMAP_PAGES_UNWIND;
                         while (s->opts.mmap_pages < SAMPLER_MMAP_PAGES_UNWIND_MAX &&
                                (uint64_t) s->opts.mmap_pages * s->page_size < want)
@@ -773,10 +775,16 @@ static int on_timer(sd_event_source *src, uint64_t usec, void *userdata) {
  * Leaving one to the timer cannot overflow a ring by itself: it held less than half, and the next
  * wakeup comes when another half has been written. */
 static bool drain_before_timer(const Sampler *s) {
-        uint64_t now = now_usec(CLOCK_MONOTONIC), next;
+        uint64_t now = now_usec(CLOCK_MONOTONIC), next, accuracy;
+        int enabled;
 
-        if (s->drained_usec == 0 || !s->timer || sd_event_source_get_time(s->timer, &next) < 0)
+        /* The timer may fire as late as its time plus its accuracy (sd-event groups wakeups):
+         * that, not its time, is when the ring would be read. */
+        if (s->drained_usec == 0 || !s->timer || sd_event_source_get_enabled(s->timer, &enabled) < 0 ||
+            enabled == SD_EVENT_OFF || sd_event_source_get_time(s->timer, &next) < 0 ||
+            sd_event_source_get_time_accuracy(s->timer, &accuracy) < 0)
                 return true;
+        next += accuracy;
         for (unsigned i = 0; i < s->n_cpus_max; i++) {
                 const SamplerCpu *c = s->cpus[i];
 

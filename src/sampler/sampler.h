@@ -37,7 +37,7 @@
  * SAMPLER_MMAP_PAGES_DEFAULT when the kernel refuses (perf_event_mlock_kb, RLIMIT_MEMLOCK). */
 #define SAMPLER_MMAP_PAGES_UNWIND 512U
 #define SAMPLER_MMAP_PAGES_UNWIND_MAX 2048U
-#define SAMPLER_UNWIND_RING_USEC (2U * 1000000U)
+#define SAMPLER_UNWIND_RING_SECONDS 2U
 #define SAMPLER_UNWIND_STACK_BYTES_DEFAULT 8192U
 #define SAMPLER_UNWIND_STACK_BYTES_MIN 1024U
 #define SAMPLER_UNWIND_STACK_BYTES_MAX 32768U
@@ -64,7 +64,8 @@ typedef struct Sampler Sampler;
 typedef int (*SampleHandler)(const Sample *s, void *userdata);
 
 /* n samples of this CPU the kernel dropped (PERF_RECORD_LOST: its ring was full), told in time
- * order with the samples, so a window or slice records the loss where it happened. */
+ * order with the samples. The kernel writes the record once the ring has room again, with that
+ * moment's time: a loss is recorded where the reader caught up, not where it began. */
 typedef void (*LostHandler)(uint32_t cpu, uint64_t n, void *userdata);
 
 /*
@@ -78,8 +79,9 @@ Sampler *sampler_free(Sampler *s);
 void sampler_set_lost_handler(Sampler *s, LostHandler handler);
 
 /*
- * Adds the ring fds (EPOLLIN, woken when a ring is half full) and a periodic timer that drains every
- * ring and looks for CPUs that came online or went away. Sources are removed by sampler_free().
+ * Adds the ring fds (EPOLLIN, woken each time another half ring has been written; they drain only
+ * when a ring would fill before the timer) and a periodic timer that drains every ring and looks
+ * for CPUs that came online or went away. Sources are removed by sampler_free().
  */
 int sampler_attach_event(Sampler *s, sd_event *e, int64_t priority);
 
