@@ -107,6 +107,49 @@ static void test_rotation_and_listing(void **state) {
         window_info_array_free(w, n);
 }
 
+/* Lost counts alone make no chunk (it would have no time, and slices go by time): they go with the
+ * next chunk that holds samples, and into the last chunk at the end. */
+static void test_lost_waits_for_a_sample(void **state) {
+        WindowHeaderInfo info = test_header_info();
+        RingOptions o = { .window_usec = 3600 * USEC_PER_SEC };
+        _cleanup_(ring_store_freep) RingStore *rs = NULL;
+        char ring[128];
+        uint64_t rng = 5, t = UINT64_C(2000000000000), lost = 0;
+        WindowInfo *w = NULL;
+        size_t n;
+        char *path;
+
+        snprintf(ring, sizeof ring, "%s/ring", tmpdir);
+        assert_int_equal(ring_store_open(ring, &o, &info, &rs), 0);
+        add_samples(rs, &rng, &t, 20, NULL);
+        assert_int_equal(ring_store_flush(rs), 0);
+        assert_int_equal(ring_store_add_lost(rs, 1, 40), 0);
+        assert_int_equal(ring_store_flush(rs), 0);
+        assert_int_equal(ring_list_windows(ring, false, &w, &n), 0);
+        assert_int_equal(n, 1);
+        assert_int_equal(w[0].samples, 20);
+        assert_int_equal(w[0].lost, 0);
+        window_info_array_free(w, n);
+
+        add_samples(rs, &rng, &t, 5, NULL);
+        assert_int_equal(ring_store_flush(rs), 0);
+        assert_int_equal(ring_list_windows(ring, false, &w, &n), 0);
+        assert_int_equal(w[0].lost, 40);
+        /* and a slice over the chunk's seconds finds them */
+        path = w[0].path;
+        assert_int_equal(slice_lost(&path, 1, t - 5 * 10309278, t, &lost), 0);
+        assert_int_equal(lost, 40);
+        window_info_array_free(w, n);
+
+        assert_int_equal(ring_store_add_lost(rs, 0, 3), 0);
+        rs = ring_store_free(rs);
+        assert_int_equal(ring_list_windows(ring, true, &w, &n), 0);
+        assert_int_equal(n, 1);
+        assert_int_equal(w[0].samples, 25);
+        assert_int_equal(w[0].lost, 43);
+        window_info_array_free(w, n);
+}
+
 static void test_crash_recovery(void **state) {
         WindowHeaderInfo info = test_header_info();
         RingOptions o = { .window_usec = 3600 * USEC_PER_SEC };
@@ -384,6 +427,7 @@ int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_window_name),
                 cmocka_unit_test_setup_teardown(test_rotation_and_listing, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_lost_waits_for_a_sample, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_crash_recovery, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_pin_finalized_and_open, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_slice_across_boundary, setup, teardown),

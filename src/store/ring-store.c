@@ -315,11 +315,13 @@ int ring_store_open(const char *ring_dir, const RingOptions *o, const WindowHead
         return 0;
 }
 
+static int flush_chunk(RingStore *rs, bool lost_alone);
+
 RingStore *ring_store_free(RingStore *rs) {
         if (!rs)
                 return NULL;
         if (rs->fd >= 0) {
-                (void) ring_store_flush(rs);
+                (void) flush_chunk(rs, true);
                 (void) finalize_window(rs);
         }
         chunk_writer_free(rs->cw);
@@ -354,12 +356,14 @@ int ring_store_update_clock(RingStore *rs, const ClockMap *m) {
         return 0;
 }
 
-int ring_store_flush(RingStore *rs) {
+/* lost_alone: also a chunk of lost counts and no samples. Such a chunk has no time, so slices
+ * (which go by time) would not see its counts: they wait for the next sample, except at the end. */
+static int flush_chunk(RingStore *rs, bool lost_alone) {
         uint64_t first, last;
         size_t n;
         int r;
 
-        if (chunk_writer_is_empty(rs->cw))
+        if (chunk_writer_is_empty(rs->cw) || (!lost_alone && chunk_writer_n_samples(rs->cw) == 0))
                 return 0;
         if (rs->fd < 0) {
                 r = open_window(rs, now_usec(CLOCK_REALTIME));
@@ -384,6 +388,10 @@ drop:
         emit(&rs->o, RING_EVENT_DROPPED, rs->partial_name, r == -ENOSPC ? "disk full" : "write failed", n);
         (void) chunk_writer_reset(rs->cw);
         return r;
+}
+
+int ring_store_flush(RingStore *rs) {
+        return flush_chunk(rs, false);
 }
 
 int ring_store_rotate(RingStore *rs, uint64_t now_realtime_usec) {

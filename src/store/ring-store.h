@@ -69,6 +69,7 @@ int ring_store_open(const char *ring_dir, const RingOptions *o, const WindowHead
 RingStore *ring_store_free(RingStore *rs);
 
 int ring_store_add_sample(RingStore *rs, const Sample *s);
+/* Lost counts are written with the next chunk that holds a sample (or at ring_store_free()). */
 int ring_store_add_lost(RingStore *rs, uint32_t cpu, uint64_t n);
 int ring_store_update_clock(RingStore *rs, const ClockMap *m);
 /*

@@ -18,20 +18,28 @@ for _ in $(seq "$(nproc)"); do
         on_exit "kill $! 2>/dev/null"
 done
 
+# Registered first, so it runs before start_tprofd's kill and wait: a stopped daemon never exits.
+on_exit 'kill -CONT "$TPROFD_PID" 2>/dev/null'
 start_tprofd --rules "$TPROF_SOURCE_ROOT/rules" --control-socket "$SOCK"
+grep -qE "user stacks by (auto|dwarf)" "$TEST_TMP/tprofd.log" ||
+        skip "no stack copies here (frame pointers only): small records, rings that do not fill in seconds"
 wait_for 10 test -S "$SOCK" || fail "no control socket"
 sleep 2
 kill -STOP "$TPROFD_PID"
-on_exit "kill -CONT $TPROFD_PID 2>/dev/null"
 sleep 6
 kill -CONT "$TPROFD_PID"
-sleep 2
 
-"$TPROF_BUNDLE" -D "$STATE" status >"$OUT" 2>"$ERR" || fail "status exited $?: $(cat "$ERR")"
-lost=$(sed -n 's/^ *Samples: [0-9]* kept, \([0-9]*\) lost.*/\1/p' "$OUT")
-echo "daemon: ${lost:-?} samples lost while stopped"
-[ -n "$lost" ] || fail "status has no Samples line: $(cat "$OUT")"
-[ "$lost" -gt 0 ] || fail "the kernel dropped nothing in 6 s of a stopped daemon: $(grep -i 'rings of' "$TEST_TMP/tprofd.log")"
+# The kernel writes its PERF_RECORD_LOST once the ring has room again, so the count appears a
+# drain or two after the daemon resumed.
+status_lost() {
+        "$TPROF_BUNDLE" -D "$STATE" status >"$OUT" 2>"$ERR" || return 1
+        lost=$(sed -n 's/^ *Samples: [0-9]* kept, \([0-9]*\) lost.*/\1/p' "$OUT")
+        [ -n "$lost" ] && [ "$lost" -gt 0 ]
+}
+wait_for 20 status_lost ||
+        fail "the kernel dropped nothing in 6 s of a stopped daemon: $(cat "$OUT" "$ERR"; grep -i 'rings of' "$TEST_TMP/tprofd.log")"
+status_lost
+echo "daemon: $lost samples lost while stopped"
 
 ID=$("$TPROF_BUNDLE" capture --before 10s --after 1s) || fail "capture failed"
 python3 - "$STATE/incidents/$ID/manifest.json" <<'PY' || fail "manifest: $(cat "$STATE/incidents/$ID/manifest.json")"
