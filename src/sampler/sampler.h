@@ -30,8 +30,8 @@
 #define SAMPLER_FREQ_HZ_DEFAULT 97U
 #define SAMPLER_MMAP_PAGES_DEFAULT 128U /* 512 KiB per CPU with 4 KiB pages */
 /* With stack copies a record is ~8.7 KiB. A ring holds two seconds of a CPU busy in user code
- * throughout: its half-full wakeup then comes after the drain timer's second, so at 97 Hz the
- * timer drains it (as without copies), with a second to spare for a busy event loop. With 4 KiB
+ * throughout: it is half full only after the drain timer's second, so at 97 Hz the timer drains
+ * it (as without copies), with a second to spare for a busy event loop. With 4 KiB
  * pages (x86-64, the only copies walked): 2 MiB up to 120 Hz, 4 MiB to 240 Hz, 8 MiB above; 192 MiB
  * of rings on a 96-CPU host at the default rate. Halved down to
  * SAMPLER_MMAP_PAGES_DEFAULT when the kernel refuses (perf_event_mlock_kb, RLIMIT_MEMLOCK). */
