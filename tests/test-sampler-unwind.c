@@ -172,6 +172,48 @@ static void test_unwind_auto_falls_back_to_frame_pointers(void **state) {
                           true);
 }
 
+/* A frame-pointer chain ends where the saved bp is 0 (the psABI's outermost frame; Go's goroutine
+ * entry, runtime.goexit, ends so too): a whole stack, not a cut one. A synthetic copy of one frame
+ * in the library without CFI, its saved bp 0 and its return address back into that library. */
+static void test_unwind_fp_chain_ends_at_zero_bp(void **state) {
+        _cleanup_(unwinder_freep) Unwinder *u = NULL;
+        _cleanup_(snapshot_done) Snapshot s = {};
+        uint64_t ips[128], frame[2], lib_ip;
+        UnwindStats st;
+        size_t n;
+
+        take_snapshot(getenv("TPROF_UNWIND_FIXTURE_NOCFI"), &s);
+        assert_int_equal(unwinder_new(&(UnwinderOptions) { .mode = UNWIND_MODE_AUTO }, &u), 0);
+        n = walk(u, &s, s.size, ips, ELEMENTSOF(ips));
+        assert_true(n > 3);
+        lib_ip = ips[2]; /* in unwind_fixture_lib_middle, built without unwind tables */
+        assert_non_null(strstr(proc_table_find_map(s.procs, FIXTURE_PID, lib_ip - 1)->path, "nocfi"));
+
+        frame[0] = 0;      /* the caller's bp: none */
+        frame[1] = lib_ip; /* the return address */
+        n = unwinder_unwind(u, s.procs,
+                            &(UnwindInput) { .pid = FIXTURE_PID, .ip = lib_ip, .sp = 0x7ff000000000, .bp = 0x7ff000000000,
+                                             .stack = (const uint8_t *) frame, .stack_size = sizeof(frame) },
+                            ips, ELEMENTSOF(ips));
+        assert_int_equal(n, 2);
+        assert_int_equal(ips[0], lib_ip);
+        assert_int_equal(ips[1], lib_ip);
+        unwinder_get_stats(u, &st);
+        assert_int_equal(st.stacks, 2);
+        assert_int_equal(st.stacks_cut, 0);
+
+        /* A saved bp that points outside the copy is a cut, as before. */
+        frame[0] = 0x7ff000100000;
+        n = unwinder_unwind(u, s.procs,
+                            &(UnwindInput) { .pid = FIXTURE_PID, .ip = lib_ip, .sp = 0x7ff000000000, .bp = 0x7ff000000000,
+                                             .stack = (const uint8_t *) frame, .stack_size = sizeof(frame) },
+                            ips, ELEMENTSOF(ips));
+        assert_int_equal(n, 3);
+        assert_int_equal(ips[2], 0);
+        unwinder_get_stats(u, &st);
+        assert_int_equal(st.stacks_cut, 1);
+}
+
 static void test_unwind_dwarf_cuts_without_cfi(void **state) {
         _cleanup_(unwinder_freep) Unwinder *u = NULL;
         _cleanup_(snapshot_done) Snapshot s = {};
@@ -458,6 +500,7 @@ int main(void) {
                 cmocka_unit_test(test_unwind_pie_and_library),
                 cmocka_unit_test(test_unwind_stripped),
                 cmocka_unit_test(test_unwind_auto_falls_back_to_frame_pointers),
+                cmocka_unit_test(test_unwind_fp_chain_ends_at_zero_bp),
                 cmocka_unit_test(test_unwind_dwarf_cuts_without_cfi),
                 cmocka_unit_test(test_unwind_short_copy_is_cut),
                 cmocka_unit_test(test_unwind_garbage_stack_ends),

@@ -308,12 +308,16 @@ static UnwindCut step_result_to_cut(UnwindStepResult r) {
         }
 }
 
-/* One frame-pointer step: [bp] is the caller's bp, [bp + 8] the return address. */
+/* One frame-pointer step: [bp] is the caller's bp, [bp + 8] the return address. A zero bp ends
+ * the chain (the x86-64 psABI: the outermost frame's rbp is 0, as _start and Go's goroutine
+ * entry leave it). */
 static UnwindStepResult step_fp(UnwindRegs *regs, const UnwindMemory *mem) {
         uint64_t nbp, ra;
 
         if (!regs->bp_valid)
                 return UNWIND_STEP_REGISTER;
+        if (regs->bp == 0)
+                return UNWIND_STEP_END;
         if (!unwind_memory_read(mem, regs->bp, &nbp) || !unwind_memory_read(mem, regs->bp + 8, &ra))
                 return UNWIND_STEP_MEMORY;
         regs->sp = regs->bp + 16;
@@ -372,7 +376,7 @@ size_t unwinder_unwind(Unwinder *u, ProcTable *procs, const UnwindInput *in, uin
                                 u->stats.frames_fp++;
                                 used_fp = true;
                                 exact = false;
-                        } else
+                        } else if (r != UNWIND_STEP_END)
                                 r = UNWIND_STEP_NO_CFI;
                 }
                 if (r == UNWIND_STEP_END) {
