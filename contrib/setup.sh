@@ -26,7 +26,7 @@ PACKAGES=(
         binutils  # nm and objcopy: the stripped fixtures and the function-start checks
         zstd      # the zstd command: the second window reader decompresses chunks with it
         chromium chromium-driver python3-selenium  # report.html is tested in a real browser
-        golang-go # go tool pprof reads the pprof exports in the tests
+        golang-go # go tool pprof reads the pprof exports in the tests; a Go program is unwound in one
         # runtime: journald for the journal source and its tests, logger/setpriv for tests
         systemd util-linux procps
 )

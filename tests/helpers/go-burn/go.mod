@@ -1,0 +1,3 @@
+module goburn
+
+go 1.19
