@@ -214,6 +214,15 @@ static void test_unwind_fp_chain_ends_at_zero_bp(void **state) {
         assert_int_equal(st.stacks_cut, 1);
 }
 
+/* A library with .debug_frame only (-g, no unwind tables, no frame pointers: its .eh_frame holds
+ * the start files' terminator alone) is walked by its .debug_frame, in both modes. */
+static void test_unwind_debug_frame(void **state) {
+        const char *fixture = getenv("TPROF_UNWIND_FIXTURE_DEBUGFRAME");
+
+        expect_whole_path(fixture, fixture, UNWIND_MODE_AUTO, false);
+        expect_whole_path(fixture, fixture, UNWIND_MODE_DWARF, false);
+}
+
 static void test_unwind_dwarf_cuts_without_cfi(void **state) {
         _cleanup_(unwinder_freep) Unwinder *u = NULL;
         _cleanup_(snapshot_done) Snapshot s = {};
@@ -501,6 +510,7 @@ int main(void) {
                 cmocka_unit_test(test_unwind_stripped),
                 cmocka_unit_test(test_unwind_auto_falls_back_to_frame_pointers),
                 cmocka_unit_test(test_unwind_fp_chain_ends_at_zero_bp),
+                cmocka_unit_test(test_unwind_debug_frame),
                 cmocka_unit_test(test_unwind_dwarf_cuts_without_cfi),
                 cmocka_unit_test(test_unwind_short_copy_is_cut),
                 cmocka_unit_test(test_unwind_garbage_stack_ends),

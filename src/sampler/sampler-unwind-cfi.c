@@ -7,8 +7,8 @@
  * (dwarf_frame_register() in libdw.h). Everything else is an expression.
  *
  * The file is read with ELF_C_READ and the sections libdw needs are in memory once
- * dwarf_getcfi_elf() returns; we then let go of the descriptor (ELF_C_FDDONE), so a cache of
- * many files holds no descriptors.
+ * dwarf_getcfi_elf() returns and .debug_frame, if any, is copied out; we then let go of the
+ * descriptor (ELF_C_FDDONE), so a cache of many files holds no descriptors.
  */
 #include <dwarf.h>
 #include <elfutils/libdw.h>
@@ -33,7 +33,16 @@ typedef struct UnwindSegment {
 
 struct UnwindCfiFile {
         Elf *elf;
-        Dwarf_CFI *cfi; /* NULL: no CFI */
+        Dwarf_CFI *cfi; /* from .eh_frame; NULL: none */
+        /* From .debug_frame, asked where .eh_frame has no entry (Go programs have no .eh_frame; C
+         * built with -g -fno-asynchronous-unwind-tables gets one only for its start files). libdw
+         * reads a .debug_frame through a Dwarf only, and dwarf_begin_elf() loads and decompresses
+         * every debug section of the file it is given: it is given an ELF image in memory that
+         * holds that one section, so a large program's DWARF is never held for its unwind tables. */
+        Dwarf_CFI *debug_cfi; /* owned by debug_dwarf */
+        void *debug_image;
+        Elf *debug_elf;
+        Dwarf *debug_dwarf;
         UnwindSegment segments[UNWIND_SEGMENTS_MAX];
         size_t n_segments;
         uint8_t build_id[UNWIND_BUILD_ID_BYTES_MAX];
@@ -58,6 +67,11 @@ UnwindCfiFile *unwind_cfi_file_free(UnwindCfiFile *f) {
                 return NULL;
         if (f->cfi)
                 (void) dwarf_cfi_end(f->cfi);
+        if (f->debug_dwarf)
+                (void) dwarf_end(f->debug_dwarf);
+        if (f->debug_elf)
+                (void) elf_end(f->debug_elf);
+        free(f->debug_image);
         if (f->elf)
                 (void) elf_end(f->elf);
         return mfree(f);
@@ -101,6 +115,89 @@ static size_t cfi_section_bytes(Elf *elf) {
         return bytes;
 }
 
+/* The largest .debug_frame taken (uncompressed); a Go service's is a few hundred KiB. */
+#define UNWIND_DEBUG_FRAME_BYTES_MAX (16U * 1024U * 1024U)
+
+/* The file's own .debug_frame into f->debug_cfi, through an image of header, the section, the
+ * section names and three section headers. */
+static int load_debug_frame(UnwindCfiFile *f) {
+        static const char names[] = "\0.debug_frame\0.shstrtab";
+        size_t shstrndx, off_data, off_names, off_shdrs, size;
+        Elf_Scn *scn = NULL, *found = NULL;
+        Elf_Data *data;
+        GElf_Ehdr eh;
+        uint8_t *image;
+
+        if (!gelf_getehdr(f->elf, &eh) || eh.e_ident[EI_CLASS] != ELFCLASS64 || elf_getshdrstrndx(f->elf, &shstrndx) < 0)
+                return -ENODATA;
+        while ((scn = elf_nextscn(f->elf, scn))) {
+                GElf_Shdr sh;
+                const char *name;
+
+                if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_PROGBITS)
+                        continue;
+                name = elf_strptr(f->elf, shstrndx, sh.sh_name);
+                if (name && streq(name, ".debug_frame")) {
+                        found = scn;
+                        break;
+                }
+        }
+        if (!found)
+                return -ENODATA;
+        {
+                GElf_Shdr sh;
+                if (gelf_getshdr(found, &sh) && (sh.sh_flags & SHF_COMPRESSED) && elf_compress(found, 0, 0) < 0)
+                        return -EBADMSG;
+        }
+        data = elf_getdata(found, NULL);
+        if (!data || !data->d_buf || data->d_size == 0)
+                return -ENODATA;
+        if (data->d_size > UNWIND_DEBUG_FRAME_BYTES_MAX)
+                return -EFBIG;
+        /* An image in the other byte order would need every field swapped: not worth it here. */
+        if (eh.e_ident[EI_DATA] != (__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__ ? ELFDATA2LSB : ELFDATA2MSB))
+                return -ENODATA;
+
+        off_data = sizeof(Elf64_Ehdr);
+        off_names = off_data + data->d_size;
+        off_shdrs = (off_names + sizeof(names) + 7) & ~(size_t) 7;
+        size = off_shdrs + 3 * sizeof(Elf64_Shdr);
+        image = calloc(1, size);
+        if (!image)
+                return -ENOMEM;
+
+        Elf64_Ehdr *h = (Elf64_Ehdr *) image;
+        memcpy(h->e_ident, eh.e_ident, EI_NIDENT);
+        h->e_type = eh.e_type;
+        h->e_machine = eh.e_machine;
+        h->e_version = EV_CURRENT;
+        h->e_ehsize = sizeof(Elf64_Ehdr);
+        h->e_shoff = off_shdrs;
+        h->e_shentsize = sizeof(Elf64_Shdr);
+        h->e_shnum = 3;
+        h->e_shstrndx = 2;
+        memcpy(image + off_data, data->d_buf, data->d_size);
+        memcpy(image + off_names, names, sizeof(names));
+        Elf64_Shdr *sh = (Elf64_Shdr *) (image + off_shdrs);
+        sh[1] = (Elf64_Shdr) { .sh_name = 1, .sh_type = SHT_PROGBITS, .sh_offset = off_data, .sh_size = data->d_size,
+                               .sh_addralign = 8 };
+        sh[2] = (Elf64_Shdr) { .sh_name = 14, .sh_type = SHT_STRTAB, .sh_offset = off_names, .sh_size = sizeof(names),
+                               .sh_addralign = 1 };
+
+        f->debug_image = image;
+        f->debug_elf = elf_memory((char *) image, size);
+        if (!f->debug_elf)
+                return -ENODATA;
+        f->debug_dwarf = dwarf_begin_elf(f->debug_elf, DWARF_C_READ, NULL);
+        if (!f->debug_dwarf)
+                return -ENODATA;
+        f->debug_cfi = dwarf_getcfi(f->debug_dwarf);
+        if (!f->debug_cfi)
+                return -ENODATA;
+        f->bytes += size;
+        return 0;
+}
+
 static int load_elf(UnwindCfiFile *f) {
         const void *bid;
         ssize_t n;
@@ -119,7 +216,8 @@ static int load_elf(UnwindCfiFile *f) {
         }
         f->cfi = dwarf_getcfi_elf(f->elf);
         f->bytes = sizeof(*f) + cfi_section_bytes(f->elf);
-        return f->cfi ? 0 : -ENODATA;
+        (void) load_debug_frame(f);
+        return f->cfi || f->debug_cfi ? 0 : -ENODATA;
 }
 
 int unwind_cfi_file_load_fd(int fd, UnwindCfiFile **ret) {
@@ -165,7 +263,19 @@ size_t unwind_cfi_file_bytes(const UnwindCfiFile *f) {
 }
 
 bool unwind_cfi_file_has_cfi(const UnwindCfiFile *f) {
-        return f->cfi;
+        return f->cfi || f->debug_cfi;
+}
+
+/* The frame at vaddr from .eh_frame, else from .debug_frame; NULL if neither has it. */
+static Dwarf_Frame *frame_at(UnwindCfiFile *f, uint64_t vaddr) {
+        Dwarf_Frame *frame = NULL;
+
+        if (f->cfi && dwarf_cfi_addrframe(f->cfi, vaddr, &frame) >= 0 && frame)
+                return frame;
+        frame = NULL;
+        if (f->debug_cfi && dwarf_cfi_addrframe(f->debug_cfi, vaddr, &frame) >= 0 && frame)
+                return frame;
+        return NULL;
 }
 
 const uint8_t *unwind_cfi_file_build_id(const UnwindCfiFile *f, size_t *ret_len) {
@@ -241,10 +351,11 @@ static void rule_from_frame(Dwarf_Frame *frame, UnwindRule *ret) {
 }
 
 void unwind_cfi_file_rule(UnwindCfiFile *f, uint64_t vaddr, UnwindRule *ret) {
-        Dwarf_Frame *frame = NULL;
+        Dwarf_Frame *frame;
 
         *ret = (UnwindRule) { .kind = UNWIND_RULE_NONE };
-        if (!f->cfi || dwarf_cfi_addrframe(f->cfi, vaddr, &frame) < 0 || !frame) {
+        frame = frame_at(f, vaddr);
+        if (!frame) {
                 if (f->entry != 0 && vaddr >= f->entry && vaddr - f->entry < UNWIND_ENTRY_BYTES)
                         ret->kind = UNWIND_RULE_END;
                 return;
@@ -421,7 +532,8 @@ static UnwindStepResult step_expr(UnwindCfiFile *f, uint64_t vaddr, UnwindRegs *
         bool is_value, ra_defined, bp_defined, same;
         UnwindStepResult r;
 
-        if (!f->cfi || dwarf_cfi_addrframe(f->cfi, vaddr, &frame) < 0 || !frame)
+        frame = frame_at(f, vaddr);
+        if (!frame)
                 return UNWIND_STEP_NO_CFI;
         if (dwarf_frame_info(frame, NULL, NULL, NULL) != (int) UNWIND_DWARF_REG_RA) {
                 r = UNWIND_STEP_BAD;
