@@ -22,6 +22,7 @@
 #include "basic/macro.h"
 #include "profile/profile-sample.h"
 #include "symbolizer/symbolizer-elf.h"
+#include "symbolizer/symbolizer-gopclntab.h"
 
 DEFINE_TRIVIAL_CLEANUP_FUNC(Elf *, elf_end);
 
@@ -58,6 +59,7 @@ static const char *const source_table[_ELF_SYMBOLS_SOURCE_MAX] = {
         [ELF_SYMBOLS_DEBUG_FILE] = "debug-file",
         [ELF_SYMBOLS_DYNSYM] = "dynsym",
         [ELF_SYMBOLS_MINIDEBUG] = "minidebuginfo",
+        [ELF_SYMBOLS_GOPCLNTAB] = "gopclntab",
 };
 
 const char *elf_symbol_source_to_string(ElfSymbolSource s) {
@@ -158,6 +160,21 @@ static int add_symbols(ElfSymbols *e, Elf *elf, GElf_Word sh_type) {
                 }
         }
         return added > 0;
+}
+
+static int add_symbol(ElfSymbols *e, uint64_t addr, uint64_t size, const char *name, bool global) {
+        size_t l = strnlen(name, PROFILE_NAME_BYTES_MAX - 1);
+
+        if (e->n_syms >= ELF_SYMBOLS_MAX || e->names_len + l + 1 > UINT32_MAX)
+                return -E2BIG;
+        if (!GREEDY_REALLOC(e->names, e->names_allocated, e->names_len + l + 1) ||
+            !GREEDY_REALLOC(e->syms, e->n_syms_allocated, e->n_syms + 1))
+                return -ENOMEM;
+        memcpy(e->names + e->names_len, name, l);
+        e->names[e->names_len + l] = '\0';
+        e->syms[e->n_syms++] = (ElfSym) { .addr = addr, .size = size, .name = (uint32_t) e->names_len, .global = global };
+        e->names_len += l + 1;
+        return 0;
 }
 
 static int sym_cmp(const void *a, const void *b) {
@@ -525,6 +542,36 @@ static bool load_minidebuginfo(ElfSymbols *e, Elf *elf) {
 
 static const char *const default_roots[] = { "", NULL };
 
+static int on_go_func(uint64_t entry, uint64_t size, const char *name, void *userdata) {
+        return add_symbol(userdata, entry, size, name, true);
+}
+
+/* A Go program stripped of .symtab still has .gopclntab, its runtime's own function table. */
+static int add_go_symbols(ElfSymbols *e, Elf *elf) {
+        /* A PIE's table takes relocations: the linker names it for the read-only-after-relocation data. */
+        Elf_Scn *scn = find_section(elf, ".gopclntab") ?: find_section(elf, ".data.rel.ro.gopclntab");
+        Elf_Scn *text = find_section(elf, ".text");
+        GElf_Shdr sh;
+        GElf_Ehdr eh;
+        Elf_Data *data;
+        size_t before = e->n_syms;
+        int r;
+
+        if (!scn || !gelf_getehdr(elf, &eh) || !gelf_getshdr(scn, &sh) || sh.sh_type == SHT_NOBITS)
+                return 0;
+        data = elf_getdata(scn, NULL);
+        if (!data || !data->d_buf)
+                return 0;
+        if (!text || !gelf_getshdr(text, &sh))
+                sh.sh_addr = 0;
+        r = gopclntab_parse(data->d_buf, data->d_size, sh.sh_addr, eh.e_ident[EI_DATA] == ELFDATA2MSB, on_go_func, e);
+        if (r == -ENOMEM)
+                return r;
+        if (r < 0)
+                e->n_syms = before; /* a damaged table: none of it */
+        return e->n_syms > before;
+}
+
 int elf_symbols_load_fd(int fd, const char *path, const char *const *debug_roots, ElfSymbols **ret) {
         _cleanup_(elf_symbols_freep) ElfSymbols *e = NULL;
         _cleanup_(elf_endp) Elf *elf = NULL;
@@ -565,6 +612,13 @@ int elf_symbols_load_fd(int fd, const char *path, const char *const *debug_roots
                         e->source = ELF_SYMBOLS_DYNSYM;
                 if (load_minidebuginfo(e, elf))
                         e->source = ELF_SYMBOLS_MINIDEBUG;
+        }
+        if (e->source == ELF_SYMBOLS_NONE || e->source == ELF_SYMBOLS_DYNSYM) {
+                r = add_go_symbols(e, elf);
+                if (r < 0)
+                        return r;
+                if (r > 0)
+                        e->source = ELF_SYMBOLS_GOPCLNTAB;
         }
         if (e->source == ELF_SYMBOLS_NONE || e->source == ELF_SYMBOLS_DYNSYM) {
                 /* Always from this file, the one mapped: a debug file's copy would be NOBITS. */

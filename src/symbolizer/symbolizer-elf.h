@@ -34,6 +34,7 @@ typedef enum ElfSymbolSource {
         ELF_SYMBOLS_DEBUG_FILE,
         ELF_SYMBOLS_DYNSYM,
         ELF_SYMBOLS_MINIDEBUG, /* .dynsym merged with .gnu_debugdata */
+        ELF_SYMBOLS_GOPCLNTAB, /* a Go program's own function table (symbolizer-gopclntab.h) */
         _ELF_SYMBOLS_SOURCE_MAX,
         _ELF_SYMBOLS_SOURCE_INVALID = -22,
 } ElfSymbolSource;

@@ -2,10 +2,11 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later
 # Go programs (kubelet, containerd and most of a Kubernetes node's agents) write no .eh_frame.
 # Built as `go build` leaves them, with DWARF, they are walked by their .debug_frame; built with
-# -ldflags=-w (no DWARF, as many are shipped), by frame pointers, which Go keeps on x86-64, and the
-# chain ends where the saved frame pointer is 0, at runtime.goexit. Either way the stacks are
-# whole, named from the program's symbols, with no [unknown] cut at the root. Built here with
-# Debian's Go (offline, no modules); skipped where there is none.
+# -ldflags=-w (no DWARF) or stripped with -s -w (as Kubernetes ships its own), by frame pointers,
+# which Go keeps on x86-64, and the chain ends where the saved frame pointer is 0, at
+# runtime.goexit. Stripped ones are named from .gopclntab, the Go runtime's own function table, a
+# PIE's too. Either way the stacks are whole and named, with no [unknown] cut at the root. Built
+# here with Debian's Go (offline, no modules); skipped where there is none.
 set -eu
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/test-sampler-lib.sh"
@@ -13,13 +14,15 @@ require_perf
 [ "$(uname -m)" = x86_64 ] || skip "stacks are unwound from copies on x86-64 only"
 command -v go >/dev/null || skip "no Go toolchain (contrib/setup.sh installs golang-go)"
 
-# check LDFLAGS WALKED: builds with -ldflags=LDFLAGS, samples 3 s and needs 80% of the samples
-# whole; WALKED is what the summary must count ("whole by CFI", "whole with frame pointers").
+# check BUILDMODE LDFLAGS WALKED: builds with -buildmode=BUILDMODE -ldflags=LDFLAGS, samples 3 s
+# and needs 80% of the samples whole and named; WALKED is what the summary must count ("whole by
+# CFI", "whole with frame pointers").
 check() {
-        local ldflags=$1 walked=$2 bin="$TEST_TMP/goburn" total whole cut pid
+        local buildmode=$1 ldflags=$2 walked=$3 bin="$TEST_TMP/goburn" total whole cut pid
         (cd "$TPROF_SOURCE_ROOT/tests/helpers/go-burn" &&
                 GOCACHE="$TEST_TMP/go-cache" GOPATH="$TEST_TMP/go-path" GOFLAGS=-mod=mod GOPROXY=off GOTOOLCHAIN=local \
-                        go build -ldflags="$ldflags" -o "$bin" .) >"$ERR" 2>&1 || fail "go build -ldflags='$ldflags' failed: $(cat "$ERR")"
+                        go build -buildmode="$buildmode" -ldflags="$ldflags" -o "$bin" .) >"$ERR" 2>&1 ||
+                fail "go build -buildmode=$buildmode -ldflags='$ldflags' failed: $(cat "$ERR")"
         "$bin" 6 &
         pid=$!
         on_exit "kill $pid 2>/dev/null"
@@ -31,13 +34,15 @@ check() {
         total=$(comm_total goburn)
         whole=$(comm_matching goburn '^goburn;runtime\.goexit(\.abi0)?;runtime\.main;main\.main;main\.goburnOuter;main\.goburnMiddle;main\.goburnLeaf$')
         cut=$(comm_matching goburn '^goburn;\[unknown\];')
-        echo "go build -ldflags='$ldflags': $total samples, whole from runtime.goexit: $whole, cut: $cut; $(grep 'user stacks' "$ERR")"
+        echo "go build -buildmode=$buildmode -ldflags='$ldflags': $total samples, whole from runtime.goexit: $whole, cut: $cut; $(grep 'user stacks' "$ERR")"
         [ "$total" -ge 30 ] || fail "only $total samples of goburn in 3 s: $(head -c 2000 "$OUT")"
         [ $((whole * 100)) -ge $((total * 80)) ] ||
                 fail "$whole of $total samples walk runtime.goexit;runtime.main;main.main;...;main.goburnLeaf: $(sort -t' ' -k2 -nr "$OUT" | head -5)"
         grep -qE "[1-9][0-9]* $walked" "$ERR" || fail "summary counts no stack $walked: $(grep 'user stacks' "$ERR")"
 }
 
-check "" "whole by CFI"                                    # DWARF kept: .debug_frame
-check "-w" "whole with frame pointers for some frames"     # no DWARF: frame pointers
+check exe "" "whole by CFI"                                 # DWARF kept: .debug_frame
+check exe "-w" "whole with frame pointers for some frames"  # no DWARF: frame pointers
+check exe "-s -w" "whole with frame pointers for some frames" # stripped: names from .gopclntab
+check pie "-s -w" "whole with frame pointers for some frames" # the same, relocated
 echo ok

@@ -1,0 +1,117 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * .gopclntab: pcHeader, then (at pclnOffset) the functab, nfunc + 1 entries whose last one is the
+ * end of the last function, then the _func records the entries point at. Only a function's entry
+ * and name are read.
+ */
+#include <errno.h>
+#include <string.h>
+
+#include "symbolizer/symbolizer-gopclntab.h"
+
+#define GO116_MAGIC 0xfffffffaU
+#define GO118_MAGIC 0xfffffff0U
+#define GO120_MAGIC 0xfffffff1U
+#define GO_FUNCS_MAX 4194304U
+
+typedef struct Reader {
+        const uint8_t *data;
+        size_t size;
+        bool big_endian;
+        unsigned ptr_size;
+} Reader;
+
+static bool read_uint(const Reader *r, uint64_t off, unsigned n, uint64_t *ret) {
+        uint64_t v = 0;
+
+        if (off > r->size || r->size - off < n)
+                return false;
+        for (unsigned i = 0; i < n; i++) {
+                unsigned shift = r->big_endian ? 8 * (n - 1 - i) : 8 * i;
+                v |= (uint64_t) r->data[off + i] << shift;
+        }
+        *ret = v;
+        return true;
+}
+
+/* The NUL-terminated name at off of the names table [names, names + names_size). */
+static const char *name_at(const Reader *r, uint64_t names, uint64_t names_size, uint64_t off) {
+        const char *s;
+
+        if (off >= names_size)
+                return NULL;
+        s = (const char *) r->data + names + off;
+        return memchr(s, '\0', names_size - off) && *s ? s : NULL;
+}
+
+int gopclntab_parse(const uint8_t *data, size_t size, uint64_t text_vaddr, bool big_endian, GoFuncCallback cb,
+                    void *userdata) {
+        Reader r = { .data = data, .size = size, .big_endian = big_endian };
+        uint64_t magic, ptr_size, nfunc, text_start = 0, names, functab, hdr_off;
+        uint64_t prev_entry = 0;
+        bool go118;
+        unsigned entry_size;
+        int k;
+
+        if (!read_uint(&r, 0, 4, &magic))
+                return -EBADMSG;
+        if (magic != GO116_MAGIC && magic != GO118_MAGIC && magic != GO120_MAGIC)
+                return -EPROTONOSUPPORT;
+        go118 = magic != GO116_MAGIC;
+        if (size < 8 || data[4] != 0 || data[5] != 0 || !read_uint(&r, 7, 1, &ptr_size) ||
+            (ptr_size != 4 && ptr_size != 8))
+                return -EBADMSG;
+        r.ptr_size = (unsigned) ptr_size;
+
+        /* nfunc, nfiles, [textStart,] funcnameOffset, cuOffset, filetabOffset, pctabOffset, pclnOffset */
+        hdr_off = 8;
+        if (!read_uint(&r, hdr_off, r.ptr_size, &nfunc) || nfunc == 0 || nfunc > GO_FUNCS_MAX)
+                return -EBADMSG;
+        hdr_off += 2 * r.ptr_size;
+        if (go118) {
+                if (!read_uint(&r, hdr_off, r.ptr_size, &text_start))
+                        return -EBADMSG;
+                hdr_off += r.ptr_size;
+        }
+        if (!read_uint(&r, hdr_off, r.ptr_size, &names) || !read_uint(&r, hdr_off + 4 * r.ptr_size, r.ptr_size, &functab))
+                return -EBADMSG;
+        if (names >= size || functab >= size || functab <= names)
+                return -EBADMSG;
+        if (text_start == 0)
+                text_start = text_vaddr;
+
+        entry_size = go118 ? 8 : 2 * r.ptr_size;
+        if ((size - functab) / entry_size < nfunc + 1)
+                return -EBADMSG;
+
+        for (uint64_t i = 0; i <= nfunc; i++) {
+                uint64_t e = functab + i * entry_size, entry, funcoff, next, name_off;
+                const char *name;
+
+                if (!read_uint(&r, e, go118 ? 4 : r.ptr_size, &entry) ||
+                    !read_uint(&r, e + entry_size / 2, go118 ? 4 : r.ptr_size, &funcoff))
+                        return -EBADMSG;
+                if (go118)
+                        entry += text_start;
+                if (i > 0 && entry < prev_entry)
+                        return -EBADMSG;
+                if (i == nfunc)
+                        break;
+                if (!read_uint(&r, e + entry_size, go118 ? 4 : r.ptr_size, &next))
+                        return -EBADMSG;
+                if (go118)
+                        next += text_start;
+                /* _func: entryOff uint32 (1.18 on) or entry uintptr (1.16), then nameOff int32 */
+                if (funcoff > size - functab ||
+                    !read_uint(&r, functab + funcoff + (go118 ? 4 : r.ptr_size), 4, &name_off))
+                        return -EBADMSG;
+                name = name_at(&r, names, functab - names, name_off);
+                prev_entry = entry;
+                if (!name || next <= entry)
+                        continue; /* unnamed, or an empty range: nothing to look up */
+                k = cb(entry, next - entry, name, userdata);
+                if (k < 0)
+                        return k;
+        }
+        return (int) nfunc;
+}

@@ -1,0 +1,33 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * Go's own function table, .gopclntab: what names the functions of a Go program stripped with
+ * `-ldflags="-s -w"` (no .symtab, no DWARF), as Kubernetes, containerd and many vendors ship them.
+ * The runtime needs the table for its own tracebacks, so it survives every strip. Formats read
+ * (src/runtime/symtab.go, pcHeader and _func, of the Go releases named):
+ *
+ *   Go 1.16-1.17  magic 0xfffffffa: functab entries { entry pc, func offset } of pointer size
+ *   Go 1.18-1.19  magic 0xfffffff0: entries { uint32 entry - textStart, uint32 func offset }
+ *   Go 1.20 on    magic 0xfffffff1: as 1.18
+ *
+ * and in each, a function's name at funcnametab + _func.nameOff. Older tables (Go 1.2-1.15,
+ * 0xfffffffb) are not read. Every offset is checked against the section: the file is untrusted.
+ */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* One function: its entry address (link-time, like an ELF symbol's value), its size (to the next
+ * entry) and its name (NUL-terminated, inside the table). Returns < 0 to stop. */
+typedef int (*GoFuncCallback)(uint64_t entry, uint64_t size, const char *name, void *userdata);
+
+/*
+ * Calls cb for each function of the table in data (the section's bytes, size long). text_vaddr is
+ * the .text section's address, used when the table does not hold its own (Go 1.18 on writes
+ * textStart, but a PIE's is filled in by a relocation and reads 0 in the file). big_endian: the
+ * file's byte order. Returns the number of functions, -EPROTONOSUPPORT for a table of another Go
+ * release, -EBADMSG for a damaged one, or cb's error.
+ */
+int gopclntab_parse(const uint8_t *data, size_t size, uint64_t text_vaddr, bool big_endian, GoFuncCallback cb,
+                    void *userdata);
