@@ -105,6 +105,21 @@ const uint8_t *elf_symbols_build_id(const ElfSymbols *e, size_t *ret_len) {
         return e->build_id_len > 0 ? e->build_id : NULL;
 }
 
+static int add_symbol(ElfSymbols *e, uint64_t addr, uint64_t size, const char *name, bool global) {
+        size_t l = strnlen(name, PROFILE_NAME_BYTES_MAX - 1);
+
+        if (e->n_syms >= ELF_SYMBOLS_MAX || e->names_len + l + 1 > UINT32_MAX)
+                return -E2BIG;
+        if (!GREEDY_REALLOC(e->names, e->names_allocated, e->names_len + l + 1) ||
+            !GREEDY_REALLOC(e->syms, e->n_syms_allocated, e->n_syms + 1))
+                return -ENOMEM;
+        memcpy(e->names + e->names_len, name, l);
+        e->names[e->names_len + l] = '\0';
+        e->syms[e->n_syms++] = (ElfSym) { .addr = addr, .size = size, .name = (uint32_t) e->names_len, .global = global };
+        e->names_len += l + 1;
+        return 0;
+}
+
 static int add_symbols(ElfSymbols *e, Elf *elf, GElf_Word sh_type) {
         Elf_Scn *scn = NULL;
         size_t added = 0;
@@ -129,7 +144,7 @@ static int add_symbols(ElfSymbols *e, Elf *elf, GElf_Word sh_type) {
                 for (size_t i = 0; i < n; i++) {
                         GElf_Sym sym;
                         const char *name;
-                        size_t l;
+                        int r;
 
                         if (!gelf_getsym(data, (int) MIN(i, (size_t) INT_MAX), &sym) || i > INT_MAX)
                                 break;
@@ -139,42 +154,13 @@ static int add_symbols(ElfSymbols *e, Elf *elf, GElf_Word sh_type) {
                         name = elf_strptr(elf, shdr.sh_link, sym.st_name);
                         if (!name || !*name)
                                 continue;
-                        if (e->n_syms >= ELF_SYMBOLS_MAX)
-                                return -E2BIG;
-                        l = strnlen(name, PROFILE_NAME_BYTES_MAX - 1);
-                        if (e->names_len + l + 1 > UINT32_MAX)
-                                return -E2BIG;
-                        if (!GREEDY_REALLOC(e->names, e->names_allocated, e->names_len + l + 1) ||
-                            !GREEDY_REALLOC(e->syms, e->n_syms_allocated, e->n_syms + 1))
-                                return -ENOMEM;
-                        memcpy(e->names + e->names_len, name, l);
-                        e->names[e->names_len + l] = '\0';
-                        e->syms[e->n_syms++] = (ElfSym) {
-                                .addr = sym.st_value,
-                                .size = sym.st_size,
-                                .name = (uint32_t) e->names_len,
-                                .global = GELF_ST_BIND(sym.st_info) != STB_LOCAL,
-                        };
-                        e->names_len += l + 1;
+                        r = add_symbol(e, sym.st_value, sym.st_size, name, GELF_ST_BIND(sym.st_info) != STB_LOCAL);
+                        if (r < 0)
+                                return r;
                         added++;
                 }
         }
         return added > 0;
-}
-
-static int add_symbol(ElfSymbols *e, uint64_t addr, uint64_t size, const char *name, bool global) {
-        size_t l = strnlen(name, PROFILE_NAME_BYTES_MAX - 1);
-
-        if (e->n_syms >= ELF_SYMBOLS_MAX || e->names_len + l + 1 > UINT32_MAX)
-                return -E2BIG;
-        if (!GREEDY_REALLOC(e->names, e->names_allocated, e->names_len + l + 1) ||
-            !GREEDY_REALLOC(e->syms, e->n_syms_allocated, e->n_syms + 1))
-                return -ENOMEM;
-        memcpy(e->names + e->names_len, name, l);
-        e->names[e->names_len + l] = '\0';
-        e->syms[e->n_syms++] = (ElfSym) { .addr = addr, .size = size, .name = (uint32_t) e->names_len, .global = global };
-        e->names_len += l + 1;
-        return 0;
 }
 
 static int sym_cmp(const void *a, const void *b) {
