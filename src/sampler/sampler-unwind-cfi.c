@@ -62,16 +62,23 @@ bool unwind_memory_read(const UnwindMemory *m, uint64_t addr, uint64_t *ret) {
         return true;
 }
 
+static void debug_frame_done(UnwindCfiFile *f) {
+        if (f->debug_dwarf)
+                (void) dwarf_end(f->debug_dwarf); /* and the CFI dwarf_getcfi() made */
+        if (f->debug_elf)
+                (void) elf_end(f->debug_elf);
+        f->debug_image = mfree(f->debug_image);
+        f->debug_dwarf = NULL;
+        f->debug_elf = NULL;
+        f->debug_cfi = NULL;
+}
+
 UnwindCfiFile *unwind_cfi_file_free(UnwindCfiFile *f) {
         if (!f)
                 return NULL;
         if (f->cfi)
                 (void) dwarf_cfi_end(f->cfi);
-        if (f->debug_dwarf)
-                (void) dwarf_end(f->debug_dwarf);
-        if (f->debug_elf)
-                (void) elf_end(f->debug_elf);
-        free(f->debug_image);
+        debug_frame_done(f);
         if (f->elf)
                 (void) elf_end(f->elf);
         return mfree(f);
@@ -118,44 +125,56 @@ static size_t cfi_section_bytes(Elf *elf) {
 /* The largest .debug_frame taken (uncompressed); a Go service's is a few hundred KiB. */
 #define UNWIND_DEBUG_FRAME_BYTES_MAX (16U * 1024U * 1024U)
 
-/* The file's own .debug_frame into f->debug_cfi, through an image of header, the section, the
- * section names and three section headers. */
-static int load_debug_frame(UnwindCfiFile *f) {
+/*
+ * src's .debug_frame into f->debug_cfi, through an image of header, the section, the section
+ * names and three section headers. src is a descriptor of its own for a file (closed by the
+ * caller, so the section's bytes are held once, in the image), f->elf for memory. The size is
+ * checked before anything is read or decompressed: a hostile file's small section can claim
+ * to expand to gigabytes.
+ */
+static int load_debug_frame(UnwindCfiFile *f, Elf *src) {
         static const char names[] = "\0.debug_frame\0.shstrtab";
         size_t shstrndx, off_data, off_names, off_shdrs, size;
         Elf_Scn *scn = NULL, *found = NULL;
+        GElf_Shdr fsh;
         Elf_Data *data;
         GElf_Ehdr eh;
         uint8_t *image;
+        uint64_t want;
 
-        if (!gelf_getehdr(f->elf, &eh) || eh.e_ident[EI_CLASS] != ELFCLASS64 || elf_getshdrstrndx(f->elf, &shstrndx) < 0)
+        if (!gelf_getehdr(src, &eh) || eh.e_ident[EI_CLASS] != ELFCLASS64 || elf_getshdrstrndx(src, &shstrndx) < 0)
                 return -ENODATA;
-        while ((scn = elf_nextscn(f->elf, scn))) {
+        /* An image in the other byte order would need every field swapped: not worth it here. */
+        if (eh.e_ident[EI_DATA] != (__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__ ? ELFDATA2LSB : ELFDATA2MSB))
+                return -ENODATA;
+        while ((scn = elf_nextscn(src, scn))) {
                 GElf_Shdr sh;
                 const char *name;
 
                 if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_PROGBITS)
                         continue;
-                name = elf_strptr(f->elf, shstrndx, sh.sh_name);
+                name = elf_strptr(src, shstrndx, sh.sh_name);
                 if (name && streq(name, ".debug_frame")) {
                         found = scn;
+                        fsh = sh;
                         break;
                 }
         }
         if (!found)
                 return -ENODATA;
-        {
-                GElf_Shdr sh;
-                if (gelf_getshdr(found, &sh) && (sh.sh_flags & SHF_COMPRESSED) && elf_compress(found, 0, 0) < 0)
-                        return -EBADMSG;
+        want = fsh.sh_size;
+        if (fsh.sh_flags & SHF_COMPRESSED) {
+                GElf_Chdr ch;
+                if (fsh.sh_size > UNWIND_DEBUG_FRAME_BYTES_MAX || !gelf_getchdr(found, &ch))
+                        return -EFBIG;
+                want = ch.ch_size;
         }
-        data = elf_getdata(found, NULL);
-        if (!data || !data->d_buf || data->d_size == 0)
-                return -ENODATA;
-        if (data->d_size > UNWIND_DEBUG_FRAME_BYTES_MAX)
+        if (want == 0 || want > UNWIND_DEBUG_FRAME_BYTES_MAX)
                 return -EFBIG;
-        /* An image in the other byte order would need every field swapped: not worth it here. */
-        if (eh.e_ident[EI_DATA] != (__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__ ? ELFDATA2LSB : ELFDATA2MSB))
+        if ((fsh.sh_flags & SHF_COMPRESSED) && elf_compress(found, 0, 0) < 0)
+                return -EBADMSG;
+        data = elf_getdata(found, NULL);
+        if (!data || !data->d_buf || data->d_size == 0 || data->d_size > UNWIND_DEBUG_FRAME_BYTES_MAX)
                 return -ENODATA;
 
         off_data = sizeof(Elf64_Ehdr);
@@ -186,19 +205,20 @@ static int load_debug_frame(UnwindCfiFile *f) {
 
         f->debug_image = image;
         f->debug_elf = elf_memory((char *) image, size);
-        if (!f->debug_elf)
+        if (f->debug_elf)
+                f->debug_dwarf = dwarf_begin_elf(f->debug_elf, DWARF_C_READ, NULL);
+        if (f->debug_dwarf)
+                f->debug_cfi = dwarf_getcfi(f->debug_dwarf);
+        if (!f->debug_cfi) {
+                debug_frame_done(f);
                 return -ENODATA;
-        f->debug_dwarf = dwarf_begin_elf(f->debug_elf, DWARF_C_READ, NULL);
-        if (!f->debug_dwarf)
-                return -ENODATA;
-        f->debug_cfi = dwarf_getcfi(f->debug_dwarf);
-        if (!f->debug_cfi)
-                return -ENODATA;
+        }
         f->bytes += size;
         return 0;
 }
 
-static int load_elf(UnwindCfiFile *f) {
+/* fd: the file's descriptor, -1 for an image in memory. */
+static int load_elf(UnwindCfiFile *f, int fd) {
         const void *bid;
         ssize_t n;
 
@@ -216,7 +236,16 @@ static int load_elf(UnwindCfiFile *f) {
         }
         f->cfi = dwarf_getcfi_elf(f->elf);
         f->bytes = sizeof(*f) + cfi_section_bytes(f->elf);
-        (void) load_debug_frame(f);
+        if (fd < 0)
+                (void) load_debug_frame(f, f->elf);
+        else {
+                /* A descriptor of its own, ended here: f->elf would keep the section's bytes. */
+                Elf *src = elf_begin(fd, ELF_C_READ, NULL);
+                if (src) {
+                        (void) load_debug_frame(f, src);
+                        (void) elf_end(src);
+                }
+        }
         return f->cfi || f->debug_cfi ? 0 : -ENODATA;
 }
 
@@ -233,7 +262,7 @@ int unwind_cfi_file_load_fd(int fd, UnwindCfiFile **ret) {
                 *ret = TAKE_PTR(f);
                 return -ENOEXEC;
         }
-        r = load_elf(f);
+        r = load_elf(f, fd);
         /* What libdw needs is read now; from here on the table must not touch fd. */
         (void) elf_cntl(f->elf, ELF_C_FDDONE);
         *ret = TAKE_PTR(f);
@@ -253,7 +282,7 @@ int unwind_cfi_file_load_memory(const void *data, size_t size, UnwindCfiFile **r
                 *ret = TAKE_PTR(f);
                 return -ENOEXEC;
         }
-        r = load_elf(f);
+        r = load_elf(f, -1);
         *ret = TAKE_PTR(f);
         return r;
 }
