@@ -202,6 +202,16 @@ static void test_unwind_fp_chain_ends_at_zero_bp(void **state) {
         assert_int_equal(st.stacks, 2);
         assert_int_equal(st.stacks_cut, 0);
 
+        /* The interrupted frame's own bp of 0 is a register like any other: a cut. */
+        n = unwinder_unwind(u, s.procs,
+                            &(UnwindInput) { .pid = FIXTURE_PID, .ip = lib_ip - 1, .sp = 0x7ff000000000, .bp = 0,
+                                             .stack = (const uint8_t *) frame, .stack_size = sizeof(frame) },
+                            ips, ELEMENTSOF(ips));
+        assert_int_equal(n, 2);
+        assert_int_equal(ips[1], 0);
+        unwinder_get_stats(u, &st);
+        assert_int_equal(st.stacks_cut, 1);
+
         /* A saved bp that points outside the copy is a cut, as before. */
         frame[0] = 0x7ff000100000;
         n = unwinder_unwind(u, s.procs,
@@ -211,7 +221,7 @@ static void test_unwind_fp_chain_ends_at_zero_bp(void **state) {
         assert_int_equal(n, 3);
         assert_int_equal(ips[2], 0);
         unwinder_get_stats(u, &st);
-        assert_int_equal(st.stacks_cut, 1);
+        assert_int_equal(st.stacks_cut, 2);
 }
 
 /* A library with .debug_frame only (-g, no unwind tables, no frame pointers: its .eh_frame holds

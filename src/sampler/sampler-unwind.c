@@ -308,16 +308,18 @@ static UnwindCut step_result_to_cut(UnwindStepResult r) {
         }
 }
 
-/* One frame-pointer step: [bp] is the caller's bp, [bp + 8] the return address. A zero bp ends
- * the chain (the x86-64 psABI: the outermost frame's rbp is 0, as _start and Go's goroutine
- * entry leave it). */
-static UnwindStepResult step_fp(UnwindRegs *regs, const UnwindMemory *mem) {
+/* One frame-pointer step: [bp] is the caller's bp, [bp + 8] the return address. A zero bp that
+ * an earlier frame saved ends the chain (the x86-64 psABI: the outermost frame's rbp is 0, as
+ * _start and Go's goroutine entry leave it); the interrupted frame's live rbp may be 0 as any
+ * register (code without frame pointers), which ends nothing. A caller without frame pointers
+ * that zeroed rbp ends a walk early too: frame-pointer walking cannot tell. */
+static UnwindStepResult step_fp(UnwindRegs *regs, const UnwindMemory *mem, bool first) {
         uint64_t nbp, ra;
 
         if (!regs->bp_valid)
                 return UNWIND_STEP_REGISTER;
         if (regs->bp == 0)
-                return UNWIND_STEP_END;
+                return first ? UNWIND_STEP_MEMORY : UNWIND_STEP_END;
         if (!unwind_memory_read(mem, regs->bp, &nbp) || !unwind_memory_read(mem, regs->bp + 8, &ra))
                 return UNWIND_STEP_MEMORY;
         regs->sp = regs->bp + 16;
@@ -371,7 +373,7 @@ size_t unwinder_unwind(Unwinder *u, ProcTable *procs, const UnwindInput *in, uin
                         }
                 }
                 if (r == UNWIND_STEP_NO_CFI && u->mode == UNWIND_MODE_AUTO) {
-                        r = step_fp(&regs, &mem);
+                        r = step_fp(&regs, &mem, /* first= */ n == 1);
                         if (r == UNWIND_STEP_OK) {
                                 u->stats.frames_fp++;
                                 used_fp = true;
