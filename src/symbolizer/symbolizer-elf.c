@@ -532,25 +532,92 @@ static int on_go_func(uint64_t entry, uint64_t size, const char *name, void *use
         return add_symbol(userdata, entry, size, name, true);
 }
 
-/* A Go program stripped of .symtab still has .gopclntab, its runtime's own function table. */
-static int add_go_symbols(ElfSymbols *e, Elf *elf) {
-        /* A PIE's table takes relocations: the linker names it for the read-only-after-relocation data. */
-        Elf_Scn *scn = find_section(elf, ".gopclntab") ?: find_section(elf, ".data.rel.ro.gopclntab");
-        Elf_Scn *text = find_section(elf, ".text");
-        GElf_Shdr sh;
+/* The addend of the R_X86_64_RELATIVE relocation at vaddr, 0 if none: what the dynamic loader
+ * stores there, when the file holds 0 (host linkers leave RELA addends out of the data). */
+static uint64_t relative_addend(Elf *elf, uint64_t vaddr) {
+        Elf_Scn *scn = NULL;
         GElf_Ehdr eh;
-        Elf_Data *data;
+
+        if (!gelf_getehdr(elf, &eh) || eh.e_machine != EM_X86_64)
+                return 0;
+        while ((scn = elf_nextscn(elf, scn))) {
+                GElf_Shdr sh;
+                Elf_Data *data;
+
+                if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_RELA || sh.sh_entsize == 0)
+                        continue;
+                data = elf_getdata(scn, NULL);
+                if (!data || !data->d_buf)
+                        continue;
+                for (size_t i = 0; i < data->d_size / sh.sh_entsize && i <= INT_MAX; i++) {
+                        GElf_Rela rela;
+                        if (gelf_getrela(data, (int) i, &rela) && rela.r_offset == vaddr &&
+                            GELF_R_TYPE(rela.r_info) == R_X86_64_RELATIVE)
+                                return (uint64_t) rela.r_addend;
+                }
+        }
+        return 0;
+}
+
+typedef struct GoTable {
+        const uint8_t *data;
+        size_t size;
+        uint64_t vaddr;
+} GoTable;
+
+/*
+ * Where the function table is: .gopclntab; a PIE's, which takes relocations, in
+ * .data.rel.ro.gopclntab, or merged into .data.rel.ro when a host linker linked it (-linkmode=
+ * external), found there by its header at an 8-byte boundary: only in a Go program (its build id
+ * note or build info section), so other stripped programs are not searched.
+ */
+static bool find_go_table(Elf *elf, GoTable *ret) {
+        static const char *const sections[] = { ".gopclntab", ".data.rel.ro.gopclntab", ".data.rel.ro" };
+        static const uint32_t magics[] = { 0xfffffff1U, 0xfffffff0U, 0xfffffffaU };
+        bool go = find_section(elf, ".note.go.buildid") || find_section(elf, ".go.buildinfo");
+
+        for (size_t i = 0; i < ELEMENTSOF(sections) - !go; i++) {
+                Elf_Scn *scn = find_section(elf, sections[i]);
+                Elf_Data *data;
+                GElf_Shdr sh;
+
+                if (!scn || !gelf_getshdr(scn, &sh) || sh.sh_type == SHT_NOBITS)
+                        continue;
+                data = elf_getdata(scn, NULL);
+                if (!data || !data->d_buf || data->d_size < 16)
+                        continue;
+                for (size_t off = 0; off + 16 <= data->d_size; off += 8) {
+                        const uint8_t *p = (const uint8_t *) data->d_buf + off;
+                        uint32_t m;
+
+                        memcpy(&m, p, sizeof m);
+                        if (p[4] != 0 || p[5] != 0 || p[7] != 8)
+                                goto next;
+                        for (size_t k = 0; k < ELEMENTSOF(magics); k++)
+                                if (m == magics[k]) {
+                                        *ret = (GoTable) { .data = p, .size = data->d_size - off, .vaddr = sh.sh_addr + off };
+                                        return true;
+                                }
+                next:
+                        if (i < 2)
+                                break; /* a section of its own starts with the header */
+                }
+        }
+        return false;
+}
+
+/* A Go program stripped of .symtab still has its runtime's own function table. */
+static int add_go_symbols(ElfSymbols *e, Elf *elf) {
         size_t before = e->n_syms;
+        GoTable t;
+        GElf_Ehdr eh;
         int r;
 
-        if (!scn || !gelf_getehdr(elf, &eh) || !gelf_getshdr(scn, &sh) || sh.sh_type == SHT_NOBITS)
+        if (!gelf_getehdr(elf, &eh) || eh.e_ident[EI_DATA] != ELFDATA2LSB || eh.e_ident[EI_CLASS] != ELFCLASS64 ||
+            !find_go_table(elf, &t))
                 return 0;
-        data = elf_getdata(scn, NULL);
-        if (!data || !data->d_buf)
-                return 0;
-        if (!text || !gelf_getshdr(text, &sh))
-                sh.sh_addr = 0;
-        r = gopclntab_parse(data->d_buf, data->d_size, sh.sh_addr, eh.e_ident[EI_DATA] == ELFDATA2MSB, on_go_func, e);
+        /* textStart, Go 1.18 on: after magic, pads, minLC, ptrSize, nfunc and nfiles */
+        r = gopclntab_parse(t.data, t.size, relative_addend(elf, t.vaddr + 24), false, on_go_func, e);
         if (r == -ENOMEM)
                 return r;
         if (r < 0)

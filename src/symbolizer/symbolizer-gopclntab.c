@@ -77,19 +77,21 @@ int gopclntab_parse(const uint8_t *data, size_t size, uint64_t text_vaddr, bool 
                 return -EBADMSG;
         if (names >= size || functab >= size || functab <= names)
                 return -EBADMSG;
-        if (text_start == 0)
+        if (go118 && text_start == 0)
                 text_start = text_vaddr;
+        if (go118 && text_start == 0)
+                return -EBADMSG; /* entries are offsets from an address nobody gave */
 
+        /* nfunc entries, then the end of the last function alone (half an entry) */
         entry_size = go118 ? 8 : 2 * r.ptr_size;
-        if ((size - functab) / entry_size < nfunc + 1)
+        if ((size - functab - entry_size / 2) / entry_size < nfunc)
                 return -EBADMSG;
 
         for (uint64_t i = 0; i <= nfunc; i++) {
                 uint64_t e = functab + i * entry_size, entry, funcoff, next, name_off;
                 const char *name;
 
-                if (!read_uint(&r, e, go118 ? 4 : r.ptr_size, &entry) ||
-                    !read_uint(&r, e + entry_size / 2, go118 ? 4 : r.ptr_size, &funcoff))
+                if (!read_uint(&r, e, go118 ? 4 : r.ptr_size, &entry))
                         return -EBADMSG;
                 if (go118)
                         entry += text_start;
@@ -97,7 +99,8 @@ int gopclntab_parse(const uint8_t *data, size_t size, uint64_t text_vaddr, bool 
                         return -EBADMSG;
                 if (i == nfunc)
                         break;
-                if (!read_uint(&r, e + entry_size, go118 ? 4 : r.ptr_size, &next))
+                if (!read_uint(&r, e + entry_size / 2, go118 ? 4 : r.ptr_size, &funcoff) ||
+                    !read_uint(&r, e + entry_size, go118 ? 4 : r.ptr_size, &next))
                         return -EBADMSG;
                 if (go118)
                         next += text_start;

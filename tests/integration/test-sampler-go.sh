@@ -5,7 +5,7 @@
 # -ldflags=-w (no DWARF) or stripped with -s -w (as Kubernetes ships its own), by frame pointers,
 # which Go keeps on x86-64, and the chain ends where the saved frame pointer is 0, at
 # runtime.goexit. Stripped ones are named from .gopclntab, the Go runtime's own function table, a
-# PIE's too. Either way the stacks are whole and named, with no [unknown] cut at the root. Built
+# PIE's too, linked by Go or by the host linker. Either way the stacks are whole and named, with no [unknown] cut at the root. Built
 # here with Debian's Go (offline, no modules); skipped where there is none.
 set -eu
 . "$(dirname "$0")/lib.sh"
@@ -45,4 +45,7 @@ check exe "" "whole by CFI"                                 # DWARF kept: .debug
 check exe "-w" "whole with frame pointers for some frames"  # no DWARF: frame pointers
 check exe "-s -w" "whole with frame pointers for some frames" # stripped: names from .gopclntab
 check pie "-s -w" "whole with frame pointers for some frames" # the same, relocated
+# A host linker (cgo programs, distribution builds) merges a PIE's table into .data.rel.ro.
+command -v gcc >/dev/null &&
+        check pie "-s -w -linkmode=external" "whole with frame pointers for some frames"
 echo ok
