@@ -101,11 +101,13 @@ static void read_segments(UnwindCfiFile *f) {
         }
 }
 
-/* The bytes of the sections libdw reads into memory for CFI (ELF_C_READ copies what it reads). */
-static size_t cfi_section_bytes(Elf *elf) {
+/* The bytes of the sections libdw reads into memory for .eh_frame's CFI (ELF_C_READ copies what it
+ * reads), and whether there is a .debug_frame (its copy is counted by load_debug_frame()). */
+static size_t cfi_section_bytes(Elf *elf, bool *ret_debug_frame) {
         size_t shstrndx, bytes = 0;
         Elf_Scn *scn = NULL;
 
+        *ret_debug_frame = false;
         if (elf_getshdrstrndx(elf, &shstrndx) < 0)
                 return 0;
         while ((scn = elf_nextscn(elf, scn))) {
@@ -115,8 +117,10 @@ static size_t cfi_section_bytes(Elf *elf) {
                 if (!gelf_getshdr(scn, &sh) || sh.sh_type == SHT_NOBITS)
                         continue;
                 name = elf_strptr(elf, shstrndx, sh.sh_name);
-                if (name && (streq(name, ".eh_frame") || streq(name, ".eh_frame_hdr") || streq(name, ".debug_frame")))
+                if (name && (streq(name, ".eh_frame") || streq(name, ".eh_frame_hdr")))
                         bytes += sh.sh_size;
+                else if (name && streq(name, ".debug_frame"))
+                        *ret_debug_frame = true;
                 bytes += sizeof(GElf_Shdr);
         }
         return bytes;
@@ -220,6 +224,7 @@ static int load_debug_frame(UnwindCfiFile *f, Elf *src) {
 /* fd: the file's descriptor, -1 for an image in memory. */
 static int load_elf(UnwindCfiFile *f, int fd) {
         const void *bid;
+        bool debug_frame;
         ssize_t n;
 
         GElf_Ehdr eh;
@@ -235,10 +240,10 @@ static int load_elf(UnwindCfiFile *f, int fd) {
                 f->build_id_len = (size_t) n;
         }
         f->cfi = dwarf_getcfi_elf(f->elf);
-        f->bytes = sizeof(*f) + cfi_section_bytes(f->elf);
-        if (fd < 0)
+        f->bytes = sizeof(*f) + cfi_section_bytes(f->elf, &debug_frame);
+        if (debug_frame && fd < 0)
                 (void) load_debug_frame(f, f->elf);
-        else {
+        else if (debug_frame) {
                 /* A descriptor of its own, ended here: f->elf would keep the section's bytes. */
                 Elf *src = elf_begin(fd, ELF_C_READ, NULL);
                 if (src) {
