@@ -586,21 +586,17 @@ static bool find_go_table(Elf *elf, GoTable *ret) {
                 data = elf_getdata(scn, NULL);
                 if (!data || !data->d_buf || data->d_size < 16)
                         continue;
-                for (size_t off = 0; off + 16 <= data->d_size; off += 8) {
+                /* A section of its own starts with the header; .data.rel.ro is searched. */
+                for (size_t off = 0; off + 16 <= data->d_size && (off == 0 || i == 2); off += 8) {
                         const uint8_t *p = (const uint8_t *) data->d_buf + off;
                         uint32_t m;
 
                         memcpy(&m, p, sizeof m);
-                        if (p[4] != 0 || p[5] != 0 || p[7] != 8)
-                                goto next;
-                        for (size_t k = 0; k < ELEMENTSOF(magics); k++)
+                        for (size_t k = 0; k < ELEMENTSOF(magics) && p[4] == 0 && p[5] == 0 && p[7] == 8; k++)
                                 if (m == magics[k]) {
                                         *ret = (GoTable) { .data = p, .size = data->d_size - off, .vaddr = sh.sh_addr + off };
                                         return true;
                                 }
-                next:
-                        if (i < 2)
-                                break; /* a section of its own starts with the header */
                 }
         }
         return false;
