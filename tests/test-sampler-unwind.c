@@ -175,6 +175,16 @@ static void test_unwind_auto_falls_back_to_frame_pointers(void **state) {
 /* A frame-pointer chain ends where the saved bp is 0 (the psABI's outermost frame; Go's goroutine
  * entry, runtime.goexit, ends so too): a whole stack, not a cut one. A synthetic copy of one frame
  * in the library without CFI, its saved bp 0 and its return address back into that library. */
+/* Walks a synthetic stack of one frame at SYNTH_SP: { saved bp, return address }. */
+#define SYNTH_SP UINT64_C(0x7ff000000000)
+static size_t walk_frame(Unwinder *u, const Snapshot *s, uint64_t ip, uint64_t bp, const uint64_t frame[2],
+                         uint64_t *ips, size_t max) {
+        return unwinder_unwind(u, s->procs,
+                               &(UnwindInput) { .pid = FIXTURE_PID, .ip = ip, .sp = SYNTH_SP, .bp = bp,
+                                                .stack = (const uint8_t *) frame, .stack_size = 2 * sizeof(uint64_t) },
+                               ips, max);
+}
+
 static void test_unwind_fp_chain_ends_at_zero_bp(void **state) {
         _cleanup_(unwinder_freep) Unwinder *u = NULL;
         _cleanup_(snapshot_done) Snapshot s = {};
@@ -191,10 +201,7 @@ static void test_unwind_fp_chain_ends_at_zero_bp(void **state) {
 
         frame[0] = 0;      /* the caller's bp: none */
         frame[1] = lib_ip; /* the return address */
-        n = unwinder_unwind(u, s.procs,
-                            &(UnwindInput) { .pid = FIXTURE_PID, .ip = lib_ip, .sp = 0x7ff000000000, .bp = 0x7ff000000000,
-                                             .stack = (const uint8_t *) frame, .stack_size = sizeof(frame) },
-                            ips, ELEMENTSOF(ips));
+        n = walk_frame(u, &s, lib_ip, SYNTH_SP, frame, ips, ELEMENTSOF(ips));
         assert_int_equal(n, 2);
         assert_int_equal(ips[0], lib_ip);
         assert_int_equal(ips[1], lib_ip);
@@ -203,21 +210,15 @@ static void test_unwind_fp_chain_ends_at_zero_bp(void **state) {
         assert_int_equal(st.stacks_cut, 0);
 
         /* The interrupted frame's own bp of 0 is a register like any other: a cut. */
-        n = unwinder_unwind(u, s.procs,
-                            &(UnwindInput) { .pid = FIXTURE_PID, .ip = lib_ip - 1, .sp = 0x7ff000000000, .bp = 0,
-                                             .stack = (const uint8_t *) frame, .stack_size = sizeof(frame) },
-                            ips, ELEMENTSOF(ips));
+        n = walk_frame(u, &s, lib_ip - 1, 0, frame, ips, ELEMENTSOF(ips));
         assert_int_equal(n, 2);
         assert_int_equal(ips[1], 0);
         unwinder_get_stats(u, &st);
         assert_int_equal(st.stacks_cut, 1);
 
         /* A saved bp that points outside the copy is a cut, as before. */
-        frame[0] = 0x7ff000100000;
-        n = unwinder_unwind(u, s.procs,
-                            &(UnwindInput) { .pid = FIXTURE_PID, .ip = lib_ip, .sp = 0x7ff000000000, .bp = 0x7ff000000000,
-                                             .stack = (const uint8_t *) frame, .stack_size = sizeof(frame) },
-                            ips, ELEMENTSOF(ips));
+        frame[0] = SYNTH_SP + 0x100000;
+        n = walk_frame(u, &s, lib_ip, SYNTH_SP, frame, ips, ELEMENTSOF(ips));
         assert_int_equal(n, 3);
         assert_int_equal(ips[2], 0);
         unwinder_get_stats(u, &st);
