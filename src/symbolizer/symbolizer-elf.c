@@ -573,7 +573,7 @@ typedef struct GoTable {
  */
 static bool find_go_table(Elf *elf, GoTable *ret) {
         static const char *const sections[] = { ".gopclntab", ".data.rel.ro.gopclntab", ".data.rel.ro" };
-        static const uint32_t magics[] = { 0xfffffff1U, 0xfffffff0U, 0xfffffffaU };
+        static const uint32_t magics[] = { 0xfffffff1U, 0xfffffff0U, 0xfffffffaU, 0xfffffffbU };
         bool go = find_section(elf, ".note.go.buildid") || find_section(elf, ".go.buildinfo");
 
         for (size_t i = 0; i < ELEMENTSOF(sections) - !go; i++) {

@@ -1,14 +1,16 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * .gopclntab: pcHeader, then (at pclnOffset) the functab, nfunc + 1 entries whose last one is the
- * end of the last function, then the _func records the entries point at. Only a function's entry
- * and name are read.
+ * end of the last function, then the _func records the entries point at. Go 1.2-1.15 have no
+ * offsets in their header: the functab follows nfunc, and _func records and names are at offsets
+ * from the table's start. Only a function's entry and name are read.
  */
 #include <errno.h>
 #include <string.h>
 
 #include "symbolizer/symbolizer-gopclntab.h"
 
+#define GO12_MAGIC 0xfffffffbU
 #define GO116_MAGIC 0xfffffffaU
 #define GO118_MAGIC 0xfffffff0U
 #define GO120_MAGIC 0xfffffff1U
@@ -47,7 +49,8 @@ static const char *name_at(const Reader *r, uint64_t names, uint64_t names_size,
 int gopclntab_parse(const uint8_t *data, size_t size, uint64_t text_vaddr, bool big_endian, GoFuncCallback cb,
                     void *userdata) {
         Reader r = { .data = data, .size = size, .big_endian = big_endian };
-        uint64_t magic, ptr_size, nfunc, text_start = 0, names, functab, hdr_off;
+        uint64_t magic, ptr_size, nfunc, text_start = 0, functab, hdr_off;
+        uint64_t names = 0, names_size = size, funcdata = 0; /* before 1.16: the whole table */
         uint64_t prev_entry = 0;
         bool go118;
         unsigned entry_size;
@@ -55,28 +58,37 @@ int gopclntab_parse(const uint8_t *data, size_t size, uint64_t text_vaddr, bool 
 
         if (!read_uint(&r, 0, 4, &magic))
                 return -EBADMSG;
-        if (magic != GO116_MAGIC && magic != GO118_MAGIC && magic != GO120_MAGIC)
+        if (magic != GO12_MAGIC && magic != GO116_MAGIC && magic != GO118_MAGIC && magic != GO120_MAGIC)
                 return -EPROTONOSUPPORT;
-        go118 = magic != GO116_MAGIC;
+        go118 = magic == GO118_MAGIC || magic == GO120_MAGIC;
         if (size < 8 || data[4] != 0 || data[5] != 0 || !read_uint(&r, 7, 1, &ptr_size) ||
             (ptr_size != 4 && ptr_size != 8))
                 return -EBADMSG;
         r.ptr_size = (unsigned) ptr_size;
 
-        /* nfunc, nfiles, [textStart,] funcnameOffset, cuOffset, filetabOffset, pctabOffset, pclnOffset */
         hdr_off = 8;
         if (!read_uint(&r, hdr_off, r.ptr_size, &nfunc) || nfunc == 0 || nfunc > GO_FUNCS_MAX)
                 return -EBADMSG;
-        hdr_off += 2 * r.ptr_size;
-        if (go118) {
-                if (!read_uint(&r, hdr_off, r.ptr_size, &text_start))
+        if (magic == GO12_MAGIC)
+                /* nfunc, then the functab; _func offsets and names are from the table's start */
+                functab = hdr_off + r.ptr_size;
+        else {
+                /* nfunc, nfiles, [textStart,] funcnameOffset, cuOffset, filetabOffset, pctabOffset,
+                 * pclnOffset */
+                hdr_off += 2 * r.ptr_size;
+                if (go118) {
+                        if (!read_uint(&r, hdr_off, r.ptr_size, &text_start))
+                                return -EBADMSG;
+                        hdr_off += r.ptr_size;
+                }
+                if (!read_uint(&r, hdr_off, r.ptr_size, &names) ||
+                    !read_uint(&r, hdr_off + 4 * r.ptr_size, r.ptr_size, &functab))
                         return -EBADMSG;
-                hdr_off += r.ptr_size;
+                if (names >= size || functab >= size || functab <= names)
+                        return -EBADMSG;
+                names_size = functab - names;
+                funcdata = functab;
         }
-        if (!read_uint(&r, hdr_off, r.ptr_size, &names) || !read_uint(&r, hdr_off + 4 * r.ptr_size, r.ptr_size, &functab))
-                return -EBADMSG;
-        if (names >= size || functab >= size || functab <= names)
-                return -EBADMSG;
         if (go118 && text_start == 0)
                 text_start = text_vaddr;
         if (go118 && text_start == 0)
@@ -84,7 +96,8 @@ int gopclntab_parse(const uint8_t *data, size_t size, uint64_t text_vaddr, bool 
 
         /* nfunc entries, then the end of the last function alone (half an entry) */
         entry_size = go118 ? 8 : 2 * r.ptr_size;
-        if ((size - functab - entry_size / 2) / entry_size < nfunc)
+        if (functab > size || size - functab < entry_size / 2 ||
+            (size - functab - entry_size / 2) / entry_size < nfunc)
                 return -EBADMSG;
 
         for (uint64_t i = 0; i <= nfunc; i++) {
@@ -104,11 +117,11 @@ int gopclntab_parse(const uint8_t *data, size_t size, uint64_t text_vaddr, bool 
                         return -EBADMSG;
                 if (go118)
                         next += text_start;
-                /* _func: entryOff uint32 (1.18 on) or entry uintptr (1.16), then nameOff int32 */
-                if (funcoff > size - functab ||
-                    !read_uint(&r, functab + funcoff + (go118 ? 4 : r.ptr_size), 4, &name_off))
+                /* _func: entryOff uint32 (1.18 on) or entry uintptr (before), then nameOff int32 */
+                if (funcoff > size - funcdata ||
+                    !read_uint(&r, funcdata + funcoff + (go118 ? 4 : r.ptr_size), 4, &name_off))
                         return -EBADMSG;
-                name = name_at(&r, names, functab - names, name_off);
+                name = name_at(&r, names, names_size, name_off);
                 prev_entry = entry;
                 if (!name || next <= entry)
                         continue; /* unnamed, or an empty range: nothing to look up */

@@ -5,12 +5,14 @@
  * The runtime needs the table for its own tracebacks, so it survives every strip. Formats read
  * (src/runtime/symtab.go, pcHeader and _func, of the Go releases named):
  *
+ *   Go 1.2-1.15   magic 0xfffffffb: nfunc, then functab entries { entry pc, func offset } of
+ *                 pointer size; func offsets and names from the table's start
  *   Go 1.16-1.17  magic 0xfffffffa: functab entries { entry pc, func offset } of pointer size
  *   Go 1.18-1.19  magic 0xfffffff0: entries { uint32 entry - textStart, uint32 func offset }
  *   Go 1.20 on    magic 0xfffffff1: as 1.18
  *
- * and in each, a function's name at funcnametab + _func.nameOff. Older tables (Go 1.2-1.15,
- * 0xfffffffb) are not read. Every offset is checked against the section: the file is untrusted.
+ * and in each, a function's name at funcnametab + _func.nameOff (the table's start before 1.16).
+ * Go 1.0-1.1's table, another format, is not read. Every offset is checked against the section: the file is untrusted.
  */
 #pragma once
 
