@@ -11,8 +11,9 @@
 #   control          requests tprof-bundle sends and replies tprofd gives
 #   names            comm, DSO and symbol of each frame in tests/data/store/odd-names.perf-script
 #   escape           the hostile fixture bundle's log, and the kmsg and rules test logs
+#   gopclntab        Go function tables in each layout, from make-gopclntab-seeds
 #
-#   make-seeds.sh OUTDIR [BUILDDIR]     (BUILDDIR: where make-window-seeds was built; build-fuzz)
+#   make-seeds.sh OUTDIR [BUILDDIR]     (BUILDDIR: where make-*-seeds were built; build-fuzz)
 set -eu
 
 out=${1:?usage: make-seeds.sh OUTDIR [BUILDDIR]}
@@ -21,7 +22,7 @@ top=$(cd "$here/../.." && pwd)
 build=${2:-$top/build-fuzz}
 data=$top/tests/data
 
-for t in kmsg rules window bundle-manifest control names escape; do
+for t in kmsg rules window bundle-manifest control names escape gopclntab; do
         mkdir -p "$out/$t"
 done
 
@@ -55,6 +56,9 @@ done
 
 # window
 "$build/tests/fuzz/make-window-seeds" "$out/window"
+
+# gopclntab
+"$build/tests/fuzz/make-gopclntab-seeds" "$out/gopclntab"
 
 # bundle-manifest: one state directory per kind, each manifest copied out.
 tmp=$(mktemp -d)

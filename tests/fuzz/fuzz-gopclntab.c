@@ -1,0 +1,58 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * Fuzz target for the Go function table reader (symbolizer/symbolizer-gopclntab): the table comes
+ * from any ELF file a sampled process maps. The input is one byte of options (bit 0: big-endian,
+ * bit 1: a relocated textStart is known), then the table. Results are checked against the
+ * contract in symbolizer-gopclntab.h: names NUL-terminated inside the table and never empty,
+ * ranges in order without overlap, sizes above 0, as many functions reported as the count returned at most.
+ */
+#include <assert.h>
+#include <errno.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "basic/cleanup.h"
+#include "symbolizer/symbolizer-gopclntab.h"
+#include "tests/fuzz/fuzz-util.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+typedef struct Seen {
+        const uint8_t *table;
+        size_t size;
+        uint64_t n, last_end;
+} Seen;
+
+static int on_func(uint64_t entry, uint64_t size, const char *name, void *userdata) {
+        Seen *s = userdata;
+        const uint8_t *p = (const uint8_t *) name;
+
+        assert(p >= s->table && p < s->table + s->size);
+        assert(memchr(p, '\0', (size_t) (s->table + s->size - p)));
+        assert(*name != '\0');
+        assert(size > 0 && entry + size > entry);
+        assert(s->n == 0 || entry >= s->last_end); /* in order, no two ranges overlapping */
+        s->last_end = entry + size;
+        s->n++;
+        return 0;
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+        _cleanup_free_ char *table = NULL;
+        Seen s = {};
+        int r;
+
+        if (size < 1)
+                return 0;
+        table = fuzz_copy(data + 1, size - 1);
+        if (!table)
+                return 0;
+        s.table = (const uint8_t *) table;
+        s.size = size - 1;
+        r = gopclntab_parse(s.table, s.size, data[0] & 2 ? 0x401000 : 0, data[0] & 1, on_func, &s);
+        assert(r >= 0 || r == -EBADMSG || r == -EPROTONOSUPPORT);
+        assert(r < 0 || s.n <= (uint64_t) r);
+        return 0;
+}
