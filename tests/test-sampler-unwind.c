@@ -234,6 +234,48 @@ static void test_unwind_debug_frame(void **state) {
         expect_whole_path(fixture, fixture, UNWIND_MODE_DWARF, false);
 }
 
+/* A 32-bit process: its frame pointers and return addresses are 4 bytes. A synthetic stack of
+ * two frames in a 32-bit program's text ends whole at the saved bp of 0 in `auto`, and is cut
+ * after the interrupted address, for its own reason, with CFI only. */
+static void test_unwind_compat32(void **state) {
+        _cleanup_(unwinder_freep) Unwinder *u = NULL;
+        _cleanup_(unwinder_freep) Unwinder *d = NULL;
+        _cleanup_(proc_table_freep) ProcTable *t = proc_table_new();
+        const uint64_t sp = 0xffffd000, text = 0x8049000;
+        uint32_t stack[6] = {
+                0xdeadbeef, 0xdeadbeef,                      /* the leaf's locals */
+                (uint32_t) sp + 16, (uint32_t) text + 0x100, /* its frame: saved bp, return address */
+                0, (uint32_t) text + 0x200,                  /* the caller's: bp 0, the outermost */
+        };
+        UnwindInput in = { .pid = 4242, .ip = text + 0x50, .sp = sp, .bp = sp + 8,
+                           .stack = (const uint8_t *) stack, .stack_size = sizeof(stack), .compat32 = true };
+        uint64_t ips[16];
+        UnwindStats st;
+        size_t n;
+
+        assert_non_null(t);
+        assert_int_equal(proc_table_mmap(t, 4242, &(ProcMap) { .start = text, .end = text + 0x1000,
+                                                               .prot = 5, .ino = 7, .path = (char *) "/p32" }), 0);
+        assert_int_equal(unwinder_new(&(UnwinderOptions) { .mode = UNWIND_MODE_AUTO }, &u), 0);
+        n = unwinder_unwind(u, t, &in, ips, ELEMENTSOF(ips));
+        assert_int_equal(n, 3);
+        assert_int_equal(ips[0], text + 0x50);
+        assert_int_equal(ips[1], text + 0x100);
+        assert_int_equal(ips[2], text + 0x200);
+        unwinder_get_stats(u, &st);
+        assert_int_equal(st.stacks_cut, 0);
+        assert_int_equal(st.frames_fp, 2);
+        assert_int_equal(st.files_loaded + st.files_failed + st.files_without_cfi, 0); /* no CFI read */
+
+        assert_int_equal(unwinder_new(&(UnwinderOptions) { .mode = UNWIND_MODE_DWARF }, &d), 0);
+        n = unwinder_unwind(d, t, &in, ips, ELEMENTSOF(ips));
+        assert_int_equal(n, 2);
+        assert_int_equal(ips[1], 0);
+        unwinder_get_stats(d, &st);
+        assert_int_equal(st.cut[UNWIND_CUT_COMPAT32], 1);
+        assert_string_equal(unwind_cut_to_string(UNWIND_CUT_COMPAT32), "32-bit process");
+}
+
 static void test_unwind_dwarf_cuts_without_cfi(void **state) {
         _cleanup_(unwinder_freep) Unwinder *u = NULL;
         _cleanup_(snapshot_done) Snapshot s = {};
@@ -522,6 +564,7 @@ int main(void) {
                 cmocka_unit_test(test_unwind_auto_falls_back_to_frame_pointers),
                 cmocka_unit_test(test_unwind_fp_chain_ends_at_zero_bp),
                 cmocka_unit_test(test_unwind_debug_frame),
+                cmocka_unit_test(test_unwind_compat32),
                 cmocka_unit_test(test_unwind_dwarf_cuts_without_cfi),
                 cmocka_unit_test(test_unwind_short_copy_is_cut),
                 cmocka_unit_test(test_unwind_garbage_stack_ends),

@@ -95,3 +95,6 @@ int proc_maps_parse_line(const char *line, ProcMap *ret);
 void proc_map_done(ProcMap *m);
 
 void proc_table_get_stats(const ProcTable *t, ProcTableStats *ret);
+
+#include "basic/cleanup.h"
+DEFINE_TRIVIAL_CLEANUP_FUNC(ProcTable *, proc_table_free);

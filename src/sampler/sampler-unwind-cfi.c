@@ -62,6 +62,16 @@ bool unwind_memory_read(const UnwindMemory *m, uint64_t addr, uint64_t *ret) {
         return true;
 }
 
+bool unwind_memory_read32(const UnwindMemory *m, uint64_t addr, uint64_t *ret) {
+        uint32_t v;
+
+        if (addr < m->base || addr - m->base > m->size || m->size - (addr - m->base) < sizeof(uint32_t))
+                return false;
+        memcpy(&v, m->data + (addr - m->base), sizeof(uint32_t));
+        *ret = v;
+        return true;
+}
+
 static void debug_frame_done(UnwindCfiFile *f) {
         if (f->debug_dwarf)
                 (void) dwarf_end(f->debug_dwarf); /* and the CFI dwarf_getcfi() made */

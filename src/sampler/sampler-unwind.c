@@ -87,6 +87,7 @@ static const char *const cut_table[_UNWIND_CUT_MAX] = {
         [UNWIND_CUT_BAD] = "bad frame",
         [UNWIND_CUT_DEPTH] = "frame limit",
         [UNWIND_CUT_TIME] = "time budget",
+        [UNWIND_CUT_COMPAT32] = "32-bit process",
 };
 
 const char *unwind_cut_to_string(UnwindCut c) {
@@ -328,6 +329,22 @@ static UnwindStepResult step_fp(UnwindRegs *regs, const UnwindMemory *mem, bool 
         return UNWIND_STEP_OK;
 }
 
+/* The same for a 32-bit process: [bp] and [bp + 4], four bytes each. */
+static UnwindStepResult step_fp32(UnwindRegs *regs, const UnwindMemory *mem, bool first) {
+        uint64_t nbp, ra;
+
+        if (!regs->bp_valid)
+                return UNWIND_STEP_REGISTER;
+        if (regs->bp == 0)
+                return first ? UNWIND_STEP_MEMORY : UNWIND_STEP_END;
+        if (!unwind_memory_read32(mem, regs->bp, &nbp) || !unwind_memory_read32(mem, regs->bp + 4, &ra))
+                return UNWIND_STEP_MEMORY;
+        regs->sp = regs->bp + 8;
+        regs->bp = nbp;
+        regs->ip = ra;
+        return UNWIND_STEP_OK;
+}
+
 size_t unwinder_unwind(Unwinder *u, ProcTable *procs, const UnwindInput *in, uint64_t *ips, size_t max) {
         UnwindMemory mem = { .base = in->sp, .data = in->stack, .size = in->stack_size };
         UnwindRegs regs = { .ip = in->ip, .sp = in->sp, .bp = in->bp, .bp_valid = true };
@@ -362,7 +379,8 @@ size_t unwinder_unwind(Unwinder *u, ProcTable *procs, const UnwindInput *in, uin
                         cut = UNWIND_CUT_UNMAPPED;
                         break;
                 }
-                f = file_for(u, in->pid, m, &load_nsec);
+                if (!in->compat32)
+                        f = file_for(u, in->pid, m, &load_nsec);
                 if (f && unwind_cfi_file_offset_to_vaddr(f, lookup - m->start + m->pgoff, &vaddr)) {
                         const UnwindRule *rule = rule_for(u, f, vaddr, &buf);
                         /* The rule is for the address looked up; a signal frame's return address is exact. */
@@ -373,7 +391,8 @@ size_t unwinder_unwind(Unwinder *u, ProcTable *procs, const UnwindInput *in, uin
                         }
                 }
                 if (r == UNWIND_STEP_NO_CFI && u->mode == UNWIND_MODE_AUTO) {
-                        r = step_fp(&regs, &mem, /* first= */ n == 1);
+                        r = in->compat32 ? step_fp32(&regs, &mem, /* first= */ n == 1)
+                                         : step_fp(&regs, &mem, /* first= */ n == 1);
                         if (r == UNWIND_STEP_OK) {
                                 u->stats.frames_fp++;
                                 used_fp = true;
@@ -386,7 +405,7 @@ size_t unwinder_unwind(Unwinder *u, ProcTable *procs, const UnwindInput *in, uin
                         break;
                 }
                 if (r != UNWIND_STEP_OK) {
-                        cut = step_result_to_cut(r);
+                        cut = in->compat32 && r == UNWIND_STEP_NO_CFI ? UNWIND_CUT_COMPAT32 : step_result_to_cut(r);
                         break;
                 }
                 if (regs.ip == 0) /* some outermost frames end in a zero return address instead */

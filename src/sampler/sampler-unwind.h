@@ -7,7 +7,9 @@
  * the first one the interrupted instruction and the others return addresses, exactly what a
  * frame-pointer call chain gives: the frames path (sampler-frames.c) takes it as it is. A stack
  * that cannot be walked to its outermost frame ends in one address 0, which that path turns into
- * the one "[unknown]" frame of a cut chain; why it was cut is counted here.
+ * the one "[unknown]" frame of a cut chain; why it was cut is counted here. A 32-bit process on
+ * the 64-bit kernel is walked by its 4-byte frame pointers in `auto` mode (as the kernel's own
+ * walk does for perf -g), never by CFI, whose registers and rules are i386's.
  *
  * Caches: one CFI table per file identity (device + inode of the mapping; tables of identical
  * build ids are shared), and a direct-mapped cache of compact rules per (file, address), so a
@@ -41,6 +43,7 @@ typedef enum UnwindCut {
         UNWIND_CUT_BAD,      /* a rule we cannot use, or a step that did not move up the stack */
         UNWIND_CUT_DEPTH,    /* the frame limit */
         UNWIND_CUT_TIME,     /* the time budget */
+        UNWIND_CUT_COMPAT32, /* a 32-bit process whose frame pointers end (its CFI is not read) */
         _UNWIND_CUT_MAX,
         _UNWIND_CUT_INVALID = -22,
 } UnwindCut;
@@ -80,6 +83,7 @@ typedef struct UnwindInput {
         uint64_t ip, sp, bp;  /* user registers of the sample */
         const uint8_t *stack; /* the copy from sp on */
         size_t stack_size;    /* bytes of it that were filled */
+        bool compat32;        /* a 32-bit process (PERF_SAMPLE_REGS_ABI_32): 4-byte frame pointers only */
 } UnwindInput;
 
 typedef struct Unwinder Unwinder;

@@ -491,6 +491,7 @@ static void unwind_user(Sampler *s, RecordSample *rs) {
                                              .bp = rs->user_bp,
                                              .stack = rs->stack,
                                              .stack_size = rs->stack_dyn_size,
+                                             .compat32 = rs->regs_abi == PERF_SAMPLE_REGS_ABI_32,
                                      },
                                      s->chain + n, max_user);
         rs->ips = s->chain;

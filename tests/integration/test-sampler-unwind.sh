@@ -7,7 +7,8 @@
 # least 90% of the samples both ways. Then the fixture built without frame pointers (PIE, shared
 # library, stripped copy) with its known call path, a process that execs into another binary, and
 # one that loads and unloads a library while sampled; and --unwind fp still gives the old cut
-# stacks on the same binary, so the check can fail.
+# stacks on the same binary, so the check can fail. Last, a 32-bit program, walked by its frame
+# pointers.
 set -eu
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/test-sampler-lib.sh"
@@ -145,4 +146,23 @@ echo "dlclose: $good of $total samples whole"
 [ "$total" -ge 3 ] && [ $((good * 100)) -ge $((total * 80)) ] ||
         fail "dlclose: $good of $total samples whole: $(head -20 "$OUT"); $(cat "$ERR")"
 grep -q 'user stacks (auto): [0-9]* walked' "$ERR" || fail "summary has no unwinding line: $(cat "$ERR")"
+
+# --- a 32-bit process: walked by its 4-byte frame pointers, never by x86-64 rules on its CFI
+if [ -n "${TPROF_COMPAT32_FIXTURE:-}" ]; then
+        "$TPROF_COMPAT32_FIXTURE" &
+        pid=$!
+        on_exit "kill $pid 2>/dev/null"
+        sleep 0.2
+        once 3 --pid "$pid" --unwind auto
+        fixture_check compat32 compat32-fixtur \
+                '^compat32-fixtur;_start;compat32_main;compat32_outer;compat32_middle;compat32_leaf$'
+        # CFI only: the leaf, cut for the reason it has.
+        once 2 --pid "$pid" --unwind dwarf
+        kill "$pid" 2>/dev/null || true
+        grep -q 'cut (32-bit process: [0-9]*)' "$ERR" || fail "compat32 with --unwind dwarf: $(cat "$ERR")"
+        [ "$(comm_matching compat32-fixtur '^compat32-fixtur;\[unknown\];compat32_leaf$')" -ge 1 ] ||
+                fail "compat32 with --unwind dwarf: $(head -5 "$OUT")"
+else
+        echo "compat32: no 32-bit fixture (the compiler cannot build -m32 programs)"
+fi
 echo OK
