@@ -16,9 +16,11 @@
 #include <elfutils/libdwfl.h>
 #include <errno.h>
 #include <inttypes.h>
+#include <libgen.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -232,6 +234,38 @@ static void test_unwind_debug_frame(void **state) {
 
         expect_whole_path(fixture, fixture, UNWIND_MODE_AUTO, false);
         expect_whole_path(fixture, fixture, UNWIND_MODE_DWARF, false);
+}
+
+/* The same library with its .debug_frame compressed the older GNU way (.zdebug_frame, as Go's
+ * linker wrote it from Go 1.11 to 1.18), loaded in its place through LD_LIBRARY_PATH. */
+static void test_unwind_zdebug_frame(void **state) {
+        const char *fixture = getenv("TPROF_UNWIND_FIXTURE_DEBUGFRAME"), *old = getenv("LD_LIBRARY_PATH");
+        _cleanup_free_ char *saved = old ? strdup(old) : NULL, *dir = strdup(fixture);
+        char copies[PATH_MAX], lib[PATH_MAX + 64], cmd[3 * PATH_MAX + 128];
+        _cleanup_(snapshot_done) Snapshot s = {};
+        bool loaded = false;
+        int r;
+
+        assert_non_null(dir);
+        snprintf(copies, sizeof(copies), "%s/zdebug", tmpdir);
+        snprintf(lib, sizeof(lib), "%s/libtprof-unwind-fixture-debugframe.so", copies);
+        assert_int_equal(mkdir(copies, 0755), 0);
+        snprintf(cmd, sizeof(cmd), "objcopy --compress-debug-sections=zlib-gnu '%s/libtprof-unwind-fixture-debugframe.so' '%s'",
+                 dirname(dir), lib);
+        r = system(cmd);
+        if (r != 0) {
+                (void) rmdir(copies);
+                skip(); /* no objcopy */
+        }
+        assert_int_equal(setenv("LD_LIBRARY_PATH", copies, 1), 0);
+        take_snapshot(fixture, &s);
+        for (size_t i = 0; i < s.n_maps; i++)
+                loaded = loaded || streq(s.maps[i].path, lib);
+        assert_true(loaded);
+        expect_whole_path(fixture, fixture, UNWIND_MODE_DWARF, false);
+        assert_int_equal(saved ? setenv("LD_LIBRARY_PATH", saved, 1) : unsetenv("LD_LIBRARY_PATH"), 0);
+        assert_int_equal(unlink(lib), 0);
+        assert_int_equal(rmdir(copies), 0);
 }
 
 /* A 32-bit process: its frame pointers and return addresses are 4 bytes. A synthetic stack of
@@ -564,6 +598,7 @@ int main(void) {
                 cmocka_unit_test(test_unwind_auto_falls_back_to_frame_pointers),
                 cmocka_unit_test(test_unwind_fp_chain_ends_at_zero_bp),
                 cmocka_unit_test(test_unwind_debug_frame),
+                cmocka_unit_test(test_unwind_zdebug_frame),
                 cmocka_unit_test(test_unwind_compat32),
                 cmocka_unit_test(test_unwind_dwarf_cuts_without_cfi),
                 cmocka_unit_test(test_unwind_short_copy_is_cut),

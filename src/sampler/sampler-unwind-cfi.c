@@ -129,7 +129,7 @@ static size_t cfi_section_bytes(Elf *elf, bool *ret_debug_frame) {
                 name = elf_strptr(elf, shstrndx, sh.sh_name);
                 if (name && (streq(name, ".eh_frame") || streq(name, ".eh_frame_hdr")))
                         bytes += sh.sh_size;
-                else if (name && streq(name, ".debug_frame"))
+                else if (name && (streq(name, ".debug_frame") || streq(name, ".zdebug_frame")))
                         *ret_debug_frame = true;
                 bytes += sizeof(GElf_Shdr);
         }
@@ -142,9 +142,11 @@ static size_t cfi_section_bytes(Elf *elf, bool *ret_debug_frame) {
 /*
  * src's .debug_frame into f->debug_cfi, through an image of header, the section, the section
  * names and three section headers. src is a descriptor of its own for a file (closed by the
- * caller, so the section's bytes are held once, in the image), f->elf for memory. The size is
- * checked before anything is read or decompressed: a hostile file's small section can claim
- * to expand to gigabytes.
+ * caller, so the section's bytes are held once, in the image), f->elf for memory. The section
+ * may be compressed (SHF_COMPRESSED), or be the older GNU .zdebug_frame ("ZLIB", the size as a
+ * 64-bit big-endian number, a zlib stream; Go's linker wrote it from Go 1.11 to 1.18, before its
+ * move to SHF_COMPRESSED). The size is checked before anything is read or decompressed: a hostile
+ * file's small section can claim to expand to gigabytes.
  */
 static int load_debug_frame(UnwindCfiFile *f, Elf *src) {
         static const char names[] = "\0.debug_frame\0.shstrtab";
@@ -155,6 +157,7 @@ static int load_debug_frame(UnwindCfiFile *f, Elf *src) {
         GElf_Ehdr eh;
         uint8_t *image;
         uint64_t want;
+        bool gnu = false;
 
         if (!gelf_getehdr(src, &eh) || eh.e_ident[EI_CLASS] != ELFCLASS64 || elf_getshdrstrndx(src, &shstrndx) < 0)
                 return -ENODATA;
@@ -168,7 +171,7 @@ static int load_debug_frame(UnwindCfiFile *f, Elf *src) {
                 if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_PROGBITS)
                         continue;
                 name = elf_strptr(src, shstrndx, sh.sh_name);
-                if (name && streq(name, ".debug_frame")) {
+                if (name && (streq(name, ".debug_frame") || (gnu = streq(name, ".zdebug_frame")))) {
                         found = scn;
                         fsh = sh;
                         break;
@@ -182,10 +185,24 @@ static int load_debug_frame(UnwindCfiFile *f, Elf *src) {
                 if (fsh.sh_size > UNWIND_DEBUG_FRAME_BYTES_MAX || !gelf_getchdr(found, &ch))
                         return -EFBIG;
                 want = ch.ch_size;
+        } else if (gnu) {
+                const uint8_t *p;
+
+                if (fsh.sh_size > UNWIND_DEBUG_FRAME_BYTES_MAX)
+                        return -EFBIG;
+                data = elf_rawdata(found, NULL);
+                if (!data || !data->d_buf || data->d_size < 12 || memcmp(data->d_buf, "ZLIB", 4) != 0)
+                        return -EBADMSG;
+                p = (const uint8_t *) data->d_buf + 4;
+                want = 0;
+                for (unsigned i = 0; i < 8; i++)
+                        want = want << 8 | p[i];
         }
         if (want == 0 || want > UNWIND_DEBUG_FRAME_BYTES_MAX)
                 return -EFBIG;
         if ((fsh.sh_flags & SHF_COMPRESSED) && elf_compress(found, 0, 0) < 0)
+                return -EBADMSG;
+        if (gnu && !(fsh.sh_flags & SHF_COMPRESSED) && elf_compress_gnu(found, 0, 0) < 0)
                 return -EBADMSG;
         data = elf_getdata(found, NULL);
         if (!data || !data->d_buf || data->d_size == 0 || data->d_size > UNWIND_DEBUG_FRAME_BYTES_MAX)
