@@ -13,8 +13,9 @@
 #include <string.h>
 
 #define GOPCLNTAB_TEXT 0x401000U /* where the tables' functions are */
-/* A _func record as long as Go 1.16's (entry, nameOff, args, deferreturn, pcsp, pcfile, pcln,
- * npcdata, cuOffset, funcID, flags, nfuncdata): Go's own reader looks past the name. */
+/* A _func record of Go 1.18's length (entryOff, nameOff, args, deferreturn, pcsp, pcfile, pcln,
+ * npcdata, cuOffset, funcID, flags, nfuncdata; Go 1.15's is as long): Go's own reader looks past
+ * the name. */
 #define GOPCLNTAB_FUNC_SIZE 40U
 
 static inline void gopclntab_put(uint8_t *p, uint64_t v, unsigned n) {

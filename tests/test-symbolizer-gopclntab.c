@@ -16,16 +16,19 @@
 typedef struct Seen {
         unsigned n;
         uint64_t entry[8], size[8];
+        size_t name_len[8];
         char name[8][32];
 } Seen;
 
-static int on_func(uint64_t entry, uint64_t size, const char *name, void *userdata) {
+static int on_func(uint64_t entry, uint64_t size, const char *name, size_t name_len, void *userdata) {
         Seen *s = userdata;
 
         assert_true(s->n < 8);
+        assert_null(memchr(name, '\0', name_len));
         s->entry[s->n] = entry;
         s->size[s->n] = size;
-        snprintf(s->name[s->n], sizeof(s->name[0]), "%s", name);
+        s->name_len[s->n] = name_len;
+        snprintf(s->name[s->n], sizeof(s->name[0]), "%.*s", (int) MIN(name_len, sizeof(s->name[0]) - 1), name);
         s->n++;
         return 0;
 }
@@ -80,8 +83,9 @@ static void test_go12(void **state) {
 
         assert_int_equal(gopclntab_parse(t, n, 0, false, on_func, &s), 3);
         expect_three(&s);
-        /* The table's end right after the functab's last half entry: nothing past it read. */
-        assert_int_equal(gopclntab_parse(t, 16 + 3 * 16 + 4, 0, false, on_func, &s), -EBADMSG);
+        /* The table's end right after the functab's last half entry: the _func records are past
+         * it, and are not read. */
+        assert_int_equal(gopclntab_parse(t, 16 + 3 * 16 + 8, 0, false, on_func, &s), -EBADMSG);
 }
 
 /* Cut anywhere: never read past the end (each cut in a buffer of exactly its size, so a sanitizer
@@ -107,6 +111,33 @@ static void damage_everywhere(const uint8_t *t, size_t n) {
                         (void) gopclntab_parse(c, n, 0, false, on_func, &s);
                         free(c);
                 }
+}
+
+/* Every function's name in one long stretch without a NUL: each name is cut at
+ * GOPCLNTAB_NAME_BYTES_MAX, and no function costs a scan of the whole stretch. */
+static void test_long_names(void **state) {
+        const size_t stretch = 1024 * 1024;
+        uint8_t *t = calloc(1, 512 + stretch);
+        size_t n;
+        Seen s = {};
+
+        assert_non_null(t);
+        n = gopclntab_make_go12(t, 512);
+        /* The three names now far into a stretch of 'x' appended to the table. */
+        memset(t + n, 'x', stretch);
+        for (unsigned i = 0; i < 3; i++)
+                gopclntab_put(t + n - 3 * GOPCLNTAB_FUNC_SIZE + i * GOPCLNTAB_FUNC_SIZE + 8, n + i * 1000, 4);
+        assert_int_equal(gopclntab_parse(t, n + stretch, 0, false, on_func, &s), 3);
+        assert_int_equal(s.n, 3);
+        for (unsigned i = 0; i < 3; i++)
+                assert_int_equal(s.name_len[i], GOPCLNTAB_NAME_BYTES_MAX);
+        assert_int_equal(strspn(s.name[0], "x"), sizeof(s.name[0]) - 1);
+        /* The stretch's end is the table's: a name there ends with it. */
+        s = (Seen) {};
+        gopclntab_put(t + n - 3 * GOPCLNTAB_FUNC_SIZE + 8, n + stretch - 5, 4);
+        assert_int_equal(gopclntab_parse(t, n + stretch, 0, false, on_func, &s), 3);
+        assert_int_equal(s.name_len[0], 5);
+        free(t);
 }
 
 static void test_other_releases_and_damage(void **state) {
@@ -144,6 +175,7 @@ int main(void) {
                 cmocka_unit_test(test_go118_and_go120),
                 cmocka_unit_test(test_go116),
                 cmocka_unit_test(test_go12),
+                cmocka_unit_test(test_long_names),
                 cmocka_unit_test(test_other_releases_and_damage),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);

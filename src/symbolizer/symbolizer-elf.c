@@ -105,8 +105,9 @@ const uint8_t *elf_symbols_build_id(const ElfSymbols *e, size_t *ret_len) {
         return e->build_id_len > 0 ? e->build_id : NULL;
 }
 
-static int add_symbol(ElfSymbols *e, uint64_t addr, uint64_t size, const char *name, bool global) {
-        size_t l = strnlen(name, PROFILE_NAME_BYTES_MAX - 1);
+/* name: l bytes, cut to what a profile keeps. */
+static int add_symbol_n(ElfSymbols *e, uint64_t addr, uint64_t size, const char *name, size_t l, bool global) {
+        l = MIN(l, (size_t) PROFILE_NAME_BYTES_MAX - 1);
 
         if (e->n_syms >= ELF_SYMBOLS_MAX || e->names_len + l + 1 > UINT32_MAX)
                 return -E2BIG;
@@ -118,6 +119,10 @@ static int add_symbol(ElfSymbols *e, uint64_t addr, uint64_t size, const char *n
         e->syms[e->n_syms++] = (ElfSym) { .addr = addr, .size = size, .name = (uint32_t) e->names_len, .global = global };
         e->names_len += l + 1;
         return 0;
+}
+
+static int add_symbol(ElfSymbols *e, uint64_t addr, uint64_t size, const char *name, bool global) {
+        return add_symbol_n(e, addr, size, name, strnlen(name, PROFILE_NAME_BYTES_MAX - 1), global);
 }
 
 static int add_symbols(ElfSymbols *e, Elf *elf, GElf_Word sh_type) {
@@ -528,8 +533,8 @@ static bool load_minidebuginfo(ElfSymbols *e, Elf *elf) {
 
 static const char *const default_roots[] = { "", NULL };
 
-static int on_go_func(uint64_t entry, uint64_t size, const char *name, void *userdata) {
-        return add_symbol(userdata, entry, size, name, true);
+static int on_go_func(uint64_t entry, uint64_t size, const char *name, size_t name_len, void *userdata) {
+        return add_symbol_n(userdata, entry, size, name, name_len, true);
 }
 
 /* The addend of the R_X86_64_RELATIVE relocation at vaddr, 0 if none: what the dynamic loader
@@ -593,7 +598,9 @@ static bool find_go_table(Elf *elf, GoTable *ret) {
 
                         memcpy(&m, p, sizeof m);
                         for (size_t k = 0; k < ELEMENTSOF(magics) && p[4] == 0 && p[5] == 0 && p[7] == 8; k++)
-                                if (m == magics[k]) {
+                                /* A Go 1.2-1.15 header holds little else to check: only where a section
+                                 * of its own starts (such a PIE's table is not readable anyway). */
+                                if (m == magics[k] && (m != 0xfffffffbU || off == 0)) {
                                         *ret = (GoTable) { .data = p, .size = data->d_size - off, .vaddr = sh.sh_addr + off };
                                         return true;
                                 }

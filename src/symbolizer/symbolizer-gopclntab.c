@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <string.h>
 
+#include "basic/macro.h"
 #include "symbolizer/symbolizer-gopclntab.h"
 
 #define GO12_MAGIC 0xfffffffbU
@@ -36,14 +37,21 @@ static bool read_uint(const Reader *r, uint64_t off, unsigned n, uint64_t *ret) 
         return true;
 }
 
-/* The NUL-terminated name at off of the names table [names, names + names_size). */
-static const char *name_at(const Reader *r, uint64_t names, uint64_t names_size, uint64_t off) {
-        const char *s;
+/* The name at off of the names table [names, names + names_size): up to its NUL, the table's end
+ * or GOPCLNTAB_NAME_BYTES_MAX bytes, whichever comes first, so that a hostile table whose
+ * functions all point into one long stretch without a NUL costs each function that much at most,
+ * not the whole stretch. NULL when empty. */
+static const char *name_at(const Reader *r, uint64_t names, uint64_t names_size, uint64_t off, size_t *ret_len) {
+        const char *s, *nul;
+        size_t max;
 
         if (off >= names_size)
                 return NULL;
         s = (const char *) r->data + names + off;
-        return memchr(s, '\0', names_size - off) && *s ? s : NULL;
+        max = (size_t) MIN(names_size - off, (uint64_t) GOPCLNTAB_NAME_BYTES_MAX);
+        nul = memchr(s, '\0', max);
+        *ret_len = nul ? (size_t) (nul - s) : max;
+        return *ret_len > 0 ? s : NULL;
 }
 
 int gopclntab_parse(const uint8_t *data, size_t size, uint64_t text_vaddr, bool big_endian, GoFuncCallback cb,
@@ -103,6 +111,7 @@ int gopclntab_parse(const uint8_t *data, size_t size, uint64_t text_vaddr, bool 
         for (uint64_t i = 0; i <= nfunc; i++) {
                 uint64_t e = functab + i * entry_size, entry, funcoff, next, name_off;
                 const char *name;
+                size_t name_len;
 
                 if (!read_uint(&r, e, go118 ? 4 : r.ptr_size, &entry))
                         return -EBADMSG;
@@ -121,11 +130,11 @@ int gopclntab_parse(const uint8_t *data, size_t size, uint64_t text_vaddr, bool 
                 if (funcoff > size - funcdata ||
                     !read_uint(&r, funcdata + funcoff + (go118 ? 4 : r.ptr_size), 4, &name_off))
                         return -EBADMSG;
-                name = name_at(&r, names, names_size, name_off);
+                name = name_at(&r, names, names_size, name_off, &name_len);
                 prev_entry = entry;
                 if (!name || next <= entry)
                         continue; /* unnamed, or an empty range: nothing to look up */
-                k = cb(entry, next - entry, name, userdata);
+                k = cb(entry, next - entry, name, name_len, userdata);
                 if (k < 0)
                         return k;
         }

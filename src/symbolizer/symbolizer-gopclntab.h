@@ -20,9 +20,13 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* Longer names are cut there (tprof keeps 1023 bytes of a name). */
+#define GOPCLNTAB_NAME_BYTES_MAX 1024U
+
 /* One function: its entry address (link-time, like an ELF symbol's value), its size (to the next
- * entry) and its name (NUL-terminated, inside the table). Returns < 0 to stop. */
-typedef int (*GoFuncCallback)(uint64_t entry, uint64_t size, const char *name, void *userdata);
+ * entry) and its name: name_len bytes (1 to GOPCLNTAB_NAME_BYTES_MAX, no NUL among them) inside
+ * the table, not NUL-terminated when cut. Returns < 0 to stop. */
+typedef int (*GoFuncCallback)(uint64_t entry, uint64_t size, const char *name, size_t name_len, void *userdata);
 
 /*
  * Calls cb for each function of the table in data (its bytes, size long). text_vaddr is what a

@@ -3,7 +3,8 @@
  * Fuzz target for the Go function table reader (symbolizer/symbolizer-gopclntab): the table comes
  * from any ELF file a sampled process maps. The input is one byte of options (bit 0: big-endian,
  * bit 1: a relocated textStart is known), then the table. Results are checked against the
- * contract in symbolizer-gopclntab.h: names NUL-terminated inside the table and never empty,
+ * contract in symbolizer-gopclntab.h: names inside the table, never empty, without a NUL and
+ * at most GOPCLNTAB_NAME_BYTES_MAX long,
  * ranges in order without overlap, sizes above 0, as many functions reported as the count returned at most.
  */
 #include <assert.h>
@@ -25,13 +26,13 @@ typedef struct Seen {
         uint64_t n, last_end;
 } Seen;
 
-static int on_func(uint64_t entry, uint64_t size, const char *name, void *userdata) {
+static int on_func(uint64_t entry, uint64_t size, const char *name, size_t name_len, void *userdata) {
         Seen *s = userdata;
         const uint8_t *p = (const uint8_t *) name;
 
         assert(p >= s->table && p < s->table + s->size);
-        assert(memchr(p, '\0', (size_t) (s->table + s->size - p)));
-        assert(*name != '\0');
+        assert(name_len > 0 && name_len <= GOPCLNTAB_NAME_BYTES_MAX && name_len <= (size_t) (s->table + s->size - p));
+        assert(!memchr(p, '\0', name_len));
         assert(size > 0 && entry + size > entry);
         assert(s->n == 0 || entry >= s->last_end); /* in order, no two ranges overlapping */
         s->last_end = entry + size;
