@@ -346,8 +346,10 @@ static UnwindStepResult step_fp32(UnwindRegs *regs, const UnwindMemory *mem, boo
 }
 
 size_t unwinder_unwind(Unwinder *u, ProcTable *procs, const UnwindInput *in, uint64_t *ips, size_t max) {
-        UnwindMemory mem = { .base = in->sp, .data = in->stack, .size = in->stack_size };
-        UnwindRegs regs = { .ip = in->ip, .sp = in->sp, .bp = in->bp, .bp_valid = true };
+        /* A 32-bit process's registers, as the kernel's own walk takes them (compat_ptr). */
+        const uint64_t mask = in->compat32 ? UINT32_MAX : UINT64_MAX;
+        UnwindMemory mem = { .base = in->sp & mask, .data = in->stack, .size = in->stack_size };
+        UnwindRegs regs = { .ip = in->ip & mask, .sp = in->sp & mask, .bp = in->bp & mask, .bp_valid = true };
         /* Reading the clock costs about as much as walking a frame, so a stack of fewer than
          * UNWIND_CLOCK_FRAMES frames never reads it: the budget starts at the first check. One
          * stack in UNWIND_TIMED_EVERY is timed whole for the statistics. */

@@ -148,21 +148,28 @@ echo "dlclose: $good of $total samples whole"
 grep -q 'user stacks (auto): [0-9]* walked' "$ERR" || fail "summary has no unwinding line: $(cat "$ERR")"
 
 # --- a 32-bit process: walked by its 4-byte frame pointers, never by x86-64 rules on its CFI
-if [ -n "${TPROF_COMPAT32_FIXTURE:-}" ]; then
+compat32() {
         "$TPROF_COMPAT32_FIXTURE" &
         pid=$!
         on_exit "kill $pid 2>/dev/null"
         sleep 0.2
+        if ! kill -0 "$pid" 2>/dev/null; then
+                echo "compat32: the kernel does not run 32-bit programs (no IA32 emulation): not run"
+                return 0
+        fi
         once 3 --pid "$pid" --unwind auto
         fixture_check compat32 compat32-fixtur \
                 '^compat32-fixtur;_start;compat32_main;compat32_outer;compat32_middle;compat32_leaf$'
         # CFI only: the leaf, cut for the reason it has.
         once 2 --pid "$pid" --unwind dwarf
         kill "$pid" 2>/dev/null || true
-        grep -q 'cut (32-bit process: [0-9]*)' "$ERR" || fail "compat32 with --unwind dwarf: $(cat "$ERR")"
+        grep -Eq '32-bit process: [1-9]' "$ERR" || fail "compat32 with --unwind dwarf: $(cat "$ERR")"
         [ "$(comm_matching compat32-fixtur '^compat32-fixtur;\[unknown\];compat32_leaf$')" -ge 1 ] ||
                 fail "compat32 with --unwind dwarf: $(head -5 "$OUT")"
+}
+if [ -n "${TPROF_COMPAT32_FIXTURE:-}" ]; then
+        compat32
 else
-        echo "compat32: no 32-bit fixture (the compiler cannot build -m32 programs)"
+        echo "compat32: no 32-bit fixture (the compiler cannot build -m32 programs): not run"
 fi
 echo OK
