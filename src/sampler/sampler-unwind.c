@@ -309,37 +309,24 @@ static UnwindCut step_result_to_cut(UnwindStepResult r) {
         }
 }
 
-/* One frame-pointer step: [bp] is the caller's bp, [bp + 8] the return address. A zero bp that
- * an earlier frame saved ends the chain (the x86-64 psABI: the outermost frame's rbp is 0, as
- * _start and Go's goroutine entry leave it); the interrupted frame's live rbp may be 0 as any
- * register (code without frame pointers), which ends nothing. A caller without frame pointers
- * that zeroed rbp ends a walk early too: frame-pointer walking cannot tell. */
-static UnwindStepResult step_fp(UnwindRegs *regs, const UnwindMemory *mem, bool first) {
+/* One frame-pointer step: [bp] is the caller's bp, [bp + word] the return address (word: 8, or 4
+ * in a 32-bit process). A zero bp that an earlier frame saved ends the chain (the x86-64 psABI:
+ * the outermost frame's rbp is 0, as _start and Go's goroutine entry leave it); the interrupted
+ * frame's live rbp may be 0 as any register (code without frame pointers), which ends nothing. A
+ * caller without frame pointers that zeroed rbp ends a walk early too: frame-pointer walking
+ * cannot tell. */
+static UnwindStepResult step_fp(UnwindRegs *regs, const UnwindMemory *mem, bool first, unsigned word) {
+        bool (*read)(const UnwindMemory *, uint64_t, uint64_t *) = word == 4 ? unwind_memory_read32
+                                                                             : unwind_memory_read;
         uint64_t nbp, ra;
 
         if (!regs->bp_valid)
                 return UNWIND_STEP_REGISTER;
         if (regs->bp == 0)
                 return first ? UNWIND_STEP_MEMORY : UNWIND_STEP_END;
-        if (!unwind_memory_read(mem, regs->bp, &nbp) || !unwind_memory_read(mem, regs->bp + 8, &ra))
+        if (!read(mem, regs->bp, &nbp) || !read(mem, regs->bp + word, &ra))
                 return UNWIND_STEP_MEMORY;
-        regs->sp = regs->bp + 16;
-        regs->bp = nbp;
-        regs->ip = ra;
-        return UNWIND_STEP_OK;
-}
-
-/* The same for a 32-bit process: [bp] and [bp + 4], four bytes each. */
-static UnwindStepResult step_fp32(UnwindRegs *regs, const UnwindMemory *mem, bool first) {
-        uint64_t nbp, ra;
-
-        if (!regs->bp_valid)
-                return UNWIND_STEP_REGISTER;
-        if (regs->bp == 0)
-                return first ? UNWIND_STEP_MEMORY : UNWIND_STEP_END;
-        if (!unwind_memory_read32(mem, regs->bp, &nbp) || !unwind_memory_read32(mem, regs->bp + 4, &ra))
-                return UNWIND_STEP_MEMORY;
-        regs->sp = regs->bp + 8;
+        regs->sp = regs->bp + 2 * word;
         regs->bp = nbp;
         regs->ip = ra;
         return UNWIND_STEP_OK;
@@ -393,8 +380,7 @@ size_t unwinder_unwind(Unwinder *u, ProcTable *procs, const UnwindInput *in, uin
                         }
                 }
                 if (r == UNWIND_STEP_NO_CFI && u->mode == UNWIND_MODE_AUTO) {
-                        r = in->compat32 ? step_fp32(&regs, &mem, /* first= */ n == 1)
-                                         : step_fp(&regs, &mem, /* first= */ n == 1);
+                        r = step_fp(&regs, &mem, /* first= */ n == 1, in->compat32 ? 4 : 8);
                         if (r == UNWIND_STEP_OK) {
                                 u->stats.frames_fp++;
                                 used_fp = true;
