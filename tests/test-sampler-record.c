@@ -80,16 +80,21 @@ static void test_sample(void **state) {
         assert_true(s.kernel_ip);
         assert_int_equal(record_time(h, ST), 5000000000);
 
-        /* A callchain count larger than the record. */
+        /* A callchain count larger than the record: refused, though its time still orders it. */
         ((uint64_t *) (b.b + 8))[5] = 1000;
         assert_int_equal(record_parse_sample(h, ST, &s), -EBADMSG);
+        assert_int_equal(record_time(h, ST), 5000000000);
         ((uint64_t *) (b.b + 8))[5] = 4;
         /* Cut in the fixed part. */
         ((struct perf_event_header *) b.b)->size = 24;
         assert_int_equal(record_parse_sample(h, ST, &s), -EBADMSG);
+        assert_int_equal(record_time(h, ST), 0); /* cut before its time */
+        ((struct perf_event_header *) b.b)->size = 32;
+        assert_int_equal(record_time(h, ST), 5000000000);
         /* Another sample_type is not ours to decode. */
         ((struct perf_event_header *) b.b)->size = (uint16_t) b.n;
         assert_int_equal(record_parse_sample(h, ST | PERF_SAMPLE_ADDR, &s), -EINVAL);
+        assert_int_equal(record_time(h, ST | PERF_SAMPLE_ADDR), 0);
 }
 
 /* With REGS_USER and STACK_USER: registers in mask order (bp, sp, ip), then the copy and its

@@ -303,8 +303,16 @@ uint64_t record_time(const struct perf_event_header *h, uint64_t st) {
         RecordId id;
 
         if (h->type == PERF_RECORD_SAMPLE) {
-                RecordSample s;
-                return record_parse_sample(h, st, &s) >= 0 ? s.id.time : 0;
+                /* ip, pid and tid, then the time: read in place, the rest left to the parse that
+                 * follows (a sample ends in its stack copy, and a whole parse here read every
+                 * sample's fields twice: 2-4% of the daemon's CPU). */
+                Cursor c = cursor_of(h);
+                uint64_t ip, t;
+                uint32_t pid, tid;
+
+                if ((st & ~(uint64_t) (SAMPLER_SAMPLE_TYPE_UNWIND | PERF_SAMPLE_CGROUP)) != SAMPLER_SAMPLE_TYPE)
+                        return 0;
+                return cursor_u64(&c, &ip) && cursor_u32_pair(&c, &pid, &tid) && cursor_u64(&c, &t) ? t : 0;
         }
         return record_parse_id(h, st, &id) >= 0 ? id.time : 0;
 }

@@ -106,5 +106,6 @@ int record_parse_throttle(const struct perf_event_header *h, uint64_t sample_typ
 /* The sample_id_all trailer of any side-band record (time for ordering); -EBADMSG if too short. */
 int record_parse_id(const struct perf_event_header *h, uint64_t sample_type, RecordId *ret);
 
-/* Time by which records are ordered: a sample's time, or a side-band record's trailer time; 0 if none. */
+/* Time by which records are ordered: a sample's time, or a side-band record's trailer time; 0 if none.
+ * A sample's time is read without parsing the rest of it: record_parse_sample() may still refuse it. */
 uint64_t record_time(const struct perf_event_header *h, uint64_t sample_type);
