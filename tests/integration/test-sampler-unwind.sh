@@ -7,7 +7,8 @@
 # least 90% of the samples both ways. Then the fixture built without frame pointers (PIE, shared
 # library, stripped copy) with its known call path, a process that execs into another binary, and
 # one that loads and unloads a library while sampled; and --unwind fp still gives the old cut
-# stacks on the same binary, so the check can fail. Last, a 32-bit program, walked by its frame
+# stacks on the same binary, so the check can fail. Last, a program in a mount namespace of its
+# own at a path that holds another file on the host, and a 32-bit program, walked by its frame
 # pointers.
 set -eu
 . "$(dirname "$0")/lib.sh"
@@ -146,6 +147,31 @@ echo "dlclose: $good of $total samples whole"
 [ "$total" -ge 3 ] && [ $((good * 100)) -ge $((total * 80)) ] ||
         fail "dlclose: $good of $total samples whole: $(head -20 "$OUT"); $(cat "$ERR")"
 grep -q 'user stacks (auto): [0-9]* walked' "$ERR" || fail "summary has no unwinding line: $(cat "$ERR")"
+
+# --- a container's program: in a mount namespace of its own, at a path that holds another file on
+# the host; its stacks and names must come from its own file (through /proc/PID/map_files)
+container() {
+        local host=$TEST_TMP/ctr-host ns=$TEST_TMP/ctr-ns
+        mkdir -p "$host" "$ns"
+        cp /bin/true "$host/app"
+        cp "$TPROF_UNWIND_FIXTURE" "$ns/app"
+        unshare -m --propagation private sh -c 'mount --bind "$1" "$2" && exec "$2/app" spin 4' sh "$ns" "$host" &
+        pid=$!
+        on_exit "kill $pid 2>/dev/null"
+        sleep 0.3
+        if ! grep -q "$host/app" "/proc/$pid/maps" 2>/dev/null; then
+                echo "container: no private mount namespace here: not run"
+                return 0
+        fi
+        once 3 --pid "$pid" --unwind auto
+        wait "$pid" || true
+        fixture_check container app "^app;_start;.*;main;unwind_outer;$path"
+}
+if command -v unshare >/dev/null && unshare -m true 2>/dev/null; then
+        container
+else
+        echo "container: unshare -m does not work here: not run"
+fi
 
 # --- a 32-bit process: walked by its 4-byte frame pointers, never by x86-64 rules on its CFI
 compat32() {
