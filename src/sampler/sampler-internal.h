@@ -54,9 +54,7 @@ struct Sampler {
 
         SamplerCpu **cpus; /* indexed by CPU number */
         unsigned n_cpus_max;
-        int online_fd; /* /sys/devices/system/cpu/online, read again from its start; -1 */
-        unsigned ticks_since_cpus; /* drain timer ticks since the online CPUs were last read */
-        bool cpu_hup;              /* some CPU's ring reported a hangup: read them at the next tick */
+        int online_fd; /* /sys/devices/system/cpu/online, read again from its start at each drain; -1 */
         unsigned n_open;
         bool enabled;
         bool rescanned; /* /proc was read again once the events ran */

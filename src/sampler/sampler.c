@@ -760,14 +760,7 @@ int sampler_drain(Sampler *s) {
 static int on_timer(sd_event_source *src, uint64_t usec, void *userdata) {
         Sampler *s = userdata;
 
-        /* A CPU that goes away says so on its ring at once; one that comes online is looked for
-         * every SAMPLER_CPUS_CHECK_TICKS ticks (reading the sysfs list cost a sixth of an idle
-         * daemon's CPU when done every second). */
-        if (s->cpu_hup || ++s->ticks_since_cpus >= SAMPLER_CPUS_CHECK_TICKS) {
-                s->cpu_hup = false;
-                s->ticks_since_cpus = 0;
-                (void) sampler_update_cpus(s);
-        }
+        (void) sampler_update_cpus(s);
         (void) sampler_drain(s);
         (void) sd_event_source_set_time_relative(src, SAMPLER_DRAIN_USEC_DEFAULT);
         (void) sd_event_source_set_enabled(src, SD_EVENT_ONESHOT);
@@ -812,7 +805,6 @@ static int on_ring(sd_event_source *src, int fd, uint32_t revents, void *userdat
                 for (unsigned i = 0; i < s->n_cpus_max; i++)
                         if (s->cpus[i] && s->cpus[i]->fd == fd) {
                                 s->cpus[i]->hup = true;
-                                s->cpu_hup = true;
                                 (void) sd_event_source_set_enabled(src, SD_EVENT_OFF);
                         }
         } else {

@@ -42,8 +42,6 @@
 #define SAMPLER_UNWIND_STACK_BYTES_MIN 1024U
 #define SAMPLER_UNWIND_STACK_BYTES_MAX 32768U
 #define SAMPLER_DRAIN_USEC_DEFAULT (1U * 1000000U)
-/* Online CPUs are read again every this many drain timer ticks (and after a ring's hangup). */
-#define SAMPLER_CPUS_CHECK_TICKS 5U
 /* Exited tasks are kept this long (perf clock) after their EXIT record, for late samples. */
 #define SAMPLER_EXIT_GRACE_NS (2U * 1000000000U)
 
