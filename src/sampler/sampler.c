@@ -740,10 +740,14 @@ int sampler_drain(Sampler *s) {
                 }
                 for (size_t i = 0; i < s->n_entries; i++) {
                         const BatchEntry *e = &s->entries[i];
+                        uint64_t errors = s->debug.decode_errors;
+
                         if (i + 1 < s->n_entries)
                                 prefetch_record(s, &s->entries[i + 1]);
                         process_record(s, entry_record(s, e), e->cpu, &handler_error);
-                        if (e->time > s->last_time_ns)
+                        /* Only a record that decoded moves the clock that reaping and the stack
+                         * cache's epochs follow: a garbled one's time may be anything. */
+                        if (e->time > s->last_time_ns && s->debug.decode_errors == errors)
                                 s->last_time_ns = e->time;
                 }
                 batch_release(s);
