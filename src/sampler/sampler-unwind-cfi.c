@@ -142,13 +142,14 @@ static size_t cfi_section_bytes(Elf *elf, bool *ret_debug_frame) {
 /*
  * src's .debug_frame into f->debug_cfi, through an image of header, the section, the section
  * names and three section headers. src is a descriptor of its own for a file (closed by the
- * caller, so the section's bytes are held once, in the image), f->elf for memory. The section
+ * caller, so the section's bytes are held once, in the image), f->elf for memory (whose
+ * compressed sections are left alone: decompressing writes to the memory). The section
  * may be compressed (SHF_COMPRESSED), or be the older GNU .zdebug_frame ("ZLIB", the size as a
  * 64-bit big-endian number, a zlib stream; Go's linker wrote it from Go 1.11 to 1.18, before its
  * move to SHF_COMPRESSED). The size is checked before anything is read or decompressed: a hostile
  * file's small section can claim to expand to gigabytes.
  */
-static int load_debug_frame(UnwindCfiFile *f, Elf *src) {
+static int load_debug_frame(UnwindCfiFile *f, Elf *src, bool may_decompress) {
         static const char names[] = "\0.debug_frame\0.shstrtab";
         size_t shstrndx, off_data, off_names, off_shdrs, size;
         Elf_Scn *scn = NULL, *found = NULL;
@@ -171,10 +172,16 @@ static int load_debug_frame(UnwindCfiFile *f, Elf *src) {
                 if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_PROGBITS)
                         continue;
                 name = elf_strptr(src, shstrndx, sh.sh_name);
-                if (name && (streq(name, ".debug_frame") || (gnu = streq(name, ".zdebug_frame")))) {
+                if (name && streq(name, ".debug_frame")) {
                         found = scn;
                         fsh = sh;
-                        break;
+                        gnu = false;
+                        break; /* preferred to a .zdebug_frame beside it */
+                }
+                if (name && streq(name, ".zdebug_frame") && !found) {
+                        found = scn;
+                        fsh = sh;
+                        gnu = true;
                 }
         }
         if (!found)
@@ -200,6 +207,9 @@ static int load_debug_frame(UnwindCfiFile *f, Elf *src) {
         }
         if (want == 0 || want > UNWIND_DEBUG_FRAME_BYTES_MAX)
                 return -EFBIG;
+        /* libelf writes the inflated size into the section header: not into an image it was lent. */
+        if (((fsh.sh_flags & SHF_COMPRESSED) || gnu) && !may_decompress)
+                return -ENODATA;
         if ((fsh.sh_flags & SHF_COMPRESSED) && elf_compress(found, 0, 0) < 0)
                 return -EBADMSG;
         if (gnu && !(fsh.sh_flags & SHF_COMPRESSED) && elf_compress_gnu(found, 0, 0) < 0)
@@ -269,12 +279,12 @@ static int load_elf(UnwindCfiFile *f, int fd) {
         f->cfi = dwarf_getcfi_elf(f->elf);
         f->bytes = sizeof(*f) + cfi_section_bytes(f->elf, &debug_frame);
         if (debug_frame && fd < 0)
-                (void) load_debug_frame(f, f->elf);
+                (void) load_debug_frame(f, f->elf, /* may_decompress= */ false);
         else if (debug_frame) {
                 /* A descriptor of its own, ended here: f->elf would keep the section's bytes. */
                 Elf *src = elf_begin(fd, ELF_C_READ, NULL);
                 if (src) {
-                        (void) load_debug_frame(f, src);
+                        (void) load_debug_frame(f, src, /* may_decompress= */ true);
                         (void) elf_end(src);
                 }
         }
