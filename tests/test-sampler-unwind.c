@@ -15,6 +15,8 @@
 
 #include <elfutils/libdwfl.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
 #include <inttypes.h>
 #include <libgen.h>
 #include <stdio.h>
@@ -236,36 +238,81 @@ static void test_unwind_debug_frame(void **state) {
         expect_whole_path(fixture, fixture, UNWIND_MODE_DWARF, false);
 }
 
-/* The same library with its .debug_frame compressed the older GNU way (.zdebug_frame, as Go's
- * linker wrote it from Go 1.11 to 1.18), loaded in its place through LD_LIBRARY_PATH. */
+/* The .debug_frame-only fixture with its library's .debug_frame compressed the older GNU way
+ * (.zdebug_frame, as Go's linker wrote it from Go 1.11 to 1.18): both copied into a directory of
+ * their own, where the program's $ORIGIN run path finds the recompressed library (with the
+ * test's LD_LIBRARY_PATH, which comes first, put aside until the teardown). */
+static char zdebug_dir[PATH_MAX];
+static char *zdebug_saved_path;
+
+static bool has_section(const char *path, const char *want) {
+        _cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC);
+        Elf_Scn *scn = NULL;
+        bool found = false;
+        size_t shstrndx;
+        Elf *elf;
+
+        assert_true(fd >= 0);
+        elf_version(EV_CURRENT);
+        elf = elf_begin(fd, ELF_C_READ, NULL);
+        assert_non_null(elf);
+        assert_int_equal(elf_getshdrstrndx(elf, &shstrndx), 0);
+        while (!found && (scn = elf_nextscn(elf, scn))) {
+                GElf_Shdr sh;
+                const char *name;
+                if (gelf_getshdr(scn, &sh) && (name = elf_strptr(elf, shstrndx, sh.sh_name)))
+                        found = streq(name, want);
+        }
+        elf_end(elf);
+        return found;
+}
+
+static int zdebug_teardown(void **state) {
+        char p[PATH_MAX + 64];
+
+        if (zdebug_saved_path) {
+                (void) setenv("LD_LIBRARY_PATH", zdebug_saved_path, 1);
+                zdebug_saved_path = mfree(zdebug_saved_path);
+        }
+        snprintf(p, sizeof(p), "%s/unwind-fixture-debugframe", zdebug_dir);
+        (void) unlink(p);
+        snprintf(p, sizeof(p), "%s/libtprof-unwind-fixture-debugframe.so", zdebug_dir);
+        (void) unlink(p);
+        (void) rmdir(zdebug_dir);
+        return 0;
+}
+
 static void test_unwind_zdebug_frame(void **state) {
-        const char *fixture = getenv("TPROF_UNWIND_FIXTURE_DEBUGFRAME"), *old = getenv("LD_LIBRARY_PATH");
-        _cleanup_free_ char *saved = old ? strdup(old) : NULL, *dir = strdup(fixture);
-        char copies[PATH_MAX], lib[PATH_MAX + 64], cmd[3 * PATH_MAX + 128];
+        const char *fixture = getenv("TPROF_UNWIND_FIXTURE_DEBUGFRAME"), *objcopy = getenv("TPROF_OBJCOPY");
+        _cleanup_free_ char *dir = strdup(fixture);
+        char exe[PATH_MAX + 64], lib[PATH_MAX + 64], cmd[4 * PATH_MAX];
         _cleanup_(snapshot_done) Snapshot s = {};
         bool loaded = false;
-        int r;
 
+        if (!objcopy)
+                skip(); /* the build found no objcopy */
         assert_non_null(dir);
-        snprintf(copies, sizeof(copies), "%s/zdebug", tmpdir);
-        snprintf(lib, sizeof(lib), "%s/libtprof-unwind-fixture-debugframe.so", copies);
-        assert_int_equal(mkdir(copies, 0755), 0);
-        snprintf(cmd, sizeof(cmd), "objcopy --compress-debug-sections=zlib-gnu '%s/libtprof-unwind-fixture-debugframe.so' '%s'",
-                 dirname(dir), lib);
-        r = system(cmd);
-        if (r != 0) {
-                (void) rmdir(copies);
-                skip(); /* no objcopy */
+        snprintf(zdebug_dir, sizeof(zdebug_dir), "%s/zdebug", tmpdir);
+        snprintf(exe, sizeof(exe), "%s/unwind-fixture-debugframe", zdebug_dir);
+        snprintf(lib, sizeof(lib), "%s/libtprof-unwind-fixture-debugframe.so", zdebug_dir);
+        assert_int_equal(mkdir(zdebug_dir, 0755), 0);
+        snprintf(cmd, sizeof(cmd),
+                 "cp '%s' '%s' && '%s' --compress-debug-sections=zlib-gnu '%s/libtprof-unwind-fixture-debugframe.so' '%s'",
+                 fixture, exe, objcopy, dirname(dir), lib);
+        assert_int_equal(system(cmd), 0);
+        assert_true(has_section(lib, ".zdebug_frame"));
+        assert_false(has_section(lib, ".debug_frame"));
+
+        if (getenv("LD_LIBRARY_PATH")) {
+                zdebug_saved_path = strdup(getenv("LD_LIBRARY_PATH"));
+                assert_non_null(zdebug_saved_path);
+                assert_int_equal(unsetenv("LD_LIBRARY_PATH"), 0);
         }
-        assert_int_equal(setenv("LD_LIBRARY_PATH", copies, 1), 0);
-        take_snapshot(fixture, &s);
+        take_snapshot(exe, &s);
         for (size_t i = 0; i < s.n_maps; i++)
                 loaded = loaded || streq(s.maps[i].path, lib);
-        assert_true(loaded);
-        expect_whole_path(fixture, fixture, UNWIND_MODE_DWARF, false);
-        assert_int_equal(saved ? setenv("LD_LIBRARY_PATH", saved, 1) : unsetenv("LD_LIBRARY_PATH"), 0);
-        assert_int_equal(unlink(lib), 0);
-        assert_int_equal(rmdir(copies), 0);
+        assert_true(loaded); /* the recompressed library, not the build's */
+        expect_whole_path(exe, fixture, UNWIND_MODE_DWARF, false);
 }
 
 /* A 32-bit process: its frame pointers and return addresses are 4 bytes. A synthetic stack of
@@ -598,7 +645,7 @@ int main(void) {
                 cmocka_unit_test(test_unwind_auto_falls_back_to_frame_pointers),
                 cmocka_unit_test(test_unwind_fp_chain_ends_at_zero_bp),
                 cmocka_unit_test(test_unwind_debug_frame),
-                cmocka_unit_test(test_unwind_zdebug_frame),
+                cmocka_unit_test_teardown(test_unwind_zdebug_frame, zdebug_teardown),
                 cmocka_unit_test(test_unwind_compat32),
                 cmocka_unit_test(test_unwind_dwarf_cuts_without_cfi),
                 cmocka_unit_test(test_unwind_short_copy_is_cut),

@@ -155,14 +155,13 @@ container() {
         mkdir -p "$host" "$ns"
         cp /bin/true "$host/app"
         cp "$TPROF_UNWIND_FIXTURE" "$ns/app"
-        unshare -m --propagation private sh -c 'mount --bind "$1" "$2" && exec "$2/app" spin 4' sh "$ns" "$host" &
+        unshare -m --propagation private sh -c 'mount --bind "$1" "$2" && exec "$2/app" spin 5' sh "$ns" "$host" \
+                2>"$TEST_TMP/ctr.err" &
         pid=$!
         on_exit "kill $pid 2>/dev/null"
-        sleep 0.3
-        if ! grep -q "$host/app" "/proc/$pid/maps" 2>/dev/null; then
-                echo "container: no private mount namespace here: not run"
-                return 0
-        fi
+        # Running the fixture once it has exec'd (a busy machine may take a while to get there).
+        wait_for 10 grep -q tprof-unwind-fixture "/proc/$pid/maps" ||
+                fail "container: the program did not start: $(cat "$TEST_TMP/ctr.err")"
         once 3 --pid "$pid" --unwind auto
         wait "$pid" || true
         fixture_check container app "^app;_start;.*;main;unwind_outer;$path"
