@@ -10,9 +10,11 @@
  * dwarf_getcfi_elf() returns and .debug_frame, if any, is copied out; we then let go of the
  * descriptor (ELF_C_FDDONE), so a cache of many files holds no descriptors.
  */
+#include <assert.h>
 #include <dwarf.h>
 #include <elfutils/libdw.h>
 #include <elfutils/libdwelf.h>
+#include <endian.h>
 #include <errno.h>
 #include <gelf.h>
 #include <stdlib.h>
@@ -55,21 +57,19 @@ struct UnwindCfiFile {
  * from the kernel's stack): a return address this close past the entry is the outermost frame. */
 #define UNWIND_ENTRY_BYTES 64U
 
-bool unwind_memory_read(const UnwindMemory *m, uint64_t addr, uint64_t *ret) {
-        if (addr < m->base || addr - m->base > m->size || m->size - (addr - m->base) < sizeof(uint64_t))
+bool unwind_memory_read_word(const UnwindMemory *m, uint64_t addr, unsigned bytes, uint64_t *ret) {
+        uint64_t v = 0;
+
+        assert(bytes == 4 || bytes == 8);
+        if (addr < m->base || addr - m->base > m->size || m->size - (addr - m->base) < bytes)
                 return false;
-        memcpy(ret, m->data + (addr - m->base), sizeof(uint64_t));
+        memcpy(&v, m->data + (addr - m->base), bytes); /* x86: the low bytes come first */
+        *ret = v;
         return true;
 }
 
-bool unwind_memory_read32(const UnwindMemory *m, uint64_t addr, uint64_t *ret) {
-        uint32_t v;
-
-        if (addr < m->base || addr - m->base > m->size || m->size - (addr - m->base) < sizeof(uint32_t))
-                return false;
-        memcpy(&v, m->data + (addr - m->base), sizeof(uint32_t));
-        *ret = v;
-        return true;
+bool unwind_memory_read(const UnwindMemory *m, uint64_t addr, uint64_t *ret) {
+        return unwind_memory_read_word(m, addr, sizeof(uint64_t), ret);
 }
 
 static void debug_frame_done(UnwindCfiFile *f) {
@@ -193,17 +193,15 @@ static int load_debug_frame(UnwindCfiFile *f, Elf *src, bool may_decompress) {
                         return -EFBIG;
                 want = ch.ch_size;
         } else if (gnu) {
-                const uint8_t *p;
+                uint64_t be;
 
                 if (fsh.sh_size > UNWIND_DEBUG_FRAME_BYTES_MAX)
                         return -EFBIG;
                 data = elf_rawdata(found, NULL);
                 if (!data || !data->d_buf || data->d_size < 12 || memcmp(data->d_buf, "ZLIB", 4) != 0)
                         return -EBADMSG;
-                p = (const uint8_t *) data->d_buf + 4;
-                want = 0;
-                for (unsigned i = 0; i < 8; i++)
-                        want = want << 8 | p[i];
+                memcpy(&be, (const uint8_t *) data->d_buf + 4, sizeof(be));
+                want = be64toh(be);
         }
         if (want == 0 || want > UNWIND_DEBUG_FRAME_BYTES_MAX)
                 return -EFBIG;

@@ -65,8 +65,8 @@ typedef struct UnwindMemory {
 
 /* Reads 8 bytes at addr from the copy; false outside it. */
 bool unwind_memory_read(const UnwindMemory *m, uint64_t addr, uint64_t *ret);
-/* Reads 4 bytes (a 32-bit process's word) at addr from the copy into *ret; false outside it. */
-bool unwind_memory_read32(const UnwindMemory *m, uint64_t addr, uint64_t *ret);
+/* Reads a word of 4 (a 32-bit process's) or 8 bytes at addr from the copy into *ret; false outside it. */
+bool unwind_memory_read_word(const UnwindMemory *m, uint64_t addr, unsigned bytes, uint64_t *ret);
 
 typedef struct UnwindCfiFile UnwindCfiFile;
 

@@ -316,15 +316,14 @@ static UnwindCut step_result_to_cut(UnwindStepResult r) {
  * caller without frame pointers that zeroed rbp ends a walk early too: frame-pointer walking
  * cannot tell. */
 static UnwindStepResult step_fp(UnwindRegs *regs, const UnwindMemory *mem, bool first, unsigned word) {
-        bool (*read)(const UnwindMemory *, uint64_t, uint64_t *) = word == 4 ? unwind_memory_read32
-                                                                             : unwind_memory_read;
         uint64_t nbp, ra;
 
         if (!regs->bp_valid)
                 return UNWIND_STEP_REGISTER;
         if (regs->bp == 0)
                 return first ? UNWIND_STEP_MEMORY : UNWIND_STEP_END;
-        if (!read(mem, regs->bp, &nbp) || !read(mem, regs->bp + word, &ra))
+        if (!unwind_memory_read_word(mem, regs->bp, word, &nbp) ||
+            !unwind_memory_read_word(mem, regs->bp + word, word, &ra))
                 return UNWIND_STEP_MEMORY;
         regs->sp = regs->bp + 2 * word;
         regs->bp = nbp;

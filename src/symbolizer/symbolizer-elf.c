@@ -598,8 +598,9 @@ static bool find_go_table(Elf *elf, GoTable *ret) {
 
                         memcpy(&m, p, sizeof m);
                         for (size_t k = 0; k < ELEMENTSOF(magics) && p[4] == 0 && p[5] == 0 && p[7] == 8; k++)
-                                /* A Go 1.2-1.15 header holds little else to check: only where a section
-                                 * of its own starts (such a PIE's table is not readable anyway). */
+                                /* A Go 1.2-1.15 header holds little else to check: only at a section's
+                                 * start, never searched for inside one (such a PIE's table is not
+                                 * readable anyway). */
                                 if (m == magics[k] && (m != 0xfffffffbU || off == 0)) {
                                         *ret = (GoTable) { .data = p, .size = data->d_size - off, .vaddr = sh.sh_addr + off };
                                         return true;
