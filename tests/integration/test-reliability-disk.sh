@@ -34,16 +34,19 @@ sleep 5 # a few unpinned windows for retention to take
 # Fill the filesystem, and keep it full while the daemon frees what it can.
 removed_before=$(removed)
 dd if=/dev/zero of="$FS/filler" bs=64k 2>/dev/null || true
+# It stops at a flag, not a signal: killing the loop would leave a dd it had started running on
+# (a busy machine makes that likely), filling the space the test frees next.
 keep_full() {
         local i
         for (( i = 0; ; i++ )); do
+                [ ! -e "$TEST_TMP/stop-filling" ] || return 0
                 dd if=/dev/zero of="$FS/filler.$i" bs=4k 2>/dev/null || true
                 sleep 0.2
         done
 }
 keep_full &
 FILLER=$!
-on_exit "kill $FILLER 2>/dev/null"
+on_exit "touch $TEST_TMP/stop-filling; kill $FILLER 2>/dev/null"
 t_full=$(date +%s)
 [ "$(df --output=avail -B1 "$FS" | tail -n 1)" -lt 65536 ] || fail "the filesystem did not fill: $(df -h "$FS")"
 
@@ -78,7 +81,7 @@ verify_windows "$B1/windows" "pinned windows on a full disk"
 verify_windows "$STATE/ring" "the ring on a full disk"
 
 # Space returns: samples reach the ring again, a capture works.
-kill "$FILLER" 2>/dev/null
+touch "$TEST_TMP/stop-filling"
 wait "$FILLER" 2>/dev/null || true
 rm -f "$FS"/filler*
 t_free=$(date +%s)
