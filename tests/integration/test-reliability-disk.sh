@@ -5,7 +5,9 @@
 # `status`, retention must free space (unpinned windows removed), the pinned windows of the first
 # bundle must survive and stay readable, a capture that cannot be written must fail, be reported
 # (to the client and in the log) and leave no staging folder behind; once the filler is removed,
-# samples reach the ring again and a capture succeeds. SIGTERM still stops it cleanly.
+# samples reach the ring again and a capture succeeds. SIGTERM still stops it cleanly. Before it
+# waits for dropped samples, the test holds every ring window with a link of its own, so that
+# retention has nothing left to free.
 # RELIABILITY_FULL_SECONDS (default 8) is how long the disk stays full.
 set -eu
 . "$(dirname "$0")/reliability-lib.sh"
@@ -33,6 +35,7 @@ sleep 5 # a few unpinned windows for retention to take
 
 # Fill the filesystem, and keep it full while the daemon frees what it can.
 removed_before=$(removed)
+mkdir "$FS/held" # for later, while there is room
 dd if=/dev/zero of="$FS/filler" bs=64k 2>/dev/null || true
 # It stops at a flag, not a signal: killing the loop would leave a dd it had started running on
 # (a busy machine makes that likely), filling the space the test frees next.
@@ -64,11 +67,28 @@ expect_exit 0 "$TPROF_BUNDLE" --control-socket "$CTL" status
 ! compgen -G "$STATE/incidents/.tmp-*" >/dev/null || fail "a bundle that could not be written left $(ls -a "$STATE/incidents")"
 check_incidents "disk full"
 [ "$(removed)" -gt "$removed_before" ] || fail "retention removed no window while the disk was full: $(tail -20 "$LOG")"
-# Samples are dropped (and reported) only once retention has nothing left to free, which takes a
-# chunk flush (every 5 s) per window still removable: keep the disk full until that happens.
+# Samples are dropped (and reported) only once retention has nothing left to free. While the
+# filler races the daemon for every byte a removal frees, when that comes is luck: a flush that
+# finds the disk full removes windows until its chunk fits, about as many as rotation made since
+# the last one. So hold every window with a second link, as a bundle does: then nothing is
+# removable, and the next flush that finds the disk full must drop its samples and say so.
+hold_windows() {
+        local f
+        while [ ! -e "$TEST_TMP/stop-filling" ]; do
+                for f in "$STATE"/ring/*.tpw; do
+                        [ -e "$FS/held/${f##*/}" ] || ln "$f" "$FS/held/" 2>/dev/null || true
+                done
+                sleep 0.2
+        done
+}
+hold_windows &
+HOLDER=$!
+t_held=$(date +%s)
+on_exit "touch $TEST_TMP/stop-filling; kill $HOLDER 2>/dev/null"
 dropped_reported() { grep -q "Dropped [0-9]* samples: disk full\|Failed to write to the ring" "$LOG"; }
 wait_for 60 dropped_reported ||
         fail "the daemon did not report the samples it could not write: $(tail -20 "$LOG")"
+t_dropped=$(date +%s)
 if [ "$got" != 0 ]; then
         grep -q "Failed to write the bundle\|Failed to start a manual capture\|Failed to stage" "$LOG" ||
                 fail "a failed bundle was not reported in the log: $(tail -20 "$LOG")"
@@ -82,8 +102,8 @@ verify_windows "$STATE/ring" "the ring on a full disk"
 
 # Space returns: samples reach the ring again, a capture works.
 touch "$TEST_TMP/stop-filling"
-wait "$FILLER" 2>/dev/null || true
-rm -f "$FS"/filler*
+wait "$FILLER" "$HOLDER" 2>/dev/null || true
+rm -rf "$FS"/filler* "$FS/held"
 t_free=$(date +%s)
 s0=$(ring_samples)
 grows() { [ "$(ring_samples)" -gt "$s0" ]; }
@@ -99,6 +119,7 @@ stop_tprofd
 verify_windows "$STATE/ring" "after the stop"
 
 figure disk_full_seconds "$((t_free - t_full))"
+figure disk_dropped_after_hold_seconds "$((t_dropped - t_held))"
 figure disk_windows_removed_by_retention "$(($(removed) - removed_before))"
 figure disk_capture_while_full_exit "$got"
 figure disk_resumed_after_seconds "$((t_resumed - t_free))"
