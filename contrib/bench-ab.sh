@@ -11,6 +11,7 @@
 #
 # Usage: contrib/bench-ab.sh BUILD_A BUILD_B   (root; e.g. a build of main and one of a branch)
 #        FREQ=97 WARM=10 (seconds before the measurement) SECS=60 ARGS="--unwind auto" (to both)
+#        LOAD=mixed (or steady: long-lived processes, stable stacks; see bench-lib.sh)
 #        ARGS_A, ARGS_B: options to one of the two only; with the same build twice, what an
 #        option costs (ARGS_A="--unwind fp" ARGS_B="--unwind auto": frame pointers against CFI)
 # Prints, per build: CPU seconds at the end of the warm-up (start-up included), CPU seconds per
@@ -23,6 +24,7 @@ FREQ=${FREQ:-97}
 WARM=${WARM:-10}
 SECS=${SECS:-60}
 ARGS=${ARGS:-}
+LOAD=${LOAD:-mixed}
 BUILDS=("$1" "$2")
 EXTRA=("${ARGS_A:-}" "${ARGS_B:-}")
 
@@ -50,7 +52,7 @@ printf '%s\n' "rules:" >"$W/rules.yaml"
 : >"$W/kmsg"
 : >"$W/tprofd.yaml"
 
-start_load mixed
+start_load "$LOAD"
 
 for i in 0 1; do
         # shellcheck disable=SC2086 # ARGS and EXTRA are lists of options
@@ -67,7 +69,7 @@ for i in 0 1; do
         kill -0 "${PIDS[$i]}" 2>/dev/null || { echo "bench-ab: tprofd of ${BUILDS[$i]} stopped:" >&2; tail "$W/tprofd-$i.log" >&2; exit 1; }
 done
 
-echo "== ${FREQ} Hz on $(nproc) CPUs, ${SECS} s after ${WARM} s, mixed load (bash, find, gzip) =="
+echo "== ${FREQ} Hz on $(nproc) CPUs, ${SECS} s after ${WARM} s, $LOAD load =="
 printf '%-40s %12s %12s %12s\n' "build" "CPU s warm" "CPU s/s" "us/sample"
 for i in 0 1; do
         awk -v n="${BUILDS[$i]}${EXTRA[$i]:+ ${EXTRA[$i]}}" -v w0="${W0[$i]}" -v w1="${W1[$i]}" -v s="$SECS" -v f="$FREQ" -v c="$(nproc)" 'BEGIN {

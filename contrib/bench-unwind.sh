@@ -26,6 +26,7 @@
 #        FREQS="97 4850" SECS=60 (per frequency; SECS_HIGH=5 for frequencies above 1000 Hz)
 #        WARM=20 (seconds before the steady-state measurement starts; WARM_HIGH=2 above 1000 Hz)
 #        WINDOW=120 (tprofd's --window)
+#        LOAD=mixed (or steady: long-lived processes, stable stacks; see bench-lib.sh)
 #        BENCH_KEEP=1 keeps the recordings.
 set -eu
 
@@ -36,6 +37,7 @@ SECS_HIGH=${SECS_HIGH:-5}
 WARM=${WARM:-20}
 WARM_HIGH=${WARM_HIGH:-2}
 WINDOW=${WINDOW:-120}
+LOAD=${LOAD:-mixed}
 TPROFD="$BUILD/src/tprofd/tprofd"
 BUNDLE="$BUILD/src/tprof-bundle/tprof-bundle"
 NCPU=$(nproc)
@@ -85,7 +87,7 @@ for F in $FREQS; do
         [ "$WM" -lt "$S" ] || WM=0
         D="$W/$F"
         mkdir -p "$D"
-        start_load mixed
+        start_load "$LOAD"
 
         env -u NOTIFY_SOCKET -u JOURNAL_STREAM "$TPROFD" --config "$W/tprofd.yaml" --rules "$W/rules.yaml" \
                 --kmsg "$W/kmsg" --control-socket "" --state-dir "$D/state" --freq "$F" --unwind auto --window "$WINDOW" \
@@ -144,7 +146,7 @@ for F in $FREQS; do
         n_dw=$(awk '{ t += $NF } END { print t + 0 }' "$D/dwarf.folded")
 
         echo
-        echo "== $F Hz on $NCPU CPUs, $S s, mixed load (bash, find, gzip: no frame pointers) =="
+        echo "== $F Hz on $NCPU CPUs, $S s, $LOAD load (no frame pointers: bash, gzip$([ "$LOAD" = mixed ] && echo ", find")) =="
         printf '%-32s %7s %8s %9s %8s %6s %8s %11s %9s\n' "recorder" "CPU s" "CPU s/s" "CPU us/sa" "samples" "lost" \
                 "bytes/sa" "steady s/s" "steady us"
         row "tprofd --unwind auto (ring)" "$c_tp" "$S" "${n_tp:-0}" "${l_tp:-?}" "$b_tp" "$((e_tp - w_tp))" "$((S - WM))"
