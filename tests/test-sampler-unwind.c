@@ -375,6 +375,74 @@ static void test_unwind_dwarf_cuts_without_cfi(void **state) {
         assert_int_equal(st.cut[UNWIND_CUT_NO_CFI], 1);
 }
 
+/*
+ * Tables that do not fit together (here a limit below any one file's: the program's and its
+ * library's tables alternate along the stack) must not be dropped and loaded again at every frame
+ * that changes file: the tables are dropped at most once per flush interval, and a file not loaded
+ * until then is walked as one without CFI, the cut counted as "unwind tables full".
+ */
+static void test_unwind_tables_full(void **state) {
+        _cleanup_(snapshot_done) Snapshot s = {};
+        uint64_t ips[128];
+        char buf[256];
+        UnwindStats st;
+        size_t n;
+
+        take_snapshot(getenv("TPROF_UNWIND_FIXTURE"), &s);
+        {
+                _cleanup_(unwinder_freep) Unwinder *u = NULL;
+                assert_int_equal(unwinder_new(&(UnwinderOptions) { .mode = UNWIND_MODE_DWARF, .cache_bytes_max = 1 }, &u),
+                                 0);
+                /* The program's table, then (full: the first drop comes at once) the library's;
+                 * the program's frame after the library's waits, and the walk is cut there. */
+                n = walk(u, &s, s.size, ips, ELEMENTSOF(ips));
+                for (size_t i = 0; i < n; i++)
+                        print_message("  #%zu %#" PRIx64 " %s\n", i, ips[i],
+                                      name_of(&s, ips[i], i > 0, getenv("TPROF_UNWIND_FIXTURE"), buf, sizeof(buf)));
+                assert_true(n >= 4);
+                assert_string_equal(name_of(&s, ips[2], true, getenv("TPROF_UNWIND_FIXTURE"), buf, sizeof(buf)),
+                                    "unwind_fixture_lib_middle");
+                assert_string_equal(name_of(&s, ips[n - 2], true, getenv("TPROF_UNWIND_FIXTURE"), buf, sizeof(buf)),
+                                    "unwind_outer");
+                assert_int_equal(ips[n - 1], 0);
+                /* From now on the program's table waits: cut at the leaf, however often. */
+                for (unsigned i = 0; i < 20; i++)
+                        assert_int_equal(walk(u, &s, s.size, ips, ELEMENTSOF(ips)), 2);
+                unwinder_get_stats(u, &st);
+                assert_int_equal(st.cache_flushes, 1);
+                assert_int_equal(st.files_loaded, 2);
+                assert_int_equal(st.stacks_cut, 21);
+                assert_int_equal(st.cut[UNWIND_CUT_FULL], 21);
+                assert_int_equal(st.loads_deferred, 21);
+                char line[512];
+                unwind_stats_format(&st, line, sizeof(line));
+                assert_non_null(strstr(line, "unwind tables full: 21"));
+        }
+        /* Once the interval has passed, the next load drops the tables again. */
+        {
+                _cleanup_(unwinder_freep) Unwinder *u = NULL;
+                assert_int_equal(unwinder_new(&(UnwinderOptions) { .mode = UNWIND_MODE_DWARF, .cache_bytes_max = 1,
+                                                                   .flush_interval_usec = 1000 }, &u), 0);
+                (void) walk(u, &s, s.size, ips, ELEMENTSOF(ips));
+                usleep(2000);
+                (void) walk(u, &s, s.size, ips, ELEMENTSOF(ips));
+                unwinder_get_stats(u, &st);
+                assert_int_equal(st.cache_flushes, 2);
+        }
+        /* A limit the tables fit in: loaded once, never dropped, the stack whole. */
+        {
+                _cleanup_(unwinder_freep) Unwinder *u = NULL;
+                assert_int_equal(unwinder_new(&(UnwinderOptions) { .mode = UNWIND_MODE_DWARF }, &u), 0);
+                for (unsigned i = 0; i < 5; i++) {
+                        n = walk(u, &s, s.size, ips, ELEMENTSOF(ips));
+                        assert_int_not_equal(ips[n - 1], 0);
+                }
+                unwinder_get_stats(u, &st);
+                assert_int_equal(st.cache_flushes, 0);
+                assert_int_equal(st.loads_deferred, 0);
+        }
+}
+
 static void test_unwind_short_copy_is_cut(void **state) {
         _cleanup_(unwinder_freep) Unwinder *u = NULL;
         _cleanup_(snapshot_done) Snapshot s = {};
@@ -648,6 +716,7 @@ int main(void) {
                 cmocka_unit_test_teardown(test_unwind_zdebug_frame, zdebug_teardown),
                 cmocka_unit_test(test_unwind_compat32),
                 cmocka_unit_test(test_unwind_dwarf_cuts_without_cfi),
+                cmocka_unit_test(test_unwind_tables_full),
                 cmocka_unit_test(test_unwind_short_copy_is_cut),
                 cmocka_unit_test(test_unwind_garbage_stack_ends),
                 cmocka_unit_test(test_unwind_time_budget),

@@ -112,9 +112,10 @@ static void print_unwind(const Sampler *s, FILE *err) {
                 "  unwinding: %" PRIu64 " frames by CFI, %" PRIu64 " by frame pointers, %.1f us per stack "
                 "(and %.1f ms loading tables), "
                 "rules cached %" PRIu64 "/%" PRIu64 ", files %" PRIu64 " with CFI, %" PRIu64 " without, %" PRIu64
-                " unreadable\n",
+                " unreadable; tables dropped %" PRIu64 " times, %" PRIu64 " loads put off (tables full)\n",
                 u.frames_cfi, u.frames_fp, u.stacks_timed ? (double) u.nsec / 1000.0 / (double) u.stacks_timed : 0.0,
-                (double) u.load_nsec / 1e6, u.rule_hits, u.rule_hits + u.rule_misses, u.files_loaded, u.files_without_cfi, u.files_failed);
+                (double) u.load_nsec / 1e6, u.rule_hits, u.rule_hits + u.rule_misses, u.files_loaded, u.files_without_cfi,
+                u.files_failed, u.cache_flushes, u.loads_deferred);
 }
 
 static volatile sig_atomic_t interrupted = 0;
@@ -204,13 +205,14 @@ int sampler_once_run(const OnceOptions *o, FILE *out, FILE *err) {
                 "  frames: %" PRIu64 " (%" PRIu64 " unknown), call chains cut at a frame outside every mapping: "
                 "%" PRIu64 " (%" PRIu64 " frames dropped)\n"
                 "  files read: %" PRIu64 " (%" PRIu64 " unreadable), kernel symbols: %" PRIu64
-                ", JIT maps: %" PRIu64 "\n"
+                ", JIT maps: %" PRIu64 "; symbol cache dropped %" PRIu64 " times, %" PRIu64
+                " loads put off (cache full)\n"
                 "  tasks: %" PRIu64 " tracked, %" PRIu64 " reaped after exit\n"
                 "  cgroups: from %s, %" PRIu64 " paths known, %" PRIu64 " samples without one\n"
                 "  call chains: %" PRIu64 " from the stack cache (%" PRIu64 " with a new leaf), %" PRIu64
                 " symbolized (%" PRIu64 " KiB cached)\n",
                 dbg.frames, dbg.frames_unknown, dbg.callchains_cut, dbg.frames_dropped, dbg.files_loaded,
-                dbg.files_failed, dbg.kallsyms_symbols, dbg.jit_maps_loaded, dbg.tasks, dbg.tasks_reaped,
+                dbg.files_failed, dbg.kallsyms_symbols, dbg.jit_maps_loaded, dbg.cache_flushes, dbg.loads_deferred, dbg.tasks, dbg.tasks_reaped,
                 sampler_cgroup_source(s), dbg.cgroups, dbg.cgroups_unknown,
                 dbg.stack_cache_hits, dbg.stack_cache_leaves, dbg.stack_cache_misses, dbg.stack_cache_bytes / 1024);
         if (dbg.corrupt > 0 || dbg.decode_errors > 0)

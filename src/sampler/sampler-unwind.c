@@ -42,6 +42,8 @@ struct Unwinder {
         char *proc_root;
         uint64_t budget_nsec;
         bool no_rule_cache;
+        uint64_t cache_bytes_max, flush_interval_usec;
+        uint64_t flushed_usec; /* CLOCK_MONOTONIC of the last flush; 0 = none yet */
 
         Hashmap *files;     /* identity -> UnwindCfiFile* (owned in owned[]) */
         Hashmap *build_ids; /* build id -> UnwindCfiFile* */
@@ -88,6 +90,7 @@ static const char *const cut_table[_UNWIND_CUT_MAX] = {
         [UNWIND_CUT_DEPTH] = "frame limit",
         [UNWIND_CUT_TIME] = "time budget",
         [UNWIND_CUT_COMPAT32] = "32-bit process",
+        [UNWIND_CUT_FULL] = "unwind tables full",
 };
 
 const char *unwind_cut_to_string(UnwindCut c) {
@@ -135,6 +138,8 @@ int unwinder_new(const UnwinderOptions *o, Unwinder **ret) {
                 u->rules[i] = (RuleSlot) { .vaddr = UINT64_MAX };
         u->budget_nsec = (o && o->budget_usec > 0 ? o->budget_usec : UNWIND_BUDGET_USEC_DEFAULT) * NSEC_PER_USEC;
         u->no_rule_cache = o && o->no_rule_cache;
+        u->cache_bytes_max = o && o->cache_bytes_max > 0 ? o->cache_bytes_max : UNWIND_CACHE_BYTES_MAX;
+        u->flush_interval_usec = o && o->flush_interval_usec > 0 ? o->flush_interval_usec : UNWIND_FLUSH_INTERVAL_USEC;
         *ret = TAKE_PTR(u);
         return 0;
 }
@@ -185,8 +190,21 @@ static UnwindCfiFile *vdso_file(Unwinder *u, const ProcMap *m) {
 /* The CFI table of the file behind m, loaded on first use; NULL when it cannot be had. */
 static UnwindCfiFile *file_load(Unwinder *u, uint32_t pid, const ProcMap *m, const void *key, size_t key_len);
 
-/* The file's unwind table; a load's time is added to *load_nsec (it is not part of the budget). */
-static UnwindCfiFile *file_for(Unwinder *u, uint32_t pid, const ProcMap *m, uint64_t *load_nsec) {
+/* The tables are full: flushed now when the last flush is an interval ago, else false. */
+static bool flush_if_due(Unwinder *u) {
+        uint64_t now = now_usec(CLOCK_MONOTONIC);
+
+        if (u->flushed_usec != 0 && now - u->flushed_usec < u->flush_interval_usec)
+                return false;
+        files_flush(u);
+        u->stats.cache_flushes++;
+        u->flushed_usec = now;
+        return true;
+}
+
+/* The file's unwind table; a load's time is added to *load_nsec (it is not part of the budget).
+ * NULL with *deferred set: not loaded, the tables being full and flushed too recently. */
+static UnwindCfiFile *file_for(Unwinder *u, uint32_t pid, const ProcMap *m, uint64_t *load_nsec, bool *deferred) {
         struct { uint64_t dev, ino; } id = { m->dev, m->ino };
         const void *key = &id;
         size_t key_len = sizeof(id);
@@ -206,10 +224,6 @@ static UnwindCfiFile *file_for(Unwinder *u, uint32_t pid, const ProcMap *m, uint
                 key = m->path;
                 key_len = strlen(m->path);
         }
-        if (u->n_owned >= UNWIND_FILES_MAX || u->stats.cache_bytes > UNWIND_CACHE_BYTES_MAX) {
-                files_flush(u);
-                u->stats.cache_flushes++;
-        }
         if (!u->files) {
                 u->files = hashmap_new();
                 u->build_ids = hashmap_new();
@@ -220,6 +234,20 @@ static UnwindCfiFile *file_for(Unwinder *u, uint32_t pid, const ProcMap *m, uint
                 if (m->ino != 0)
                         u->recent[slot].dev = m->dev, u->recent[slot].ino = m->ino, u->recent[slot].f = HASHMAP_PTR(v);
                 return HASHMAP_PTR(v);
+        }
+        /* A file to load. The tables already loaded stay as long as they fit; when they do not, they
+         * are dropped at most once per interval, so that programs whose tables do not fit together
+         * cost one reload of the tables an interval, not one per sample that alternates between them. */
+        if (u->n_owned >= UNWIND_FILES_MAX || u->stats.cache_bytes > u->cache_bytes_max) {
+                if (!flush_if_due(u)) {
+                        u->stats.loads_deferred++;
+                        *deferred = true;
+                        return NULL;
+                }
+                u->files = hashmap_new();
+                u->build_ids = hashmap_new();
+                if (!u->files || !u->build_ids)
+                        return NULL;
         }
         t = now_nsec(CLOCK_MONOTONIC);
         f = file_load(u, pid, m, key, key_len);
@@ -353,6 +381,7 @@ size_t unwinder_unwind(Unwinder *u, ProcTable *procs, const UnwindInput *in, uin
                 const ProcMap *m;
                 UnwindCfiFile *f = NULL;
                 UnwindStepResult r = UNWIND_STEP_NO_CFI;
+                bool deferred = false;
                 UnwindRule buf;
                 uint64_t lookup = exact ? regs.ip : regs.ip - 1, vaddr = 0, old_sp = regs.sp;
 
@@ -368,7 +397,7 @@ size_t unwinder_unwind(Unwinder *u, ProcTable *procs, const UnwindInput *in, uin
                         break;
                 }
                 if (!in->compat32)
-                        f = file_for(u, in->pid, m, &load_nsec);
+                        f = file_for(u, in->pid, m, &load_nsec, &deferred);
                 if (f && unwind_cfi_file_offset_to_vaddr(f, lookup - m->start + m->pgoff, &vaddr)) {
                         const UnwindRule *rule = rule_for(u, f, vaddr, &buf);
                         /* The rule is for the address looked up; a signal frame's return address is exact. */
@@ -392,7 +421,9 @@ size_t unwinder_unwind(Unwinder *u, ProcTable *procs, const UnwindInput *in, uin
                         break;
                 }
                 if (r != UNWIND_STEP_OK) {
-                        cut = in->compat32 && r == UNWIND_STEP_NO_CFI ? UNWIND_CUT_COMPAT32 : step_result_to_cut(r);
+                        cut = in->compat32 && r == UNWIND_STEP_NO_CFI ? UNWIND_CUT_COMPAT32 :
+                              deferred && r == UNWIND_STEP_NO_CFI     ? UNWIND_CUT_FULL :
+                                                                        step_result_to_cut(r);
                         break;
                 }
                 if (regs.ip == 0) /* some outermost frames end in a zero return address instead */

@@ -14,7 +14,10 @@
  * Caches: one CFI table per file identity (device + inode of the mapping; tables of identical
  * build ids are shared), and a direct-mapped cache of compact rules per (file, address), so a
  * frame seen before costs a hash and an array read, not a CFI search. Both are bounded and
- * dropped whole when full. Work per sample is bounded by a frame limit and a time budget.
+ * dropped whole when full, at most once per flush interval: a host whose programs' tables do not
+ * fit would otherwise drop and load them again all the time, so until the interval has passed a
+ * file not loaded yet is walked as one without CFI (counted as a load put off). Work per sample is
+ * bounded by a frame limit and a time budget.
  */
 #pragma once
 
@@ -44,6 +47,7 @@ typedef enum UnwindCut {
         UNWIND_CUT_DEPTH,    /* the frame limit */
         UNWIND_CUT_TIME,     /* the time budget */
         UNWIND_CUT_COMPAT32, /* a 32-bit process whose frame pointers end (its CFI is not read) */
+        UNWIND_CUT_FULL,     /* the file's CFI not loaded: the tables were full (see above) */
         _UNWIND_CUT_MAX,
         _UNWIND_CUT_INVALID = -22,
 } UnwindCut;
@@ -52,6 +56,7 @@ const char *unwind_cut_to_string(UnwindCut c);
 
 #define UNWIND_FILES_MAX 2048U
 #define UNWIND_CACHE_BYTES_MAX (64U * 1024U * 1024U) /* the files' CFI in memory; past it: flushed */
+#define UNWIND_FLUSH_INTERVAL_USEC (60U * 1000000U)  /* the least time between two flushes */
 #define UNWIND_RULE_CACHE_SIZE 16384U /* a power of two; 640 KiB, touched once at start */
 #define UNWIND_BUDGET_USEC_DEFAULT 1000U
 
@@ -60,6 +65,8 @@ typedef struct UnwinderOptions {
         const char *proc_root; /* NULL: /proc */
         uint64_t budget_usec; /* per stack; 0 = UNWIND_BUDGET_USEC_DEFAULT */
         bool no_rule_cache;   /* look every rule up in the CFI (for comparisons) */
+        uint64_t cache_bytes_max;     /* 0 = UNWIND_CACHE_BYTES_MAX */
+        uint64_t flush_interval_usec; /* 0 = UNWIND_FLUSH_INTERVAL_USEC */
 } UnwinderOptions;
 
 typedef struct UnwindStats {
@@ -71,6 +78,7 @@ typedef struct UnwindStats {
         uint64_t no_user;       /* samples without user registers or stack (kernel threads, a failed copy) */
         uint64_t frames_cfi, frames_fp;
         uint64_t files_loaded, files_without_cfi, files_failed, cache_flushes;
+        uint64_t loads_deferred; /* frames whose file was not loaded: the tables full, flushed too recently */
         uint64_t cache_bytes;   /* held now by the loaded files, estimated */
         uint64_t rule_hits, rule_misses;
         uint64_t nsec;          /* time spent walking the timed stacks, file loads not included */

@@ -324,6 +324,7 @@ void sampler_get_debug_stats(const Sampler *s, SamplerDebugStats *ret) {
         ret->files_too_big = ys.files_too_big;
         ret->kallsyms_reloads = ys.kallsyms_reloads;
         ret->cache_flushes = ys.cache_flushes;
+        ret->loads_deferred = ys.loads_deferred;
         ret->cache_bytes = ys.cache_bytes;
         ret->jit_maps_loaded = ys.jit_maps_loaded;
         /* The frame a cut leaves is handed out, and unknown, without the symbolizer. */

@@ -117,6 +117,7 @@ typedef struct SamplerDebugStats {
         uint64_t samples_filtered; /* not of SamplerOptions.pid */
         uint64_t tasks, tasks_reaped, tasks_live;
         uint64_t files_loaded, files_failed, files_too_big, cache_flushes, cache_bytes, jit_maps_loaded;
+        uint64_t loads_deferred; /* symbol files and JIT maps put off: the cache full (symbolizer.h) */
         uint64_t frames, frames_unknown, kallsyms_symbols, kallsyms_reloads;
         uint64_t callchains_cut, frames_dropped; /* user chains cut where they left every mapping */
         uint64_t cgroups, cgroups_unknown; /* cgroup paths known; samples whose cgroup could not be told */

@@ -44,6 +44,8 @@ struct Symbolizer {
         char *jit_dir;
         uint64_t cache_bytes_max;
         uint64_t kallsyms_reload_usec;
+        uint64_t flush_interval_usec;
+        uint64_t flushed_usec; /* CLOCK_MONOTONIC of the last drop of the caches; 0 = none yet */
         bool function_frames;
 
         uint64_t generation; /* symbolizer_generation() */
@@ -165,6 +167,8 @@ int symbolizer_new(const SymbolizerOptions *o, Symbolizer **ret) {
         z->cache_bytes_max = o && o->cache_bytes_max > 0 ? o->cache_bytes_max : SYMBOLIZER_CACHE_BYTES_DEFAULT;
         z->kallsyms_reload_usec = o && o->kallsyms_reload_usec > 0 ? o->kallsyms_reload_usec
                                                                   : SYMBOLIZER_KALLSYMS_RELOAD_USEC;
+        z->flush_interval_usec = o && o->flush_interval_usec > 0 ? o->flush_interval_usec
+                                                                : SYMBOLIZER_FLUSH_INTERVAL_USEC;
         z->function_frames = o && o->function_frames;
         z->epoch = 1;
 
@@ -177,6 +181,12 @@ int symbolizer_new(const SymbolizerOptions *o, Symbolizer **ret) {
         return 0;
 }
 
+/* Over a limit: dropped at the next symbolizer_begin() that is an interval after the last drop. */
+static bool cache_full(const Symbolizer *z) {
+        return z->stats.cache_bytes > z->cache_bytes_max || z->n_owned > SYMBOLIZER_CACHE_FILES_MAX ||
+               z->n_jit_owned > SYMBOLIZER_JIT_PIDS_MAX;
+}
+
 void symbolizer_begin(Symbolizer *z) {
         if (z->kallsyms_reload) {
                 z->kallsyms_reload = false;
@@ -184,12 +194,15 @@ void symbolizer_begin(Symbolizer *z) {
                 if (symbolizer_reload_kallsyms(z) >= 0)
                         z->stats.kallsyms_reloads++;
         }
-        if (z->stats.cache_bytes > z->cache_bytes_max || z->n_owned > SYMBOLIZER_CACHE_FILES_MAX ||
-            z->n_jit_owned > SYMBOLIZER_JIT_PIDS_MAX) {
+        if (cache_full(z)) {
+                uint64_t now = now_usec(CLOCK_MONOTONIC);
+                if (z->flushed_usec != 0 && now - z->flushed_usec < z->flush_interval_usec)
+                        return; /* full until then: nothing new is loaded (cache_full()) */
                 files_flush(z);
                 jit_flush(z);
                 z->stats.cache_flushes++;
                 z->generation++;
+                z->flushed_usec = now;
         }
 }
 
@@ -342,6 +355,10 @@ static ElfSymbols *file_symbols(Symbolizer *z, uint32_t pid, const SymbolizerMap
                         z->recent[slot].dev = m->dev, z->recent[slot].ino = m->ino, z->recent[slot].e = HASHMAP_PTR(v);
                 return HASHMAP_PTR(v);
         }
+        if (cache_full(z)) {
+                z->stats.loads_deferred++;
+                return NULL;
+        }
 
         fd = symbolizer_open_file(z->proc_root, pid, m, root, sizeof(root));
         if (fd >= 0) {
@@ -421,7 +438,10 @@ static JitMap *jit_map_for(Symbolizer *z, uint32_t pid, const char **ret_path) {
         }
         if (hashmap_get(z->jit, &pid, sizeof(pid), &v))
                 j = HASHMAP_PTR(v);
-        else {
+        else if (cache_full(z)) {
+                z->stats.loads_deferred++;
+                return NULL;
+        } else {
                 j = new0(JitEntry, 1);
                 if (!j)
                         return NULL;
@@ -459,6 +479,10 @@ static JitMap *jit_map_for(Symbolizer *z, uint32_t pid, const char **ret_path) {
 
         /* New or changed (appended): read it again. Frames from the old table are no longer in use here. */
         JitMap *n = NULL;
+        if (cache_full(z)) {
+                z->stats.loads_deferred++;
+                return j->map; /* the old table, if any, until the cache is dropped */
+        }
         if (jit_map_load(p, &n) < 0)
                 return j->map;
         if (j->map)

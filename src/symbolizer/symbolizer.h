@@ -9,8 +9,12 @@
  * Caches: ELF tables keyed by file identity (device + inode from the mapping; two identities with
  * the same build-id share one table) and JIT maps keyed by pid, both bounded: when the bytes or
  * entries exceed the limit the whole cache is dropped at the next symbolizer_begin() and rebuilt
- * on demand (counted in the stats); a single file whose table would take more than a quarter of
- * the limit is not kept at all (its frames are "[unknown]" in that DSO, counted). Cost therefore
+ * on demand (counted in the stats), at most once per flush interval. Until the interval has
+ * passed, a file or JIT map not loaded yet is not loaded (its frames "[unknown]" in that DSO, to
+ * be named after the next drop; counted as loads put off): a host whose programs' tables do not
+ * fit together would otherwise drop and rebuild them all the time, each rebuild costing more CPU
+ * than all the samples. A single file whose table would take more than a quarter of the limit is
+ * not kept at all (its frames are "[unknown]" in that DSO, counted). Cost therefore
  * follows distinct files and addresses, not samples: a frame is two binary searches once its file
  * is loaded, and recent files and kernel addresses skip even those. kallsyms is read again (at most
  * once a minute) when a kernel address does not resolve, for modules and BPF programs loaded later.
@@ -29,6 +33,7 @@
 #define SYMBOLIZER_JIT_PIDS_MAX 16384U
 #define SYMBOLIZER_UNKNOWN "[unknown]"
 #define SYMBOLIZER_KALLSYMS_RELOAD_USEC (60U * 1000000U)
+#define SYMBOLIZER_FLUSH_INTERVAL_USEC (60U * 1000000U)
 
 typedef struct SymbolizerOptions {
         const char *kallsyms_path; /* NULL: /proc/kallsyms; "": no kernel symbols */
@@ -36,6 +41,7 @@ typedef struct SymbolizerOptions {
         const char *jit_dir;       /* NULL: /tmp */
         uint64_t cache_bytes_max;  /* 0: SYMBOLIZER_CACHE_BYTES_DEFAULT */
         uint64_t kallsyms_reload_usec; /* 0: SYMBOLIZER_KALLSYMS_RELOAD_USEC */
+        uint64_t flush_interval_usec;  /* 0: SYMBOLIZER_FLUSH_INTERVAL_USEC */
         /* Frames name the function, not the instruction: a frame whose function is known gets the
          * function's first byte as addr (in the same address space addr uses otherwise) and offset
          * 0, so all samples in one function make one frame. */
@@ -50,6 +56,7 @@ typedef struct SymbolizerMapping {
 
 typedef struct SymbolizerStats {
         uint64_t files_loaded, files_failed, files_too_big, cache_flushes, cache_bytes;
+        uint64_t loads_deferred; /* files and JIT maps not loaded: the cache full, dropped too recently */
         uint64_t jit_maps_loaded;
         uint64_t frames, frames_unknown;
         uint64_t kallsyms_symbols, kallsyms_reloads;

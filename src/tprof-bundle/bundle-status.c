@@ -45,7 +45,7 @@ static const char *bytes_field(const ControlMessage *m, const char *key, char *b
 static void print_daemon(const ControlMessage *m) {
         char b1[FORMAT_BYTES_MAX], b2[FORMAT_BYTES_MAX], b3[FORMAT_BYTES_MAX], b4[FORMAT_BYTES_MAX];
         uint64_t u = 0;
-        char buf[256];
+        char buf[512];
 
         (void) safe_atou64(field(m, "UPTIME_USEC"), &u);
         snprintf(buf, sizeof buf, "running, PID %s, version %s, up %s", field(m, "PID"), field(m, "VERSION"),
@@ -74,9 +74,10 @@ static void print_daemon(const ControlMessage *m) {
         print_escaped("Bundle hooks", buf);
         print_escaped("Open window", field(m, "WINDOW_OPEN"));
         snprintf(buf, sizeof buf,
-                 "RSS %s; symbol cache %s (%s files loaded), unwind tables %s, stack cache %s; %s tasks known",
+                 "RSS %s; symbol cache %s (%s files loaded; dropped %s times when full, "
+                 "%s loads put off), unwind tables %s, stack cache %s; %s tasks known",
                  bytes_field(m, "RSS_BYTES", b1, sizeof b1), bytes_field(m, "SYMBOL_CACHE_BYTES", b2, sizeof b2),
-                 field(m, "SYMBOL_FILES"), bytes_field(m, "UNWIND_CACHE_BYTES", b4, sizeof b4),
+                 field(m, "SYMBOL_FILES"), field(m, "SYMBOL_CACHE_DROPS"), field(m, "SYMBOL_LOADS_DEFERRED"), bytes_field(m, "UNWIND_CACHE_BYTES", b4, sizeof b4),
                  bytes_field(m, "STACK_CACHE_BYTES", b3, sizeof b3), field(m, "TASKS"));
         print_escaped("Memory", buf);
 }

@@ -444,6 +444,8 @@ static void control_status(Manager *m, ControlRequest *req) {
         (void) control_message_appendf(&b, "TASKS", "%llu", (unsigned long long) ds.tasks_live);
         (void) control_message_appendf(&b, "SYMBOL_FILES", "%llu", (unsigned long long) ds.files_loaded);
         (void) control_message_appendf(&b, "SYMBOL_CACHE_BYTES", "%llu", (unsigned long long) ds.cache_bytes);
+        (void) control_message_appendf(&b, "SYMBOL_CACHE_DROPS", "%llu", (unsigned long long) ds.cache_flushes);
+        (void) control_message_appendf(&b, "SYMBOL_LOADS_DEFERRED", "%llu", (unsigned long long) ds.loads_deferred);
         (void) control_message_appendf(&b, "STACK_CACHE_BYTES", "%llu", (unsigned long long) ds.stack_cache_bytes);
         (void) control_message_appendf(&b, "UNWIND_CACHE_BYTES", "%llu", (unsigned long long) ds.unwind_cache_bytes);
         (void) control_request_reply(req, b.data ?: "", b.len);

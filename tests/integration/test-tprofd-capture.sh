@@ -19,7 +19,7 @@ sleep 4
 grep -q "tprofd: running, PID $TPROFD_PID" "$OUT" || fail "status: $(cat "$OUT")"
 grep -qE "Sampling: (cpu-clock|cycles) at 97 Hz" "$OUT" || fail "status: $(cat "$OUT")"
 # The daemon's memory and its bounded caches, so an operator can tell growth from a leak.
-grep -qE "Memory: RSS [0-9.]+[KMG]; symbol cache [0-9.]+[BKMG]? ?\([0-9]+ files loaded\), unwind tables [0-9.]+[BKMG]?, stack cache [0-9.]+[BKMG]?; [0-9]+ tasks known" "$OUT" ||
+grep -qE "Memory: RSS [0-9.]+[KMG]; symbol cache [0-9.]+[BKMG]? ?\([0-9]+ files loaded; dropped [0-9]+ times when full, [0-9]+ loads put off\), unwind tables [0-9.]+[BKMG]?, stack cache [0-9.]+[BKMG]?; [0-9]+ tasks known" "$OUT" ||
         fail "status has no memory line: $(cat "$OUT")"
 
 T0=$(date +%s.%N)
