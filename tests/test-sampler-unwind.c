@@ -424,10 +424,12 @@ static void test_unwind_tables_full(void **state) {
                 assert_int_equal(unwinder_new(&(UnwinderOptions) { .mode = UNWIND_MODE_DWARF, .cache_bytes_max = 1,
                                                                    .flush_interval_usec = 1000 }, &u), 0);
                 (void) walk(u, &s, s.size, ips, ELEMENTSOF(ips));
+                unwinder_get_stats(u, &st);
+                uint64_t before = st.cache_flushes; /* 1, or more if the walk took over 1 ms */
                 usleep(2000);
                 (void) walk(u, &s, s.size, ips, ELEMENTSOF(ips));
                 unwinder_get_stats(u, &st);
-                assert_int_equal(st.cache_flushes, 2);
+                assert_true(st.cache_flushes > before);
         }
         /* A limit the tables fit in: loaded once, never dropped, the stack whole. */
         {

@@ -832,15 +832,15 @@ static void test_symbolizer_cache_limit(void **state) {
         }
 }
 
-/* Writes perf-PID.map in tmpdir: 64 functions "pidPID_fN" at 0x40000000 + N * 0x100. */
+/* Writes perf-PID.map in tmpdir: 128 functions "pidPID_fN" at 0x40000000 + N * 0x100. */
 static void write_jit_map(uint32_t pid) {
         char path[256], line[64];
         _cleanup_free_ char *text = NULL;
         size_t n = 0;
 
-        text = malloc(64 * sizeof(line));
+        text = malloc(128 * sizeof(line));
         assert_non_null(text);
-        for (unsigned i = 0; i < 64; i++)
+        for (unsigned i = 0; i < 128; i++)
                 n += (size_t) snprintf(text + n, sizeof(line), "%x 100 pid%u_f%u\n", 0x40000000 + i * 0x100, pid, i);
         snprintf(path, sizeof(path), "%s/perf-%u.map", tmpdir, pid);
         assert_int_equal(write_file_atomic(path, text, n, 0644), 0);
@@ -864,19 +864,29 @@ static const char *jit_name(Symbolizer *z, uint32_t pid, Frame *f) {
  * Tables that do not fit together (here the JIT maps of four processes, in a cache that holds
  * three) must not be dropped and read again before every sample that alternates between them:
  * the cache is dropped at most once per flush interval, and until then what is loaded stays
- * and what is not is put off.
+ * and what is not (another process's map, a program's symbols) is put off.
  */
 static void test_symbolizer_cache_throttle(void **state) {
         _cleanup_(jit_map_freep) JitMap *one = NULL;
+        _cleanup_(elf_symbols_freep) ElfSymbols *e = NULL;
         char path[256], want[32];
         SymbolizerStats st;
+        struct stat sb;
         Frame f;
+
+        assert_int_equal(elf_symbols_load_path(fixture, NULL, &e), 0);
+        assert_int_equal(stat(fixture, &sb), 0);
+        uint64_t off = offset_of(beta) & ~(uint64_t) 0xfff;
+        SymbolizerMapping m = { .start = 0x10000000, .end = 0x10100000, .pgoff = off,
+                                .dev = sb.st_dev, .ino = sb.st_ino, .path = fixture };
+        uint64_t a = 0x10000000 + (offset_of(beta) - off);
 
         for (uint32_t pid = 9001; pid <= 9004; pid++)
                 write_jit_map(pid);
         snprintf(path, sizeof(path), "%s/perf-9001.map", tmpdir);
         assert_int_equal(jit_map_load(path, &one), 0);
         uint64_t max = 3 * jit_map_bytes(one) - 1; /* three maps exceed it, two do not */
+        assert_true(elf_symbols_bytes(e) <= max / 4); /* not too big to keep */
 
         {
                 _cleanup_(symbolizer_freep) Symbolizer *z = NULL;
@@ -900,10 +910,16 @@ static void test_symbolizer_cache_throttle(void **state) {
                         assert_string_equal(jit_name(z, 9001 + i % 3, &f), want);
                         assert_string_equal(jit_name(z, 9004, &f), "[unknown]");
                 }
+                /* A program's symbols wait too: its frame unnamed, in its file, not final. */
+                symbolizer_begin(z);
+                assert_false(symbolizer_user(z, 0, &m, a, false, &f));
+                assert_string_equal(f.symbol, "[unknown]");
+                assert_string_equal(f.dso, fixture);
                 symbolizer_get_stats(z, &st);
                 assert_int_equal(st.cache_flushes, 1);
                 assert_int_equal(st.jit_maps_loaded, 6);
-                assert_int_equal(st.loads_deferred, 20);
+                assert_int_equal(st.files_loaded, 0);
+                assert_int_equal(st.loads_deferred, 1);
         }
 
         /* Once the interval has passed, the next sample drops the cache, and the map waiting is read. */
@@ -919,6 +935,9 @@ static void test_symbolizer_cache_throttle(void **state) {
                 (void) jit_name(z, 9003, &f);
                 usleep(2000);
                 assert_string_equal(jit_name(z, 9004, &f), "pid9004_f1");
+                symbolizer_begin(z);
+                assert_true(symbolizer_user(z, 0, &m, a, false, &f));
+                assert_string_equal(f.symbol, "fixture_beta");
                 symbolizer_get_stats(z, &st);
                 assert_int_equal(st.cache_flushes, 2);
         }

@@ -112,7 +112,7 @@ static void print_unwind(const Sampler *s, FILE *err) {
                 "  unwinding: %" PRIu64 " frames by CFI, %" PRIu64 " by frame pointers, %.1f us per stack "
                 "(and %.1f ms loading tables), "
                 "rules cached %" PRIu64 "/%" PRIu64 ", files %" PRIu64 " with CFI, %" PRIu64 " without, %" PRIu64
-                " unreadable; tables dropped %" PRIu64 " times, %" PRIu64 " loads put off (tables full)\n",
+                " unreadable; tables dropped %" PRIu64 " times when full, %" PRIu64 " frames walked while theirs waited\n",
                 u.frames_cfi, u.frames_fp, u.stacks_timed ? (double) u.nsec / 1000.0 / (double) u.stacks_timed : 0.0,
                 (double) u.load_nsec / 1e6, u.rule_hits, u.rule_hits + u.rule_misses, u.files_loaded, u.files_without_cfi,
                 u.files_failed, u.cache_flushes, u.loads_deferred);
@@ -205,8 +205,8 @@ int sampler_once_run(const OnceOptions *o, FILE *out, FILE *err) {
                 "  frames: %" PRIu64 " (%" PRIu64 " unknown), call chains cut at a frame outside every mapping: "
                 "%" PRIu64 " (%" PRIu64 " frames dropped)\n"
                 "  files read: %" PRIu64 " (%" PRIu64 " unreadable), kernel symbols: %" PRIu64
-                ", JIT maps: %" PRIu64 "; symbol cache dropped %" PRIu64 " times, %" PRIu64
-                " loads put off (cache full)\n"
+                ", JIT maps: %" PRIu64 "; symbol cache dropped %" PRIu64 " times when full, %" PRIu64
+                " frames unnamed while their file waited\n"
                 "  tasks: %" PRIu64 " tracked, %" PRIu64 " reaped after exit\n"
                 "  cgroups: from %s, %" PRIu64 " paths known, %" PRIu64 " samples without one\n"
                 "  call chains: %" PRIu64 " from the stack cache (%" PRIu64 " with a new leaf), %" PRIu64

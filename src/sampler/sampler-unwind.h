@@ -16,7 +16,7 @@
  * frame seen before costs a hash and an array read, not a CFI search. Both are bounded and
  * dropped whole when full, at most once per flush interval: a host whose programs' tables do not
  * fit would otherwise drop and load them again all the time, so until the interval has passed a
- * file not loaded yet is walked as one without CFI (counted as a load put off). Work per sample is
+ * file not loaded yet is walked as one without CFI (each such frame counted). Work per sample is
  * bounded by a frame limit and a time budget.
  */
 #pragma once
@@ -78,7 +78,8 @@ typedef struct UnwindStats {
         uint64_t no_user;       /* samples without user registers or stack (kernel threads, a failed copy) */
         uint64_t frames_cfi, frames_fp;
         uint64_t files_loaded, files_without_cfi, files_failed, cache_flushes;
-        uint64_t loads_deferred; /* frames whose file was not loaded: the tables full, flushed too recently */
+        uint64_t loads_deferred; /* frames walked without their file's CFI, which waited: the tables
+                                  * full, flushed too recently */
         uint64_t cache_bytes;   /* held now by the loaded files, estimated */
         uint64_t rule_hits, rule_misses;
         uint64_t nsec;          /* time spent walking the timed stacks, file loads not included */

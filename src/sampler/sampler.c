@@ -351,6 +351,8 @@ void sampler_get_debug_stats(const Sampler *s, SamplerDebugStats *ret) {
 
                 unwinder_get_stats(s->unwinder, &us);
                 ret->unwind_cache_bytes = us.cache_bytes;
+                ret->unwind_cache_flushes = us.cache_flushes;
+                ret->unwind_loads_deferred = us.loads_deferred;
         }
 }
 

@@ -324,7 +324,8 @@ int symbolizer_open_file(const char *proc_root, uint32_t pid, const SymbolizerMa
         return -ENOENT;
 }
 
-static ElfSymbols *file_symbols(Symbolizer *z, uint32_t pid, const SymbolizerMapping *m) {
+/* The file's table, loaded on first use; NULL with *deferred set when the cache is full (see symbolizer.h). */
+static ElfSymbols *file_symbols(Symbolizer *z, uint32_t pid, const SymbolizerMapping *m, bool *deferred) {
         struct { uint64_t dev, ino; } id = { m->dev, m->ino };
         const void *key = &id;
         size_t key_len = sizeof(id);
@@ -357,6 +358,7 @@ static ElfSymbols *file_symbols(Symbolizer *z, uint32_t pid, const SymbolizerMap
         }
         if (cache_full(z)) {
                 z->stats.loads_deferred++;
+                *deferred = true;
                 return NULL;
         }
 
@@ -438,10 +440,9 @@ static JitMap *jit_map_for(Symbolizer *z, uint32_t pid, const char **ret_path) {
         }
         if (hashmap_get(z->jit, &pid, sizeof(pid), &v))
                 j = HASHMAP_PTR(v);
-        else if (cache_full(z)) {
-                z->stats.loads_deferred++;
-                return NULL;
-        } else {
+        else if (cache_full(z))
+                return NULL; /* looked for after the drop (most processes have no map: not counted) */
+        else {
                 j = new0(JitEntry, 1);
                 if (!j)
                         return NULL;
@@ -573,7 +574,14 @@ bool symbolizer_user(Symbolizer *z, uint32_t pid, const SymbolizerMapping *m, ui
 
         /* A file-backed mapping: its ELF symbols. */
         if (file) {
-                e = file_symbols(z, pid, m);
+                bool deferred = false;
+
+                e = file_symbols(z, pid, m, &deferred);
+                if (deferred) { /* named once the cache has been dropped: not final */
+                        z->stats.frames_unknown++;
+                        frame_unknown(ret, unknown_where, m->path, false);
+                        return false;
+                }
                 if (e && elf_symbols_offset_to_vaddr(e, a - m->start + m->pgoff, &vaddr)) {
                         if (elf_symbols_lookup(e, vaddr, &name, &off)) {
                                 frame_resolved(z, ret, demangle(z, name), m->path, where, off, is_return,

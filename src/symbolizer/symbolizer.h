@@ -11,7 +11,7 @@
  * entries exceed the limit the whole cache is dropped at the next symbolizer_begin() and rebuilt
  * on demand (counted in the stats), at most once per flush interval. Until the interval has
  * passed, a file or JIT map not loaded yet is not loaded (its frames "[unknown]" in that DSO, to
- * be named after the next drop; counted as loads put off): a host whose programs' tables do not
+ * be named after the next drop; counted): a host whose programs' tables do not
  * fit together would otherwise drop and rebuild them all the time, each rebuild costing more CPU
  * than all the samples. A single file whose table would take more than a quarter of the limit is
  * not kept at all (its frames are "[unknown]" in that DSO, counted). Cost therefore
@@ -56,7 +56,8 @@ typedef struct SymbolizerMapping {
 
 typedef struct SymbolizerStats {
         uint64_t files_loaded, files_failed, files_too_big, cache_flushes, cache_bytes;
-        uint64_t loads_deferred; /* files and JIT maps not loaded: the cache full, dropped too recently */
+        uint64_t loads_deferred; /* frames left unnamed as their file or changed JIT map waited: the cache
+                                  * full, dropped too recently */
         uint64_t jit_maps_loaded;
         uint64_t frames, frames_unknown;
         uint64_t kallsyms_symbols, kallsyms_reloads;

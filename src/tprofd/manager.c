@@ -97,6 +97,7 @@ typedef struct Manager {
 
         uint64_t ring_errors;
         uint64_t dropped_reported;
+        uint64_t symbol_drops_reported, unwind_drops_reported;
         bool ring_error_reported;
 } Manager;
 
@@ -271,6 +272,30 @@ static int on_clock_timer(sd_event_source *s, uint64_t usec, void *userdata) {
         return sd_event_source_set_time_relative(s, CLOCK_USEC);
 }
 
+/* A cache dropped for being full: the host's programs' tables do not fit together, and until the
+ * next drop (at most once a minute) files not loaded yet are not named or not walked by CFI. */
+static void report_cache_drops(Manager *m) {
+        SamplerDebugStats ds;
+        UnwindStats us = {};
+
+        sampler_get_debug_stats(m->sampler, &ds);
+        if (ds.cache_flushes > m->symbol_drops_reported) {
+                log_notice("Symbol cache full: dropped %llu times so far; files not loaded yet wait for the next "
+                           "drop, at most one a minute (%llu frames left unnamed so far).",
+                           (unsigned long long) ds.cache_flushes, (unsigned long long) ds.loads_deferred);
+                m->symbol_drops_reported = ds.cache_flushes;
+        }
+        if (sampler_unwind_mode(m->sampler) == UNWIND_MODE_FP)
+                return;
+        sampler_get_unwind_stats(m->sampler, &us);
+        if (us.cache_flushes > m->unwind_drops_reported) {
+                log_notice("Unwind tables full: dropped %llu times so far; files not loaded yet wait for the next "
+                           "drop, at most one a minute (%llu frames walked without their tables so far).",
+                           (unsigned long long) us.cache_flushes, (unsigned long long) us.loads_deferred);
+                m->unwind_drops_reported = us.cache_flushes;
+        }
+}
+
 static void update_status(Manager *m) {
         SamplerStats st = {};
         IncidentManagerStats is = {};
@@ -289,6 +314,7 @@ static void update_status(Manager *m) {
                             (unsigned long long) st.lost);
                 m->dropped_reported = st.lost;
         }
+        report_cache_drops(m);
 }
 
 static int on_status_timer(sd_event_source *s, uint64_t usec, void *userdata) {
@@ -448,6 +474,8 @@ static void control_status(Manager *m, ControlRequest *req) {
         (void) control_message_appendf(&b, "SYMBOL_LOADS_DEFERRED", "%llu", (unsigned long long) ds.loads_deferred);
         (void) control_message_appendf(&b, "STACK_CACHE_BYTES", "%llu", (unsigned long long) ds.stack_cache_bytes);
         (void) control_message_appendf(&b, "UNWIND_CACHE_BYTES", "%llu", (unsigned long long) ds.unwind_cache_bytes);
+        (void) control_message_appendf(&b, "UNWIND_CACHE_DROPS", "%llu", (unsigned long long) ds.unwind_cache_flushes);
+        (void) control_message_appendf(&b, "UNWIND_LOADS_DEFERRED", "%llu", (unsigned long long) ds.unwind_loads_deferred);
         (void) control_request_reply(req, b.data ?: "", b.len);
 }
 
