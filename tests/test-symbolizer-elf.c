@@ -871,16 +871,11 @@ static void test_symbolizer_cache_throttle(void **state) {
         _cleanup_(elf_symbols_freep) ElfSymbols *e = NULL;
         char path[256], want[32];
         SymbolizerStats st;
-        struct stat sb;
+        uint64_t a;
+        SymbolizerMapping m = fixture_mapping(beta, &a);
         Frame f;
 
         assert_int_equal(elf_symbols_load_path(fixture, NULL, &e), 0);
-        assert_int_equal(stat(fixture, &sb), 0);
-        uint64_t off = offset_of(beta) & ~(uint64_t) 0xfff;
-        SymbolizerMapping m = { .start = 0x10000000, .end = 0x10100000, .pgoff = off,
-                                .dev = sb.st_dev, .ino = sb.st_ino, .path = fixture };
-        uint64_t a = 0x10000000 + (offset_of(beta) - off);
-
         for (uint32_t pid = 9001; pid <= 9004; pid++)
                 write_jit_map(pid);
         snprintf(path, sizeof(path), "%s/perf-9001.map", tmpdir);

@@ -272,6 +272,16 @@ static int on_clock_timer(sd_event_source *s, uint64_t usec, void *userdata) {
         return sd_event_source_set_time_relative(s, CLOCK_USEC);
 }
 
+static void report_cache_drop(const char *what, uint64_t drops, uint64_t waited, const char *meanwhile,
+                              uint64_t *reported) {
+        if (drops <= *reported)
+                return;
+        log_notice("%s full: dropped %llu times so far; files not loaded yet wait for the next drop, at most "
+                   "one a minute (%llu frames %s so far).",
+                   what, (unsigned long long) drops, (unsigned long long) waited, meanwhile);
+        *reported = drops;
+}
+
 /* A cache dropped for being full: the host's programs' tables do not fit together, and until the
  * next drop (at most once a minute) files not loaded yet are not named or not walked by CFI. */
 static void report_cache_drops(Manager *m) {
@@ -279,21 +289,12 @@ static void report_cache_drops(Manager *m) {
         UnwindStats us = {};
 
         sampler_get_debug_stats(m->sampler, &ds);
-        if (ds.cache_flushes > m->symbol_drops_reported) {
-                log_notice("Symbol cache full: dropped %llu times so far; files not loaded yet wait for the next "
-                           "drop, at most one a minute (%llu frames left unnamed so far).",
-                           (unsigned long long) ds.cache_flushes, (unsigned long long) ds.loads_deferred);
-                m->symbol_drops_reported = ds.cache_flushes;
-        }
+        report_cache_drop("Symbol cache", ds.cache_flushes, ds.loads_deferred, "left unnamed", &m->symbol_drops_reported);
         if (sampler_unwind_mode(m->sampler) == UNWIND_MODE_FP)
                 return;
         sampler_get_unwind_stats(m->sampler, &us);
-        if (us.cache_flushes > m->unwind_drops_reported) {
-                log_notice("Unwind tables full: dropped %llu times so far; files not loaded yet wait for the next "
-                           "drop, at most one a minute (%llu frames walked without their tables so far).",
-                           (unsigned long long) us.cache_flushes, (unsigned long long) us.loads_deferred);
-                m->unwind_drops_reported = us.cache_flushes;
-        }
+        report_cache_drop("Unwind tables", us.cache_flushes, us.loads_deferred, "walked without their CFI",
+                          &m->unwind_drops_reported);
 }
 
 static void update_status(Manager *m) {
