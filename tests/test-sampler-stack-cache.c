@@ -290,6 +290,45 @@ static void test_leaf_moves(void **state) {
         fixture_done(&f);
 }
 
+/* With frames that name functions (compact detail), a leaf elsewhere in the same function makes
+ * the same frame: the stack the writer interned for it is kept; another function's is not. */
+static void test_leaf_moves_in_function(void **state) {
+        static const uint64_t at_a[] = { KCTX, IN_KERNEL, 0xffffffff81002010U, UCTX, IN_APP, IN_APP2 + 1 };
+        static const uint64_t at_b[] = { KCTX, IN_KERNEL + 0x20, 0xffffffff81002010U, UCTX, IN_APP, IN_APP2 + 1 };
+        static const uint64_t at_c[] = { KCTX, 0xffffffff81002100U, 0xffffffff81002010U, UCTX, IN_APP, IN_APP2 + 1 };
+        SampleStackSlot *whole;
+        Fixture f;
+        Sample s;
+
+        fixture_init(&f, 0);
+        symbolizer_free(f.z);
+        assert_int_equal(symbolizer_new(&(SymbolizerOptions) { .kallsyms_path = f.kallsyms, .jit_dir = f.dir,
+                                                               .proc_root = f.dir, .function_frames = true }, &f.z), 0);
+        s = sample(&f, PID, at_a, ELEMENTSOF(at_a));
+        assert_non_null(whole = s.stack_slot);
+        whole->tag = 7;
+
+        s = sample(&f, PID, at_b, ELEMENTSOF(at_b));
+        assert_int_equal(cache_stats(&f).leaves, 1);
+        assert_int_equal(cache_stats(&f).leaves_same, 1);
+        assert_string_equal(s.frames[0].symbol, "do_one_thing");
+        assert_int_equal(s.frames[0].addr, IN_KERNEL - 0x10); /* the function's start */
+        assert_ptr_equal(s.stack_slot, whole);
+        assert_int_equal(whole->tag, 7);
+
+        s = sample(&f, PID, at_c, ELEMENTSOF(at_c));
+        assert_string_equal(s.frames[0].symbol, "do_syscall_64");
+        assert_int_equal(cache_stats(&f).leaves, 2);
+        assert_int_equal(cache_stats(&f).leaves_same, 1);
+        assert_int_equal(whole->tag, 0);
+        whole->tag = 9;
+
+        s = sample(&f, PID, at_a, ELEMENTSOF(at_a)); /* back: another function again */
+        assert_string_equal(s.frames[0].symbol, "do_one_thing");
+        assert_int_equal(whole->tag, 0);
+        fixture_done(&f);
+}
+
 /* An unresolved leaf lasts one drain; its resolved callers last across drains. */
 static void test_volatile_leaf(void **state) {
         Fixture f;
@@ -353,6 +392,7 @@ int main(void) {
                 cmocka_unit_test(test_module_load),
                 cmocka_unit_test(test_epochs),
                 cmocka_unit_test(test_leaf_moves),
+                cmocka_unit_test(test_leaf_moves_in_function),
                 cmocka_unit_test(test_volatile_leaf),
                 cmocka_unit_test(test_bounded),
         };

@@ -147,6 +147,12 @@ static uint32_t count_unknown(const Frame *frames, uint32_t n) {
         return u;
 }
 
+/* The very same frame: the same strings (not only equal ones), address and offset. */
+static bool frame_same(const Frame *a, const Frame *b) {
+        return a->symbol == b->symbol && a->dso == b->dso && a->addr == b->addr && a->offset == b->offset &&
+               a->kernel == b->kernel;
+}
+
 /* A hit on an entry keyed on the callers: its frames[0] made for this sample's leaf, unless it is that already. */
 static void entry_take_leaf(StackCache *c, StackCacheEntry *e, ProcTable *procs, Symbolizer *z, const RecordSample *rs,
                             SampleFramesStats *stats) {
@@ -158,11 +164,18 @@ static void entry_take_leaf(StackCache *c, StackCacheEntry *e, ProcTable *procs,
                 c->stats.hit_frames_unknown += e->leaf_unknown;
                 return;
         }
+        Frame old = e->frames[0];
         leaf_volatile = sample_leaf_frame(procs, z, rs, &e->frames[0]); /* the symbolizer counts this frame */
         e->leaf_ip = rs->ips[1];
         e->leaf_epoch = leaf_volatile ? c->epoch : 0;
         e->leaf_unknown = streq(e->frames[0].symbol, SYMBOLIZER_UNKNOWN);
-        e->slot = (SampleStackSlot) {}; /* the whole stack is another one now */
+        /* Another instruction of the same function makes the same frame when frames name functions
+         * (the window writer's compact detail): the stack the writer interned for it still holds.
+         * Otherwise the whole stack is another one now. */
+        if (!frame_same(&old, &e->frames[0]))
+                e->slot = (SampleStackSlot) {};
+        else
+                c->stats.leaves_same++;
         stats->volatile_chains += e->epoch != 0 || leaf_volatile;
         c->stats.leaves++;
 }

@@ -75,6 +75,7 @@ typedef struct StackCacheEntry {
 typedef struct StackCacheStats {
         uint64_t hits, misses, stored, replaced, uncacheable;
         uint64_t leaves; /* hits whose leaf was another than the entry's last: that one frame made anew */
+        uint64_t leaves_same; /* of those, leaves that made the same frame (the same function): nothing interned */
         uint64_t hit_frames, hit_frames_unknown; /* frames handed out by stack_cache_frames() from entries */
 } StackCacheStats;
 
