@@ -157,7 +157,8 @@ int sampler_new(const SamplerOptions *o, SampleHandler handler, void *userdata, 
                                (uint64_t) s->opts.mmap_pages * s->page_size < want)
                                 s->opts.mmap_pages *= 2;
                 }
-                r = unwinder_new(&(UnwinderOptions) { .mode = s->opts.unwind }, &s->unwinder);
+                r = unwinder_new(&(UnwinderOptions) { .mode = s->opts.unwind, .cache_bytes_max = s->opts.unwind_cache_bytes },
+                                 &s->unwinder);
                 if (r < 0)
                         return r;
         }
@@ -198,7 +199,9 @@ int sampler_new(const SamplerOptions *o, SampleHandler handler, void *userdata, 
         s->stacks = stack_cache_new(0);
         if (!s->procs || !s->stacks)
                 return -ENOMEM;
-        r = symbolizer_new(&(SymbolizerOptions) { .function_frames = s->opts.function_frames }, &s->symbolizer);
+        r = symbolizer_new(&(SymbolizerOptions) { .function_frames = s->opts.function_frames,
+                                                  .cache_bytes_max = s->opts.symbol_cache_bytes },
+                           &s->symbolizer);
         if (r < 0)
                 return r;
 

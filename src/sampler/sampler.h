@@ -55,6 +55,8 @@ typedef struct SamplerOptions {
                                       * a multiple of 8 in [SAMPLER_UNWIND_STACK_BYTES_MIN, _MAX] */
         bool cgroups_from_proc; /* name cgroups from /proc/PID/cgroup even where perf has PERF_SAMPLE_CGROUP */
         bool no_cgroups;        /* samples carry no cgroup */
+        uint64_t symbol_cache_bytes; /* the symbolizer's limit; 0 = SYMBOLIZER_CACHE_BYTES_DEFAULT */
+        uint64_t unwind_cache_bytes; /* the unwinder's CFI limit; 0 = UNWIND_CACHE_BYTES_MAX */
 } SamplerOptions;
 
 typedef struct Sampler Sampler;

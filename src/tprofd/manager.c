@@ -773,7 +773,8 @@ static int manager_new(TprofdConfig *c, ManagerReload reload, Manager **ret) {
                 return log_error_errno(r, "Failed to watch signals: %m");
 
         SamplerOptions so = { .freq_hz = c->freq_hz, .function_frames = !c->exact, .unwind = c->unwind,
-                              .unwind_stack_bytes = c->unwind_stack_bytes };
+                              .unwind_stack_bytes = c->unwind_stack_bytes,
+                              .symbol_cache_bytes = c->symbol_cache_bytes, .unwind_cache_bytes = c->unwind_cache_bytes };
         r = sampler_new(&so, on_sample, m, &m->sampler);
         if (r < 0)
                 return log_error_errno(r, "Failed to open perf events for sampling (needs root or CAP_PERFMON): %m");

@@ -14,7 +14,9 @@
 #include "basic/parse-util.h"
 #include "basic/string-util.h"
 #include "basic/time-util.h"
+#include "sampler/sampler-unwind.h"
 #include "sampler/sampler.h"
+#include "symbolizer/symbolizer.h"
 #include "tprofd/tprofd-config.h"
 
 int tprofd_detail_from_string(const char *s, bool *ret_exact) {
@@ -77,6 +79,8 @@ void tprofd_config_init(TprofdConfig *c) {
                 .max_bundles = MAX_BUNDLES_DEFAULT,
                 .max_bundle_bytes = MAX_BUNDLE_BYTES_DEFAULT,
                 .on_bundle_timeout_usec = ON_BUNDLE_TIMEOUT_USEC_DEFAULT,
+                .symbol_cache_bytes = SYMBOLIZER_CACHE_BYTES_DEFAULT,
+                .unwind_cache_bytes = UNWIND_CACHE_BYTES_MAX,
         };
 }
 
@@ -102,10 +106,12 @@ const char *tprofd_default_rules_path(void) {
 }
 
 #define PATH_BYTES_MAX 4096U
+#define CACHE_BYTES_MIN (UINT64_C(64) << 10)
+#define CACHE_BYTES_MAX (UINT64_C(64) << 30)
 
 static const char *const top_keys[] = {
         "state_dir", "rules", "freq", "window", "detail", "unwind", "unwind_stack", "log_level", "control_socket",
-        "retention", "incidents", "sources",
+        "retention", "incidents", "sources", "caches",
 };
 static const char *const retention_keys[] = { "max_age", "max_bytes", "keep_free" };
 static const char *const incidents_keys[] = { "max_bundles", "max_bytes", "on_bundle", "on_bundle_timeout" };
@@ -150,6 +156,7 @@ static int get_argv(ConfContext *cc, yaml_document_t *doc, const yaml_node_t *v,
         return 0;
 }
 static const char *const sources_keys[] = { "kmsg", "journal", "journal_context", "journal_namespace" };
+static const char *const caches_keys[] = { "symbols", "unwind_tables" };
 
 static int get_size(ConfContext *cc, const yaml_node_t *v, const char *key, uint64_t *ret) {
         const char *s;
@@ -231,9 +238,11 @@ static int load_section(ConfContext *cc, yaml_document_t *doc, yaml_node_t *map,
                                 /* check_mapping at the top level admitted only known keys. */
                                 const char *const *sub = streq(key, "retention") ? retention_keys
                                                          : streq(key, "incidents") ? incidents_keys
+                                                         : streq(key, "caches")    ? caches_keys
                                                                                    : sources_keys;
                                 size_t n_sub = streq(key, "retention") ? ELEMENTSOF(retention_keys)
                                                : streq(key, "incidents") ? ELEMENTSOF(incidents_keys)
+                                               : streq(key, "caches")    ? ELEMENTSOF(caches_keys)
                                                                          : ELEMENTSOF(sources_keys);
                                 char must[64];
                                 snprintf(must, sizeof must, "'%s' must be a mapping", key);
@@ -248,6 +257,12 @@ static int load_section(ConfContext *cc, yaml_document_t *doc, yaml_node_t *map,
                                 r = get_size(cc, v, key, &c->retention_bytes);
                         else
                                 r = get_size(cc, v, key, &c->keep_free_bytes);
+                } else if (streq(section, "caches")) {
+                        r = get_size(cc, v, key, &u);
+                        if (r >= 0 && (u < CACHE_BYTES_MIN || u > CACHE_BYTES_MAX))
+                                r = conf_error(cc, v->start_mark, "'%s' must be from 64K to 64G", key);
+                        else if (r >= 0)
+                                *(streq(key, "symbols") ? &c->symbol_cache_bytes : &c->unwind_cache_bytes) = u;
                 } else if (streq(section, "incidents")) {
                         if (streq(key, "max_bundles"))
                                 r = get_u32(cc, v, key, 1, 100000, &c->max_bundles);
@@ -392,6 +407,8 @@ int tprofd_config_diff_static(const TprofdConfig *old, const TprofdConfig *fresh
         DIFF_VAL(retention_age_usec, "retention.max_age");
         DIFF_VAL(retention_bytes, "retention.max_bytes");
         DIFF_VAL(keep_free_bytes, "retention.keep_free");
+        DIFF_VAL(symbol_cache_bytes, "caches.symbols");
+        DIFF_VAL(unwind_cache_bytes, "caches.unwind_tables");
 #undef DIFF_STR
 #undef DIFF_VAL
         if (r < 0)

@@ -49,6 +49,8 @@ typedef struct TprofdConfig {
         uint64_t max_bundle_bytes; /* total bytes of the bundles kept, pinned windows included */
         char **on_bundle;          /* incidents.on_bundle: the hook's argv (NULL-terminated), or NULL */
         uint64_t on_bundle_timeout_usec; /* incidents.on_bundle_timeout */
+        uint64_t symbol_cache_bytes; /* caches.symbols: the symbolizer's limit */
+        uint64_t unwind_cache_bytes; /* caches.unwind_tables: the unwinder's CFI limit */
 } TprofdConfig;
 
 /* Sample times the ring keeps in compact detail: a tenth of the sampling interval rounded down to a
