@@ -141,6 +141,8 @@ int sampler_once_run(const OnceOptions *o, FILE *out, FILE *err) {
                 return log_oom();
 
         r = sampler_new(&(SamplerOptions) { .freq_hz = o->freq_hz, .pid = o->pid, .unwind = o->unwind,
+                                            .symbol_cache_bytes = o->symbol_cache_bytes,
+                                            .unwind_cache_bytes = o->unwind_cache_bytes,
                                             .unwind_stack_bytes = o->unwind_stack_bytes,
                                             .cgroups_from_proc = o->cgroups_from_proc },
                         on_sample, &c, &s);

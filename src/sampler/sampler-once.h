@@ -19,6 +19,7 @@ typedef struct OnceOptions {
         uint32_t unwind_stack_bytes; /* 0: default */
         CgroupBy by; /* what roots each stack: the process name, or its cgroup's unit, container or pod */
         bool cgroups_from_proc;
+        uint64_t symbol_cache_bytes, unwind_cache_bytes; /* 0: defaults (SamplerOptions) */
 } OnceOptions;
 
 int sampler_once_run(const OnceOptions *o, FILE *out, FILE *err);

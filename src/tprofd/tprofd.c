@@ -412,6 +412,8 @@ static int run(int argc, char *argv[]) {
                         .unwind_stack_bytes = arg_config.unwind_stack_bytes,
                         .by = arg_by,
                         .cgroups_from_proc = arg_cgroups_from_proc,
+                        .symbol_cache_bytes = arg_config.symbol_cache_bytes,
+                        .unwind_cache_bytes = arg_config.unwind_cache_bytes,
                 };
                 r = sampler_once_run(&o, stdout, stderr);
                 break;

@@ -1,6 +1,6 @@
 #!/bin/bash
 # SPDX-License-Identifier: LGPL-2.1-or-later
-# Caches too small for the host's programs (caches.symbols and caches.unwind_tables at their
+# Caches too small for the host's programs (caches.symbols at 128K, caches.unwind_tables at its
 # least, 64K): each is dropped once when full, and not again within the minute however often
 # samples ask for files it does not hold; meanwhile the frames of those files are counted as
 # unnamed or walked without their CFI, `status` says so on its "Full caches" line, the daemon logs a
@@ -23,7 +23,7 @@ awk 'BEGIN { for (i = 0; i < 4000; i++) printf "%x 10 tprof_caches_pad_%d\n", 26
         >>"/tmp/perf-$jit.map"
 
 printf 'rules: []\n' >"$TEST_TMP/rules.yaml"
-printf 'caches:\n  symbols: 64K\n  unwind_tables: 64K\n' >"$TEST_TMP/tprofd.yaml"
+printf 'caches:\n  symbols: 128K\n  unwind_tables: 64K\n' >"$TEST_TMP/tprofd.yaml"
 t0=$(date +%s)
 start_tprofd --config "$TEST_TMP/tprofd.yaml" --rules "$TEST_TMP/rules.yaml" --control-socket "$SOCK"
 wait_for 10 test -S "$SOCK" || fail "no control socket"
@@ -58,7 +58,22 @@ wait_for 30 grep -q "Symbol cache full: dropped" "$TEST_TMP/tprofd.log" ||
         fail "no notice for the symbol cache: $(tail "$TEST_TMP/tprofd.log")"
 wait_for 30 grep -q "Unwind tables full: dropped" "$TEST_TMP/tprofd.log" ||
         fail "no notice for the unwind tables: $(tail "$TEST_TMP/tprofd.log")"
-grep -qE "Samples: [1-9][0-9]* kept" "$OUT" || fail "sampling stopped: $(cat "$OUT")"
+# Sampling goes on with the caches full.
+samples() { "$TPROF_BUNDLE" --control-socket "$SOCK" status | sed -n 's/^ *Samples: \([0-9]*\) kept.*/\1/p'; }
+s0=$(samples)
+grows() { [ "$(samples)" -gt "$s0" ]; }
+wait_for 10 grows || fail "sampling stopped after the caches filled: $s0 samples"
+
+# A changed size is read on SIGHUP and reported as needing a restart.
+printf 'caches:\n  symbols: 256K\n  unwind_tables: 64K\n' >"$TEST_TMP/tprofd.yaml"
+kill -HUP "$TPROFD_PID"
+wait_for 10 grep -q "take effect only after a restart of tprofd: caches.symbols" "$TEST_TMP/tprofd.log" ||
+        fail "a changed caches.symbols was not reported: $(tail "$TEST_TMP/tprofd.log")"
+
+# --once reads them from the file too.
+"$TPROFD" --config "$TEST_TMP/tprofd.yaml" --rules "$TEST_TMP/rules.yaml" --once 2 >/dev/null 2>"$ERR" ||
+        fail "--once failed: $(cat "$ERR")"
+grep -qE "tables dropped [1-9][0-9]* times when full" "$ERR" || fail "--once did not take caches.unwind_tables: $(cat "$ERR")"
 
 # Out-of-range sizes are refused with the file, line and column.
 printf 'caches:\n  symbols: 4K\n' >"$TEST_TMP/bad.yaml"
