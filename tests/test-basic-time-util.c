@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * Durations as rules.yaml and the command lines write them.
+ * Durations as rules.yaml and the command lines write them; the once-per-interval check.
  */
 #include <errno.h>
+#include <unistd.h>
 
 #include "basic/macro.h"
 #include "basic/time-util.h"
@@ -47,6 +48,19 @@ static void test_parse_duration_table(void **state) {
         }
 }
 
+static void test_monotonic_interval_passed(void **state) {
+        uint64_t last = 0;
+
+        assert_true(monotonic_interval_passed(&last, USEC_PER_HOUR)); /* never before */
+        assert_int_not_equal(last, 0);
+        uint64_t first = last;
+        assert_false(monotonic_interval_passed(&last, USEC_PER_HOUR));
+        assert_int_equal(last, first); /* unchanged when it has not passed */
+        usleep(2000);
+        assert_true(monotonic_interval_passed(&last, 1000));
+        assert_true(last > first);
+}
+
 static void test_format_timespan(void **state) {
         char buf[FORMAT_TIMESPAN_MAX];
 
@@ -67,6 +81,7 @@ static void test_format_timestamp_utc(void **state) {
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_parse_duration_table),
+                cmocka_unit_test(test_monotonic_interval_passed),
                 cmocka_unit_test(test_format_timespan),
                 cmocka_unit_test(test_format_timestamp_utc),
         };

@@ -26,6 +26,15 @@ uint64_t now_usec(clockid_t clock) {
         return now_nsec(clock) / NSEC_PER_USEC;
 }
 
+bool monotonic_interval_passed(uint64_t *last_usec, uint64_t interval_usec) {
+        uint64_t now = now_usec(CLOCK_MONOTONIC);
+
+        if (*last_usec != 0 && now - *last_usec < interval_usec)
+                return false;
+        *last_usec = now;
+        return true;
+}
+
 static const struct {
         const char *suffix;
         uint64_t usec;

@@ -23,6 +23,9 @@
 
 uint64_t now_nsec(clockid_t clock);
 uint64_t now_usec(clockid_t clock);
+/* At most once per interval: true, and *last_usec set to now, when *last_usec is 0 (never) or at
+ * least interval_usec of CLOCK_MONOTONIC ago; else false. */
+bool monotonic_interval_passed(uint64_t *last_usec, uint64_t interval_usec);
 uint64_t timespec_to_nsec(const struct timespec *ts);
 
 /* Parses a duration into microseconds. Returns -EINVAL on syntax, -ERANGE on overflow. */

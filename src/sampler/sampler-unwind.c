@@ -190,18 +190,6 @@ static UnwindCfiFile *vdso_file(Unwinder *u, const ProcMap *m) {
 /* The CFI table of the file behind m, loaded on first use; NULL when it cannot be had. */
 static UnwindCfiFile *file_load(Unwinder *u, uint32_t pid, const ProcMap *m, const void *key, size_t key_len);
 
-/* The tables are full: flushed now when the last flush is an interval ago, else false. */
-static bool flush_if_due(Unwinder *u) {
-        uint64_t now = now_usec(CLOCK_MONOTONIC);
-
-        if (u->flushed_usec != 0 && now - u->flushed_usec < u->flush_interval_usec)
-                return false;
-        files_flush(u);
-        u->stats.cache_flushes++;
-        u->flushed_usec = now;
-        return true;
-}
-
 /* The file's unwind table; a load's time is added to *load_nsec (it is not part of the budget).
  * NULL with *deferred set: not loaded, the tables being full and flushed too recently. */
 static UnwindCfiFile *file_for(Unwinder *u, uint32_t pid, const ProcMap *m, uint64_t *load_nsec, bool *deferred) {
@@ -224,12 +212,6 @@ static UnwindCfiFile *file_for(Unwinder *u, uint32_t pid, const ProcMap *m, uint
                 key = m->path;
                 key_len = strlen(m->path);
         }
-        if (!u->files) {
-                u->files = hashmap_new();
-                u->build_ids = hashmap_new();
-                if (!u->files || !u->build_ids)
-                        return NULL;
-        }
         if (hashmap_get(u->files, key, key_len, &v)) {
                 if (m->ino != 0)
                         u->recent[slot].dev = m->dev, u->recent[slot].ino = m->ino, u->recent[slot].f = HASHMAP_PTR(v);
@@ -239,11 +221,15 @@ static UnwindCfiFile *file_for(Unwinder *u, uint32_t pid, const ProcMap *m, uint
          * are dropped at most once per interval, so that programs whose tables do not fit together
          * cost one reload of the tables an interval, not one per sample that alternates between them. */
         if (u->n_owned >= UNWIND_FILES_MAX || u->stats.cache_bytes > u->cache_bytes_max) {
-                if (!flush_if_due(u)) {
+                if (!monotonic_interval_passed(&u->flushed_usec, u->flush_interval_usec)) {
                         u->stats.loads_deferred++;
                         *deferred = true;
                         return NULL;
                 }
+                files_flush(u);
+                u->stats.cache_flushes++;
+        }
+        if (!u->files) {
                 u->files = hashmap_new();
                 u->build_ids = hashmap_new();
                 if (!u->files || !u->build_ids)

@@ -194,15 +194,12 @@ void symbolizer_begin(Symbolizer *z) {
                 if (symbolizer_reload_kallsyms(z) >= 0)
                         z->stats.kallsyms_reloads++;
         }
-        if (cache_full(z)) {
-                uint64_t now = now_usec(CLOCK_MONOTONIC);
-                if (z->flushed_usec != 0 && now - z->flushed_usec < z->flush_interval_usec)
-                        return; /* full until then: nothing new is loaded (cache_full()) */
+        /* Full and dropped too recently: nothing new is loaded until the interval has passed. */
+        if (cache_full(z) && monotonic_interval_passed(&z->flushed_usec, z->flush_interval_usec)) {
                 files_flush(z);
                 jit_flush(z);
                 z->stats.cache_flushes++;
                 z->generation++;
-                z->flushed_usec = now;
         }
 }
 

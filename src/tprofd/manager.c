@@ -286,14 +286,10 @@ static void report_cache_drop(const char *what, uint64_t drops, uint64_t waited,
  * next drop (at most once a minute) files not loaded yet are not named or not walked by CFI. */
 static void report_cache_drops(Manager *m) {
         SamplerDebugStats ds;
-        UnwindStats us = {};
 
-        sampler_get_debug_stats(m->sampler, &ds);
+        sampler_get_debug_stats(m->sampler, &ds); /* the unwinder's counts are 0 with --unwind fp */
         report_cache_drop("Symbol cache", ds.cache_flushes, ds.loads_deferred, "left unnamed", &m->symbol_drops_reported);
-        if (sampler_unwind_mode(m->sampler) == UNWIND_MODE_FP)
-                return;
-        sampler_get_unwind_stats(m->sampler, &us);
-        report_cache_drop("Unwind tables", us.cache_flushes, us.loads_deferred, "walked without their CFI",
+        report_cache_drop("Unwind tables", ds.unwind_cache_flushes, ds.unwind_loads_deferred, "walked without their CFI",
                           &m->unwind_drops_reported);
 }
 
