@@ -19,6 +19,12 @@ grep -q "Invalid --detail 'tiny': expected compact or exact." "$ERR" || fail "$(
 printf 'window: 1s\n' >"$TEST_TMP/bad.yaml"
 expect_exit 78 "$TPROFD" --config "$TEST_TMP/bad.yaml" --check-config
 grep -q "bad.yaml:1:9: 'window' must be at least 2s" "$ERR" || fail "$(cat "$ERR")"
+printf 'caches:\n  symbols: 4K\n' >"$TEST_TMP/bad.yaml"
+expect_exit 78 "$TPROFD" --config "$TEST_TMP/bad.yaml" --check-config
+grep -q "bad.yaml:2:12: 'symbols' must be from 64K to 64G" "$ERR" || fail "$(cat "$ERR")"
+printf 'caches:\n  unwind: 1M\n' >"$TEST_TMP/bad.yaml"
+expect_exit 78 "$TPROFD" --config "$TEST_TMP/bad.yaml" --check-config
+grep -q "bad.yaml:2:3: unknown key 'unwind' in caches (valid keys: symbols, unwind_tables)" "$ERR" || fail "$(cat "$ERR")"
 printf 'incidents:\n  max_bundles: many\n' >"$TEST_TMP/bad.yaml"
 expect_exit 78 "$TPROFD" --config "$TEST_TMP/bad.yaml" --check-config
 grep -q "bad.yaml:2:16: invalid value 'many' for 'max_bundles'" "$ERR" || fail "$(cat "$ERR")"
