@@ -125,7 +125,7 @@ static const char *name_of(const Snapshot *s, uint64_t ip, bool is_return, const
         if (elf_symbols_load_path(path, NULL, &e) < 0 && !e)
                 return "(unreadable)";
         if (!elf_symbols_offset_to_vaddr(e, (is_return ? ip - 1 : ip) - m->start + m->pgoff, &vaddr) ||
-            !elf_symbols_lookup(e, vaddr, &name, &off))
+            !elf_symbols_lookup(e, vaddr, &name, &off, NULL))
                 return "(unnamed)";
         snprintf(buf, len, "%s", name);
         return buf;

@@ -61,10 +61,10 @@ static void expect_name(const ElfSymbols *e, const void *addr, const char *name)
 
         assert_true(elf_symbols_offset_to_vaddr(e, offset_of(addr), &vaddr));
         if (!name) {
-                assert_false(elf_symbols_lookup(e, vaddr + 4, &got, &off));
+                assert_false(elf_symbols_lookup(e, vaddr + 4, &got, &off, NULL));
                 return;
         }
-        assert_true(elf_symbols_lookup(e, vaddr + 4, &got, &off));
+        assert_true(elf_symbols_lookup(e, vaddr + 4, &got, &off, NULL));
         assert_string_equal(got, name);
         assert_int_equal(off, 4);
 }
@@ -209,12 +209,43 @@ static uint64_t symbol_vaddr(const char *path, const char *name) {
                 const char *got;
                 uint64_t vaddr, off;
 
-                if (elf_symbols_offset_to_vaddr(e, o, &vaddr) && elf_symbols_lookup(e, vaddr, &got, &off) &&
+                if (elf_symbols_offset_to_vaddr(e, o, &vaddr) && elf_symbols_lookup(e, vaddr, &got, &off, NULL) &&
                     off == 0 && streq(got, name))
                         return vaddr;
         }
         fail_msg("no symbol %s in %s", name, path);
         return 0;
+}
+
+/* A function's size from the file's symbol table, through libelf directly. */
+static uint64_t symbol_size(const char *path, const char *name) {
+        _cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC);
+        Elf_Scn *scn = NULL;
+        uint64_t size = 0;
+        Elf *elf;
+
+        assert_true(fd >= 0);
+        (void) elf_version(EV_CURRENT);
+        assert_non_null(elf = elf_begin(fd, ELF_C_READ, NULL));
+        while ((scn = elf_nextscn(elf, scn)) && size == 0) {
+                GElf_Shdr shdr;
+                Elf_Data *d;
+
+                assert_non_null(gelf_getshdr(scn, &shdr));
+                if (shdr.sh_type != SHT_SYMTAB || !(d = elf_getdata(scn, NULL)))
+                        continue;
+                for (size_t i = 0; i < shdr.sh_size / shdr.sh_entsize; i++) {
+                        GElf_Sym sym;
+                        const char *n;
+
+                        if (gelf_getsym(d, (int) i, &sym) && (n = elf_strptr(elf, shdr.sh_link, sym.st_name)) &&
+                            streq(n, name))
+                                size = sym.st_size;
+                }
+        }
+        elf_end(elf);
+        assert_true(size > 0);
+        return size;
 }
 
 /* A section's place in the file and in memory, through libelf directly. */
@@ -262,11 +293,20 @@ static void expect_same_starts(const char *path, const char *stripped, const cha
         for (const char *const *name = names; *name; name++) {
                 uint64_t start = symbol_vaddr(path, *name);
 
+                uint64_t off = UINT64_MAX, extent = 0;
+
                 for (uint64_t d = 0; d < 8; d++) {
-                        uint64_t off = UINT64_MAX;
-                        assert_true(elf_symbols_function_start(e, start + d, &off));
+                        assert_true(elf_symbols_function_start(e, start + d, &off, NULL));
                         assert_int_equal(off, d);
                 }
+                /* Its extent: at least the function the symbol table sizes; every byte of it
+                 * gives this start, the byte after it another start or none. */
+                assert_true(elf_symbols_function_start(e, start + 3, &off, &extent));
+                assert_true(extent >= symbol_size(path, *name));
+                assert_true(elf_symbols_function_start(e, start + extent - 1, &off, NULL));
+                assert_int_equal(off, extent - 1);
+                if (elf_symbols_function_start(e, start + extent, &off, NULL))
+                        assert_int_not_equal(off, extent);
         }
 }
 
@@ -281,7 +321,7 @@ static void test_eh_frame_hdr_stripped_library(void **state) {
         /* With a .symtab the unwind table is not read at all: it would add nothing but bytes. */
         assert_int_equal(elf_symbols_load_path(fixture, NULL, &full), 0);
         assert_int_equal(elf_symbols_function_starts_count(full), 0);
-        assert_false(elf_symbols_function_start(full, symbol_vaddr(fixture, "fixture_alpha"), &off));
+        assert_false(elf_symbols_function_start(full, symbol_vaddr(fixture, "fixture_alpha"), &off, NULL));
 
         /* .dynsym only: the static fixture_local has no symbol, but it has an FDE. */
         expect_same_starts(fixture, fixture_stripped, names, ELF_SYMBOLS_DYNSYM);
@@ -318,10 +358,10 @@ static void test_eh_frame_hdr_from_program_header(void **state) {
         assert_int_equal(elf_symbols_load_memory(data, size, &renamed), 0);
         assert_int_equal(elf_symbols_function_starts_count(renamed), elf_symbols_function_starts_count(e));
         for (uint64_t v = 0; v < 0x4000; v++) {
-                bool found = elf_symbols_function_start(e, v, &off);
+                bool found = elf_symbols_function_start(e, v, &off, NULL);
                 uint64_t off2 = UINT64_MAX;
 
-                assert_int_equal(elf_symbols_function_start(renamed, v, &off2), found);
+                assert_int_equal(elf_symbols_function_start(renamed, v, &off2, NULL), found);
                 if (found) {
                         assert_int_equal(off2, off);
                         start = v - off;
@@ -340,9 +380,9 @@ static void test_eh_frame_hdr_bounds(void **state) {
         section_place(fixture_stripped, ".eh_frame_hdr", &hdr_offset, &hdr_vaddr, &hdr_size);
 
         /* Below the first function, in read-only data after the code, and far away: no function. */
-        assert_false(elf_symbols_function_start(e, 0, &off));
-        assert_false(elf_symbols_function_start(e, hdr_vaddr, &off));
-        assert_false(elf_symbols_function_start(e, UINT64_MAX, &off));
+        assert_false(elf_symbols_function_start(e, 0, &off, NULL));
+        assert_false(elf_symbols_function_start(e, hdr_vaddr, &off, NULL));
+        assert_false(elf_symbols_function_start(e, UINT64_MAX, &off, NULL));
 }
 
 /* A valid table in the layout every linker writes, entries relative to the section at 0x2000. */
@@ -487,7 +527,7 @@ static void test_eh_frame_hdr_garbage(void **state) {
                 assert_int_equal(elf_symbols_load_memory(copy, size, &e), 0);
                 assert_true(elf_symbols_function_starts_count(e) <= (hdr_size - 12) / 8);
                 for (uint64_t v = 0; v < 0x4000; v += 7)
-                        if (elf_symbols_function_start(e, v, &off))
+                        if (elf_symbols_function_start(e, v, &off, NULL))
                                 assert_true(off < ELF_FUNCTION_BYTES_MAX);
         }
 
@@ -510,7 +550,7 @@ static void load_and_probe(const char *path) {
         if (!e)
                 return;
         for (uint64_t o = 0; o < 0x4000; o += 0x1f3)
-                if (elf_symbols_offset_to_vaddr(e, o, &vaddr) && elf_symbols_lookup(e, vaddr, &name, &off))
+                if (elf_symbols_offset_to_vaddr(e, o, &vaddr) && elf_symbols_lookup(e, vaddr, &name, &off, NULL))
                         assert_true(strlen(name) < 1024);
 }
 
@@ -717,6 +757,80 @@ static void test_symbolizer_function_frames(void **state) {
         assert_int_equal(f.offset, 0);
 }
 
+static bool frame_equal(const Frame *a, const Frame *b) {
+        return streq(a->symbol, b->symbol) && streq(a->dso, b->dso) && a->addr == b->addr && a->offset == b->offset &&
+               a->kernel == b->kernel;
+}
+
+/* A leaf's range (symbolizer_user_leaf()) is the addresses that make its very frame: with frames
+ * that name functions, every byte of the function as the symbol table sizes it, and no byte on
+ * either side; within the mapping; the address alone for exact frames; none for frames not named
+ * from a file. */
+static void test_symbolizer_leaf_range(void **state) {
+        _cleanup_(symbolizer_freep) Symbolizer *z = NULL, *exact = NULL;
+        uint64_t a, size = symbol_size(fixture, "fixture_alpha");
+        SymbolizerMapping m = fixture_mapping(alpha, &a);
+        SymbolizerRange r;
+        char path[256], line[64];
+        Frame f, g;
+
+        assert_int_equal(symbolizer_new(&(SymbolizerOptions) { .kallsyms_path = "", .jit_dir = tmpdir,
+                                                                .function_frames = true }, &z), 0);
+        assert_int_equal(symbolizer_new(&(SymbolizerOptions) { .kallsyms_path = "", .jit_dir = tmpdir }, &exact), 0);
+        symbolizer_begin(z);
+        symbolizer_begin(exact);
+
+        assert_true(symbolizer_user_leaf(z, 0, &m, a + 5, &f, &r));
+        assert_string_equal(f.symbol, "fixture_alpha");
+        assert_int_equal(r.start, a);
+        assert_int_equal(r.end, a + size);
+        for (uint64_t x = r.start; x < r.end; x++) {
+                symbolizer_user_leaf(z, 0, &m, x, &g, NULL);
+                assert_true(frame_equal(&f, &g));
+        }
+        symbolizer_user_leaf(z, 0, &m, r.start - 1, &g, NULL);
+        assert_false(frame_equal(&f, &g));
+        symbolizer_user_leaf(z, 0, &m, r.end, &g, NULL);
+        assert_false(frame_equal(&f, &g));
+        /* the range agrees with symbolizer_user() on the same leaf */
+        symbolizer_user(z, 0, &m, a + 5, false, &g);
+        assert_true(frame_equal(&f, &g));
+
+        /* A function followed by padding that no symbol covers: its size ends the range. */
+        uint64_t gm = a - offset_of(alpha) + offset_of(gamma_fn), gsize = symbol_size(fixture, "_ZN7fixture5gammaEm");
+        assert_true(symbolizer_user_leaf(z, 0, &m, gm + 2, &f, &r));
+        assert_string_equal(f.symbol, "fixture::gamma(unsigned long)");
+        assert_int_equal(r.start, gm);
+        assert_int_equal(r.end, gm + gsize);
+        symbolizer_user_leaf(z, 0, &m, r.end, &g, NULL);
+        assert_string_equal(g.symbol, "[unknown]");
+
+        /* The mapping ends inside the function: the rest of it is no longer this mapping's. */
+        SymbolizerMapping cut = m;
+        cut.end = a + 3;
+        assert_true(symbolizer_user_leaf(z, 0, &cut, a + 1, &f, &r));
+        assert_string_equal(f.symbol, "fixture_alpha");
+        assert_int_equal(r.start, a);
+        assert_int_equal(r.end, a + 3);
+
+        /* Exact frames: the address alone. */
+        assert_true(symbolizer_user_leaf(exact, 0, &m, a + 5, &f, &r));
+        assert_int_equal(r.start, a + 5);
+        assert_int_equal(r.end, a + 6);
+
+        /* A JIT map's frame and an unknown one: no range. */
+        snprintf(path, sizeof(path), "%s/perf-4444.map", tmpdir);
+        snprintf(line, sizeof(line), "%x 100 jitted_function\n", 0x20000000);
+        assert_int_equal(write_file_atomic(path, line, strlen(line), 0644), 0);
+        symbolizer_next_epoch(z);
+        symbolizer_begin(z);
+        assert_false(symbolizer_user_leaf(z, 4444, NULL, 0x20000011, &f, &r));
+        assert_string_equal(f.symbol, "jitted_function");
+        assert_int_equal(r.end - r.start, 0);
+        assert_false(symbolizer_user_leaf(z, 0, NULL, 0x1234, &f, &r));
+        assert_int_equal(r.end - r.start, 0);
+}
+
 static void test_symbolizer_function_frames_stripped(void **state) {
         _cleanup_(symbolizer_freep) Symbolizer *z = NULL, *exact = NULL;
         uint64_t local, hdr_offset, hdr_vaddr, hdr_size;
@@ -754,6 +868,19 @@ static void test_symbolizer_function_frames_stripped(void **state) {
                 assert_int_equal(f.addr, local + 6);
                 assert_int_equal(f.offset, 0);
         }
+
+        /* As a leaf: every byte of the function makes that frame, and the range says so. */
+        SymbolizerRange r;
+        Frame g;
+        assert_true(symbolizer_user_leaf(z, 0, &m, m.start + local + 6, &f, &r));
+        assert_int_equal(r.start, m.start + local);
+        assert_true(r.end - r.start >= symbol_size(fixture, "fixture_local"));
+        for (uint64_t x = r.start; x < r.end; x++) {
+                symbolizer_user_leaf(z, 0, &m, x, &g, NULL);
+                assert_true(frame_equal(&f, &g));
+        }
+        symbolizer_user_leaf(z, 0, &m, r.end, &g, NULL);
+        assert_false(frame_equal(&f, &g));
 
         /* The file's code, though unnamed, is final: a JIT map of the process (perf's convention is
          * for anonymous memory) does not rename it, and it is not looked up (no stat, no /proc read). */
@@ -981,6 +1108,7 @@ int main(void) {
                 cmocka_unit_test(test_symbolizer_user_frames),
                 cmocka_unit_test(test_symbolizer_function_frames),
                 cmocka_unit_test(test_symbolizer_function_frames_stripped),
+                cmocka_unit_test(test_symbolizer_leaf_range),
                 cmocka_unit_test(test_symbolizer_cache_limit),
                 cmocka_unit_test(test_symbolizer_cache_throttle),
         };

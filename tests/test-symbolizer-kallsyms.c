@@ -49,7 +49,7 @@ static void test_lookup_table(void **state) {
         for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
                 const char *name = NULL, *dso = NULL;
                 uint64_t off = 0;
-                bool found = kallsyms_lookup(k, cases[i].addr, &name, &dso, &off);
+                bool found = kallsyms_lookup(k, cases[i].addr, &name, &dso, &off, NULL);
 
                 if (!cases[i].name) {
                         assert_false(found);
@@ -62,6 +62,30 @@ static void test_lookup_table(void **state) {
         }
 }
 
+/* A symbol's extent is where lookups give it: from its start up to the next symbol (the owner's
+ * tail past its last one), and not one byte further. */
+static void test_lookup_extent(void **state) {
+        _cleanup_(kallsyms_freep) Kallsyms *k = NULL;
+
+        assert_int_equal(kallsyms_load(fixture, &k), 0);
+        for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
+                const char *name, *dso, *n2 = NULL, *d2;
+                uint64_t off, extent, start, off2;
+
+                if (!cases[i].name)
+                        continue;
+                assert_true(kallsyms_lookup(k, cases[i].addr, &name, &dso, &off, &extent));
+                start = cases[i].addr - off;
+                assert_true(extent > off);
+                assert_true(kallsyms_lookup(k, start + extent - 1, &n2, &d2, &off2, NULL));
+                assert_ptr_equal(n2, name);
+                assert_int_equal(off2, extent - 1);
+                n2 = NULL;
+                if (kallsyms_lookup(k, start + extent, &n2, &d2, &off2, NULL))
+                        assert_ptr_not_equal(n2, name);
+        }
+}
+
 static void test_missing_and_empty(void **state) {
         _cleanup_(kallsyms_freep) Kallsyms *k = NULL;
         const char *name, *dso;
@@ -70,8 +94,8 @@ static void test_missing_and_empty(void **state) {
         assert_int_equal(kallsyms_load("/nonexistent/kallsyms", &k), -ENOENT);
         assert_int_equal(kallsyms_load("/dev/null", &k), 0);
         assert_int_equal(kallsyms_size(k), 0);
-        assert_false(kallsyms_lookup(k, 0xffffffff81000000, &name, &dso, &off));
-        assert_false(kallsyms_lookup(NULL, 0xffffffff81000000, &name, &dso, &off));
+        assert_false(kallsyms_lookup(k, 0xffffffff81000000, &name, &dso, &off, NULL));
+        assert_false(kallsyms_lookup(NULL, 0xffffffff81000000, &name, &dso, &off, NULL));
 }
 
 static void test_restricted_addresses(void **state) {
@@ -88,7 +112,7 @@ static void test_restricted_addresses(void **state) {
         close(fd);
         assert_int_equal(kallsyms_load(path, &k), 0);
         assert_int_equal(kallsyms_size(k), 0);
-        assert_false(kallsyms_lookup(k, 0x10, &name, &dso, &off));
+        assert_false(kallsyms_lookup(k, 0x10, &name, &dso, &off, NULL));
         unlink(path);
 }
 
@@ -170,6 +194,7 @@ int main(void) {
 
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_lookup_table),
+                cmocka_unit_test(test_lookup_extent),
                 cmocka_unit_test(test_missing_and_empty),
                 cmocka_unit_test(test_restricted_addresses),
                 cmocka_unit_test(test_reload_for_late_symbols),

@@ -15,6 +15,9 @@
 #include "basic/macro.h"
 #include "symbolizer/kallsyms.h"
 
+/* How far past the last symbol of its owner an address is still taken for that symbol. */
+#define KALLSYMS_OWNER_TAIL_BYTES (4096U * 16U)
+
 typedef struct KSym {
         uint64_t addr;
         uint32_t name; /* offsets into pool */
@@ -199,9 +202,10 @@ fail:
 }
 
 bool kallsyms_lookup(const Kallsyms *k, uint64_t addr, const char **ret_name, const char **ret_dso,
-                     uint64_t *ret_offset) {
+                     uint64_t *ret_offset, uint64_t *ret_extent) {
         size_t lo = 0, hi;
         const KSym *s;
+        uint64_t extent;
 
         if (!k || k->n == 0)
                 return false;
@@ -217,13 +221,17 @@ bool kallsyms_lookup(const Kallsyms *k, uint64_t addr, const char **ret_name, co
         if (lo == 0)
                 return false;
         s = &k->syms[lo - 1];
+        extent = lo < k->n ? k->syms[lo].addr - s->addr : UINT64_MAX - s->addr;
         /* Past the last symbol of its owner (the kernel's _etext, a module's end): not ours to name. */
         if (lo == k->n || k->syms[lo].dso != s->dso) {
-                if (addr != s->addr && addr - s->addr > 4096 * 16)
+                if (addr != s->addr && addr - s->addr > KALLSYMS_OWNER_TAIL_BYTES)
                         return false;
+                extent = MIN(extent, KALLSYMS_OWNER_TAIL_BYTES + 1);
         }
         *ret_name = k->pool + s->name;
         *ret_dso = k->pool + s->dso;
         *ret_offset = addr - s->addr;
+        if (ret_extent)
+                *ret_extent = extent;
         return true;
 }

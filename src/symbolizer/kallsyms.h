@@ -23,9 +23,10 @@ Kallsyms *kallsyms_free(Kallsyms *k);
 size_t kallsyms_size(const Kallsyms *k);
 size_t kallsyms_skipped(const Kallsyms *k);
 
-/* Returns true if addr resolves; *ret_name and *ret_dso live as long as the table. */
+/* Returns true if addr resolves; *ret_name and *ret_dso live as long as the table. *ret_extent
+ * (when not NULL): how many bytes from the symbol's start (addr - *ret_offset) give it too. */
 bool kallsyms_lookup(const Kallsyms *k, uint64_t addr, const char **ret_name, const char **ret_dso,
-                     uint64_t *ret_offset);
+                     uint64_t *ret_offset, uint64_t *ret_extent);
 
 #include "basic/cleanup.h"
 DEFINE_TRIVIAL_CLEANUP_FUNC(Kallsyms *, kallsyms_free);

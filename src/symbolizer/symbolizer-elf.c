@@ -730,18 +730,47 @@ int elf_symbols_load_memory(const void *data, size_t size, ElfSymbols **ret) {
         return 0;
 }
 
-bool elf_symbols_offset_to_vaddr(const ElfSymbols *e, uint64_t offset, uint64_t *ret_vaddr) {
+/* The segment elf_symbols_offset_to_vaddr() takes for offset: the first that holds it. */
+static const ElfSegment *segment_for(const ElfSymbols *e, uint64_t offset) {
         for (size_t i = 0; i < e->n_segments; i++) {
                 const ElfSegment *s = &e->segments[i];
-                if (offset >= s->offset && offset - s->offset < s->filesz) {
-                        *ret_vaddr = offset - s->offset + s->vaddr;
-                        return true;
-                }
+                if (offset >= s->offset && offset - s->offset < s->filesz)
+                        return s;
         }
-        return false;
+        return NULL;
 }
 
-bool elf_symbols_lookup(const ElfSymbols *e, uint64_t vaddr, const char **ret_name, uint64_t *ret_offset) {
+bool elf_symbols_offset_to_vaddr(const ElfSymbols *e, uint64_t offset, uint64_t *ret_vaddr) {
+        const ElfSegment *s = segment_for(e, offset);
+
+        if (!s)
+                return false;
+        *ret_vaddr = offset - s->offset + s->vaddr;
+        return true;
+}
+
+bool elf_symbols_offset_span(const ElfSymbols *e, uint64_t offset, uint64_t *ret_start, uint64_t *ret_end) {
+        const ElfSegment *s = segment_for(e, offset);
+        uint64_t start, end;
+
+        if (!s)
+                return false;
+        start = s->offset;
+        end = s->offset + s->filesz;
+        /* A segment before s that overlaps it would be taken first where it does. */
+        for (const ElfSegment *o = e->segments; o < s; o++) {
+                if (o->offset + o->filesz <= offset)
+                        start = MAX(start, o->offset + o->filesz);
+                else
+                        end = MIN(end, o->offset); /* it does not hold offset: it starts after it */
+        }
+        *ret_start = start;
+        *ret_end = end;
+        return true;
+}
+
+bool elf_symbols_lookup(const ElfSymbols *e, uint64_t vaddr, const char **ret_name, uint64_t *ret_offset,
+                        uint64_t *ret_extent) {
         size_t lo = 0, hi = e->n_syms;
         const ElfSym *s;
 
@@ -759,6 +788,12 @@ bool elf_symbols_lookup(const ElfSymbols *e, uint64_t vaddr, const char **ret_na
                 return false;
         *ret_name = e->names + s->name;
         *ret_offset = vaddr - s->addr;
+        if (ret_extent) {
+                /* Every address from its start up to the next symbol's finds it (the last of
+                 * several at one address, as vaddr did), and within its size when it has one. */
+                uint64_t extent = lo < e->n_syms ? e->syms[lo].addr - s->addr : UINT64_MAX - s->addr;
+                *ret_extent = s->size > 0 ? MIN(extent, s->size) : extent;
+        }
         return true;
 }
 
@@ -766,9 +801,9 @@ size_t elf_symbols_function_starts_count(const ElfSymbols *e) {
         return e->n_function_starts;
 }
 
-bool elf_symbols_function_start(const ElfSymbols *e, uint64_t vaddr, uint64_t *ret_offset) {
+bool elf_symbols_function_start(const ElfSymbols *e, uint64_t vaddr, uint64_t *ret_offset, uint64_t *ret_extent) {
         size_t lo = 0, hi = e->n_function_starts;
-        uint64_t start;
+        uint64_t start, extent = 0;
 
         while (lo < hi) {
                 size_t mid = lo + (hi - lo) / 2;
@@ -787,10 +822,20 @@ bool elf_symbols_function_start(const ElfSymbols *e, uint64_t vaddr, uint64_t *r
          * information) an address is in no function we know of. */
         for (size_t i = 0; i < e->n_segments; i++) {
                 const ElfSegment *s = &e->segments[i];
-                if ((e->exec_segments & UINT64_C(1) << i) && start >= s->vaddr && vaddr - s->vaddr < s->filesz) {
-                        *ret_offset = vaddr - start;
-                        return true;
-                }
+                uint64_t end = s->vaddr + s->filesz;
+
+                if ((e->exec_segments & UINT64_C(1) << i) && start >= s->vaddr && start < end && end - start > extent)
+                        extent = end - start;
         }
-        return false;
+        if (vaddr - start >= extent)
+                return false;
+        *ret_offset = vaddr - start;
+        if (ret_extent) {
+                if (extent > ELF_FUNCTION_BYTES_MAX)
+                        extent = ELF_FUNCTION_BYTES_MAX;
+                if (lo < e->n_function_starts && e->function_starts[lo] - start < extent)
+                        extent = e->function_starts[lo] - start;
+                *ret_extent = extent;
+        }
+        return true;
 }

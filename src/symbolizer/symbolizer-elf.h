@@ -64,17 +64,24 @@ const uint8_t *elf_symbols_build_id(const ElfSymbols *e, size_t *ret_len);
 
 /* File offset -> ELF virtual address through the PT_LOAD segments; false if no segment holds it. */
 bool elf_symbols_offset_to_vaddr(const ElfSymbols *e, uint64_t offset, uint64_t *ret_vaddr);
-/* Function covering vaddr. The name lives as long as e. */
-bool elf_symbols_lookup(const ElfSymbols *e, uint64_t vaddr, const char **ret_name, uint64_t *ret_offset);
+/* The file offsets [*ret_start, *ret_end) around offset that elf_symbols_offset_to_vaddr() turns
+ * into addresses as it turns offset: by the same segment, with the same difference. */
+bool elf_symbols_offset_span(const ElfSymbols *e, uint64_t offset, uint64_t *ret_start, uint64_t *ret_end);
+/* Function covering vaddr. The name lives as long as e. *ret_extent (when not NULL): how many bytes
+ * from the function's start (vaddr - *ret_offset) give this very symbol too, at most UINT64_MAX -
+ * its start. */
+bool elf_symbols_lookup(const ElfSymbols *e, uint64_t vaddr, const char **ret_name, uint64_t *ret_offset,
+                        uint64_t *ret_extent);
 
 /*
  * Start of the function vaddr is in, from .eh_frame_hdr (read only when the source is
  * ELF_SYMBOLS_DYNSYM or ELF_SYMBOLS_NONE): *ret_offset is vaddr minus the greatest function start
  * at or below it. False if there is none, if vaddr is ELF_FUNCTION_BYTES_MAX or more past it, or
  * if the two are not in one executable PT_LOAD segment. A function without unwind information is
- * taken for the end of the one before it.
+ * taken for the end of the one before it. *ret_extent (when not NULL): how many bytes from that
+ * start give it too.
  */
-bool elf_symbols_function_start(const ElfSymbols *e, uint64_t vaddr, uint64_t *ret_offset);
+bool elf_symbols_function_start(const ElfSymbols *e, uint64_t vaddr, uint64_t *ret_offset, uint64_t *ret_extent);
 size_t elf_symbols_function_starts_count(const ElfSymbols *e);
 
 /*

@@ -55,7 +55,7 @@ struct Symbolizer {
         struct {            /* kernel return addresses repeat endlessly: remember the last answers */
                 uint64_t addr; /* the looked-up address, 0 = empty */
                 const char *name, *dso;
-                uint64_t offset;
+                uint64_t offset, extent;
         } kcache[4096];
 
         Hashmap *files;     /* identity -> ElfSymbols* (borrowed from owned[]) */
@@ -233,9 +233,24 @@ static void frame_resolved(Symbolizer *z, Frame *f, const char *name, const char
         };
 }
 
-void symbolizer_kernel(Symbolizer *z, uint64_t addr, bool is_return, Frame *ret) {
+/* The addresses whose frame is the very one made for a (looked up as a), when that frame is
+ * the function's: the extent bytes from its start, sym_start. Frames that name instructions have
+ * only their own address. */
+static void same_frame_range(const Symbolizer *z, uint64_t addr, uint64_t a, uint64_t sym_start, uint64_t extent,
+                             SymbolizerRange *ret) {
+        if (!ret)
+                return;
+        if (!z->function_frames) {
+                *ret = (SymbolizerRange) { addr, addr + 1 };
+                return;
+        }
+        ret->start = sym_start + (addr - a);
+        ret->end = extent > UINT64_MAX - ret->start ? UINT64_MAX : ret->start + extent;
+}
+
+static void kernel_frame(Symbolizer *z, uint64_t addr, bool is_return, Frame *ret, SymbolizerRange *ret_same) {
         const char *name, *dso;
-        uint64_t off;
+        uint64_t off, extent;
 
         uint64_t a = is_return ? addr - 1 : addr;
         size_t slot = (size_t) ((a ^ (a >> 12)) % ELEMENTSOF(z->kcache));
@@ -244,14 +259,17 @@ void symbolizer_kernel(Symbolizer *z, uint64_t addr, bool is_return, Frame *ret)
         if (z->kcache[slot].addr == a) {
                 frame_resolved(z, ret, z->kcache[slot].name, z->kcache[slot].dso, addr, z->kcache[slot].offset,
                                is_return, /* kernel= */ true);
+                same_frame_range(z, addr, a, a - z->kcache[slot].offset, z->kcache[slot].extent, ret_same);
                 return;
         }
-        if (kallsyms_lookup(z->kallsyms, a, &name, &dso, &off)) {
+        if (kallsyms_lookup(z->kallsyms, a, &name, &dso, &off, &extent)) {
                 z->kcache[slot].addr = a;
                 z->kcache[slot].name = name;
                 z->kcache[slot].dso = dso;
                 z->kcache[slot].offset = off;
+                z->kcache[slot].extent = extent;
                 frame_resolved(z, ret, name, dso, addr, off, is_return, /* kernel= */ true);
+                same_frame_range(z, addr, a, a - off, extent, ret_same);
                 return;
         }
         /* A module or BPF program loaded after we read kallsyms: read it again before the next sample
@@ -262,6 +280,16 @@ void symbolizer_kernel(Symbolizer *z, uint64_t addr, bool is_return, Frame *ret)
                 z->kallsyms_reload = true;
         z->stats.frames_unknown++;
         frame_unknown(ret, addr, KALLSYMS_DSO_KERNEL, true);
+        if (ret_same)
+                *ret_same = (SymbolizerRange) {};
+}
+
+void symbolizer_kernel(Symbolizer *z, uint64_t addr, bool is_return, Frame *ret) {
+        kernel_frame(z, addr, is_return, ret, NULL);
+}
+
+void symbolizer_kernel_leaf(Symbolizer *z, uint64_t addr, Frame *ret, SymbolizerRange *ret_same) {
+        kernel_frame(z, addr, /* is_return= */ false, ret, ret_same);
 }
 
 static int cache_own(Symbolizer *z, ElfSymbols *e) {
@@ -553,9 +581,38 @@ static ElfSymbols *vdso_symbols(Symbolizer *z, const SymbolizerMapping *m) {
         return z->vdso && m->end - m->start == z->vdso_size ? z->vdso : NULL;
 }
 
-bool symbolizer_user(Symbolizer *z, uint32_t pid, const SymbolizerMapping *m, uint64_t addr, bool is_return,
-                     Frame *ret) {
-        uint64_t a = is_return ? addr - 1 : addr, vaddr, off, where, unknown_where;
+/* The addresses of mapping m that give the very frame made for addr (looked up as a, off bytes into
+ * a function of extent bytes), when that frame is the function's: those the same segment of e's
+ * file maps, within m. */
+static void file_same_range(const Symbolizer *z, const ElfSymbols *e, const SymbolizerMapping *m, uint64_t addr,
+                            uint64_t a, uint64_t off, uint64_t extent, SymbolizerRange *ret) {
+        uint64_t a_off = a - m->start + m->pgoff, fn = a_off - off, start, end, seg_start, seg_end;
+
+        if (!ret)
+                return;
+        if (!z->function_frames) {
+                same_frame_range(z, addr, a, a - off, extent, ret);
+                return;
+        }
+        if (!elf_symbols_offset_span(e, a_off, &seg_start, &seg_end)) {
+                *ret = (SymbolizerRange) {};
+                return;
+        }
+        /* In file offsets first: the function, within its segment and the mapping. */
+        start = MAX(fn, seg_start);
+        start = MAX(start, m->pgoff);
+        end = extent > UINT64_MAX - fn ? UINT64_MAX : fn + extent;
+        end = MIN(end, seg_end);
+        end = MIN(end, m->pgoff + (m->end - m->start));
+        *ret = (SymbolizerRange) {
+                .start = start - m->pgoff + m->start + (addr - a),
+                .end = end - m->pgoff + m->start + (addr - a),
+        };
+}
+
+static bool user_frame(Symbolizer *z, uint32_t pid, const SymbolizerMapping *m, uint64_t addr, bool is_return,
+                       Frame *ret, SymbolizerRange *ret_same) {
+        uint64_t a = is_return ? addr - 1 : addr, vaddr, off, extent, where, unknown_where;
         bool file = m && m->path && m->path[0] == '/' && !startswith(m->path, "//anon");
         bool vdso = m && m->path && streq(m->path, "[vdso]");
         const char *name, *jit_path;
@@ -563,6 +620,8 @@ bool symbolizer_user(Symbolizer *z, uint32_t pid, const SymbolizerMapping *m, ui
         JitMap *jm;
 
         z->stats.frames++;
+        if (ret_same) /* known only for a function named from its file */
+                *ret_same = (SymbolizerRange) {};
 
         /* A frame in a file (or the vDSO) carries where the instruction sits in it, as perf script
          * prints it: the same in every process, whatever the load address. Others keep the address. */
@@ -580,9 +639,10 @@ bool symbolizer_user(Symbolizer *z, uint32_t pid, const SymbolizerMapping *m, ui
                         return false;
                 }
                 if (e && elf_symbols_offset_to_vaddr(e, a - m->start + m->pgoff, &vaddr)) {
-                        if (elf_symbols_lookup(e, vaddr, &name, &off)) {
+                        if (elf_symbols_lookup(e, vaddr, &name, &off, &extent)) {
                                 frame_resolved(z, ret, demangle(z, name), m->path, where, off, is_return,
                                                /* kernel= */ false);
+                                file_same_range(z, e, m, addr, a, off, extent, ret_same);
                                 return true;
                         }
                         /* No symbol covers it (a stripped file: a static function, or no .dynsym at
@@ -592,8 +652,10 @@ bool symbolizer_user(Symbolizer *z, uint32_t pid, const SymbolizerMapping *m, ui
                          * nothing learned later will, so the frame is final. Looking, once per
                          * process and drain, cost a /proc read and two stats for every stripped
                          * program (find, gzip) and made its stacks be symbolized again every second. */
-                        if (z->function_frames && elf_symbols_function_start(e, vaddr, &off))
+                        if (z->function_frames && elf_symbols_function_start(e, vaddr, &off, &extent)) {
                                 unknown_where = where - is_return - off;
+                                file_same_range(z, e, m, addr, a, off, extent, ret_same);
+                        }
                         z->stats.frames_unknown++;
                         frame_unknown(ret, unknown_where, m->path, false);
                         return true;
@@ -603,7 +665,7 @@ bool symbolizer_user(Symbolizer *z, uint32_t pid, const SymbolizerMapping *m, ui
 
         if (vdso) {
                 e = vdso_symbols(z, m);
-                if (e && elf_symbols_offset_to_vaddr(e, a - m->start, &vaddr) && elf_symbols_lookup(e, vaddr, &name, &off)) {
+                if (e && elf_symbols_offset_to_vaddr(e, a - m->start, &vaddr) && elf_symbols_lookup(e, vaddr, &name, &off, NULL)) {
                         frame_resolved(z, ret, name, m->path, where, off, is_return, /* kernel= */ false);
                         return true;
                 }
@@ -620,6 +682,16 @@ bool symbolizer_user(Symbolizer *z, uint32_t pid, const SymbolizerMapping *m, ui
         frame_unknown(ret, unknown_where, m && m->path && m->path[0] && !startswith(m->path, "//anon") ? m->path : NULL,
                       false);
         return false;
+}
+
+bool symbolizer_user(Symbolizer *z, uint32_t pid, const SymbolizerMapping *m, uint64_t addr, bool is_return,
+                     Frame *ret) {
+        return user_frame(z, pid, m, addr, is_return, ret, NULL);
+}
+
+bool symbolizer_user_leaf(Symbolizer *z, uint32_t pid, const SymbolizerMapping *m, uint64_t addr, Frame *ret,
+                          SymbolizerRange *ret_same) {
+        return user_frame(z, pid, m, addr, /* is_return= */ false, ret, ret_same);
 }
 
 uint64_t symbolizer_generation(const Symbolizer *z) {

@@ -86,6 +86,20 @@ void symbolizer_kernel(Symbolizer *z, uint64_t addr, bool is_return, Frame *ret)
 bool symbolizer_user(Symbolizer *z, uint32_t pid, const SymbolizerMapping *m, uint64_t addr, bool is_return,
                      Frame *ret);
 
+/* The addresses [start, end) that give the very same frame as one did, as long as the mapping and
+ * symbolizer_generation() stay: the function's, when frames name functions (function_frames) and
+ * kallsyms or the mapping's file placed it in one (named, or unnamed in a stripped file); the
+ * address alone when frames name instructions; none (start == end) otherwise. */
+typedef struct SymbolizerRange {
+        uint64_t start, end;
+} SymbolizerRange;
+
+/* symbolizer_kernel() and symbolizer_user() for an interrupted address (a leaf, not a return
+ * address), with the addresses whose frame would be the same. */
+void symbolizer_kernel_leaf(Symbolizer *z, uint64_t addr, Frame *ret, SymbolizerRange *ret_same);
+bool symbolizer_user_leaf(Symbolizer *z, uint32_t pid, const SymbolizerMapping *m, uint64_t addr, Frame *ret,
+                          SymbolizerRange *ret_same);
+
 void symbolizer_get_stats(const Symbolizer *z, SymbolizerStats *ret);
 
 /*

@@ -28,3 +28,9 @@ __attribute__((noinline)) uint64_t fixture_beta(uint64_t x) {
 __attribute__((noinline)) uint64_t fixture_gamma(uint64_t x) {
         return fixture_beta(x) + 1;
 }
+
+/* Aligned, so that padding no symbol covers lies between fixture::gamma and it. */
+uint64_t fixture_delta(uint64_t x);
+__attribute__((noinline, aligned(64))) uint64_t fixture_delta(uint64_t x) {
+        return fixture_gamma(x) - 1;
+}
