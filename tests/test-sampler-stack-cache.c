@@ -291,11 +291,14 @@ static void test_leaf_moves(void **state) {
 }
 
 /* With frames that name functions (compact detail), a leaf elsewhere in the same function makes
- * the same frame: the stack the writer interned for it is kept; another function's is not. */
+ * the same frame: the stack the writer interned for it is kept; another function's is not. Once
+ * the entry knows where its leaf's function lies, leaves in it are not even symbolized. */
 static void test_leaf_moves_in_function(void **state) {
         static const uint64_t at_a[] = { KCTX, IN_KERNEL, 0xffffffff81002010U, UCTX, IN_APP, IN_APP2 + 1 };
         static const uint64_t at_b[] = { KCTX, IN_KERNEL + 0x20, 0xffffffff81002010U, UCTX, IN_APP, IN_APP2 + 1 };
-        static const uint64_t at_c[] = { KCTX, 0xffffffff81002100U, 0xffffffff81002010U, UCTX, IN_APP, IN_APP2 + 1 };
+        static const uint64_t at_c[] = { KCTX, 0xffffffff81002000U, 0xffffffff81002010U, UCTX, IN_APP, IN_APP2 + 1 };
+        static const uint64_t at_d[] = { KCTX, IN_KERNEL + 0x40, 0xffffffff81002010U, UCTX, IN_APP, IN_APP2 + 1 };
+        static const uint64_t at_e[] = { KCTX, 0xffffffff81001fffU, 0xffffffff81002010U, UCTX, IN_APP, IN_APP2 + 1 };
         SampleStackSlot *whole;
         Fixture f;
         Sample s;
@@ -316,16 +319,48 @@ static void test_leaf_moves_in_function(void **state) {
         assert_ptr_equal(s.stack_slot, whole);
         assert_int_equal(whole->tag, 7);
 
+        /* Now the entry knows the function's addresses: a third leaf in it is not symbolized. */
+        SymbolizerStats zs0, zs1;
+        symbolizer_get_stats(f.z, &zs0);
+        s = sample(&f, PID, at_d, ELEMENTSOF(at_d));
+        symbolizer_get_stats(f.z, &zs1);
+        assert_int_equal(zs1.frames, zs0.frames);
+        assert_int_equal(cache_stats(&f).leaves, 1);
+        assert_int_equal(cache_stats(&f).leaves_in_function, 1);
+        assert_string_equal(s.frames[0].symbol, "do_one_thing");
+        assert_int_equal(s.frames[0].addr, IN_KERNEL - 0x10);
+        assert_ptr_equal(s.stack_slot, whole);
+        assert_int_equal(whole->tag, 7);
+        /* The function's last byte too; its next one is do_syscall_64 (below) */
+        s = sample(&f, PID, at_e, ELEMENTSOF(at_e));
+        assert_int_equal(cache_stats(&f).leaves_in_function, 2);
+        assert_string_equal(s.frames[0].symbol, "do_one_thing");
+
         s = sample(&f, PID, at_c, ELEMENTSOF(at_c));
         assert_string_equal(s.frames[0].symbol, "do_syscall_64");
         assert_int_equal(cache_stats(&f).leaves, 2);
         assert_int_equal(cache_stats(&f).leaves_same, 1);
+        assert_int_equal(cache_stats(&f).leaves_in_function, 2);
         assert_int_equal(whole->tag, 0);
         whole->tag = 9;
 
         s = sample(&f, PID, at_a, ELEMENTSOF(at_a)); /* back: another function again */
         assert_string_equal(s.frames[0].symbol, "do_one_thing");
         assert_int_equal(whole->tag, 0);
+        assert_int_equal(cache_stats(&f).leaves, 3);
+
+        /* Exact frames (no function_frames): only the leaf's own address is known to repeat. */
+        fixture_done(&f);
+        fixture_init(&f, 0);
+        s = sample(&f, PID, at_a, ELEMENTSOF(at_a));
+        s = sample(&f, PID, at_b, ELEMENTSOF(at_b));
+        s = sample(&f, PID, at_d, ELEMENTSOF(at_d));
+        assert_int_equal(s.frames[0].addr, IN_KERNEL + 0x40);
+        assert_int_equal(cache_stats(&f).leaves, 2);
+        assert_int_equal(cache_stats(&f).leaves_in_function, 0);
+        s = sample(&f, PID, at_d, ELEMENTSOF(at_d));
+        assert_int_equal(cache_stats(&f).leaves, 2);
+        assert_int_equal(cache_stats(&f).leaves_in_function, 0);
         fixture_done(&f);
 }
 

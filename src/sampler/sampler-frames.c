@@ -26,19 +26,25 @@ static bool frame_unresolved(const Frame *f) {
         return !f->symbol || streq(f->symbol, SYMBOLIZER_UNKNOWN);
 }
 
-/* Returns true when the frame is volatile: named (or not) other than from the mapping's file. */
-static bool user_frame(Symbolizer *z, uint32_t pid, const ProcMap *m, uint64_t ip, bool is_return,
-                       Frame *f) {
+static SymbolizerMapping symbolizer_mapping(const ProcMap *m) {
+        return (SymbolizerMapping) {
+                .start = m->start, .end = m->end, .pgoff = m->pgoff, .dev = m->dev, .ino = m->ino, .path = m->path,
+        };
+}
+
+/* Whether a frame the symbolizer made in mapping m is volatile: named (or not) other than from the
+ * mapping's file. final is what the symbolizer returned. */
+static bool user_frame_volatile(const ProcMap *m, bool final, const Frame *f) {
+        return !final && (!m || frame_unresolved(f) || f->dso != m->path);
+}
+
+/* Returns true when the frame is volatile. */
+static bool user_frame(Symbolizer *z, uint32_t pid, const ProcMap *m, uint64_t ip, bool is_return, Frame *f) {
         SymbolizerMapping sm;
 
         if (m)
-                sm = (SymbolizerMapping) {
-                        .start = m->start, .end = m->end, .pgoff = m->pgoff,
-                        .dev = m->dev, .ino = m->ino, .path = m->path,
-                };
-        if (symbolizer_user(z, pid, m ? &sm : NULL, ip, is_return, f))
-                return false;
-        return !m || frame_unresolved(f) || f->dso != m->path;
+                sm = symbolizer_mapping(m);
+        return user_frame_volatile(m, symbolizer_user(z, pid, m ? &sm : NULL, ip, is_return, f), f);
 }
 
 bool sample_chain_has_leaf(const RecordSample *rs) {
@@ -46,17 +52,25 @@ bool sample_chain_has_leaf(const RecordSample *rs) {
                rs->ips[1] < (uint64_t) PERF_CONTEXT_MAX;
 }
 
-/* The interrupted address (not a return address) of pid, in the kernel or not; true when volatile. */
-static bool leaf_frame(ProcTable *procs, Symbolizer *z, uint32_t pid, bool kernel, uint64_t ip, Frame *ret) {
+/* The interrupted address (not a return address) of pid, in the kernel or not; true when volatile.
+ * *ret_same (when not NULL): the addresses that make the same frame (SymbolizerRange). */
+static bool leaf_frame(ProcTable *procs, Symbolizer *z, uint32_t pid, bool kernel, uint64_t ip, Frame *ret,
+                       SymbolizerRange *ret_same) {
+        const ProcMap *m;
+        SymbolizerMapping sm;
+
         if (kernel) {
-                symbolizer_kernel(z, ip, false, ret);
+                symbolizer_kernel_leaf(z, ip, ret, ret_same);
                 return frame_unresolved(ret);
         }
-        return user_frame(z, pid, proc_table_find_map(procs, pid, ip), ip, false, ret);
+        m = proc_table_find_map(procs, pid, ip);
+        if (m)
+                sm = symbolizer_mapping(m);
+        return user_frame_volatile(m, symbolizer_user_leaf(z, pid, m ? &sm : NULL, ip, ret, ret_same), ret);
 }
 
-bool sample_leaf_frame(ProcTable *procs, Symbolizer *z, const RecordSample *rs, Frame *ret) {
-        return leaf_frame(procs, z, rs->id.pid, rs->ips[0] == (uint64_t) PERF_CONTEXT_KERNEL, rs->ips[1], ret);
+bool sample_leaf_frame(ProcTable *procs, Symbolizer *z, const RecordSample *rs, Frame *ret, SymbolizerRange *ret_same) {
+        return leaf_frame(procs, z, rs->id.pid, rs->ips[0] == (uint64_t) PERF_CONTEXT_KERNEL, rs->ips[1], ret, ret_same);
 }
 
 uint32_t sample_frames(ProcTable *procs, Symbolizer *z, const RecordSample *rs, Frame *frames,
@@ -66,7 +80,7 @@ uint32_t sample_frames(ProcTable *procs, Symbolizer *z, const RecordSample *rs, 
         bool first = true, cut = false, vol = false, vol_callers = false;
 
         if (rs->nr == 0) {
-                vol = leaf_frame(procs, z, pid, rs->kernel_ip, rs->ip, &frames[n++]);
+                vol = leaf_frame(procs, z, pid, rs->kernel_ip, rs->ip, &frames[n++], NULL);
                 stats->volatile_chains += vol;
                 stats->volatile_callers += vol;
                 return n;

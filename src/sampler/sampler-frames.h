@@ -55,7 +55,10 @@ bool sample_chain_has_leaf(const RecordSample *rs);
 
 /*
  * The frame sample_frames() makes first for such a chain (its leaf), alone, into *ret. Returns
- * true when that frame is volatile (as SampleFramesStats.volatile_chains counts). Only for a chain
- * sample_chain_has_leaf() accepts; the same rules as sample_frames() for symbolizer_begin().
+ * true when that frame is volatile (as SampleFramesStats.volatile_chains counts). *ret_same (when
+ * not NULL): the leaf addresses that would make the very same frame while the process's mappings
+ * and the symbolizer's generation stay (SymbolizerRange; none when the frame is volatile). Only
+ * for a chain sample_chain_has_leaf() accepts; the same rules as sample_frames() for
+ * symbolizer_begin().
  */
-bool sample_leaf_frame(ProcTable *procs, Symbolizer *z, const RecordSample *rs, Frame *ret);
+bool sample_leaf_frame(ProcTable *procs, Symbolizer *z, const RecordSample *rs, Frame *ret, SymbolizerRange *ret_same);

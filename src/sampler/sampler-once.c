@@ -211,12 +211,13 @@ int sampler_once_run(const OnceOptions *o, FILE *out, FILE *err) {
                 " frames unnamed while their file waited\n"
                 "  tasks: %" PRIu64 " tracked, %" PRIu64 " reaped after exit\n"
                 "  cgroups: from %s, %" PRIu64 " paths known, %" PRIu64 " samples without one\n"
-                "  call chains: %" PRIu64 " from the stack cache (%" PRIu64 " with a new leaf), %" PRIu64
+                "  call chains: %" PRIu64 " from the stack cache (%" PRIu64 " with a leaf symbolized anew, %" PRIu64
+                " with a leaf in the last one's function), %" PRIu64
                 " symbolized (%" PRIu64 " KiB cached)\n",
                 dbg.frames, dbg.frames_unknown, dbg.callchains_cut, dbg.frames_dropped, dbg.files_loaded,
                 dbg.files_failed, dbg.kallsyms_symbols, dbg.jit_maps_loaded, dbg.cache_flushes, dbg.loads_deferred, dbg.tasks, dbg.tasks_reaped,
                 sampler_cgroup_source(s), dbg.cgroups, dbg.cgroups_unknown,
-                dbg.stack_cache_hits, dbg.stack_cache_leaves, dbg.stack_cache_misses, dbg.stack_cache_bytes / 1024);
+                dbg.stack_cache_hits, dbg.stack_cache_leaves, dbg.stack_cache_leaves_in_function, dbg.stack_cache_misses, dbg.stack_cache_bytes / 1024);
         if (dbg.corrupt > 0 || dbg.decode_errors > 0)
                 fprintf(err, "  ring records skipped: %" PRIu64 " corrupt, %" PRIu64 " undecodable\n", dbg.corrupt,
                         dbg.decode_errors);

@@ -153,20 +153,31 @@ static bool frame_same(const Frame *a, const Frame *b) {
                a->kernel == b->kernel;
 }
 
-/* A hit on an entry keyed on the callers: its frames[0] made for this sample's leaf, unless it is that already. */
+/* A hit on an entry keyed on the callers: its frames[0] made for this sample's leaf, unless that
+ * leaf makes the very frame it holds already (the same address, or elsewhere in its function). */
 static void entry_take_leaf(StackCache *c, StackCacheEntry *e, ProcTable *procs, Symbolizer *z, const RecordSample *rs,
                             SampleFramesStats *stats) {
+        uint64_t ip = rs->ips[1];
+        SymbolizerRange same;
         bool leaf_volatile;
 
-        if (e->leaf_ip == rs->ips[1] && (e->leaf_epoch == 0 || e->leaf_epoch == c->epoch)) {
-                stats->volatile_chains += e->epoch != 0 || e->leaf_epoch != 0;
-                c->stats.hit_frames += 1;
-                c->stats.hit_frames_unknown += e->leaf_unknown;
-                return;
+        if (e->leaf_epoch == 0 || e->leaf_epoch == c->epoch) {
+                bool at_last = e->leaf_ip == ip;
+
+                if (at_last || (ip >= e->leaf_same_start && ip < e->leaf_same_end)) {
+                        c->stats.leaves_in_function += !at_last;
+                        stats->volatile_chains += e->epoch != 0 || e->leaf_epoch != 0;
+                        c->stats.hit_frames += 1;
+                        c->stats.hit_frames_unknown += e->leaf_unknown;
+                        return;
+                }
         }
         Frame old = e->frames[0];
-        leaf_volatile = sample_leaf_frame(procs, z, rs, &e->frames[0]); /* the symbolizer counts this frame */
-        e->leaf_ip = rs->ips[1];
+        leaf_volatile = sample_leaf_frame(procs, z, rs, &e->frames[0], &same); /* the symbolizer counts this frame */
+        e->leaf_ip = ip;
+        /* A volatile frame may be named otherwise by the next drain: its address alone, for this one. */
+        e->leaf_same_start = leaf_volatile ? 0 : same.start;
+        e->leaf_same_end = leaf_volatile ? 0 : same.end;
         e->leaf_epoch = leaf_volatile ? c->epoch : 0;
         e->leaf_unknown = streq(e->frames[0].symbol, SYMBOLIZER_UNKNOWN);
         /* Another instruction of the same function makes the same frame when frames name functions
@@ -230,6 +241,9 @@ void stack_cache_frames(StackCache *c, ProcTable *procs, Symbolizer *z, const Re
         e->dropped = (uint32_t) (stats->frames_dropped - before.frames_dropped);
         if (leaf) { /* stored entries hold at least one frame */
                 e->leaf_ip = rs->ips[1];
+                /* sample_frames() does not say which addresses make its leaf's frame: the first
+                 * other leaf to come finds out (entry_take_leaf()) */
+                e->leaf_same_start = e->leaf_same_end = 0;
                 /* sample_frames() does not say which frame was volatile: the leaf may have been */
                 e->leaf_epoch = stats->volatile_chains != before.volatile_chains ? c->epoch : 0;
                 e->leaf_unknown = streq(e->frames[0].symbol, SYMBOLIZER_UNKNOWN);

@@ -17,7 +17,9 @@
  * are read once per drain.
  *
  * The leaf (the interrupted address) moves from sample to sample while the return addresses after
- * it stay: entries are keyed on the callers and remember the last leaf (see stack_cache_frames()).
+ * it stay: entries are keyed on the callers and remember the last leaf, and the addresses that
+ * make the same frame (its function's, when frames name functions), so that a leaf elsewhere in
+ * that function costs nothing more (see stack_cache_frames()).
  *
  * Bounded: a fixed number of two-way sets; a new chain replaces the less recently used entry of
  * its set. Each entry owns its copy of the addresses and the frames (whose strings belong to the
@@ -63,6 +65,7 @@ typedef struct StackCacheEntry {
          * of the last sample that used it, made from leaf_ip, and slot is for the frames with that
          * leaf; callers_slot is for frames[1..n_frames), whatever the leaf. unknown counts those. */
         uint64_t leaf_ip;
+        uint64_t leaf_same_start, leaf_same_end; /* leaves that make frames[0] too (SymbolizerRange) */
         uint64_t leaf_epoch; /* 0 = frames[0] is valid in every epoch; else only in this one */
         bool leaf_unknown;
         SampleStackSlot callers_slot;
@@ -76,6 +79,8 @@ typedef struct StackCacheStats {
         uint64_t hits, misses, stored, replaced, uncacheable;
         uint64_t leaves; /* hits whose leaf was another than the entry's last: that one frame made anew */
         uint64_t leaves_same; /* of those, leaves that made the same frame (the same function): nothing interned */
+        uint64_t leaves_in_function; /* hits whose leaf was another, in the function of the entry's last
+                                      * (compact detail): not symbolized, nothing interned */
         uint64_t hit_frames, hit_frames_unknown; /* frames handed out by stack_cache_frames() from entries */
 } StackCacheStats;
 

@@ -347,6 +347,7 @@ void sampler_get_debug_stats(const Sampler *s, SamplerDebugStats *ret) {
         }
         ret->stack_cache_hits = cs.hits;
         ret->stack_cache_leaves = cs.leaves;
+        ret->stack_cache_leaves_in_function = cs.leaves_in_function;
         ret->stack_cache_misses = cs.misses;
         ret->stack_cache_bytes = stack_cache_bytes(s->stacks);
         if (s->unwinder) {
