@@ -140,7 +140,10 @@ int sampler_once_run(const OnceOptions *o, FILE *out, FILE *err) {
         if (!folder || !c.stacks)
                 return log_oom();
 
+        /* Frames that name functions: the key above holds names only, so the output is the same,
+         * and the stack cache reuses a leaf's frame anywhere in its function, as in the daemon. */
         r = sampler_new(&(SamplerOptions) { .freq_hz = o->freq_hz, .pid = o->pid, .unwind = o->unwind,
+                                            .function_frames = true,
                                             .symbol_cache_bytes = o->symbol_cache_bytes,
                                             .unwind_cache_bytes = o->unwind_cache_bytes,
                                             .unwind_stack_bytes = o->unwind_stack_bytes,
