@@ -348,6 +348,10 @@ static void test_leaf_moves_in_function(void **state) {
         assert_string_equal(s.frames[0].symbol, "do_one_thing");
         assert_int_equal(whole->tag, 0);
         assert_int_equal(cache_stats(&f).leaves, 3);
+        /* its range, this time from the kernel symbol cache's answer */
+        s = sample(&f, PID, at_d, ELEMENTSOF(at_d));
+        assert_int_equal(cache_stats(&f).leaves, 3);
+        assert_int_equal(cache_stats(&f).leaves_in_function, 3);
 
         /* Exact frames (no function_frames): only the leaf's own address is known to repeat. */
         fixture_done(&f);

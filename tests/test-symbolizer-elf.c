@@ -805,7 +805,17 @@ static void test_symbolizer_leaf_range(void **state) {
         symbolizer_user_leaf(z, 0, &m, r.end, &g, NULL);
         assert_string_equal(g.symbol, "[unknown]");
 
-        /* The mapping ends inside the function: the rest of it is no longer this mapping's. */
+        /* The mapping starts inside the function (at its third byte), or ends inside it: the range
+         * holds only what is this mapping's. */
+        SymbolizerMapping inside = m;
+        inside.start = 0x20000000;
+        inside.end = 0x20100000;
+        inside.pgoff = offset_of(alpha) + 2;
+        assert_true(symbolizer_user_leaf(z, 0, &inside, inside.start + 1, &f, &r));
+        assert_string_equal(f.symbol, "fixture_alpha");
+        assert_int_equal(r.start, inside.start);
+        assert_int_equal(r.end, inside.start + size - 2);
+
         SymbolizerMapping cut = m;
         cut.end = a + 3;
         assert_true(symbolizer_user_leaf(z, 0, &cut, a + 1, &f, &r));
@@ -881,6 +891,23 @@ static void test_symbolizer_function_frames_stripped(void **state) {
         }
         symbolizer_user_leaf(z, 0, &m, r.end, &g, NULL);
         assert_false(frame_equal(&f, &g));
+
+#ifdef __x86_64__
+        /* A function known by its unwind information alone, then one .dynsym names that has none:
+         * the first one's range stops where the named one starts. */
+        uint64_t cfi_only = local - symbol_vaddr(fixture, "fixture_local") + symbol_vaddr(fixture, "fixture_cfi_only");
+        uint64_t no_cfi = local - symbol_vaddr(fixture, "fixture_local") + symbol_vaddr(fixture, "fixture_no_cfi");
+        assert_true(symbolizer_user_leaf(z, 0, &m, m.start + cfi_only + 1, &f, &r));
+        assert_string_equal(f.symbol, "[unknown]");
+        assert_int_equal(r.start, m.start + cfi_only);
+        assert_true(r.end <= m.start + no_cfi);
+        for (uint64_t x = r.start; x < r.end; x++) {
+                symbolizer_user_leaf(z, 0, &m, x, &g, NULL);
+                assert_true(frame_equal(&f, &g));
+        }
+        symbolizer_user_leaf(z, 0, &m, m.start + no_cfi, &g, NULL);
+        assert_string_equal(g.symbol, "fixture_no_cfi");
+#endif
 
         /* The file's code, though unnamed, is final: a JIT map of the process (perf's convention is
          * for anonymous memory) does not rename it, and it is not looked up (no stat, no /proc read). */

@@ -769,10 +769,10 @@ bool elf_symbols_offset_span(const ElfSymbols *e, uint64_t offset, uint64_t *ret
         return true;
 }
 
-bool elf_symbols_lookup(const ElfSymbols *e, uint64_t vaddr, const char **ret_name, uint64_t *ret_offset,
-                        uint64_t *ret_extent) {
+/* The index of the first symbol that starts after vaddr (e->n_syms if none): the one before it,
+ * if any, is the last that starts at or below vaddr. */
+static size_t symbols_after(const ElfSymbols *e, uint64_t vaddr) {
         size_t lo = 0, hi = e->n_syms;
-        const ElfSym *s;
 
         while (lo < hi) {
                 size_t mid = lo + (hi - lo) / 2;
@@ -781,6 +781,14 @@ bool elf_symbols_lookup(const ElfSymbols *e, uint64_t vaddr, const char **ret_na
                 else
                         hi = mid;
         }
+        return lo;
+}
+
+bool elf_symbols_lookup(const ElfSymbols *e, uint64_t vaddr, const char **ret_name, uint64_t *ret_offset,
+                        uint64_t *ret_extent) {
+        size_t lo = symbols_after(e, vaddr);
+        const ElfSym *s;
+
         if (lo == 0)
                 return false;
         s = &e->syms[lo - 1];
@@ -794,6 +802,17 @@ bool elf_symbols_lookup(const ElfSymbols *e, uint64_t vaddr, const char **ret_na
                 uint64_t extent = lo < e->n_syms ? e->syms[lo].addr - s->addr : UINT64_MAX - s->addr;
                 *ret_extent = s->size > 0 ? MIN(extent, s->size) : extent;
         }
+        return true;
+}
+
+bool elf_symbols_uncovered(const ElfSymbols *e, uint64_t vaddr, uint64_t *ret_start, uint64_t *ret_end) {
+        size_t lo = symbols_after(e, vaddr);
+        const ElfSym *s = lo > 0 ? &e->syms[lo - 1] : NULL;
+
+        if (s && (s->size == 0 || vaddr - s->addr < s->size))
+                return false;
+        *ret_start = s ? s->addr + s->size : 0;
+        *ret_end = lo < e->n_syms ? e->syms[lo].addr : UINT64_MAX;
         return true;
 }
 

@@ -72,6 +72,9 @@ bool elf_symbols_offset_span(const ElfSymbols *e, uint64_t offset, uint64_t *ret
  * its start. */
 bool elf_symbols_lookup(const ElfSymbols *e, uint64_t vaddr, const char **ret_name, uint64_t *ret_offset,
                         uint64_t *ret_extent);
+/* Whether no symbol covers vaddr (elf_symbols_lookup() finds none), and then the addresses around
+ * it that none covers either: [*ret_start, *ret_end). */
+bool elf_symbols_uncovered(const ElfSymbols *e, uint64_t vaddr, uint64_t *ret_start, uint64_t *ret_end);
 
 /*
  * Start of the function vaddr is in, from .eh_frame_hdr (read only when the source is

@@ -233,10 +233,10 @@ static void frame_resolved(Symbolizer *z, Frame *f, const char *name, const char
         };
 }
 
-/* The addresses whose frame is the very one made for a (looked up as a), when that frame is
- * the function's: the extent bytes from its start, sym_start. Frames that name instructions have
- * only their own address. */
-static void same_frame_range(const Symbolizer *z, uint64_t addr, uint64_t a, uint64_t sym_start, uint64_t extent,
+/* The addresses whose frame is the very one made for addr, when that frame is the function's:
+ * from below bytes under addr to above bytes over it. Frames that name instructions have only
+ * their own address. */
+static void same_frame_range(const Symbolizer *z, uint64_t addr, uint64_t below, uint64_t above,
                              SymbolizerRange *ret) {
         if (!ret)
                 return;
@@ -244,8 +244,10 @@ static void same_frame_range(const Symbolizer *z, uint64_t addr, uint64_t a, uin
                 *ret = (SymbolizerRange) { addr, addr + 1 };
                 return;
         }
-        ret->start = sym_start + (addr - a);
-        ret->end = extent > UINT64_MAX - ret->start ? UINT64_MAX : ret->start + extent;
+        *ret = (SymbolizerRange) {
+                .start = below > addr ? 0 : addr - below,
+                .end = above > UINT64_MAX - addr ? UINT64_MAX : addr + above,
+        };
 }
 
 static void kernel_frame(Symbolizer *z, uint64_t addr, bool is_return, Frame *ret, SymbolizerRange *ret_same) {
@@ -259,7 +261,7 @@ static void kernel_frame(Symbolizer *z, uint64_t addr, bool is_return, Frame *re
         if (z->kcache[slot].addr == a) {
                 frame_resolved(z, ret, z->kcache[slot].name, z->kcache[slot].dso, addr, z->kcache[slot].offset,
                                is_return, /* kernel= */ true);
-                same_frame_range(z, addr, a, a - z->kcache[slot].offset, z->kcache[slot].extent, ret_same);
+                same_frame_range(z, addr, z->kcache[slot].offset, z->kcache[slot].extent - z->kcache[slot].offset, ret_same);
                 return;
         }
         if (kallsyms_lookup(z->kallsyms, a, &name, &dso, &off, &extent)) {
@@ -269,7 +271,7 @@ static void kernel_frame(Symbolizer *z, uint64_t addr, bool is_return, Frame *re
                 z->kcache[slot].offset = off;
                 z->kcache[slot].extent = extent;
                 frame_resolved(z, ret, name, dso, addr, off, is_return, /* kernel= */ true);
-                same_frame_range(z, addr, a, a - off, extent, ret_same);
+                same_frame_range(z, addr, off, extent - off, ret_same);
                 return;
         }
         /* A module or BPF program loaded after we read kallsyms: read it again before the next sample
@@ -581,33 +583,26 @@ static ElfSymbols *vdso_symbols(Symbolizer *z, const SymbolizerMapping *m) {
         return z->vdso && m->end - m->start == z->vdso_size ? z->vdso : NULL;
 }
 
-/* The addresses of mapping m that give the very frame made for addr (looked up as a, off bytes into
- * a function of extent bytes), when that frame is the function's: those the same segment of e's
- * file maps, within m. */
+/* same_frame_range() for a frame of mapping m placed by e: below and above are the bytes around
+ * vaddr (where e puts a, the address looked up for addr) that make the same frame, kept within the
+ * segment that maps a and within m. */
 static void file_same_range(const Symbolizer *z, const ElfSymbols *e, const SymbolizerMapping *m, uint64_t addr,
-                            uint64_t a, uint64_t off, uint64_t extent, SymbolizerRange *ret) {
-        uint64_t a_off = a - m->start + m->pgoff, fn = a_off - off, start, end, seg_start, seg_end;
+                            uint64_t a, uint64_t below, uint64_t above, SymbolizerRange *ret) {
+        uint64_t a_off = a - m->start + m->pgoff, seg_start, seg_end;
 
         if (!ret)
                 return;
-        if (!z->function_frames) {
-                same_frame_range(z, addr, a, a - off, extent, ret);
-                return;
+        if (z->function_frames) {
+                if (!elf_symbols_offset_span(e, a_off, &seg_start, &seg_end)) {
+                        *ret = (SymbolizerRange) {};
+                        return;
+                }
+                below = MIN(below, a_off - seg_start);
+                below = MIN(below, a - m->start);
+                above = MIN(above, seg_end - a_off);
+                above = MIN(above, m->end - a);
         }
-        if (!elf_symbols_offset_span(e, a_off, &seg_start, &seg_end)) {
-                *ret = (SymbolizerRange) {};
-                return;
-        }
-        /* In file offsets first: the function, within its segment and the mapping. */
-        start = MAX(fn, seg_start);
-        start = MAX(start, m->pgoff);
-        end = extent > UINT64_MAX - fn ? UINT64_MAX : fn + extent;
-        end = MIN(end, seg_end);
-        end = MIN(end, m->pgoff + (m->end - m->start));
-        *ret = (SymbolizerRange) {
-                .start = start - m->pgoff + m->start + (addr - a),
-                .end = end - m->pgoff + m->start + (addr - a),
-        };
+        same_frame_range(z, addr, below, above, ret);
 }
 
 static bool user_frame(Symbolizer *z, uint32_t pid, const SymbolizerMapping *m, uint64_t addr, bool is_return,
@@ -642,7 +637,7 @@ static bool user_frame(Symbolizer *z, uint32_t pid, const SymbolizerMapping *m, 
                         if (elf_symbols_lookup(e, vaddr, &name, &off, &extent)) {
                                 frame_resolved(z, ret, demangle(z, name), m->path, where, off, is_return,
                                                /* kernel= */ false);
-                                file_same_range(z, e, m, addr, a, off, extent, ret_same);
+                                file_same_range(z, e, m, addr, a, off, extent - off, ret_same);
                                 return true;
                         }
                         /* No symbol covers it (a stripped file: a static function, or no .dynsym at
@@ -653,8 +648,14 @@ static bool user_frame(Symbolizer *z, uint32_t pid, const SymbolizerMapping *m, 
                          * process and drain, cost a /proc read and two stats for every stripped
                          * program (find, gzip) and made its stacks be symbolized again every second. */
                         if (z->function_frames && elf_symbols_function_start(e, vaddr, &off, &extent)) {
+                                uint64_t gap_start, gap_end;
+
                                 unknown_where = where - is_return - off;
-                                file_same_range(z, e, m, addr, a, off, extent, ret_same);
+                                /* The function as far as no symbol (a .dynsym one without unwind
+                                 * information) covers it: those are named. */
+                                if (elf_symbols_uncovered(e, vaddr, &gap_start, &gap_end))
+                                        file_same_range(z, e, m, addr, a, MIN(off, vaddr - gap_start),
+                                                        MIN(extent - off, gap_end - vaddr), ret_same);
                         }
                         z->stats.frames_unknown++;
                         frame_unknown(ret, unknown_where, m->path, false);

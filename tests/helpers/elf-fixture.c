@@ -34,3 +34,24 @@ uint64_t fixture_delta(uint64_t x);
 __attribute__((noinline, aligned(64))) uint64_t fixture_delta(uint64_t x) {
         return fixture_gamma(x) - 1;
 }
+
+#ifdef __x86_64__
+/* A function with unwind information but no exported symbol, followed by an exported one without
+ * unwind information (as hand-written assembly often is): in the stripped copy, the first is known
+ * by its start in .eh_frame_hdr alone, which also seems to cover the second, named by .dynsym. */
+__asm__(".text\n"
+        ".p2align 4\n"
+        ".type fixture_cfi_only, @function\n"
+        "fixture_cfi_only:\n"
+        ".cfi_startproc\n"
+        "        leaq 1(%rdi), %rax\n"
+        "        ret\n"
+        ".cfi_endproc\n"
+        ".size fixture_cfi_only, .-fixture_cfi_only\n"
+        ".globl fixture_no_cfi\n"
+        ".type fixture_no_cfi, @function\n"
+        "fixture_no_cfi:\n"
+        "        leaq 2(%rdi), %rax\n"
+        "        ret\n"
+        ".size fixture_no_cfi, .-fixture_no_cfi\n");
+#endif
