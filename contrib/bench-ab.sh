@@ -11,7 +11,8 @@
 #
 # Usage: contrib/bench-ab.sh BUILD_A BUILD_B   (root; e.g. a build of main and one of a branch)
 #        FREQ=97 WARM=10 (seconds before the measurement) SECS=60 ARGS="--unwind auto" (to both)
-#        LOAD=mixed (or steady: long-lived processes, stable stacks; see bench-lib.sh)
+#        LOAD=mixed (or steady: long-lived processes, stable stacks; partial: CPUs busy a third of
+#        the time; see bench-lib.sh)
 #        ARGS_A, ARGS_B: options to one of the two only; with the same build twice, what an
 #        option costs (ARGS_A="--unwind fp" ARGS_B="--unwind auto": frame pointers against CFI)
 # Prints, per build: CPU seconds at the end of the warm-up (start-up included), CPU seconds per

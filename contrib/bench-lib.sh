@@ -9,6 +9,8 @@
 #           over and over (Debian binaries without frame pointers; new processes keep appearing);
 #   steady  one CPU-bound shell loop and one compressor that runs throughout: long-lived
 #           processes with stable stacks and no churn, closer to a server;
+#   partial on each CPU a compressor that runs 0.3 s of every second: a host busy a third of the
+#           time, whose rings fill slowly;
 #   none    the machine as it is.
 # setsid does not fork here (a background job is no group leader), so $! is the new group's id.
 LOAD_PGIDS=()
@@ -24,6 +26,13 @@ start_load() {
         steady)
                 setsid bash -c 'while :; do :; done' & LOAD_PGIDS+=($!)
                 setsid gzip -1 </dev/urandom >/dev/null & LOAD_PGIDS+=($!)
+                ;;
+        partial)
+                # A host busy a third of the time: on each CPU, a compressor runs 0.3 s of each second.
+                for _ in $(seq "$(nproc)"); do
+                        setsid bash -c 'while :; do timeout 0.3 gzip -1 </dev/urandom >/dev/null; sleep 0.7; done' \
+                                >/dev/null 2>&1 & LOAD_PGIDS+=($!)
+                done
                 ;;
         none) ;;
         *) echo "start_load: no load named $1" >&2; return 1 ;;

@@ -26,7 +26,8 @@
 #        FREQS="97 4850" SECS=60 (per frequency; SECS_HIGH=5 for frequencies above 1000 Hz)
 #        WARM=20 (seconds before the steady-state measurement starts; WARM_HIGH=2 above 1000 Hz)
 #        WINDOW=120 (tprofd's --window)
-#        LOAD=mixed (or steady: long-lived processes, stable stacks; see bench-lib.sh)
+#        LOAD=mixed (or steady: long-lived processes, stable stacks; partial: CPUs busy a third of
+#        the time; see bench-lib.sh)
 #        BENCH_KEEP=1 keeps the recordings.
 set -eu
 

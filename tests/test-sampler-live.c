@@ -149,6 +149,35 @@ static void test_event_loop(void **state) {
         assert_true(seen.own > 100);
 }
 
+/* The drain timer's period is the caller's (the daemon's 5 s): nothing is handed out before it,
+ * with rings too large for a wakeup to drain them sooner, and everything after it. */
+static void test_drain_period(void **state) {
+        _cleanup_(sampler_freep) Sampler *s = NULL;
+        _cleanup_(sd_event_unrefp) sd_event *e = NULL;
+        Seen seen = {};
+        uint64_t start, give_up;
+
+        assert_int_equal(sd_event_new(&e), 0);
+        /* 20 Hz of small records (frame pointers): a few KiB a second, far from half a ring */
+        assert_int_equal(sampler_new(&(SamplerOptions) { .freq_hz = 20, .drain_usec = 3 * USEC_PER_SEC }, on_sample,
+                                     &seen, &s), 0);
+        assert_int_equal(sampler_attach_event(s, e, 0), 0);
+        assert_int_equal(sampler_enable(s), 0);
+        start = now_usec(CLOCK_MONOTONIC);
+        while (now_usec(CLOCK_MONOTONIC) < start + 2 * USEC_PER_SEC) {
+                spin(50 * 1000);
+                assert_true(sd_event_run(e, 0) >= 0);
+        }
+        assert_int_equal(seen.samples, 0);
+        give_up = start + 30 * USEC_PER_SEC;
+        while (seen.samples == 0 && now_usec(CLOCK_MONOTONIC) < give_up)
+                assert_true(sd_event_run(e, 100 * 1000) >= 0);
+        printf("first samples after %.1f s: %" PRIu64 "\n", (double) (now_usec(CLOCK_MONOTONIC) - start) / USEC_PER_SEC,
+               seen.samples);
+        assert_true(seen.samples > 0);
+        assert_true(now_usec(CLOCK_MONOTONIC) >= start + 3 * USEC_PER_SEC);
+}
+
 static int cpu1_set_online(bool on) {
         FILE *f = fopen("/sys/devices/system/cpu/cpu1/online", "we");
         int r = 0;
@@ -458,6 +487,7 @@ int main(void) {
                 cmocka_unit_test(test_drain_and_stats),
                 cmocka_unit_test(test_clock_measurement),
                 cmocka_unit_test(test_event_loop),
+                cmocka_unit_test(test_drain_period),
                 cmocka_unit_test_teardown(test_cpu_hotplug, restore_cpu1),
                 cmocka_unit_test(test_lost_counted),
                 cmocka_unit_test(test_bad_options),

@@ -166,7 +166,7 @@ static int read_online(Sampler *s, bool *online) {
         ssize_t n = -1;
 
         /* Opened once and read again from its start at every drain: opening a sysfs file costs
-         * several times what reading it does, and a drain comes every second. */
+         * several times what reading it does, and the drain timer comes every few seconds. */
         if (s->online_fd < 0)
                 s->online_fd = open("/sys/devices/system/cpu/online", O_RDONLY | O_CLOEXEC);
         if (s->online_fd >= 0)

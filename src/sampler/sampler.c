@@ -134,6 +134,8 @@ int sampler_new(const SamplerOptions *o, SampleHandler handler, void *userdata, 
         s->page_size = (size_t) sysconf(_SC_PAGESIZE);
         if (s->opts.freq_hz == 0)
                 s->opts.freq_hz = SAMPLER_FREQ_HZ_DEFAULT;
+        if (s->opts.drain_usec == 0)
+                s->opts.drain_usec = SAMPLER_DRAIN_USEC_DEFAULT;
         if (s->opts.unwind < 0 || s->opts.unwind >= _UNWIND_MODE_MAX)
                 return -EINVAL;
 #if !defined(__x86_64__)
@@ -700,7 +702,7 @@ static const struct perf_event_header *entry_record(const Sampler *s, const Batc
 }
 
 /* Stack copies are read a few words at a time, frame by frame, long after the kernel wrote them
- * (a drain comes every second, or when a ring is half full): each word read is a cache miss, and
+ * (a drain comes every few seconds, or when a ring is half full): each word read is a cache miss, and
  * at high rates those misses were a fifth of the daemon's time. The next record's header and the
  * start of its stack copy (where the innermost frames are) are fetched while this one is done. */
 #define PREFETCH_STACK_BYTES 1024U
@@ -739,8 +741,9 @@ int sampler_drain(Sampler *s) {
 
                 qsort(s->entries, s->n_entries, sizeof(BatchEntry), entry_cmp);
                 symbolizer_next_epoch(s->symbolizer);
-                /* Volatile chains are symbolized again (and JIT maps looked at) at least every second;
-                 * at high rates the rings wake a drain far more often than that. */
+                /* Volatile chains are symbolized again (and JIT maps looked at) at every drain a
+                 * second or more after the last time; at high rates the rings wake a drain far
+                 * more often than that. */
                 if (s->last_time_ns >= s->stack_epoch_ns + SAMPLER_STACK_EPOCH_NS) {
                         stack_cache_next_epoch(s->stacks);
                         s->stack_epoch_ns = s->last_time_ns;
@@ -772,17 +775,20 @@ static int on_timer(sd_event_source *src, uint64_t usec, void *userdata) {
         Sampler *s = userdata;
 
         (void) sampler_update_cpus(s);
-        (void) sampler_drain(s);
-        (void) sd_event_source_set_time_relative(src, SAMPLER_DRAIN_USEC_DEFAULT);
+        /* Rings that filled have woken a drain moments ago (busy CPUs, high rates): another now
+         * would take a small batch at a large batch's price (cold caches). */
+        if (s->drained_usec == 0 || now_usec(CLOCK_MONOTONIC) - s->drained_usec >= s->opts.drain_usec / 4)
+                (void) sampler_drain(s);
+        (void) sd_event_source_set_time_relative(src, s->opts.drain_usec);
         (void) sd_event_source_set_enabled(src, SD_EVENT_ONESHOT);
         return 0;
 }
 
 /* The kernel wakes a ring's reader each time another wakeup_watermark bytes (half the ring) have
- * been written, read since or not. At the default rate a ring holds two seconds and the timer
- * drains every second, so most such wakeups come long before the ring fills: draining then splits
- * a second's samples into two small batches, each paying for cold caches (a tenth to a fifth more
- * CPU a sample at 97 Hz). A wakeup drains only if some ring is half full, or will be when the
+ * been written, read since or not. At the default rate a ring holds two seconds of a CPU busy in
+ * user code and the timer drains every drain_usec (1 s; the daemon's 5 s), so many such wakeups
+ * come long before the ring fills: draining then splits the samples into small batches, each
+ * paying for cold caches (a tenth to a fifth more CPU a sample at 97 Hz). A wakeup drains only if some ring is half full, or will be when the
  * timer comes, at the rate it filled since the last drain: a high rate, or a busy event loop.
  * Leaving one to the timer cannot overflow a ring by itself: it held less than half, and the next
  * wakeup comes when another half has been written. */
@@ -851,8 +857,8 @@ int sampler_attach_event(Sampler *s, sd_event *e, int64_t priority) {
                         if (r < 0)
                                 return r;
                 }
-        r = sd_event_add_time_relative(e, &s->timer, CLOCK_MONOTONIC, SAMPLER_DRAIN_USEC_DEFAULT,
-                                       /* accuracy= */ 50 * USEC_PER_MSEC, on_timer, s);
+        r = sd_event_add_time_relative(e, &s->timer, CLOCK_MONOTONIC, s->opts.drain_usec,
+                                       /* accuracy= */ s->opts.drain_usec / 20, on_timer, s);
         if (r < 0)
                 return r;
         return sd_event_source_set_priority(s->timer, priority);

@@ -41,6 +41,7 @@
 #define SAMPLER_UNWIND_STACK_BYTES_DEFAULT 8192U
 #define SAMPLER_UNWIND_STACK_BYTES_MIN 1024U
 #define SAMPLER_UNWIND_STACK_BYTES_MAX 32768U
+/* The drain timer's default period; a ring half full drains sooner (see sampler.c). */
 #define SAMPLER_DRAIN_USEC_DEFAULT (1U * 1000000U)
 /* Exited tasks are kept this long (perf clock) after their EXIT record, for late samples. */
 #define SAMPLER_EXIT_GRACE_NS (2U * 1000000000U)
@@ -57,6 +58,7 @@ typedef struct SamplerOptions {
         bool no_cgroups;        /* samples carry no cgroup */
         uint64_t symbol_cache_bytes; /* the symbolizer's limit; 0 = SYMBOLIZER_CACHE_BYTES_DEFAULT */
         uint64_t unwind_cache_bytes; /* the unwinder's CFI limit; 0 = UNWIND_CACHE_BYTES_MAX */
+        uint64_t drain_usec; /* the drain timer's period (sampler_attach_event()); 0 = SAMPLER_DRAIN_USEC_DEFAULT */
 } SamplerOptions;
 
 typedef struct Sampler Sampler;

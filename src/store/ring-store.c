@@ -505,6 +505,10 @@ const char *ring_store_current_name(const RingStore *rs) {
         return rs->fd >= 0 ? rs->partial_name : NULL;
 }
 
+uint64_t ring_store_window_end_usec(const RingStore *rs) {
+        return rs->fd >= 0 ? rs->window_end_usec : 0;
+}
+
 uint64_t ring_store_dropped_samples(const RingStore *rs) {
         return rs->dropped_samples;
 }

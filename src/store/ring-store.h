@@ -8,7 +8,8 @@
  *
  * Call protocol (all from one thread): ring_store_open(); then ring_store_add_sample() and
  * ring_store_add_lost() as samples arrive; ring_store_flush() every chunk_usec;
- * ring_store_rotate() at least once a second (cheap when nothing is due); ring_store_vacuum()
+ * ring_store_rotate() when the window ends (ring_store_window_end_usec()) and every few seconds
+ * besides, for a wall clock stepped back (cheap when nothing is due); ring_store_vacuum()
  * every minute or so; ring_store_free() at exit finalizes the open window.
  *
  * Pinning the open window: its .partial is hard-linked under its final .tpw name. The link and the
@@ -93,6 +94,8 @@ int ring_store_pin(RingStore *rs, uint64_t from_perf_ns, uint64_t to_perf_ns, in
 
 /* The open window's file name (ending in .partial) and counters, for status output and tests. */
 const char *ring_store_current_name(const RingStore *rs);
+/* When the open window ends by the wall clock (ring_store_rotate() is due then); 0 if none is open. */
+uint64_t ring_store_window_end_usec(const RingStore *rs);
 uint64_t ring_store_dropped_samples(const RingStore *rs);
 
 /* Finalizes every *.tpw.partial in dir_fd (what ring_store_open() does first); for tools and tests. */
