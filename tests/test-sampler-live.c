@@ -150,7 +150,8 @@ static void test_event_loop(void **state) {
 }
 
 /* The drain timer's period is the caller's (the daemon's 5 s): nothing is handed out before it,
- * with rings too large for a wakeup to drain them sooner, and everything after it. */
+ * with rings that fill too slowly for a wakeup or the fill rate to drain them sooner, and
+ * everything after it. */
 static void test_drain_period(void **state) {
         _cleanup_(sampler_freep) Sampler *s = NULL;
         _cleanup_(sd_event_unrefp) sd_event *e = NULL;
@@ -161,9 +162,9 @@ static void test_drain_period(void **state) {
         /* 20 Hz of small records (frame pointers): a few KiB a second, far from half a ring */
         assert_int_equal(sampler_new(&(SamplerOptions) { .freq_hz = 20, .drain_usec = 3 * USEC_PER_SEC }, on_sample,
                                      &seen, &s), 0);
+        start = now_usec(CLOCK_MONOTONIC); /* the timer is set from here */
         assert_int_equal(sampler_attach_event(s, e, 0), 0);
         assert_int_equal(sampler_enable(s), 0);
-        start = now_usec(CLOCK_MONOTONIC);
         while (now_usec(CLOCK_MONOTONIC) < start + 2 * USEC_PER_SEC) {
                 spin(50 * 1000);
                 assert_true(sd_event_run(e, 0) >= 0);
@@ -176,6 +177,23 @@ static void test_drain_period(void **state) {
                seen.samples);
         assert_true(seen.samples > 0);
         assert_true(now_usec(CLOCK_MONOTONIC) >= start + 3 * USEC_PER_SEC);
+
+        /* Rings that fill fast (32 KiB at 499 Hz) drain long before a period of a minute. */
+        s = sampler_free(s);
+        seen = (Seen) {};
+        assert_int_equal(sampler_new(&(SamplerOptions) { .freq_hz = 499, .mmap_pages = 8, .drain_usec = 60 * USEC_PER_SEC },
+                                     on_sample, &seen, &s), 0);
+        assert_int_equal(sampler_attach_event(s, e, 0), 0);
+        assert_int_equal(sampler_enable(s), 0);
+        start = now_usec(CLOCK_MONOTONIC);
+        give_up = start + 30 * USEC_PER_SEC;
+        while (seen.own < 100 && now_usec(CLOCK_MONOTONIC) < give_up) {
+                spin(50 * 1000);
+                assert_true(sd_event_run(e, 0) >= 0);
+        }
+        printf("100 own samples after %.1f s with a period of 60 s\n",
+               (double) (now_usec(CLOCK_MONOTONIC) - start) / USEC_PER_SEC);
+        assert_true(seen.own >= 100);
 }
 
 static int cpu1_set_online(bool on) {

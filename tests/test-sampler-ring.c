@@ -242,26 +242,28 @@ static void test_used_follows_head_and_tail(void **state) {
         assert_int_equal(sampler_ring_used(&r), 96);
 }
 
-/* The drain policy on a ring wakeup (sampler.c): 2 MiB rings, a timer every second. */
-static void test_read_early(void **state) {
+/* The drain policy (sampler.c): when the next timed drain comes, and which wakeups drain. */
+static void test_drain_policy(void **state) {
         const uint64_t MiB = 1024 * 1024, ring = 2 * MiB, sec = 1000000;
 
-        /* 97 Hz on a busy CPU, 8.7 KiB records: 0.84 MB a second. The kernel's wakeup comes after
-         * each 1 MiB written; 0.6 s after the last drain the ring holds 0.5 MB and will hold
-         * 0.84 MB when the timer comes: left to the timer. */
-        assert_false(sampler_ring_read_early(504000, ring, 6 * sec / 10, 4 * sec / 10));
-        /* The timer due or overdue (a busy event loop): reading now is reading then. */
-        assert_true(sampler_ring_read_early(840000, ring, sec, 0));
-        assert_true(sampler_ring_read_early(64, ring, 2 * sec, 0));
-        /* Half full drains whatever the rate. */
-        assert_true(sampler_ring_read_early(MiB, ring, 10 * sec, sec));
-        /* 4850 Hz: 42 MB a second fills the half of an 8 MiB ring in a tenth of a second. */
-        assert_true(sampler_ring_read_early(4 * MiB, 8 * MiB, sec / 10, 9 * sec / 10));
-        /* Under half now, over it by the timer at this rate: read now. */
-        assert_true(sampler_ring_read_early(MiB / 2, ring, sec / 4, 3 * sec / 4));
-        assert_false(sampler_ring_read_early(MiB / 5, ring, sec / 4, 3 * sec / 4));
-        /* A wakeup at the instant of a drain gives no rate: read. */
-        assert_true(sampler_ring_read_early(64, ring, 0, sec));
+        /* 97 Hz on a busy CPU, 8.7 KiB records: 0.84 MB a second fills half of a 2 MiB ring in
+         * 1.25 s. A CPU busy a third of the time: in 3.7 s. */
+        assert_int_equal(sampler_ring_usec_to_half(840000, ring, sec), 1248304);
+        assert_int_equal(sampler_ring_usec_to_half(280000, ring, sec), 3744914);
+        /* 4850 Hz: 42 MB a second, half of an 8 MiB ring in a tenth of a second. */
+        assert_int_equal(sampler_ring_usec_to_half(42000000, 8 * MiB, sec), 99864);
+        /* Nothing written, or no time to measure a rate in: no deadline. */
+        assert_int_equal(sampler_ring_usec_to_half(0, ring, sec), UINT64_MAX);
+        assert_int_equal(sampler_ring_usec_to_half(64, ring, 0), UINT64_MAX);
+        assert_int_equal(sampler_ring_usec_to_half(1, 8 * MiB * 1024, UINT64_MAX / 2), UINT64_MAX);
+
+        /* Wakeups: from three eighths of the ring on, read at once; below, the next wakeup (after
+         * another half) still finds room. */
+        assert_true(sampler_ring_wakeup_reads(MiB, ring));
+        assert_true(sampler_ring_wakeup_reads(ring / 8 * 3, ring));
+        assert_false(sampler_ring_wakeup_reads(ring / 8 * 3 - 1, ring));
+        assert_true(ring / 8 * 3 - 1 + ring / 2 < ring);
+        assert_false(sampler_ring_wakeup_reads(64, ring));
 }
 
 int main(void) {
@@ -274,7 +276,7 @@ int main(void) {
                 cmocka_unit_test(test_impossible_header_skips_to_head),
                 cmocka_unit_test(test_init_rejects_bad_sizes),
                 cmocka_unit_test(test_used_follows_head_and_tail),
-                cmocka_unit_test(test_read_early),
+                cmocka_unit_test(test_drain_policy),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -165,8 +165,8 @@ static int read_online(Sampler *s, bool *online) {
         char l[4096]; /* the kernel writes at most a page */
         ssize_t n = -1;
 
-        /* Opened once and read again from its start at every drain: opening a sysfs file costs
-         * several times what reading it does, and the drain timer comes every few seconds. */
+        /* Opened once and read again from its start at every look (a drain, at most once a
+         * second): opening a sysfs file costs several times what reading it does. */
         if (s->online_fd < 0)
                 s->online_fd = open("/sys/devices/system/cpu/online", O_RDONLY | O_CLOEXEC);
         if (s->online_fd >= 0)
@@ -184,7 +184,7 @@ static int read_online(Sampler *s, bool *online) {
         return parse_cpu_list(l, online, s->n_cpus_max);
 }
 
-int sampler_update_cpus(Sampler *s) {
+static int update_cpus(Sampler *s) {
         _cleanup_free_ bool *online = new0(bool, s->n_cpus_max);
         bool changed = false;
         int r;
@@ -220,6 +220,16 @@ int sampler_update_cpus(Sampler *s) {
                 }
         }
         return changed;
+}
+
+int sampler_update_cpus(Sampler *s) {
+        bool nested = s->updating_cpus;
+        int r;
+
+        s->updating_cpus = true;
+        r = update_cpus(s);
+        s->updating_cpus = nested;
+        return r;
 }
 
 /* Opens the event on every online CPU: cycles where the PMU has them; VMs and some clouds only

@@ -54,7 +54,7 @@ struct Sampler {
 
         SamplerCpu **cpus; /* indexed by CPU number */
         unsigned n_cpus_max;
-        int online_fd; /* /sys/devices/system/cpu/online, read again from its start at each drain; -1 */
+        int online_fd; /* /sys/devices/system/cpu/online, read again from its start at each look; -1 */
         unsigned n_open;
         bool enabled;
         bool rescanned; /* /proc was read again once the events ran */
@@ -91,6 +91,9 @@ struct Sampler {
         sd_event_source *timer;
         int64_t priority;
         uint64_t drained_usec; /* CLOCK_MONOTONIC of the last drain, 0 before the first */
+        uint64_t drain_interval_usec; /* from the last drain to the next timed one (plan_next_drain()) */
+        uint64_t cpus_checked_usec; /* CLOCK_MONOTONIC of the last look at the online CPUs */
+        bool updating_cpus; /* in sampler_update_cpus(), whose drains must not call it again */
 
         SamplerStats gone; /* stats of CPUs whose events were closed */
         SamplerDebugStats debug;

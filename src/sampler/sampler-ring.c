@@ -49,15 +49,17 @@ uint64_t sampler_ring_used(const SamplerRing *r) {
         return __atomic_load_n(&r->page->data_head, __ATOMIC_RELAXED) - r->tail;
 }
 
-bool sampler_ring_read_early(uint64_t used, uint64_t size, uint64_t since_usec, uint64_t until_usec) {
-        double projected;
+uint64_t sampler_ring_usec_to_half(uint64_t used, uint64_t size, uint64_t since_usec) {
+        double usec;
 
-        if (used >= size / 2 || until_usec == 0)
-                return true;
-        if (since_usec == 0)
-                return true; /* no rate to go by */
-        projected = (double) used * (double) (since_usec + until_usec) / (double) since_usec;
-        return projected >= (double) (size / 2);
+        if (used == 0 || since_usec == 0)
+                return UINT64_MAX;
+        usec = (double) (size / 2) * (double) since_usec / (double) used;
+        return usec >= (double) UINT64_MAX ? UINT64_MAX : (uint64_t) usec;
+}
+
+bool sampler_ring_wakeup_reads(uint64_t used, uint64_t size) {
+        return used >= size / 8 * 3;
 }
 
 uint64_t sampler_ring_begin(SamplerRing *r) {

@@ -66,8 +66,15 @@ bool sampler_ring_has_data(const SamplerRing *r);
 uint64_t sampler_ring_used(const SamplerRing *r);
 
 /*
- * Whether a ring of size bytes holding used of them, read last since_usec ago, should be read now
- * rather than in until_usec: it is half full, or will be by then at the rate it filled since
- * (the reader emptied it then), or the later read is due now (until_usec 0).
+ * A ring of size bytes about to be emptied, which had used bytes written in the since_usec since
+ * it was emptied last: the microseconds until half of it is written again at that rate
+ * (UINT64_MAX when nothing was written or no time passed).
  */
-bool sampler_ring_read_early(uint64_t used, uint64_t size, uint64_t since_usec, uint64_t until_usec);
+uint64_t sampler_ring_usec_to_half(uint64_t used, uint64_t size, uint64_t since_usec);
+
+/*
+ * Whether a ring of size bytes that woke its reader holding used of them should be read at once:
+ * from three eighths on. The kernel wakes the reader each time another half ring has been
+ * written, read or not, so a ring left below that is woken again before it is seven eighths full.
+ */
+bool sampler_ring_wakeup_reads(uint64_t used, uint64_t size);

@@ -4,10 +4,13 @@
  * (so a sample on CPU 1 sees the MMAP2 its process wrote on CPU 0 just before), applying side-band
  * records to the task table, and turning each sample's callchain into symbolized frames.
  *
- * sd-event priorities: the ring fds and the drain timer share the priority the caller gives; the
- * kernel wakes a ring's reader each time another half ring has been written, and such a wakeup
- * drains only when a ring would fill before the timer (drain_before_timer()), so at normal rates
- * the timer does the work.
+ * When to drain: every drain costs cache misses on whatever the load evicted since the last one
+ * (unwind rules, symbol tables, the handler's tables), so fewer, larger batches cost less a sample.
+ * The timer comes the caller's drain_usec after the last drain, or sooner, before the ring that
+ * fills fastest is half full again at the rate it filled (plan_next_drain()): one drain for all
+ * rings, however many CPUs are busy. The kernel also wakes a ring's reader each time another half
+ * ring has been written; such a wakeup drains only a ring three eighths full (a rate that grew
+ * since the plan). sd-event priorities: the ring fds and the timer share the caller's priority.
  */
 #include <errno.h>
 #include <linux/perf_event.h>
@@ -35,6 +38,10 @@
 #include "sampler/sampler-unwind.h"
 #include "sampler/sampler.h"
 #include "symbolizer/symbolizer.h"
+
+/* The timed drain's earliest (and its slack); a fill rate is measured over at least this long. */
+#define SAMPLER_DRAIN_USEC_MIN (50U * 1000U)
+#define SAMPLER_RATE_USEC_MIN (200U * 1000U)
 
 /* A drain copies at most this much out of the rings before it processes what it has. */
 #define SAMPLER_BATCH_BYTES_MAX (64U * 1024U * 1024U)
@@ -136,6 +143,7 @@ int sampler_new(const SamplerOptions *o, SampleHandler handler, void *userdata, 
                 s->opts.freq_hz = SAMPLER_FREQ_HZ_DEFAULT;
         if (s->opts.drain_usec == 0)
                 s->opts.drain_usec = SAMPLER_DRAIN_USEC_DEFAULT;
+        s->opts.drain_usec = MAX(s->opts.drain_usec, (uint64_t) SAMPLER_DRAIN_USEC_MIN);
         if (s->opts.unwind < 0 || s->opts.unwind >= _UNWIND_MODE_MAX)
                 return -EINVAL;
 #if !defined(__x86_64__)
@@ -229,6 +237,11 @@ int sampler_new(const SamplerOptions *o, SampleHandler handler, void *userdata, 
                 }
                 return r;
         }
+
+        /* A sample's cgroup read from /proc when it is drained: a process that lived shorter than
+         * the wait is gone by then. */
+        if (s->cgroups && !(s->sample_type & PERF_SAMPLE_CGROUP))
+                s->opts.drain_usec = MIN(s->opts.drain_usec, (uint64_t) USEC_PER_SEC);
 
         r = proc_table_scan(s->procs, "/proc");
         if (r < 0)
@@ -722,10 +735,45 @@ static void prefetch_record(const Sampler *s, const BatchEntry *e) {
                 __builtin_prefetch(stack + k);
 }
 
+/* The fastest any ring fills, as the time until it is half full again once drained now (from what
+ * each holds and the time since the last drain). */
+static uint64_t rings_usec_to_half(const Sampler *s, uint64_t since_usec) {
+        uint64_t to_half = UINT64_MAX;
+
+        for (unsigned i = 0; i < s->n_cpus_max; i++) {
+                const SamplerCpu *c = s->cpus[i];
+
+                if (c && c->ring)
+                        to_half = MIN(to_half, sampler_ring_usec_to_half(sampler_ring_used(c->ring), c->ring->size, since_usec));
+        }
+        return to_half;
+}
+
+/*
+ * The next timed drain, counted from this one: the drain period, or sooner, before the ring that
+ * fills fastest is half full again at the rate it filled since the last drain (seven eighths of
+ * the way there: for a rate that grows, and the timer's slack). A busy CPU's ring then drains
+ * about every second at 97 Hz, however many CPUs wake the daemon, and rings that fill slowly wait
+ * for the period. A drain too soon after the last to measure a rate keeps the last interval.
+ */
+static void plan_next_drain(Sampler *s, uint64_t now, uint64_t since_usec, uint64_t to_half) {
+        if (s->drain_interval_usec == 0 || since_usec >= SAMPLER_RATE_USEC_MIN) {
+                uint64_t interval = MIN(s->opts.drain_usec, to_half / 8 * 7);
+
+                s->drain_interval_usec = MAX(interval, (uint64_t) SAMPLER_DRAIN_USEC_MIN);
+        }
+        if (!s->timer)
+                return;
+        (void) sd_event_source_set_time(s->timer, now + s->drain_interval_usec);
+        (void) sd_event_source_set_enabled(s->timer, SD_EVENT_ONESHOT);
+}
+
 int sampler_drain(Sampler *s) {
+        uint64_t now = now_usec(CLOCK_MONOTONIC), since = s->drained_usec > 0 ? now - s->drained_usec : 0;
+        uint64_t to_half = rings_usec_to_half(s, since);
         int handler_error = 0;
 
-        s->drained_usec = now_usec(CLOCK_MONOTONIC);
+        s->drained_usec = now;
         s->debug.drains++;
 
         for (unsigned round = 0; round < SAMPLER_DRAIN_ROUNDS_MAX; round++) {
@@ -768,65 +816,46 @@ int sampler_drain(Sampler *s) {
         /* Samples of a task can trail its EXIT by a little (another CPU's ring); keep it a while. */
         if (s->last_time_ns > SAMPLER_EXIT_GRACE_NS)
                 (void) proc_table_reap(s->procs, s->last_time_ns - SAMPLER_EXIT_GRACE_NS);
+        /* CPUs that went offline or came back, at most once a second (a sysfs read). */
+        if (!s->updating_cpus && now - s->cpus_checked_usec >= USEC_PER_SEC) {
+                s->cpus_checked_usec = now;
+                (void) sampler_update_cpus(s);
+        }
+        plan_next_drain(s, now, since, to_half);
         return handler_error;
 }
 
-static int on_timer(sd_event_source *src, uint64_t usec, void *userdata) {
-        Sampler *s = userdata;
-
-        (void) sampler_update_cpus(s);
-        /* Rings that filled have woken a drain moments ago (busy CPUs, high rates): another now
-         * would take a small batch at a large batch's price (cold caches). */
-        if (s->drained_usec == 0 || now_usec(CLOCK_MONOTONIC) - s->drained_usec >= s->opts.drain_usec / 4)
-                (void) sampler_drain(s);
-        (void) sd_event_source_set_time_relative(src, s->opts.drain_usec);
-        (void) sd_event_source_set_enabled(src, SD_EVENT_ONESHOT);
-        return 0;
+int sampler_drain_if_older(Sampler *s, uint64_t usec) {
+        if (s->drained_usec > 0 && now_usec(CLOCK_MONOTONIC) - s->drained_usec < usec)
+                return 0;
+        return sampler_drain(s);
 }
 
-/* The kernel wakes a ring's reader each time another wakeup_watermark bytes (half the ring) have
- * been written, read since or not. At the default rate a ring holds two seconds of a CPU busy in
- * user code and the timer drains every drain_usec (1 s; the daemon's 5 s), so many such wakeups
- * come long before the ring fills: draining then splits the samples into small batches, each
- * paying for cold caches (a tenth to a fifth more CPU a sample at 97 Hz). A wakeup drains only if some ring is half full, or will be when the
- * timer comes, at the rate it filled since the last drain: a high rate, or a busy event loop.
- * Leaving one to the timer cannot overflow a ring by itself: it held less than half, and the next
- * wakeup comes when another half has been written. */
-static bool drain_before_timer(const Sampler *s) {
-        uint64_t now = now_usec(CLOCK_MONOTONIC), next, accuracy;
-        int enabled;
-
-        /* The timer may fire as late as its time plus its accuracy (sd-event groups wakeups):
-         * that, not its time, is when the ring would be read. */
-        if (s->drained_usec == 0 || !s->timer || sd_event_source_get_enabled(s->timer, &enabled) < 0 ||
-            enabled == SD_EVENT_OFF || sd_event_source_get_time(s->timer, &next) < 0 ||
-            sd_event_source_get_time_accuracy(s->timer, &accuracy) < 0)
-                return true;
-        next += accuracy;
-        for (unsigned i = 0; i < s->n_cpus_max; i++) {
-                const SamplerCpu *c = s->cpus[i];
-
-                if (c && c->ring &&
-                    sampler_ring_read_early(sampler_ring_used(c->ring), c->ring->size,
-                                            now > s->drained_usec ? now - s->drained_usec : 0, next > now ? next - now : 0))
-                        return true;
-        }
-        return false;
+static int on_timer(sd_event_source *src, uint64_t usec, void *userdata) {
+        (void) sampler_drain(userdata); /* which sets the timer again */
+        return 0;
 }
 
 static int on_ring(sd_event_source *src, int fd, uint32_t revents, void *userdata) {
         Sampler *s = userdata;
 
         if (revents & (EPOLLHUP | EPOLLERR)) {
-                /* The CPU went away under the event; the timer closes it after a last drain. */
+                /* The CPU went away under the event; the next drain closes it after a last read. */
                 for (unsigned i = 0; i < s->n_cpus_max; i++)
                         if (s->cpus[i] && s->cpus[i]->fd == fd) {
                                 s->cpus[i]->hup = true;
                                 (void) sd_event_source_set_enabled(src, SD_EVENT_OFF);
                         }
         } else {
+                bool drain = false;
+
                 s->debug.ring_wakeups++;
-                if (!drain_before_timer(s)) {
+                /* Any ring three eighths full: the timer planned for a rate that grew. Below that
+                 * the timer comes first, or the ring's next wakeup, still short of full. */
+                for (unsigned i = 0; i < s->n_cpus_max && !drain; i++)
+                        drain = s->cpus[i] && s->cpus[i]->ring &&
+                                sampler_ring_wakeup_reads(sampler_ring_used(s->cpus[i]->ring), s->cpus[i]->ring->size);
+                if (!drain) {
                         s->debug.ring_wakeups_left++;
                         return 0;
                 }
@@ -857,8 +886,8 @@ int sampler_attach_event(Sampler *s, sd_event *e, int64_t priority) {
                         if (r < 0)
                                 return r;
                 }
-        r = sd_event_add_time_relative(e, &s->timer, CLOCK_MONOTONIC, s->opts.drain_usec,
-                                       /* accuracy= */ s->opts.drain_usec / 20, on_timer, s);
+        r = sd_event_add_time_relative(e, &s->timer, CLOCK_MONOTONIC, s->drain_interval_usec ?: s->opts.drain_usec,
+                                       /* accuracy= */ SAMPLER_DRAIN_USEC_MIN, on_timer, s);
         if (r < 0)
                 return r;
         return sd_event_source_set_priority(s->timer, priority);

@@ -30,8 +30,8 @@
 #define SAMPLER_FREQ_HZ_DEFAULT 97U
 #define SAMPLER_MMAP_PAGES_DEFAULT 128U /* 512 KiB per CPU with 4 KiB pages */
 /* With stack copies a record is ~8.7 KiB. A ring holds two seconds of a CPU busy in user code
- * throughout: it is half full only after the drain timer's second, so at 97 Hz the timer drains
- * it (as without copies), with a second to spare for a busy event loop. With 4 KiB
+ * throughout: the timer drains it about every second at 97 Hz, before it is half full, with a
+ * second to spare for a busy event loop. With 4 KiB
  * pages (x86-64, the only copies walked): 2 MiB up to 120 Hz, 4 MiB to 240 Hz, 8 MiB above; 192 MiB
  * of rings on a 96-CPU host at the default rate. Halved down to
  * SAMPLER_MMAP_PAGES_DEFAULT when the kernel refuses (perf_event_mlock_kb, RLIMIT_MEMLOCK). */
@@ -41,7 +41,7 @@
 #define SAMPLER_UNWIND_STACK_BYTES_DEFAULT 8192U
 #define SAMPLER_UNWIND_STACK_BYTES_MIN 1024U
 #define SAMPLER_UNWIND_STACK_BYTES_MAX 32768U
-/* The drain timer's default period; a ring half full drains sooner (see sampler.c). */
+/* The drain timer's default period; a ring that fills drains sooner (see sampler.c). */
 #define SAMPLER_DRAIN_USEC_DEFAULT (1U * 1000000U)
 /* Exited tasks are kept this long (perf clock) after their EXIT record, for late samples. */
 #define SAMPLER_EXIT_GRACE_NS (2U * 1000000000U)
@@ -58,7 +58,8 @@ typedef struct SamplerOptions {
         bool no_cgroups;        /* samples carry no cgroup */
         uint64_t symbol_cache_bytes; /* the symbolizer's limit; 0 = SYMBOLIZER_CACHE_BYTES_DEFAULT */
         uint64_t unwind_cache_bytes; /* the unwinder's CFI limit; 0 = UNWIND_CACHE_BYTES_MAX */
-        uint64_t drain_usec; /* the drain timer's period (sampler_attach_event()); 0 = SAMPLER_DRAIN_USEC_DEFAULT */
+        uint64_t drain_usec; /* the longest between two drains on the event loop (sampler_attach_event());
+                              * 0 = SAMPLER_DRAIN_USEC_DEFAULT; at most 1 s with cgroups from /proc */
 } SamplerOptions;
 
 typedef struct Sampler Sampler;
@@ -84,13 +85,18 @@ void sampler_set_lost_handler(Sampler *s, LostHandler handler);
 
 /*
  * Adds the ring fds (EPOLLIN, woken each time another half ring has been written; they drain only
- * when a ring would fill before the timer) and a periodic timer that drains every ring and looks
- * for CPUs that came online or went away. Sources are removed by sampler_free().
+ * when a ring is three eighths full) and a timer that drains every ring: drain_usec after the
+ * last drain, or sooner, before the ring that fills fastest is half full again at its rate.
+ * Sources are removed by sampler_free().
  */
 int sampler_attach_event(Sampler *s, sd_event *e, int64_t priority);
 
-/* Reads every ring now, orders the records by time, symbolizes and calls the handler per sample. */
+/* Reads every ring now, orders the records by time, symbolizes and calls the handler per sample;
+ * then looks for CPUs that came online or went away (at most once a second) and sets the timer. */
 int sampler_drain(Sampler *s);
+/* sampler_drain() unless the last drain is less than usec old: for callers that want recent
+ * samples but not a small batch at a large one's price (cold caches). */
+int sampler_drain_if_older(Sampler *s, uint64_t usec);
 
 /* Starts the events; the first time, then scans /proc again (what changed since sampler_new()). */
 int sampler_enable(Sampler *s);

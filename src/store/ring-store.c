@@ -394,11 +394,15 @@ int ring_store_flush(RingStore *rs) {
         return flush_chunk(rs, false);
 }
 
+bool ring_store_rotate_due(const RingStore *rs, uint64_t now_realtime_usec) {
+        /* A wall clock stepped back before the window's start also ends it: names stay truthful. */
+        return rs->fd < 0 || now_realtime_usec < rs->window_start_usec || now_realtime_usec >= rs->window_end_usec;
+}
+
 int ring_store_rotate(RingStore *rs, uint64_t now_realtime_usec) {
         int r, k;
 
-        /* A wall clock stepped back before the window's start also ends it: names stay truthful. */
-        if (rs->fd >= 0 && now_realtime_usec >= rs->window_start_usec && now_realtime_usec < rs->window_end_usec)
+        if (!ring_store_rotate_due(rs, now_realtime_usec))
                 return 0;
         r = ring_store_flush(rs);
         k = finalize_window(rs);

@@ -84,6 +84,8 @@ int ring_store_flush(RingStore *rs);
  * clock was stepped back) and opens the next. Returns 1 if a new window was opened, 0 if not due.
  */
 int ring_store_rotate(RingStore *rs, uint64_t now_realtime_usec);
+/* Whether ring_store_rotate() would end the open window (or open one) at now_realtime_usec. */
+bool ring_store_rotate_due(const RingStore *rs, uint64_t now_realtime_usec);
 int ring_store_vacuum(RingStore *rs, uint64_t now_realtime_usec, VacuumResult *ret);
 /*
  * Hard-links every window of this boot that overlaps [from_perf_ns, to_perf_ns] into dest_dirfd

@@ -59,10 +59,10 @@ enum {
 };
 
 /* Longer chunks compress better (5 s: 16% fewer bytes per sample than 2 s) and a crash loses at
- * most one; incidents do not wait for it, their deadline flushes at once. The sampler's own drain
- * timer has the same period: a ring that fills drains sooner, and a batch of a few seconds pays
- * for cold caches once (a fifth less CPU a sample than drains every second, on CPUs busy a
- * third of the time). */
+ * most one; incidents do not wait for it, their deadline flushes at once. The sampler drains at
+ * most this long apart too, sooner where a ring fills faster: a batch of a few seconds pays for
+ * cold caches once (a sixth to a quarter less CPU a sample than drains every second, on CPUs
+ * busy a third of the time). */
 #define FLUSH_USEC (5 * USEC_PER_SEC)
 /* The window rotates at its end by the wall clock; a clock stepped back is noticed within this. */
 #define ROTATE_USEC (5 * USEC_PER_SEC)
@@ -213,10 +213,11 @@ static void on_ring_event(const RingEvent *e, void *userdata) {
         }
 }
 
-static void flush_ring(Manager *m) {
+/* The samples drained at least drained_within_usec ago go to disk: 0 for every sample up to now. */
+static void flush_ring(Manager *m, uint64_t drained_within_usec) {
         int r;
 
-        r = sampler_drain(m->sampler);
+        r = sampler_drain_if_older(m->sampler, drained_within_usec);
         if (r < 0)
                 log_debug_errno(r, "Sampler drain failed: %m");
         r = ring_store_flush(m->ring);
@@ -228,13 +229,13 @@ static void flush_ring(Manager *m) {
 }
 
 static void on_incident_flush(void *userdata) {
-        flush_ring(userdata);
+        flush_ring(userdata, 0); /* an incident's deadline: everything up to now */
 }
 
 static int on_flush_timer(sd_event_source *s, uint64_t usec, void *userdata) {
         Manager *m = userdata;
 
-        flush_ring(m);
+        flush_ring(m, USEC_PER_SEC); /* a drain a moment ago (the sampler's timer, a full ring) will do */
         return sd_event_source_set_time_relative(s, FLUSH_USEC);
 }
 
@@ -250,12 +251,12 @@ static uint64_t rotate_delay(Manager *m) {
 
 static int on_rotate_timer(sd_event_source *s, uint64_t usec, void *userdata) {
         Manager *m = userdata;
-        uint64_t now = now_usec(CLOCK_REALTIME), end = ring_store_window_end_usec(m->ring);
+        uint64_t now = now_usec(CLOCK_REALTIME);
         int r;
 
         /* The samples up to the window's end belong in it, not in the next one: the rings are
          * drained every few seconds, and a short window could otherwise end with none at all. */
-        if (end > 0 && now >= end)
+        if (ring_store_rotate_due(m->ring, now))
                 (void) sampler_drain(m->sampler);
         r = ring_store_rotate(m->ring, now);
         if (r < 0)
@@ -442,7 +443,7 @@ static void control_status(Manager *m, ControlRequest *req) {
         SamplerDebugStats ds = {};
         uint64_t rss = 0;
 
-        (void) sampler_drain(m->sampler); /* the counts as of now, not of the last drain seconds ago */
+        (void) sampler_drain_if_older(m->sampler, USEC_PER_SEC); /* counts of a second ago at most */
         sampler_get_stats(m->sampler, &st);
         sampler_get_debug_stats(m->sampler, &ds);
         (void) self_rss_bytes(&rss);
@@ -927,7 +928,7 @@ int manager_run(TprofdConfig *c, ManagerReload reload) {
                 log_error_errno(r, "Event loop failed: %m");
 
         incident_manager_finish(m->incidents);
-        flush_ring(m);
+        flush_ring(m, 0);
         (void) kmsg_source_save_position(m->kmsg);
         if (m->journal)
                 (void) journal_source_save_position(m->journal);
