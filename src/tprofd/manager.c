@@ -213,11 +213,12 @@ static void on_ring_event(const RingEvent *e, void *userdata) {
         }
 }
 
-/* The samples drained at least drained_within_usec ago go to disk: 0 for every sample up to now. */
-static void flush_ring(Manager *m, uint64_t drained_within_usec) {
+/* Writes what the rings gave to disk, draining them first unless the last drain is less than
+ * max_age_usec old (0: every sample up to now). */
+static void flush_ring(Manager *m, uint64_t max_age_usec) {
         int r;
 
-        r = sampler_drain_if_older(m->sampler, drained_within_usec);
+        r = sampler_drain_if_older(m->sampler, max_age_usec);
         if (r < 0)
                 log_debug_errno(r, "Sampler drain failed: %m");
         r = ring_store_flush(m->ring);
