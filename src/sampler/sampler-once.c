@@ -165,15 +165,13 @@ int sampler_once_run(const OnceOptions *o, FILE *out, FILE *err) {
         start = now_usec(CLOCK_MONOTONIC);
         end = start + o->duration_usec;
         clock_r = sampler_measure_clock(s, &cm);
-        for (unsigned round = 1; !interrupted && (now = now_usec(CLOCK_MONOTONIC)) < end; round++) {
+        while (!interrupted && (now = now_usec(CLOCK_MONOTONIC)) < end) {
                 uint64_t d = MIN(end - now, (uint64_t) ONCE_DRAIN_USEC);
                 struct timespec ts = { .tv_sec = (time_t) (d / USEC_PER_SEC),
                                        .tv_nsec = (long) (d % USEC_PER_SEC * NSEC_PER_USEC) };
 
                 (void) nanosleep(&ts, NULL);
-                if (round % 10 == 0) /* CPUs come and go rarely: look once a second */
-                        (void) sampler_update_cpus(s);
-                r = sampler_drain(s);
+                r = sampler_drain(s); /* which looks for CPUs that came or went, once a second */
                 if (r < 0)
                         return log_error_errno(r, "Failed to fold samples: %m");
         }
