@@ -26,25 +26,22 @@ static bool frame_unresolved(const Frame *f) {
         return !f->symbol || streq(f->symbol, SYMBOLIZER_UNKNOWN);
 }
 
-static SymbolizerMapping symbolizer_mapping(const ProcMap *m) {
-        return (SymbolizerMapping) {
-                .start = m->start, .end = m->end, .pgoff = m->pgoff, .dev = m->dev, .ino = m->ino, .path = m->path,
-        };
-}
-
-/* Whether a frame the symbolizer made in mapping m is volatile: named (or not) other than from the
- * mapping's file. final is what the symbolizer returned. */
-static bool user_frame_volatile(const ProcMap *m, bool final, const Frame *f) {
-        return !final && (!m || frame_unresolved(f) || f->dso != m->path);
-}
-
-/* Returns true when the frame is volatile. */
-static bool user_frame(Symbolizer *z, uint32_t pid, const ProcMap *m, uint64_t ip, bool is_return, Frame *f) {
+/* Returns true when the frame is volatile: named (or not) other than from the mapping's file.
+ * *ret_same (a leaf's, not a return address'; when not NULL): the addresses that make the same
+ * frame (SymbolizerRange). */
+static bool user_frame(Symbolizer *z, uint32_t pid, const ProcMap *m, uint64_t ip, bool is_return, Frame *f,
+                       SymbolizerRange *ret_same) {
         SymbolizerMapping sm;
+        bool final;
 
         if (m)
-                sm = symbolizer_mapping(m);
-        return user_frame_volatile(m, symbolizer_user(z, pid, m ? &sm : NULL, ip, is_return, f), f);
+                sm = (SymbolizerMapping) {
+                        .start = m->start, .end = m->end, .pgoff = m->pgoff,
+                        .dev = m->dev, .ino = m->ino, .path = m->path,
+                };
+        final = is_return ? symbolizer_user(z, pid, m ? &sm : NULL, ip, true, f) :
+                            symbolizer_user_leaf(z, pid, m ? &sm : NULL, ip, f, ret_same);
+        return !final && (!m || frame_unresolved(f) || f->dso != m->path);
 }
 
 bool sample_chain_has_leaf(const RecordSample *rs) {
@@ -56,17 +53,11 @@ bool sample_chain_has_leaf(const RecordSample *rs) {
  * *ret_same (when not NULL): the addresses that make the same frame (SymbolizerRange). */
 static bool leaf_frame(ProcTable *procs, Symbolizer *z, uint32_t pid, bool kernel, uint64_t ip, Frame *ret,
                        SymbolizerRange *ret_same) {
-        const ProcMap *m;
-        SymbolizerMapping sm;
-
         if (kernel) {
                 symbolizer_kernel_leaf(z, ip, ret, ret_same);
                 return frame_unresolved(ret);
         }
-        m = proc_table_find_map(procs, pid, ip);
-        if (m)
-                sm = symbolizer_mapping(m);
-        return user_frame_volatile(m, symbolizer_user_leaf(z, pid, m ? &sm : NULL, ip, ret, ret_same), ret);
+        return user_frame(z, pid, proc_table_find_map(procs, pid, ip), ip, false, ret, ret_same);
 }
 
 bool sample_leaf_frame(ProcTable *procs, Symbolizer *z, const RecordSample *rs, Frame *ret, SymbolizerRange *ret_same) {
@@ -126,7 +117,7 @@ uint32_t sample_frames(ProcTable *procs, Symbolizer *z, const RecordSample *rs, 
                         cut = true;
                         continue;
                 }
-                if (user_frame(z, pid, m, ip, !first, &frames[n])) {
+                if (user_frame(z, pid, m, ip, !first, &frames[n], NULL)) {
                         vol = true;
                         vol_callers |= n > 0;
                 }
