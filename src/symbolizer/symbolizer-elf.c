@@ -21,6 +21,7 @@
 #include "basic/cleanup.h"
 #include "basic/macro.h"
 #include "profile/profile-sample.h"
+#include "symbolizer/elf-debug-file.h"
 #include "symbolizer/symbolizer-elf.h"
 #include "symbolizer/symbolizer-gopclntab.h"
 
@@ -412,66 +413,31 @@ static int load_symtab_from_path(ElfSymbols *e, const char *path) {
         _cleanup_close_ int fd = -EBADF;
         _cleanup_(elf_endp) Elf *elf = NULL;
 
-        fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+        fd = elf_debug_file_open(path);
         if (fd < 0)
-                return -errno;
+                return fd;
         elf = elf_begin(fd, ELF_C_READ, NULL);
         if (!elf || elf_kind(elf) != ELF_K_ELF)
                 return -ENOEXEC;
         return add_symbols(e, elf, SHT_SYMTAB);
 }
 
-static bool try_debug_file(ElfSymbols *e, const char *const *roots, const char *path) {
+/* The .symtab of a separate debug file: by build id, then by .gnu_debuglink, each under every root. */
+static bool load_debug_file(ElfSymbols *e, Elf *elf, const char *const *roots, const char *path) {
+        const char *link = elf_debuglink_name(elf);
         size_t before = e->n_syms;
 
-        for (const char *const *root = roots; *root; root++) {
-                char p[PATH_MAX];
+        for (ElfDebugWay way = 0; way < _ELF_DEBUG_WAY_MAX; way++)
+                for (const char *const *root = roots; *root; root++) {
+                        char p[PATH_MAX];
 
-                if ((size_t) snprintf(p, sizeof(p), "%s%s", *root, path) >= sizeof(p))
-                        continue;
-                if (load_symtab_from_path(e, p) > 0)
-                        return true;
-                e->n_syms = before; /* a half-read file contributes nothing */
-        }
+                        if (!elf_debug_file_path(way, *root, e->build_id, e->build_id_len, link, path, p, sizeof(p)))
+                                continue;
+                        if (load_symtab_from_path(e, p) > 0)
+                                return true;
+                        e->n_syms = before; /* a half-read file contributes nothing */
+                }
         return false;
-}
-
-static bool load_debug_by_build_id(ElfSymbols *e, const char *const *roots) {
-        char p[64 + 2 * ELF_BUILD_ID_BYTES_MAX], *q;
-
-        if (e->build_id_len < 2)
-                return false;
-        q = p + sprintf(p, "/usr/lib/debug/.build-id/%02x/", e->build_id[0]);
-        for (size_t i = 1; i < e->build_id_len; i++)
-                q += sprintf(q, "%02x", e->build_id[i]);
-        strcpy(q, ".debug");
-        return try_debug_file(e, roots, p);
-}
-
-static bool load_debug_by_link(ElfSymbols *e, Elf *elf, const char *const *roots, const char *path) {
-        char p[PATH_MAX], dir[PATH_MAX];
-        Elf_Scn *scn = find_section(elf, ".gnu_debuglink");
-        Elf_Data *data;
-        const char *slash;
-        size_t l;
-
-        if (!scn || !path || path[0] != '/')
-                return false;
-        data = elf_getdata(scn, NULL);
-        if (!data || !data->d_buf || data->d_size < 2)
-                return false;
-        l = strnlen(data->d_buf, data->d_size);
-        if (l == 0 || l == data->d_size || memchr(data->d_buf, '/', l))
-                return false;
-        slash = strrchr(path, '/');
-        if ((size_t) (slash - path) >= sizeof(dir))
-                return false;
-        memcpy(dir, path, (size_t) (slash - path));
-        dir[slash - path] = '\0';
-        if ((size_t) snprintf(p, sizeof(p), "/usr/lib/debug%s/%.*s", dir, (int) l, (const char *) data->d_buf) >=
-            sizeof(p))
-                return false;
-        return try_debug_file(e, roots, p);
 }
 
 /* .gnu_debugdata: an xz stream holding a small ELF whose .symtab has the local functions. */
@@ -658,7 +624,7 @@ int elf_symbols_load_fd(int fd, const char *path, const char *const *debug_roots
                         e->source = ELF_SYMBOLS_SYMTAB;
         }
         if (e->source == ELF_SYMBOLS_NONE &&
-            (load_debug_by_build_id(e, debug_roots) || load_debug_by_link(e, elf, debug_roots, path)))
+            load_debug_file(e, elf, debug_roots, path))
                 e->source = ELF_SYMBOLS_DEBUG_FILE;
         if (e->source == ELF_SYMBOLS_NONE) {
                 e->n_syms = 0;

@@ -1,0 +1,83 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "basic/cleanup.h"
+#include "basic/macro.h"
+#include "symbolizer/elf-debug-file.h"
+
+const char *elf_debuglink_name(Elf *elf) {
+        size_t shstrndx, l;
+        Elf_Scn *scn = NULL;
+        Elf_Data *data;
+
+        if (elf_getshdrstrndx(elf, &shstrndx) < 0)
+                return NULL;
+        while ((scn = elf_nextscn(elf, scn))) {
+                GElf_Shdr sh;
+                const char *name;
+
+                if (!gelf_getshdr(scn, &sh) || sh.sh_type == SHT_NOBITS)
+                        continue;
+                name = elf_strptr(elf, shstrndx, sh.sh_name);
+                if (name && streq(name, ".gnu_debuglink"))
+                        break;
+        }
+        if (!scn)
+                return NULL;
+        data = elf_getdata(scn, NULL);
+        if (!data || !data->d_buf || data->d_size < 2)
+                return NULL;
+        /* The name, NUL-padded to 4 bytes, then a CRC32 of the debug file. */
+        l = strnlen(data->d_buf, data->d_size);
+        if (l == 0 || l == data->d_size || memchr(data->d_buf, '/', l))
+                return NULL;
+        return data->d_buf;
+}
+
+bool elf_debug_file_path(ElfDebugWay way, const char *root, const uint8_t *build_id, size_t build_id_len,
+                         const char *link, const char *path, char *buf, size_t size) {
+        const char *slash;
+        int n;
+
+        switch (way) {
+        case ELF_DEBUG_BY_BUILD_ID: {
+                char hex[2 * 64 + 1], *q = hex;
+
+                if (build_id_len < 2 || build_id_len > 64)
+                        return false;
+                for (size_t i = 1; i < build_id_len; i++)
+                        q += sprintf(q, "%02x", build_id[i]);
+                n = snprintf(buf, size, "%s/usr/lib/debug/.build-id/%02x/%s.debug", root, build_id[0], hex);
+                break;
+        }
+        case ELF_DEBUG_BY_LINK:
+                if (!link || !path || path[0] != '/')
+                        return false;
+                slash = strrchr(path, '/');
+                n = snprintf(buf, size, "%s/usr/lib/debug%.*s/%s", root, (int) (slash - path), path, link);
+                break;
+        default:
+                return false;
+        }
+        return n > 0 && (size_t) n < size;
+}
+
+int elf_debug_file_open(const char *path) {
+        struct stat st;
+        int fd;
+
+        /* O_NONBLOCK: a FIFO planted at the path must not hang us; it is then refused. */
+        fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+        if (fd < 0)
+                return -errno;
+        if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+                safe_close(fd);
+                return -EBADFD;
+        }
+        return fd;
+}

@@ -1,0 +1,36 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * Where a file's separate debug file may be, the places gdb, perf and elfutils look: by build id,
+ * /usr/lib/debug/.build-id/xx/yyyy.debug (the first byte's two hex digits name the directory);
+ * by the name in the file's .gnu_debuglink section, /usr/lib/debug + the file's own directory +
+ * that name. Each under a root: "/proc/PID/root" for a process's files in a container of its own,
+ * "" for the host's. The symbolizer reads a debug file's .symtab, the unwinder its .debug_frame.
+ */
+#pragma once
+
+#include <gelf.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+typedef enum ElfDebugWay {
+        ELF_DEBUG_BY_BUILD_ID,
+        ELF_DEBUG_BY_LINK,
+        _ELF_DEBUG_WAY_MAX,
+} ElfDebugWay;
+
+/* The file name in elf's .gnu_debuglink (NUL-terminated within the section, no '/', not empty);
+ * NULL if there is none. It lives as long as elf. */
+const char *elf_debuglink_name(Elf *elf);
+
+/*
+ * The path of the debug file found the given way under root, into buf. build_id: the file's (at
+ * least 2 bytes for a path); link: elf_debuglink_name()'s; path: the file's name as mapped
+ * (absolute, for the link's directory). False if the way does not apply to the file or the path
+ * does not fit.
+ */
+bool elf_debug_file_path(ElfDebugWay way, const char *root, const uint8_t *build_id, size_t build_id_len,
+                         const char *link, const char *path, char *buf, size_t size);
+
+/* Opens a debug file candidate for reading: a descriptor of a regular file, or -errno. */
+int elf_debug_file_open(const char *path);
