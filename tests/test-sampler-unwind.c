@@ -131,7 +131,10 @@ static const char *name_of(const Snapshot *s, uint64_t ip, bool is_return, const
         return buf;
 }
 
-static void expect_whole_path(const char *fixture, const char *twin, UnwindMode mode, bool expect_fp) {
+/* Walks a snapshot of fixture with an unwinder of options o; the path must be whole, named from
+ * twin's symbols. The unwinder's figures in *ret_st. */
+static void expect_whole_path_with(const char *fixture, const char *twin, const UnwinderOptions *o, bool expect_fp,
+                                   UnwindStats *ret_st) {
         _cleanup_(unwinder_freep) Unwinder *u = NULL;
         _cleanup_(snapshot_done) Snapshot s = {};
         static const char *const path[] = {
@@ -143,7 +146,7 @@ static void expect_whole_path(const char *fixture, const char *twin, UnwindMode 
         size_t n;
 
         take_snapshot(fixture, &s);
-        assert_int_equal(unwinder_new(&(UnwinderOptions) { .mode = mode }, &u), 0);
+        assert_int_equal(unwinder_new(o, &u), 0);
         n = walk(u, &s, s.size, ips, ELEMENTSOF(ips));
         for (size_t i = 0; i < n; i++)
                 print_message("  #%zu %#" PRIx64 " %s\n", i, ips[i], name_of(&s, ips[i], i > 0, twin, buf, sizeof(buf)));
@@ -160,6 +163,12 @@ static void expect_whole_path(const char *fixture, const char *twin, UnwindMode 
         assert_int_equal(st.stacks_fp, expect_fp ? 1 : 0);
         assert_int_equal(st.stacks_cfi, expect_fp ? 0 : 1);
         assert_true(expect_fp ? st.frames_fp > 0 : st.frames_fp == 0);
+        if (ret_st)
+                *ret_st = st;
+}
+
+static void expect_whole_path(const char *fixture, const char *twin, UnwindMode mode, bool expect_fp) {
+        expect_whole_path_with(fixture, twin, &(UnwinderOptions) { .mode = mode }, expect_fp, NULL);
 }
 
 static void test_unwind_pie_and_library(void **state) {
@@ -313,6 +322,156 @@ static void test_unwind_zdebug_frame(void **state) {
                 loaded = loaded || streq(s.maps[i].path, lib);
         assert_true(loaded); /* the recompressed library, not the build's */
         expect_whole_path(exe, fixture, UNWIND_MODE_DWARF, false);
+}
+
+/*
+ * The .debug_frame-only library with its DWARF split off into a separate debug file, as
+ * distributions ship them (objcopy --only-keep-debug, then --strip-debug --add-gnu-debuglink): the
+ * library itself has no rules for its code, its debug file does. The program and the stripped
+ * library are copied into a directory D of their own; the unwinder is given a /proc of the test's,
+ * whose process root holds D (a link to it) and a /usr/lib/debug: the debug file is found there by
+ * build id, then by the .gnu_debuglink name; a debug file of another build (its build id changed
+ * by one bit) at the build-id path is refused, and the walk is cut for want of CFI.
+ */
+static char dbgfile_dir[PATH_MAX];
+static char *dbgfile_saved_path;
+
+static int dbgfile_teardown(void **state) {
+        char cmd[2 * PATH_MAX];
+
+        if (dbgfile_saved_path) {
+                (void) setenv("LD_LIBRARY_PATH", dbgfile_saved_path, 1);
+                dbgfile_saved_path = mfree(dbgfile_saved_path);
+        }
+        snprintf(cmd, sizeof(cmd), "rm -rf '%s' '%s/proc'", dbgfile_dir, tmpdir);
+        (void) system(cmd);
+        return 0;
+}
+
+/* Changes the last byte of the build id of the file at path. */
+static void flip_build_id(const char *path) {
+        _cleanup_close_ int fd = open(path, O_RDWR | O_CLOEXEC);
+        Elf_Scn *scn = NULL;
+        off_t at = -1;
+        Elf *elf;
+
+        assert_true(fd >= 0);
+        elf_version(EV_CURRENT);
+        elf = elf_begin(fd, ELF_C_READ, NULL);
+        assert_non_null(elf);
+        while (at < 0 && (scn = elf_nextscn(elf, scn))) {
+                GElf_Shdr sh;
+                GElf_Nhdr nh;
+                size_t off = 0, name_off, desc_off;
+                Elf_Data *data;
+
+                if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_NOTE || !(data = elf_getdata(scn, NULL)))
+                        continue;
+                while (at < 0 && (off = gelf_getnote(data, off, &nh, &name_off, &desc_off)) > 0)
+                        if (nh.n_type == NT_GNU_BUILD_ID && nh.n_descsz > 0)
+                                at = (off_t) (sh.sh_offset + desc_off + nh.n_descsz - 1);
+        }
+        elf_end(elf);
+        assert_true(at > 0);
+        uint8_t b;
+        assert_int_equal(pread(fd, &b, 1, at), 1);
+        b ^= 1;
+        assert_int_equal(pwrite(fd, &b, 1, at), 1);
+}
+
+/* The build id of the file at path, as lowercase hex. */
+static void build_id_hex(const char *path, char *buf, size_t len) {
+        _cleanup_(elf_symbols_freep) ElfSymbols *e = NULL;
+        const uint8_t *bid;
+        size_t n;
+
+        assert_true(elf_symbols_load_path(path, NULL, &e) >= 0);
+        bid = elf_symbols_build_id(e, &n);
+        assert_non_null(bid);
+        assert_true(2 * n < len);
+        for (size_t i = 0; i < n; i++)
+                snprintf(buf + 2 * i, len - 2 * i, "%02x", bid[i]);
+}
+
+static void test_unwind_separate_debug_file(void **state) {
+        const char *fixture = getenv("TPROF_UNWIND_FIXTURE_DEBUGFRAME"), *objcopy = getenv("TPROF_OBJCOPY");
+        _cleanup_free_ char *dir = strdup(fixture);
+        char exe[PATH_MAX + 64], lib[PATH_MAX + 64], debug[PATH_MAX + 64], proc[PATH_MAX], root[PATH_MAX + 64],
+                hex[160], cmd[8 * PATH_MAX];
+        _cleanup_(unwinder_freep) Unwinder *u = NULL;
+        _cleanup_(snapshot_done) Snapshot s = {};
+        uint64_t ips[128];
+        UnwindStats st;
+
+        if (!objcopy)
+                skip(); /* the build found no objcopy */
+        assert_non_null(dir);
+        snprintf(dbgfile_dir, sizeof(dbgfile_dir), "%s/dbgfile", tmpdir);
+        snprintf(exe, sizeof(exe), "%s/unwind-fixture-debugframe", dbgfile_dir);
+        snprintf(lib, sizeof(lib), "%s/libtprof-unwind-fixture-debugframe.so", dbgfile_dir);
+        snprintf(debug, sizeof(debug), "%s/lib.debug", dbgfile_dir);
+        snprintf(proc, sizeof(proc), "%s/proc", tmpdir);
+        snprintf(root, sizeof(root), "%s/%u/root", proc, FIXTURE_PID);
+        assert_true((size_t) snprintf(cmd, sizeof(cmd),
+                                      "mkdir -p '%1$s' '%6$s%1$s' && rmdir '%6$s%1$s' && ln -s '%1$s' '%6$s%1$s' && "
+                                      "cp '%2$s' '%3$s' && "
+                                      "'%4$s' --only-keep-debug '%5$s/libtprof-unwind-fixture-debugframe.so' '%7$s' && "
+                                      "'%4$s' --strip-debug --add-gnu-debuglink='%7$s' "
+                                      "'%5$s/libtprof-unwind-fixture-debugframe.so' '%8$s'",
+                                      dbgfile_dir, fixture, exe, objcopy, dirname(dir), root, debug, lib) < sizeof(cmd));
+        assert_int_equal(system(cmd), 0);
+        assert_false(has_section(lib, ".debug_frame"));
+        assert_true(has_section(lib, ".gnu_debuglink"));
+        assert_true(has_section(debug, ".debug_frame"));
+
+        if (getenv("LD_LIBRARY_PATH")) {
+                dbgfile_saved_path = strdup(getenv("LD_LIBRARY_PATH"));
+                assert_non_null(dbgfile_saved_path);
+                assert_int_equal(unsetenv("LD_LIBRARY_PATH"), 0);
+        }
+
+        /* No debug file anywhere: the library's code has no rules, the walk is cut there. */
+        take_snapshot(exe, &s);
+        assert_int_equal(unwinder_new(&(UnwinderOptions) { .mode = UNWIND_MODE_DWARF, .proc_root = proc }, &u), 0);
+        (void) walk(u, &s, s.size, ips, ELEMENTSOF(ips));
+        unwinder_get_stats(u, &st);
+        assert_int_equal(st.stacks_cut, 1);
+        assert_int_equal(st.cut[UNWIND_CUT_NO_CFI], 1);
+        assert_int_equal(st.debug_files, 0);
+
+        /* By build id, under the process's root. */
+        build_id_hex(lib, hex, sizeof(hex));
+        snprintf(cmd, sizeof(cmd),
+                 "mkdir -p '%1$s/usr/lib/debug/.build-id/%2$.2s' && "
+                 "cp '%3$s' '%1$s/usr/lib/debug/.build-id/%2$.2s/%4$s.debug'",
+                 root, hex, debug, hex + 2);
+        assert_int_equal(system(cmd), 0);
+        expect_whole_path_with(exe, fixture, &(UnwinderOptions) { .mode = UNWIND_MODE_DWARF, .proc_root = proc }, false,
+                               &st);
+        assert_int_equal(st.debug_files, 1);
+
+        /* Another build's at that path: refused. */
+        snprintf(cmd, sizeof(cmd), "%s/usr/lib/debug/.build-id/%.2s/%s.debug", root, hex, hex + 2);
+        flip_build_id(cmd);
+        u = unwinder_free(u);
+        assert_int_equal(unwinder_new(&(UnwinderOptions) { .mode = UNWIND_MODE_DWARF, .proc_root = proc }, &u), 0);
+        (void) walk(u, &s, s.size, ips, ELEMENTSOF(ips));
+        unwinder_get_stats(u, &st);
+        assert_int_equal(st.cut[UNWIND_CUT_NO_CFI], 1);
+        assert_int_equal(st.debug_files, 0);
+        /* Looked for once: the next walk does not look again. */
+        (void) walk(u, &s, s.size, ips, ELEMENTSOF(ips));
+        unwinder_get_stats(u, &st);
+        assert_int_equal(st.cut[UNWIND_CUT_NO_CFI], 2);
+
+        /* By the .gnu_debuglink name, in /usr/lib/debug + the library's directory (the refused
+         * file left where it is: the next way is tried). */
+        snprintf(cmd, sizeof(cmd), "mkdir -p '%1$s/usr/lib/debug%2$s' && cp '%3$s' '%1$s/usr/lib/debug%2$s/lib.debug'",
+                 root, dbgfile_dir, debug);
+        assert_int_equal(system(cmd), 0);
+        expect_whole_path_with(exe, fixture, &(UnwinderOptions) { .mode = UNWIND_MODE_DWARF, .proc_root = proc }, false,
+                               &st);
+        assert_int_equal(st.debug_files, 1);
 }
 
 /* A 32-bit process: its frame pointers and return addresses are 4 bytes. A synthetic stack of
@@ -716,6 +875,7 @@ int main(void) {
                 cmocka_unit_test(test_unwind_fp_chain_ends_at_zero_bp),
                 cmocka_unit_test(test_unwind_debug_frame),
                 cmocka_unit_test_teardown(test_unwind_zdebug_frame, zdebug_teardown),
+                cmocka_unit_test_teardown(test_unwind_separate_debug_file, dbgfile_teardown),
                 cmocka_unit_test(test_unwind_compat32),
                 cmocka_unit_test(test_unwind_dwarf_cuts_without_cfi),
                 cmocka_unit_test(test_unwind_tables_full),

@@ -112,10 +112,11 @@ static void print_unwind(const Sampler *s, FILE *err) {
                 "  unwinding: %" PRIu64 " frames by CFI, %" PRIu64 " by frame pointers, %.1f us per stack "
                 "(and %.1f ms loading tables), "
                 "rules cached %" PRIu64 "/%" PRIu64 ", files %" PRIu64 " with CFI, %" PRIu64 " without, %" PRIu64
-                " unreadable; tables dropped %" PRIu64 " times when full, %" PRIu64 " frames walked while theirs waited\n",
+                " unreadable, %" PRIu64 " given .debug_frame by a debug file; tables dropped %" PRIu64
+                " times when full, %" PRIu64 " frames walked while theirs waited\n",
                 u.frames_cfi, u.frames_fp, u.stacks_timed ? (double) u.nsec / 1000.0 / (double) u.stacks_timed : 0.0,
                 (double) u.load_nsec / 1e6, u.rule_hits, u.rule_hits + u.rule_misses, u.files_loaded, u.files_without_cfi,
-                u.files_failed, u.cache_flushes, u.loads_deferred);
+                u.files_failed, u.debug_files, u.cache_flushes, u.loads_deferred);
 }
 
 static volatile sig_atomic_t interrupted = 0;

@@ -23,6 +23,9 @@
 #include "basic/alloc-util.h"
 #include "basic/macro.h"
 #include "sampler/sampler-unwind-cfi.h"
+#include "symbolizer/elf-debug-file.h"
+
+DEFINE_TRIVIAL_CLEANUP_FUNC(Elf *, elf_end);
 
 #define UNWIND_SEGMENTS_MAX 16U
 #define UNWIND_BUILD_ID_BYTES_MAX 64U
@@ -51,6 +54,8 @@ struct UnwindCfiFile {
         size_t build_id_len;
         uint64_t entry; /* e_entry, 0 if none */
         size_t bytes;   /* what it holds in memory, estimated: the CFI sections libdw read */
+        char *debuglink; /* the name in .gnu_debuglink, NULL if none */
+        bool debug_file_tried; /* a separate debug file looked for (or not to be: a copy in memory) */
 };
 
 /* The entry point's code often has no FDE (the dynamic loader's _start calls _dl_start straight
@@ -91,6 +96,7 @@ UnwindCfiFile *unwind_cfi_file_free(UnwindCfiFile *f) {
         debug_frame_done(f);
         if (f->elf)
                 (void) elf_end(f->elf);
+        free(f->debuglink);
         return mfree(f);
 }
 
@@ -276,6 +282,12 @@ static int load_elf(UnwindCfiFile *f, int fd) {
         }
         f->cfi = dwarf_getcfi_elf(f->elf);
         f->bytes = sizeof(*f) + cfi_section_bytes(f->elf, &debug_frame);
+        f->debug_file_tried = fd < 0;
+        if (fd >= 0 && !debug_frame) {
+                const char *link = elf_debuglink_name(f->elf);
+                if (link)
+                        f->debuglink = strdup(link); /* none on ENOMEM: the build id still finds it */
+        }
         if (debug_frame && fd < 0)
                 (void) load_debug_frame(f, f->elf, /* may_decompress= */ false);
         else if (debug_frame) {
@@ -333,6 +345,41 @@ size_t unwind_cfi_file_bytes(const UnwindCfiFile *f) {
 
 bool unwind_cfi_file_has_cfi(const UnwindCfiFile *f) {
         return f->cfi || f->debug_cfi;
+}
+
+bool unwind_cfi_file_wants_debug_file(const UnwindCfiFile *f) {
+        return !f->debug_file_tried && !f->debug_cfi && f->build_id_len > 0;
+}
+
+const char *unwind_cfi_file_debuglink(const UnwindCfiFile *f) {
+        return f->debuglink;
+}
+
+void unwind_cfi_file_debug_file_tried(UnwindCfiFile *f) {
+        f->debug_file_tried = true;
+}
+
+int unwind_cfi_file_add_debug_fd(UnwindCfiFile *f, int fd) {
+        _cleanup_(elf_endp) Elf *src = NULL;
+        const void *bid;
+        ssize_t n;
+        int r;
+
+        if (!unwind_cfi_file_wants_debug_file(f))
+                return -EALREADY;
+        src = elf_begin(fd, ELF_C_READ, NULL);
+        if (!src || elf_kind(src) != ELF_K_ELF)
+                return -ENOEXEC;
+        /* The build id, which a debug file keeps, is what ties it to this very file: rules from
+         * another build would walk the stack wrong. A file without one takes no debug file. */
+        n = dwelf_elf_gnu_build_id(src, &bid);
+        if (n <= 0 || (size_t) n != f->build_id_len || memcmp(bid, f->build_id, f->build_id_len) != 0)
+                return -EXDEV;
+        r = load_debug_frame(f, src, /* may_decompress= */ true);
+        if (r < 0)
+                return r;
+        f->debug_file_tried = true;
+        return 0;
 }
 
 /* The frame at vaddr from .eh_frame, else from .debug_frame; NULL if neither has it. */

@@ -24,6 +24,7 @@
 #include "basic/time-util.h"
 #include "sampler/sampler-unwind-cfi.h"
 #include "sampler/sampler-unwind.h"
+#include "symbolizer/elf-debug-file.h"
 #include "symbolizer/symbolizer.h"
 
 /* The clock is read every this many frames against the budget (and around each file load). */
@@ -310,6 +311,55 @@ static const UnwindRule *rule_for(Unwinder *u, UnwindCfiFile *f, uint64_t vaddr,
         return &slot->rule;
 }
 
+/* Forgets the cached rule at vaddr in f, so that the next rule_for() reads the CFI again. */
+static void rule_forget(Unwinder *u, const UnwindCfiFile *f, uint64_t vaddr) {
+        uint64_t h;
+
+        if (u->no_rule_cache)
+                return;
+        h = vaddr * UINT64_C(0x9E3779B97F4A7C15) ^ (uint64_t) (uintptr_t) f;
+        u->rules[(h >> 20) & (UNWIND_RULE_CACHE_SIZE - 1)].file = NULL;
+}
+
+/*
+ * The .debug_frame of f's separate debug file, looked for once, the first time f's own CFI has no
+ * rule for an address (most files' .eh_frame covers all their code, so most never look): where the
+ * symbolizer finds debug files, under the process's root first (a container's own), then the
+ * host's. Taken only with f's build id. True if one was added.
+ */
+static bool debug_file_load(Unwinder *u, uint32_t pid, const ProcMap *m, UnwindCfiFile *f, uint64_t *load_nsec) {
+        uint64_t t = now_nsec(CLOCK_MONOTONIC);
+        size_t before = unwind_cfi_file_bytes(f), bid_len;
+        const uint8_t *bid = unwind_cfi_file_build_id(f, &bid_len);
+        char proc_root[PATH_MAX], p[PATH_MAX];
+        const char *roots[] = { proc_root, "" };
+        bool added = false;
+
+        snprintf(proc_root, sizeof(proc_root), "%s/%" PRIu32 "/root", u->proc_root, pid);
+        for (ElfDebugWay way = 0; way < _ELF_DEBUG_WAY_MAX && !added; way++)
+                for (size_t i = pid > 0 ? 0 : 1; i < ELEMENTSOF(roots) && !added; i++) {
+                        int fd;
+
+                        if (!elf_debug_file_path(way, roots[i], bid, bid_len, unwind_cfi_file_debuglink(f), m->path, p,
+                                                 sizeof(p)))
+                                continue;
+                        fd = elf_debug_file_open(p);
+                        if (fd < 0)
+                                continue;
+                        added = unwind_cfi_file_add_debug_fd(f, fd) >= 0;
+                        safe_close(fd);
+                }
+        unwind_cfi_file_debug_file_tried(f);
+        if (added) {
+                u->stats.debug_files++;
+                u->stats.cache_bytes += unwind_cfi_file_bytes(f) - before;
+        }
+        t = now_nsec(CLOCK_MONOTONIC) - t;
+        *load_nsec += t;
+        u->stats.load_nsec += t;
+        return added;
+}
+
 static UnwindCut step_result_to_cut(UnwindStepResult r) {
         switch (r) {
         case UNWIND_STEP_NO_CFI:
@@ -386,6 +436,11 @@ size_t unwinder_unwind(Unwinder *u, ProcTable *procs, const UnwindInput *in, uin
                         f = file_for(u, in->pid, m, &load_nsec, &deferred);
                 if (f && unwind_cfi_file_offset_to_vaddr(f, lookup - m->start + m->pgoff, &vaddr)) {
                         const UnwindRule *rule = rule_for(u, f, vaddr, &buf);
+                        if (rule->kind == UNWIND_RULE_NONE && unwind_cfi_file_wants_debug_file(f) &&
+                            debug_file_load(u, in->pid, m, f, &load_nsec)) {
+                                rule_forget(u, f, vaddr);
+                                rule = rule_for(u, f, vaddr, &buf);
+                        }
                         /* The rule is for the address looked up; a signal frame's return address is exact. */
                         r = unwind_cfi_apply(f, vaddr, rule, &regs, &mem);
                         if (r == UNWIND_STEP_OK) {

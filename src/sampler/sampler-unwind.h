@@ -78,6 +78,7 @@ typedef struct UnwindStats {
         uint64_t no_user;       /* samples without user registers or stack (kernel threads, a failed copy) */
         uint64_t frames_cfi, frames_fp;
         uint64_t files_loaded, files_without_cfi, files_failed, cache_flushes;
+        uint64_t debug_files;   /* files whose .debug_frame came from a separate debug file */
         uint64_t loads_deferred; /* frames walked without their file's CFI, which waited: the tables
                                   * full, flushed too recently */
         uint64_t cache_bytes;   /* held now by the loaded files, estimated */

@@ -9,7 +9,7 @@
 # one that loads and unloads a library while sampled; and --unwind fp still gives the old cut
 # stacks on the same binary, so the check can fail. Last, a program in a mount namespace of its
 # own at a path that holds another file on the host, and a 32-bit program, walked by its frame
-# pointers.
+# pointers, and a library whose .debug_frame is in a separate debug file that only its container has.
 set -eu
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/test-sampler-lib.sh"
@@ -170,6 +170,56 @@ if command -v unshare >/dev/null && unshare -m true 2>/dev/null; then
         container
 else
         echo "container: unshare -m does not work here: not run"
+fi
+
+# --- a container's debug file: the .debug_frame-only library with its DWARF split off into a
+# separate debug file, which only the container has (an overlay on its /usr/lib adds
+# debug/.build-id/xx/yyyy.debug). On the host, with no debug file, the library's frames have no
+# rules and --unwind dwarf cuts the stacks; in the container they are whole, by the debug file's
+# .debug_frame, found through /proc/PID/root.
+container_debug_file() {
+        local d=$TEST_TMP/dbg top=$TEST_TMP/dbg-top lib=libtprof-unwind-fixture-debugframe.so bid
+        mkdir -p "$d"
+        cp "$TPROF_UNWIND_FIXTURE_DEBUGFRAME" "$d/app-dbg"
+        "$TPROF_OBJCOPY" --only-keep-debug "$(dirname "$TPROF_UNWIND_FIXTURE_DEBUGFRAME")/$lib" "$TEST_TMP/lib.debug"
+        "$TPROF_OBJCOPY" --strip-debug "$(dirname "$TPROF_UNWIND_FIXTURE_DEBUGFRAME")/$lib" "$d/$lib"
+        bid=$(readelf -n "$d/$lib" | awk '/Build ID:/ { print $3 }')
+        [ -n "$bid" ] || fail "container debug file: the library has no build id"
+        mkdir -p "$top/debug/.build-id/${bid:0:2}"
+        mv "$TEST_TMP/lib.debug" "$top/debug/.build-id/${bid:0:2}/${bid:2}.debug"
+        # The program finds the stripped copy by its $ORIGIN run path, not the build's library.
+        env -u LD_LIBRARY_PATH "$d/app-dbg" spin 4 &
+        pid=$!
+        sleep 0.2
+        grep -q "$d/$lib" "/proc/$pid/maps" || fail "container debug file: the stripped library is not the one loaded"
+        once 3 --pid "$pid" --unwind dwarf
+        wait "$pid" || true
+        good=$(comm_matching app-dbg "^app-dbg;_start;.*;main;unwind_outer;$path")
+        echo "host, no debug file: $good of $(comm_total app-dbg) samples whole"
+        [ "$good" -eq 0 ] || fail "without a debug file $good stacks went through a library that has no rules"
+
+        env -u LD_LIBRARY_PATH unshare -m --propagation private sh -c \
+                'mount -t overlay overlay -o "lowerdir=$1:/usr/lib" /usr/lib && exec "$2" spin 5' sh "$top" "$d/app-dbg" \
+                2>"$TEST_TMP/ctr-dbg.err" &
+        pid=$!
+        on_exit "kill $pid 2>/dev/null"
+        if ! wait_for 10 grep -q "$lib" "/proc/$pid/maps"; then
+                if grep -q overlay "$TEST_TMP/ctr-dbg.err"; then
+                        echo "container debug file: no overlay mount here ($(cat "$TEST_TMP/ctr-dbg.err")): not run"
+                        return 0
+                fi
+                fail "container debug file: the program did not start: $(cat "$TEST_TMP/ctr-dbg.err")"
+        fi
+        [ ! -e "/usr/lib/debug/.build-id/${bid:0:2}/${bid:2}.debug" ] || fail "the host has the debug file too"
+        once 3 --pid "$pid" --unwind dwarf
+        wait "$pid" || true
+        fixture_check container-debug-file app-dbg "^app-dbg;_start;.*;main;unwind_outer;$path"
+        grep -q ' 1 given .debug_frame by a debug file' "$ERR" || fail "summary does not count the debug file: $(cat "$ERR")"
+}
+if [ -n "${TPROF_OBJCOPY:-}" ] && command -v unshare >/dev/null && unshare -m true 2>/dev/null; then
+        container_debug_file
+else
+        echo "container debug file: no objcopy or unshare -m: not run"
 fi
 
 # --- a 32-bit process: walked by its 4-byte frame pointers, never by x86-64 rules on its CFI
