@@ -400,7 +400,7 @@ static void test_unwind_separate_debug_file(void **state) {
                 hex[160], cmd[8 * PATH_MAX];
         _cleanup_(unwinder_freep) Unwinder *u = NULL;
         _cleanup_(snapshot_done) Snapshot s = {};
-        uint64_t ips[128];
+        uint64_t ips[128], plain_bytes;
         UnwindStats st;
 
         if (!objcopy)
@@ -438,13 +438,25 @@ static void test_unwind_separate_debug_file(void **state) {
         assert_int_equal(st.stacks_cut, 1);
         assert_int_equal(st.cut[UNWIND_CUT_NO_CFI], 1);
         assert_int_equal(st.debug_files, 0);
+        plain_bytes = st.cache_bytes; /* the program's and the library's tables */
+
+        /* A link at the build-id path that leads outside the process's root, to a good debug file
+         * on the host: resolved within the root, it leads nowhere. */
+        build_id_hex(lib, hex, sizeof(hex));
+        snprintf(cmd, sizeof(cmd), "mkdir -p '%1$s/usr/lib/debug/.build-id/%2$.2s' && ln -s '%3$s' '%1$s/usr/lib/debug/.build-id/%2$.2s/%4$s.debug'",
+                 root, hex, debug, hex + 2);
+        assert_int_equal(system(cmd), 0);
+        u = unwinder_free(u);
+        assert_int_equal(unwinder_new(&(UnwinderOptions) { .mode = UNWIND_MODE_DWARF, .proc_root = proc }, &u), 0);
+        (void) walk(u, &s, s.size, ips, ELEMENTSOF(ips));
+        unwinder_get_stats(u, &st);
+        assert_int_equal(st.cut[UNWIND_CUT_NO_CFI], 1);
+        assert_int_equal(st.debug_files, 0);
 
         /* By build id, under the process's root. */
-        build_id_hex(lib, hex, sizeof(hex));
-        snprintf(cmd, sizeof(cmd),
-                 "mkdir -p '%1$s/usr/lib/debug/.build-id/%2$.2s' && "
-                 "cp '%3$s' '%1$s/usr/lib/debug/.build-id/%2$.2s/%4$s.debug'",
-                 root, hex, debug, hex + 2);
+        snprintf(cmd, sizeof(cmd), "%s/usr/lib/debug/.build-id/%.2s/%s.debug", root, hex, hex + 2);
+        assert_int_equal(unlink(cmd), 0);
+        snprintf(cmd, sizeof(cmd), "cp '%1$s' '%2$s/usr/lib/debug/.build-id/%3$.2s/%4$s.debug'", debug, root, hex, hex + 2);
         assert_int_equal(system(cmd), 0);
         expect_whole_path_with(exe, fixture, &(UnwinderOptions) { .mode = UNWIND_MODE_DWARF, .proc_root = proc }, false,
                                &st);
@@ -459,19 +471,32 @@ static void test_unwind_separate_debug_file(void **state) {
         unwinder_get_stats(u, &st);
         assert_int_equal(st.cut[UNWIND_CUT_NO_CFI], 1);
         assert_int_equal(st.debug_files, 0);
-        /* Looked for once: the next walk does not look again. */
-        (void) walk(u, &s, s.size, ips, ELEMENTSOF(ips));
-        unwinder_get_stats(u, &st);
-        assert_int_equal(st.cut[UNWIND_CUT_NO_CFI], 2);
 
         /* By the .gnu_debuglink name, in /usr/lib/debug + the library's directory (the refused
-         * file left where it is: the next way is tried). */
+         * file left where it is: the next way is tried). Looked for once per file: the unwinder
+         * that looked already does not look again; a new one finds it. */
         snprintf(cmd, sizeof(cmd), "mkdir -p '%1$s/usr/lib/debug%2$s' && cp '%3$s' '%1$s/usr/lib/debug%2$s/lib.debug'",
                  root, dbgfile_dir, debug);
         assert_int_equal(system(cmd), 0);
+        (void) walk(u, &s, s.size, ips, ELEMENTSOF(ips));
+        unwinder_get_stats(u, &st);
+        assert_int_equal(st.cut[UNWIND_CUT_NO_CFI], 2);
+        assert_int_equal(st.debug_files, 0);
         expect_whole_path_with(exe, fixture, &(UnwinderOptions) { .mode = UNWIND_MODE_DWARF, .proc_root = proc }, false,
                                &st);
         assert_int_equal(st.debug_files, 1);
+
+        /* Room for the two files' own tables and one byte more: the debug file's .debug_frame is
+         * not taken (and counted as a wait for room). */
+        u = unwinder_free(u);
+        assert_int_equal(unwinder_new(&(UnwinderOptions) { .mode = UNWIND_MODE_DWARF, .proc_root = proc,
+                                                           .cache_bytes_max = plain_bytes + 1 }, &u), 0);
+        (void) walk(u, &s, s.size, ips, ELEMENTSOF(ips));
+        unwinder_get_stats(u, &st);
+        assert_int_equal(st.cut[UNWIND_CUT_NO_CFI], 1);
+        assert_int_equal(st.loads_deferred, 1);
+        assert_int_equal(st.debug_files, 0);
+        assert_true(st.cache_bytes <= plain_bytes + 1);
 }
 
 /* A 32-bit process: its frame pointers and return addresses are 4 bytes. A synthetic stack of

@@ -155,7 +155,7 @@ static size_t cfi_section_bytes(Elf *elf, bool *ret_debug_frame) {
  * move to SHF_COMPRESSED). The size is checked before anything is read or decompressed: a hostile
  * file's small section can claim to expand to gigabytes.
  */
-static int load_debug_frame(UnwindCfiFile *f, Elf *src, bool may_decompress) {
+static int load_debug_frame(UnwindCfiFile *f, Elf *src, bool may_decompress, size_t room) {
         static const char names[] = "\0.debug_frame\0.shstrtab";
         size_t shstrndx, off_data, off_names, off_shdrs, size;
         Elf_Scn *scn = NULL, *found = NULL;
@@ -211,6 +211,8 @@ static int load_debug_frame(UnwindCfiFile *f, Elf *src, bool may_decompress) {
         }
         if (want == 0 || want > UNWIND_DEBUG_FRAME_BYTES_MAX)
                 return -EFBIG;
+        if (want > room)
+                return -ENOSPC;
         /* libelf writes the inflated size into the section header: not into an image it was lent. */
         if (((fsh.sh_flags & SHF_COMPRESSED) || gnu) && !may_decompress)
                 return -ENODATA;
@@ -283,18 +285,18 @@ static int load_elf(UnwindCfiFile *f, int fd) {
         f->cfi = dwarf_getcfi_elf(f->elf);
         f->bytes = sizeof(*f) + cfi_section_bytes(f->elf, &debug_frame);
         f->debug_file_tried = fd < 0;
-        if (fd >= 0 && !debug_frame) {
+        if (fd >= 0) {
                 const char *link = elf_debuglink_name(f->elf);
                 if (link)
                         f->debuglink = strdup(link); /* none on ENOMEM: the build id still finds it */
         }
         if (debug_frame && fd < 0)
-                (void) load_debug_frame(f, f->elf, /* may_decompress= */ false);
+                (void) load_debug_frame(f, f->elf, /* may_decompress= */ false, SIZE_MAX);
         else if (debug_frame) {
                 /* A descriptor of its own, ended here: f->elf would keep the section's bytes. */
                 Elf *src = elf_begin(fd, ELF_C_READ, NULL);
                 if (src) {
-                        (void) load_debug_frame(f, src, /* may_decompress= */ true);
+                        (void) load_debug_frame(f, src, /* may_decompress= */ true, SIZE_MAX);
                         (void) elf_end(src);
                 }
         }
@@ -359,7 +361,32 @@ void unwind_cfi_file_debug_file_tried(UnwindCfiFile *f) {
         f->debug_file_tried = true;
 }
 
-int unwind_cfi_file_add_debug_fd(UnwindCfiFile *f, int fd) {
+/* The largest note and section name table a debug file may have: libelf reads either whole, and a
+ * planted file's sizes are bounded by nothing but its (sparse) size. */
+#define UNWIND_DEBUG_FILE_TABLE_BYTES_MAX (1024U * 1024U)
+
+static bool debug_file_tables_fit(Elf *src) {
+        size_t n, shstrndx;
+        Elf_Scn *scn = NULL;
+        GElf_Shdr sh;
+
+        if (elf_getphdrnum(src, &n) < 0)
+                return false;
+        for (size_t i = 0; i < n; i++) {
+                GElf_Phdr ph;
+                if (gelf_getphdr(src, (int) i, &ph) && ph.p_type == PT_NOTE && ph.p_filesz > UNWIND_DEBUG_FILE_TABLE_BYTES_MAX)
+                        return false;
+        }
+        while ((scn = elf_nextscn(src, scn)))
+                if (gelf_getshdr(scn, &sh) && sh.sh_type == SHT_NOTE && sh.sh_size > UNWIND_DEBUG_FILE_TABLE_BYTES_MAX)
+                        return false;
+        if (elf_getshdrstrndx(src, &shstrndx) < 0)
+                return false;
+        scn = elf_getscn(src, shstrndx);
+        return scn && gelf_getshdr(scn, &sh) && sh.sh_size <= UNWIND_DEBUG_FILE_TABLE_BYTES_MAX;
+}
+
+int unwind_cfi_file_add_debug_fd(UnwindCfiFile *f, int fd, size_t room) {
         _cleanup_(elf_endp) Elf *src = NULL;
         const void *bid;
         ssize_t n;
@@ -370,12 +397,14 @@ int unwind_cfi_file_add_debug_fd(UnwindCfiFile *f, int fd) {
         src = elf_begin(fd, ELF_C_READ, NULL);
         if (!src || elf_kind(src) != ELF_K_ELF)
                 return -ENOEXEC;
+        if (!debug_file_tables_fit(src))
+                return -EFBIG;
         /* The build id, which a debug file keeps, is what ties it to this very file: rules from
          * another build would walk the stack wrong. A file without one takes no debug file. */
         n = dwelf_elf_gnu_build_id(src, &bid);
         if (n <= 0 || (size_t) n != f->build_id_len || memcmp(bid, f->build_id, f->build_id_len) != 0)
                 return -EXDEV;
-        r = load_debug_frame(f, src, /* may_decompress= */ true);
+        r = load_debug_frame(f, src, /* may_decompress= */ true, room);
         if (r < 0)
                 return r;
         f->debug_file_tried = true;

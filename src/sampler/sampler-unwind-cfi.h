@@ -85,13 +85,14 @@ bool unwind_cfi_file_has_cfi(const UnwindCfiFile *f);
  * unwind tables, its .debug_frame split off with the rest of its DWARF). Wanted while the file has
  * a build id and no .debug_frame, and none was added or given up on: the caller finds candidates
  * (symbolizer/elf-debug-file.h) and hands each to unwind_cfi_file_add_debug_fd() until one is
- * taken (0; -EXDEV: another build's, -ENODATA: no .debug_frame, -EFBIG: too large), then calls
+ * taken (0; -EXDEV: another build's, -ENODATA: no .debug_frame, -EFBIG: too large, or tables
+ * too large to read, -ENOSPC: larger than room, the bytes the caller can still hold), then calls
  * unwind_cfi_file_debug_file_tried() if none was. The table grows by the section's copy.
  */
 bool unwind_cfi_file_wants_debug_file(const UnwindCfiFile *f);
 /* The name in the file's .gnu_debuglink, NULL if none. */
 const char *unwind_cfi_file_debuglink(const UnwindCfiFile *f);
-int unwind_cfi_file_add_debug_fd(UnwindCfiFile *f, int fd);
+int unwind_cfi_file_add_debug_fd(UnwindCfiFile *f, int fd, size_t room);
 void unwind_cfi_file_debug_file_tried(UnwindCfiFile *f);
 /* About how many bytes of memory the table holds (for the unwinder's cache bound). */
 size_t unwind_cfi_file_bytes(const UnwindCfiFile *f);

@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/auxv.h>
+#include <sys/stat.h>
 #include <time.h>
 
 #include "basic/alloc-util.h"
@@ -322,38 +323,53 @@ static void rule_forget(Unwinder *u, const UnwindCfiFile *f, uint64_t vaddr) {
 }
 
 /*
- * The .debug_frame of f's separate debug file, looked for once, the first time f's own CFI has no
- * rule for an address (most files' .eh_frame covers all their code, so most never look): where the
+ * The .debug_frame of f's separate debug file, looked for the first time f's own CFI has no rule
+ * for an address (most files' .eh_frame covers all their code, so most never look): where the
  * symbolizer finds debug files, under the process's root first (a container's own), then the
- * host's. Taken only with f's build id. True if one was added.
+ * host's, unless the two are one. Taken only with f's build id, and only if it fits in what the
+ * tables may still hold. Looked for once per file while its table is held (files are shared by
+ * build id: a container with debug files that a process elsewhere missed them in first, or a
+ * process gone before its samples were walked, whose root is then unknown, goes without until the
+ * tables are next dropped). True if one was added.
  */
 static bool debug_file_load(Unwinder *u, uint32_t pid, const ProcMap *m, UnwindCfiFile *f, uint64_t *load_nsec) {
         uint64_t t = now_nsec(CLOCK_MONOTONIC);
-        size_t before = unwind_cfi_file_bytes(f), bid_len;
+        size_t before = unwind_cfi_file_bytes(f), bid_len, n_roots = 0;
+        size_t room = u->cache_bytes_max > u->stats.cache_bytes ? u->cache_bytes_max - u->stats.cache_bytes : 0;
         const uint8_t *bid = unwind_cfi_file_build_id(f, &bid_len);
         char proc_root[PATH_MAX], p[PATH_MAX];
-        const char *roots[] = { proc_root, "" };
-        bool added = false;
+        struct stat process_st, host_st;
+        const char *roots[2];
+        bool added = false, full = false;
 
         snprintf(proc_root, sizeof(proc_root), "%s/%" PRIu32 "/root", u->proc_root, pid);
-        for (ElfDebugWay way = 0; way < _ELF_DEBUG_WAY_MAX && !added; way++)
-                for (size_t i = pid > 0 ? 0 : 1; i < ELEMENTSOF(roots) && !added; i++) {
-                        int fd;
+        if (pid > 0 && stat(proc_root, &process_st) >= 0)
+                roots[n_roots++] = proc_root;
+        if (n_roots == 0 || stat("/", &host_st) < 0 || host_st.st_dev != process_st.st_dev ||
+            host_st.st_ino != process_st.st_ino)
+                roots[n_roots++] = "";
 
-                        if (!elf_debug_file_path(way, roots[i], bid, bid_len, unwind_cfi_file_debuglink(f), m->path, p,
-                                                 sizeof(p)))
-                                continue;
-                        fd = elf_debug_file_open(p);
+        for (ElfDebugWay way = 0; way < _ELF_DEBUG_WAY_MAX && !added; way++) {
+                if (!elf_debug_file_path(way, bid, bid_len, unwind_cfi_file_debuglink(f), m->path, p, sizeof(p)))
+                        continue;
+                for (size_t i = 0; i < n_roots && !added; i++) {
+                        int fd = elf_debug_file_open(roots[i], p), r;
+
                         if (fd < 0)
                                 continue;
-                        added = unwind_cfi_file_add_debug_fd(f, fd) >= 0;
+                        r = unwind_cfi_file_add_debug_fd(f, fd, room);
                         safe_close(fd);
+                        added = r >= 0;
+                        full = full || r == -ENOSPC;
                 }
-        unwind_cfi_file_debug_file_tried(f);
+        }
         if (added) {
                 u->stats.debug_files++;
                 u->stats.cache_bytes += unwind_cfi_file_bytes(f) - before;
-        }
+        } else
+                unwind_cfi_file_debug_file_tried(f);
+        if (full && !added)
+                u->stats.loads_deferred++;
         t = now_nsec(CLOCK_MONOTONIC) - t;
         *load_nsec += t;
         u->stats.load_nsec += t;

@@ -3,7 +3,9 @@
 #include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
+#include <linux/openat2.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "basic/cleanup.h"
@@ -39,8 +41,8 @@ const char *elf_debuglink_name(Elf *elf) {
         return data->d_buf;
 }
 
-bool elf_debug_file_path(ElfDebugWay way, const char *root, const uint8_t *build_id, size_t build_id_len,
-                         const char *link, const char *path, char *buf, size_t size) {
+bool elf_debug_file_path(ElfDebugWay way, const uint8_t *build_id, size_t build_id_len, const char *link,
+                         const char *path, char *buf, size_t size) {
         const char *slash;
         int n;
 
@@ -52,14 +54,14 @@ bool elf_debug_file_path(ElfDebugWay way, const char *root, const uint8_t *build
                         return false;
                 for (size_t i = 1; i < build_id_len; i++)
                         q += sprintf(q, "%02x", build_id[i]);
-                n = snprintf(buf, size, "%s/usr/lib/debug/.build-id/%02x/%s.debug", root, build_id[0], hex);
+                n = snprintf(buf, size, "/usr/lib/debug/.build-id/%02x/%s.debug", build_id[0], hex);
                 break;
         }
         case ELF_DEBUG_BY_LINK:
                 if (!link || !path || path[0] != '/')
                         return false;
                 slash = strrchr(path, '/');
-                n = snprintf(buf, size, "%s/usr/lib/debug%.*s/%s", root, (int) (slash - path), path, link);
+                n = snprintf(buf, size, "/usr/lib/debug%.*s/%s", (int) (slash - path), path, link);
                 break;
         default:
                 return false;
@@ -67,17 +69,33 @@ bool elf_debug_file_path(ElfDebugWay way, const char *root, const uint8_t *build
         return n > 0 && (size_t) n < size;
 }
 
-int elf_debug_file_open(const char *path) {
+int elf_debug_file_open(const char *root, const char *path) {
+        _cleanup_close_ int root_fd = -EBADF, path_fd = -EBADF;
+        char self[64];
         struct stat st;
         int fd;
 
-        /* O_NONBLOCK: a FIFO planted at the path must not hang us; it is then refused. */
-        fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
-        if (fd < 0)
+        /* First a descriptor that names the file without opening it (O_PATH: no driver is asked),
+         * then, for a regular file only, one that reads it. */
+        if (root && root[0]) {
+                struct open_how how = {
+                        .flags = O_PATH | O_CLOEXEC,
+                        .resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS,
+                };
+
+                root_fd = open(root, O_PATH | O_DIRECTORY | O_CLOEXEC);
+                if (root_fd < 0)
+                        return -errno;
+                path_fd = (int) syscall(SYS_openat2, root_fd, path, &how, sizeof(how));
+        } else
+                path_fd = open(path, O_PATH | O_CLOEXEC);
+        if (path_fd < 0)
                 return -errno;
-        if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
-                safe_close(fd);
+        if (fstat(path_fd, &st) < 0)
+                return -errno;
+        if (!S_ISREG(st.st_mode))
                 return -EBADFD;
-        }
-        return fd;
+        snprintf(self, sizeof(self), "/proc/self/fd/%d", path_fd);
+        fd = open(self, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+        return fd < 0 ? -errno : fd;
 }

@@ -5,6 +5,10 @@
  * by the name in the file's .gnu_debuglink section, /usr/lib/debug + the file's own directory +
  * that name. Each under a root: "/proc/PID/root" for a process's files in a container of its own,
  * "" for the host's. The symbolizer reads a debug file's .symtab, the unwinder its .debug_frame.
+ *
+ * A container's files are its own to plant: its paths are resolved within its root (an absolute
+ * symbolic link there leads to its own /, not the host's), and nothing but a regular file is ever
+ * opened for reading (a device's driver never sees an open).
  */
 #pragma once
 
@@ -24,13 +28,17 @@ typedef enum ElfDebugWay {
 const char *elf_debuglink_name(Elf *elf);
 
 /*
- * The path of the debug file found the given way under root, into buf. build_id: the file's (at
- * least 2 bytes for a path); link: elf_debuglink_name()'s; path: the file's name as mapped
+ * The path (within a root) of the debug file found the given way, into buf. build_id: the file's
+ * (at least 2 bytes for a path); link: elf_debuglink_name()'s; path: the file's name as mapped
  * (absolute, for the link's directory). False if the way does not apply to the file or the path
  * does not fit.
  */
-bool elf_debug_file_path(ElfDebugWay way, const char *root, const uint8_t *build_id, size_t build_id_len,
-                         const char *link, const char *path, char *buf, size_t size);
+bool elf_debug_file_path(ElfDebugWay way, const uint8_t *build_id, size_t build_id_len, const char *link,
+                         const char *path, char *buf, size_t size);
 
-/* Opens a debug file candidate for reading: a descriptor of a regular file, or -errno. */
-int elf_debug_file_open(const char *path);
+/*
+ * Opens path for reading, resolved within root (a directory; "" or NULL: the host's own /): a
+ * descriptor of a regular file, or -errno (-EBADFD for anything but a regular file; -ENOSYS
+ * with a root on kernels before 5.6, which cannot resolve within one).
+ */
+int elf_debug_file_open(const char *root, const char *path);

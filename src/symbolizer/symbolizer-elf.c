@@ -409,11 +409,11 @@ static int read_function_starts(ElfSymbols *e, Elf *elf) {
         return r == -ENOMEM ? r : 0;
 }
 
-static int load_symtab_from_path(ElfSymbols *e, const char *path) {
+static int load_symtab_from_path(ElfSymbols *e, const char *root, const char *path) {
         _cleanup_close_ int fd = -EBADF;
         _cleanup_(elf_endp) Elf *elf = NULL;
 
-        fd = elf_debug_file_open(path);
+        fd = elf_debug_file_open(root, path);
         if (fd < 0)
                 return fd;
         elf = elf_begin(fd, ELF_C_READ, NULL);
@@ -427,16 +427,17 @@ static bool load_debug_file(ElfSymbols *e, Elf *elf, const char *const *roots, c
         const char *link = elf_debuglink_name(elf);
         size_t before = e->n_syms;
 
-        for (ElfDebugWay way = 0; way < _ELF_DEBUG_WAY_MAX; way++)
-                for (const char *const *root = roots; *root; root++) {
-                        char p[PATH_MAX];
+        for (ElfDebugWay way = 0; way < _ELF_DEBUG_WAY_MAX; way++) {
+                char p[PATH_MAX];
 
-                        if (!elf_debug_file_path(way, *root, e->build_id, e->build_id_len, link, path, p, sizeof(p)))
-                                continue;
-                        if (load_symtab_from_path(e, p) > 0)
+                if (!elf_debug_file_path(way, e->build_id, e->build_id_len, link, path, p, sizeof(p)))
+                        continue;
+                for (const char *const *root = roots; *root; root++) {
+                        if (load_symtab_from_path(e, *root, p) > 0)
                                 return true;
                         e->n_syms = before; /* a half-read file contributes nothing */
                 }
+        }
         return false;
 }
 

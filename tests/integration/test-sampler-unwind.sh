@@ -196,6 +196,7 @@ container_debug_file() {
         wait "$pid" || true
         good=$(comm_matching app-dbg "^app-dbg;_start;.*;main;unwind_outer;$path")
         echo "host, no debug file: $good of $(comm_total app-dbg) samples whole"
+        [ "$(comm_total app-dbg)" -ge 3 ] || fail "host, no debug file: only $(comm_total app-dbg) samples: $(cat "$ERR")"
         [ "$good" -eq 0 ] || fail "without a debug file $good stacks went through a library that has no rules"
 
         env -u LD_LIBRARY_PATH unshare -m --propagation private sh -c \
