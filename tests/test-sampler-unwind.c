@@ -19,6 +19,7 @@
 #include <gelf.h>
 #include <inttypes.h>
 #include <libgen.h>
+#include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,6 +32,7 @@
 #include "basic/fileio.h"
 #include "basic/time-util.h"
 #include "sampler/proc-maps.h"
+#include "sampler/sampler-unwind-cfi.h"
 #include "sampler/sampler-unwind.h"
 #include "symbolizer/symbolizer-elf.h"
 
@@ -499,6 +501,92 @@ static void test_unwind_separate_debug_file(void **state) {
         assert_true(st.cache_bytes <= plain_bytes + 1);
 }
 
+/* The index of section name in the file at path, 0 if none. */
+static size_t section_index_of(const char *path, const char *want) {
+        _cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC);
+        Elf_Scn *scn = NULL;
+        size_t shstrndx, found = 0;
+        Elf *elf;
+
+        assert_true(fd >= 0);
+        elf_version(EV_CURRENT);
+        elf = elf_begin(fd, ELF_C_READ, NULL);
+        assert_non_null(elf);
+        assert_int_equal(elf_getshdrstrndx(elf, &shstrndx), 0);
+        while (!found && (scn = elf_nextscn(elf, scn))) {
+                GElf_Shdr sh;
+                const char *name;
+                if (gelf_getshdr(scn, &sh) && (name = elf_strptr(elf, shstrndx, sh.sh_name)) && streq(name, want))
+                        found = elf_ndxscn(scn);
+        }
+        elf_end(elf);
+        return found;
+}
+
+/* The address of the symbol name in the file at path (its .symtab), 0 if none. */
+static uint64_t symbol_vaddr(const char *path, const char *want) {
+        _cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC);
+        Elf_Scn *scn = NULL;
+        uint64_t found = 0;
+        Elf *elf;
+
+        assert_true(fd >= 0);
+        elf = elf_begin(fd, ELF_C_READ, NULL);
+        assert_non_null(elf);
+        while (!found && (scn = elf_nextscn(elf, scn))) {
+                GElf_Shdr sh;
+                Elf_Data *data;
+                if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_SYMTAB || sh.sh_entsize == 0 ||
+                    !(data = elf_getdata(scn, NULL)))
+                        continue;
+                for (size_t i = 0; !found && i < sh.sh_size / sh.sh_entsize; i++) {
+                        GElf_Sym sym;
+                        const char *name;
+                        if (gelf_getsym(data, (int) i, &sym) && (name = elf_strptr(elf, sh.sh_link, sym.st_name)) &&
+                            streq(name, want))
+                                found = sym.st_value;
+                }
+        }
+        elf_end(elf);
+        return found;
+}
+
+static size_t heap_bytes(void) {
+        struct mallinfo2 mi = mallinfo2();
+        return mi.uordblks + mi.hblkhd;
+}
+
+/*
+ * A file whose .eh_frame_hdr comes after .eh_frame (as lld lays out LLVM's libraries), which libdw
+ * does not take its search table from: a rule for its last function reads one FDE, not the
+ * thousand before it (libdw keeps about 48 bytes of each it reads), and its program is walked
+ * whole through it.
+ */
+static void test_unwind_eh_frame_hdr_last(void **state) {
+        const char *exe = getenv("TPROF_UNWIND_FIXTURE_HDRLAST"), *lib = getenv("TPROF_UNWIND_FIXTURE_HDRLAST_LIB");
+        _cleanup_(unwind_cfi_file_freep) UnwindCfiFile *f = NULL;
+        _cleanup_close_ int fd = -EBADF;
+        uint64_t vaddr;
+        size_t before;
+        UnwindRule rule;
+
+        assert_non_null(exe);
+        assert_non_null(lib);
+        assert_true(section_index_of(lib, ".eh_frame") < section_index_of(lib, ".eh_frame_hdr"));
+        vaddr = symbol_vaddr(lib, "unwind_many_1999");
+        assert_true(vaddr != 0);
+        fd = open(lib, O_RDONLY | O_CLOEXEC);
+        assert_true(fd >= 0);
+        assert_int_equal(unwind_cfi_file_load_fd(fd, &f), 0);
+        before = heap_bytes();
+        unwind_cfi_file_rule(f, vaddr + 1, &rule);
+        print_message("  a rule at the end of a library of 1000 FDEs: %zd bytes kept\n", (ssize_t) (heap_bytes() - before));
+        assert_int_equal(rule.kind, UNWIND_RULE_SIMPLE);
+        assert_true(heap_bytes() - before < 8192);
+
+        expect_whole_path(exe, exe, UNWIND_MODE_DWARF, false);
+}
+
 /* A 32-bit process: its frame pointers and return addresses are 4 bytes. A synthetic stack of
  * two frames in a 32-bit program's text ends whole at the saved bp of 0 in `auto`, and is cut
  * after the interrupted address, for its own reason, with CFI only. */
@@ -901,6 +989,7 @@ int main(void) {
                 cmocka_unit_test(test_unwind_debug_frame),
                 cmocka_unit_test_teardown(test_unwind_zdebug_frame, zdebug_teardown),
                 cmocka_unit_test_teardown(test_unwind_separate_debug_file, dbgfile_teardown),
+                cmocka_unit_test(test_unwind_eh_frame_hdr_last),
                 cmocka_unit_test(test_unwind_compat32),
                 cmocka_unit_test(test_unwind_dwarf_cuts_without_cfi),
                 cmocka_unit_test(test_unwind_tables_full),

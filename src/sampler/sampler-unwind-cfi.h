@@ -94,7 +94,8 @@ bool unwind_cfi_file_wants_debug_file(const UnwindCfiFile *f);
 const char *unwind_cfi_file_debuglink(const UnwindCfiFile *f);
 int unwind_cfi_file_add_debug_fd(UnwindCfiFile *f, int fd, size_t room);
 void unwind_cfi_file_debug_file_tried(UnwindCfiFile *f);
-/* About how many bytes of memory the table holds (for the unwinder's cache bound). */
+/* About how many bytes of memory the table holds (for the unwinder's cache bound): the sections
+ * libdw read, and what it keeps of each FDE it has parsed, so it grows as rules are looked up. */
 size_t unwind_cfi_file_bytes(const UnwindCfiFile *f);
 const uint8_t *unwind_cfi_file_build_id(const UnwindCfiFile *f, size_t *ret_len);
 /* File offset -> the ELF virtual address the CFI speaks of; false if no PT_LOAD segment holds it. */

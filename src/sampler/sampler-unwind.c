@@ -291,12 +291,20 @@ static UnwindCfiFile *file_load(Unwinder *u, uint32_t pid, const ProcMap *m, con
         return k;
 }
 
+/* The rule from f's CFI, and the bytes libdw kept of an FDE it had not parsed before counted. */
+static void rule_read(Unwinder *u, UnwindCfiFile *f, uint64_t vaddr, UnwindRule *ret) {
+        size_t before = unwind_cfi_file_bytes(f);
+
+        unwind_cfi_file_rule(f, vaddr, ret);
+        u->stats.cache_bytes += unwind_cfi_file_bytes(f) - before;
+}
+
 static const UnwindRule *rule_for(Unwinder *u, UnwindCfiFile *f, uint64_t vaddr, UnwindRule *buf) {
         RuleSlot *slot;
         uint64_t h;
 
         if (u->no_rule_cache) {
-                unwind_cfi_file_rule(f, vaddr, buf);
+                rule_read(u, f, vaddr, buf);
                 return buf;
         }
         h = vaddr * UINT64_C(0x9E3779B97F4A7C15) ^ (uint64_t) (uintptr_t) f;
@@ -306,7 +314,7 @@ static const UnwindRule *rule_for(Unwinder *u, UnwindCfiFile *f, uint64_t vaddr,
                 return &slot->rule;
         }
         u->stats.rule_misses++;
-        unwind_cfi_file_rule(f, vaddr, &slot->rule);
+        rule_read(u, f, vaddr, &slot->rule);
         slot->file = f;
         slot->vaddr = vaddr;
         return &slot->rule;
