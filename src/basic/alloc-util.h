@@ -6,6 +6,7 @@
  */
 #pragma once
 
+#include <malloc.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -50,6 +51,12 @@ static inline bool greedy_realloc0(void **p, size_t *allocated, size_t need, siz
 
 #define GREEDY_REALLOC0(array, allocated, need)                                                              \
         greedy_realloc0((void **) &(array), &(allocated), (need), sizeof((array)[0]))
+
+/* What an allocation takes of the heap: its usable size and malloc's header (glibc's chunk). For
+ * caches whose bound is in bytes: a small allocation's header is a fifth of it or more. */
+static inline size_t malloc_footprint(void *p) {
+        return p ? malloc_usable_size(p) + sizeof(size_t) : 0;
+}
 
 static inline void *memdup(const void *p, size_t l) {
         void *r = malloc(l ?: 1);

@@ -1,4 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <assert.h>
 #include <errno.h>
 #include <linux/perf_event.h>
 #include <stdlib.h>
@@ -8,7 +9,8 @@
 #include "basic/macro.h"
 #include "sampler/sampler-stack-cache.h"
 
-/* What all entries' arrays may take together; a chain that would pass it is not kept. */
+/* What all entries' frames and addresses take of the heap together, malloc's headers included; a
+ * chain that would pass it is not kept. */
 #define STACK_CACHE_BYTES_MAX (16U * 1024U * 1024U)
 
 struct StackCache {
@@ -38,9 +40,11 @@ StackCache *stack_cache_new(size_t n_entries) {
         return c;
 }
 
+/* An entry's frames and addresses are one allocation: frames, then ips. */
+static_assert(sizeof(Frame) % sizeof(uint64_t) == 0, "ips after frames must be aligned");
+
 static void entry_clear(StackCache *c, StackCacheEntry *e) {
-        c->bytes -= (size_t) e->n_ips * sizeof(uint64_t) + (size_t) e->n_frames * sizeof(Frame);
-        free(e->ips);
+        c->bytes -= malloc_footprint(e->frames);
         free(e->frames);
         *e = (StackCacheEntry) {};
 }
@@ -96,9 +100,8 @@ StackCacheEntry *stack_cache_store(StackCache *c, const StackCacheKey *k, const 
                                    bool is_volatile) {
         uint64_t h = key_hash(k);
         StackCacheEntry *set = &c->entries[(h & (c->n_sets - 1)) * 2], *e;
-        size_t need = k->n_ips * sizeof(uint64_t) + (size_t) n_frames * sizeof(Frame);
-        uint64_t *ips = NULL;
-        Frame *fr = NULL;
+        size_t need = (size_t) n_frames * sizeof(Frame) + MAX(k->n_ips, (size_t) 1) * sizeof(uint64_t);
+        Frame *fr;
 
         /* An empty way first, else the one used longer ago (a stale one is never used again). */
         e = set[0].hash == 0 ? &set[0] : set[1].hash == 0 ? &set[1] : set[0].last_use <= set[1].last_use ? &set[0] : &set[1];
@@ -107,12 +110,13 @@ StackCacheEntry *stack_cache_store(StackCache *c, const StackCacheKey *k, const 
                 entry_clear(c, e);
         }
         /* No addresses is a key too: a chain of a marker and its leaf, keyed on its (no) callers. */
-        if (n_frames == 0 || k->n_ips > STACK_CACHE_IPS_MAX || n_frames > PROFILE_STACK_DEPTH_MAX || c->bytes + need > STACK_CACHE_BYTES_MAX)
+        if (n_frames == 0 || k->n_ips > STACK_CACHE_IPS_MAX || n_frames > PROFILE_STACK_DEPTH_MAX ||
+            c->bytes + need + sizeof(size_t) > STACK_CACHE_BYTES_MAX)
                 goto refuse;
-        ips = new(uint64_t, MAX(k->n_ips, (size_t) 1));
-        fr = new(Frame, n_frames);
-        if (!ips || !fr)
+        fr = malloc(need);
+        if (!fr)
                 goto refuse;
+        uint64_t *ips = (uint64_t *) (fr + n_frames);
         memcpy(ips, k->ips, k->n_ips * sizeof(uint64_t));
         memcpy(fr, frames, n_frames * sizeof(Frame));
         *e = (StackCacheEntry) {
@@ -128,13 +132,11 @@ StackCacheEntry *stack_cache_store(StackCache *c, const StackCacheKey *k, const 
                 .ips = ips,
                 .frames = fr,
         };
-        c->bytes += need;
+        c->bytes += malloc_footprint(fr);
         c->stats.stored++;
         return e;
 
 refuse:
-        free(ips);
-        free(fr);
         c->stats.uncacheable++;
         return NULL;
 }
