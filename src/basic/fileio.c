@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <libgen.h>
+#include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -169,6 +170,12 @@ int self_rss_bytes(uint64_t *ret) {
                 return -EBADMSG;
         *ret = (uint64_t) resident * (uint64_t) page;
         return 0;
+}
+
+uint64_t self_heap_bytes(void) {
+        struct mallinfo2 mi = mallinfo2();
+
+        return (uint64_t) mi.uordblks + (uint64_t) mi.hblkhd; /* small blocks, and mmap()ed ones */
 }
 
 int opendir_at(int dir_fd, const char *name, int flags, DIR **ret) {

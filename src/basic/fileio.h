@@ -48,6 +48,10 @@ int read_one_line_file(const char *path, char **ret_line);
 /* This process's resident set (/proc/self/statm), in bytes. */
 int self_rss_bytes(uint64_t *ret);
 
+/* The bytes malloc() has handed out and not had back, in every arena (glibc's mallinfo2()): unlike
+ * the resident set, not raised by freed memory malloc keeps for reuse. */
+uint64_t self_heap_bytes(void);
+
 /* Where this process's own vDSO is mapped ([vdso] in /proc/self/maps at AT_SYSINFO_EHDR), if it is
  * at most max_bytes: its bytes are the vDSO every process on this kernel maps. -ENOENT if not found. */
 int self_vdso_range(size_t max_bytes, const void **ret_start, size_t *ret_size);

@@ -43,7 +43,8 @@ static const char *bytes_field(const ControlMessage *m, const char *key, char *b
 }
 
 static void print_daemon(const ControlMessage *m) {
-        char b1[FORMAT_BYTES_MAX], b2[FORMAT_BYTES_MAX], b3[FORMAT_BYTES_MAX], b4[FORMAT_BYTES_MAX];
+        char b1[FORMAT_BYTES_MAX], b2[FORMAT_BYTES_MAX], b3[FORMAT_BYTES_MAX], b4[FORMAT_BYTES_MAX],
+                b5[FORMAT_BYTES_MAX];
         uint64_t u = 0;
         char buf[512];
 
@@ -74,8 +75,10 @@ static void print_daemon(const ControlMessage *m) {
         print_escaped("Bundle hooks", buf);
         print_escaped("Open window", field(m, "WINDOW_OPEN"));
         snprintf(buf, sizeof buf,
-                 "RSS %s; symbol cache %s (%s files loaded), unwind tables %s, stack cache %s; %s tasks known",
-                 bytes_field(m, "RSS_BYTES", b1, sizeof b1), bytes_field(m, "SYMBOL_CACHE_BYTES", b2, sizeof b2),
+                 "RSS %s (malloc in use %s); symbol cache %s (%s files loaded), unwind tables %s, stack cache %s; "
+                 "%s tasks known",
+                 bytes_field(m, "RSS_BYTES", b1, sizeof b1), bytes_field(m, "HEAP_BYTES", b5, sizeof b5),
+                 bytes_field(m, "SYMBOL_CACHE_BYTES", b2, sizeof b2),
                  field(m, "SYMBOL_FILES"), bytes_field(m, "UNWIND_CACHE_BYTES", b4, sizeof b4),
                  bytes_field(m, "STACK_CACHE_BYTES", b3, sizeof b3), field(m, "TASKS"));
         print_escaped("Memory", buf);

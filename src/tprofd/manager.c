@@ -486,6 +486,7 @@ static void control_status(Manager *m, ControlRequest *req) {
         (void) control_message_appendf(&b, "HOOKS_DROPPED", "%llu", (unsigned long long) is.hook.dropped);
         (void) control_message_appendf(&b, "HOOKS_RUNNING", "%u", is.hook.running);
         (void) control_message_appendf(&b, "RSS_BYTES", "%llu", (unsigned long long) rss);
+        (void) control_message_appendf(&b, "HEAP_BYTES", "%llu", (unsigned long long) self_heap_bytes());
         (void) control_message_appendf(&b, "TASKS", "%llu", (unsigned long long) ds.tasks_live);
         (void) control_message_appendf(&b, "SYMBOL_FILES", "%llu", (unsigned long long) ds.files_loaded);
         (void) control_message_appendf(&b, "SYMBOL_CACHE_BYTES", "%llu", (unsigned long long) ds.cache_bytes);

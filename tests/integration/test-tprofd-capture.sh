@@ -19,7 +19,7 @@ sleep 4
 grep -q "tprofd: running, PID $TPROFD_PID" "$OUT" || fail "status: $(cat "$OUT")"
 grep -qE "Sampling: (cpu-clock|cycles) at 97 Hz" "$OUT" || fail "status: $(cat "$OUT")"
 # The daemon's memory and its bounded caches, so an operator can tell growth from a leak.
-grep -qE "Memory: RSS [0-9.]+[KMG]; symbol cache [0-9.]+[BKMG]? ?\([0-9]+ files loaded\), unwind tables [0-9.]+[BKMG]?, stack cache [0-9.]+[BKMG]?; [0-9]+ tasks known" "$OUT" ||
+grep -qE "Memory: RSS [0-9.]+[KMG] \(malloc in use [0-9.]+[BKMG]?\); symbol cache [0-9.]+[BKMG]? ?\([0-9]+ files loaded\), unwind tables [0-9.]+[BKMG]?, stack cache [0-9.]+[BKMG]?; [0-9]+ tasks known" "$OUT" ||
         fail "status has no memory line: $(cat "$OUT")"
 grep -qE "Full caches: symbol cache dropped 0 times \(0 frames unnamed while their file waited\), unwind tables dropped 0 times \(0 frames walked without their CFI\)" "$OUT" ||
         fail "status has no full-caches line (or this small host filled one): $(cat "$OUT")"
