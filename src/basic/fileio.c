@@ -173,9 +173,16 @@ int self_rss_bytes(uint64_t *ret) {
 }
 
 uint64_t self_heap_bytes(void) {
+        /* Small blocks, and those malloc() mmap()ed. */
+#if HAVE_MALLINFO2
         struct mallinfo2 mi = mallinfo2();
 
-        return (uint64_t) mi.uordblks + (uint64_t) mi.hblkhd; /* small blocks, and mmap()ed ones */
+        return (uint64_t) mi.uordblks + (uint64_t) mi.hblkhd;
+#else
+        struct mallinfo mi = mallinfo(); /* ints: wrap past 2 GiB */
+
+        return (uint64_t) (unsigned) mi.uordblks + (uint64_t) (unsigned) mi.hblkhd;
+#endif
 }
 
 int opendir_at(int dir_fd, const char *name, int flags, DIR **ret) {

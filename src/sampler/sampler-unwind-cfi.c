@@ -59,22 +59,28 @@ struct UnwindCfiFile {
         size_t build_id_len;
         uint64_t entry; /* e_entry, 0 if none */
         size_t bytes;   /* what it holds in memory, estimated: the CFI sections libdw read */
-        /* The starts of the .eh_frame FDEs looked up so far (their low 32 bits), an open-addressing
-         * set (0: empty): libdw keeps each FDE it has parsed, with its node in a search tree, for
-         * as long as the CFI; counted in bytes as UNWIND_LIBDW_FDE_BYTES each. */
-        uint32_t *fde_starts;
-        size_t n_fde_starts, fde_starts_cap;
+        /* .eh_frame_hdr's search table (in the image or the file's own copy of the section):
+         * count entries of 8 bytes, function start and FDE, each relative to table_base. libdw
+         * keeps each FDE it has parsed for as long as the CFI: seen[] has a bit for each entry
+         * looked up so far, each counted as UNWIND_LIBDW_FDE_BYTES. Without a table libdw reads
+         * the FDEs in order, and the whole section is counted from the start. */
+        const uint8_t *table;
+        uint32_t table_count;
+        uint64_t table_base;
+        uint8_t *seen;
         char *debuglink; /* the name in .gnu_debuglink, NULL if none */
         bool debug_file_tried; /* a separate debug file looked for (or not to be: a copy in memory) */
 };
 
-/* What libdw keeps of each FDE it parses (an FDE and a search tree node, elfutils' fde.c): 44 to 55
- * bytes an FDE measured with Debian 12's elfutils 0.188 over every FDE of gcc's cc1 and libc. */
-#define UNWIND_LIBDW_FDE_BYTES 48U
-/* libdw, having no search table for a .debug_frame, parses its FDEs in order up to the one it looks
- * for and keeps each: counted in full from the start, as this many bytes per byte of the section
- * (an FDE there takes at least 24). */
-#define UNWIND_LIBDW_DEBUG_FRAME_FACTOR 3U
+/* What libdw keeps of each FDE it parses (elfutils' fde.c): a 40-byte FDE and a 24-byte search
+ * tree node, with malloc's headers; 82 to 84 bytes an FDE measured with Debian 12's elfutils 0.188
+ * over the FDEs of gcc's cc1, libc and python3. */
+#define UNWIND_LIBDW_FDE_BYTES 80U
+/* libdw, having no search table for a section (.debug_frame, an .eh_frame without .eh_frame_hdr as
+ * static programs have), parses its FDEs in order up to the one it looks for and keeps each:
+ * counted in full from the start, as this many bytes per byte of the section (about 80 an FDE
+ * read so, measured with libLLVM-14; an FDE takes 24 bytes of the section or more). */
+#define UNWIND_LIBDW_SCAN_FACTOR 3U
 
 /* The entry point's code often has no FDE (the dynamic loader's _start calls _dl_start straight
  * from the kernel's stack): a return address this close past the entry is the outermost frame. */
@@ -118,7 +124,7 @@ UnwindCfiFile *unwind_cfi_file_free(UnwindCfiFile *f) {
         if (f->elf)
                 (void) elf_end(f->elf);
         free(f->debuglink);
-        free(f->fde_starts);
+        free(f->seen);
         return mfree(f);
 }
 
@@ -232,7 +238,7 @@ static int load_debug_frame(UnwindCfiFile *f, Elf *src, bool may_decompress, siz
         }
         if (want == 0 || want > UNWIND_DEBUG_FRAME_BYTES_MAX)
                 return -EFBIG;
-        if (want > room / (1 + UNWIND_LIBDW_DEBUG_FRAME_FACTOR)) /* what f->bytes grows by, below */
+        if (want > room / (1 + UNWIND_LIBDW_SCAN_FACTOR)) /* what f->bytes grows by, below */
                 return -ENOSPC;
         /* libelf writes the inflated size into the section header: not into an image it was lent. */
         if (((fsh.sh_flags & SHF_COMPRESSED) || gnu) && !may_decompress)
@@ -261,7 +267,7 @@ static int load_debug_frame(UnwindCfiFile *f, Elf *src, bool may_decompress, siz
                 debug_frame_done(f);
                 return -ENODATA;
         }
-        f->bytes += size + UNWIND_LIBDW_DEBUG_FRAME_FACTOR * data->d_size;
+        f->bytes += size + UNWIND_LIBDW_SCAN_FACTOR * data->d_size;
         return 0;
 }
 
@@ -326,6 +332,89 @@ static Dwarf_CFI *eh_frame_cfi(UnwindCfiFile *f, Elf *src) {
         return dwarf_getcfi_elf(f->eh_elf);
 }
 
+static uint64_t table_start(const UnwindCfiFile *f, size_t i) {
+        int32_t rel;
+
+        memcpy(&rel, f->table + 8 * i, sizeof(rel));
+        return f->table_base + (uint64_t) (int64_t) rel;
+}
+
+/* Marks the search table's entry for the FDE at vaddr as read by libdw; true if it was not yet. */
+static bool fde_seen(UnwindCfiFile *f, uint64_t vaddr) {
+        size_t lo = 0, hi = f->table_count;
+
+        if (!f->table)
+                return false;
+        if (!f->seen) {
+                f->seen = new0(uint8_t, f->table_count / 8 + 1);
+                if (!f->seen)
+                        return false; /* uncounted; libdw's own allocations likely failed too */
+                f->bytes += f->table_count / 8 + 1;
+        }
+        /* The last entry whose function starts at or below vaddr. */
+        if (table_start(f, 0) > vaddr)
+                return false;
+        while (hi - lo > 1) {
+                size_t mid = lo + (hi - lo) / 2;
+                if (table_start(f, mid) <= vaddr)
+                        lo = mid;
+                else
+                        hi = mid;
+        }
+        if (f->seen[lo / 8] & (1U << (lo % 8)))
+                return false;
+        f->seen[lo / 8] |= (uint8_t) (1U << (lo % 8));
+        return true;
+}
+
+/* The bytes of a DW_EH_PE_* encoded value of fixed size (the low four bits), 0 for any other. */
+static size_t encoded_size(uint8_t enc) {
+        switch (enc & 0x0f) {
+        case 0x03: /* udata4 */
+        case 0x0b: /* sdata4 */
+                return 4;
+        case 0x00: /* absptr */
+        case 0x04: /* udata8 */
+        case 0x0c: /* sdata8 */
+                return 8;
+        default:
+                return 0;
+        }
+}
+
+/*
+ * Finds .eh_frame_hdr's search table in elf (the image, or the file's own Elf, whose copy of the
+ * section libdw read already): only the encodings toolchains write (version 1, a 4-byte count, a
+ * table of datarel|sdata4 pairs), and only if it fits in the section. Else counts the whole
+ * .eh_frame, which libdw then reads in order.
+ */
+static void find_search_table(UnwindCfiFile *f, Elf *elf) {
+        size_t hdr = section_index(elf, ".eh_frame_hdr"), eh = section_index(elf, ".eh_frame"), ptr_size;
+        Elf_Scn *scn;
+        Elf_Data *data;
+        GElf_Shdr sh;
+        uint32_t count;
+        const uint8_t *d;
+
+        scn = hdr != 0 ? elf_getscn(elf, hdr) : NULL;
+        data = scn && gelf_getshdr(scn, &sh) ? elf_rawdata(scn, NULL) : NULL;
+        d = data ? data->d_buf : NULL;
+        ptr_size = d && data->d_size >= 4 ? encoded_size(d[1]) : 0;
+        if (d && d[0] == 1 && ptr_size > 0 && d[2] == 0x03 /* udata4 */ && d[3] == 0x3b /* datarel|sdata4 */ &&
+            data->d_size >= 4 + ptr_size + 4) {
+                memcpy(&count, d + 4 + ptr_size, sizeof(count));
+                if (count > 0 && (data->d_size - 8 - ptr_size) / 8 >= count) {
+                        f->table = d + 4 + ptr_size + 4;
+                        f->table_count = count;
+                        f->table_base = sh.sh_addr;
+                        return;
+                }
+        }
+        scn = eh != 0 ? elf_getscn(elf, eh) : NULL;
+        if (scn && gelf_getshdr(scn, &sh))
+                f->bytes += UNWIND_LIBDW_SCAN_FACTOR * sh.sh_size;
+}
+
 /* fd: the file's descriptor, -1 for an image in memory. */
 static int load_elf(UnwindCfiFile *f, int fd) {
         const void *bid;
@@ -352,6 +441,8 @@ static int load_elf(UnwindCfiFile *f, int fd) {
         } else
                 f->cfi = eh_frame_cfi(f, f->elf);
         f->bytes = sizeof(*f) + cfi_section_bytes(f->elf, &debug_frame);
+        if (f->cfi)
+                find_search_table(f, f->eh_elf ?: f->elf);
         f->debug_file_tried = fd < 0;
         if (fd >= 0) {
                 const char *link = elf_debuglink_name(f->elf);
@@ -565,43 +656,7 @@ static void rule_from_frame(Dwarf_Frame *frame, UnwindRule *ret) {
         ret->kind = UNWIND_RULE_SIMPLE;
 }
 
-static size_t fde_slot(uint32_t start, size_t cap) {
-        return (size_t) ((start * UINT64_C(0x9E3779B97F4A7C15)) >> 32) & (cap - 1);
-}
-
-/* Adds an FDE's start to f->fde_starts; true if it was not there (libdw has just parsed it). */
-static bool fde_starts_add(UnwindCfiFile *f, uint64_t start) {
-        uint32_t key = (uint32_t) start ?: 1; /* 0 marks an empty slot */
-        size_t mask, i;
-
-        if (2 * (f->n_fde_starts + 1) > f->fde_starts_cap) {
-                size_t cap = MAX(f->fde_starts_cap * 2, (size_t) 64);
-                uint32_t *t = new0(uint32_t, cap);
-
-                if (!t)
-                        return false; /* uncounted; libdw's own allocation likely failed too */
-                for (size_t j = 0; j < f->fde_starts_cap; j++)
-                        if (f->fde_starts[j] != 0) {
-                                for (i = fde_slot(f->fde_starts[j], cap); t[i] != 0; i = (i + 1) & (cap - 1))
-                                        ;
-                                t[i] = f->fde_starts[j];
-                        }
-                f->bytes += (cap - f->fde_starts_cap) * sizeof(uint32_t);
-                free(f->fde_starts);
-                f->fde_starts = t;
-                f->fde_starts_cap = cap;
-        }
-        mask = f->fde_starts_cap - 1;
-        for (i = fde_slot(key, f->fde_starts_cap); f->fde_starts[i] != 0; i = (i + 1) & mask)
-                if (f->fde_starts[i] == key)
-                        return false;
-        f->fde_starts[i] = key;
-        f->n_fde_starts++;
-        return true;
-}
-
 void unwind_cfi_file_rule(UnwindCfiFile *f, uint64_t vaddr, UnwindRule *ret) {
-        Dwarf_Addr start = 0;
         Dwarf_Frame *frame;
         bool eh_frame;
 
@@ -612,7 +667,7 @@ void unwind_cfi_file_rule(UnwindCfiFile *f, uint64_t vaddr, UnwindRule *ret) {
                         ret->kind = UNWIND_RULE_END;
                 return;
         }
-        if (eh_frame && dwarf_frame_info(frame, &start, NULL, NULL) >= 0 && fde_starts_add(f, start))
+        if (eh_frame && fde_seen(f, vaddr))
                 f->bytes += UNWIND_LIBDW_FDE_BYTES;
         rule_from_frame(frame, ret);
         free(frame);

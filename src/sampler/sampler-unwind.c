@@ -46,6 +46,7 @@ struct Unwinder {
         bool no_rule_cache;
         uint64_t cache_bytes_max, flush_interval_usec;
         uint64_t flushed_usec; /* CLOCK_MONOTONIC of the last flush; 0 = none yet */
+        uint64_t debug_wait_until_usec; /* no debug file looked for before (CLOCK_MONOTONIC) */
 
         Hashmap *files;     /* identity -> UnwindCfiFile* (owned in owned[]) */
         Hashmap *build_ids; /* build id -> UnwindCfiFile* */
@@ -104,6 +105,7 @@ static void files_flush(Unwinder *u) {
                 unwind_cfi_file_free(u->owned[i]);
         u->n_owned = 0;
         u->stats.cache_bytes = 0;
+        u->debug_wait_until_usec = 0;
         u->files = hashmap_free(u->files);
         u->build_ids = hashmap_free(u->build_ids);
         memset(u->recent, 0, sizeof(u->recent));
@@ -330,12 +332,27 @@ static void rule_forget(Unwinder *u, const UnwindCfiFile *f, uint64_t vaddr) {
         u->rules[(h >> 20) & (UNWIND_RULE_CACHE_SIZE - 1)].file = NULL;
 }
 
+/* Whether process pid, whose root is root_st, sees the files tprofd does: the same root in the
+ * same mount namespace (a container may share the host's root directory and mount over parts). */
+static bool same_view(Unwinder *u, uint32_t pid, const struct stat *root_st) {
+        struct stat host_st, ns_st, self_ns_st;
+        char p[PATH_MAX];
+
+        if (stat("/", &host_st) < 0 || host_st.st_dev != root_st->st_dev || host_st.st_ino != root_st->st_ino)
+                return false;
+        snprintf(p, sizeof(p), "%s/%" PRIu32 "/ns/mnt", u->proc_root, pid);
+        if (stat(p, &ns_st) < 0 || stat("/proc/self/ns/mnt", &self_ns_st) < 0)
+                return false;
+        return ns_st.st_dev == self_ns_st.st_dev && ns_st.st_ino == self_ns_st.st_ino;
+}
+
 /*
  * The .debug_frame of f's separate debug file, looked for the first time f's own CFI has no rule
  * for an address (most files' .eh_frame covers all their code, so most never look): where the
  * symbolizer finds debug files, under the process's root first (a container's own), then the
  * host's, unless the two are one. Taken only with f's build id, and only if it fits in what the
- * tables may still hold. Looked for once per file while its table is held (files are shared by
+ * tables may still hold (if not, none is looked for until a flush interval has passed). Looked
+ * for once per file while its table is held (files are shared by
  * build id: a container with debug files that a process elsewhere missed them in first, or a
  * process gone before its samples were walked, whose root is then unknown, goes without until the
  * tables are next dropped). True if one was added.
@@ -346,16 +363,18 @@ static bool debug_file_load(Unwinder *u, uint32_t pid, const ProcMap *m, UnwindC
         size_t room = u->cache_bytes_max > u->stats.cache_bytes ? u->cache_bytes_max - u->stats.cache_bytes : 0;
         const uint8_t *bid = unwind_cfi_file_build_id(f, &bid_len);
         char proc_root[PATH_MAX], p[PATH_MAX];
-        struct stat process_st, host_st;
+        struct stat process_st;
         const char *roots[2];
         bool added = false, full = false;
 
+        if (u->debug_wait_until_usec != 0 && now_usec(CLOCK_MONOTONIC) < u->debug_wait_until_usec)
+                return false; /* the last debug file did not fit: none is looked for a while */
+        /* A process that sees the files tprofd sees is searched as the host is: by plain paths,
+         * which need no openat2() (kernels before 5.6, valgrind, seccomp filters that refuse it). */
         snprintf(proc_root, sizeof(proc_root), "%s/%" PRIu32 "/root", u->proc_root, pid);
-        if (pid > 0 && stat(proc_root, &process_st) >= 0)
+        if (pid > 0 && stat(proc_root, &process_st) >= 0 && !same_view(u, pid, &process_st))
                 roots[n_roots++] = proc_root;
-        if (n_roots == 0 || stat("/", &host_st) < 0 || host_st.st_dev != process_st.st_dev ||
-            host_st.st_ino != process_st.st_ino)
-                roots[n_roots++] = "";
+        roots[n_roots++] = "";
 
         for (ElfDebugWay way = 0; way < _ELF_DEBUG_WAY_MAX && !added; way++) {
                 if (!elf_debug_file_path(way, bid, bid_len, unwind_cfi_file_debuglink(f), m->path, p, sizeof(p)))
@@ -374,10 +393,12 @@ static bool debug_file_load(Unwinder *u, uint32_t pid, const ProcMap *m, UnwindC
         if (added) {
                 u->stats.debug_files++;
                 u->stats.cache_bytes += unwind_cfi_file_bytes(f) - before;
+        } else if (full) {
+                /* Looked for again once the tables may have been dropped, not at every sample. */
+                u->stats.loads_deferred++;
+                u->debug_wait_until_usec = now_usec(CLOCK_MONOTONIC) + u->flush_interval_usec;
         } else
                 unwind_cfi_file_debug_file_tried(f);
-        if (full && !added)
-                u->stats.loads_deferred++;
         t = now_nsec(CLOCK_MONOTONIC) - t;
         *load_nsec += t;
         u->stats.load_nsec += t;

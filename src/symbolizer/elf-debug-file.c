@@ -87,6 +87,8 @@ int elf_debug_file_open(const char *root, const char *path) {
                 if (root_fd < 0)
                         return -errno;
                 path_fd = (int) syscall(SYS_openat2, root_fd, path, &how, sizeof(how));
+                if (path_fd < 0 && errno == EAGAIN) /* a rename raced with the lookup */
+                        path_fd = (int) syscall(SYS_openat2, root_fd, path, &how, sizeof(how));
         } else
                 path_fd = open(path, O_PATH | O_CLOEXEC);
         if (path_fd < 0)
