@@ -589,6 +589,59 @@ static void test_unwind_eh_frame_hdr_last(void **state) {
         expect_whole_path(exe, exe, UNWIND_MODE_DWARF, false);
 }
 
+/* The header of section name in the file at path; false if none. */
+static bool section_header_of(const char *path, const char *want, GElf_Shdr *ret) {
+        size_t i = section_index_of(path, want);
+        _cleanup_close_ int fd = -EBADF;
+        bool ok;
+        Elf *elf;
+
+        if (i == 0)
+                return false;
+        fd = open(path, O_RDONLY | O_CLOEXEC);
+        assert_true(fd >= 0);
+        elf = elf_begin(fd, ELF_C_READ, NULL);
+        assert_non_null(elf);
+        ok = gelf_getshdr(elf_getscn(elf, i), ret) != NULL;
+        elf_end(elf);
+        return ok;
+}
+
+static size_t table_bytes_of(const char *path) {
+        _cleanup_(unwind_cfi_file_freep) UnwindCfiFile *f = NULL;
+        _cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+        assert_true(fd >= 0);
+        assert_int_equal(unwind_cfi_file_load_fd(fd, &f), 0);
+        return unwind_cfi_file_bytes(f);
+}
+
+/* A search table whose eh_frame_ptr does not give .eh_frame's address is one libdw drops: it then
+ * reads .eh_frame in order and keeps every FDE, and the table is counted so from the start. */
+static void test_unwind_search_table_dropped(void **state) {
+        const char *lib = getenv("TPROF_UNWIND_FIXTURE_HDRLAST_LIB");
+        char bad[PATH_MAX], cmd[2 * PATH_MAX + 16];
+        _cleanup_close_ int fd = -EBADF;
+        GElf_Shdr hdr, eh;
+        int32_t ptr;
+
+        assert_non_null(lib);
+        assert_true(section_header_of(lib, ".eh_frame_hdr", &hdr));
+        assert_true(section_header_of(lib, ".eh_frame", &eh));
+        snprintf(bad, sizeof(bad), "%s/bad-table.so", tmpdir);
+        snprintf(cmd, sizeof(cmd), "cp '%s' '%s'", lib, bad);
+        assert_int_equal(system(cmd), 0);
+        fd = open(bad, O_RDWR | O_CLOEXEC);
+        assert_true(fd >= 0);
+        assert_int_equal(pread(fd, &ptr, sizeof(ptr), (off_t) hdr.sh_offset + 4), sizeof(ptr));
+        ptr += 8;
+        assert_int_equal(pwrite(fd, &ptr, sizeof(ptr), (off_t) hdr.sh_offset + 4), sizeof(ptr));
+        print_message("  tables: %zu bytes, %zu with the table dropped (.eh_frame: %zu)\n", table_bytes_of(lib),
+                      table_bytes_of(bad), (size_t) eh.sh_size);
+        assert_true(table_bytes_of(bad) >= table_bytes_of(lib) + 2 * eh.sh_size);
+        (void) unlink(bad);
+}
+
 /* What libdw keeps of the FDEs it has read is counted once an FDE: every address of a function
  * with rows of its own for its prologue and epilogue counts one FDE, another function one more. */
 static void test_unwind_fde_bytes(void **state) {
@@ -1021,6 +1074,7 @@ int main(void) {
                 cmocka_unit_test_teardown(test_unwind_separate_debug_file, dbgfile_teardown),
                 cmocka_unit_test(test_unwind_eh_frame_hdr_last),
                 cmocka_unit_test(test_unwind_fde_bytes),
+                cmocka_unit_test(test_unwind_search_table_dropped),
                 cmocka_unit_test(test_unwind_compat32),
                 cmocka_unit_test(test_unwind_dwarf_cuts_without_cfi),
                 cmocka_unit_test(test_unwind_tables_full),

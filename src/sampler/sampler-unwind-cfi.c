@@ -70,6 +70,7 @@ struct UnwindCfiFile {
         uint8_t *seen;
         char *debuglink; /* the name in .gnu_debuglink, NULL if none */
         bool debug_file_tried; /* a separate debug file looked for (or not to be: a copy in memory) */
+        uint64_t debug_file_retry_usec; /* one was too large for the room left: not before then */
 };
 
 /* What libdw keeps of each FDE it parses (elfutils' fde.c): a 40-byte FDE and a 24-byte search
@@ -183,7 +184,7 @@ static size_t cfi_section_bytes(Elf *elf, bool *ret_debug_frame) {
  * move to SHF_COMPRESSED). The size is checked before anything is read or decompressed: a hostile
  * file's small section can claim to expand to gigabytes.
  */
-static int load_debug_frame(UnwindCfiFile *f, Elf *src, bool may_decompress, size_t room) {
+static int load_debug_frame(UnwindCfiFile *f, Elf *src, bool may_decompress, size_t room, size_t capacity) {
         size_t shstrndx, size;
         Elf_Scn *scn = NULL, *found = NULL;
         GElf_Shdr fsh;
@@ -238,7 +239,11 @@ static int load_debug_frame(UnwindCfiFile *f, Elf *src, bool may_decompress, siz
         }
         if (want == 0 || want > UNWIND_DEBUG_FRAME_BYTES_MAX)
                 return -EFBIG;
-        if (want > room / (1 + UNWIND_LIBDW_SCAN_FACTOR)) /* what f->bytes grows by, below */
+        /* What f->bytes grows by, below: more than the tables may ever hold, or than they have room
+         * for now. */
+        if (want > capacity / (1 + UNWIND_LIBDW_SCAN_FACTOR))
+                return -EFBIG;
+        if (want > room / (1 + UNWIND_LIBDW_SCAN_FACTOR))
                 return -ENOSPC;
         /* libelf writes the inflated size into the section header: not into an image it was lent. */
         if (((fsh.sh_flags & SHF_COMPRESSED) || gnu) && !may_decompress)
@@ -367,13 +372,15 @@ static bool fde_seen(UnwindCfiFile *f, uint64_t vaddr) {
         return true;
 }
 
-/* The bytes of a DW_EH_PE_* encoded value of fixed size (the low four bits), 0 for any other. */
-static size_t encoded_size(uint8_t enc) {
+/* The bytes of a DW_EH_PE_* encoded value of fixed size (the low four bits; absptr is an address
+ * of the file's class), 0 for any other. */
+static size_t encoded_size(uint8_t enc, bool elf64) {
         switch (enc & 0x0f) {
         case 0x03: /* udata4 */
         case 0x0b: /* sdata4 */
                 return 4;
         case 0x00: /* absptr */
+                return elf64 ? 8 : 4;
         case 0x04: /* udata8 */
         case 0x0c: /* sdata8 */
                 return 8;
@@ -382,37 +389,64 @@ static size_t encoded_size(uint8_t enc) {
         }
 }
 
+/* The address .eh_frame_hdr's eh_frame_ptr (at offset 4 of the section at hdr_addr) gives, by
+ * its encoding (absolute, pc-relative or relative to the section); false for another encoding. */
+static bool eh_frame_ptr(const uint8_t *d, size_t ptr_size, uint64_t hdr_addr, uint64_t *ret) {
+        uint64_t v = 0;
+
+        memcpy(&v, d + 4, ptr_size); /* x86-64, aarch64: the low bytes first */
+        if ((d[1] & 0x08) && ptr_size == 4) /* signed */
+                v = (uint64_t) (int64_t) (int32_t) (uint32_t) v;
+        switch (d[1] & 0x70) {
+        case 0x00: /* absolute */
+                *ret = v;
+                return true;
+        case 0x10: /* pc-relative: the field's own address */
+                *ret = hdr_addr + 4 + v;
+                return true;
+        case 0x30: /* relative to the section */
+                *ret = hdr_addr + v;
+                return true;
+        default:
+                return false;
+        }
+}
+
 /*
  * Finds .eh_frame_hdr's search table in elf (the image, or the file's own Elf, whose copy of the
- * section libdw read already): only the encodings toolchains write (version 1, a 4-byte count, a
- * table of datarel|sdata4 pairs), and only if it fits in the section. Else counts the whole
- * .eh_frame, which libdw then reads in order.
+ * section libdw read already) where libdw takes it too: in a section before .eh_frame, whose
+ * eh_frame_ptr is .eh_frame's address (getcfi_scn_eh_frame() drops it otherwise), with the
+ * encodings toolchains write (version 1, a 4-byte count, a table of datarel|sdata4 pairs) and
+ * within the section. Else counts the whole .eh_frame, which libdw then reads in order.
  */
 static void find_search_table(UnwindCfiFile *f, Elf *elf) {
         size_t hdr = section_index(elf, ".eh_frame_hdr"), eh = section_index(elf, ".eh_frame"), ptr_size;
-        Elf_Scn *scn;
-        Elf_Data *data;
-        GElf_Shdr sh;
+        Elf_Scn *hdr_scn = hdr != 0 ? elf_getscn(elf, hdr) : NULL, *eh_scn = eh != 0 ? elf_getscn(elf, eh) : NULL;
+        GElf_Shdr hdr_sh, eh_sh;
+        Elf_Data *data = NULL;
+        GElf_Ehdr ehdr;
+        uint64_t points_at;
         uint32_t count;
         const uint8_t *d;
 
-        scn = hdr != 0 ? elf_getscn(elf, hdr) : NULL;
-        data = scn && gelf_getshdr(scn, &sh) ? elf_rawdata(scn, NULL) : NULL;
+        if (!eh_scn || !gelf_getshdr(eh_scn, &eh_sh))
+                return;
+        if (hdr_scn && hdr < eh && gelf_getshdr(hdr_scn, &hdr_sh) && gelf_getehdr(elf, &ehdr))
+                data = elf_rawdata(hdr_scn, NULL);
         d = data ? data->d_buf : NULL;
-        ptr_size = d && data->d_size >= 4 ? encoded_size(d[1]) : 0;
+        ptr_size = d && data->d_size >= 4 ? encoded_size(d[1], ehdr.e_ident[EI_CLASS] == ELFCLASS64) : 0;
         if (d && d[0] == 1 && ptr_size > 0 && d[2] == 0x03 /* udata4 */ && d[3] == 0x3b /* datarel|sdata4 */ &&
-            data->d_size >= 4 + ptr_size + 4) {
+            data->d_size >= 4 + ptr_size + 4 && eh_frame_ptr(d, ptr_size, hdr_sh.sh_addr, &points_at) &&
+            points_at == eh_sh.sh_addr) {
                 memcpy(&count, d + 4 + ptr_size, sizeof(count));
                 if (count > 0 && (data->d_size - 8 - ptr_size) / 8 >= count) {
                         f->table = d + 4 + ptr_size + 4;
                         f->table_count = count;
-                        f->table_base = sh.sh_addr;
+                        f->table_base = hdr_sh.sh_addr;
                         return;
                 }
         }
-        scn = eh != 0 ? elf_getscn(elf, eh) : NULL;
-        if (scn && gelf_getshdr(scn, &sh))
-                f->bytes += UNWIND_LIBDW_SCAN_FACTOR * sh.sh_size;
+        f->bytes += UNWIND_LIBDW_SCAN_FACTOR * eh_sh.sh_size;
 }
 
 /* fd: the file's descriptor, -1 for an image in memory. */
@@ -450,12 +484,12 @@ static int load_elf(UnwindCfiFile *f, int fd) {
                         f->debuglink = strdup(link); /* none on ENOMEM: the build id still finds it */
         }
         if (debug_frame && fd < 0)
-                (void) load_debug_frame(f, f->elf, /* may_decompress= */ false, SIZE_MAX);
+                (void) load_debug_frame(f, f->elf, /* may_decompress= */ false, SIZE_MAX, SIZE_MAX);
         else if (debug_frame) {
                 /* A descriptor of its own, ended here: f->elf would keep the section's bytes. */
                 Elf *src = elf_begin(fd, ELF_C_READ, NULL);
                 if (src) {
-                        (void) load_debug_frame(f, src, /* may_decompress= */ true, SIZE_MAX);
+                        (void) load_debug_frame(f, src, /* may_decompress= */ true, SIZE_MAX, SIZE_MAX);
                         (void) elf_end(src);
                 }
         }
@@ -520,6 +554,14 @@ void unwind_cfi_file_debug_file_tried(UnwindCfiFile *f) {
         f->debug_file_tried = true;
 }
 
+uint64_t unwind_cfi_file_debug_file_retry_usec(const UnwindCfiFile *f) {
+        return f->debug_file_retry_usec;
+}
+
+void unwind_cfi_file_set_debug_file_retry_usec(UnwindCfiFile *f, uint64_t usec) {
+        f->debug_file_retry_usec = usec;
+}
+
 /* The largest note and section name table a debug file may have: libelf reads either whole, and a
  * planted file's sizes are bounded by nothing but its (sparse) size. */
 #define UNWIND_DEBUG_FILE_TABLE_BYTES_MAX (1024U * 1024U)
@@ -545,7 +587,7 @@ static bool debug_file_tables_fit(Elf *src) {
         return scn && gelf_getshdr(scn, &sh) && sh.sh_size <= UNWIND_DEBUG_FILE_TABLE_BYTES_MAX;
 }
 
-int unwind_cfi_file_add_debug_fd(UnwindCfiFile *f, int fd, size_t room) {
+int unwind_cfi_file_add_debug_fd(UnwindCfiFile *f, int fd, size_t room, size_t capacity) {
         _cleanup_(elf_endp) Elf *src = NULL;
         const void *bid;
         ssize_t n;
@@ -563,7 +605,7 @@ int unwind_cfi_file_add_debug_fd(UnwindCfiFile *f, int fd, size_t room) {
         n = dwelf_elf_gnu_build_id(src, &bid);
         if (n <= 0 || (size_t) n != f->build_id_len || memcmp(bid, f->build_id, f->build_id_len) != 0)
                 return -EXDEV;
-        r = load_debug_frame(f, src, /* may_decompress= */ true, room);
+        r = load_debug_frame(f, src, /* may_decompress= */ true, room, capacity);
         if (r < 0)
                 return r;
         f->debug_file_tried = true;

@@ -85,15 +85,19 @@ bool unwind_cfi_file_has_cfi(const UnwindCfiFile *f);
  * unwind tables, its .debug_frame split off with the rest of its DWARF). Wanted while the file has
  * a build id and no .debug_frame, and none was added or given up on: the caller finds candidates
  * (symbolizer/elf-debug-file.h) and hands each to unwind_cfi_file_add_debug_fd() until one is
- * taken (0; -EXDEV: another build's, -ENODATA: no .debug_frame, -EFBIG: too large, or tables
- * too large to read, -ENOSPC: larger than room, the bytes the caller can still hold), then calls
- * unwind_cfi_file_debug_file_tried() if none was. The table grows by the section's copy.
+ * taken (0; -EXDEV: another build's, -ENODATA: no .debug_frame, -EFBIG: larger than capacity,
+ * the bytes the caller may ever hold, or tables too large to read; -ENOSPC: larger than room, the
+ * bytes it can still hold), then calls unwind_cfi_file_debug_file_tried() if none was and none
+ * waits for room (then it may set a time to look again). The table grows by what libdw will keep.
  */
 bool unwind_cfi_file_wants_debug_file(const UnwindCfiFile *f);
 /* The name in the file's .gnu_debuglink, NULL if none. */
 const char *unwind_cfi_file_debuglink(const UnwindCfiFile *f);
-int unwind_cfi_file_add_debug_fd(UnwindCfiFile *f, int fd, size_t room);
+int unwind_cfi_file_add_debug_fd(UnwindCfiFile *f, int fd, size_t room, size_t capacity);
 void unwind_cfi_file_debug_file_tried(UnwindCfiFile *f);
+/* CLOCK_MONOTONIC usec before which no debug file is looked for; 0: none set. */
+uint64_t unwind_cfi_file_debug_file_retry_usec(const UnwindCfiFile *f);
+void unwind_cfi_file_set_debug_file_retry_usec(UnwindCfiFile *f, uint64_t usec);
 /* About how many bytes of memory the table holds (for the unwinder's cache bound): the sections
  * libdw read, and what it keeps of each FDE it has parsed, so it grows as rules are looked up. */
 size_t unwind_cfi_file_bytes(const UnwindCfiFile *f);

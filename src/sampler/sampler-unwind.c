@@ -46,7 +46,6 @@ struct Unwinder {
         bool no_rule_cache;
         uint64_t cache_bytes_max, flush_interval_usec;
         uint64_t flushed_usec; /* CLOCK_MONOTONIC of the last flush; 0 = none yet */
-        uint64_t debug_wait_until_usec; /* no debug file looked for before (CLOCK_MONOTONIC) */
 
         Hashmap *files;     /* identity -> UnwindCfiFile* (owned in owned[]) */
         Hashmap *build_ids; /* build id -> UnwindCfiFile* */
@@ -105,7 +104,6 @@ static void files_flush(Unwinder *u) {
                 unwind_cfi_file_free(u->owned[i]);
         u->n_owned = 0;
         u->stats.cache_bytes = 0;
-        u->debug_wait_until_usec = 0;
         u->files = hashmap_free(u->files);
         u->build_ids = hashmap_free(u->build_ids);
         memset(u->recent, 0, sizeof(u->recent));
@@ -351,7 +349,7 @@ static bool same_view(Unwinder *u, uint32_t pid, const struct stat *root_st) {
  * for an address (most files' .eh_frame covers all their code, so most never look): where the
  * symbolizer finds debug files, under the process's root first (a container's own), then the
  * host's, unless the two are one. Taken only with f's build id, and only if it fits in what the
- * tables may still hold (if not, none is looked for until a flush interval has passed). Looked
+ * tables may still hold (if not, it is looked for again a flush interval later). Looked
  * for once per file while its table is held (files are shared by
  * build id: a container with debug files that a process elsewhere missed them in first, or a
  * process gone before its samples were walked, whose root is then unknown, goes without until the
@@ -367,8 +365,9 @@ static bool debug_file_load(Unwinder *u, uint32_t pid, const ProcMap *m, UnwindC
         const char *roots[2];
         bool added = false, full = false;
 
-        if (u->debug_wait_until_usec != 0 && now_usec(CLOCK_MONOTONIC) < u->debug_wait_until_usec)
-                return false; /* the last debug file did not fit: none is looked for a while */
+        if (unwind_cfi_file_debug_file_retry_usec(f) != 0 &&
+            now_usec(CLOCK_MONOTONIC) < unwind_cfi_file_debug_file_retry_usec(f))
+                return false; /* its debug file did not fit: not looked for a while */
         /* A process that sees the files tprofd sees is searched as the host is: by plain paths,
          * which need no openat2() (kernels before 5.6, valgrind, seccomp filters that refuse it). */
         snprintf(proc_root, sizeof(proc_root), "%s/%" PRIu32 "/root", u->proc_root, pid);
@@ -384,7 +383,7 @@ static bool debug_file_load(Unwinder *u, uint32_t pid, const ProcMap *m, UnwindC
 
                         if (fd < 0)
                                 continue;
-                        r = unwind_cfi_file_add_debug_fd(f, fd, room);
+                        r = unwind_cfi_file_add_debug_fd(f, fd, room, u->cache_bytes_max);
                         safe_close(fd);
                         added = r >= 0;
                         full = full || r == -ENOSPC;
@@ -394,9 +393,10 @@ static bool debug_file_load(Unwinder *u, uint32_t pid, const ProcMap *m, UnwindC
                 u->stats.debug_files++;
                 u->stats.cache_bytes += unwind_cfi_file_bytes(f) - before;
         } else if (full) {
-                /* Looked for again once the tables may have been dropped, not at every sample. */
+                /* Looked for again a flush interval later (the tables may have been dropped, or
+                 * other files' tables come and gone), not at every sample meanwhile. */
                 u->stats.loads_deferred++;
-                u->debug_wait_until_usec = now_usec(CLOCK_MONOTONIC) + u->flush_interval_usec;
+                unwind_cfi_file_set_debug_file_retry_usec(f, now_usec(CLOCK_MONOTONIC) + u->flush_interval_usec);
         } else
                 unwind_cfi_file_debug_file_tried(f);
         t = now_nsec(CLOCK_MONOTONIC) - t;

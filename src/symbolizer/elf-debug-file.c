@@ -89,8 +89,15 @@ int elf_debug_file_open(const char *root, const char *path) {
                 path_fd = (int) syscall(SYS_openat2, root_fd, path, &how, sizeof(how));
                 if (path_fd < 0 && errno == EAGAIN) /* a rename raced with the lookup */
                         path_fd = (int) syscall(SYS_openat2, root_fd, path, &how, sizeof(how));
-        } else
-                path_fd = open(path, O_PATH | O_CLOEXEC);
+        } else {
+                /* The host's paths, without /proc's magic links (a .gnu_debuglink name is the
+                 * file's to choose); by a plain open() where openat2() is refused. */
+                struct open_how how = { .flags = O_PATH | O_CLOEXEC, .resolve = RESOLVE_NO_MAGICLINKS };
+
+                path_fd = (int) syscall(SYS_openat2, AT_FDCWD, path, &how, sizeof(how));
+                if (path_fd < 0 && (errno == ENOSYS || errno == EPERM))
+                        path_fd = open(path, O_PATH | O_CLOEXEC);
+        }
         if (path_fd < 0)
                 return -errno;
         if (fstat(path_fd, &st) < 0)

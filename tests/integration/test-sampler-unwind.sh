@@ -224,6 +224,7 @@ container_debug_file() {
                 echo "host debug file without openat2: not run (a sanitizer build takes no LD_PRELOAD)"
                 return 0
         fi
+        r=0
         env -u LD_LIBRARY_PATH unshare -m --propagation private sh -c '
                 mount -t overlay overlay -o "lowerdir=$1:/usr/lib" /usr/lib || exit 99
                 "$2" spin 4 &
@@ -232,8 +233,12 @@ container_debug_file() {
                 LD_PRELOAD="$4" "$3" --once 3 --pid "$app" --unwind dwarf >"$5.out" 2>"$5.err"
                 r=$?
                 wait "$app"
-                exit "$r"' sh "$top" "$d/app-dbg" "$TPROFD" "$TPROF_NO_OPENAT2" "$TEST_TMP/hostdbg" ||
-                fail "host debug file without openat2: exit $?: $(cat "$TEST_TMP/hostdbg.err")"
+                exit "$r"' sh "$top" "$d/app-dbg" "$TPROFD" "$TPROF_NO_OPENAT2" "$TEST_TMP/hostdbg" || r=$?
+        if [ "$r" = 99 ]; then
+                echo "host debug file without openat2: no overlay mount here: not run"
+                return 0
+        fi
+        [ "$r" = 0 ] || fail "host debug file without openat2: exit $r: $(cat "$TEST_TMP/hostdbg.err")"
         OUT=$TEST_TMP/hostdbg.out ERR=$TEST_TMP/hostdbg.err fixture_check host-debug-file-no-openat2 app-dbg \
                 "^app-dbg;_start;.*;main;unwind_outer;$path"
         grep -q ' 1 given .debug_frame by a debug file' "$TEST_TMP/hostdbg.err" ||
