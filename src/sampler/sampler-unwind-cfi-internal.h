@@ -1,0 +1,69 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * What sampler-unwind-cfi-load.c (reading a file's CFI) and sampler-unwind-cfi.c (rules from it)
+ * share: the table of one file.
+ */
+#pragma once
+
+#include <elfutils/libdw.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "sampler/sampler-unwind-cfi.h"
+
+#define UNWIND_SEGMENTS_MAX 16U
+#define UNWIND_BUILD_ID_BYTES_MAX 64U
+
+typedef struct UnwindSegment {
+        uint64_t offset, vaddr, filesz;
+} UnwindSegment;
+
+struct UnwindCfiFile {
+        Elf *elf;
+        Dwarf_CFI *cfi; /* from .eh_frame; NULL: none */
+        /* .eh_frame_hdr and .eh_frame copied out in the order libdw wants (eh_frame_cfi()), or NULL:
+         * cfi is read from elf itself. */
+        void *eh_image;
+        Elf *eh_elf;
+        /* From .debug_frame, asked where .eh_frame has no entry (Go programs have no .eh_frame; C
+         * built with -g -fno-asynchronous-unwind-tables gets one only for its start files). libdw
+         * reads a .debug_frame through a Dwarf only, and dwarf_begin_elf() loads and decompresses
+         * every debug section of the file it is given: it is given an ELF image in memory that
+         * holds that one section, so a large program's DWARF is never held for its unwind tables. */
+        Dwarf_CFI *debug_cfi; /* owned by debug_dwarf */
+        void *debug_image;
+        Elf *debug_elf;
+        Dwarf *debug_dwarf;
+        UnwindSegment segments[UNWIND_SEGMENTS_MAX];
+        size_t n_segments;
+        uint8_t build_id[UNWIND_BUILD_ID_BYTES_MAX];
+        size_t build_id_len;
+        uint64_t entry; /* e_entry, 0 if none */
+        size_t bytes;   /* what it holds in memory, estimated: the CFI sections libdw read */
+        /* .eh_frame_hdr's search table (in the image or the file's own copy of the section):
+         * count entries of 8 bytes, function start and FDE, each relative to table_base. libdw
+         * keeps each FDE it has parsed for as long as the CFI: seen[] has a bit for each entry
+         * looked up so far, each counted as UNWIND_LIBDW_FDE_BYTES. Without a table libdw reads
+         * the FDEs in order, and the whole section is counted from the start. */
+        const uint8_t *table;
+        uint32_t table_count;
+        uint64_t table_base;
+        uint8_t *seen;
+        char *debuglink; /* the name in .gnu_debuglink, NULL if none */
+        bool debug_file_tried; /* a separate debug file looked for (or not to be: a copy in memory) */
+        uint64_t debug_file_retry_usec; /* one was too large for the room left: not before then */
+};
+
+/* What libdw keeps of each FDE it parses (elfutils' fde.c): a 40-byte FDE and a 24-byte search
+ * tree node, with malloc's headers; 82 to 84 bytes an FDE measured with Debian 12's elfutils 0.188
+ * over the FDEs of gcc's cc1, libc and python3. */
+#define UNWIND_LIBDW_FDE_BYTES 80U
+/* libdw, having no search table for a section (.debug_frame, an .eh_frame without .eh_frame_hdr as
+ * static programs have), parses its FDEs in order up to the one it looks for and keeps each:
+ * counted in full from the start, as this many bytes per byte of the section (about 80 an FDE
+ * read so, measured with libLLVM-14; an FDE takes 24 bytes of the section or more). */
+#define UNWIND_LIBDW_SCAN_FACTOR 3U
+
+/* Marks the search table's entry for the FDE at vaddr as read by libdw; true if it was not yet
+ * (the caller counts UNWIND_LIBDW_FDE_BYTES). */
+bool unwind_cfi_file_fde_seen(UnwindCfiFile *f, uint64_t vaddr);

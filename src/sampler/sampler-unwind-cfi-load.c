@@ -1,0 +1,549 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * Reading one file's CFI for libdw, and what it costs in memory. The file is read with ELF_C_READ
+ * and the sections libdw needs are in memory once dwarf_getcfi_elf() returns (or copied out into
+ * an image: a .debug_frame, an .eh_frame_hdr laid out after .eh_frame); we then let go of the
+ * descriptor (ELF_C_FDDONE), so a cache of many files holds no descriptors. A separate debug
+ * file's .debug_frame is added later, on demand.
+ */
+#include <dwarf.h>
+#include <elfutils/libdw.h>
+#include <elfutils/libdwelf.h>
+#include <endian.h>
+#include <errno.h>
+#include <gelf.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "basic/alloc-util.h"
+#include "basic/macro.h"
+#include "sampler/sampler-unwind-cfi-internal.h"
+#include "sampler/unwind-elf-image.h"
+#include "symbolizer/elf-debug-file.h"
+
+DEFINE_TRIVIAL_CLEANUP_FUNC(Elf *, elf_end);
+
+static void debug_frame_done(UnwindCfiFile *f) {
+        if (f->debug_dwarf)
+                (void) dwarf_end(f->debug_dwarf); /* and the CFI dwarf_getcfi() made */
+        if (f->debug_elf)
+                (void) elf_end(f->debug_elf);
+        f->debug_image = mfree(f->debug_image);
+        f->debug_dwarf = NULL;
+        f->debug_elf = NULL;
+        f->debug_cfi = NULL;
+}
+
+UnwindCfiFile *unwind_cfi_file_free(UnwindCfiFile *f) {
+        if (!f)
+                return NULL;
+        if (f->cfi)
+                (void) dwarf_cfi_end(f->cfi);
+        if (f->eh_elf)
+                (void) elf_end(f->eh_elf);
+        free(f->eh_image);
+        debug_frame_done(f);
+        if (f->elf)
+                (void) elf_end(f->elf);
+        free(f->debuglink);
+        free(f->seen);
+        return mfree(f);
+}
+
+static void read_segments(UnwindCfiFile *f) {
+        size_t phnum;
+
+        if (elf_getphdrnum(f->elf, &phnum) < 0)
+                return;
+        for (size_t i = 0; i < phnum && f->n_segments < UNWIND_SEGMENTS_MAX; i++) {
+                GElf_Phdr ph;
+                if (!gelf_getphdr(f->elf, (int) i, &ph) || ph.p_type != PT_LOAD)
+                        continue;
+                if (ph.p_offset + ph.p_filesz < ph.p_offset)
+                        continue;
+                f->segments[f->n_segments++] = (UnwindSegment) {
+                        .offset = ph.p_offset, .vaddr = ph.p_vaddr, .filesz = ph.p_filesz,
+                };
+        }
+}
+
+/* The bytes of the sections libdw reads into memory for .eh_frame's CFI (ELF_C_READ copies what it
+ * reads), and whether there is a .debug_frame (its copy is counted by load_debug_frame()). */
+static size_t cfi_section_bytes(Elf *elf, bool *ret_debug_frame) {
+        size_t shstrndx, bytes = 0;
+        Elf_Scn *scn = NULL;
+
+        *ret_debug_frame = false;
+        if (elf_getshdrstrndx(elf, &shstrndx) < 0)
+                return 0;
+        while ((scn = elf_nextscn(elf, scn))) {
+                GElf_Shdr sh;
+                const char *name;
+
+                if (!gelf_getshdr(scn, &sh) || sh.sh_type == SHT_NOBITS)
+                        continue;
+                name = elf_strptr(elf, shstrndx, sh.sh_name);
+                if (name && (streq(name, ".eh_frame") || streq(name, ".eh_frame_hdr")))
+                        bytes += sh.sh_size;
+                else if (name && (streq(name, ".debug_frame") || streq(name, ".zdebug_frame")))
+                        *ret_debug_frame = true;
+                bytes += sizeof(GElf_Shdr);
+        }
+        return bytes;
+}
+
+/* The largest .debug_frame taken (uncompressed); a Go service's is a few hundred KiB. */
+#define UNWIND_DEBUG_FRAME_BYTES_MAX (16U * 1024U * 1024U)
+
+/*
+ * src's .debug_frame into f->debug_cfi, through an image of header, the section, the section
+ * names and three section headers. src is a descriptor of its own for a file (closed by the
+ * caller, so the section's bytes are held once, in the image), f->elf for memory (whose
+ * compressed sections are left alone: decompressing writes to the memory). The section
+ * may be compressed (SHF_COMPRESSED), or be the older GNU .zdebug_frame ("ZLIB", the size as a
+ * 64-bit big-endian number, a zlib stream; Go's linker wrote it from Go 1.11 to 1.18, before its
+ * move to SHF_COMPRESSED). The size is checked before anything is read or decompressed: a hostile
+ * file's small section can claim to expand to gigabytes.
+ */
+static int load_debug_frame(UnwindCfiFile *f, Elf *src, bool may_decompress, size_t room, size_t capacity) {
+        size_t shstrndx, size;
+        Elf_Scn *scn = NULL, *found = NULL;
+        GElf_Shdr fsh;
+        Elf_Data *data;
+        GElf_Ehdr eh;
+        void *image;
+        uint64_t want;
+        bool gnu = false;
+
+        if (!gelf_getehdr(src, &eh) || eh.e_ident[EI_CLASS] != ELFCLASS64 || elf_getshdrstrndx(src, &shstrndx) < 0)
+                return -ENODATA;
+        /* An image in the other byte order would need every field swapped: not worth it here. */
+        if (eh.e_ident[EI_DATA] != (__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__ ? ELFDATA2LSB : ELFDATA2MSB))
+                return -ENODATA;
+        while ((scn = elf_nextscn(src, scn))) {
+                GElf_Shdr sh;
+                const char *name;
+
+                if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_PROGBITS)
+                        continue;
+                name = elf_strptr(src, shstrndx, sh.sh_name);
+                if (name && streq(name, ".debug_frame")) {
+                        found = scn;
+                        fsh = sh;
+                        gnu = false;
+                        break; /* preferred to a .zdebug_frame beside it */
+                }
+                if (name && streq(name, ".zdebug_frame") && !found) {
+                        found = scn;
+                        fsh = sh;
+                        gnu = true;
+                }
+        }
+        if (!found)
+                return -ENODATA;
+        want = fsh.sh_size;
+        if (fsh.sh_flags & SHF_COMPRESSED) {
+                GElf_Chdr ch;
+                if (fsh.sh_size > UNWIND_DEBUG_FRAME_BYTES_MAX || !gelf_getchdr(found, &ch))
+                        return -EFBIG;
+                want = ch.ch_size;
+        } else if (gnu) {
+                uint64_t be;
+
+                if (fsh.sh_size > UNWIND_DEBUG_FRAME_BYTES_MAX)
+                        return -EFBIG;
+                data = elf_rawdata(found, NULL);
+                if (!data || !data->d_buf || data->d_size < 12 || memcmp(data->d_buf, "ZLIB", 4) != 0)
+                        return -EBADMSG;
+                memcpy(&be, (const uint8_t *) data->d_buf + 4, sizeof(be));
+                want = be64toh(be);
+        }
+        if (want == 0 || want > UNWIND_DEBUG_FRAME_BYTES_MAX)
+                return -EFBIG;
+        /* What f->bytes grows by, below: more than the tables may ever hold, or than they have room
+         * for now. */
+        if (want > capacity / (1 + UNWIND_LIBDW_SCAN_FACTOR))
+                return -EFBIG;
+        if (want > room / (1 + UNWIND_LIBDW_SCAN_FACTOR))
+                return -ENOSPC;
+        /* libelf writes the inflated size into the section header: not into an image it was lent. */
+        if (((fsh.sh_flags & SHF_COMPRESSED) || gnu) && !may_decompress)
+                return -ENODATA;
+        if ((fsh.sh_flags & SHF_COMPRESSED) && elf_compress(found, 0, 0) < 0)
+                return -EBADMSG;
+        if (gnu && !(fsh.sh_flags & SHF_COMPRESSED) && elf_compress_gnu(found, 0, 0) < 0)
+                return -EBADMSG;
+        data = elf_getdata(found, NULL);
+        if (!data || !data->d_buf || data->d_size == 0 || data->d_size > UNWIND_DEBUG_FRAME_BYTES_MAX)
+                return -ENODATA;
+
+        image = elf_image_new(&eh, &(ElfImageSection) { .name = ".debug_frame", .align = 8, .data = data->d_buf,
+                                                        .size = data->d_size },
+                              1, &size);
+        if (!image)
+                return -ENOMEM;
+
+        f->debug_image = image;
+        f->debug_elf = elf_memory(image, size);
+        if (f->debug_elf)
+                f->debug_dwarf = dwarf_begin_elf(f->debug_elf, DWARF_C_READ, NULL);
+        if (f->debug_dwarf)
+                f->debug_cfi = dwarf_getcfi(f->debug_dwarf);
+        if (!f->debug_cfi) {
+                debug_frame_done(f);
+                return -ENODATA;
+        }
+        f->bytes += size + UNWIND_LIBDW_SCAN_FACTOR * data->d_size;
+        return 0;
+}
+
+/* The index of the section named name in elf, 0 if none (or its contents are not in the file). */
+static size_t section_index(Elf *elf, const char *name) {
+        size_t shstrndx;
+        Elf_Scn *scn = NULL;
+
+        if (elf_getshdrstrndx(elf, &shstrndx) < 0)
+                return 0;
+        while ((scn = elf_nextscn(elf, scn))) {
+                GElf_Shdr sh;
+                const char *n;
+
+                if (gelf_getshdr(scn, &sh) && sh.sh_type != SHT_NOBITS && (n = elf_strptr(elf, shstrndx, sh.sh_name)) &&
+                    streq(n, name))
+                        return elf_ndxscn(scn);
+        }
+        return 0;
+}
+
+/*
+ * The CFI of .eh_frame, with its search table. libdw takes the binary search table of
+ * .eh_frame_hdr only from a section that comes before .eh_frame (elfutils' getcfi_shdr()), as GNU
+ * ld places it; lld, which links LLVM, Chromium and Rust programs, places it after. Without the
+ * table libdw reads .eh_frame from its start up to each address it is asked for and keeps every
+ * FDE it passes: the first lookups in Debian's libLLVM-14 take 11 ms and 4.7 MB, 7.6 MB in all.
+ * Such a file's two sections are copied into an image that has them in libdw's order, from src
+ * (a descriptor of its own, so the bytes are held once, in the image).
+ */
+static Dwarf_CFI *eh_frame_cfi(UnwindCfiFile *f, Elf *src) {
+        size_t eh = section_index(f->elf, ".eh_frame"), hdr = section_index(f->elf, ".eh_frame_hdr"), size;
+        GElf_Shdr eh_sh, hdr_sh;
+        Elf_Data *eh_data, *hdr_data;
+        Elf_Scn *eh_scn, *hdr_scn;
+        GElf_Ehdr ehdr;
+
+        if (eh == 0 || hdr == 0 || hdr < eh || !src || !gelf_getehdr(src, &ehdr) ||
+            ehdr.e_ident[EI_CLASS] != ELFCLASS64 ||
+            ehdr.e_ident[EI_DATA] != (__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__ ? ELFDATA2LSB : ELFDATA2MSB))
+                return dwarf_getcfi_elf(f->elf);
+        eh_scn = elf_getscn(src, eh);
+        hdr_scn = elf_getscn(src, hdr);
+        if (!eh_scn || !hdr_scn || !gelf_getshdr(eh_scn, &eh_sh) || !gelf_getshdr(hdr_scn, &hdr_sh) ||
+            !(eh_data = elf_rawdata(eh_scn, NULL)) || !(hdr_data = elf_rawdata(hdr_scn, NULL)) || !eh_data->d_buf ||
+            !hdr_data->d_buf)
+                return dwarf_getcfi_elf(f->elf);
+        f->eh_image = elf_image_new(&ehdr,
+                                    (const ElfImageSection[]) {
+                                            { ".eh_frame_hdr", hdr_sh.sh_addr, hdr_sh.sh_addralign, hdr_data->d_buf,
+                                              hdr_data->d_size },
+                                            { ".eh_frame", eh_sh.sh_addr, eh_sh.sh_addralign, eh_data->d_buf,
+                                              eh_data->d_size },
+                                    },
+                                    2, &size);
+        if (f->eh_image)
+                f->eh_elf = elf_memory(f->eh_image, size);
+        if (!f->eh_elf) {
+                f->eh_image = mfree(f->eh_image);
+                return dwarf_getcfi_elf(f->elf);
+        }
+        return dwarf_getcfi_elf(f->eh_elf);
+}
+
+static uint64_t table_start(const UnwindCfiFile *f, size_t i) {
+        int32_t rel;
+
+        memcpy(&rel, f->table + 8 * i, sizeof(rel));
+        return f->table_base + (uint64_t) (int64_t) rel;
+}
+
+bool unwind_cfi_file_fde_seen(UnwindCfiFile *f, uint64_t vaddr) {
+        size_t lo = 0, hi = f->table_count;
+
+        if (!f->table)
+                return false;
+        if (!f->seen) {
+                f->seen = new0(uint8_t, f->table_count / 8 + 1);
+                if (!f->seen)
+                        return false; /* uncounted; libdw's own allocations likely failed too */
+                f->bytes += f->table_count / 8 + 1;
+        }
+        /* The last entry whose function starts at or below vaddr. */
+        if (table_start(f, 0) > vaddr)
+                return false;
+        while (hi - lo > 1) {
+                size_t mid = lo + (hi - lo) / 2;
+                if (table_start(f, mid) <= vaddr)
+                        lo = mid;
+                else
+                        hi = mid;
+        }
+        if (f->seen[lo / 8] & (1U << (lo % 8)))
+                return false;
+        f->seen[lo / 8] |= (uint8_t) (1U << (lo % 8));
+        return true;
+}
+
+/* The bytes of a DW_EH_PE_* encoded value of fixed size (the low four bits; absptr is an address
+ * of the file's class), 0 for any other. */
+static size_t encoded_size(uint8_t enc, bool elf64) {
+        switch (enc & 0x0f) {
+        case 0x03: /* udata4 */
+        case 0x0b: /* sdata4 */
+                return 4;
+        case 0x00: /* absptr */
+                return elf64 ? 8 : 4;
+        case 0x04: /* udata8 */
+        case 0x0c: /* sdata8 */
+                return 8;
+        default:
+                return 0;
+        }
+}
+
+/* The address .eh_frame_hdr's eh_frame_ptr (at offset 4 of the section at hdr_addr) gives, by
+ * its encoding (absolute, pc-relative or relative to the section); false for another encoding. */
+static bool eh_frame_ptr(const uint8_t *d, size_t ptr_size, uint64_t hdr_addr, uint64_t *ret) {
+        uint64_t v = 0;
+
+        memcpy(&v, d + 4, ptr_size); /* x86-64, aarch64: the low bytes first */
+        if ((d[1] & 0x08) && ptr_size == 4) /* signed */
+                v = (uint64_t) (int64_t) (int32_t) (uint32_t) v;
+        switch (d[1] & 0x70) {
+        case 0x00: /* absolute */
+                *ret = v;
+                return true;
+        case 0x10: /* pc-relative: the field's own address */
+                *ret = hdr_addr + 4 + v;
+                return true;
+        case 0x30: /* relative to the section */
+                *ret = hdr_addr + v;
+                return true;
+        default:
+                return false;
+        }
+}
+
+/*
+ * Finds .eh_frame_hdr's search table in elf (the image, or the file's own Elf, whose copy of the
+ * section libdw read already) where libdw takes it too: in a section before .eh_frame, whose
+ * eh_frame_ptr is .eh_frame's address (getcfi_scn_eh_frame() drops it otherwise), with the
+ * encodings toolchains write (version 1, a 4-byte count, a table of datarel|sdata4 pairs) and
+ * within the section. Else counts the whole .eh_frame, which libdw then reads in order.
+ */
+static void find_search_table(UnwindCfiFile *f, Elf *elf) {
+        size_t hdr = section_index(elf, ".eh_frame_hdr"), eh = section_index(elf, ".eh_frame"), ptr_size;
+        Elf_Scn *hdr_scn = hdr != 0 ? elf_getscn(elf, hdr) : NULL, *eh_scn = eh != 0 ? elf_getscn(elf, eh) : NULL;
+        GElf_Shdr hdr_sh, eh_sh;
+        Elf_Data *data = NULL;
+        GElf_Ehdr ehdr;
+        uint64_t points_at;
+        uint32_t count;
+        const uint8_t *d;
+
+        if (!eh_scn || !gelf_getshdr(eh_scn, &eh_sh))
+                return;
+        if (hdr_scn && hdr < eh && gelf_getshdr(hdr_scn, &hdr_sh) && gelf_getehdr(elf, &ehdr))
+                data = elf_rawdata(hdr_scn, NULL);
+        d = data ? data->d_buf : NULL;
+        ptr_size = d && data->d_size >= 4 ? encoded_size(d[1], ehdr.e_ident[EI_CLASS] == ELFCLASS64) : 0;
+        if (d && d[0] == 1 && ptr_size > 0 && d[2] == 0x03 /* udata4 */ && d[3] == 0x3b /* datarel|sdata4 */ &&
+            data->d_size >= 4 + ptr_size + 4 && eh_frame_ptr(d, ptr_size, hdr_sh.sh_addr, &points_at) &&
+            points_at == eh_sh.sh_addr) {
+                memcpy(&count, d + 4 + ptr_size, sizeof(count));
+                if (count > 0 && (data->d_size - 8 - ptr_size) / 8 >= count) {
+                        f->table = d + 4 + ptr_size + 4;
+                        f->table_count = count;
+                        f->table_base = hdr_sh.sh_addr;
+                        return;
+                }
+        }
+        f->bytes += UNWIND_LIBDW_SCAN_FACTOR * eh_sh.sh_size;
+}
+
+/* fd: the file's descriptor, -1 for an image in memory. */
+static int load_elf(UnwindCfiFile *f, int fd) {
+        const void *bid;
+        bool debug_frame;
+        ssize_t n;
+
+        GElf_Ehdr eh;
+
+        if (elf_kind(f->elf) != ELF_K_ELF)
+                return -ENOEXEC;
+        if (gelf_getehdr(f->elf, &eh))
+                f->entry = eh.e_entry;
+        read_segments(f);
+        n = dwelf_elf_gnu_build_id(f->elf, &bid);
+        if (n > 0 && (size_t) n <= sizeof(f->build_id)) {
+                memcpy(f->build_id, bid, (size_t) n);
+                f->build_id_len = (size_t) n;
+        }
+        if (fd >= 0) {
+                Elf *src = elf_begin(fd, ELF_C_READ, NULL);
+                f->cfi = eh_frame_cfi(f, src);
+                if (src)
+                        (void) elf_end(src);
+        } else
+                f->cfi = eh_frame_cfi(f, f->elf);
+        f->bytes = sizeof(*f) + cfi_section_bytes(f->elf, &debug_frame);
+        if (f->cfi)
+                find_search_table(f, f->eh_elf ?: f->elf);
+        f->debug_file_tried = fd < 0;
+        if (fd >= 0) {
+                const char *link = elf_debuglink_name(f->elf);
+                if (link)
+                        f->debuglink = strdup(link); /* none on ENOMEM: the build id still finds it */
+        }
+        if (debug_frame && fd < 0)
+                (void) load_debug_frame(f, f->elf, /* may_decompress= */ false, SIZE_MAX, SIZE_MAX);
+        else if (debug_frame) {
+                /* A descriptor of its own, ended here: f->elf would keep the section's bytes. */
+                Elf *src = elf_begin(fd, ELF_C_READ, NULL);
+                if (src) {
+                        (void) load_debug_frame(f, src, /* may_decompress= */ true, SIZE_MAX, SIZE_MAX);
+                        (void) elf_end(src);
+                }
+        }
+        return f->cfi || f->debug_cfi ? 0 : -ENODATA;
+}
+
+int unwind_cfi_file_load_fd(int fd, UnwindCfiFile **ret) {
+        _cleanup_(unwind_cfi_file_freep) UnwindCfiFile *f = NULL;
+        int r;
+
+        (void) elf_version(EV_CURRENT);
+        f = new0(UnwindCfiFile, 1);
+        if (!f)
+                return -ENOMEM;
+        f->elf = elf_begin(fd, ELF_C_READ, NULL);
+        if (!f->elf) {
+                *ret = TAKE_PTR(f);
+                return -ENOEXEC;
+        }
+        r = load_elf(f, fd);
+        /* What libdw needs is read now; from here on the table must not touch fd. */
+        (void) elf_cntl(f->elf, ELF_C_FDDONE);
+        *ret = TAKE_PTR(f);
+        return r;
+}
+
+int unwind_cfi_file_load_memory(const void *data, size_t size, UnwindCfiFile **ret) {
+        _cleanup_(unwind_cfi_file_freep) UnwindCfiFile *f = NULL;
+        int r;
+
+        (void) elf_version(EV_CURRENT);
+        f = new0(UnwindCfiFile, 1);
+        if (!f)
+                return -ENOMEM;
+        f->elf = elf_memory((char *) data, size);
+        if (!f->elf) {
+                *ret = TAKE_PTR(f);
+                return -ENOEXEC;
+        }
+        r = load_elf(f, -1);
+        *ret = TAKE_PTR(f);
+        return r;
+}
+
+size_t unwind_cfi_file_bytes(const UnwindCfiFile *f) {
+        return f->bytes ?: sizeof(*f);
+}
+
+bool unwind_cfi_file_has_cfi(const UnwindCfiFile *f) {
+        return f->cfi || f->debug_cfi;
+}
+
+bool unwind_cfi_file_wants_debug_file(const UnwindCfiFile *f) {
+        return !f->debug_file_tried && !f->debug_cfi && f->build_id_len > 0;
+}
+
+const char *unwind_cfi_file_debuglink(const UnwindCfiFile *f) {
+        return f->debuglink;
+}
+
+void unwind_cfi_file_debug_file_tried(UnwindCfiFile *f) {
+        f->debug_file_tried = true;
+}
+
+uint64_t unwind_cfi_file_debug_file_retry_usec(const UnwindCfiFile *f) {
+        return f->debug_file_retry_usec;
+}
+
+void unwind_cfi_file_set_debug_file_retry_usec(UnwindCfiFile *f, uint64_t usec) {
+        f->debug_file_retry_usec = usec;
+}
+
+/* The largest note and section name table a debug file may have: libelf reads either whole, and a
+ * planted file's sizes are bounded by nothing but its (sparse) size. */
+#define UNWIND_DEBUG_FILE_TABLE_BYTES_MAX (1024U * 1024U)
+
+static bool debug_file_tables_fit(Elf *src) {
+        size_t n, shstrndx;
+        Elf_Scn *scn = NULL;
+        GElf_Shdr sh;
+
+        if (elf_getphdrnum(src, &n) < 0)
+                return false;
+        for (size_t i = 0; i < n; i++) {
+                GElf_Phdr ph;
+                if (gelf_getphdr(src, (int) i, &ph) && ph.p_type == PT_NOTE && ph.p_filesz > UNWIND_DEBUG_FILE_TABLE_BYTES_MAX)
+                        return false;
+        }
+        while ((scn = elf_nextscn(src, scn)))
+                if (gelf_getshdr(scn, &sh) && sh.sh_type == SHT_NOTE && sh.sh_size > UNWIND_DEBUG_FILE_TABLE_BYTES_MAX)
+                        return false;
+        if (elf_getshdrstrndx(src, &shstrndx) < 0)
+                return false;
+        scn = elf_getscn(src, shstrndx);
+        return scn && gelf_getshdr(scn, &sh) && sh.sh_size <= UNWIND_DEBUG_FILE_TABLE_BYTES_MAX;
+}
+
+int unwind_cfi_file_add_debug_fd(UnwindCfiFile *f, int fd, size_t room, size_t capacity) {
+        _cleanup_(elf_endp) Elf *src = NULL;
+        const void *bid;
+        ssize_t n;
+        int r;
+
+        if (!unwind_cfi_file_wants_debug_file(f))
+                return -EALREADY;
+        src = elf_begin(fd, ELF_C_READ, NULL);
+        if (!src || elf_kind(src) != ELF_K_ELF)
+                return -ENOEXEC;
+        if (!debug_file_tables_fit(src))
+                return -EFBIG;
+        /* The build id, which a debug file keeps, is what ties it to this very file: rules from
+         * another build would walk the stack wrong. A file without one takes no debug file. */
+        n = dwelf_elf_gnu_build_id(src, &bid);
+        if (n <= 0 || (size_t) n != f->build_id_len || memcmp(bid, f->build_id, f->build_id_len) != 0)
+                return -EXDEV;
+        r = load_debug_frame(f, src, /* may_decompress= */ true, room, capacity);
+        if (r < 0)
+                return r;
+        f->debug_file_tried = true;
+        return 0;
+}
+
+const uint8_t *unwind_cfi_file_build_id(const UnwindCfiFile *f, size_t *ret_len) {
+        *ret_len = f->build_id_len;
+        return f->build_id_len > 0 ? f->build_id : NULL;
+}
+
+bool unwind_cfi_file_offset_to_vaddr(const UnwindCfiFile *f, uint64_t offset, uint64_t *ret_vaddr) {
+        for (size_t i = 0; i < f->n_segments; i++) {
+                const UnwindSegment *s = &f->segments[i];
+                if (offset >= s->offset && offset - s->offset < s->filesz) {
+                        *ret_vaddr = offset - s->offset + s->vaddr;
+                        return true;
+                }
+        }
+        return false;
+}
