@@ -94,7 +94,7 @@ fixture_check() { # NAME COMM REGEX
         total=$(comm_total "$2")
         good=$(comm_matching "$2" "$3")
         echo "$1: $good of $total samples match"
-        [ "$total" -ge 3 ] || fail "$1: only $total samples: $(head -c 2000 "$OUT")"
+        [ "$total" -ge 3 ] || fail "$1: only $total samples: $(head -c 2000 "$OUT"); summary: $(cat "$ERR")"
         [ $((good * 100)) -ge $((total * 80)) ] || fail "$1: $good of $total samples whole: $(head -20 "$OUT")"
 }
 "$TPROF_UNWIND_FIXTURE" spin 4 &
@@ -255,10 +255,13 @@ compat32() {
         "$TPROF_COMPAT32_FIXTURE" &
         pid=$!
         on_exit "kill $pid 2>/dev/null"
-        sleep 0.2
-        if ! kill -0 "$pid" 2>/dev/null; then
-                echo "compat32: the kernel does not run 32-bit programs (no IA32 emulation): not run"
-                return 0
+        # Sampled once it has exec'd (a busy machine may take a while to get there).
+        if ! wait_for 10 grep -q compat32 "/proc/$pid/comm"; then
+                kill -0 "$pid" 2>/dev/null || {
+                        echo "compat32: the kernel does not run 32-bit programs (no IA32 emulation): not run"
+                        return 0
+                }
+                fail "compat32: the program did not start"
         fi
         once 3 --pid "$pid" --unwind auto
         fixture_check compat32 compat32-fixtur \
