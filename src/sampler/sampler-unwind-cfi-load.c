@@ -20,8 +20,7 @@
 #include "sampler/sampler-unwind-cfi-internal.h"
 #include "sampler/unwind-elf-image.h"
 #include "symbolizer/elf-debug-file.h"
-
-DEFINE_TRIVIAL_CLEANUP_FUNC(Elf *, elf_end);
+#include "symbolizer/elf-util.h"
 
 static void debug_frame_done(UnwindCfiFile *f) {
         if (f->debug_dwarf)
@@ -199,20 +198,9 @@ static int load_debug_frame(UnwindCfiFile *f, Elf *src, bool may_decompress, siz
 
 /* The index of the section named name in elf, 0 if none (or its contents are not in the file). */
 static size_t section_index(Elf *elf, const char *name) {
-        size_t shstrndx;
-        Elf_Scn *scn = NULL;
+        Elf_Scn *scn = elf_section_by_name(elf, name, /* with_contents= */ true);
 
-        if (elf_getshdrstrndx(elf, &shstrndx) < 0)
-                return 0;
-        while ((scn = elf_nextscn(elf, scn))) {
-                GElf_Shdr sh;
-                const char *n;
-
-                if (gelf_getshdr(scn, &sh) && sh.sh_type != SHT_NOBITS && (n = elf_strptr(elf, shstrndx, sh.sh_name)) &&
-                    streq(n, name))
-                        return elf_ndxscn(scn);
-        }
-        return 0;
+        return scn ? elf_ndxscn(scn) : 0;
 }
 
 /*

@@ -11,24 +11,13 @@
 #include "basic/cleanup.h"
 #include "basic/macro.h"
 #include "symbolizer/elf-debug-file.h"
+#include "symbolizer/elf-util.h"
 
 const char *elf_debuglink_name(Elf *elf) {
-        size_t shstrndx, l;
-        Elf_Scn *scn = NULL;
+        Elf_Scn *scn = elf_section_by_name(elf, ".gnu_debuglink", /* with_contents= */ true);
         Elf_Data *data;
+        size_t l;
 
-        if (elf_getshdrstrndx(elf, &shstrndx) < 0)
-                return NULL;
-        while ((scn = elf_nextscn(elf, scn))) {
-                GElf_Shdr sh;
-                const char *name;
-
-                if (!gelf_getshdr(scn, &sh) || sh.sh_type == SHT_NOBITS)
-                        continue;
-                name = elf_strptr(elf, shstrndx, sh.sh_name);
-                if (name && streq(name, ".gnu_debuglink"))
-                        break;
-        }
         if (!scn)
                 return NULL;
         data = elf_getdata(scn, NULL);

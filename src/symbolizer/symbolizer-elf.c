@@ -22,10 +22,10 @@
 #include "basic/macro.h"
 #include "profile/profile-sample.h"
 #include "symbolizer/elf-debug-file.h"
+#include "symbolizer/elf-util.h"
 #include "symbolizer/symbolizer-elf.h"
 #include "symbolizer/symbolizer-gopclntab.h"
 
-DEFINE_TRIVIAL_CLEANUP_FUNC(Elf *, elf_end);
 
 typedef struct ElfSym {
         uint64_t addr, size;
@@ -204,24 +204,6 @@ static bool has_section(Elf *elf, GElf_Word type) {
         return false;
 }
 
-static Elf_Scn *find_section(Elf *elf, const char *name) {
-        Elf_Scn *scn = NULL;
-        GElf_Shdr shdr;
-        size_t shstrndx;
-
-        if (elf_getshdrstrndx(elf, &shstrndx) < 0)
-                return NULL;
-        while ((scn = elf_nextscn(elf, scn))) {
-                const char *n;
-                if (!gelf_getshdr(scn, &shdr))
-                        continue;
-                n = elf_strptr(elf, shstrndx, shdr.sh_name);
-                if (n && streq(n, name))
-                        return scn;
-        }
-        return NULL;
-}
-
 static void read_build_id(ElfSymbols *e, Elf *elf) {
         Elf_Scn *scn = NULL;
         GElf_Shdr shdr;
@@ -371,7 +353,7 @@ int elf_parse_eh_frame_hdr(const uint8_t *data, size_t size, uint64_t section_va
  * running out of memory is an error.
  */
 static int read_function_starts(ElfSymbols *e, Elf *elf) {
-        Elf_Scn *scn = find_section(elf, ".eh_frame_hdr");
+        Elf_Scn *scn = elf_section_by_name(elf, ".eh_frame_hdr", /* with_contents= */ false);
         Elf_Data *data = NULL;
         uint64_t vaddr = 0;
         GElf_Ehdr eh;
@@ -443,7 +425,7 @@ static bool load_debug_file(ElfSymbols *e, Elf *elf, const char *const *roots, c
 
 /* .gnu_debugdata: an xz stream holding a small ELF whose .symtab has the local functions. */
 static bool load_minidebuginfo(ElfSymbols *e, Elf *elf) {
-        Elf_Scn *scn = find_section(elf, ".gnu_debugdata");
+        Elf_Scn *scn = elf_section_by_name(elf, ".gnu_debugdata", /* with_contents= */ false);
         _cleanup_free_ uint8_t *out = NULL;
         _cleanup_(elf_endp) Elf *mini = NULL;
         size_t out_size = 0, in_pos = 0, out_allocated = 0;
@@ -546,10 +528,11 @@ typedef struct GoTable {
 static bool find_go_table(Elf *elf, GoTable *ret) {
         static const char *const sections[] = { ".gopclntab", ".data.rel.ro.gopclntab", ".data.rel.ro" };
         static const uint32_t magics[] = { 0xfffffff1U, 0xfffffff0U, 0xfffffffaU, 0xfffffffbU };
-        bool go = find_section(elf, ".note.go.buildid") || find_section(elf, ".go.buildinfo");
+        bool go = elf_section_by_name(elf, ".note.go.buildid", /* with_contents= */ false) ||
+                  elf_section_by_name(elf, ".go.buildinfo", /* with_contents= */ false);
 
         for (size_t i = 0; i < ELEMENTSOF(sections) - !go; i++) {
-                Elf_Scn *scn = find_section(elf, sections[i]);
+                Elf_Scn *scn = elf_section_by_name(elf, sections[i], /* with_contents= */ false);
                 Elf_Data *data;
                 GElf_Shdr sh;
 
