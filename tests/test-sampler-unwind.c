@@ -12,6 +12,7 @@
  * second opinion, and the cost test prints what each walk costs.
  */
 #include "tests.h"
+#include "elf-test-util.h"
 
 #include <elfutils/libdwfl.h>
 #include <errno.h>
@@ -19,7 +20,6 @@
 #include <gelf.h>
 #include <inttypes.h>
 #include <libgen.h>
-#include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -254,37 +254,34 @@ static void test_unwind_debug_frame(void **state) {
  * their own, where the program's $ORIGIN run path finds the recompressed library (with the
  * test's LD_LIBRARY_PATH, which comes first, put aside until the teardown). */
 static char zdebug_dir[PATH_MAX];
-static char *zdebug_saved_path;
 
 static bool has_section(const char *path, const char *want) {
-        _cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC);
-        Elf_Scn *scn = NULL;
-        bool found = false;
-        size_t shstrndx;
-        Elf *elf;
+        return test_elf_section(path, want, NULL, NULL);
+}
 
-        assert_true(fd >= 0);
-        elf_version(EV_CURRENT);
-        elf = elf_begin(fd, ELF_C_READ, NULL);
-        assert_non_null(elf);
-        assert_int_equal(elf_getshdrstrndx(elf, &shstrndx), 0);
-        while (!found && (scn = elf_nextscn(elf, scn))) {
-                GElf_Shdr sh;
-                const char *name;
-                if (gelf_getshdr(scn, &sh) && (name = elf_strptr(elf, shstrndx, sh.sh_name)))
-                        found = streq(name, want);
+/* The test's LD_LIBRARY_PATH (it comes before a program's $ORIGIN run path), put aside while a
+ * test runs a copy of a fixture next to a library of its own, and back for the next test. */
+static char *saved_library_path;
+
+static void library_path_put_aside(void) {
+        if (getenv("LD_LIBRARY_PATH")) {
+                saved_library_path = strdup(getenv("LD_LIBRARY_PATH"));
+                assert_non_null(saved_library_path);
+                assert_int_equal(unsetenv("LD_LIBRARY_PATH"), 0);
         }
-        elf_end(elf);
-        return found;
+}
+
+static void library_path_restore(void) {
+        if (saved_library_path) {
+                (void) setenv("LD_LIBRARY_PATH", saved_library_path, 1);
+                saved_library_path = mfree(saved_library_path);
+        }
 }
 
 static int zdebug_teardown(void **state) {
         char p[PATH_MAX + 64];
 
-        if (zdebug_saved_path) {
-                (void) setenv("LD_LIBRARY_PATH", zdebug_saved_path, 1);
-                zdebug_saved_path = mfree(zdebug_saved_path);
-        }
+        library_path_restore();
         snprintf(p, sizeof(p), "%s/unwind-fixture-debugframe", zdebug_dir);
         (void) unlink(p);
         snprintf(p, sizeof(p), "%s/libtprof-unwind-fixture-debugframe.so", zdebug_dir);
@@ -314,11 +311,7 @@ static void test_unwind_zdebug_frame(void **state) {
         assert_true(has_section(lib, ".zdebug_frame"));
         assert_false(has_section(lib, ".debug_frame"));
 
-        if (getenv("LD_LIBRARY_PATH")) {
-                zdebug_saved_path = strdup(getenv("LD_LIBRARY_PATH"));
-                assert_non_null(zdebug_saved_path);
-                assert_int_equal(unsetenv("LD_LIBRARY_PATH"), 0);
-        }
+        library_path_put_aside();
         take_snapshot(exe, &s);
         for (size_t i = 0; i < s.n_maps; i++)
                 loaded = loaded || streq(s.maps[i].path, lib);
@@ -336,15 +329,11 @@ static void test_unwind_zdebug_frame(void **state) {
  * by one bit) at the build-id path is refused, and the walk is cut for want of CFI.
  */
 static char dbgfile_dir[PATH_MAX];
-static char *dbgfile_saved_path;
 
 static int dbgfile_teardown(void **state) {
         char cmd[2 * PATH_MAX];
 
-        if (dbgfile_saved_path) {
-                (void) setenv("LD_LIBRARY_PATH", dbgfile_saved_path, 1);
-                dbgfile_saved_path = mfree(dbgfile_saved_path);
-        }
+        library_path_restore();
         snprintf(cmd, sizeof(cmd), "rm -rf '%s' '%s/proc'", dbgfile_dir, tmpdir);
         (void) system(cmd);
         return 0;
@@ -426,11 +415,7 @@ static void test_unwind_separate_debug_file(void **state) {
         assert_true(has_section(lib, ".gnu_debuglink"));
         assert_true(has_section(debug, ".debug_frame"));
 
-        if (getenv("LD_LIBRARY_PATH")) {
-                dbgfile_saved_path = strdup(getenv("LD_LIBRARY_PATH"));
-                assert_non_null(dbgfile_saved_path);
-                assert_int_equal(unsetenv("LD_LIBRARY_PATH"), 0);
-        }
+        library_path_put_aside();
 
         /* No debug file anywhere: the library's code has no rules, the walk is cut there. */
         take_snapshot(exe, &s);
@@ -503,57 +488,16 @@ static void test_unwind_separate_debug_file(void **state) {
 
 /* The index of section name in the file at path, 0 if none. */
 static size_t section_index_of(const char *path, const char *want) {
-        _cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC);
-        Elf_Scn *scn = NULL;
-        size_t shstrndx, found = 0;
-        Elf *elf;
+        size_t i = 0;
 
-        assert_true(fd >= 0);
-        elf_version(EV_CURRENT);
-        elf = elf_begin(fd, ELF_C_READ, NULL);
-        assert_non_null(elf);
-        assert_int_equal(elf_getshdrstrndx(elf, &shstrndx), 0);
-        while (!found && (scn = elf_nextscn(elf, scn))) {
-                GElf_Shdr sh;
-                const char *name;
-                if (gelf_getshdr(scn, &sh) && (name = elf_strptr(elf, shstrndx, sh.sh_name)) && streq(name, want))
-                        found = elf_ndxscn(scn);
-        }
-        elf_end(elf);
-        return found;
+        return test_elf_section(path, want, &i, NULL) ? i : 0;
 }
 
 /* The address of the symbol name in the file at path (its .symtab), 0 if none. */
 static uint64_t symbol_vaddr(const char *path, const char *want) {
-        _cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC);
-        Elf_Scn *scn = NULL;
-        uint64_t found = 0;
-        Elf *elf;
+        GElf_Sym sym;
 
-        assert_true(fd >= 0);
-        elf = elf_begin(fd, ELF_C_READ, NULL);
-        assert_non_null(elf);
-        while (!found && (scn = elf_nextscn(elf, scn))) {
-                GElf_Shdr sh;
-                Elf_Data *data;
-                if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_SYMTAB || sh.sh_entsize == 0 ||
-                    !(data = elf_getdata(scn, NULL)))
-                        continue;
-                for (size_t i = 0; !found && i < sh.sh_size / sh.sh_entsize; i++) {
-                        GElf_Sym sym;
-                        const char *name;
-                        if (gelf_getsym(data, (int) i, &sym) && (name = elf_strptr(elf, sh.sh_link, sym.st_name)) &&
-                            streq(name, want))
-                                found = sym.st_value;
-                }
-        }
-        elf_end(elf);
-        return found;
-}
-
-static size_t heap_bytes(void) {
-        struct mallinfo2 mi = mallinfo2();
-        return mi.uordblks + mi.hblkhd;
+        return test_elf_symbol(path, want, &sym) ? sym.st_value : 0;
 }
 
 /*
@@ -578,33 +522,15 @@ static void test_unwind_eh_frame_hdr_last(void **state) {
         fd = open(lib, O_RDONLY | O_CLOEXEC);
         assert_true(fd >= 0);
         assert_int_equal(unwind_cfi_file_load_fd(fd, &f), 0);
-        before = heap_bytes();
+        before = self_heap_bytes();
         unwind_cfi_file_rule(f, vaddr + 1, &rule);
-        print_message("  a rule at the end of a library of 1000 FDEs: %zd bytes kept\n", (ssize_t) (heap_bytes() - before));
+        print_message("  a rule at the end of a library of 1000 FDEs: %zd bytes kept\n", (ssize_t) (self_heap_bytes() - before));
         assert_int_equal(rule.kind, UNWIND_RULE_SIMPLE);
-#ifndef __SANITIZE_ADDRESS__ /* mallinfo2() does not see AddressSanitizer's allocations */
-        assert_true(heap_bytes() - before < 8192);
+#ifndef __SANITIZE_ADDRESS__ /* malloc's counts do not see AddressSanitizer's allocations */
+        assert_true(self_heap_bytes() - before < 8192);
 #endif
 
         expect_whole_path(exe, exe, UNWIND_MODE_DWARF, false);
-}
-
-/* The header of section name in the file at path; false if none. */
-static bool section_header_of(const char *path, const char *want, GElf_Shdr *ret) {
-        size_t i = section_index_of(path, want);
-        _cleanup_close_ int fd = -EBADF;
-        bool ok;
-        Elf *elf;
-
-        if (i == 0)
-                return false;
-        fd = open(path, O_RDONLY | O_CLOEXEC);
-        assert_true(fd >= 0);
-        elf = elf_begin(fd, ELF_C_READ, NULL);
-        assert_non_null(elf);
-        ok = gelf_getshdr(elf_getscn(elf, i), ret) != NULL;
-        elf_end(elf);
-        return ok;
 }
 
 static size_t table_bytes_of(const char *path) {
@@ -626,8 +552,8 @@ static void test_unwind_search_table_dropped(void **state) {
         int32_t ptr;
 
         assert_non_null(lib);
-        assert_true(section_header_of(lib, ".eh_frame_hdr", &hdr));
-        assert_true(section_header_of(lib, ".eh_frame", &eh));
+        assert_true(test_elf_section(lib, ".eh_frame_hdr", NULL, &hdr));
+        assert_true(test_elf_section(lib, ".eh_frame", NULL, &eh));
         snprintf(bad, sizeof(bad), "%s/bad-table.so", tmpdir);
         snprintf(cmd, sizeof(cmd), "cp '%s' '%s'", lib, bad);
         assert_int_equal(system(cmd), 0);

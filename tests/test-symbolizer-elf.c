@@ -7,6 +7,7 @@
  * corrupted copies, which must load without crashing and answer lookups sanely.
  */
 #include "tests.h"
+#include "elf-test-util.h"
 
 #include <dlfcn.h>
 #include <fcntl.h>
@@ -219,64 +220,23 @@ static uint64_t symbol_vaddr(const char *path, const char *name) {
 
 /* A function's size from the file's symbol table, through libelf directly. */
 static uint64_t symbol_size(const char *path, const char *name) {
-        _cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC);
-        Elf_Scn *scn = NULL;
-        uint64_t size = 0;
-        Elf *elf;
+        GElf_Sym sym;
 
-        assert_true(fd >= 0);
-        (void) elf_version(EV_CURRENT);
-        assert_non_null(elf = elf_begin(fd, ELF_C_READ, NULL));
-        while ((scn = elf_nextscn(elf, scn)) && size == 0) {
-                GElf_Shdr shdr;
-                Elf_Data *d;
-
-                assert_non_null(gelf_getshdr(scn, &shdr));
-                if (shdr.sh_type != SHT_SYMTAB || !(d = elf_getdata(scn, NULL)))
-                        continue;
-                for (size_t i = 0; i < shdr.sh_size / shdr.sh_entsize; i++) {
-                        GElf_Sym sym;
-                        const char *n;
-
-                        if (gelf_getsym(d, (int) i, &sym) && (n = elf_strptr(elf, shdr.sh_link, sym.st_name)) &&
-                            streq(n, name))
-                                size = sym.st_size;
-                }
-        }
-        elf_end(elf);
-        assert_true(size > 0);
-        return size;
+        assert_true(test_elf_symbol(path, name, &sym));
+        assert_true(sym.st_size > 0);
+        return sym.st_size;
 }
 
 /* A section's place in the file and in memory, through libelf directly. */
 static void section_place(const char *path, const char *name, uint64_t *ret_offset, uint64_t *ret_vaddr,
                           uint64_t *ret_size) {
-        _cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC);
-        Elf_Scn *scn = NULL;
-        size_t shstrndx;
-        Elf *elf;
+        GElf_Shdr sh = {};
 
-        assert_true(fd >= 0);
-        (void) elf_version(EV_CURRENT);
-        elf = elf_begin(fd, ELF_C_READ, NULL);
-        assert_non_null(elf);
-        assert_int_equal(elf_getshdrstrndx(elf, &shstrndx), 0);
-        while ((scn = elf_nextscn(elf, scn))) {
-                GElf_Shdr shdr;
-                const char *n;
-
-                assert_non_null(gelf_getshdr(scn, &shdr));
-                n = elf_strptr(elf, shstrndx, shdr.sh_name);
-                if (n && streq(n, name)) {
-                        *ret_offset = shdr.sh_offset;
-                        *ret_vaddr = shdr.sh_addr;
-                        *ret_size = shdr.sh_size;
-                        elf_end(elf);
-                        return;
-                }
-        }
-        elf_end(elf);
-        fail_msg("no section %s in %s", name, path);
+        if (!test_elf_section(path, name, NULL, &sh))
+                fail_msg("no section %s in %s", name, path);
+        *ret_offset = sh.sh_offset;
+        *ret_vaddr = sh.sh_addr;
+        *ret_size = sh.sh_size;
 }
 
 /* For each function, the stripped file's unwind table must give the start its unstripped twin's

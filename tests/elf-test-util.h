@@ -1,0 +1,76 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * A test file's sections and symbols read with libelf directly: what the tests compare the
+ * symbolizer and the unwinder against, so none of their own code is used here.
+ */
+#pragma once
+
+#include <fcntl.h>
+#include <gelf.h>
+#include <stdbool.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "tests.h"
+
+/* The first section named name in the file at path (of any type): its index and header, when not
+ * NULL. False if there is none. */
+static inline bool test_elf_section(const char *path, const char *name, size_t *ret_index, GElf_Shdr *ret) {
+        _cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC);
+        Elf_Scn *scn = NULL;
+        size_t shstrndx;
+        bool found = false;
+        Elf *elf;
+
+        assert_true(fd >= 0);
+        (void) elf_version(EV_CURRENT);
+        elf = elf_begin(fd, ELF_C_READ, NULL);
+        assert_non_null(elf);
+        assert_int_equal(elf_getshdrstrndx(elf, &shstrndx), 0);
+        while (!found && (scn = elf_nextscn(elf, scn))) {
+                GElf_Shdr sh;
+                const char *n;
+
+                assert_non_null(gelf_getshdr(scn, &sh));
+                n = elf_strptr(elf, shstrndx, sh.sh_name);
+                if (n && strcmp(n, name) == 0) {
+                        found = true;
+                        if (ret_index)
+                                *ret_index = elf_ndxscn(scn);
+                        if (ret)
+                                *ret = sh;
+                }
+        }
+        elf_end(elf);
+        return found;
+}
+
+/* The first symbol named name in the file's .symtab. False if there is none. */
+static inline bool test_elf_symbol(const char *path, const char *name, GElf_Sym *ret) {
+        _cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC);
+        Elf_Scn *scn = NULL;
+        bool found = false;
+        Elf *elf;
+
+        assert_true(fd >= 0);
+        (void) elf_version(EV_CURRENT);
+        elf = elf_begin(fd, ELF_C_READ, NULL);
+        assert_non_null(elf);
+        while (!found && (scn = elf_nextscn(elf, scn))) {
+                GElf_Shdr sh;
+                Elf_Data *data;
+
+                if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_SYMTAB || sh.sh_entsize == 0 ||
+                    !(data = elf_getdata(scn, NULL)))
+                        continue;
+                for (size_t i = 0; !found && i < sh.sh_size / sh.sh_entsize; i++) {
+                        const char *n;
+
+                        if (gelf_getsym(data, (int) i, ret) && (n = elf_strptr(elf, sh.sh_link, ret->st_name)) &&
+                            strcmp(n, name) == 0)
+                                found = true;
+                }
+        }
+        elf_end(elf);
+        return found;
+}
