@@ -299,16 +299,21 @@ static void rule_read(Unwinder *u, UnwindCfiFile *f, uint64_t vaddr, UnwindRule 
         u->stats.cache_bytes += unwind_cfi_file_bytes(f) - before;
 }
 
+/* The rule cache's slot for vaddr in f. */
+static RuleSlot *rule_slot(Unwinder *u, const UnwindCfiFile *f, uint64_t vaddr) {
+        uint64_t h = vaddr * UINT64_C(0x9E3779B97F4A7C15) ^ (uint64_t) (uintptr_t) f;
+
+        return &u->rules[(h >> 20) & (UNWIND_RULE_CACHE_SIZE - 1)];
+}
+
 static const UnwindRule *rule_for(Unwinder *u, UnwindCfiFile *f, uint64_t vaddr, UnwindRule *buf) {
         RuleSlot *slot;
-        uint64_t h;
 
         if (u->no_rule_cache) {
                 rule_read(u, f, vaddr, buf);
                 return buf;
         }
-        h = vaddr * UINT64_C(0x9E3779B97F4A7C15) ^ (uint64_t) (uintptr_t) f;
-        slot = &u->rules[(h >> 20) & (UNWIND_RULE_CACHE_SIZE - 1)];
+        slot = rule_slot(u, f, vaddr);
         if (slot->file == f && slot->vaddr == vaddr) {
                 u->stats.rule_hits++;
                 return &slot->rule;
@@ -322,12 +327,8 @@ static const UnwindRule *rule_for(Unwinder *u, UnwindCfiFile *f, uint64_t vaddr,
 
 /* Forgets the cached rule at vaddr in f, so that the next rule_for() reads the CFI again. */
 static void rule_forget(Unwinder *u, const UnwindCfiFile *f, uint64_t vaddr) {
-        uint64_t h;
-
-        if (u->no_rule_cache)
-                return;
-        h = vaddr * UINT64_C(0x9E3779B97F4A7C15) ^ (uint64_t) (uintptr_t) f;
-        u->rules[(h >> 20) & (UNWIND_RULE_CACHE_SIZE - 1)].file = NULL;
+        if (!u->no_rule_cache)
+                rule_slot(u, f, vaddr)->file = NULL;
 }
 
 /* Whether process pid, whose root is root_st, sees the files tprofd does: the same root in the
@@ -349,11 +350,11 @@ static bool same_view(Unwinder *u, uint32_t pid, const struct stat *root_st) {
  * for an address (most files' .eh_frame covers all their code, so most never look): where the
  * symbolizer finds debug files, under the process's root first (a container's own), then the
  * host's, unless the two are one. Taken only with f's build id, and only if it fits in what the
- * tables may still hold (if not, it is looked for again a flush interval later). Looked
- * for once per file while its table is held (files are shared by
- * build id: a container with debug files that a process elsewhere missed them in first, or a
- * process gone before its samples were walked, whose root is then unknown, goes without until the
- * tables are next dropped). True if one was added.
+ * tables may still hold (if not, it is looked for again a flush interval later). Looked for once
+ * per file while its table is held (files are shared by build id: a container with debug files
+ * that a process elsewhere missed them in first, or a process gone before its samples were
+ * walked, whose root is then unknown, goes without until the tables are next dropped). True if
+ * one was added.
  */
 static bool debug_file_load(Unwinder *u, uint32_t pid, const ProcMap *m, UnwindCfiFile *f, uint64_t *load_nsec) {
         uint64_t t = now_nsec(CLOCK_MONOTONIC);
