@@ -369,8 +369,8 @@ static bool debug_file_load(Unwinder *u, uint32_t pid, const ProcMap *m, UnwindC
         if (unwind_cfi_file_debug_file_retry_usec(f) != 0 &&
             now_usec(CLOCK_MONOTONIC) < unwind_cfi_file_debug_file_retry_usec(f))
                 return false; /* its debug file did not fit: not looked for a while */
-        /* A process that sees the files tprofd sees is searched as the host is: by plain paths,
-         * which need no openat2() (kernels before 5.6, valgrind, seccomp filters that refuse it). */
+        /* A process that sees the files tprofd sees is searched as the host is, by plain paths;
+         * any other within its root as well. */
         snprintf(proc_root, sizeof(proc_root), "%s/%" PRIu32 "/root", u->proc_root, pid);
         if (pid > 0 && stat(proc_root, &process_st) >= 0 && !same_view(u, pid, &process_st))
                 roots[n_roots++] = proc_root;

@@ -10,6 +10,7 @@
 
 #include "basic/cleanup.h"
 #include "basic/macro.h"
+#include "basic/open-in-root.h"
 #include "symbolizer/elf-debug-file.h"
 #include "symbolizer/elf-util.h"
 
@@ -67,17 +68,12 @@ int elf_debug_file_open(const char *root, const char *path) {
         /* First a descriptor that names the file without opening it (O_PATH: no driver is asked),
          * then, for a regular file only, one that reads it. */
         if (root && root[0]) {
-                struct open_how how = {
-                        .flags = O_PATH | O_CLOEXEC,
-                        .resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS,
-                };
-
                 root_fd = open(root, O_PATH | O_DIRECTORY | O_CLOEXEC);
                 if (root_fd < 0)
                         return -errno;
-                path_fd = (int) syscall(SYS_openat2, root_fd, path, &how, sizeof(how));
-                if (path_fd < 0 && errno == EAGAIN) /* a rename raced with the lookup */
-                        path_fd = (int) syscall(SYS_openat2, root_fd, path, &how, sizeof(how));
+                path_fd = open_in_root(root_fd, path);
+                if (path_fd < 0)
+                        return path_fd;
         } else {
                 /* The host's paths, without /proc's magic links (a .gnu_debuglink name is the
                  * file's to choose); by a plain open() where openat2() is refused. */

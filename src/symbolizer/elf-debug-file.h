@@ -37,8 +37,8 @@ bool elf_debug_file_path(ElfDebugWay way, const uint8_t *build_id, size_t build_
                          const char *path, char *buf, size_t size);
 
 /*
- * Opens path for reading, resolved within root (a directory; "" or NULL: the host's own /): a
- * descriptor of a regular file, or -errno (-EBADFD for anything but a regular file; -ENOSYS
- * with a root on kernels before 5.6, which cannot resolve within one).
+ * Opens path for reading, resolved within root (a directory; "" or NULL: the host's own /) by
+ * open_in_root(): a descriptor of a regular file, or -errno (-EBADFD for anything but a regular
+ * file).
  */
 int elf_debug_file_open(const char *root, const char *path);
