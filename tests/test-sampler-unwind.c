@@ -597,8 +597,8 @@ static void test_unwind_fde_bytes(void **state) {
 }
 
 /* A 32-bit process: its frame pointers and return addresses are 4 bytes. A synthetic stack of
- * two frames in a 32-bit program's text ends whole at the saved bp of 0 in `auto`, and is cut
- * after the interrupted address, for its own reason, with CFI only. */
+ * two frames in a 32-bit program's text (a file that cannot be read: no CFI) ends whole at the
+ * saved bp of 0 in `auto`, and is cut after the interrupted address with CFI only. */
 static void test_unwind_compat32(void **state) {
         _cleanup_(unwinder_freep) Unwinder *u = NULL;
         _cleanup_(unwinder_freep) Unwinder *d = NULL;
@@ -627,15 +627,53 @@ static void test_unwind_compat32(void **state) {
         unwinder_get_stats(u, &st);
         assert_int_equal(st.stacks_cut, 0);
         assert_int_equal(st.frames_fp, 2);
-        assert_int_equal(st.files_loaded + st.files_failed + st.files_without_cfi, 0); /* no CFI read */
 
         assert_int_equal(unwinder_new(&(UnwinderOptions) { .mode = UNWIND_MODE_DWARF }, &d), 0);
         n = unwinder_unwind(d, t, &in, ips, ELEMENTSOF(ips));
         assert_int_equal(n, 2);
         assert_int_equal(ips[1], 0);
         unwinder_get_stats(d, &st);
-        assert_int_equal(st.cut[UNWIND_CUT_COMPAT32], 1);
-        assert_string_equal(unwind_cut_to_string(UNWIND_CUT_COMPAT32), "32-bit process");
+        assert_int_equal(st.cut[UNWIND_CUT_NO_CFI], 1);
+}
+
+/* The rule in the middle of fixture's compat32_leaf (past its prologue, before its epilogue). */
+static void i386_leaf_rule(const char *fixture, UnwindRule *ret) {
+        _cleanup_(unwind_cfi_file_freep) UnwindCfiFile *f = NULL;
+        GElf_Sym sym;
+        int fd;
+
+        assert_true(test_elf_symbol(fixture, "compat32_leaf", &sym));
+        fd = open(fixture, O_RDONLY | O_CLOEXEC);
+        assert_true(fd >= 0);
+        assert_int_equal(unwind_cfi_file_load_fd(fd, &f), 0);
+        close(fd);
+        assert_int_equal(unwind_cfi_file_word(f), 4);
+        unwind_cfi_file_rule(f, sym.st_value + sym.st_size / 2, ret);
+}
+
+/* An i386 file's CFI is read in i386's terms: esp is DWARF register 4, ebp 5, the return address
+ * column 8, words of 4 bytes. With frame pointers the leaf's CFA is ebp + 8, the return address at
+ * CFA - 4 and the caller's ebp at CFA - 8; without, the CFA is esp plus what the leaf pushed. */
+static void test_unwind_i386_rules(void **state) {
+        const char *fp = getenv("TPROF_COMPAT32_FIXTURE"), *nofp = getenv("TPROF_COMPAT32_FIXTURE_NOFP");
+        UnwindRule rule;
+
+        if (!fp || !nofp)
+                skip();
+        i386_leaf_rule(fp, &rule);
+        assert_int_equal(rule.kind, UNWIND_RULE_SIMPLE);
+        assert_int_equal(rule.cfa_reg, UNWIND_DWARF_REG_BP);
+        assert_int_equal(rule.cfa_off, 8);
+        assert_int_equal(rule.ra_off, -4);
+        assert_int_equal(rule.bp_kind, UNWIND_BP_AT_CFA);
+        assert_int_equal(rule.bp_off, -8);
+
+        i386_leaf_rule(nofp, &rule);
+        assert_int_equal(rule.kind, UNWIND_RULE_SIMPLE);
+        assert_int_equal(rule.cfa_reg, UNWIND_DWARF_REG_SP);
+        assert_true(rule.cfa_off >= 4 && rule.cfa_off % 4 == 0);
+        assert_int_equal(rule.ra_off, -4);
+        assert_int_equal(rule.bp_kind, UNWIND_BP_SAME);
 }
 
 static void test_unwind_dwarf_cuts_without_cfi(void **state) {
@@ -1002,6 +1040,7 @@ int main(void) {
                 cmocka_unit_test(test_unwind_fde_bytes),
                 cmocka_unit_test(test_unwind_search_table_dropped),
                 cmocka_unit_test(test_unwind_compat32),
+                cmocka_unit_test(test_unwind_i386_rules),
                 cmocka_unit_test(test_unwind_dwarf_cuts_without_cfi),
                 cmocka_unit_test(test_unwind_tables_full),
                 cmocka_unit_test(test_unwind_short_copy_is_cut),

@@ -14,6 +14,12 @@
 #define UNWIND_SEGMENTS_MAX 16U
 #define UNWIND_BUILD_ID_BYTES_MAX 64U
 
+/* The DWARF register numbers of one architecture, and its word. */
+typedef struct UnwindArch {
+        uint8_t sp, bp, ra;
+        uint8_t word; /* bytes */
+} UnwindArch;
+
 typedef struct UnwindSegment {
         uint64_t offset, vaddr, filesz;
 } UnwindSegment;
@@ -38,7 +44,8 @@ struct UnwindCfiFile {
         size_t n_segments;
         uint8_t build_id[UNWIND_BUILD_ID_BYTES_MAX];
         size_t build_id_len;
-        uint64_t entry; /* e_entry, 0 if none */
+        UnwindArch arch; /* word 0: neither x86-64 nor i386 */
+        uint64_t entry;  /* e_entry, 0 if none */
         size_t bytes;   /* what it holds in memory, estimated: the CFI sections libdw read */
         /* .eh_frame_hdr's search table (in the image or the file's own copy of the section):
          * count entries of 8 bytes, function start and FDE, each relative to table_base. libdw

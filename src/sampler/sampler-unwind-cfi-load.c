@@ -367,8 +367,14 @@ static int load_elf(UnwindCfiFile *f, int fd) {
 
         if (elf_kind(f->elf) != ELF_K_ELF)
                 return -ENOEXEC;
-        if (gelf_getehdr(f->elf, &eh))
+        if (gelf_getehdr(f->elf, &eh)) {
                 f->entry = eh.e_entry;
+                if (eh.e_ident[EI_CLASS] == ELFCLASS64 && eh.e_machine == EM_X86_64)
+                        f->arch = (UnwindArch) { .sp = UNWIND_DWARF_REG_SP, .bp = UNWIND_DWARF_REG_BP,
+                                                 .ra = UNWIND_DWARF_REG_RA, .word = 8 };
+                else if (eh.e_ident[EI_CLASS] == ELFCLASS32 && eh.e_machine == EM_386)
+                        f->arch = (UnwindArch) { .sp = 4, .bp = 5, .ra = 8, .word = 4 };
+        }
         read_segments(f);
         n = dwelf_elf_gnu_build_id(f->elf, &bid);
         if (n > 0 && (size_t) n <= sizeof(f->build_id)) {
@@ -448,6 +454,10 @@ size_t unwind_cfi_file_bytes(const UnwindCfiFile *f) {
 
 bool unwind_cfi_file_has_cfi(const UnwindCfiFile *f) {
         return f->cfi || f->debug_cfi;
+}
+
+unsigned unwind_cfi_file_word(const UnwindCfiFile *f) {
+        return f->arch.word;
 }
 
 bool unwind_cfi_file_wants_debug_file(const UnwindCfiFile *f) {

@@ -33,7 +33,11 @@ bool unwind_memory_read_word(const UnwindMemory *m, uint64_t addr, unsigned byte
         assert(bytes == 4 || bytes == 8);
         if (addr < m->base || addr - m->base > m->size || m->size - (addr - m->base) < bytes)
                 return false;
-        memcpy(&v, m->data + (addr - m->base), bytes); /* x86: the low bytes come first */
+        /* x86: the low bytes come first. Sizes the compiler sees, for a load rather than a call. */
+        if (bytes == 8)
+                memcpy(&v, m->data + (addr - m->base), 8);
+        else
+                memcpy(&v, m->data + (addr - m->base), 4);
         *ret = v;
         return true;
 }
@@ -73,7 +77,12 @@ static bool ops_cfa_offset(const Dwarf_Op *ops, size_t nops, int32_t *ret_off) {
         return true;
 }
 
-static void rule_from_frame(Dwarf_Frame *frame, UnwindRule *ret) {
+/* A register of the file's numbering as the rule names it: x86-64's SP or BP, else 0xff. */
+static uint8_t rule_reg(const UnwindArch *a, uint64_t reg) {
+        return reg == a->sp ? UNWIND_DWARF_REG_SP : reg == a->bp ? UNWIND_DWARF_REG_BP : 0xff;
+}
+
+static void rule_from_frame(const UnwindArch *a, Dwarf_Frame *frame, UnwindRule *ret) {
         Dwarf_Op ops_mem[3], *ops;
         size_t nops;
         bool signal = false;
@@ -82,7 +91,7 @@ static void rule_from_frame(Dwarf_Frame *frame, UnwindRule *ret) {
         *ret = (UnwindRule) { .kind = UNWIND_RULE_EXPR };
         ra_reg = dwarf_frame_info(frame, NULL, NULL, &signal);
         ret->signal = signal;
-        if (ra_reg != (int) UNWIND_DWARF_REG_RA)
+        if (ra_reg != (int) a->ra)
                 return;
 
         if (dwarf_frame_register(frame, ra_reg, ops_mem, &ops, &nops) < 0)
@@ -95,13 +104,13 @@ static void rule_from_frame(Dwarf_Frame *frame, UnwindRule *ret) {
                 return;
 
         if (dwarf_frame_cfa(frame, &ops, &nops) < 0 || nops != 1 || ops[0].atom != DW_OP_bregx ||
-            (ops[0].number != UNWIND_DWARF_REG_SP && ops[0].number != UNWIND_DWARF_REG_BP) ||
-            (int64_t) ops[0].number2 < INT32_MIN || (int64_t) ops[0].number2 > INT32_MAX)
+            rule_reg(a, ops[0].number) == 0xff || (int64_t) ops[0].number2 < INT32_MIN ||
+            (int64_t) ops[0].number2 > INT32_MAX)
                 return;
-        ret->cfa_reg = (uint8_t) ops[0].number;
+        ret->cfa_reg = rule_reg(a, ops[0].number);
         ret->cfa_off = (int32_t) (int64_t) ops[0].number2;
 
-        if (dwarf_frame_register(frame, UNWIND_DWARF_REG_BP, ops_mem, &ops, &nops) < 0)
+        if (dwarf_frame_register(frame, a->bp, ops_mem, &ops, &nops) < 0)
                 return;
         if (nops == 0)
                 ret->bp_kind = ops == ops_mem ? UNWIND_BP_UNDEFINED : UNWIND_BP_SAME;
@@ -117,6 +126,8 @@ void unwind_cfi_file_rule(UnwindCfiFile *f, uint64_t vaddr, UnwindRule *ret) {
         bool eh_frame;
 
         *ret = (UnwindRule) { .kind = UNWIND_RULE_NONE };
+        if (f->arch.word == 0)
+                return;
         frame = frame_at(f, vaddr, &eh_frame);
         if (!frame) {
                 if (f->entry != 0 && vaddr >= f->entry && vaddr - f->entry < UNWIND_ENTRY_BYTES)
@@ -125,32 +136,37 @@ void unwind_cfi_file_rule(UnwindCfiFile *f, uint64_t vaddr, UnwindRule *ret) {
         }
         if (eh_frame && unwind_cfi_file_fde_seen(f, vaddr))
                 f->bytes += UNWIND_LIBDW_FDE_BYTES;
-        rule_from_frame(frame, ret);
+        rule_from_frame(&f->arch, frame, ret);
         free(frame);
 }
 
-static bool reg_value(const UnwindRegs *regs, uint64_t reg, uint64_t *ret) {
-        switch (reg) {
-        case UNWIND_DWARF_REG_SP:
+static bool reg_value(const UnwindArch *a, const UnwindRegs *regs, uint64_t reg, uint64_t *ret) {
+        if (reg == a->sp) {
                 *ret = regs->sp;
                 return true;
-        case UNWIND_DWARF_REG_BP:
+        }
+        if (reg == a->bp) {
                 *ret = regs->bp;
                 return regs->bp_valid;
-        case UNWIND_DWARF_REG_RA:
+        }
+        if (reg == a->ra) {
                 *ret = regs->ip;
                 return true;
-        default:
-                return false;
         }
+        return false;
+}
+
+/* An address of the file's width: arithmetic of a 32-bit program wraps at 4 GiB. */
+static uint64_t arch_addr(const UnwindArch *a, uint64_t v) {
+        return a->word == 4 ? (uint32_t) v : v;
 }
 
 /*
  * Evaluates a CFI expression with cfa pushed first when push_cfa. *ret_is_value says whether the
  * result is the value (DW_OP_stack_value, or always for a CFA expression) or its location.
  */
-static UnwindStepResult eval_expr(const Dwarf_Op *ops, size_t nops, const UnwindRegs *regs, const UnwindMemory *mem,
-                                  uint64_t cfa, uint64_t *ret, bool *ret_is_value) {
+static UnwindStepResult eval_expr(const UnwindArch *arch, const Dwarf_Op *ops, size_t nops, const UnwindRegs *regs,
+                                  const UnwindMemory *mem, uint64_t cfa, uint64_t *ret, bool *ret_is_value) {
         uint64_t st[UNWIND_EXPR_STACK_MAX];
         size_t sp = 0;
 
@@ -179,14 +195,14 @@ static UnwindStepResult eval_expr(const Dwarf_Op *ops, size_t nops, const Unwind
                         continue;
                 }
                 if (o->atom >= DW_OP_breg0 && o->atom <= DW_OP_breg31) {
-                        if (!reg_value(regs, (uint64_t) (o->atom - DW_OP_breg0), &v))
+                        if (!reg_value(arch, regs, (uint64_t) (o->atom - DW_OP_breg0), &v))
                                 return UNWIND_STEP_REGISTER;
                         PUSH(v + o->number);
                         continue;
                 }
                 switch (o->atom) {
                 case DW_OP_bregx:
-                        if (!reg_value(regs, o->number, &v))
+                        if (!reg_value(arch, regs, o->number, &v))
                                 return UNWIND_STEP_REGISTER;
                         PUSH(v + o->number2);
                         break;
@@ -209,7 +225,7 @@ static UnwindStepResult eval_expr(const Dwarf_Op *ops, size_t nops, const Unwind
                         break;
                 case DW_OP_deref:
                         NEED(1);
-                        if (!unwind_memory_read(mem, st[sp - 1], &st[sp - 1]))
+                        if (!unwind_memory_read_word(mem, arch_addr(arch, st[sp - 1]), arch->word, &st[sp - 1]))
                                 return UNWIND_STEP_MEMORY;
                         break;
                 case DW_OP_plus_uconst:
@@ -254,13 +270,14 @@ static UnwindStepResult eval_expr(const Dwarf_Op *ops, size_t nops, const Unwind
         NEED(1);
 #undef PUSH
 #undef NEED
-        *ret = st[sp - 1];
+        *ret = arch_addr(arch, st[sp - 1]);
         return UNWIND_STEP_OK;
 }
 
 /* The value of register reg in the caller, from its rule; *ret_defined false when undefined. */
-static UnwindStepResult caller_reg(Dwarf_Frame *frame, int reg, const UnwindRegs *regs, const UnwindMemory *mem,
-                                   uint64_t cfa, uint64_t same, uint64_t *ret, bool *ret_defined, bool *ret_same) {
+static UnwindStepResult caller_reg(const UnwindArch *a, Dwarf_Frame *frame, int reg, const UnwindRegs *regs,
+                                   const UnwindMemory *mem, uint64_t cfa, uint64_t same, uint64_t *ret,
+                                   bool *ret_defined, bool *ret_same) {
         Dwarf_Op ops_mem[3], *ops;
         size_t nops;
         UnwindStepResult r;
@@ -279,10 +296,10 @@ static UnwindStepResult caller_reg(Dwarf_Frame *frame, int reg, const UnwindRegs
                 *ret_same = true;
                 return UNWIND_STEP_OK;
         }
-        r = eval_expr(ops, nops, regs, mem, cfa, &v, &is_value);
+        r = eval_expr(a, ops, nops, regs, mem, cfa, &v, &is_value);
         if (r != UNWIND_STEP_OK)
                 return r;
-        if (!is_value && !unwind_memory_read(mem, v, &v))
+        if (!is_value && !unwind_memory_read_word(mem, v, a->word, &v))
                 return UNWIND_STEP_MEMORY;
         *ret = v;
         *ret_defined = true;
@@ -300,7 +317,7 @@ static UnwindStepResult step_expr(UnwindCfiFile *f, uint64_t vaddr, UnwindRegs *
         frame = frame_at(f, vaddr, &eh_frame);
         if (!frame)
                 return UNWIND_STEP_NO_CFI;
-        if (dwarf_frame_info(frame, NULL, NULL, NULL) != (int) UNWIND_DWARF_REG_RA) {
+        if (dwarf_frame_info(frame, NULL, NULL, NULL) != (int) f->arch.ra) {
                 r = UNWIND_STEP_BAD;
                 goto finish;
         }
@@ -308,17 +325,17 @@ static UnwindStepResult step_expr(UnwindCfiFile *f, uint64_t vaddr, UnwindRegs *
                 r = UNWIND_STEP_BAD;
                 goto finish;
         }
-        r = eval_expr(ops, nops, regs, mem, 0, &cfa, &is_value);
+        r = eval_expr(&f->arch, ops, nops, regs, mem, 0, &cfa, &is_value);
         if (r != UNWIND_STEP_OK)
                 goto finish;
-        r = caller_reg(frame, UNWIND_DWARF_REG_RA, regs, mem, cfa, regs->ip, &ra, &ra_defined, &same);
+        r = caller_reg(&f->arch, frame, f->arch.ra, regs, mem, cfa, regs->ip, &ra, &ra_defined, &same);
         if (r != UNWIND_STEP_OK)
                 goto finish;
         if (!ra_defined) {
                 r = UNWIND_STEP_END;
                 goto finish;
         }
-        r = caller_reg(frame, UNWIND_DWARF_REG_BP, regs, mem, cfa, regs->bp, &bp, &bp_defined, &same);
+        r = caller_reg(&f->arch, frame, f->arch.bp, regs, mem, cfa, regs->bp, &bp, &bp_defined, &same);
         if (r == UNWIND_STEP_REGISTER || r == UNWIND_STEP_MEMORY) /* BP is lost, the walk goes on */
                 bp_defined = false;
         else if (r != UNWIND_STEP_OK)
@@ -337,6 +354,7 @@ finish:
 
 UnwindStepResult unwind_cfi_apply(UnwindCfiFile *f, uint64_t vaddr, const UnwindRule *rule, UnwindRegs *regs,
                                   const UnwindMemory *mem) {
+        const UnwindArch *a = &f->arch;
         uint64_t cfa, ra, bp = regs->bp;
 
         switch (rule->kind) {
@@ -353,19 +371,19 @@ UnwindStepResult unwind_cfi_apply(UnwindCfiFile *f, uint64_t vaddr, const Unwind
         if (rule->cfa_reg == UNWIND_DWARF_REG_BP) {
                 if (!regs->bp_valid)
                         return UNWIND_STEP_REGISTER;
-                cfa = regs->bp + (uint64_t) (int64_t) rule->cfa_off;
+                cfa = arch_addr(a, regs->bp + (uint64_t) (int64_t) rule->cfa_off);
         } else
-                cfa = regs->sp + (uint64_t) (int64_t) rule->cfa_off;
-        if (!unwind_memory_read(mem, cfa + (uint64_t) (int64_t) rule->ra_off, &ra))
+                cfa = arch_addr(a, regs->sp + (uint64_t) (int64_t) rule->cfa_off);
+        if (!unwind_memory_read_word(mem, arch_addr(a, cfa + (uint64_t) (int64_t) rule->ra_off), a->word, &ra))
                 return UNWIND_STEP_MEMORY;
         if (rule->bp_kind == UNWIND_BP_AT_CFA) {
-                uint64_t at = cfa + (uint64_t) (int64_t) rule->bp_off;
+                uint64_t at = arch_addr(a, cfa + (uint64_t) (int64_t) rule->bp_off);
                 /* GCC's epilogues leave the saved-register rules in place after the pops: a slot
                  * below the stack pointer was popped already, so BP holds the caller's value. A
                  * slot we cannot read costs BP, not the walk: most frames do not need it. */
                 if (at < regs->sp)
                         ;
-                else if (unwind_memory_read(mem, at, &bp))
+                else if (unwind_memory_read_word(mem, at, a->word, &bp))
                         regs->bp_valid = true;
                 else
                         regs->bp_valid = false;

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * One ELF file's call frame information (.eh_frame through libdw's CFI reader, the binary search
- * table of .eh_frame_hdr included) turned into compact per-address rules for an x86-64 unwinder:
+ * table of .eh_frame_hdr included) turned into compact per-address rules for an x86 unwinder (an
+ * x86-64 file's, or an i386 file's for a 32-bit process: 4-byte words, its own register numbers):
  * where the canonical frame address (CFA) is (a register plus an offset), where the caller's
  * return address and frame pointer were saved (an offset from the CFA), or that the address is the
  * outermost frame (the return address column is undefined, as at _start and thread starts, or
@@ -22,7 +23,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* DWARF register numbers of x86-64 (System V psABI, figure 3.36). */
+/* DWARF register numbers of x86-64 (System V psABI, figure 3.36); a rule names the CFA's register
+ * by these whatever the file's architecture. i386's (its psABI, table 2.14): esp 4, ebp 5, the
+ * return address column 8. */
 #define UNWIND_DWARF_REG_BP 6U
 #define UNWIND_DWARF_REG_SP 7U
 #define UNWIND_DWARF_REG_RA 16U
@@ -44,7 +47,7 @@ typedef enum UnwindBpKind {
 
 typedef struct UnwindRule {
         uint8_t kind;    /* UnwindRuleKind */
-        uint8_t cfa_reg; /* UNWIND_DWARF_REG_SP or _BP */
+        uint8_t cfa_reg; /* UNWIND_DWARF_REG_SP or _BP (x86-64's numbers, for either architecture) */
         uint8_t bp_kind; /* UnwindBpKind */
         bool signal;     /* a signal frame: the return address is exact, not after a call */
         int32_t cfa_off, ra_off, bp_off;
@@ -79,6 +82,8 @@ int unwind_cfi_file_load_memory(const void *data, size_t size, UnwindCfiFile **r
 UnwindCfiFile *unwind_cfi_file_free(UnwindCfiFile *f);
 
 bool unwind_cfi_file_has_cfi(const UnwindCfiFile *f);
+/* The word size of the file's code: 8 (x86-64), 4 (i386), 0 for any other machine (no rules). */
+unsigned unwind_cfi_file_word(const UnwindCfiFile *f);
 
 /*
  * A separate debug file's .debug_frame, for a file whose own CFI misses addresses (built without

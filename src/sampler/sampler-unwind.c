@@ -6,9 +6,11 @@
  * ip/sp/bp into the caller's. Frame pointers, where allowed, read the saved bp and return address
  * at bp and bp + 8 of the copied stack. Every step must move up the stack (sp grows), so a broken
  * rule cannot loop. Our own vDSO stands in for a process's [vdso] of the same size, as in the
- * symbolizer.
+ * symbolizer; a 32-bit process's is read once from the first such process's memory (the kernel
+ * maps the same image into each).
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,6 +18,7 @@
 #include <sys/auxv.h>
 #include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "basic/alloc-util.h"
 #include "basic/fileio.h"
@@ -56,10 +59,10 @@ struct Unwinder {
                 UnwindCfiFile *f;
         } recent[16];
 
-        UnwindCfiFile *vdso;
-        uint8_t *vdso_copy;
-        uint64_t vdso_size;
-        bool vdso_tried;
+        UnwindCfiFile *vdso, *vdso32;
+        uint8_t *vdso_copy, *vdso32_copy;
+        uint64_t vdso_size, vdso32_size;
+        bool vdso_tried, vdso32_tried;
 
         RuleSlot *rules; /* UNWIND_RULE_CACHE_SIZE */
 
@@ -91,7 +94,6 @@ static const char *const cut_table[_UNWIND_CUT_MAX] = {
         [UNWIND_CUT_BAD] = "bad frame",
         [UNWIND_CUT_DEPTH] = "frame limit",
         [UNWIND_CUT_TIME] = "time budget",
-        [UNWIND_CUT_COMPAT32] = "32-bit process",
         [UNWIND_CUT_FULL] = "unwind tables full",
 };
 
@@ -119,6 +121,8 @@ Unwinder *unwinder_free(Unwinder *u) {
         free(u->rules);
         unwind_cfi_file_free(u->vdso);
         free(u->vdso_copy);
+        unwind_cfi_file_free(u->vdso32);
+        free(u->vdso32_copy);
         free(u->proc_root);
         return mfree(u);
 }
@@ -174,7 +178,34 @@ void unwinder_count_no_user(Unwinder *u) {
         u->stats.no_user++;
 }
 
-static UnwindCfiFile *vdso_file(Unwinder *u, const ProcMap *m) {
+/* The 32-bit vDSO, as mapped at m in a 32-bit process pid: not ours, read from its memory once.
+ * A process that rewrote its own (ptrace writes through) is parsed as untrusted as any file is,
+ * and costs only 32-bit processes' walks out of the vDSO. */
+static UnwindCfiFile *vdso32_file(Unwinder *u, uint32_t pid, const ProcMap *m) {
+        if (!u->vdso32_tried && pid > 0 && m->end > m->start && m->end - m->start <= 1024 * 1024) {
+                _cleanup_close_ int fd = -EBADF;
+                size_t size = m->end - m->start;
+                char p[PATH_MAX];
+
+                u->vdso32_tried = true;
+                snprintf(p, sizeof(p), "%s/%" PRIu32 "/mem", u->proc_root, pid);
+                fd = open(p, O_RDONLY | O_CLOEXEC);
+                u->vdso32_copy = fd >= 0 ? malloc(size) : NULL;
+                if (u->vdso32_copy && pread(fd, u->vdso32_copy, size, (off_t) m->start) == (ssize_t) size &&
+                    unwind_cfi_file_load_memory(u->vdso32_copy, size, &u->vdso32) >= 0 &&
+                    unwind_cfi_file_word(u->vdso32) == 4)
+                        u->vdso32_size = size;
+                else {
+                        u->vdso32 = unwind_cfi_file_free(u->vdso32);
+                        u->vdso32_copy = mfree(u->vdso32_copy);
+                }
+        }
+        return u->vdso32 && m->end - m->start == u->vdso32_size ? u->vdso32 : NULL;
+}
+
+static UnwindCfiFile *vdso_file(Unwinder *u, uint32_t pid, const ProcMap *m, bool compat32) {
+        if (compat32)
+                return vdso32_file(u, pid, m);
         if (!u->vdso_tried) {
                 const void *start;
                 size_t size;
@@ -194,7 +225,8 @@ static UnwindCfiFile *file_load(Unwinder *u, uint32_t pid, const ProcMap *m, con
 
 /* The file's unwind table; a load's time is added to *load_nsec (it is not part of the budget).
  * NULL with *deferred set: not loaded, the tables being full and flushed too recently. */
-static UnwindCfiFile *file_for(Unwinder *u, uint32_t pid, const ProcMap *m, uint64_t *load_nsec, bool *deferred) {
+static UnwindCfiFile *file_for(Unwinder *u, uint32_t pid, const ProcMap *m, bool compat32, uint64_t *load_nsec,
+                               bool *deferred) {
         struct { uint64_t dev, ino; } id = { m->dev, m->ino };
         const void *key = &id;
         size_t key_len = sizeof(id);
@@ -207,7 +239,7 @@ static UnwindCfiFile *file_for(Unwinder *u, uint32_t pid, const ProcMap *m, uint
                 return u->recent[slot].f;
 
         if (m->path[0] == '[' && streq(m->path, "[vdso]"))
-                return vdso_file(u, m);
+                return vdso_file(u, pid, m, compat32);
         if (m->path[0] != '/' || startswith(m->path, "//anon"))
                 return NULL;
         if (m->ino == 0) {
@@ -444,6 +476,7 @@ static UnwindStepResult step_fp(UnwindRegs *regs, const UnwindMemory *mem, bool 
 size_t unwinder_unwind(Unwinder *u, ProcTable *procs, const UnwindInput *in, uint64_t *ips, size_t max) {
         /* A 32-bit process's registers, as the kernel's own walk takes them (compat_ptr). */
         const uint64_t mask = in->compat32 ? UINT32_MAX : UINT64_MAX;
+        const unsigned word = in->compat32 ? 4 : 8;
         UnwindMemory mem = { .base = in->sp & mask, .data = in->stack, .size = in->stack_size };
         UnwindRegs regs = { .ip = in->ip & mask, .sp = in->sp & mask, .bp = in->bp & mask, .bp_valid = true };
         /* Reading the clock costs about as much as walking a frame, so a stack of fewer than
@@ -478,8 +511,9 @@ size_t unwinder_unwind(Unwinder *u, ProcTable *procs, const UnwindInput *in, uin
                         cut = UNWIND_CUT_UNMAPPED;
                         break;
                 }
-                if (!in->compat32)
-                        f = file_for(u, in->pid, m, &load_nsec, &deferred);
+                f = file_for(u, in->pid, m, in->compat32, &load_nsec, &deferred);
+                if (f && unwind_cfi_file_word(f) != word)
+                        f = NULL; /* i386 CFI in a 64-bit process, or the other way round */
                 if (f && unwind_cfi_file_offset_to_vaddr(f, lookup - m->start + m->pgoff, &vaddr)) {
                         const UnwindRule *rule = rule_for(u, f, vaddr, &buf);
                         if (rule->kind == UNWIND_RULE_NONE && unwind_cfi_file_wants_debug_file(f) &&
@@ -495,7 +529,7 @@ size_t unwinder_unwind(Unwinder *u, ProcTable *procs, const UnwindInput *in, uin
                         }
                 }
                 if (r == UNWIND_STEP_NO_CFI && u->mode == UNWIND_MODE_AUTO) {
-                        r = step_fp(&regs, &mem, /* first= */ n == 1, in->compat32 ? 4 : 8);
+                        r = step_fp(&regs, &mem, /* first= */ n == 1, word);
                         if (r == UNWIND_STEP_OK) {
                                 u->stats.frames_fp++;
                                 used_fp = true;
@@ -508,9 +542,7 @@ size_t unwinder_unwind(Unwinder *u, ProcTable *procs, const UnwindInput *in, uin
                         break;
                 }
                 if (r != UNWIND_STEP_OK) {
-                        cut = in->compat32 && r == UNWIND_STEP_NO_CFI ? UNWIND_CUT_COMPAT32 :
-                              deferred && r == UNWIND_STEP_NO_CFI     ? UNWIND_CUT_FULL :
-                                                                        step_result_to_cut(r);
+                        cut = deferred && r == UNWIND_STEP_NO_CFI ? UNWIND_CUT_FULL : step_result_to_cut(r);
                         break;
                 }
                 if (regs.ip == 0) /* some outermost frames end in a zero return address instead */

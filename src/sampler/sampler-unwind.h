@@ -8,8 +8,9 @@
  * frame-pointer call chain gives: the frames path (sampler-frames.c) takes it as it is. A stack
  * that cannot be walked to its outermost frame ends in one address 0, which that path turns into
  * the one "[unknown]" frame of a cut chain; why it was cut is counted here. A 32-bit process on
- * the 64-bit kernel is walked by its 4-byte frame pointers in `auto` mode (as the kernel's own
- * walk does for perf -g), never by CFI, whose registers and rules are i386's.
+ * the 64-bit kernel is walked by its files' i386 CFI (4-byte words, i386's register numbers) and,
+ * in `auto` mode, its 4-byte frame pointers where there is none (as the kernel's own walk does for
+ * perf -g).
  *
  * Caches: one CFI table per file identity (device + inode of the mapping; tables of identical
  * build ids are shared), and a direct-mapped cache of compact rules per (file, address), so a
@@ -46,7 +47,6 @@ typedef enum UnwindCut {
         UNWIND_CUT_BAD,      /* a rule we cannot use, or a step that did not move up the stack */
         UNWIND_CUT_DEPTH,    /* the frame limit */
         UNWIND_CUT_TIME,     /* the time budget */
-        UNWIND_CUT_COMPAT32, /* a 32-bit process whose frame pointers end (its CFI is not read) */
         UNWIND_CUT_FULL,     /* the file's CFI not loaded: the tables were full (see above) */
         _UNWIND_CUT_MAX,
         _UNWIND_CUT_INVALID = -22,
@@ -93,7 +93,7 @@ typedef struct UnwindInput {
         uint64_t ip, sp, bp;  /* user registers of the sample */
         const uint8_t *stack; /* the copy from sp on */
         size_t stack_size;    /* bytes of it that were filled */
-        bool compat32;        /* a 32-bit process (PERF_SAMPLE_REGS_ABI_32): 4-byte frame pointers only */
+        bool compat32;        /* a 32-bit process (PERF_SAMPLE_REGS_ABI_32): 4-byte words, i386 CFI */
 } UnwindInput;
 
 typedef struct Unwinder Unwinder;

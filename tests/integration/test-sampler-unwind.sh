@@ -261,28 +261,56 @@ else
         echo "container debug file: no objcopy or unshare -m: not run"
 fi
 
-# --- a 32-bit process: walked by its 4-byte frame pointers, never by x86-64 rules on its CFI
-compat32() {
-        "$TPROF_COMPAT32_FIXTURE" &
+# --- a 32-bit process: walked by its i386 CFI (4-byte words, i386's register numbers), and by its
+# 4-byte frame pointers where it has none. The program built without frame pointers is whole by its
+# CFI alone, and cut with frame pointers alone.
+compat32_run() { # FIXTURE: starts it, in $pid, once it has exec'd; 1 if 32-bit programs do not run
+        "$1" &
         pid=$!
         on_exit "kill $pid 2>/dev/null"
         # Sampled once it has exec'd (a busy machine may take a while to get there).
         if ! wait_for 10 grep -q compat32 "/proc/$pid/comm"; then
-                kill -0 "$pid" 2>/dev/null || {
-                        echo "compat32: the kernel does not run 32-bit programs (no IA32 emulation): not run"
-                        return 0
-                }
+                kill -0 "$pid" 2>/dev/null || return 1
                 fail "compat32: the program did not start"
         fi
+}
+compat32() {
+        local whole='^compat32-fixtur;_start;compat32_main;compat32_outer;compat32_middle;compat32_leaf$'
+        if ! compat32_run "$TPROF_COMPAT32_FIXTURE"; then
+                echo "compat32: the kernel does not run 32-bit programs (no IA32 emulation): not run"
+                return 0
+        fi
         once 3 --pid "$pid" --unwind auto
-        fixture_check compat32 compat32-fixtur \
-                '^compat32-fixtur;_start;compat32_main;compat32_outer;compat32_middle;compat32_leaf$'
-        # CFI only: the leaf, cut for the reason it has.
-        once 2 --pid "$pid" --unwind dwarf
         kill "$pid" 2>/dev/null || true
-        grep -Eq '32-bit process: [1-9]' "$ERR" || fail "compat32 with --unwind dwarf: $(cat "$ERR")"
-        [ "$(comm_matching compat32-fixtur '^compat32-fixtur;\[unknown\];compat32_leaf$')" -ge 1 ] ||
-                fail "compat32 with --unwind dwarf: $(head -5 "$OUT")"
+        fixture_check compat32 compat32-fixtur "$whole"
+
+        compat32_run "$TPROF_COMPAT32_FIXTURE_NOFP" || fail "compat32 without frame pointers did not run"
+        once 3 --pid "$pid" --unwind dwarf
+        fixture_check compat32-cfi compat32-fixtur "$whole"
+        grep -Eq '[1-9][0-9]* whole by CFI' "$ERR" || fail "compat32 by CFI: not counted: $(cat "$ERR")"
+        # Frame pointers alone cannot walk it: the test would not tell CFI from them otherwise.
+        once 2 --pid "$pid" --unwind fp
+        kill "$pid" 2>/dev/null || true
+        good=$(comm_matching compat32-fixtur "$whole")
+        echo "compat32 without frame pointers, --unwind fp: $good of $(comm_total compat32-fixtur) whole"
+        [ "$(comm_total compat32-fixtur)" -ge 3 ] && [ $((good * 2)) -lt "$(comm_total compat32-fixtur)" ] ||
+                fail "compat32 without frame pointers walked whole by frame pointers: $(head -5 "$OUT")"
+
+        # In system calls through the 32-bit vDSO (the user registers are in __kernel_vsyscall):
+        # walked out of it by the vDSO's own i386 CFI, read from the process's memory.
+        "$TPROF_COMPAT32_FIXTURE_NOFP" vsyscall &
+        pid=$!
+        on_exit "kill $pid 2>/dev/null"
+        wait_for 10 grep -q compat32 "/proc/$pid/comm" || fail "compat32 vsyscall: the program did not start"
+        wait_for 10 grep -q vdso "/proc/$pid/maps" || fail "compat32 vsyscall: no [vdso] mapped"
+        once 3 --pid "$pid" --unwind dwarf
+        kill "$pid" 2>/dev/null || true
+        fixture_check compat32-vdso compat32-fixtur '^compat32-fixtur;_start;compat32_main'
+        in_vdso=$(comm_matching compat32-fixtur 'vdso')
+        good=$(comm_matching compat32-fixtur '^compat32-fixtur;_start;compat32_main;compat32_outer;compat32_middle;compat32_syscall;[^;]*vdso')
+        echo "compat32-vdso: $good of $in_vdso samples in the vDSO whole"
+        [ $((in_vdso * 2)) -ge "$(comm_total compat32-fixtur)" ] && [ "$good" -eq "$in_vdso" ] ||
+                fail "compat32 in the vDSO: $good of $in_vdso whole: $(head -5 "$OUT")"
 }
 if [ -n "${TPROF_COMPAT32_FIXTURE:-}" ]; then
         compat32
