@@ -8,6 +8,9 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/openat2.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -177,6 +180,61 @@ static void test_lookups(void **state) {
         check("chain41", NULL, ELOOP);
 }
 
+static atomic_bool renaming;
+
+/* Moves root/mv out of the root and back in, over and over. */
+static void *rename_loop(void *arg) {
+        char in[PATH_MAX], out[PATH_MAX];
+
+        snprintf(in, sizeof in, "%s/mv", root);
+        snprintf(out, sizeof out, "%s/mv", top);
+        while (atomic_load(&renaming)) {
+                (void) rename(in, out);
+                (void) rename(out, in);
+        }
+        return NULL;
+}
+
+/* ".." is not the directory's own: a walk down into root/mv/a/b/c/d, whose mv a rename moves out of
+ * the root and back meanwhile, must not climb by ".." from where mv went to the file beside the
+ * root. It ends inside, or fails (-EAGAIN, -ENOENT: the way changed under it). */
+static void test_dotdot_race(void **state) {
+        const char *path = "mv/a/b/c/d/../../../../../outside";
+        struct stat outside;
+        char p[PATH_MAX];
+        pthread_t t;
+        unsigned inside = 0, failed = 0;
+
+        make_dir("mv");
+        make_dir("mv/a");
+        make_dir("mv/a/b");
+        make_dir("mv/a/b/c");
+        make_dir("mv/a/b/c/d");
+        make_file("outside", "inside\n"); /* where the walk should end */
+        snprintf(p, sizeof p, "%s/outside", top);
+        assert_int_equal(stat(p, &outside), 0);
+
+        atomic_store(&renaming, true);
+        assert_int_equal(pthread_create(&t, NULL, rename_loop, NULL), 0);
+        for (int i = 0; i < 20000; i++) {
+                int fd = open_in_root_walk(root_fd, path);
+                struct stat st;
+
+                if (fd < 0) {
+                        failed++;
+                        continue;
+                }
+                assert_int_equal(fstat(fd, &st), 0);
+                close(fd);
+                if (st.st_dev == outside.st_dev && st.st_ino == outside.st_ino)
+                        fail_msg("walk %d of '%s' ended outside the root", i, path);
+                inside++;
+        }
+        atomic_store(&renaming, false);
+        assert_int_equal(pthread_join(t, NULL), 0);
+        print_message("%u walks failed as the way changed, %u ended inside\n", failed, inside);
+}
+
 /* A path longer than PATH_MAX, or a name longer than NAME_MAX, is refused, not cut. */
 static void test_long_names(void **state) {
         char path[PATH_MAX * 2 + 16], name[NAME_MAX + 2];
@@ -195,6 +253,7 @@ int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_lookups),
                 cmocka_unit_test(test_long_names),
+                cmocka_unit_test(test_dotdot_race),
         };
         return cmocka_run_group_tests(tests, setup, teardown);
 }

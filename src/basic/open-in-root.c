@@ -16,20 +16,43 @@
 /* As the kernel's own walk: more links than this on one lookup is a loop. */
 #define OPEN_IN_ROOT_LINKS_MAX 40U
 
-static bool same_inode(const struct stat *a, const struct stat *b) {
-        return a->st_dev == b->st_dev && a->st_ino == b->st_ino;
+/* A descriptor of the directory at path (the names of directories that were met on the way down,
+ * "" for the top) opened again from the top: how ".." goes up, by the way the walk came and never
+ * by a directory's own "..", which a rename may have moved out of the top meanwhile. A name that
+ * is no longer a directory is a race lost: -EAGAIN, as openat2() says. */
+static int reopen_from_top(int root_fd, const char *path) {
+        _cleanup_close_ int cur = fcntl(root_fd, F_DUPFD_CLOEXEC, 3);
+        char name[NAME_MAX + 1];
+
+        if (cur < 0)
+                return -errno;
+        for (const char *p = path; *p == '/';) {
+                size_t n = strcspn(p + 1, "/");
+                int next;
+
+                memcpy(name, p + 1, n);
+                name[n] = '\0';
+                p += 1 + n;
+                next = openat(cur, name, O_PATH | O_NOFOLLOW | O_DIRECTORY | O_CLOEXEC);
+                if (next < 0)
+                        return errno == ENOENT || errno == ENOTDIR || errno == ELOOP ? -EAGAIN : -errno;
+                safe_close(cur);
+                cur = next;
+        }
+        return TAKE_FD(cur);
 }
 
 int open_in_root_walk(int root_fd, const char *path) {
         _cleanup_close_ int cur = -EBADF;
-        char todo[2 * PATH_MAX], *p = todo;
+        /* todo: what is left to look up; where: the directories met on the way to cur, "/a/b". */
+        char todo[2 * PATH_MAX], where[PATH_MAX] = "", *p = todo;
         struct stat root_st;
         unsigned links = 0;
-        size_t len = strlen(path);
+        size_t len = strlen(path), where_len = 0;
 
         if (len == 0)
                 return -ENOENT; /* as openat2() */
-        if (len >= sizeof(todo))
+        if (len >= PATH_MAX)
                 return -ENAMETOOLONG;
         if (fstat(root_fd, &root_st) < 0)
                 return -errno;
@@ -59,13 +82,19 @@ int open_in_root_walk(int root_fd, const char *path) {
                 if (streq(name, "."))
                         continue;
                 if (streq(name, "..")) {
-                        if (fstat(cur, &st) < 0)
-                                return -errno;
-                        if (same_inode(&st, &root_st))
+                        if (where_len == 0)
                                 continue; /* the top's ".." is the top */
-                        next = openat(cur, "..", O_PATH | O_DIRECTORY | O_CLOEXEC);
-                } else
-                        next = openat(cur, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+                        while (where[--where_len] != '/')
+                                ;
+                        where[where_len] = '\0';
+                        next = reopen_from_top(root_fd, where);
+                        if (next < 0)
+                                return next;
+                        safe_close(cur);
+                        cur = TAKE_FD(next);
+                        continue;
+                }
+                next = openat(cur, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
                 if (next < 0)
                         return -errno;
                 if (fstat(next, &st) < 0)
@@ -95,11 +124,20 @@ int open_in_root_walk(int root_fd, const char *path) {
                                 cur = fcntl(root_fd, F_DUPFD_CLOEXEC, 3);
                                 if (cur < 0)
                                         return -errno;
+                                where_len = 0;
+                                where[0] = '\0';
                         }
                         continue; /* a relative one from the directory that holds it */
                 }
                 if (*p != '\0' && !S_ISDIR(st.st_mode))
                         return -ENOTDIR;
+                if (S_ISDIR(st.st_mode)) {
+                        if (where_len + 1 + n >= sizeof(where))
+                                return -ENAMETOOLONG;
+                        where[where_len++] = '/';
+                        memcpy(where + where_len, name, n + 1);
+                        where_len += n;
+                }
                 safe_close(cur);
                 cur = TAKE_FD(next);
         }

@@ -6,10 +6,13 @@
  * above it.
  *
  * The kernel does this itself from 5.6 on (openat2() with RESOLVE_IN_ROOT); before that, and
- * where a seccomp filter or valgrind refuses openat2(), a walk one name at a time does the same,
+ * where a seccomp filter or valgrind refuses openat2(), a walk one name at a time does the same:
  * each step relative to the descriptor of the last (a name renamed meanwhile cannot send the walk
- * elsewhere) and every link read as text and resolved again within the directory (a link of
- * /proc, which the kernel would follow to its target whatever its text, is then only its text).
+ * elsewhere), every link read as text and resolved again within the directory (a link of /proc,
+ * which the kernel would follow to its target whatever its text, is then only its text), and ".."
+ * taken back along the names the walk came down by, from the top (a directory's own ".." leads
+ * out of the top once a rename has moved it out; a walk that finds its way changed fails with
+ * -EAGAIN, as openat2() does).
  */
 #pragma once
 
