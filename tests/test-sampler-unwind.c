@@ -651,15 +651,23 @@ static void i386_leaf_rule(const char *fixture, UnwindRule *ret) {
         unwind_cfi_file_rule(f, sym.st_value + sym.st_size / 2, ret);
 }
 
-/* An i386 file's CFI is read in i386's terms: esp is DWARF register 4, ebp 5, the return address
- * column 8, words of 4 bytes. With frame pointers the leaf's CFA is ebp + 8, the return address at
+/* An i386 file's CFI is read in i386's terms, from .eh_frame or .debug_frame: esp is DWARF
+ * register 4, ebp 5, the return address column 8, words of 4 bytes. With frame pointers the leaf's CFA is ebp + 8, the return address at
  * CFA - 4 and the caller's ebp at CFA - 8; without, the CFA is esp plus what the leaf pushed. */
 static void test_unwind_i386_rules(void **state) {
         const char *fp = getenv("TPROF_COMPAT32_FIXTURE"), *nofp = getenv("TPROF_COMPAT32_FIXTURE_NOFP");
+        const char *debugframe = getenv("TPROF_COMPAT32_FIXTURE_DEBUGFRAME");
         UnwindRule rule;
 
-        if (!fp || !nofp)
+        if (!fp || !nofp || !debugframe)
                 skip();
+        assert_true(section_index_of(debugframe, ".debug_frame") != 0);
+        assert_true(section_index_of(debugframe, ".eh_frame") == 0);
+        i386_leaf_rule(debugframe, &rule); /* from .debug_frame, through a 32-bit image */
+        assert_int_equal(rule.kind, UNWIND_RULE_SIMPLE);
+        assert_int_equal(rule.cfa_reg, UNWIND_DWARF_REG_SP);
+        assert_int_equal(rule.ra_off, -4);
+
         i386_leaf_rule(fp, &rule);
         assert_int_equal(rule.kind, UNWIND_RULE_SIMPLE);
         assert_int_equal(rule.cfa_reg, UNWIND_DWARF_REG_BP);

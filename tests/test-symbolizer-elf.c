@@ -590,7 +590,8 @@ static void test_symbolizer_user_frames(void **state) {
                 symbolizer_user(z, 0, &vm, (uintptr_t) cg + 2, false, &f);
                 assert_string_equal(f.dso, "[vdso]");
                 assert_true(streq(f.symbol, "__vdso_clock_gettime") || streq(f.symbol, "clock_gettime"));
-                /* A vDSO of another size (a 32-bit process) is not ours to name. */
+                /* A vDSO of another size (a 32-bit process's) is not ours to name, and one of no
+                 * process (pid 0) cannot be read from the process. */
                 vm.end += 4096;
                 symbolizer_user(z, 0, &vm, (uintptr_t) cg + 2, false, &f);
                 assert_string_equal(f.symbol, "[unknown]");

@@ -114,7 +114,8 @@ static int load_debug_frame(UnwindCfiFile *f, Elf *src, bool may_decompress, siz
         uint64_t want;
         bool gnu = false;
 
-        if (!gelf_getehdr(src, &eh) || eh.e_ident[EI_CLASS] != ELFCLASS64 || elf_getshdrstrndx(src, &shstrndx) < 0)
+        if (!gelf_getehdr(src, &eh) || (eh.e_ident[EI_CLASS] != ELFCLASS64 && eh.e_ident[EI_CLASS] != ELFCLASS32) ||
+            elf_getshdrstrndx(src, &shstrndx) < 0)
                 return -ENODATA;
         /* An image in the other byte order would need every field swapped: not worth it here. */
         if (eh.e_ident[EI_DATA] != (__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__ ? ELFDATA2LSB : ELFDATA2MSB))
@@ -220,7 +221,7 @@ static Dwarf_CFI *eh_frame_cfi(UnwindCfiFile *f, Elf *src) {
         GElf_Ehdr ehdr;
 
         if (eh == 0 || hdr == 0 || hdr < eh || !src || !gelf_getehdr(src, &ehdr) ||
-            ehdr.e_ident[EI_CLASS] != ELFCLASS64 ||
+            (ehdr.e_ident[EI_CLASS] != ELFCLASS64 && ehdr.e_ident[EI_CLASS] != ELFCLASS32) ||
             ehdr.e_ident[EI_DATA] != (__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__ ? ELFDATA2LSB : ELFDATA2MSB))
                 return dwarf_getcfi_elf(f->elf);
         eh_scn = elf_getscn(src, eh);
@@ -369,7 +370,8 @@ static int load_elf(UnwindCfiFile *f, int fd) {
                 return -ENOEXEC;
         if (gelf_getehdr(f->elf, &eh)) {
                 f->entry = eh.e_entry;
-                if (eh.e_ident[EI_CLASS] == ELFCLASS64 && eh.e_machine == EM_X86_64)
+                /* x32's programs too (ELFCLASS32, EM_X86_64): 64-bit registers and return slots. */
+                if (eh.e_machine == EM_X86_64)
                         f->arch = (UnwindArch) { .sp = UNWIND_DWARF_REG_SP, .bp = UNWIND_DWARF_REG_BP,
                                                  .ra = UNWIND_DWARF_REG_RA, .word = 8 };
                 else if (eh.e_ident[EI_CLASS] == ELFCLASS32 && eh.e_machine == EM_386)

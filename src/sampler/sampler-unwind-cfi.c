@@ -156,9 +156,13 @@ static bool reg_value(const UnwindArch *a, const UnwindRegs *regs, uint64_t reg,
         return false;
 }
 
-/* An address of the file's width: arithmetic of a 32-bit program wraps at 4 GiB. */
+/* A value of the file's width: arithmetic of a 32-bit program wraps at 4 GiB. */
 static uint64_t arch_addr(const UnwindArch *a, uint64_t v) {
         return a->word == 4 ? (uint32_t) v : v;
+}
+
+static int64_t arch_signed(const UnwindArch *a, uint64_t v) {
+        return a->word == 4 ? (int64_t) (int32_t) (uint32_t) v : (int64_t) v;
 }
 
 /*
@@ -178,7 +182,7 @@ static UnwindStepResult eval_expr(const UnwindArch *arch, const Dwarf_Op *ops, s
         do {                                                  \
                 if (sp >= UNWIND_EXPR_STACK_MAX)              \
                         return UNWIND_STEP_BAD;               \
-                st[sp++] = (v);                               \
+                st[sp++] = arch_addr(arch, (v));              \
         } while (0)
 #define NEED(n)                                               \
         do {                                                  \
@@ -230,7 +234,7 @@ static UnwindStepResult eval_expr(const UnwindArch *arch, const Dwarf_Op *ops, s
                         break;
                 case DW_OP_plus_uconst:
                         NEED(1);
-                        st[sp - 1] += o->number;
+                        st[sp - 1] = arch_addr(arch, st[sp - 1] + o->number);
                         break;
                 case DW_OP_plus: case DW_OP_minus: case DW_OP_and: case DW_OP_or: case DW_OP_xor:
                 case DW_OP_shl: case DW_OP_shr: case DW_OP_mul:
@@ -248,15 +252,15 @@ static UnwindStepResult eval_expr(const UnwindArch *arch, const Dwarf_Op *ops, s
                         case DW_OP_mul:   v = a * b; break;
                         case DW_OP_shl:   v = b >= 64 ? 0 : a << b; break;
                         case DW_OP_shr:   v = b >= 64 ? 0 : a >> b; break;
-                        /* Comparisons are signed (DWARF 5, 2.5.1.4). */
-                        case DW_OP_ge:    v = (int64_t) a >= (int64_t) b; break;
-                        case DW_OP_gt:    v = (int64_t) a > (int64_t) b; break;
-                        case DW_OP_le:    v = (int64_t) a <= (int64_t) b; break;
-                        case DW_OP_lt:    v = (int64_t) a < (int64_t) b; break;
+                        /* Comparisons are signed (DWARF 5, 2.5.1.4), in the file's width. */
+                        case DW_OP_ge:    v = arch_signed(arch, a) >= arch_signed(arch, b); break;
+                        case DW_OP_gt:    v = arch_signed(arch, a) > arch_signed(arch, b); break;
+                        case DW_OP_le:    v = arch_signed(arch, a) <= arch_signed(arch, b); break;
+                        case DW_OP_lt:    v = arch_signed(arch, a) < arch_signed(arch, b); break;
                         case DW_OP_eq:    v = a == b; break;
                         default:          v = a != b; break;
                         }
-                        st[sp - 1] = v;
+                        st[sp - 1] = arch_addr(arch, v);
                         break;
                 case DW_OP_stack_value:
                         if (i + 1 != nops)

@@ -36,6 +36,12 @@
 /* One stack in this many is timed for UnwindStats.nsec. */
 #define UNWIND_TIMED_EVERY 64U
 
+/* Which files a process sees (process_view()), while its mappings stay as they were. */
+typedef struct ViewSlot {
+        uint32_t pid;
+        uint64_t gen, view;
+} ViewSlot;
+
 typedef struct RuleSlot {
         const UnwindCfiFile *file;
         uint64_t vaddr;
@@ -60,11 +66,14 @@ struct Unwinder {
         } recent[16];
 
         UnwindCfiFile *vdso, *vdso32;
-        uint8_t *vdso_copy, *vdso32_copy;
+        uint8_t *vdso_copy;
+        void *vdso32_copy;
         uint64_t vdso_size, vdso32_size;
-        bool vdso_tried, vdso32_tried;
+        bool vdso_tried;
+        uint64_t vdso32_tried_usec; /* CLOCK_MONOTONIC of the last attempt; 0 = none yet */
 
         RuleSlot *rules; /* UNWIND_RULE_CACHE_SIZE */
+        ViewSlot views[64];
 
         UnwindStats stats;
 };
@@ -178,26 +187,22 @@ void unwinder_count_no_user(Unwinder *u) {
         u->stats.no_user++;
 }
 
-/* The 32-bit vDSO, as mapped at m in a 32-bit process pid: not ours, read from its memory once.
- * A process that rewrote its own (ptrace writes through) is parsed as untrusted as any file is,
- * and costs only 32-bit processes' walks out of the vDSO. */
+/* The 32-bit vDSO, as mapped at m in a 32-bit process pid: not ours, copied from the first such
+ * process's memory that gives the kernel's own image (process_vdso_copy()); after a failure (the
+ * process gone, its vDSO its own) from another a flush interval later. */
 static UnwindCfiFile *vdso32_file(Unwinder *u, uint32_t pid, const ProcMap *m) {
-        if (!u->vdso32_tried && pid > 0 && m->end > m->start && m->end - m->start <= 1024 * 1024) {
-                _cleanup_close_ int fd = -EBADF;
-                size_t size = m->end - m->start;
-                char p[PATH_MAX];
+        if (!u->vdso32 && pid > 0 && m->end > m->start && m->end - m->start <= 1024 * 1024 &&
+            monotonic_interval_passed(&u->vdso32_tried_usec, u->flush_interval_usec)) {
+                void *copy = NULL;
 
-                u->vdso32_tried = true;
-                snprintf(p, sizeof(p), "%s/%" PRIu32 "/mem", u->proc_root, pid);
-                fd = open(p, O_RDONLY | O_CLOEXEC);
-                u->vdso32_copy = fd >= 0 ? malloc(size) : NULL;
-                if (u->vdso32_copy && pread(fd, u->vdso32_copy, size, (off_t) m->start) == (ssize_t) size &&
-                    unwind_cfi_file_load_memory(u->vdso32_copy, size, &u->vdso32) >= 0 &&
-                    unwind_cfi_file_word(u->vdso32) == 4)
-                        u->vdso32_size = size;
-                else {
+                if (process_vdso_copy(u->proc_root, pid, m->start, m->end - m->start, &copy) >= 0 &&
+                    unwind_cfi_file_load_memory(copy, m->end - m->start, &u->vdso32) >= 0 &&
+                    unwind_cfi_file_word(u->vdso32) == 4) {
+                        u->vdso32_copy = copy;
+                        u->vdso32_size = m->end - m->start;
+                } else {
                         u->vdso32 = unwind_cfi_file_free(u->vdso32);
-                        u->vdso32_copy = mfree(u->vdso32_copy);
+                        free(copy);
                 }
         }
         return u->vdso32 && m->end - m->start == u->vdso32_size ? u->vdso32 : NULL;

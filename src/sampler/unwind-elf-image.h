@@ -19,8 +19,8 @@ typedef struct ElfImageSection {
 } ElfImageSection;
 
 /*
- * A 64-bit image of eh's class, byte order, type and machine (which must be the host's byte
- * order), holding the n sections as SHT_PROGBITS in the order given, then their names: for
+ * An image of eh's class (64- or 32-bit), byte order, type and machine (which must be the host's
+ * byte order), holding the n sections as SHT_PROGBITS in the order given, then their names: for
  * elf_memory(). NULL on ENOMEM; *ret_size its bytes. Free with free() once its Elf is ended.
  */
 void *elf_image_new(const GElf_Ehdr *eh, const ElfImageSection *sections, size_t n, size_t *ret_size);

@@ -75,11 +75,16 @@ struct Symbolizer {
         char **demangled_owned;
         size_t n_demangled_owned, n_demangled_owned_allocated;
 
-        /* Our own vDSO, which names [vdso] frames of processes whose vDSO is the same size (the same
-         * image: one per architecture and kernel). Loaded once; not part of the bounded cache. */
+        /* Our own vDSO, which names [vdso] frames of 64-bit processes whose vDSO is the same size
+         * (the same image: one per architecture and kernel). Loaded once; not part of the bounded
+         * cache. */
         ElfSymbols *vdso;
         uint64_t vdso_size;
         bool vdso_tried;
+        /* A 32-bit process's vDSO: copied from the first such process that gives the kernel's own
+         * image (process_vdso_copy()); tried again an interval after a failure. */
+        ElfSymbols *vdso32;
+        uint64_t vdso32_size, vdso32_tried_usec;
 
         Hashmap *jit; /* pid -> JitEntry* */
         JitEntry **jit_owned;
@@ -128,6 +133,7 @@ Symbolizer *symbolizer_free(Symbolizer *z) {
                 (void) dlclose(z->libstdcxx);
         kallsyms_free(z->kallsyms);
         elf_symbols_free(z->vdso);
+        elf_symbols_free(z->vdso32);
         free(z->kallsyms_path);
         free(z->proc_root);
         free(z->jit_dir);
@@ -570,17 +576,38 @@ static const char *demangle(Symbolizer *z, const char *name) {
         return d;
 }
 
-static ElfSymbols *vdso_symbols(Symbolizer *z, const SymbolizerMapping *m) {
-        if (!z->vdso_tried) {
-                const void *start;
-                size_t size;
+/*
+ * The symbols of the [vdso] at m in process pid. A 64-bit process's is ours (the same size, the
+ * same kernel); a 32-bit process's is mapped below 4 GiB, is the size of ours as often as not, and
+ * is named from a copy of its own image (a 32-bit ELF, or not taken).
+ */
+static ElfSymbols *vdso_symbols(Symbolizer *z, uint32_t pid, const SymbolizerMapping *m) {
+        uint64_t size = m->end - m->start;
 
-                z->vdso_tried = true;
-                if (self_vdso_range(1024 * 1024, &start, &size) >= 0 &&
-                    elf_symbols_load_memory(start, size, &z->vdso) >= 0)
-                        z->vdso_size = size;
+        if (m->end > UINT64_C(1) << 32) {
+                if (!z->vdso_tried) {
+                        const void *start;
+                        size_t n;
+
+                        z->vdso_tried = true;
+                        if (self_vdso_range(1024 * 1024, &start, &n) >= 0 &&
+                            elf_symbols_load_memory(start, n, &z->vdso) >= 0)
+                                z->vdso_size = n;
+                }
+                return z->vdso && size == z->vdso_size ? z->vdso : NULL;
         }
-        return z->vdso && m->end - m->start == z->vdso_size ? z->vdso : NULL;
+        if (!z->vdso32 && pid > 0 && m->end > m->start && size <= 1024 * 1024 &&
+            monotonic_interval_passed(&z->vdso32_tried_usec, z->flush_interval_usec)) {
+                _cleanup_free_ uint8_t *copy = NULL;
+
+                if (process_vdso_copy(z->proc_root, pid, m->start, size, (void **) &copy) >= 0 && size > EI_CLASS &&
+                    memcmp(copy, ELFMAG, SELFMAG) == 0 && copy[EI_CLASS] == ELFCLASS32 &&
+                    elf_symbols_load_memory(copy, size, &z->vdso32) >= 0)
+                        z->vdso32_size = size;
+                else
+                        z->vdso32 = elf_symbols_free(z->vdso32);
+        }
+        return z->vdso32 && size == z->vdso32_size ? z->vdso32 : NULL;
 }
 
 /* same_frame_range() for a frame of mapping m placed by e: below and above are the bytes around
@@ -665,7 +692,7 @@ static bool user_frame(Symbolizer *z, uint32_t pid, const SymbolizerMapping *m, 
         }
 
         if (vdso) {
-                e = vdso_symbols(z, m);
+                e = vdso_symbols(z, pid, m);
                 if (e && elf_symbols_offset_to_vaddr(e, a - m->start, &vaddr) && elf_symbols_lookup(e, vaddr, &name, &off, NULL)) {
                         frame_resolved(z, ret, name, m->path, where, off, is_return, /* kernel= */ false);
                         return true;

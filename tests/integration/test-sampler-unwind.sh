@@ -261,9 +261,9 @@ else
         echo "container debug file: no objcopy or unshare -m: not run"
 fi
 
-# --- a 32-bit process: walked by its i386 CFI (4-byte words, i386's register numbers), and by its
-# 4-byte frame pointers where it has none. The program built without frame pointers is whole by its
-# CFI alone, and cut with frame pointers alone.
+# --- a 32-bit process: walked by its i386 CFI (4-byte words, i386's register numbers; .eh_frame or
+# .debug_frame), and by its 4-byte frame pointers where it has none. The program built without frame
+# pointers is whole by its CFI alone, and cut with frame pointers alone.
 compat32_run() { # FIXTURE: starts it, in $pid, once it has exec'd; 1 if 32-bit programs do not run
         "$1" &
         pid=$!
@@ -296,6 +296,12 @@ compat32() {
         [ "$(comm_total compat32-fixtur)" -ge 3 ] && [ $((good * 2)) -lt "$(comm_total compat32-fixtur)" ] ||
                 fail "compat32 without frame pointers walked whole by frame pointers: $(head -5 "$OUT")"
 
+        # Its .debug_frame alone (no .eh_frame).
+        compat32_run "$TPROF_COMPAT32_FIXTURE_DEBUGFRAME" || fail "compat32 with .debug_frame only did not run"
+        once 3 --pid "$pid" --unwind dwarf
+        kill "$pid" 2>/dev/null || true
+        fixture_check compat32-debug-frame compat32-fixtur "$whole"
+
         # In system calls through the 32-bit vDSO (the user registers are in __kernel_vsyscall):
         # walked out of it by the vDSO's own i386 CFI, read from the process's memory.
         "$TPROF_COMPAT32_FIXTURE_NOFP" vsyscall &
@@ -306,9 +312,11 @@ compat32() {
         once 3 --pid "$pid" --unwind dwarf
         kill "$pid" 2>/dev/null || true
         fixture_check compat32-vdso compat32-fixtur '^compat32-fixtur;_start;compat32_main'
-        in_vdso=$(comm_matching compat32-fixtur 'vdso')
-        good=$(comm_matching compat32-fixtur '^compat32-fixtur;_start;compat32_main;compat32_outer;compat32_middle;compat32_syscall;[^;]*vdso')
-        echo "compat32-vdso: $good of $in_vdso samples in the vDSO whole"
+        # Named from the same image (__kernel_vsyscall), then the kernel's frames.
+        in_vdso=$(comm_matching compat32-fixtur 'compat32_syscall;')
+        good=$(comm_matching compat32-fixtur \
+                '^compat32-fixtur;_start;compat32_main;compat32_outer;compat32_middle;compat32_syscall;__kernel_vsyscall(;|$)')
+        echo "compat32-vdso: $good of $in_vdso samples in the vDSO whole and named"
         [ $((in_vdso * 2)) -ge "$(comm_total compat32-fixtur)" ] && [ "$good" -eq "$in_vdso" ] ||
                 fail "compat32 in the vDSO: $good of $in_vdso whole: $(head -5 "$OUT")"
 }
