@@ -473,6 +473,31 @@ static void test_unwind_separate_debug_file(void **state) {
                                &st);
         assert_int_equal(st.debug_files, 1);
 
+        /* Files are shared by build id, and a debug file is looked for once per view, not once
+         * per file: a process of another root that has no debug file looks first (its root and
+         * the host's tried, the walk cut); the first process, whose root has one, then looks in
+         * its own and is whole. */
+        snprintf(cmd, sizeof(cmd), "mkdir -p '%1$s/%2$u/root%3$s' && rmdir '%1$s/%2$u/root%3$s' && "
+                 "ln -s '%3$s' '%1$s/%2$u/root%3$s'", proc, FIXTURE_PID + 1, dbgfile_dir);
+        assert_int_equal(system(cmd), 0);
+        assert_int_equal(proc_table_comm_event(s.procs, FIXTURE_PID + 1, FIXTURE_PID + 1, "unwind-fixture", false), 0);
+        for (size_t i = 0; i < s.n_maps; i++)
+                assert_int_equal(proc_table_mmap(s.procs, FIXTURE_PID + 1, &s.maps[i]), 0);
+        u = unwinder_free(u);
+        assert_int_equal(unwinder_new(&(UnwinderOptions) { .mode = UNWIND_MODE_DWARF, .proc_root = proc }, &u), 0);
+        (void) unwinder_unwind(u, s.procs,
+                               &(UnwindInput) { .pid = FIXTURE_PID + 1, .ip = s.ip, .sp = s.sp, .bp = s.bp,
+                                                .stack = s.stack, .stack_size = s.size },
+                               ips, ELEMENTSOF(ips));
+        unwinder_get_stats(u, &st);
+        assert_int_equal(st.cut[UNWIND_CUT_NO_CFI], 1);
+        assert_int_equal(st.debug_files, 0);
+        (void) walk(u, &s, s.size, ips, ELEMENTSOF(ips));
+        unwinder_get_stats(u, &st);
+        assert_int_equal(st.cut[UNWIND_CUT_NO_CFI], 1);
+        assert_int_equal(st.stacks_cfi, 1);
+        assert_int_equal(st.debug_files, 1);
+
         /* Room for the two files' own tables and one byte more: the debug file's .debug_frame is
          * not taken (and counted as a wait for room). */
         u = unwinder_free(u);

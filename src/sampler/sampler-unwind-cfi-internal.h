@@ -57,7 +57,9 @@ struct UnwindCfiFile {
         uint64_t table_base;
         uint8_t *seen;
         char *debuglink; /* the name in .gnu_debuglink, NULL if none */
-        bool debug_file_tried; /* a separate debug file looked for (or not to be: a copy in memory) */
+        bool debug_file_never; /* no separate debug file to look for: a copy in memory, or one taken */
+        uint64_t debug_views[UNWIND_DEBUG_VIEWS_MAX]; /* the views a debug file was looked for in */
+        uint8_t n_debug_views;
         uint64_t debug_file_retry_usec; /* one was too large for the room left: not before then */
 };
 

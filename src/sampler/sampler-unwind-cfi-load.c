@@ -393,7 +393,7 @@ static int load_elf(UnwindCfiFile *f, int fd) {
         f->bytes = sizeof(*f) + cfi_section_bytes(f->elf, &debug_frame);
         if (f->cfi)
                 find_search_table(f, f->eh_elf ?: f->elf);
-        f->debug_file_tried = fd < 0;
+        f->debug_file_never = fd < 0;
         if (fd >= 0) {
                 const char *link = elf_debuglink_name(f->elf);
                 if (link)
@@ -463,15 +463,23 @@ unsigned unwind_cfi_file_word(const UnwindCfiFile *f) {
 }
 
 bool unwind_cfi_file_wants_debug_file(const UnwindCfiFile *f) {
-        return !f->debug_file_tried && !f->debug_cfi && f->build_id_len > 0;
+        return !f->debug_file_never && !f->debug_cfi && f->build_id_len > 0 && f->n_debug_views < UNWIND_DEBUG_VIEWS_MAX;
 }
 
 const char *unwind_cfi_file_debuglink(const UnwindCfiFile *f) {
         return f->debuglink;
 }
 
-void unwind_cfi_file_debug_file_tried(UnwindCfiFile *f) {
-        f->debug_file_tried = true;
+bool unwind_cfi_file_debug_file_tried_in(const UnwindCfiFile *f, uint64_t view) {
+        for (size_t i = 0; i < f->n_debug_views; i++)
+                if (f->debug_views[i] == view)
+                        return true;
+        return false;
+}
+
+void unwind_cfi_file_debug_file_tried(UnwindCfiFile *f, uint64_t view) {
+        if (f->n_debug_views < UNWIND_DEBUG_VIEWS_MAX && !unwind_cfi_file_debug_file_tried_in(f, view))
+                f->debug_views[f->n_debug_views++] = view;
 }
 
 uint64_t unwind_cfi_file_debug_file_retry_usec(const UnwindCfiFile *f) {
@@ -528,7 +536,7 @@ int unwind_cfi_file_add_debug_fd(UnwindCfiFile *f, int fd, size_t room, size_t c
         r = load_debug_frame(f, src, /* may_decompress= */ true, room, capacity);
         if (r < 0)
                 return r;
-        f->debug_file_tried = true;
+        f->debug_file_never = true;
         return 0;
 }
 

@@ -383,41 +383,87 @@ static bool same_view(Unwinder *u, uint32_t pid, const struct stat *root_st) {
 }
 
 /*
+ * The files process pid sees, as one number: UNWIND_VIEW_HOST for tprofd's own (same_view()),
+ * UNWIND_VIEW_UNKNOWN for a process gone, else its root's device and inode with its mount
+ * namespace's, hashed. Kept per process while its mappings are unchanged (an exec may bring
+ * another root), so a frame that asks again costs no system call.
+ */
+#define UNWIND_VIEW_HOST 0U
+#define UNWIND_VIEW_UNKNOWN UINT64_MAX
+static uint64_t process_view(Unwinder *u, ProcTable *procs, uint32_t pid) {
+        uint64_t gen = proc_table_maps_generation(procs, pid), view;
+        ViewSlot *slot = &u->views[pid % ELEMENTSOF(u->views)];
+        struct stat root_st, ns_st;
+        char p[PATH_MAX];
+
+        if (gen != 0 && slot->pid == pid && slot->gen == gen)
+                return slot->view;
+        snprintf(p, sizeof(p), "%s/%" PRIu32 "/root", u->proc_root, pid);
+        if (pid == 0 || stat(p, &root_st) < 0)
+                return UNWIND_VIEW_UNKNOWN;
+        if (same_view(u, pid, &root_st))
+                view = UNWIND_VIEW_HOST;
+        else {
+                snprintf(p, sizeof(p), "%s/%" PRIu32 "/ns/mnt", u->proc_root, pid);
+                if (stat(p, &ns_st) < 0)
+                        ns_st.st_ino = 0;
+                view = (root_st.st_dev * UINT64_C(0x9E3779B97F4A7C15) ^ root_st.st_ino) * UINT64_C(0xBF58476D1CE4E5B9) ^
+                       (uint64_t) ns_st.st_ino;
+                if (view == UNWIND_VIEW_HOST || view == UNWIND_VIEW_UNKNOWN)
+                        view = 1;
+        }
+        *slot = (ViewSlot) { .pid = pid, .gen = gen, .view = view };
+        return view;
+}
+
+/* A root a debug file is looked for under ("" for the host's /), and the view it shows. */
+typedef struct DebugRoot {
+        const char *path;
+        uint64_t view;
+} DebugRoot;
+
+/*
  * The .debug_frame of f's separate debug file, looked for the first time f's own CFI has no rule
  * for an address (most files' .eh_frame covers all their code, so most never look): where the
  * symbolizer finds debug files, under the process's root first (a container's own), then the
  * host's, unless the two are one. Taken only with f's build id, and only if it fits in what the
  * tables may still hold (if not, it is looked for again a flush interval later). Looked for once
- * per file while its table is held (files are shared by build id: a container with debug files
- * that a process elsewhere missed them in first, or a process gone before its samples were
- * walked, whose root is then unknown, goes without until the tables are next dropped). True if
- * one was added.
+ * per view while its table is held: files are shared by build id, so a container whose debug
+ * files a process elsewhere missed them in first is looked in when its own process needs them
+ * (up to UNWIND_DEBUG_VIEWS_MAX views; the host's once); a process gone before its samples were
+ * walked, whose root is then unknown, has the host's looked in only. True if one was added.
  */
-static bool debug_file_load(Unwinder *u, uint32_t pid, const ProcMap *m, UnwindCfiFile *f, uint64_t *load_nsec) {
-        uint64_t t = now_nsec(CLOCK_MONOTONIC);
+static bool debug_file_load(Unwinder *u, ProcTable *procs, uint32_t pid, const ProcMap *m, UnwindCfiFile *f,
+                            uint64_t *load_nsec) {
         size_t before = unwind_cfi_file_bytes(f), bid_len, n_roots = 0;
         size_t room = u->cache_bytes_max > u->stats.cache_bytes ? u->cache_bytes_max - u->stats.cache_bytes : 0;
         const uint8_t *bid = unwind_cfi_file_build_id(f, &bid_len);
         char proc_root[PATH_MAX], p[PATH_MAX];
-        struct stat process_st;
-        const char *roots[2];
+        DebugRoot roots[2];
         bool added = false, full = false;
+        uint64_t t, view;
 
         if (unwind_cfi_file_debug_file_retry_usec(f) != 0 &&
             now_usec(CLOCK_MONOTONIC) < unwind_cfi_file_debug_file_retry_usec(f))
                 return false; /* its debug file did not fit: not looked for a while */
         /* A process that sees the files tprofd sees is searched as the host is, by plain paths;
          * any other within its root as well. */
-        snprintf(proc_root, sizeof(proc_root), "%s/%" PRIu32 "/root", u->proc_root, pid);
-        if (pid > 0 && stat(proc_root, &process_st) >= 0 && !same_view(u, pid, &process_st))
-                roots[n_roots++] = proc_root;
-        roots[n_roots++] = "";
+        view = process_view(u, procs, pid);
+        if (view != UNWIND_VIEW_HOST && view != UNWIND_VIEW_UNKNOWN && !unwind_cfi_file_debug_file_tried_in(f, view)) {
+                snprintf(proc_root, sizeof(proc_root), "%s/%" PRIu32 "/root", u->proc_root, pid);
+                roots[n_roots++] = (DebugRoot) { proc_root, view };
+        }
+        if (!unwind_cfi_file_debug_file_tried_in(f, UNWIND_VIEW_HOST))
+                roots[n_roots++] = (DebugRoot) { "", UNWIND_VIEW_HOST };
+        if (n_roots == 0)
+                return false;
 
+        t = now_nsec(CLOCK_MONOTONIC);
         for (ElfDebugWay way = 0; way < _ELF_DEBUG_WAY_MAX && !added; way++) {
                 if (!elf_debug_file_path(way, bid, bid_len, unwind_cfi_file_debuglink(f), m->path, p, sizeof(p)))
                         continue;
                 for (size_t i = 0; i < n_roots && !added; i++) {
-                        int fd = elf_debug_file_open(roots[i], p), r;
+                        int fd = elf_debug_file_open(roots[i].path, p), r;
 
                         if (fd < 0)
                                 continue;
@@ -436,7 +482,8 @@ static bool debug_file_load(Unwinder *u, uint32_t pid, const ProcMap *m, UnwindC
                 u->stats.loads_deferred++;
                 unwind_cfi_file_set_debug_file_retry_usec(f, now_usec(CLOCK_MONOTONIC) + u->flush_interval_usec);
         } else
-                unwind_cfi_file_debug_file_tried(f);
+                for (size_t i = 0; i < n_roots; i++)
+                        unwind_cfi_file_debug_file_tried(f, roots[i].view);
         t = now_nsec(CLOCK_MONOTONIC) - t;
         *load_nsec += t;
         u->stats.load_nsec += t;
@@ -522,7 +569,7 @@ size_t unwinder_unwind(Unwinder *u, ProcTable *procs, const UnwindInput *in, uin
                 if (f && unwind_cfi_file_offset_to_vaddr(f, lookup - m->start + m->pgoff, &vaddr)) {
                         const UnwindRule *rule = rule_for(u, f, vaddr, &buf);
                         if (rule->kind == UNWIND_RULE_NONE && unwind_cfi_file_wants_debug_file(f) &&
-                            debug_file_load(u, in->pid, m, f, &load_nsec)) {
+                            debug_file_load(u, procs, in->pid, m, f, &load_nsec)) {
                                 rule_forget(u, f, vaddr);
                                 rule = rule_for(u, f, vaddr, &buf);
                         }
