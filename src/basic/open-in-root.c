@@ -16,48 +16,37 @@
 /* As the kernel's own walk: more links than this on one lookup is a loop. */
 #define OPEN_IN_ROOT_LINKS_MAX 40U
 
-/* A descriptor of the directory at path (the names of directories that were met on the way down,
- * "" for the top) opened again from the top: how ".." goes up, by the way the walk came and never
- * by a directory's own "..", which a rename may have moved out of the top meanwhile. A name that
- * is no longer a directory is a race lost: -EAGAIN, as openat2() says. */
-static int reopen_from_top(int root_fd, const char *path) {
-        _cleanup_close_ int cur = fcntl(root_fd, F_DUPFD_CLOEXEC, 3);
-        char name[NAME_MAX + 1];
+/* Directories deeper than this below the top, and names looked up in all (links add names), end a
+ * walk: a planted tree may ask for any amount of work, and a debug file is never that deep. */
+#define OPEN_IN_ROOT_DEPTH_MAX 256U
+#define OPEN_IN_ROOT_STEPS_MAX 8192U
 
-        if (cur < 0)
-                return -errno;
-        for (const char *p = path; *p == '/';) {
-                size_t n = strcspn(p + 1, "/");
-                int next;
-
-                memcpy(name, p + 1, n);
-                name[n] = '\0';
-                p += 1 + n;
-                next = openat(cur, name, O_PATH | O_NOFOLLOW | O_DIRECTORY | O_CLOEXEC);
-                if (next < 0)
-                        return errno == ENOENT || errno == ENOTDIR || errno == ELOOP ? -EAGAIN : -errno;
-                safe_close(cur);
-                cur = next;
-        }
-        return TAKE_FD(cur);
-}
+typedef struct DirId {
+        dev_t dev;
+        ino_t ino;
+} DirId;
 
 int open_in_root_walk(int root_fd, const char *path) {
         _cleanup_close_ int cur = -EBADF;
-        /* todo: what is left to look up; where: the directories met on the way to cur, "/a/b". */
-        char todo[2 * PATH_MAX], where[PATH_MAX] = "", *p = todo;
-        struct stat root_st;
-        unsigned links = 0;
-        size_t len = strlen(path), where_len = 0;
+        /* todo: what is left to look up. up[0..depth]: the directories the walk stands in, the
+         * top first, cur last: ".." must lead to up[depth - 1] (the way the walk came), or a
+         * rename moved cur meanwhile, maybe out of the top, and the walk fails with -EAGAIN as
+         * openat2() does. */
+        char todo[2 * PATH_MAX], *p = todo;
+        DirId up[OPEN_IN_ROOT_DEPTH_MAX + 1];
+        struct stat st;
+        unsigned links = 0, steps = 0, depth = 0;
+        size_t len = strlen(path);
 
         if (len == 0)
                 return -ENOENT; /* as openat2() */
         if (len >= PATH_MAX)
                 return -ENAMETOOLONG;
-        if (fstat(root_fd, &root_st) < 0)
+        if (fstat(root_fd, &st) < 0)
                 return -errno;
-        if (!S_ISDIR(root_st.st_mode))
+        if (!S_ISDIR(st.st_mode))
                 return -ENOTDIR;
+        up[0] = (DirId) { st.st_dev, st.st_ino };
         cur = fcntl(root_fd, F_DUPFD_CLOEXEC, 3);
         if (cur < 0)
                 return -errno;
@@ -66,12 +55,13 @@ int open_in_root_walk(int root_fd, const char *path) {
         for (;;) {
                 _cleanup_close_ int next = -EBADF;
                 char name[NAME_MAX + 1];
-                struct stat st;
                 size_t n;
 
                 p += strspn(p, "/");
                 if (*p == '\0')
                         return TAKE_FD(cur);
+                if (++steps > OPEN_IN_ROOT_STEPS_MAX)
+                        return -ELOOP;
                 n = strcspn(p, "/");
                 if (n > NAME_MAX)
                         return -ENAMETOOLONG;
@@ -82,14 +72,16 @@ int open_in_root_walk(int root_fd, const char *path) {
                 if (streq(name, "."))
                         continue;
                 if (streq(name, "..")) {
-                        if (where_len == 0)
+                        if (depth == 0)
                                 continue; /* the top's ".." is the top */
-                        while (where[--where_len] != '/')
-                                ;
-                        where[where_len] = '\0';
-                        next = reopen_from_top(root_fd, where);
+                        next = openat(cur, "..", O_PATH | O_DIRECTORY | O_CLOEXEC);
                         if (next < 0)
-                                return next;
+                                return -errno;
+                        if (fstat(next, &st) < 0)
+                                return -errno;
+                        if (st.st_dev != up[depth - 1].dev || st.st_ino != up[depth - 1].ino)
+                                return -EAGAIN;
+                        depth--;
                         safe_close(cur);
                         cur = TAKE_FD(next);
                         continue;
@@ -124,19 +116,16 @@ int open_in_root_walk(int root_fd, const char *path) {
                                 cur = fcntl(root_fd, F_DUPFD_CLOEXEC, 3);
                                 if (cur < 0)
                                         return -errno;
-                                where_len = 0;
-                                where[0] = '\0';
+                                depth = 0;
                         }
                         continue; /* a relative one from the directory that holds it */
                 }
                 if (*p != '\0' && !S_ISDIR(st.st_mode))
                         return -ENOTDIR;
                 if (S_ISDIR(st.st_mode)) {
-                        if (where_len + 1 + n >= sizeof(where))
+                        if (depth >= OPEN_IN_ROOT_DEPTH_MAX)
                                 return -ENAMETOOLONG;
-                        where[where_len++] = '/';
-                        memcpy(where + where_len, name, n + 1);
-                        where_len += n;
+                        up[++depth] = (DirId) { st.st_dev, st.st_ino };
                 }
                 safe_close(cur);
                 cur = TAKE_FD(next);
@@ -157,8 +146,9 @@ int open_in_root(int root_fd, const char *path) {
                 if (errno != EAGAIN) /* a rename raced with the lookup: once more */
                         break;
         }
+        if (errno != ENOSYS && errno != EPERM)
+                return -errno;
         /* Kernels before 5.6 have no openat2(); seccomp filters and valgrind may refuse it. */
-        if (errno == ENOSYS || errno == EPERM)
-                return open_in_root_walk(root_fd, path);
-        return -errno;
+        fd = open_in_root_walk(root_fd, path);
+        return fd == -EAGAIN ? open_in_root_walk(root_fd, path) : fd;
 }

@@ -10,16 +10,17 @@
  * each step relative to the descriptor of the last (a name renamed meanwhile cannot send the walk
  * elsewhere), every link read as text and resolved again within the directory (a link of /proc,
  * which the kernel would follow to its target whatever its text, is then only its text), and ".."
- * taken back along the names the walk came down by, from the top (a directory's own ".." leads
- * out of the top once a rename has moved it out; a walk that finds its way changed fails with
- * -EAGAIN, as openat2() does).
+ * taken only to the directory the walk came down from (a directory's own ".." leads out of the
+ * top once a rename has moved it out: a walk that finds its way changed fails with -EAGAIN, as
+ * openat2() does). It goes at most 256 directories deep and looks up 8192 names at most.
  */
 #pragma once
 
 /*
  * An O_PATH descriptor of path (absolute or not, both relative to root_fd) resolved within
  * root_fd, a directory: openat2(RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS), else
- * open_in_root_walk(). -errno on failure (-ELOOP for more than 40 links on the way).
+ * open_in_root_walk() (once more after an -EAGAIN). -errno on failure (-ELOOP for more than 40
+ * links on the way).
  */
 int open_in_root(int root_fd, const char *path);
 
