@@ -511,6 +511,31 @@ static void test_unwind_separate_debug_file(void **state) {
         assert_true(st.cache_bytes <= plain_bytes + 1);
 }
 
+/* The views a file's debug file was looked for in: the last UNWIND_DEBUG_VIEWS_MAX, a new one in
+ * place of the oldest (a user who makes namespaces at will must not stop the looking). */
+static void test_unwind_debug_views(void **state) {
+        _cleanup_(unwind_cfi_file_freep) UnwindCfiFile *f = NULL;
+        int fd = open(getenv("TPROF_UNWIND_FIXTURE"), O_RDONLY | O_CLOEXEC);
+
+        assert_true(fd >= 0);
+        assert_int_equal(unwind_cfi_file_load_fd(fd, &f), 0);
+        close(fd);
+        assert_true(unwind_cfi_file_wants_debug_file(f)); /* a build id, no .debug_frame */
+        for (uint64_t v = 1; v <= UNWIND_DEBUG_VIEWS_MAX; v++) {
+                assert_false(unwind_cfi_file_debug_views_full(f));
+                unwind_cfi_file_debug_file_tried(f, v);
+                unwind_cfi_file_debug_file_tried(f, v); /* again: no second place */
+        }
+        assert_true(unwind_cfi_file_debug_views_full(f));
+        for (uint64_t v = 1; v <= UNWIND_DEBUG_VIEWS_MAX; v++)
+                assert_true(unwind_cfi_file_debug_file_tried_in(f, v));
+        unwind_cfi_file_debug_file_tried(f, 100);
+        assert_true(unwind_cfi_file_debug_file_tried_in(f, 100));
+        assert_false(unwind_cfi_file_debug_file_tried_in(f, 1));
+        assert_true(unwind_cfi_file_debug_file_tried_in(f, 2));
+        assert_true(unwind_cfi_file_wants_debug_file(f));
+}
+
 /* The index of section name in the file at path, 0 if none. */
 static size_t section_index_of(const char *path, const char *want) {
         size_t i = 0;
@@ -1069,6 +1094,7 @@ int main(void) {
                 cmocka_unit_test(test_unwind_debug_frame),
                 cmocka_unit_test_teardown(test_unwind_zdebug_frame, zdebug_teardown),
                 cmocka_unit_test_teardown(test_unwind_separate_debug_file, dbgfile_teardown),
+                cmocka_unit_test(test_unwind_debug_views),
                 cmocka_unit_test(test_unwind_eh_frame_hdr_last),
                 cmocka_unit_test(test_unwind_fde_bytes),
                 cmocka_unit_test(test_unwind_search_table_dropped),

@@ -463,7 +463,7 @@ unsigned unwind_cfi_file_word(const UnwindCfiFile *f) {
 }
 
 bool unwind_cfi_file_wants_debug_file(const UnwindCfiFile *f) {
-        return !f->debug_file_never && !f->debug_cfi && f->build_id_len > 0 && f->n_debug_views < UNWIND_DEBUG_VIEWS_MAX;
+        return !f->debug_file_never && !f->debug_cfi && f->build_id_len > 0;
 }
 
 const char *unwind_cfi_file_debuglink(const UnwindCfiFile *f) {
@@ -471,15 +471,22 @@ const char *unwind_cfi_file_debuglink(const UnwindCfiFile *f) {
 }
 
 bool unwind_cfi_file_debug_file_tried_in(const UnwindCfiFile *f, uint64_t view) {
-        for (size_t i = 0; i < f->n_debug_views; i++)
+        for (size_t i = 0; i < MIN(f->n_debug_views, UNWIND_DEBUG_VIEWS_MAX); i++)
                 if (f->debug_views[i] == view)
                         return true;
         return false;
 }
 
+bool unwind_cfi_file_debug_views_full(const UnwindCfiFile *f) {
+        return f->n_debug_views >= UNWIND_DEBUG_VIEWS_MAX;
+}
+
 void unwind_cfi_file_debug_file_tried(UnwindCfiFile *f, uint64_t view) {
-        if (f->n_debug_views < UNWIND_DEBUG_VIEWS_MAX && !unwind_cfi_file_debug_file_tried_in(f, view))
-                f->debug_views[f->n_debug_views++] = view;
+        if (unwind_cfi_file_debug_file_tried_in(f, view))
+                return;
+        /* Full: in place of the oldest. */
+        f->debug_views[f->n_debug_views % UNWIND_DEBUG_VIEWS_MAX] = view;
+        f->n_debug_views++;
 }
 
 uint64_t unwind_cfi_file_debug_file_retry_usec(const UnwindCfiFile *f) {

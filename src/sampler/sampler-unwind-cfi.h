@@ -88,15 +88,16 @@ unsigned unwind_cfi_file_word(const UnwindCfiFile *f);
 /*
  * A separate debug file's .debug_frame, for a file whose own CFI misses addresses (built without
  * unwind tables, its .debug_frame split off with the rest of its DWARF). Wanted while the file has
- * a build id and no .debug_frame, and not every view it may be looked for in has been tried: the
- * caller finds candidates in the files one process sees, its view (symbolizer/elf-debug-file.h),
+ * a build id and no .debug_frame: the caller finds candidates in the files one process sees, its
+ * view (symbolizer/elf-debug-file.h),
  * and hands each to unwind_cfi_file_add_debug_fd() until one is taken (0; -EXDEV: another build's,
  * -ENODATA: no .debug_frame, -EFBIG: larger than capacity, the bytes the caller may ever hold, or
  * tables too large to read; -ENOSPC: larger than room, the bytes it can still hold), then calls
  * unwind_cfi_file_debug_file_tried() for the view if none was and none waits for room (then it
  * may set a time to look again). A view is the caller's number for the files a process sees (the
- * host's, a container's); UNWIND_DEBUG_VIEWS_MAX of them are tried at most, as the same file
- * (shared by build id) may be mapped in many containers. The table grows by what libdw will keep.
+ * host's, a container's): the same file (shared by build id) may be mapped in many containers.
+ * The last UNWIND_DEBUG_VIEWS_MAX views tried are remembered, a new one in place of the oldest.
+ * The table grows by what libdw will keep.
  */
 #define UNWIND_DEBUG_VIEWS_MAX 8U
 bool unwind_cfi_file_wants_debug_file(const UnwindCfiFile *f);
@@ -104,6 +105,7 @@ bool unwind_cfi_file_wants_debug_file(const UnwindCfiFile *f);
 const char *unwind_cfi_file_debuglink(const UnwindCfiFile *f);
 int unwind_cfi_file_add_debug_fd(UnwindCfiFile *f, int fd, size_t room, size_t capacity);
 bool unwind_cfi_file_debug_file_tried_in(const UnwindCfiFile *f, uint64_t view);
+bool unwind_cfi_file_debug_views_full(const UnwindCfiFile *f);
 void unwind_cfi_file_debug_file_tried(UnwindCfiFile *f, uint64_t view);
 /* CLOCK_MONOTONIC usec before which no debug file is looked for; 0: none set. */
 uint64_t unwind_cfi_file_debug_file_retry_usec(const UnwindCfiFile *f);

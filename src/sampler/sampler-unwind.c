@@ -73,7 +73,7 @@ struct Unwinder {
         uint64_t vdso32_tried_usec; /* CLOCK_MONOTONIC of the last attempt; 0 = none yet */
 
         RuleSlot *rules; /* UNWIND_RULE_CACHE_SIZE */
-        ViewSlot views[64];
+        ViewSlot views[256];
 
         UnwindStats stats;
 };
@@ -400,8 +400,8 @@ static uint64_t process_view(Unwinder *u, ProcTable *procs, uint32_t pid) {
                 return slot->view;
         snprintf(p, sizeof(p), "%s/%" PRIu32 "/root", u->proc_root, pid);
         if (pid == 0 || stat(p, &root_st) < 0)
-                return UNWIND_VIEW_UNKNOWN;
-        if (same_view(u, pid, &root_st))
+                view = UNWIND_VIEW_UNKNOWN; /* kept too: a pid reused is another generation */
+        else if (same_view(u, pid, &root_st))
                 view = UNWIND_VIEW_HOST;
         else {
                 snprintf(p, sizeof(p), "%s/%" PRIu32 "/ns/mnt", u->proc_root, pid);
@@ -420,6 +420,7 @@ static uint64_t process_view(Unwinder *u, ProcTable *procs, uint32_t pid) {
 typedef struct DebugRoot {
         const char *path;
         uint64_t view;
+        bool raced;
 } DebugRoot;
 
 /*
@@ -430,8 +431,9 @@ typedef struct DebugRoot {
  * tables may still hold (if not, it is looked for again a flush interval later). Looked for once
  * per view while its table is held: files are shared by build id, so a container whose debug
  * files a process elsewhere missed them in first is looked in when its own process needs them
- * (up to UNWIND_DEBUG_VIEWS_MAX views; the host's once); a process gone before its samples were
- * walked, whose root is then unknown, has the host's looked in only. True if one was added.
+ * (the last UNWIND_DEBUG_VIEWS_MAX views are remembered, a new one past them is looked in once a
+ * flush interval; the host's once); a process gone before its samples were walked, whose root is
+ * then unknown, has the host's looked in only. True if one was added.
  */
 static bool debug_file_load(Unwinder *u, ProcTable *procs, uint32_t pid, const ProcMap *m, UnwindCfiFile *f,
                             uint64_t *load_nsec) {
@@ -451,10 +453,14 @@ static bool debug_file_load(Unwinder *u, ProcTable *procs, uint32_t pid, const P
         view = process_view(u, procs, pid);
         if (view != UNWIND_VIEW_HOST && view != UNWIND_VIEW_UNKNOWN && !unwind_cfi_file_debug_file_tried_in(f, view)) {
                 snprintf(proc_root, sizeof(proc_root), "%s/%" PRIu32 "/root", u->proc_root, pid);
-                roots[n_roots++] = (DebugRoot) { proc_root, view };
+                roots[n_roots++] = (DebugRoot) { .path = proc_root, .view = view };
+                /* Views past UNWIND_DEBUG_VIEWS_MAX take the oldest's place, one an interval (a
+                 * user can make new ones at will, and must not make the tables look forever). */
+                if (unwind_cfi_file_debug_views_full(f))
+                        unwind_cfi_file_set_debug_file_retry_usec(f, now_usec(CLOCK_MONOTONIC) + u->flush_interval_usec);
         }
         if (!unwind_cfi_file_debug_file_tried_in(f, UNWIND_VIEW_HOST))
-                roots[n_roots++] = (DebugRoot) { "", UNWIND_VIEW_HOST };
+                roots[n_roots++] = (DebugRoot) { .path = "", .view = UNWIND_VIEW_HOST };
         if (n_roots == 0)
                 return false;
 
@@ -465,6 +471,8 @@ static bool debug_file_load(Unwinder *u, ProcTable *procs, uint32_t pid, const P
                 for (size_t i = 0; i < n_roots && !added; i++) {
                         int fd = elf_debug_file_open(roots[i].path, p), r;
 
+                        if (fd == -EAGAIN) /* a rename raced the lookup twice: not tried */
+                                roots[i].raced = true;
                         if (fd < 0)
                                 continue;
                         r = unwind_cfi_file_add_debug_fd(f, fd, room, u->cache_bytes_max);
@@ -483,7 +491,8 @@ static bool debug_file_load(Unwinder *u, ProcTable *procs, uint32_t pid, const P
                 unwind_cfi_file_set_debug_file_retry_usec(f, now_usec(CLOCK_MONOTONIC) + u->flush_interval_usec);
         } else
                 for (size_t i = 0; i < n_roots; i++)
-                        unwind_cfi_file_debug_file_tried(f, roots[i].view);
+                        if (!roots[i].raced)
+                                unwind_cfi_file_debug_file_tried(f, roots[i].view);
         t = now_nsec(CLOCK_MONOTONIC) - t;
         *load_nsec += t;
         u->stats.load_nsec += t;
