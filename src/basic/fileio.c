@@ -261,36 +261,11 @@ int self_vdso_range(size_t max_bytes, const void **ret_start, size_t *ret_size) 
         return -ENOENT;
 }
 
-/* The "Anonymous:" kilobytes of the mapping at start in a smaps file; -ENOENT if it has none. */
-static int smaps_anonymous_kb(FILE *f, uint64_t start, uint64_t *ret) {
-        char line[512];
-        bool in = false;
-
-        while (fgets(line, sizeof(line), f)) {
-                unsigned long long s, e, kb;
-
-                if (sscanf(line, "%llx-%llx ", &s, &e) == 2 && strchr(line, ' ')) {
-                        if (in)
-                                break;
-                        in = s == start;
-                        continue;
-                }
-                if (in && sscanf(line, "Anonymous: %llu kB", &kb) == 1) {
-                        *ret = kb;
-                        return 0;
-                }
-        }
-        return -ENOENT;
-}
-
-int process_vdso_copy(const char *proc_root, uint32_t pid, uint64_t start, size_t size, void **ret) {
+int process_memory_copy(const char *proc_root, uint32_t pid, uint64_t start, size_t size, void **ret) {
         _cleanup_close_ int fd = -EBADF;
-        _cleanup_fclose_ FILE *f = NULL;
         _cleanup_free_ void *buf = NULL;
         char p[PATH_MAX];
-        uint64_t anon_kb;
         ssize_t n;
-        int r;
 
         if (size == 0 || start > INT64_MAX)
                 return -EINVAL;
@@ -306,15 +281,6 @@ int process_vdso_copy(const char *proc_root, uint32_t pid, uint64_t start, size_
                 return -errno;
         if ((size_t) n != size)
                 return -EIO;
-        snprintf(p, sizeof(p), "%s/%" PRIu32 "/smaps", proc_root, pid);
-        f = fopen(p, "re");
-        if (!f)
-                return -errno;
-        r = smaps_anonymous_kb(f, start, &anon_kb);
-        if (r < 0)
-                return r;
-        if (anon_kb != 0)
-                return -EBADMSG;
         *ret = TAKE_PTR(buf);
         return 0;
 }

@@ -56,11 +56,6 @@ uint64_t self_heap_bytes(void);
  * at most max_bytes: its bytes are the vDSO every process on this kernel maps. -ENOENT if not found. */
 int self_vdso_range(size_t max_bytes, const void **ret_start, size_t *ret_size);
 
-/*
- * A copy (malloc'd, into *ret) of the vDSO process pid maps at [start, start + size), read from its
- * memory under proc_root: the image of another width than tprofd's own (a 32-bit process's).
- * Taken only while the mapping holds no page of the process's own (smaps' Anonymous: 0 kB): a
- * process may write over its vDSO through /proc/PID/mem, and a page so written is its own from
- * then on, so bytes read before such a check are the kernel's. -EBADMSG if they may not be.
- */
-int process_vdso_copy(const char *proc_root, uint32_t pid, uint64_t start, size_t size, void **ret);
+/* A copy (malloc'd, into *ret) of size bytes at start in process pid's memory (proc_root/PID/mem):
+ * -EIO if not all of them could be read. Its bytes are the process's to choose. */
+int process_memory_copy(const char *proc_root, uint32_t pid, uint64_t start, size_t size, void **ret);

@@ -6,8 +6,7 @@
  * ip/sp/bp into the caller's. Frame pointers, where allowed, read the saved bp and return address
  * at bp and bp + 8 of the copied stack. Every step must move up the stack (sp grows), so a broken
  * rule cannot loop. Our own vDSO stands in for a process's [vdso] of the same size, as in the
- * symbolizer; a 32-bit process's is read once from the first such process's memory (the kernel
- * maps the same image into each).
+ * symbolizer; a 32-bit process's is its own image, read from its memory (vdso-images.h).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -30,6 +29,7 @@
 #include "sampler/sampler-unwind.h"
 #include "symbolizer/elf-debug-file.h"
 #include "symbolizer/symbolizer.h"
+#include "symbolizer/vdso-images.h"
 
 /* The clock is read every this many frames against the budget (and around each file load). */
 #define UNWIND_CLOCK_FRAMES 16U
@@ -65,12 +65,11 @@ struct Unwinder {
                 UnwindCfiFile *f;
         } recent[16];
 
-        UnwindCfiFile *vdso, *vdso32;
+        UnwindCfiFile *vdso;
         uint8_t *vdso_copy;
-        void *vdso32_copy;
-        uint64_t vdso_size, vdso32_size;
+        uint64_t vdso_size;
         bool vdso_tried;
-        uint64_t vdso32_tried_usec; /* CLOCK_MONOTONIC of the last attempt; 0 = none yet */
+        VdsoImages *vdso32; /* 32-bit processes' vDSO tables */
 
         RuleSlot *rules; /* UNWIND_RULE_CACHE_SIZE */
         ViewSlot views[256];
@@ -130,8 +129,7 @@ Unwinder *unwinder_free(Unwinder *u) {
         free(u->rules);
         unwind_cfi_file_free(u->vdso);
         free(u->vdso_copy);
-        unwind_cfi_file_free(u->vdso32);
-        free(u->vdso32_copy);
+        vdso_images_free(u->vdso32);
         free(u->proc_root);
         return mfree(u);
 }
@@ -187,30 +185,38 @@ void unwinder_count_no_user(Unwinder *u) {
         u->stats.no_user++;
 }
 
-/* The 32-bit vDSO, as mapped at m in a 32-bit process pid: not ours, copied from the first such
- * process's memory that gives the kernel's own image (process_vdso_copy()); after a failure (the
- * process gone, its vDSO its own) from another a flush interval later. */
-static UnwindCfiFile *vdso32_file(Unwinder *u, uint32_t pid, const ProcMap *m) {
-        if (!u->vdso32 && pid > 0 && m->end > m->start && m->end - m->start <= 1024 * 1024 &&
-            monotonic_interval_passed(&u->vdso32_tried_usec, u->flush_interval_usec)) {
-                void *copy = NULL;
+static int vdso32_load(const void *data, size_t size, void **ret) {
+        UnwindCfiFile *f = NULL;
+        int r = unwind_cfi_file_load_memory(data, size, &f);
 
-                if (process_vdso_copy(u->proc_root, pid, m->start, m->end - m->start, &copy) >= 0 &&
-                    unwind_cfi_file_load_memory(copy, m->end - m->start, &u->vdso32) >= 0 &&
-                    unwind_cfi_file_word(u->vdso32) == 4) {
-                        u->vdso32_copy = copy;
-                        u->vdso32_size = m->end - m->start;
-                } else {
-                        u->vdso32 = unwind_cfi_file_free(u->vdso32);
-                        free(copy);
-                }
+        if (r >= 0 && unwind_cfi_file_word(f) != 4) /* an i386 image, or nothing */
+                r = -EXDEV;
+        if (r < 0) {
+                unwind_cfi_file_free(f);
+                return r;
         }
-        return u->vdso32 && m->end - m->start == u->vdso32_size ? u->vdso32 : NULL;
+        *ret = f;
+        return 0;
 }
 
-static UnwindCfiFile *vdso_file(Unwinder *u, uint32_t pid, const ProcMap *m, bool compat32) {
+static void vdso32_free(void *f) {
+        unwind_cfi_file_free(f);
+}
+
+/* The 32-bit vDSO mapped at m in a 32-bit process pid: not ours, the process's own image (which
+ * only it and processes with the very same bytes use: vdso-images.h). */
+static UnwindCfiFile *vdso32_file(Unwinder *u, ProcTable *procs, uint32_t pid, const ProcMap *m) {
+        if (!u->vdso32) {
+                u->vdso32 = vdso_images_new(u->proc_root, vdso32_load, vdso32_free);
+                if (!u->vdso32)
+                        return NULL;
+        }
+        return vdso_images_get(u->vdso32, pid, proc_table_maps_generation(procs, pid), m->start, m->end - m->start);
+}
+
+static UnwindCfiFile *vdso_file(Unwinder *u, ProcTable *procs, uint32_t pid, const ProcMap *m, bool compat32) {
         if (compat32)
-                return vdso32_file(u, pid, m);
+                return vdso32_file(u, procs, pid, m);
         if (!u->vdso_tried) {
                 const void *start;
                 size_t size;
@@ -230,8 +236,8 @@ static UnwindCfiFile *file_load(Unwinder *u, uint32_t pid, const ProcMap *m, con
 
 /* The file's unwind table; a load's time is added to *load_nsec (it is not part of the budget).
  * NULL with *deferred set: not loaded, the tables being full and flushed too recently. */
-static UnwindCfiFile *file_for(Unwinder *u, uint32_t pid, const ProcMap *m, bool compat32, uint64_t *load_nsec,
-                               bool *deferred) {
+static UnwindCfiFile *file_for(Unwinder *u, ProcTable *procs, uint32_t pid, const ProcMap *m, bool compat32,
+                               uint64_t *load_nsec, bool *deferred) {
         struct { uint64_t dev, ino; } id = { m->dev, m->ino };
         const void *key = &id;
         size_t key_len = sizeof(id);
@@ -244,7 +250,7 @@ static UnwindCfiFile *file_for(Unwinder *u, uint32_t pid, const ProcMap *m, bool
                 return u->recent[slot].f;
 
         if (m->path[0] == '[' && streq(m->path, "[vdso]"))
-                return vdso_file(u, pid, m, compat32);
+                return vdso_file(u, procs, pid, m, compat32);
         if (m->path[0] != '/' || startswith(m->path, "//anon"))
                 return NULL;
         if (m->ino == 0) {
@@ -572,7 +578,7 @@ size_t unwinder_unwind(Unwinder *u, ProcTable *procs, const UnwindInput *in, uin
                         cut = UNWIND_CUT_UNMAPPED;
                         break;
                 }
-                f = file_for(u, in->pid, m, in->compat32, &load_nsec, &deferred);
+                f = file_for(u, procs, in->pid, m, in->compat32, &load_nsec, &deferred);
                 if (f && unwind_cfi_file_word(f) != word)
                         f = NULL; /* i386 CFI in a 64-bit process, or the other way round */
                 if (f && unwind_cfi_file_offset_to_vaddr(f, lookup - m->start + m->pgoff, &vaddr)) {

@@ -27,6 +27,7 @@
 #include "symbolizer/kallsyms.h"
 #include "symbolizer/symbolizer-elf.h"
 #include "symbolizer/symbolizer-jitmap.h"
+#include "symbolizer/vdso-images.h"
 #include "symbolizer/symbolizer.h"
 
 typedef struct JitEntry {
@@ -81,10 +82,7 @@ struct Symbolizer {
         ElfSymbols *vdso;
         uint64_t vdso_size;
         bool vdso_tried;
-        /* A 32-bit process's vDSO: copied from the first such process that gives the kernel's own
-         * image (process_vdso_copy()); tried again an interval after a failure. */
-        ElfSymbols *vdso32;
-        uint64_t vdso32_size, vdso32_tried_usec;
+        VdsoImages *vdso32; /* 32-bit processes' vDSO symbols */
 
         Hashmap *jit; /* pid -> JitEntry* */
         JitEntry **jit_owned;
@@ -133,7 +131,7 @@ Symbolizer *symbolizer_free(Symbolizer *z) {
                 (void) dlclose(z->libstdcxx);
         kallsyms_free(z->kallsyms);
         elf_symbols_free(z->vdso);
-        elf_symbols_free(z->vdso32);
+        vdso_images_free(z->vdso32);
         free(z->kallsyms_path);
         free(z->proc_root);
         free(z->jit_dir);
@@ -576,10 +574,35 @@ static const char *demangle(Symbolizer *z, const char *name) {
         return d;
 }
 
+static int vdso32_load(const void *data, size_t size, void **ret) {
+        const uint8_t *h = data;
+        ElfSymbols *e = NULL;
+        uint16_t machine;
+        int r;
+
+        /* An i386 image (ELFCLASS32, EM_386: x32's is ELFCLASS32 too), or nothing. */
+        if (size < 20 || memcmp(h, ELFMAG, SELFMAG) != 0 || h[EI_CLASS] != ELFCLASS32 || h[EI_DATA] != ELFDATA2LSB)
+                return -ENOEXEC;
+        memcpy(&machine, h + 18, sizeof(machine));
+        if (machine != EM_386)
+                return -ENOEXEC;
+        r = elf_symbols_load_memory(data, size, &e);
+        if (r < 0) {
+                elf_symbols_free(e);
+                return r;
+        }
+        *ret = e;
+        return 0;
+}
+
+static void vdso32_free(void *e) {
+        elf_symbols_free(e);
+}
+
 /*
  * The symbols of the [vdso] at m in process pid. A 64-bit process's is ours (the same size, the
  * same kernel); a 32-bit process's is mapped below 4 GiB, is the size of ours as often as not, and
- * is named from a copy of its own image (a 32-bit ELF, or not taken).
+ * is named from its own image (vdso-images.h), kept per process for a second.
  */
 static ElfSymbols *vdso_symbols(Symbolizer *z, uint32_t pid, const SymbolizerMapping *m) {
         uint64_t size = m->end - m->start;
@@ -596,18 +619,14 @@ static ElfSymbols *vdso_symbols(Symbolizer *z, uint32_t pid, const SymbolizerMap
                 }
                 return z->vdso && size == z->vdso_size ? z->vdso : NULL;
         }
-        if (!z->vdso32 && pid > 0 && m->end > m->start && size <= 1024 * 1024 &&
-            monotonic_interval_passed(&z->vdso32_tried_usec, z->flush_interval_usec)) {
-                _cleanup_free_ uint8_t *copy = NULL;
-
-                if (process_vdso_copy(z->proc_root, pid, m->start, size, (void **) &copy) >= 0 && size > EI_CLASS &&
-                    memcmp(copy, ELFMAG, SELFMAG) == 0 && copy[EI_CLASS] == ELFCLASS32 &&
-                    elf_symbols_load_memory(copy, size, &z->vdso32) >= 0)
-                        z->vdso32_size = size;
-                else
-                        z->vdso32 = elf_symbols_free(z->vdso32);
+        if (pid == 0 || m->end <= m->start)
+                return NULL;
+        if (!z->vdso32) {
+                z->vdso32 = vdso_images_new(z->proc_root, vdso32_load, vdso32_free);
+                if (!z->vdso32)
+                        return NULL;
         }
-        return z->vdso32 && size == z->vdso32_size ? z->vdso32 : NULL;
+        return vdso_images_get(z->vdso32, pid, now_usec(CLOCK_MONOTONIC) / USEC_PER_SEC + 1, m->start, size);
 }
 
 /* same_frame_range() for a frame of mapping m placed by e: below and above are the bytes around
