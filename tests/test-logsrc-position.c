@@ -17,13 +17,11 @@
 static char dir[] = "/tmp/test-logsrc-position-XXXXXX";
 
 static int setup(void **state) {
-        return mkdtemp(dir) ? 0 : -1;
+        return test_dir_make(dir);
 }
 
 static int teardown(void **state) {
-        char cmd[128];
-        snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-        return system(cmd) == 0 ? 0 : -1;
+        return test_dir_remove(dir);
 }
 
 static void test_state_path_creates_directory(void **state) {

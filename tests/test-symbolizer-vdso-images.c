@@ -23,14 +23,11 @@ static char dir[] = "/tmp/test-vdso-images-XXXXXX";
 static unsigned loads, alive;
 
 static int setup(void **state) {
-        return mkdtemp(dir) ? 0 : -1;
+        return test_dir_make(dir);
 }
 
 static int teardown(void **state) {
-        char cmd[128];
-
-        snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-        return system(cmd) == 0 ? 0 : -1;
+        return test_dir_remove(dir);
 }
 
 /* Process pid's memory: an "image" of SIZE bytes of tag at START. */
