@@ -61,7 +61,8 @@ static int load(const void *data, size_t size, void **ret) {
         return 0;
 }
 
-static void free_object(void *o) {
+static void free_object(void *userdata, void *o) {
+        assert_ptr_equal(userdata, &alive);
         free(o);
         alive--;
 }
@@ -73,7 +74,7 @@ static char tag_of(VdsoImages *v, unsigned pid, uint64_t key) {
 }
 
 static void test_images(void **state) {
-        _cleanup_(vdso_images_freep) VdsoImages *v = vdso_images_new(dir, load, free_object);
+        _cleanup_(vdso_images_freep) VdsoImages *v = vdso_images_new(dir, load, free_object, &alive);
 
         assert_non_null(v);
         plant(100, 'k');

@@ -199,7 +199,13 @@ static int vdso32_load(const void *data, size_t size, void **ret) {
         return 0;
 }
 
-static void vdso32_free(void *f) {
+/* A table going: the rules cached from it go too (another table may come at its address). */
+static void vdso32_free(void *userdata, void *f) {
+        Unwinder *u = userdata;
+
+        for (size_t i = 0; u->rules && i < UNWIND_RULE_CACHE_SIZE; i++)
+                if (u->rules[i].file == f)
+                        u->rules[i].file = NULL;
         unwind_cfi_file_free(f);
 }
 
@@ -207,7 +213,7 @@ static void vdso32_free(void *f) {
  * only it and processes with the very same bytes use: vdso-images.h). */
 static UnwindCfiFile *vdso32_file(Unwinder *u, ProcTable *procs, uint32_t pid, const ProcMap *m) {
         if (!u->vdso32) {
-                u->vdso32 = vdso_images_new(u->proc_root, vdso32_load, vdso32_free);
+                u->vdso32 = vdso_images_new(u->proc_root, vdso32_load, vdso32_free, u);
                 if (!u->vdso32)
                         return NULL;
         }

@@ -595,7 +595,11 @@ static int vdso32_load(const void *data, size_t size, void **ret) {
         return 0;
 }
 
-static void vdso32_free(void *e) {
+/* Symbols going: frames handed out with their names are no longer valid. */
+static void vdso32_free(void *userdata, void *e) {
+        Symbolizer *z = userdata;
+
+        z->generation++;
         elf_symbols_free(e);
 }
 
@@ -622,7 +626,7 @@ static ElfSymbols *vdso_symbols(Symbolizer *z, uint32_t pid, const SymbolizerMap
         if (pid == 0 || m->end <= m->start)
                 return NULL;
         if (!z->vdso32) {
-                z->vdso32 = vdso_images_new(z->proc_root, vdso32_load, vdso32_free);
+                z->vdso32 = vdso_images_new(z->proc_root, vdso32_load, vdso32_free, z);
                 if (!z->vdso32)
                         return NULL;
         }

@@ -32,12 +32,13 @@ struct VdsoImages {
         char *proc_root;
         VdsoImageLoad load;
         VdsoImageFree free_object;
+        void *userdata;
         VdsoImage images[VDSO_IMAGES_MAX];
         VdsoProcess processes[VDSO_PROCESSES];
         uint64_t tick, gens;
 };
 
-VdsoImages *vdso_images_new(const char *proc_root, VdsoImageLoad load, VdsoImageFree free_object) {
+VdsoImages *vdso_images_new(const char *proc_root, VdsoImageLoad load, VdsoImageFree free_object, void *userdata) {
         _cleanup_(vdso_images_freep) VdsoImages *v = new0(VdsoImages, 1);
 
         if (!v)
@@ -47,12 +48,13 @@ VdsoImages *vdso_images_new(const char *proc_root, VdsoImageLoad load, VdsoImage
                 return NULL;
         v->load = load;
         v->free_object = free_object;
+        v->userdata = userdata;
         return TAKE_PTR(v);
 }
 
 static void image_clear(VdsoImages *v, VdsoImage *im) {
         if (im->object)
-                v->free_object(im->object);
+                v->free_object(v->userdata, im->object);
         free(im->data);
         *im = (VdsoImage) { .gen = im->gen };
 }
