@@ -521,6 +521,8 @@ static void test_unwind_debug_views(void **state) {
         assert_int_equal(unwind_cfi_file_load_fd(fd, &f), 0);
         close(fd);
         assert_true(unwind_cfi_file_wants_debug_file(f)); /* a build id, no .debug_frame */
+        assert_false(unwind_cfi_file_debug_file_tried_in(f, 0));
+        unwind_cfi_file_debug_file_tried(f, 0); /* the host's: apart, never pushed out */
         for (uint64_t v = 1; v <= UNWIND_DEBUG_VIEWS_MAX; v++) {
                 assert_false(unwind_cfi_file_debug_views_full(f));
                 unwind_cfi_file_debug_file_tried(f, v);
@@ -533,6 +535,7 @@ static void test_unwind_debug_views(void **state) {
         assert_true(unwind_cfi_file_debug_file_tried_in(f, 100));
         assert_false(unwind_cfi_file_debug_file_tried_in(f, 1));
         assert_true(unwind_cfi_file_debug_file_tried_in(f, 2));
+        assert_true(unwind_cfi_file_debug_file_tried_in(f, 0));
         assert_true(unwind_cfi_file_wants_debug_file(f));
 }
 

@@ -26,6 +26,30 @@ typedef struct DirId {
         ino_t ino;
 } DirId;
 
+/* Whether directory dir_fd still lies where the walk came down: its depth ancestors are up[depth
+ * - 1] ... up[0], the top (a directory moved out of the top meanwhile, or one of its ancestors,
+ * has others): 0, or -EAGAIN as openat2() says. */
+static int check_way_up(int dir_fd, const DirId *up, unsigned depth) {
+        _cleanup_close_ int fd = fcntl(dir_fd, F_DUPFD_CLOEXEC, 3);
+        struct stat st;
+
+        if (fd < 0)
+                return -errno;
+        for (unsigned k = depth; k > 0; k--) {
+                int parent = openat(fd, "..", O_PATH | O_DIRECTORY | O_CLOEXEC);
+
+                if (parent < 0)
+                        return -errno;
+                safe_close(fd);
+                fd = parent;
+                if (fstat(fd, &st) < 0)
+                        return -errno;
+                if (st.st_dev != up[k - 1].dev || st.st_ino != up[k - 1].ino)
+                        return -EAGAIN;
+        }
+        return 0;
+}
+
 int open_in_root_walk(int root_fd, const char *path) {
         _cleanup_close_ int cur = -EBADF;
         /* todo: what is left to look up. up[0..depth]: the directories the walk stands in, the
@@ -58,8 +82,10 @@ int open_in_root_walk(int root_fd, const char *path) {
                 size_t n;
 
                 p += strspn(p, "/");
-                if (*p == '\0')
-                        return TAKE_FD(cur);
+                if (*p == '\0') {
+                        int r = check_way_up(cur, up, depth);
+                        return r < 0 ? r : TAKE_FD(cur);
+                }
                 if (++steps > OPEN_IN_ROOT_STEPS_MAX)
                         return -ELOOP;
                 n = strcspn(p, "/");
@@ -120,13 +146,17 @@ int open_in_root_walk(int root_fd, const char *path) {
                         }
                         continue; /* a relative one from the directory that holds it */
                 }
-                if (*p != '\0' && !S_ISDIR(st.st_mode))
-                        return -ENOTDIR;
-                if (S_ISDIR(st.st_mode)) {
-                        if (depth >= OPEN_IN_ROOT_DEPTH_MAX)
-                                return -ENAMETOOLONG;
-                        up[++depth] = (DirId) { st.st_dev, st.st_ino };
+                if (!S_ISDIR(st.st_mode)) {
+                        int r;
+
+                        if (*p != '\0')
+                                return -ENOTDIR;
+                        r = check_way_up(cur, up, depth); /* of the directory that holds it */
+                        return r < 0 ? r : TAKE_FD(next);
                 }
+                if (depth >= OPEN_IN_ROOT_DEPTH_MAX)
+                        return -ENAMETOOLONG;
+                up[++depth] = (DirId) { st.st_dev, st.st_ino };
                 safe_close(cur);
                 cur = TAKE_FD(next);
         }

@@ -10,9 +10,10 @@
  * each step relative to the descriptor of the last (a name renamed meanwhile cannot send the walk
  * elsewhere), every link read as text and resolved again within the directory (a link of /proc,
  * which the kernel would follow to its target whatever its text, is then only its text), and ".."
- * taken only to the directory the walk came down from (a directory's own ".." leads out of the
- * top once a rename has moved it out: a walk that finds its way changed fails with -EAGAIN, as
- * openat2() does). It goes at most 256 directories deep and looks up 8192 names at most.
+ * taken only to the directory the walk came down from, and the way up from where it ends checked
+ * at the end (a directory's own ".." leads out of the top once a rename has moved it, or one
+ * above it, out: a walk that finds its way changed fails with -EAGAIN, as openat2() does). It goes
+ * at most 256 directories deep and looks up 8192 names at most.
  */
 #pragma once
 

@@ -58,8 +58,9 @@ struct UnwindCfiFile {
         uint8_t *seen;
         char *debuglink; /* the name in .gnu_debuglink, NULL if none */
         bool debug_file_never; /* no separate debug file to look for: a copy in memory, or one taken */
-        /* The last views a debug file was looked for in: n_debug_views counts them all, each
-         * at [its number % UNWIND_DEBUG_VIEWS_MAX]. */
+        bool debug_host_tried; /* view 0, the host's, looked in */
+        /* The last other views a debug file was looked for in: n_debug_views counts them all,
+         * each at [its number % UNWIND_DEBUG_VIEWS_MAX]. */
         uint64_t debug_views[UNWIND_DEBUG_VIEWS_MAX];
         uint32_t n_debug_views;
         uint64_t debug_file_retry_usec; /* one was too large for the room left: not before then */

@@ -471,6 +471,8 @@ const char *unwind_cfi_file_debuglink(const UnwindCfiFile *f) {
 }
 
 bool unwind_cfi_file_debug_file_tried_in(const UnwindCfiFile *f, uint64_t view) {
+        if (view == 0)
+                return f->debug_host_tried;
         for (size_t i = 0; i < MIN(f->n_debug_views, UNWIND_DEBUG_VIEWS_MAX); i++)
                 if (f->debug_views[i] == view)
                         return true;
@@ -482,6 +484,10 @@ bool unwind_cfi_file_debug_views_full(const UnwindCfiFile *f) {
 }
 
 void unwind_cfi_file_debug_file_tried(UnwindCfiFile *f, uint64_t view) {
+        if (view == 0) {
+                f->debug_host_tried = true;
+                return;
+        }
         if (unwind_cfi_file_debug_file_tried_in(f, view))
                 return;
         /* Full: in place of the oldest. */

@@ -95,8 +95,9 @@ unsigned unwind_cfi_file_word(const UnwindCfiFile *f);
  * tables too large to read; -ENOSPC: larger than room, the bytes it can still hold), then calls
  * unwind_cfi_file_debug_file_tried() for the view if none was and none waits for room (then it
  * may set a time to look again). A view is the caller's number for the files a process sees (the
- * host's, a container's): the same file (shared by build id) may be mapped in many containers.
- * The last UNWIND_DEBUG_VIEWS_MAX views tried are remembered, a new one in place of the oldest.
+ * host's, 0, a container's): the same file (shared by build id) may be mapped in many containers.
+ * The host's is remembered apart; of the others the last UNWIND_DEBUG_VIEWS_MAX tried, a new one
+ * in place of the oldest.
  * The table grows by what libdw will keep.
  */
 #define UNWIND_DEBUG_VIEWS_MAX 8U

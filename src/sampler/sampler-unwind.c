@@ -124,12 +124,12 @@ static void files_flush(Unwinder *u) {
 Unwinder *unwinder_free(Unwinder *u) {
         if (!u)
                 return NULL;
+        vdso_images_free(u->vdso32); /* first: its tables' rules are forgotten in rules[] */
         files_flush(u);
         free(u->owned);
         free(u->rules);
         unwind_cfi_file_free(u->vdso);
         free(u->vdso_copy);
-        vdso_images_free(u->vdso32);
         free(u->proc_root);
         return mfree(u);
 }
@@ -185,28 +185,43 @@ void unwinder_count_no_user(Unwinder *u) {
         u->stats.no_user++;
 }
 
+/* A 32-bit vDSO's table, and its bytes when loaded: rule_read() counts what it grows by. */
+typedef struct Vdso32Table {
+        UnwindCfiFile *f;
+        size_t loaded_bytes;
+} Vdso32Table;
+
 static int vdso32_load(const void *data, size_t size, void **ret) {
-        UnwindCfiFile *f = NULL;
+        _cleanup_(unwind_cfi_file_freep) UnwindCfiFile *f = NULL;
+        Vdso32Table *t;
         int r = unwind_cfi_file_load_memory(data, size, &f);
 
-        if (r >= 0 && unwind_cfi_file_word(f) != 4) /* an i386 image, or nothing */
-                r = -EXDEV;
-        if (r < 0) {
-                unwind_cfi_file_free(f);
+        if (r < 0)
                 return r;
-        }
-        *ret = f;
+        if (unwind_cfi_file_word(f) != 4) /* an i386 image, or nothing */
+                return -EXDEV;
+        t = new(Vdso32Table, 1);
+        if (!t)
+                return -ENOMEM;
+        t->loaded_bytes = unwind_cfi_file_bytes(f);
+        t->f = TAKE_PTR(f);
+        *ret = t;
         return 0;
 }
 
-/* A table going: the rules cached from it go too (another table may come at its address). */
-static void vdso32_free(void *userdata, void *f) {
+/* A table going: the rules cached from it go too (another table may come at its address), and
+ * what rule_read() counted of it. */
+static void vdso32_free(void *userdata, void *object) {
+        Vdso32Table *t = object;
         Unwinder *u = userdata;
+        size_t grown = unwind_cfi_file_bytes(t->f) - MIN(unwind_cfi_file_bytes(t->f), t->loaded_bytes);
 
         for (size_t i = 0; u->rules && i < UNWIND_RULE_CACHE_SIZE; i++)
-                if (u->rules[i].file == f)
+                if (u->rules[i].file == t->f)
                         u->rules[i].file = NULL;
-        unwind_cfi_file_free(f);
+        u->stats.cache_bytes -= MIN(u->stats.cache_bytes, grown);
+        unwind_cfi_file_free(t->f);
+        free(t);
 }
 
 /* The 32-bit vDSO mapped at m in a 32-bit process pid: not ours, the process's own image (which
@@ -217,7 +232,9 @@ static UnwindCfiFile *vdso32_file(Unwinder *u, ProcTable *procs, uint32_t pid, c
                 if (!u->vdso32)
                         return NULL;
         }
-        return vdso_images_get(u->vdso32, pid, proc_table_maps_generation(procs, pid), m->start, m->end - m->start);
+        Vdso32Table *t = vdso_images_get(u->vdso32, pid, proc_table_maps_generation(procs, pid), m->start,
+                                         m->end - m->start);
+        return t ? t->f : NULL;
 }
 
 static UnwindCfiFile *vdso_file(Unwinder *u, ProcTable *procs, uint32_t pid, const ProcMap *m, bool compat32) {
@@ -502,9 +519,15 @@ static bool debug_file_load(Unwinder *u, ProcTable *procs, uint32_t pid, const P
                 u->stats.loads_deferred++;
                 unwind_cfi_file_set_debug_file_retry_usec(f, now_usec(CLOCK_MONOTONIC) + u->flush_interval_usec);
         } else
-                for (size_t i = 0; i < n_roots; i++)
-                        if (!roots[i].raced)
+                for (size_t i = 0; i < n_roots; i++) {
+                        if (!roots[i].raced) {
                                 unwind_cfi_file_debug_file_tried(f, roots[i].view);
+                                continue;
+                        }
+                        /* Not tried, and not looked in again before an interval has passed (a
+                         * container that keeps renaming its paths must not make every frame look). */
+                        unwind_cfi_file_set_debug_file_retry_usec(f, now_usec(CLOCK_MONOTONIC) + u->flush_interval_usec);
+                }
         t = now_nsec(CLOCK_MONOTONIC) - t;
         *load_nsec += t;
         u->stats.load_nsec += t;
