@@ -176,9 +176,11 @@ int open_in_root(int root_fd, const char *path) {
                 if (errno != EAGAIN) /* a rename raced with the lookup: once more */
                         break;
         }
-        if (errno != ENOSYS && errno != EPERM)
+        /* Kernels before 5.6 have no openat2(); seccomp filters and valgrind may refuse it. Its
+         * -EAGAIN comes of a rename anywhere on the host while a ".." is looked up: the walk fails
+         * only where its own directories moved. */
+        if (errno != ENOSYS && errno != EPERM && errno != EAGAIN)
                 return -errno;
-        /* Kernels before 5.6 have no openat2(); seccomp filters and valgrind may refuse it. */
         fd = open_in_root_walk(root_fd, path);
         return fd == -EAGAIN ? open_in_root_walk(root_fd, path) : fd;
 }

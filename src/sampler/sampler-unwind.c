@@ -189,6 +189,7 @@ void unwinder_count_no_user(Unwinder *u) {
 typedef struct Vdso32Table {
         UnwindCfiFile *f;
         size_t loaded_bytes;
+        uint64_t flushes; /* UnwindStats.cache_flushes then: a flush since zeroed what was counted */
 } Vdso32Table;
 
 static int vdso32_load(const void *data, size_t size, void **ret) {
@@ -204,6 +205,7 @@ static int vdso32_load(const void *data, size_t size, void **ret) {
         if (!t)
                 return -ENOMEM;
         t->loaded_bytes = unwind_cfi_file_bytes(f);
+        t->flushes = UINT64_MAX; /* set by vdso32_file() */
         t->f = TAKE_PTR(f);
         *ret = t;
         return 0;
@@ -219,7 +221,8 @@ static void vdso32_free(void *userdata, void *object) {
         for (size_t i = 0; u->rules && i < UNWIND_RULE_CACHE_SIZE; i++)
                 if (u->rules[i].file == t->f)
                         u->rules[i].file = NULL;
-        u->stats.cache_bytes -= MIN(u->stats.cache_bytes, grown);
+        if (t->flushes == u->stats.cache_flushes)
+                u->stats.cache_bytes -= MIN(u->stats.cache_bytes, grown);
         unwind_cfi_file_free(t->f);
         free(t);
 }
@@ -234,7 +237,11 @@ static UnwindCfiFile *vdso32_file(Unwinder *u, ProcTable *procs, uint32_t pid, c
         }
         Vdso32Table *t = vdso_images_get(u->vdso32, pid, proc_table_maps_generation(procs, pid), m->start,
                                          m->end - m->start);
-        return t ? t->f : NULL;
+        if (!t)
+                return NULL;
+        if (t->flushes == UINT64_MAX) /* just loaded */
+                t->flushes = u->stats.cache_flushes;
+        return t->f;
 }
 
 static UnwindCfiFile *vdso_file(Unwinder *u, ProcTable *procs, uint32_t pid, const ProcMap *m, bool compat32) {
@@ -449,7 +456,6 @@ static uint64_t process_view(Unwinder *u, ProcTable *procs, uint32_t pid) {
 typedef struct DebugRoot {
         const char *path;
         uint64_t view;
-        bool raced;
 } DebugRoot;
 
 /*
@@ -500,8 +506,6 @@ static bool debug_file_load(Unwinder *u, ProcTable *procs, uint32_t pid, const P
                 for (size_t i = 0; i < n_roots && !added; i++) {
                         int fd = elf_debug_file_open(roots[i].path, p), r;
 
-                        if (fd == -EAGAIN) /* a rename raced the lookup twice: not tried */
-                                roots[i].raced = true;
                         if (fd < 0)
                                 continue;
                         r = unwind_cfi_file_add_debug_fd(f, fd, room, u->cache_bytes_max);
@@ -519,15 +523,11 @@ static bool debug_file_load(Unwinder *u, ProcTable *procs, uint32_t pid, const P
                 u->stats.loads_deferred++;
                 unwind_cfi_file_set_debug_file_retry_usec(f, now_usec(CLOCK_MONOTONIC) + u->flush_interval_usec);
         } else
-                for (size_t i = 0; i < n_roots; i++) {
-                        if (!roots[i].raced) {
-                                unwind_cfi_file_debug_file_tried(f, roots[i].view);
-                                continue;
-                        }
-                        /* Not tried, and not looked in again before an interval has passed (a
-                         * container that keeps renaming its paths must not make every frame look). */
-                        unwind_cfi_file_set_debug_file_retry_usec(f, now_usec(CLOCK_MONOTONIC) + u->flush_interval_usec);
-                }
+                /* A view whose lookup raced renames twice counts as tried too: a container that
+                 * keeps renaming its own paths neither makes every frame look nor holds back the
+                 * other views' lookups of a file they share. */
+                for (size_t i = 0; i < n_roots; i++)
+                        unwind_cfi_file_debug_file_tried(f, roots[i].view);
         t = now_nsec(CLOCK_MONOTONIC) - t;
         *load_nsec += t;
         u->stats.load_nsec += t;
