@@ -46,9 +46,10 @@ static void plant(unsigned pid, char tag) {
 }
 
 /* The caller's object: a copy of the first byte; images of '!' make nothing. */
-static int load(const void *data, size_t size, void **ret) {
+static int load(void *userdata, const void *data, size_t size, void **ret) {
         char *o;
 
+        assert_ptr_equal(userdata, &alive);
         if (((const char *) data)[0] == '!')
                 return -ENOEXEC;
         o = malloc(1);

@@ -9,7 +9,6 @@
  * symbolizer; a 32-bit process's is its own image, read from its memory (vdso-images.h).
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,7 +16,6 @@
 #include <sys/auxv.h>
 #include <sys/stat.h>
 #include <time.h>
-#include <unistd.h>
 
 #include "basic/alloc-util.h"
 #include "basic/fileio.h"
@@ -192,8 +190,9 @@ typedef struct Vdso32Table {
         uint64_t flushes; /* UnwindStats.cache_flushes then: a flush since zeroed what was counted */
 } Vdso32Table;
 
-static int vdso32_load(const void *data, size_t size, void **ret) {
+static int vdso32_load(void *userdata, const void *data, size_t size, void **ret) {
         _cleanup_(unwind_cfi_file_freep) UnwindCfiFile *f = NULL;
+        const Unwinder *u = userdata;
         Vdso32Table *t;
         int r = unwind_cfi_file_load_memory(data, size, &f);
 
@@ -205,7 +204,7 @@ static int vdso32_load(const void *data, size_t size, void **ret) {
         if (!t)
                 return -ENOMEM;
         t->loaded_bytes = unwind_cfi_file_bytes(f);
-        t->flushes = UINT64_MAX; /* set by vdso32_file() */
+        t->flushes = u->stats.cache_flushes;
         t->f = TAKE_PTR(f);
         *ret = t;
         return 0;
@@ -237,11 +236,7 @@ static UnwindCfiFile *vdso32_file(Unwinder *u, ProcTable *procs, uint32_t pid, c
         }
         Vdso32Table *t = vdso_images_get(u->vdso32, pid, proc_table_maps_generation(procs, pid), m->start,
                                          m->end - m->start);
-        if (!t)
-                return NULL;
-        if (t->flushes == UINT64_MAX) /* just loaded */
-                t->flushes = u->stats.cache_flushes;
-        return t->f;
+        return t ? t->f : NULL;
 }
 
 static UnwindCfiFile *vdso_file(Unwinder *u, ProcTable *procs, uint32_t pid, const ProcMap *m, bool compat32) {

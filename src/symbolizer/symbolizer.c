@@ -574,7 +574,7 @@ static const char *demangle(Symbolizer *z, const char *name) {
         return d;
 }
 
-static int vdso32_load(const void *data, size_t size, void **ret) {
+static int vdso32_load(void *userdata, const void *data, size_t size, void **ret) {
         const uint8_t *h = data;
         ElfSymbols *e = NULL;
         uint16_t machine;

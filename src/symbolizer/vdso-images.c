@@ -98,7 +98,7 @@ static int image_for(VdsoImages *v, uint8_t *data, size_t size) {
         im->size = size;
         im->hash = hash;
         im->gen = ++v->gens;
-        r = v->load(im->data, im->size, &im->object);
+        r = v->load(v->userdata, im->data, im->size, &im->object);
         if (r < 0)
                 im->object = NULL; /* kept, so that the same bytes are not tried again */
         return (int) (im - v->images);

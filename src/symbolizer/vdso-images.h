@@ -21,8 +21,8 @@ typedef struct VdsoImages VdsoImages;
 
 /* What a caller makes of an image's bytes (they live as long as the object): < 0 if nothing. An
  * object is freed when its image makes room for another (at any vdso_images_get()), so whatever
- * the caller keeps that points into it must go then too. */
-typedef int (*VdsoImageLoad)(const void *data, size_t size, void **ret);
+ * the caller keeps that points into it must go then too. userdata: vdso_images_new()'s. */
+typedef int (*VdsoImageLoad)(void *userdata, const void *data, size_t size, void **ret);
 typedef void (*VdsoImageFree)(void *userdata, void *object);
 
 VdsoImages *vdso_images_new(const char *proc_root, VdsoImageLoad load, VdsoImageFree free_object, void *userdata);
