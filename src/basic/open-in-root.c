@@ -26,26 +26,34 @@ typedef struct DirId {
         ino_t ino;
 } DirId;
 
+/* A descriptor of dir_fd's "..", if that is the directory want (the one the walk came down from);
+ * -EAGAIN, as openat2() says, if a rename moved dir_fd (or one above it) meanwhile. */
+static int open_parent(int dir_fd, const DirId *want) {
+        _cleanup_close_ int fd = openat(dir_fd, "..", O_PATH | O_DIRECTORY | O_CLOEXEC);
+        struct stat st;
+
+        if (fd < 0 || fstat(fd, &st) < 0)
+                return -errno;
+        if (st.st_dev != want->dev || st.st_ino != want->ino)
+                return -EAGAIN;
+        return TAKE_FD(fd);
+}
+
 /* Whether directory dir_fd still lies where the walk came down: its depth ancestors are up[depth
  * - 1] ... up[0], the top (a directory moved out of the top meanwhile, or one of its ancestors,
- * has others): 0, or -EAGAIN as openat2() says. */
+ * has others): 0, or -EAGAIN. */
 static int check_way_up(int dir_fd, const DirId *up, unsigned depth) {
         _cleanup_close_ int fd = fcntl(dir_fd, F_DUPFD_CLOEXEC, 3);
-        struct stat st;
 
         if (fd < 0)
                 return -errno;
         for (unsigned k = depth; k > 0; k--) {
-                int parent = openat(fd, "..", O_PATH | O_DIRECTORY | O_CLOEXEC);
+                int parent = open_parent(fd, &up[k - 1]);
 
                 if (parent < 0)
-                        return -errno;
+                        return parent;
                 safe_close(fd);
                 fd = parent;
-                if (fstat(fd, &st) < 0)
-                        return -errno;
-                if (st.st_dev != up[k - 1].dev || st.st_ino != up[k - 1].ino)
-                        return -EAGAIN;
         }
         return 0;
 }
@@ -100,13 +108,9 @@ int open_in_root_walk(int root_fd, const char *path) {
                 if (streq(name, "..")) {
                         if (depth == 0)
                                 continue; /* the top's ".." is the top */
-                        next = openat(cur, "..", O_PATH | O_DIRECTORY | O_CLOEXEC);
+                        next = open_parent(cur, &up[depth - 1]);
                         if (next < 0)
-                                return -errno;
-                        if (fstat(next, &st) < 0)
-                                return -errno;
-                        if (st.st_dev != up[depth - 1].dev || st.st_ino != up[depth - 1].ino)
-                                return -EAGAIN;
+                                return next;
                         depth--;
                         safe_close(cur);
                         cur = TAKE_FD(next);
