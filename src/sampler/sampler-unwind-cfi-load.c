@@ -412,42 +412,35 @@ static int load_elf(UnwindCfiFile *f, int fd) {
         return f->cfi || f->debug_cfi ? 0 : -ENODATA;
 }
 
-int unwind_cfi_file_load_fd(int fd, UnwindCfiFile **ret) {
-        _cleanup_(unwind_cfi_file_freep) UnwindCfiFile *f = NULL;
-        int r;
+/* A table of elf (NULL: not ELF, a table without CFI), read from fd (-1 for memory). */
+static int load_new(Elf *elf, int fd, UnwindCfiFile **ret) {
+        _cleanup_(unwind_cfi_file_freep) UnwindCfiFile *f = new0(UnwindCfiFile, 1);
+        int r = -ENOEXEC;
 
-        (void) elf_version(EV_CURRENT);
-        f = new0(UnwindCfiFile, 1);
-        if (!f)
+        if (!f) {
+                if (elf)
+                        (void) elf_end(elf);
                 return -ENOMEM;
-        f->elf = elf_begin(fd, ELF_C_READ, NULL);
-        if (!f->elf) {
-                *ret = TAKE_PTR(f);
-                return -ENOEXEC;
         }
-        r = load_elf(f, fd);
-        /* What libdw needs is read now; from here on the table must not touch fd. */
-        (void) elf_cntl(f->elf, ELF_C_FDDONE);
+        f->elf = elf;
+        if (f->elf) {
+                r = load_elf(f, fd);
+                /* What libdw needs is read now; from here on the table must not touch fd. */
+                if (fd >= 0)
+                        (void) elf_cntl(f->elf, ELF_C_FDDONE);
+        }
         *ret = TAKE_PTR(f);
         return r;
 }
 
-int unwind_cfi_file_load_memory(const void *data, size_t size, UnwindCfiFile **ret) {
-        _cleanup_(unwind_cfi_file_freep) UnwindCfiFile *f = NULL;
-        int r;
-
+int unwind_cfi_file_load_fd(int fd, UnwindCfiFile **ret) {
         (void) elf_version(EV_CURRENT);
-        f = new0(UnwindCfiFile, 1);
-        if (!f)
-                return -ENOMEM;
-        f->elf = elf_memory((char *) data, size);
-        if (!f->elf) {
-                *ret = TAKE_PTR(f);
-                return -ENOEXEC;
-        }
-        r = load_elf(f, -1);
-        *ret = TAKE_PTR(f);
-        return r;
+        return load_new(elf_begin(fd, ELF_C_READ, NULL), fd, ret);
+}
+
+int unwind_cfi_file_load_memory(const void *data, size_t size, UnwindCfiFile **ret) {
+        (void) elf_version(EV_CURRENT);
+        return load_new(elf_memory((char *) data, size), -1, ret);
 }
 
 size_t unwind_cfi_file_bytes(const UnwindCfiFile *f) {
