@@ -13,19 +13,28 @@
 
 #include "tests.h"
 
+/* The file at path opened (its descriptor in *ret_fd, for the caller to close after elf_end()) and
+ * begun for reading; fails the test if either cannot be. */
+static inline Elf *test_elf_open(const char *path, int *ret_fd) {
+        Elf *elf;
+
+        *ret_fd = open(path, O_RDONLY | O_CLOEXEC);
+        assert_true(*ret_fd >= 0);
+        (void) elf_version(EV_CURRENT);
+        elf = elf_begin(*ret_fd, ELF_C_READ, NULL);
+        assert_non_null(elf);
+        return elf;
+}
+
 /* The first section named name in the file at path (of any type): its index and header, when not
  * NULL. False if there is none. */
 static inline bool test_elf_section(const char *path, const char *name, size_t *ret_index, GElf_Shdr *ret) {
-        _cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC);
+        _cleanup_close_ int fd = -EBADF;
+        Elf *elf = test_elf_open(path, &fd);
         Elf_Scn *scn = NULL;
         size_t shstrndx;
         bool found = false;
-        Elf *elf;
 
-        assert_true(fd >= 0);
-        (void) elf_version(EV_CURRENT);
-        elf = elf_begin(fd, ELF_C_READ, NULL);
-        assert_non_null(elf);
         assert_int_equal(elf_getshdrstrndx(elf, &shstrndx), 0);
         while (!found && (scn = elf_nextscn(elf, scn))) {
                 GElf_Shdr sh;
@@ -47,15 +56,11 @@ static inline bool test_elf_section(const char *path, const char *name, size_t *
 
 /* The first symbol named name in the file's .symtab. False if there is none. */
 static inline bool test_elf_symbol(const char *path, const char *name, GElf_Sym *ret) {
-        _cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC);
+        _cleanup_close_ int fd = -EBADF;
+        Elf *elf = test_elf_open(path, &fd);
         Elf_Scn *scn = NULL;
         bool found = false;
-        Elf *elf;
 
-        assert_true(fd >= 0);
-        (void) elf_version(EV_CURRENT);
-        elf = elf_begin(fd, ELF_C_READ, NULL);
-        assert_non_null(elf);
         while (!found && (scn = elf_nextscn(elf, scn))) {
                 GElf_Shdr sh;
                 Elf_Data *data;
