@@ -486,50 +486,46 @@ static int on_go_func(uint64_t entry, uint64_t size, const char *name, size_t na
         return add_symbol_n(userdata, entry, size, name, name_len, true);
 }
 
-/* The addend of the R_X86_64_RELATIVE relocation at vaddr, 0 if none: what the dynamic loader
- * stores there, when the file holds 0 (host linkers leave RELA addends out of the data). */
-static uint64_t relative_addend(Elf *elf, uint64_t vaddr) {
-        Elf_Scn *scn = NULL;
-        GElf_Ehdr eh;
+/* The table at data (size bytes to the end of its section, at vaddr), relocated first: its
+ * functions added to e. 1 when it named any; 0, e as it was, when it is no table or a damaged one;
+ * or -ENOMEM. */
+static int add_go_table(ElfSymbols *e, Elf *elf, const uint8_t *data, size_t size, uint64_t vaddr) {
+        _cleanup_free_ uint8_t *copy = NULL;
+        size_t before = e->n_syms, names_before = e->names_len;
+        int r;
 
-        if (!gelf_getehdr(elf, &eh) || eh.e_machine != EM_X86_64)
+        r = elf_relocated_copy(elf, data, size, vaddr, &copy);
+        if (r < 0)
+                return r;
+        r = gopclntab_parse(copy ?: data, size, /* big_endian= */ false, on_go_func, e);
+        if (r == -ENOMEM)
+                return r;
+        if (r < 0 || e->n_syms == before) {
+                e->n_syms = before;
+                e->names_len = names_before;
                 return 0;
-        while ((scn = elf_nextscn(elf, scn))) {
-                GElf_Shdr sh;
-                Elf_Data *data;
-
-                if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_RELA || sh.sh_entsize == 0)
-                        continue;
-                data = elf_getdata(scn, NULL);
-                if (!data || !data->d_buf)
-                        continue;
-                for (size_t i = 0; i < data->d_size / sh.sh_entsize && i <= INT_MAX; i++) {
-                        GElf_Rela rela;
-                        if (gelf_getrela(data, (int) i, &rela) && rela.r_offset == vaddr &&
-                            GELF_R_TYPE(rela.r_info) == R_X86_64_RELATIVE)
-                                return (uint64_t) rela.r_addend;
-                }
         }
-        return 0;
+        return 1;
 }
 
-typedef struct GoTable {
-        const uint8_t *data;
-        size_t size;
-        uint64_t vaddr;
-} GoTable;
-
 /*
- * Where the function table is: .gopclntab; a PIE's, which takes relocations, in
- * .data.rel.ro.gopclntab, or merged into .data.rel.ro when a host linker linked it (-linkmode=
- * external), found there by its header at an 8-byte boundary: only in a Go program (its build id
- * note or build info section), so other stripped programs are not searched.
+ * A Go program stripped of .symtab still has its runtime's own function table: .gopclntab; a
+ * PIE's, which takes relocations, in .data.rel.ro.gopclntab, or merged into .data.rel.ro when a
+ * host linker linked it (-linkmode=external, cgo), found there by its 8-byte header at an 8-byte
+ * boundary, and only in a Go program (its build id note or build info section), so other stripped
+ * programs are not searched. A header found so is taken only if the table behind it parses, every
+ * _func record's entry its functab entry's (the Go 1.2-1.15 header holds little else to check).
  */
-static bool find_go_table(Elf *elf, GoTable *ret) {
+static int add_go_symbols(ElfSymbols *e, Elf *elf) {
         static const char *const sections[] = { ".gopclntab", ".data.rel.ro.gopclntab", ".data.rel.ro" };
         static const uint32_t magics[] = { 0xfffffff1U, 0xfffffff0U, 0xfffffffaU, 0xfffffffbU };
-        bool go = elf_section_by_name(elf, ".note.go.buildid", /* with_contents= */ false) ||
-                  elf_section_by_name(elf, ".go.buildinfo", /* with_contents= */ false);
+        GElf_Ehdr eh;
+        bool go;
+
+        if (!gelf_getehdr(elf, &eh) || eh.e_ident[EI_DATA] != ELFDATA2LSB || eh.e_ident[EI_CLASS] != ELFCLASS64)
+                return 0;
+        go = elf_section_by_name(elf, ".note.go.buildid", /* with_contents= */ false) ||
+             elf_section_by_name(elf, ".go.buildinfo", /* with_contents= */ false);
 
         for (size_t i = 0; i < ELEMENTSOF(sections) - !go; i++) {
                 Elf_Scn *scn = elf_section_by_name(elf, sections[i], /* with_contents= */ false);
@@ -544,39 +540,22 @@ static bool find_go_table(Elf *elf, GoTable *ret) {
                 /* A section of its own starts with the header; .data.rel.ro is searched. */
                 for (size_t off = 0; off + 16 <= data->d_size && (off == 0 || i == 2); off += 8) {
                         const uint8_t *p = (const uint8_t *) data->d_buf + off;
-                        uint32_t m;
+                        uint32_t m = (uint32_t) p[0] | (uint32_t) p[1] << 8 | (uint32_t) p[2] << 16 |
+                                     (uint32_t) p[3] << 24;
+                        bool known = false;
+                        int r;
 
-                        memcpy(&m, p, sizeof m);
-                        for (size_t k = 0; k < ELEMENTSOF(magics) && p[4] == 0 && p[5] == 0 && p[7] == 8; k++)
-                                /* A Go 1.2-1.15 header holds little else to check: only at a section's
-                                 * start, never searched for inside one (such a PIE's table is not
-                                 * readable anyway). */
-                                if (m == magics[k] && (m != 0xfffffffbU || off == 0)) {
-                                        *ret = (GoTable) { .data = p, .size = data->d_size - off, .vaddr = sh.sh_addr + off };
-                                        return true;
-                                }
+                        /* magic, two zero pads, the instruction size quantum (1, 2 or 4), pointer size 8 */
+                        for (size_t k = 0; k < ELEMENTSOF(magics); k++)
+                                known = known || m == magics[k];
+                        if (!known || p[4] != 0 || p[5] != 0 || (p[6] != 1 && p[6] != 2 && p[6] != 4) || p[7] != 8)
+                                continue;
+                        r = add_go_table(e, elf, p, data->d_size - off, sh.sh_addr + off);
+                        if (r != 0)
+                                return r;
                 }
         }
-        return false;
-}
-
-/* A Go program stripped of .symtab still has its runtime's own function table. */
-static int add_go_symbols(ElfSymbols *e, Elf *elf) {
-        size_t before = e->n_syms;
-        GoTable t;
-        GElf_Ehdr eh;
-        int r;
-
-        if (!gelf_getehdr(elf, &eh) || eh.e_ident[EI_DATA] != ELFDATA2LSB || eh.e_ident[EI_CLASS] != ELFCLASS64 ||
-            !find_go_table(elf, &t))
-                return 0;
-        /* textStart, Go 1.18 on: after magic, pads, minLC, ptrSize, nfunc and nfiles */
-        r = gopclntab_parse(t.data, t.size, relative_addend(elf, t.vaddr + 24), false, on_go_func, e);
-        if (r == -ENOMEM)
-                return r;
-        if (r < 0)
-                e->n_syms = before; /* a damaged table: none of it */
-        return e->n_syms > before;
+        return 0;
 }
 
 int elf_symbols_load_fd(int fd, const char *path, const char *const *debug_roots, ElfSymbols **ret) {

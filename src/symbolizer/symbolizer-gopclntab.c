@@ -54,8 +54,7 @@ static const char *name_at(const Reader *r, uint64_t names, uint64_t names_size,
         return *ret_len > 0 ? s : NULL;
 }
 
-int gopclntab_parse(const uint8_t *data, size_t size, uint64_t text_vaddr, bool big_endian, GoFuncCallback cb,
-                    void *userdata) {
+int gopclntab_parse(const uint8_t *data, size_t size, bool big_endian, GoFuncCallback cb, void *userdata) {
         Reader r = { .data = data, .size = size, .big_endian = big_endian };
         uint64_t magic, ptr_size, nfunc, text_start = 0, functab, hdr_off;
         uint64_t names = 0, names_size = size, funcdata = 0; /* before 1.16: the whole table */
@@ -98,8 +97,6 @@ int gopclntab_parse(const uint8_t *data, size_t size, uint64_t text_vaddr, bool 
                 funcdata = functab;
         }
         if (go118 && text_start == 0)
-                text_start = text_vaddr;
-        if (go118 && text_start == 0)
                 return -EBADMSG; /* entries are offsets from an address nobody gave */
 
         /* nfunc entries, then the end of the last function alone (half an entry) */
@@ -109,14 +106,13 @@ int gopclntab_parse(const uint8_t *data, size_t size, uint64_t text_vaddr, bool 
                 return -EBADMSG;
 
         for (uint64_t i = 0; i <= nfunc; i++) {
-                uint64_t e = functab + i * entry_size, entry, funcoff, next, name_off;
+                uint64_t e = functab + i * entry_size, entry, raw_entry, funcoff, next, name_off, func_entry;
                 const char *name;
                 size_t name_len;
 
-                if (!read_uint(&r, e, go118 ? 4 : r.ptr_size, &entry))
+                if (!read_uint(&r, e, go118 ? 4 : r.ptr_size, &raw_entry))
                         return -EBADMSG;
-                if (go118)
-                        entry += text_start;
+                entry = go118 ? raw_entry + text_start : raw_entry;
                 if (i > 0 && entry < prev_entry)
                         return -EBADMSG;
                 if (i == nfunc)
@@ -128,7 +124,10 @@ int gopclntab_parse(const uint8_t *data, size_t size, uint64_t text_vaddr, bool 
                         next += text_start;
                 /* _func: entryOff uint32 (1.18 on) or entry uintptr (before), then nameOff int32 */
                 if (funcoff > size - funcdata ||
+                    !read_uint(&r, funcdata + funcoff, go118 ? 4 : r.ptr_size, &func_entry) ||
                     !read_uint(&r, funcdata + funcoff + (go118 ? 4 : r.ptr_size), 4, &name_off))
+                        return -EBADMSG;
+                if (func_entry != raw_entry)
                         return -EBADMSG;
                 name = name_at(&r, names, names_size, name_off, &name_len);
                 prev_entry = entry;

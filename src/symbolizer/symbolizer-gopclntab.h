@@ -29,11 +29,9 @@
 typedef int (*GoFuncCallback)(uint64_t entry, uint64_t size, const char *name, size_t name_len, void *userdata);
 
 /*
- * Calls cb for each function of the table in data (its bytes, size long). text_vaddr is what a
- * relocation puts into the table's textStart (Go 1.18 on), used when the file holds 0 there (host
- * linkers that leave RELA addends out of the data): 0 if none, and then such a table is refused.
- * big_endian: the file's byte order. Returns the number of functions, -EPROTONOSUPPORT for a
- * table of another Go release, -EBADMSG for a damaged one, or cb's error.
+ * Calls cb for each function of the table in data (its bytes, size long, with the relocations of a
+ * PIE applied: see elf_relocated_copy()). big_endian: the file's byte order. Returns the number of
+ * functions, -EPROTONOSUPPORT for a table of another Go release, -EBADMSG for a damaged one (a
+ * _func record whose entry is not its functab entry among the damage), or cb's error.
  */
-int gopclntab_parse(const uint8_t *data, size_t size, uint64_t text_vaddr, bool big_endian, GoFuncCallback cb,
-                    void *userdata);
+int gopclntab_parse(const uint8_t *data, size_t size, bool big_endian, GoFuncCallback cb, void *userdata);

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * Fuzz target for the Go function table reader (symbolizer/symbolizer-gopclntab): the table comes
- * from any ELF file a sampled process maps. The input is one byte of options (bit 0: big-endian,
- * bit 1: a relocated textStart is known), then the table. Results are checked against the
+ * from any ELF file a sampled process maps. The input is one byte of options (bit 0: big-endian),
+ * then the table. Results are checked against the
  * contract in symbolizer-gopclntab.h: names inside the table, never empty, without a NUL and
  * at most GOPCLNTAB_NAME_BYTES_MAX long,
  * ranges in order without overlap, sizes above 0, as many functions reported as the count returned at most.
@@ -52,7 +52,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
                 return 0;
         s.table = (const uint8_t *) table;
         s.size = size - 1;
-        r = gopclntab_parse(s.table, s.size, data[0] & 2 ? 0x401000 : 0, data[0] & 1, on_func, &s);
+        r = gopclntab_parse(s.table, s.size, data[0] & 1, on_func, &s);
         assert(r >= 0 || r == -EBADMSG || r == -EPROTONOSUPPORT);
         assert(r < 0 || s.n <= (uint64_t) r);
         return 0;

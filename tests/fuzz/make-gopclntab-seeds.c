@@ -32,7 +32,7 @@ int main(int argc, char **argv) {
                 { "go12", 0xfffffffbU, 0 },
                 { "go116", 0xfffffffaU, 0 },
                 { "go118", 0xfffffff0U, 0 },
-                { "go120-relocated", 0xfffffff1U, 2 },
+                { "go120", 0xfffffff1U, 0 },
         };
         uint8_t t[1024];
 
@@ -44,8 +44,6 @@ int main(int argc, char **argv) {
                 size_t n = layouts[i].magic == 0xfffffffbU ? gopclntab_make_go12(t, sizeof t)
                                                            : gopclntab_make(t, sizeof t, layouts[i].magic);
 
-                if (layouts[i].options & 2)
-                        gopclntab_put(t + 24, 0, 8); /* textStart left to the relocation */
                 if (n == 0 || write_seed(argv[1], layouts[i].name, layouts[i].options, t, n) < 0) {
                         fprintf(stderr, "make-gopclntab-seeds: cannot write %s/%s\n", argv[1],
                                 layouts[i].name);
