@@ -24,6 +24,7 @@ PACKAGES=(
         # tests and benchmarks
         libcmocka-dev clang libclang-rt-14-dev pcre2-utils linux-perf python3 jq libxml2-utils valgrind strace bc
         binutils  # nm and objcopy: the stripped fixtures and the function-start checks
+        lld       # links the stand-ins for Go PIEs as lld does: addresses in relocations alone
         zstd      # the zstd command: the second window reader decompresses chunks with it
         chromium chromium-driver python3-selenium  # report.html is tested in a real browser
         golang-go # go tool pprof reads the pprof exports in the tests; a Go program is unwound in one

@@ -514,13 +514,14 @@ static void load_and_probe(const char *path) {
                         assert_true(strlen(name) < 1024);
 }
 
-static void test_truncated_and_corrupted(void **state) {
+/* source cut short and corrupted, each copy loaded and looked in. */
+static void truncate_and_corrupt(const char *source) {
         _cleanup_free_ char *data = NULL;
         size_t size;
         char path[256];
         uint32_t x = 0x12345678;
 
-        assert_int_equal(read_full_file(fixture, 16 * 1024 * 1024, &data, &size), 0);
+        assert_int_equal(read_full_file(source, 16 * 1024 * 1024, &data, &size), 0);
         snprintf(path, sizeof(path), "%s/fuzz.so", tmpdir);
 
         /* Every prefix length at a coarse step, and all short ones. */
@@ -551,6 +552,16 @@ static void test_truncated_and_corrupted(void **state) {
         memcpy(copy, "\177ELF\2\1\1", 7);
         assert_int_equal(write_file_atomic(path, copy, size, 0644), 0);
         load_and_probe(path);
+}
+
+/* The library, and the stand-ins for Go PIEs (their tables searched for and relocated). */
+static void test_truncated_and_corrupted(void **state) {
+        static const char *const go_fixtures[] = { "TPROF_GO12_FIXTURE_LLD", "TPROF_GO116_FIXTURE_LLD" };
+
+        truncate_and_corrupt(fixture);
+        for (size_t i = 0; i < ELEMENTSOF(go_fixtures); i++)
+                if (getenv(go_fixtures[i]))
+                        truncate_and_corrupt(getenv(go_fixtures[i]));
 }
 
 static void test_symbolizer_user_frames(void **state) {
@@ -1055,6 +1066,98 @@ static void test_symbolizer_cache_throttle(void **state) {
                 remove_jit_map(pid);
 }
 
+/* The first functab entry of the Go table in .data.rel.ro of the fixture at path, as the file
+ * holds it (before relocation), and the entry point. */
+static void go_fixture_first_entry(const char *path, uint64_t *ret_in_file, uint64_t *ret_entry) {
+        _cleanup_close_ int fd = -EBADF;
+        Elf *elf = test_elf_open(path, &fd);
+        Elf_Scn *scn = NULL;
+        size_t shstrndx;
+        GElf_Ehdr eh;
+        bool found = false;
+
+        assert_non_null(gelf_getehdr(elf, &eh));
+        *ret_entry = eh.e_entry;
+        assert_int_equal(elf_getshdrstrndx(elf, &shstrndx), 0);
+        while (!found && (scn = elf_nextscn(elf, scn))) {
+                GElf_Shdr sh;
+                Elf_Data *d;
+                const char *n;
+
+                assert_non_null(gelf_getshdr(scn, &sh));
+                n = elf_strptr(elf, shstrndx, sh.sh_name);
+                if (!n || strcmp(n, ".data.rel.ro") != 0)
+                        continue;
+                d = elf_getdata(scn, NULL);
+                assert_non_null(d);
+                for (size_t off = 8; !found && off + 64 <= d->d_size; off += 8) {
+                        const uint8_t *p = (const uint8_t *) d->d_buf + off;
+                        uint32_t m;
+
+                        memcpy(&m, p, 4);
+                        if (m == 0xfffffffbU) /* nfunc, then the functab */
+                                memcpy(ret_in_file, p + 16, 8), found = true;
+                        else if (m == 0xfffffffaU) { /* the functab at pclnOffset */
+                                uint64_t functab;
+                                memcpy(&functab, p + 8 + 6 * 8, 8);
+                                assert_true(functab < d->d_size - off - 8);
+                                memcpy(ret_in_file, p + functab, 8), found = true;
+                        }
+                }
+        }
+        assert_true(found);
+        elf_end(elf);
+}
+
+/*
+ * Stripped Go PIEs before 1.18 (helpers/go-table-fixture.S): the function table is found inside
+ * .data.rel.ro, not at its start, and its addresses are the relocations', whether the linker also
+ * wrote them in place (ld.bfd) or left 0 there (lld). Each fixture is checked to be what it
+ * stands for first: the table's first address in the file is the entry point, or 0.
+ */
+static void test_go_tables_in_pies(void **state) {
+        static const struct {
+                const char *variable;
+                bool in_place;
+        } fixtures[] = {
+                { "TPROF_GO12_FIXTURE", true },
+                { "TPROF_GO12_FIXTURE_LLD", false },
+                { "TPROF_GO116_FIXTURE_LLD", false },
+        };
+        unsigned tested = 0;
+
+        for (size_t i = 0; i < ELEMENTSOF(fixtures); i++) {
+                _cleanup_(elf_symbols_freep) ElfSymbols *e = NULL;
+                const char *path = getenv(fixtures[i].variable), *name, *last = NULL;
+                uint64_t in_file, entry, off;
+                unsigned named = 0;
+
+                if (!path)
+                        continue;
+                go_fixture_first_entry(path, &in_file, &entry);
+                assert_int_equal(in_file, fixtures[i].in_place ? entry : 0);
+                assert_false(test_elf_section(path, ".symtab", NULL, NULL));
+
+                assert_int_equal(elf_symbols_load_path(path, NULL, &e), 0);
+                assert_int_equal(elf_symbols_source(e), ELF_SYMBOLS_GOPCLNTAB);
+                assert_true(elf_symbols_lookup(e, entry, &name, &off, NULL));
+                assert_string_equal(name, "_rt0_amd64_linux");
+                assert_int_equal(off, 0);
+                /* then main.main and main.spin, in that order, and nothing else */
+                for (uint64_t a = entry; a < entry + 0x100; a++)
+                        if (elf_symbols_lookup(e, a, &name, &off, NULL) && name != last) {
+                                assert_string_equal(name, named == 0 ? "_rt0_amd64_linux" :
+                                                          named == 1 ? "main.main" : "main.spin");
+                                last = name;
+                                named++;
+                        }
+                assert_int_equal(named, 3);
+                tested++;
+        }
+        if (tested == 0)
+                skip();
+}
+
 static int setup(void **state) {
         fixture = getenv("TPROF_ELF_FIXTURE");
         if (!fixture)
@@ -1086,6 +1189,7 @@ int main(void) {
                 cmocka_unit_test(test_debug_file_by_build_id),
                 cmocka_unit_test(test_debug_file_by_debuglink),
                 cmocka_unit_test(test_not_elf),
+                cmocka_unit_test(test_go_tables_in_pies),
                 cmocka_unit_test(test_eh_frame_hdr_stripped_library),
                 cmocka_unit_test(test_eh_frame_hdr_stripped_executable),
                 cmocka_unit_test(test_eh_frame_hdr_from_program_header),

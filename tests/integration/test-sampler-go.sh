@@ -12,6 +12,33 @@ set -eu
 . "$(dirname "$0")/test-sampler-lib.sh"
 require_perf
 [ "$(uname -m)" = x86_64 ] || skip "stacks are unwound from copies on x86-64 only"
+
+# Stripped Go PIEs before 1.18, which Debian's Go cannot build, by stand-ins
+# (tests/helpers/go-table-fixture.S): the function table inside .data.rel.ro, its addresses in
+# relocations (and in place, or 0 there as lld leaves them). Each named from it, whole.
+check_old_table() {
+        local variable=$1 bin comm total whole pid
+        bin=${!variable:-}
+        [ -n "$bin" ] || { echo "$variable not built (no lld?): not checked"; return 0; }
+        comm=$(basename "$bin" | cut -c1-15)
+        "$bin" &
+        pid=$!
+        on_exit "kill $pid 2>/dev/null"
+        sleep 0.3
+        once 2 --pid "$pid" --unwind auto
+        kill "$pid" 2>/dev/null || true
+        wait "$pid" 2>/dev/null || true
+        total=$(comm_total "$comm")
+        whole=$(comm_matching "$comm" "^$comm;_rt0_amd64_linux;main\\.main;main\\.spin\$")
+        echo "$variable: $total samples, named and whole: $whole"
+        [ "$total" -ge 20 ] || fail "only $total samples of $comm in 2 s: $(head -c 2000 "$OUT")"
+        [ $((whole * 100)) -ge $((total * 90)) ] ||
+                fail "$whole of $total samples of $comm are _rt0_amd64_linux;main.main;main.spin: $(sort -t' ' -k2 -nr "$OUT" | head -5)"
+}
+check_old_table TPROF_GO12_FIXTURE
+check_old_table TPROF_GO12_FIXTURE_LLD
+check_old_table TPROF_GO116_FIXTURE_LLD
+
 command -v go >/dev/null || skip "no Go toolchain (contrib/setup.sh installs golang-go)"
 
 # check BUILDMODE LDFLAGS WALKED: builds with -buildmode=BUILDMODE -ldflags=LDFLAGS, samples 3 s
@@ -48,4 +75,7 @@ check pie "-s -w" "whole with frame pointers for some frames" # the same, reloca
 # A host linker (cgo programs, distribution builds) merges a PIE's table into .data.rel.ro.
 command -v gcc >/dev/null &&
         check pie "-s -w -linkmode=external" "whole with frame pointers for some frames"
+# lld leaves the table's textStart to its relocation alone.
+command -v gcc >/dev/null && command -v ld.lld >/dev/null &&
+        check pie "-s -w -linkmode=external -extldflags=-fuse-ld=lld" "whole with frame pointers for some frames"
 echo ok
