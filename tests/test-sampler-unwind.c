@@ -498,6 +498,30 @@ static void test_unwind_separate_debug_file(void **state) {
         assert_int_equal(st.stacks_cfi, 1);
         assert_int_equal(st.debug_files, 1);
 
+        /* A process that changes its root without a new mapping (chroot(), setns()): the second
+         * process, cut in its own root, now in the first's (its /proc root a link there), is
+         * looked in there once its view is looked at again, a flush interval on (1 ms here). */
+        u = unwinder_free(u);
+        assert_int_equal(unwinder_new(&(UnwinderOptions) { .mode = UNWIND_MODE_DWARF, .proc_root = proc,
+                                                           .flush_interval_usec = 1000 }, &u), 0);
+        {
+                UnwindInput second = { .pid = FIXTURE_PID + 1, .ip = s.ip, .sp = s.sp, .bp = s.bp,
+                                       .stack = s.stack, .stack_size = s.size };
+
+                (void) unwinder_unwind(u, s.procs, &second, ips, ELEMENTSOF(ips));
+                unwinder_get_stats(u, &st);
+                assert_int_equal(st.cut[UNWIND_CUT_NO_CFI], 1);
+                snprintf(cmd, sizeof(cmd), "mv '%1$s/%2$u/root' '%1$s/%2$u/old-root' && ln -s '%3$s' '%1$s/%2$u/root'",
+                         proc, FIXTURE_PID + 1, root);
+                assert_int_equal(system(cmd), 0);
+                usleep(2000);
+                (void) unwinder_unwind(u, s.procs, &second, ips, ELEMENTSOF(ips));
+                unwinder_get_stats(u, &st);
+                assert_int_equal(st.cut[UNWIND_CUT_NO_CFI], 1);
+                assert_int_equal(st.stacks_cfi, 1);
+                assert_int_equal(st.debug_files, 1);
+        }
+
         /* Room for the two files' own tables and one byte more: the debug file's .debug_frame is
          * not taken (and counted as a wait for room). */
         u = unwinder_free(u);

@@ -34,10 +34,14 @@
 /* One stack in this many is timed for UnwindStats.nsec. */
 #define UNWIND_TIMED_EVERY 64U
 
+/* A process's view is looked at again after this long (or a flush interval, if shorter): a
+ * chroot() or setns() changes it without a new mapping. */
+#define UNWIND_VIEW_RECHECK_USEC USEC_PER_SEC
+
 /* Which files a process sees (process_view()), while its mappings stay as they were. */
 typedef struct ViewSlot {
         uint32_t pid;
-        uint64_t gen, view;
+        uint64_t gen, view, checked_usec;
 } ViewSlot;
 
 typedef struct RuleSlot {
@@ -417,17 +421,19 @@ static bool same_view(Unwinder *u, uint32_t pid, const struct stat *root_st) {
  * The files process pid sees, as one number: UNWIND_VIEW_HOST for tprofd's own (same_view()),
  * UNWIND_VIEW_UNKNOWN for a process gone, else its root's device and inode with its mount
  * namespace's, hashed. Kept per process while its mappings are unchanged (an exec may bring
- * another root), so a frame that asks again costs no system call.
+ * another root) for UNWIND_VIEW_RECHECK_USEC at most (a chroot() or setns() brings another without
+ * a mapping), so a frame that asks again costs no system call.
  */
 #define UNWIND_VIEW_HOST 0U
 #define UNWIND_VIEW_UNKNOWN UINT64_MAX
 static uint64_t process_view(Unwinder *u, ProcTable *procs, uint32_t pid) {
-        uint64_t gen = proc_table_maps_generation(procs, pid), view;
+        uint64_t gen = proc_table_maps_generation(procs, pid), view, now = now_usec(CLOCK_MONOTONIC);
         ViewSlot *slot = &u->views[pid % ELEMENTSOF(u->views)];
         struct stat root_st, ns_st;
         char p[PATH_MAX];
 
-        if (gen != 0 && slot->pid == pid && slot->gen == gen)
+        if (gen != 0 && slot->pid == pid && slot->gen == gen &&
+            now - slot->checked_usec < MIN((uint64_t) UNWIND_VIEW_RECHECK_USEC, u->flush_interval_usec))
                 return slot->view;
         snprintf(p, sizeof(p), "%s/%" PRIu32 "/root", u->proc_root, pid);
         if (pid == 0 || stat(p, &root_st) < 0)
@@ -443,7 +449,7 @@ static uint64_t process_view(Unwinder *u, ProcTable *procs, uint32_t pid) {
                 if (view == UNWIND_VIEW_HOST || view == UNWIND_VIEW_UNKNOWN)
                         view = 1;
         }
-        *slot = (ViewSlot) { .pid = pid, .gen = gen, .view = view };
+        *slot = (ViewSlot) { .pid = pid, .gen = gen, .view = view, .checked_usec = now };
         return view;
 }
 
