@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "basic/fileio.h"
+#include "basic/time-util.h"
 #include "symbolizer/symbolizer-elf.h"
 #include "symbolizer/symbolizer-jitmap.h"
 #include "symbolizer/symbolizer.h"
@@ -1066,8 +1067,9 @@ static void test_symbolizer_cache_throttle(void **state) {
                 remove_jit_map(pid);
 }
 
-/* The first functab entry of the Go table in .data.rel.ro of the fixture at path, as the file
- * holds it (before relocation), and the entry point. */
+/* The first address of the Go table in .data.rel.ro of the fixture at path, as the file holds it
+ * (before relocation): its first functab entry, or from Go 1.18 on its textStart; and the entry
+ * point. */
 static void go_fixture_first_entry(const char *path, uint64_t *ret_in_file, uint64_t *ret_entry) {
         _cleanup_close_ int fd = -EBADF;
         Elf *elf = test_elf_open(path, &fd);
@@ -1095,8 +1097,10 @@ static void go_fixture_first_entry(const char *path, uint64_t *ret_in_file, uint
                         uint32_t m;
 
                         memcpy(&m, p, 4);
-                        if (m == 0xfffffffbU) /* nfunc, then the functab */
+                        if (m == 0xfffffffbU && off >= 48) /* nfunc, then the functab (the lookalike before) */
                                 memcpy(ret_in_file, p + 16, 8), found = true;
+                        else if (m == 0xfffffff0U) /* after nfunc and nfiles */
+                                memcpy(ret_in_file, p + 24, 8), found = true;
                         else if (m == 0xfffffffaU) { /* the functab at pclnOffset */
                                 uint64_t functab;
                                 memcpy(&functab, p + 8 + 6 * 8, 8);
@@ -1110,10 +1114,11 @@ static void go_fixture_first_entry(const char *path, uint64_t *ret_in_file, uint
 }
 
 /*
- * Stripped Go PIEs before 1.18 (helpers/go-table-fixture.S): the function table is found inside
- * .data.rel.ro, not at its start, and its addresses are the relocations', whether the linker also
- * wrote them in place (ld.bfd) or left 0 there (lld). Each fixture is checked to be what it
- * stands for first: the table's first address in the file is the entry point, or 0.
+ * Stripped Go PIEs (helpers/go-table-fixture.S): the function table is found inside
+ * .data.rel.ro, not at its start and past a header that only looks like one, and its addresses
+ * are the relocations', whether the linker also wrote them in place (ld.bfd) or left 0 there
+ * (lld). Each fixture is checked to be what it stands for first: the table's first address in the
+ * file is the entry point, or 0.
  */
 static void test_go_tables_in_pies(void **state) {
         static const struct {
@@ -1123,6 +1128,7 @@ static void test_go_tables_in_pies(void **state) {
                 { "TPROF_GO12_FIXTURE", true },
                 { "TPROF_GO12_FIXTURE_LLD", false },
                 { "TPROF_GO116_FIXTURE_LLD", false },
+                { "TPROF_GO118_FIXTURE_LLD", false },
         };
         unsigned tested = 0;
 
@@ -1158,6 +1164,22 @@ static void test_go_tables_in_pies(void **state) {
                 skip();
 }
 
+/* 131072 overlapping table lookalikes (helpers/go-table-lookalikes.S): none is taken, and the
+ * search costs milliseconds, not the minutes a search without a shared budget takes (the test's
+ * timeout is the bound; the time is printed). */
+static void test_go_table_lookalikes(void **state) {
+        _cleanup_(elf_symbols_freep) ElfSymbols *e = NULL;
+        const char *path = getenv("TPROF_GO_LOOKALIKES");
+        uint64_t t;
+
+        if (!path)
+                skip();
+        t = now_usec(CLOCK_MONOTONIC);
+        assert_int_equal(elf_symbols_load_path(path, NULL, &e), 0);
+        print_message("  131072 lookalikes searched in %.3f s\n", (double) (now_usec(CLOCK_MONOTONIC) - t) / 1e6);
+        assert_int_not_equal(elf_symbols_source(e), ELF_SYMBOLS_GOPCLNTAB);
+}
+
 static int setup(void **state) {
         fixture = getenv("TPROF_ELF_FIXTURE");
         if (!fixture)
@@ -1190,6 +1212,7 @@ int main(void) {
                 cmocka_unit_test(test_debug_file_by_debuglink),
                 cmocka_unit_test(test_not_elf),
                 cmocka_unit_test(test_go_tables_in_pies),
+                cmocka_unit_test(test_go_table_lookalikes),
                 cmocka_unit_test(test_eh_frame_hdr_stripped_library),
                 cmocka_unit_test(test_eh_frame_hdr_stripped_executable),
                 cmocka_unit_test(test_eh_frame_hdr_from_program_header),

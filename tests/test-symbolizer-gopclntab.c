@@ -51,17 +51,17 @@ static void test_go118_and_go120(void **state) {
         Seen s = {};
 
         n = gopclntab_make(t, sizeof(t), 0xfffffff0U);
-        assert_int_equal(gopclntab_parse(t, n, false, on_func, &s), 3);
+        assert_int_equal(gopclntab_parse(t, n, false, NULL, on_func, &s), 3);
         expect_three(&s);
 
         s = (Seen) {};
         n = gopclntab_make(t, sizeof(t), 0xfffffff1U);
-        assert_int_equal(gopclntab_parse(t, n, false, on_func, &s), 3);
+        assert_int_equal(gopclntab_parse(t, n, false, NULL, on_func, &s), 3);
         expect_three(&s);
 
         /* textStart 0 (a relocation not put in): the entries are offsets from nowhere, refused. */
         gopclntab_put(t + 24, 0, 8);
-        assert_int_equal(gopclntab_parse(t, n, false, on_func, &s), -EBADMSG);
+        assert_int_equal(gopclntab_parse(t, n, false, NULL, on_func, &s), -EBADMSG);
 }
 
 static void test_go116(void **state) {
@@ -69,7 +69,7 @@ static void test_go116(void **state) {
         size_t n = gopclntab_make(t, sizeof(t), 0xfffffffaU);
         Seen s = {};
 
-        assert_int_equal(gopclntab_parse(t, n, false, on_func, &s), 3);
+        assert_int_equal(gopclntab_parse(t, n, false, NULL, on_func, &s), 3);
         expect_three(&s);
 }
 
@@ -78,11 +78,41 @@ static void test_go12(void **state) {
         size_t n = gopclntab_make_go12(t, sizeof(t));
         Seen s = {};
 
-        assert_int_equal(gopclntab_parse(t, n, false, on_func, &s), 3);
+        assert_int_equal(gopclntab_parse(t, n, false, NULL, on_func, &s), 3);
         expect_three(&s);
         /* The table's end right after the functab's last half entry: the _func records are past
          * it, and are not read. */
-        assert_int_equal(gopclntab_parse(t, 16 + 3 * 16 + 8, false, on_func, &s), -EBADMSG);
+        assert_int_equal(gopclntab_parse(t, 16 + 3 * 16 + 8, false, NULL, on_func, &s), -EBADMSG);
+}
+
+/* Go 1.8-1.17 mark the hole between two text sections with an entry whose func offset is all
+ * ones: no function there, the one before it ends at its entry. */
+static void test_text_section_hole(void **state) {
+        uint8_t t[512];
+        size_t n = gopclntab_make_go12(t, sizeof(t));
+        Seen s = {};
+
+        gopclntab_put(t + 16 + 16 + 8, UINT64_MAX, 8); /* the second entry's func offset */
+        assert_int_equal(gopclntab_parse(t, n, false, NULL, on_func, &s), 3);
+        assert_int_equal(s.n, 2);
+        assert_string_equal(s.name[0], "main.main");
+        assert_int_equal(s.size[0], 0x80);
+        assert_string_equal(s.name[1], "main.leaf");
+}
+
+/* A budget of entries: a table needs nfunc + 1 of it; with less it stops, its budget spent. */
+static void test_budget(void **state) {
+        uint8_t t[512];
+        size_t n = gopclntab_make(t, sizeof(t), 0xfffffff0U);
+        uint64_t budget = 4;
+        Seen s = {};
+
+        assert_int_equal(gopclntab_parse(t, n, false, &budget, on_func, &s), 3);
+        assert_int_equal(budget, 0);
+        budget = 3;
+        s = (Seen) {};
+        assert_int_equal(gopclntab_parse(t, n, false, &budget, on_func, &s), -ETIME);
+        assert_int_equal(budget, 0);
 }
 
 /* Cut anywhere: never read past the end (each cut in a buffer of exactly its size, so a sanitizer
@@ -95,7 +125,7 @@ static void damage_everywhere(const uint8_t *t, size_t n) {
                 assert_non_null(c);
                 memcpy(c, t, cut);
                 s = (Seen) {};
-                (void) gopclntab_parse(c, cut, false, on_func, &s);
+                (void) gopclntab_parse(c, cut, false, NULL, on_func, &s);
                 free(c);
         }
         for (size_t i = 0; i < n; i++)
@@ -105,7 +135,7 @@ static void damage_everywhere(const uint8_t *t, size_t n) {
                         memcpy(c, t, n);
                         c[i] = k == 0 ? c[i] ^ 0xa5 : k == 1 ? 0xff : 0;
                         s = (Seen) {};
-                        (void) gopclntab_parse(c, n, false, on_func, &s);
+                        (void) gopclntab_parse(c, n, false, NULL, on_func, &s);
                         free(c);
                 }
 }
@@ -124,7 +154,7 @@ static void test_long_names(void **state) {
         memset(t + n, 'x', stretch);
         for (unsigned i = 0; i < 3; i++)
                 gopclntab_put(t + n - 3 * GOPCLNTAB_FUNC_SIZE + i * GOPCLNTAB_FUNC_SIZE + 8, n + i * 1000, 4);
-        assert_int_equal(gopclntab_parse(t, n + stretch, false, on_func, &s), 3);
+        assert_int_equal(gopclntab_parse(t, n + stretch, false, NULL, on_func, &s), 3);
         assert_int_equal(s.n, 3);
         for (unsigned i = 0; i < 3; i++)
                 assert_int_equal(s.name_len[i], GOPCLNTAB_NAME_BYTES_MAX);
@@ -132,7 +162,7 @@ static void test_long_names(void **state) {
         /* The stretch's end is the table's: a name there ends with it. */
         s = (Seen) {};
         gopclntab_put(t + n - 3 * GOPCLNTAB_FUNC_SIZE + 8, n + stretch - 5, 4);
-        assert_int_equal(gopclntab_parse(t, n + stretch, false, on_func, &s), 3);
+        assert_int_equal(gopclntab_parse(t, n + stretch, false, NULL, on_func, &s), 3);
         assert_int_equal(s.name_len[0], 5);
         free(t);
 }
@@ -145,8 +175,8 @@ static void test_other_releases_and_damage(void **state) {
         /* Go 1.0-1.1 and anything else */
         memcpy(u, t, n);
         gopclntab_put(u, 0xfffffffcU, 4);
-        assert_int_equal(gopclntab_parse(u, n, false, on_func, &s), -EPROTONOSUPPORT);
-        assert_int_equal(gopclntab_parse(u, 3, false, on_func, &s), -EBADMSG);
+        assert_int_equal(gopclntab_parse(u, n, false, NULL, on_func, &s), -EPROTONOSUPPORT);
+        assert_int_equal(gopclntab_parse(u, 3, false, NULL, on_func, &s), -EBADMSG);
 
         damage_everywhere(t, n);
         n = gopclntab_make(u, sizeof(u), 0xfffffffaU);
@@ -158,24 +188,24 @@ static void test_other_releases_and_damage(void **state) {
         memcpy(u, t, n);
         gopclntab_put(u + 72 + 35 + 8, 0x50, 4); /* the second entry before the first */
         s = (Seen) {};
-        assert_int_equal(gopclntab_parse(u, n, false, on_func, &s), -EBADMSG);
+        assert_int_equal(gopclntab_parse(u, n, false, NULL, on_func, &s), -EBADMSG);
         /* A _func record whose entry is not its functab entry (1.18: entryOff): refused, and in
          * the 1.2 layout (entry uintptr) too: what tells a table in .data.rel.ro from bytes that
          * only start like one. */
         memcpy(u, t, n);
         gopclntab_put(u + 72 + 35 + 28 + 40, 0x184, 4); /* _func 1's entryOff: header, names, 3.5 entries, _func 0 */
         s = (Seen) {};
-        assert_int_equal(gopclntab_parse(u, n, false, on_func, &s), -EBADMSG);
+        assert_int_equal(gopclntab_parse(u, n, false, NULL, on_func, &s), -EBADMSG);
         n = gopclntab_make_go12(u, sizeof(u));
         gopclntab_put(u + n - GOPCLNTAB_FUNC_SIZE, GOPCLNTAB_TEXT + 0x208, 8); /* the last _func's entry */
         s = (Seen) {};
-        assert_int_equal(gopclntab_parse(u, n, false, on_func, &s), -EBADMSG);
+        assert_int_equal(gopclntab_parse(u, n, false, NULL, on_func, &s), -EBADMSG);
         n = gopclntab_make(t, sizeof(t), 0xfffffff0U);
         /* A name offset past the names: that function is left out, the others kept. */
         memcpy(u, t, n);
         gopclntab_put(u + 72 + 35 + 28 + 4, 5000, 4); /* _func 0's nameOff: header, names, 3.5 entries, entryOff */
         s = (Seen) {};
-        assert_int_equal(gopclntab_parse(u, n, false, on_func, &s), 3);
+        assert_int_equal(gopclntab_parse(u, n, false, NULL, on_func, &s), 3);
         assert_int_equal(s.n, 2);
 }
 
@@ -184,6 +214,8 @@ int main(void) {
                 cmocka_unit_test(test_go118_and_go120),
                 cmocka_unit_test(test_go116),
                 cmocka_unit_test(test_go12),
+                cmocka_unit_test(test_text_section_hole),
+                cmocka_unit_test(test_budget),
                 cmocka_unit_test(test_long_names),
                 cmocka_unit_test(test_other_releases_and_damage),
         };

@@ -64,7 +64,9 @@ int elf_relocated_copy(Elf *elf, const uint8_t *data, size_t size, uint64_t vadd
                 GElf_Shdr sh;
                 Elf_Data *d;
 
-                if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_RELA || sh.sh_entsize == 0)
+                /* the loader's (SHF_ALLOC), not ones kept for a later link (--emit-relocs) */
+                if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_RELA || !(sh.sh_flags & SHF_ALLOC) ||
+                    sh.sh_entsize == 0)
                         continue;
                 d = elf_getdata(scn, NULL);
                 if (!d || !d->d_buf)

@@ -486,18 +486,22 @@ static int on_go_func(uint64_t entry, uint64_t size, const char *name, size_t na
         return add_symbol_n(userdata, entry, size, name, name_len, true);
 }
 
-/* The table at data (size bytes to the end of its section, at vaddr), relocated first: its
- * functions added to e. 1 when it named any; 0, e as it was, when it is no table or a damaged one;
- * or -ENOMEM. */
-static int add_go_table(ElfSymbols *e, Elf *elf, const uint8_t *data, size_t size, uint64_t vaddr) {
-        _cleanup_free_ uint8_t *copy = NULL;
+/* A section larger than this is not copied to put its relocations in: a table there that needs
+ * them goes unread. */
+#define GO_SECTION_COPY_BYTES_MAX (256U * 1024 * 1024)
+/* The functab entries a search of one section may look at, beyond one for every 8 bytes: a table
+ * holds fewer (16 bytes of functab and a 40-byte _func each), and headers that only look like
+ * one, many and overlapping in a hostile file, cost this much in all, not their count squared. */
+#define GO_SEARCH_ENTRIES_MIN 65536U
+
+/* The table at data (size bytes to the end of its section), relocated already: its functions added
+ * to e. 1 when it named any; 0, e as it was, when it is no table, a damaged one or the budget ran
+ * out; or -ENOMEM. */
+static int add_go_table(ElfSymbols *e, const uint8_t *data, size_t size, uint64_t *budget) {
         size_t before = e->n_syms, names_before = e->names_len;
         int r;
 
-        r = elf_relocated_copy(elf, data, size, vaddr, &copy);
-        if (r < 0)
-                return r;
-        r = gopclntab_parse(copy ?: data, size, /* big_endian= */ false, on_go_func, e);
+        r = gopclntab_parse(data, size, /* big_endian= */ false, budget, on_go_func, e);
         if (r == -ENOMEM)
                 return r;
         if (r < 0 || e->n_syms == before) {
@@ -508,27 +512,46 @@ static int add_go_table(ElfSymbols *e, Elf *elf, const uint8_t *data, size_t siz
         return 1;
 }
 
+/* Whether p (16 bytes at least) starts like a table: a known magic, two zero pads, the instruction
+ * size quantum (1, 2 or 4) and the pointer size. Header fields take no relocations. */
+static bool go_header_like(const uint8_t *p, unsigned ptr_size) {
+        static const uint32_t magics[] = { 0xfffffff1U, 0xfffffff0U, 0xfffffffaU, 0xfffffffbU };
+        uint32_t m = (uint32_t) p[0] | (uint32_t) p[1] << 8 | (uint32_t) p[2] << 16 | (uint32_t) p[3] << 24;
+        bool known = false;
+
+        for (size_t k = 0; k < ELEMENTSOF(magics); k++)
+                known = known || m == magics[k];
+        return known && p[4] == 0 && p[5] == 0 && (p[6] == 1 || p[6] == 2 || p[6] == 4) && p[7] == ptr_size;
+}
+
 /*
  * A Go program stripped of .symtab still has its runtime's own function table: .gopclntab; a
  * PIE's, which takes relocations, in .data.rel.ro.gopclntab, or merged into .data.rel.ro when a
- * host linker linked it (-linkmode=external, cgo), found there by its 8-byte header at an 8-byte
- * boundary, and only in a Go program (its build id note or build info section), so other stripped
- * programs are not searched. A header found so is taken only if the table behind it parses, every
- * _func record's entry its functab entry's (the Go 1.2-1.15 header holds little else to check).
+ * host linker linked it (-linkmode=external, cgo), found there by its 8-byte header at a
+ * pointer-size boundary, and only in a Go program (its build id note or build info section), so
+ * other stripped programs are not searched. A header found so is taken only if the table behind
+ * it parses, every _func record's entry its functab entry's (the Go 1.2-1.15 header holds little
+ * else to check). A section's relocations are put in once, at its first header.
  */
 static int add_go_symbols(ElfSymbols *e, Elf *elf) {
         static const char *const sections[] = { ".gopclntab", ".data.rel.ro.gopclntab", ".data.rel.ro" };
-        static const uint32_t magics[] = { 0xfffffff1U, 0xfffffff0U, 0xfffffffaU, 0xfffffffbU };
         GElf_Ehdr eh;
+        unsigned ptr_size;
         bool go;
 
-        if (!gelf_getehdr(elf, &eh) || eh.e_ident[EI_DATA] != ELFDATA2LSB || eh.e_ident[EI_CLASS] != ELFCLASS64)
+        if (!gelf_getehdr(elf, &eh) || eh.e_ident[EI_DATA] != ELFDATA2LSB ||
+            (eh.e_ident[EI_CLASS] != ELFCLASS64 && eh.e_ident[EI_CLASS] != ELFCLASS32))
                 return 0;
+        ptr_size = eh.e_ident[EI_CLASS] == ELFCLASS64 ? 8 : 4; /* a 32-bit program's (GOARCH=386) are 4 */
         go = elf_section_by_name(elf, ".note.go.buildid", /* with_contents= */ false) ||
              elf_section_by_name(elf, ".go.buildinfo", /* with_contents= */ false);
 
         for (size_t i = 0; i < ELEMENTSOF(sections) - !go; i++) {
                 Elf_Scn *scn = elf_section_by_name(elf, sections[i], /* with_contents= */ false);
+                _cleanup_free_ uint8_t *copy = NULL;
+                const uint8_t *bytes;
+                bool relocated = false;
+                uint64_t budget;
                 Elf_Data *data;
                 GElf_Shdr sh;
 
@@ -537,20 +560,25 @@ static int add_go_symbols(ElfSymbols *e, Elf *elf) {
                 data = elf_getdata(scn, NULL);
                 if (!data || !data->d_buf || data->d_size < 16)
                         continue;
+                bytes = data->d_buf;
+                budget = data->d_size / 8 + GO_SEARCH_ENTRIES_MIN;
                 /* A section of its own starts with the header; .data.rel.ro is searched. */
-                for (size_t off = 0; off + 16 <= data->d_size && (off == 0 || i == 2); off += 8) {
-                        const uint8_t *p = (const uint8_t *) data->d_buf + off;
-                        uint32_t m = (uint32_t) p[0] | (uint32_t) p[1] << 8 | (uint32_t) p[2] << 16 |
-                                     (uint32_t) p[3] << 24;
-                        bool known = false;
+                for (size_t off = 0; off + 16 <= data->d_size && (off == 0 || i == 2) && budget > 0; off += ptr_size) {
                         int r;
 
-                        /* magic, two zero pads, the instruction size quantum (1, 2 or 4), pointer size 8 */
-                        for (size_t k = 0; k < ELEMENTSOF(magics); k++)
-                                known = known || m == magics[k];
-                        if (!known || p[4] != 0 || p[5] != 0 || (p[6] != 1 && p[6] != 2 && p[6] != 4) || p[7] != 8)
+                        if (!go_header_like(bytes + off, ptr_size))
                                 continue;
-                        r = add_go_table(e, elf, p, data->d_size - off, sh.sh_addr + off);
+                        if (!relocated) {
+                                relocated = true;
+                                if (data->d_size <= GO_SECTION_COPY_BYTES_MAX) {
+                                        r = elf_relocated_copy(elf, data->d_buf, data->d_size, sh.sh_addr, &copy);
+                                        if (r < 0)
+                                                return r;
+                                        if (copy)
+                                                bytes = copy;
+                                }
+                        }
+                        r = add_go_table(e, bytes + off, data->d_size - off, &budget);
                         if (r != 0)
                                 return r;
                 }

@@ -54,7 +54,8 @@ static const char *name_at(const Reader *r, uint64_t names, uint64_t names_size,
         return *ret_len > 0 ? s : NULL;
 }
 
-int gopclntab_parse(const uint8_t *data, size_t size, bool big_endian, GoFuncCallback cb, void *userdata) {
+int gopclntab_parse(const uint8_t *data, size_t size, bool big_endian, uint64_t *budget, GoFuncCallback cb,
+                    void *userdata) {
         Reader r = { .data = data, .size = size, .big_endian = big_endian };
         uint64_t magic, ptr_size, nfunc, text_start = 0, functab, hdr_off;
         uint64_t names = 0, names_size = size, funcdata = 0; /* before 1.16: the whole table */
@@ -110,6 +111,11 @@ int gopclntab_parse(const uint8_t *data, size_t size, bool big_endian, GoFuncCal
                 const char *name;
                 size_t name_len;
 
+                if (budget) {
+                        if (*budget == 0)
+                                return -ETIME;
+                        (*budget)--;
+                }
                 if (!read_uint(&r, e, go118 ? 4 : r.ptr_size, &raw_entry))
                         return -EBADMSG;
                 entry = go118 ? raw_entry + text_start : raw_entry;
@@ -122,6 +128,12 @@ int gopclntab_parse(const uint8_t *data, size_t size, bool big_endian, GoFuncCal
                         return -EBADMSG;
                 if (go118)
                         next += text_start;
+                if (!go118 && funcoff == (r.ptr_size == 8 ? UINT64_MAX : UINT32_MAX)) {
+                        /* Go 1.8-1.17: the hole between two text sections (ppc64 and arm, large
+                         * programs), its entry the end of the function before it. */
+                        prev_entry = entry;
+                        continue;
+                }
                 /* _func: entryOff uint32 (1.18 on) or entry uintptr (before), then nameOff int32 */
                 if (funcoff > size - funcdata ||
                     !read_uint(&r, funcdata + funcoff, go118 ? 4 : r.ptr_size, &func_entry) ||

@@ -30,8 +30,11 @@ typedef int (*GoFuncCallback)(uint64_t entry, uint64_t size, const char *name, s
 
 /*
  * Calls cb for each function of the table in data (its bytes, size long, with the relocations of a
- * PIE applied: see elf_relocated_copy()). big_endian: the file's byte order. Returns the number of
- * functions, -EPROTONOSUPPORT for a table of another Go release, -EBADMSG for a damaged one (a
- * _func record whose entry is not its functab entry among the damage), or cb's error.
+ * PIE applied: see elf_relocated_copy()). big_endian: the file's byte order. budget, unless NULL:
+ * how many functab entries may still be looked at, counted down (a search through many tables
+ * that only start like one shares one). Returns the number of functions, -EPROTONOSUPPORT for a
+ * table of another Go release, -EBADMSG for a damaged one (a _func record whose entry is not its
+ * functab entry among the damage), -ETIME when the budget ran out, or cb's error.
  */
-int gopclntab_parse(const uint8_t *data, size_t size, bool big_endian, GoFuncCallback cb, void *userdata);
+int gopclntab_parse(const uint8_t *data, size_t size, bool big_endian, uint64_t *budget, GoFuncCallback cb,
+                    void *userdata);

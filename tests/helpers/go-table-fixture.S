@@ -1,19 +1,22 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * A stand-in for a stripped Go PIE of a release before 1.18, whose function table holds absolute
- * addresses, each one a relocation: three functions, _rt0_amd64_linux (the entry) calls main.main,
- * which calls main.spin, which spins for a few seconds, then the process exits. No libc: built
- * with -nostdlib -pie -s, loaded by the dynamic loader, which applies the relocations.
+ * A stand-in for a stripped Go PIE whose function table takes relocations (before Go 1.18 each of
+ * its addresses, from 1.18 on its textStart): three functions, _rt0_amd64_linux (the entry) calls
+ * main.main, which calls main.spin, which spins for some seconds, then the process exits. No
+ * libc: built with -nostdlib -pie -s, loaded by the dynamic loader, which applies the relocations.
  *
  * The table is laid out as Go's linker lays it out (src/runtime/symtab.go and
  * src/cmd/link/internal/ld/pcln.go of the releases named; src/debug/gosym/pclntab.go reads both):
- *   GO116 undefined   Go 1.2-1.15, magic 0xfffffffb: nfunc, the functab, the filetab offset,
+ *   (neither)         Go 1.2-1.15, magic 0xfffffffb: nfunc, the functab, the filetab offset,
  *                     then names and _func records at offsets from the table's start
- *   GO116 defined     Go 1.16-1.17, magic 0xfffffffa: nfunc, nfiles, then the offsets of the
+ *   GO116             Go 1.16-1.17, magic 0xfffffffa: nfunc, nfiles, then the offsets of the
  *                     names, cu, file, pc and functab tables; _func offsets from the functab
+ *   GO118             Go 1.18 on, magic 0xfffffff0: as 1.16 with textStart after nfiles, the one
+ *                     address (its functab and _func entries are uint32 offsets from it)
  * and put, as a host linker does with Go's object (-linkmode=external), inside .data.rel.ro after
- * other data, not at its start. ld.bfd writes each relocated address in place as well; lld leaves
- * 0 there and the address in the relocation alone: the meson build links it both ways.
+ * other data, not at its start, and after 8 bytes that start like a table and are none. ld.bfd
+ * writes each relocated address in place as well; lld leaves 0 there and the address in the
+ * relocation alone: the meson build links it both ways.
  *
  * The functions keep frame pointers and have .eh_frame (the .cfi directives); the table alone
  * names them once -s removed .symtab.
@@ -80,9 +83,15 @@ fn_end:
         .balign 8
 other_data:                             /* what a host linker merges in before the table */
         .quad   fn_main, 0x2a, fn_spin, 0
+lookalike:                              /* starts like a table and is none: its one _func record */
+        .long   0xfffffffb              /* (at offset 0, the header itself) does not start with */
+        .byte   0, 0, 1, 8              /* its functab entry */
+        .quad   1
+        .quad   fn_main, 0
+        .quad   fn_spin
 
         .balign 8
-#ifndef GO116
+#if !defined(GO116) && !defined(GO118)
 tab:
         .long   0xfffffffb
         .byte   0, 0, 1, 8              /* pads, instruction size quantum, pointer size */
@@ -101,7 +110,7 @@ filetab:
 f_rt0:  FUNC(fn_rt0, n_rt0, tab)
 f_main: FUNC(fn_main, n_main, tab)
 f_spin: FUNC(fn_spin, n_spin, tab)
-#else
+#elif defined(GO116)
 tab:
         .long   0xfffffffa
         .byte   0, 0, 1, 8
@@ -129,6 +138,36 @@ functab:
 f_rt0:  FUNC(fn_rt0, n_rt0, names)
 f_main: FUNC(fn_main, n_main, names)
 f_spin: FUNC(fn_spin, n_spin, names)
+#else
+tab:
+        .long   0xfffffff0
+        .byte   0, 0, 1, 8
+        .quad   3                       /* nfunc */
+        .quad   1                       /* nfiles */
+        .quad   fn_rt0                  /* textStart: runtime.text, the one address (relocated) */
+        .quad   names - tab             /* funcnameOffset */
+        .quad   cutab - tab             /* cuOffset */
+        .quad   filetab - tab           /* filetabOffset */
+        .quad   pctab - tab             /* pctabOffset */
+        .quad   functab - tab           /* pclnOffset */
+names:
+n_rt0:  .asciz  "_rt0_amd64_linux"
+n_main: .asciz  "main.main"
+n_spin: .asciz  "main.spin"
+cutab:  .long   0
+filetab:
+        .asciz  "fixture.go"
+pctab:  .byte   0
+        .balign 4
+functab:                                /* { entry - textStart, func offset }, uint32 each */
+        .long   0, f_rt0 - functab
+        .long   fn_main - fn_rt0, f_main - functab
+        .long   fn_spin - fn_rt0, f_spin - functab
+        .long   fn_end - fn_rt0
+/* _func: entryOff uint32, nameOff int32, then the rest of Go 1.18's 40 bytes */
+f_rt0:  .long 0, n_rt0 - names; .fill 32, 1, 0
+f_main: .long fn_main - fn_rt0, n_main - names; .fill 32, 1, 0
+f_spin: .long fn_spin - fn_rt0, n_spin - names; .fill 32, 1, 0
 #endif
         .quad   fn_rt0                  /* more of .data.rel.ro after it */
 

@@ -13,9 +13,9 @@ set -eu
 require_perf
 [ "$(uname -m)" = x86_64 ] || skip "stacks are unwound from copies on x86-64 only"
 
-# Stripped Go PIEs before 1.18, which Debian's Go cannot build, by stand-ins
-# (tests/helpers/go-table-fixture.S): the function table inside .data.rel.ro, its addresses in
-# relocations (and in place, or 0 there as lld leaves them). Each named from it, whole.
+# Stripped Go PIEs of releases before 1.18, which Debian's Go cannot build, and of 1.18, by
+# stand-ins (tests/helpers/go-table-fixture.S): the function table inside .data.rel.ro, its
+# addresses in relocations (and in place, or 0 there as lld leaves them). Each named from it, whole.
 check_old_table() {
         local variable=$1 bin comm total whole pid
         bin=${!variable:-}
@@ -38,6 +38,7 @@ check_old_table() {
 check_old_table TPROF_GO12_FIXTURE
 check_old_table TPROF_GO12_FIXTURE_LLD
 check_old_table TPROF_GO116_FIXTURE_LLD
+check_old_table TPROF_GO118_FIXTURE_LLD
 
 command -v go >/dev/null || skip "no Go toolchain (contrib/setup.sh installs golang-go)"
 
@@ -75,6 +76,32 @@ check pie "-s -w" "whole with frame pointers for some frames" # the same, reloca
 # A host linker (cgo programs, distribution builds) merges a PIE's table into .data.rel.ro.
 command -v gcc >/dev/null &&
         check pie "-s -w -linkmode=external" "whole with frame pointers for some frames"
+# A 32-bit Go program (GOARCH=386, where Go keeps no frame pointers and writes no .eh_frame): with
+# DWARF, walked whole by its .debug_frame in i386's terms; stripped, its leaf named from its
+# table, the walk cut after it. Where the kernel runs no 32-bit programs, not checked.
+check386() {
+        local ldflags=$1 want=$2 bin="$TEST_TMP/goburn386" total named pid
+        (cd "$TPROF_SOURCE_ROOT/tests/helpers/go-burn" &&
+                GOARCH=386 GOCACHE="$TEST_TMP/go-cache" GOPATH="$TEST_TMP/go-path" GOFLAGS=-mod=mod GOPROXY=off \
+                        GOTOOLCHAIN=local go build -ldflags="$ldflags" -o "$bin" .) >"$ERR" 2>&1 ||
+                fail "GOARCH=386 go build -ldflags='$ldflags' failed: $(cat "$ERR")"
+        "$bin" 0 2>/dev/null || { echo "GOARCH=386: the kernel runs no 32-bit programs: not checked"; return 0; }
+        "$bin" 6 &
+        pid=$!
+        on_exit "kill $pid 2>/dev/null"
+        sleep 0.3
+        once 3 --pid "$pid" --unwind auto
+        kill "$pid" 2>/dev/null || true
+        wait "$pid" 2>/dev/null || true
+        total=$(comm_total goburn386)
+        named=$(comm_matching goburn386 "$want")
+        echo "GOARCH=386 go build -ldflags='$ldflags': $total samples, as wanted: $named; $(grep 'user stacks' "$ERR")"
+        [ "$total" -ge 30 ] || fail "only $total samples of goburn386 in 3 s: $(head -c 2000 "$OUT")"
+        [ $((named * 100)) -ge $((total * 80)) ] ||
+                fail "$named of $total samples of the 32-bit Go program match $want: $(sort -t' ' -k2 -nr "$OUT" | head -5)"
+}
+check386 "" '^goburn386;runtime\.goexit;runtime\.main;main\.main;main\.goburnOuter;main\.goburnMiddle;main\.goburnLeaf$'
+check386 "-s -w" '^goburn386;\[unknown\];main\.goburnLeaf$'
 # lld leaves the table's textStart to its relocation alone.
 command -v gcc >/dev/null && command -v ld.lld >/dev/null &&
         check pie "-s -w -linkmode=external -extldflags=-fuse-ld=lld" "whole with frame pointers for some frames"

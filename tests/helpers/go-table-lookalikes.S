@@ -1,0 +1,32 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * A hostile "Go program" for test-symbolizer-elf.c: its .data.rel.ro is LOOKALIKES headers of a
+ * Go 1.2 function table back to back, each claiming LOOKALIKES / 2 functions, so that every
+ * functab entry of each is another header and each _func record it points at is too: every one
+ * parses a long way before it fails. Searched one by one without a bound, that is quadratic in
+ * the section's size (seconds for a megabyte); the search shares one budget of entries.
+ */
+        .text
+        .globl  _start
+_start:
+        movl    $60, %eax
+        xorl    %edi, %edi
+        syscall
+
+        .section .note.go.buildid, "a", @note
+        .balign 4
+        .long   4, 16, 4
+        .asciz  "Go"
+        .balign 4
+        .ascii  "tprof-lookalikes"
+
+        .section .data.rel.ro, "aw"
+        .balign 8
+        .rept   LOOKALIKES
+        .long   0xfffffffb
+        .byte   0, 0, 1, 8
+        .quad   LOOKALIKES / 2
+        .endr
+        .quad   _start
+
+        .section .note.GNU-stack, "", @progbits
