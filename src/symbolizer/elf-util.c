@@ -47,9 +47,54 @@ static uint64_t load_le64(const uint8_t *p) {
         return v;
 }
 
+/* The loader's table of relocations with addends: DT_RELA and DT_RELASZ of the PT_DYNAMIC segment,
+ * read as one chunk of the file through the PT_LOAD that holds it. Section headers play no part
+ * (a file may have none, or many that name the same bytes). NULL if there is none. */
+static Elf_Data *dynamic_rela(Elf *elf) {
+        uint64_t rela = 0, relasz = 0;
+        bool have_rela = false;
+        GElf_Phdr dyn_ph = {};
+        Elf_Data *dyn;
+        size_t phnum;
+
+        if (elf_getphdrnum(elf, &phnum) < 0)
+                return NULL;
+        for (size_t i = 0; i < phnum && dyn_ph.p_type != PT_DYNAMIC; i++)
+                if (!gelf_getphdr(elf, (int) i, &dyn_ph))
+                        dyn_ph.p_type = PT_NULL;
+        if (dyn_ph.p_type != PT_DYNAMIC || dyn_ph.p_filesz == 0)
+                return NULL;
+        dyn = elf_getdata_rawchunk(elf, (int64_t) dyn_ph.p_offset, dyn_ph.p_filesz, ELF_T_DYN);
+        if (!dyn)
+                return NULL;
+        for (int i = 0;; i++) {
+                GElf_Dyn d;
+
+                if (!gelf_getdyn(dyn, i, &d) || d.d_tag == DT_NULL)
+                        break;
+                if (d.d_tag == DT_RELA)
+                        rela = d.d_un.d_ptr, have_rela = true;
+                else if (d.d_tag == DT_RELASZ)
+                        relasz = d.d_un.d_val;
+        }
+        if (!have_rela || relasz == 0)
+                return NULL;
+        for (size_t i = 0; i < phnum; i++) {
+                GElf_Phdr ph;
+
+                if (!gelf_getphdr(elf, (int) i, &ph) || ph.p_type != PT_LOAD || rela < ph.p_vaddr ||
+                    rela - ph.p_vaddr >= ph.p_filesz || relasz > ph.p_filesz - (rela - ph.p_vaddr))
+                        continue;
+                /* elf_getdata_rawchunk() refuses a chunk past the file's end */
+                return elf_getdata_rawchunk(elf, (int64_t) (ph.p_offset + (rela - ph.p_vaddr)), relasz, ELF_T_RELA);
+        }
+        return NULL;
+}
+
 int elf_relocated_copy(Elf *elf, const uint8_t *data, size_t size, uint64_t vaddr, uint8_t **ret) {
         _cleanup_free_ uint8_t *copy = NULL;
-        Elf_Scn *scn = NULL;
+        size_t entsize;
+        Elf_Data *d;
         GElf_Ehdr eh;
         unsigned type;
 
@@ -58,37 +103,30 @@ int elf_relocated_copy(Elf *elf, const uint8_t *data, size_t size, uint64_t vadd
             eh.e_ident[EI_DATA] != ELFDATA2LSB || size < 8)
                 return 0;
         type = relative_type(&eh);
-        if (type == 0)
+        entsize = gelf_fsize(elf, ELF_T_RELA, 1, EV_CURRENT);
+        if (type == 0 || entsize == 0)
                 return 0;
-        while ((scn = elf_nextscn(elf, scn))) {
-                GElf_Shdr sh;
-                Elf_Data *d;
+        d = dynamic_rela(elf);
+        if (!d || !d->d_buf)
+                return 0;
+        for (size_t i = 0; i < d->d_size / entsize && i <= INT_MAX; i++) {
+                GElf_Rela rela;
+                uint64_t at;
 
-                /* the loader's (SHF_ALLOC), not ones kept for a later link (--emit-relocs) */
-                if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_RELA || !(sh.sh_flags & SHF_ALLOC) ||
-                    sh.sh_entsize == 0)
+                if (!gelf_getrela(d, (int) i, &rela))
+                        break;
+                if (GELF_R_TYPE(rela.r_info) != type || rela.r_offset < vaddr || rela.r_offset - vaddr > size - 8)
                         continue;
-                d = elf_getdata(scn, NULL);
-                if (!d || !d->d_buf)
-                        continue;
-                for (size_t i = 0; i < d->d_size / sh.sh_entsize && i <= INT_MAX; i++) {
-                        GElf_Rela rela;
-                        uint64_t at;
-
-                        if (!gelf_getrela(d, (int) i, &rela) || GELF_R_TYPE(rela.r_info) != type ||
-                            rela.r_offset < vaddr || rela.r_offset - vaddr > size - 8)
-                                continue;
-                        at = rela.r_offset - vaddr;
-                        if (load_le64((copy ?: data) + at) == (uint64_t) rela.r_addend)
-                                continue; /* in place already, as most linkers leave it */
-                        if (!copy) {
-                                copy = memdup(data, size);
-                                if (!copy)
-                                        return -ENOMEM;
-                        }
-                        for (unsigned k = 0; k < 8; k++)
-                                copy[at + k] = (uint8_t) ((uint64_t) rela.r_addend >> (8 * k));
+                at = rela.r_offset - vaddr;
+                if (load_le64((copy ?: data) + at) == (uint64_t) rela.r_addend)
+                        continue; /* in place already, as most linkers leave it */
+                if (!copy) {
+                        copy = memdup(data, size);
+                        if (!copy)
+                                return -ENOMEM;
                 }
+                for (unsigned k = 0; k < 8; k++)
+                        copy[at + k] = (uint8_t) ((uint64_t) rela.r_addend >> (8 * k));
         }
         *ret = TAKE_PTR(copy);
         return 0;

@@ -126,17 +126,21 @@ static int add_symbol(ElfSymbols *e, uint64_t addr, uint64_t size, const char *n
         return add_symbol_n(e, addr, size, name, strnlen(name, PROFILE_NAME_BYTES_MAX - 1), global);
 }
 
+/* The symbols of the file's section of type sh_type: the first one, as a file has one of each (a
+ * hostile file's many headers that name the same bytes would each be read in full). */
 static int add_symbols(ElfSymbols *e, Elf *elf, GElf_Word sh_type) {
         Elf_Scn *scn = NULL;
         size_t added = 0;
+        bool seen = false;
 
-        while ((scn = elf_nextscn(elf, scn))) {
+        while (!seen && (scn = elf_nextscn(elf, scn))) {
                 GElf_Shdr shdr;
                 Elf_Data *data;
                 size_t n;
 
                 if (!gelf_getshdr(scn, &shdr) || shdr.sh_type != sh_type)
                         continue;
+                seen = true;
                 if (shdr.sh_entsize == 0 || shdr.sh_type == SHT_NOBITS)
                         continue;
                 data = elf_getdata(scn, NULL);
@@ -482,8 +486,20 @@ static bool load_minidebuginfo(ElfSymbols *e, Elf *elf) {
 
 static const char *const default_roots[] = { "", NULL };
 
+/* A Go table's functions going into e, and the name bytes they may still add: a real table's
+ * names are its own bytes, once each; a hostile one's functions could all name one long stretch. */
+typedef struct GoAdd {
+        ElfSymbols *e;
+        uint64_t name_bytes_left;
+} GoAdd;
+
 static int on_go_func(uint64_t entry, uint64_t size, const char *name, size_t name_len, void *userdata) {
-        return add_symbol_n(userdata, entry, size, name, name_len, true);
+        GoAdd *a = userdata;
+
+        if (name_len + 1 > a->name_bytes_left)
+                return -E2BIG;
+        a->name_bytes_left -= name_len + 1;
+        return add_symbol_n(a->e, entry, size, name, name_len, true);
 }
 
 /* A section larger than this is not copied to put its relocations in: a table there that needs
@@ -494,6 +510,10 @@ static int on_go_func(uint64_t entry, uint64_t size, const char *name, size_t na
  * one, many and overlapping in a hostile file, cost this much in all, not their count squared. */
 #define GO_SEARCH_ENTRIES_MIN 65536U
 
+/* The name bytes a table may add beyond its own size (names cut at PROFILE_NAME_BYTES_MAX may
+ * each add a NUL). */
+#define GO_NAME_BYTES_SLACK 65536U
+
 /* The table at data (size bytes to the end of its section), relocated already: its functions added
  * to e. 1 when it named any; 0, e as it was, when it is no table, a damaged one or the budget ran
  * out; or -ENOMEM. */
@@ -501,7 +521,8 @@ static int add_go_table(ElfSymbols *e, const uint8_t *data, size_t size, uint64_
         size_t before = e->n_syms, names_before = e->names_len;
         int r;
 
-        r = gopclntab_parse(data, size, /* big_endian= */ false, budget, on_go_func, e);
+        r = gopclntab_parse(data, size, /* big_endian= */ false, budget, on_go_func,
+                            &(GoAdd) { .e = e, .name_bytes_left = (uint64_t) size + GO_NAME_BYTES_SLACK });
         if (r == -ENOMEM)
                 return r;
         if (r < 0 || e->n_syms == before) {

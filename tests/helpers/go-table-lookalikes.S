@@ -5,6 +5,9 @@
  * functab entry of each is another header and each _func record it points at is too: every one
  * parses a long way before it fails. Searched one by one without a bound, that is quadratic in
  * the section's size (seconds for a megabyte); the search shares one budget of entries.
+ * With RELOCS defined, each header claims no function and is followed by an address, a
+ * relocation: refused at once, but a search that put the relocations in for each header anew
+ * would read them all each time (quadratic again); they are put in once.
  */
         .text
         .globl  _start
@@ -25,7 +28,12 @@ _start:
         .rept   LOOKALIKES
         .long   0xfffffffb
         .byte   0, 0, 1, 8
+#ifndef RELOCS
         .quad   LOOKALIKES / 2
+#else
+        .quad   0                       /* no functions: refused at once */
+        .quad   _start                  /* and an address, a relocation each */
+#endif
         .endr
         .quad   _start
 
