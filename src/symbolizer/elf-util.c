@@ -47,6 +47,8 @@ static uint64_t load_le64(const uint8_t *p) {
         return v;
 }
 
+#define DYNAMIC_BYTES_MAX 65536U
+
 /* The loader's table of relocations with addends: DT_RELA and DT_RELASZ of the PT_DYNAMIC segment,
  * read as one chunk of the file through the PT_LOAD that holds it. Section headers play no part
  * (a file may have none, or many that name the same bytes). NULL if there is none. */
@@ -64,7 +66,9 @@ static Elf_Data *dynamic_rela(Elf *elf) {
                         dyn_ph.p_type = PT_NULL;
         if (dyn_ph.p_type != PT_DYNAMIC || dyn_ph.p_filesz == 0)
                 return NULL;
-        dyn = elf_getdata_rawchunk(elf, (int64_t) dyn_ph.p_offset, dyn_ph.p_filesz, ELF_T_DYN);
+        /* a real one is well under 1 KiB; this much holds the tags wanted */
+        dyn = elf_getdata_rawchunk(elf, (int64_t) dyn_ph.p_offset, MIN(dyn_ph.p_filesz, (uint64_t) DYNAMIC_BYTES_MAX),
+                                   ELF_T_DYN);
         if (!dyn)
                 return NULL;
         for (int i = 0;; i++) {
@@ -85,7 +89,8 @@ static Elf_Data *dynamic_rela(Elf *elf) {
                 if (!gelf_getphdr(elf, (int) i, &ph) || ph.p_type != PT_LOAD || rela < ph.p_vaddr ||
                     rela - ph.p_vaddr >= ph.p_filesz || relasz > ph.p_filesz - (rela - ph.p_vaddr))
                         continue;
-                /* elf_getdata_rawchunk() refuses a chunk past the file's end */
+                /* elf_getdata_rawchunk() refuses a chunk past the file's end (its size as fstat()
+                 * gave it; where that failed, the read itself does) */
                 return elf_getdata_rawchunk(elf, (int64_t) (ph.p_offset + (rela - ph.p_vaddr)), relasz, ELF_T_RELA);
         }
         return NULL;
