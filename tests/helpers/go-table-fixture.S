@@ -110,18 +110,25 @@ filetab:
 f_rt0:  FUNC(fn_rt0, n_rt0, tab)
 f_main: FUNC(fn_main, n_main, tab)
 f_spin: FUNC(fn_spin, n_spin, tab)
-#elif defined(GO116)
+#else /* GO116, GO118 */
 tab:
+#ifdef GO118
+        .long   0xfffffff0
+#else
         .long   0xfffffffa
+#endif
         .byte   0, 0, 1, 8
         .quad   3                       /* nfunc */
         .quad   1                       /* nfiles */
+#ifdef GO118
+        .quad   fn_rt0                  /* textStart: runtime.text, the one address (relocated) */
+#endif
         .quad   names - tab             /* funcnameOffset */
         .quad   cutab - tab             /* cuOffset */
         .quad   filetab - tab           /* filetabOffset */
         .quad   pctab - tab             /* pctabOffset */
         .quad   functab - tab           /* pclnOffset */
-names:
+names:                                  /* then the cu, file and pc tables: one entry each, unread */
 n_rt0:  .asciz  "_rt0_amd64_linux"
 n_main: .asciz  "main.main"
 n_spin: .asciz  "main.spin"
@@ -129,6 +136,7 @@ cutab:  .long   0
 filetab:
         .asciz  "fixture.go"
 pctab:  .byte   0
+#ifndef GO118
         .balign 8
 functab:
         .quad   fn_rt0, f_rt0 - functab
@@ -139,25 +147,6 @@ f_rt0:  FUNC(fn_rt0, n_rt0, names)
 f_main: FUNC(fn_main, n_main, names)
 f_spin: FUNC(fn_spin, n_spin, names)
 #else
-tab:
-        .long   0xfffffff0
-        .byte   0, 0, 1, 8
-        .quad   3                       /* nfunc */
-        .quad   1                       /* nfiles */
-        .quad   fn_rt0                  /* textStart: runtime.text, the one address (relocated) */
-        .quad   names - tab             /* funcnameOffset */
-        .quad   cutab - tab             /* cuOffset */
-        .quad   filetab - tab           /* filetabOffset */
-        .quad   pctab - tab             /* pctabOffset */
-        .quad   functab - tab           /* pclnOffset */
-names:
-n_rt0:  .asciz  "_rt0_amd64_linux"
-n_main: .asciz  "main.main"
-n_spin: .asciz  "main.spin"
-cutab:  .long   0
-filetab:
-        .asciz  "fixture.go"
-pctab:  .byte   0
         .balign 4
 functab:                                /* { entry - textStart, func offset }, uint32 each */
         .long   0, f_rt0 - functab
@@ -168,6 +157,7 @@ functab:                                /* { entry - textStart, func offset }, u
 f_rt0:  .long 0, n_rt0 - names; .fill 32, 1, 0
 f_main: .long fn_main - fn_rt0, n_main - names; .fill 32, 1, 0
 f_spin: .long fn_spin - fn_rt0, n_spin - names; .fill 32, 1, 0
+#endif
 #endif
         .quad   fn_rt0                  /* more of .data.rel.ro after it */
 

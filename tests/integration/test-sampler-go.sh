@@ -13,21 +13,42 @@ set -eu
 require_perf
 [ "$(uname -m)" = x86_64 ] || skip "stacks are unwound from copies on x86-64 only"
 
+# run_sampled BIN SECS [ARG]: runs BIN ARG and samples it SECS seconds (--once, --unwind auto),
+# then stops it.
+run_sampled() {
+        local bin=$1 secs=$2 pid
+        shift 2
+        "$bin" "$@" &
+        pid=$!
+        on_exit "kill $pid 2>/dev/null"
+        sleep 0.3
+        once "$secs" --pid "$pid" --unwind auto
+        kill "$pid" 2>/dev/null || true
+        wait "$pid" 2>/dev/null || true
+}
+
+# go_burn OUT [VAR=VALUE...] -- GO-BUILD-ARGS: builds tests/helpers/go-burn into OUT with Debian's
+# Go, offline, in the environment given.
+go_burn() {
+        local out=$1 env=()
+        shift
+        while [ "$1" != -- ]; do env+=("$1"); shift; done
+        shift
+        (cd "$TPROF_SOURCE_ROOT/tests/helpers/go-burn" &&
+                env "${env[@]}" GOCACHE="$TEST_TMP/go-cache" GOPATH="$TEST_TMP/go-path" GOFLAGS=-mod=mod GOPROXY=off \
+                        GOTOOLCHAIN=local go build "$@" -o "$out" .) >"$ERR" 2>&1 ||
+                fail "${env[*]} go build $*: $(cat "$ERR")"
+}
+
 # Stripped Go PIEs of releases before 1.18, which Debian's Go cannot build, and of 1.18, by
 # stand-ins (tests/helpers/go-table-fixture.S): the function table inside .data.rel.ro, its
 # addresses in relocations (and in place, or 0 there as lld leaves them). Each named from it, whole.
 check_old_table() {
-        local variable=$1 bin comm total whole pid
+        local variable=$1 bin comm total whole
         bin=${!variable:-}
         [ -n "$bin" ] || { echo "$variable not built (no lld?): not checked"; return 0; }
         comm=$(basename "$bin" | cut -c1-15)
-        "$bin" &
-        pid=$!
-        on_exit "kill $pid 2>/dev/null"
-        sleep 0.3
-        once 2 --pid "$pid" --unwind auto
-        kill "$pid" 2>/dev/null || true
-        wait "$pid" 2>/dev/null || true
+        run_sampled "$bin" 2
         total=$(comm_total "$comm")
         whole=$(comm_matching "$comm" "^$comm;_rt0_amd64_linux;main\\.main;main\\.spin\$")
         echo "$variable: $total samples, named and whole: $whole"
@@ -46,18 +67,9 @@ command -v go >/dev/null || skip "no Go toolchain (contrib/setup.sh installs gol
 # and needs 80% of the samples whole and named; WALKED is what the summary must count ("whole by
 # CFI", "whole with frame pointers").
 check() {
-        local buildmode=$1 ldflags=$2 walked=$3 bin="$TEST_TMP/goburn" total whole cut pid
-        (cd "$TPROF_SOURCE_ROOT/tests/helpers/go-burn" &&
-                GOCACHE="$TEST_TMP/go-cache" GOPATH="$TEST_TMP/go-path" GOFLAGS=-mod=mod GOPROXY=off GOTOOLCHAIN=local \
-                        go build -buildmode="$buildmode" -ldflags="$ldflags" -o "$bin" .) >"$ERR" 2>&1 ||
-                fail "go build -buildmode=$buildmode -ldflags='$ldflags' failed: $(cat "$ERR")"
-        "$bin" 6 &
-        pid=$!
-        on_exit "kill $pid 2>/dev/null"
-        sleep 0.3
-        once 3 --pid "$pid" --unwind auto
-        kill "$pid" 2>/dev/null || true
-        wait "$pid" 2>/dev/null || true
+        local buildmode=$1 ldflags=$2 walked=$3 bin="$TEST_TMP/goburn" total whole cut
+        go_burn "$bin" -- -buildmode="$buildmode" -ldflags="$ldflags"
+        run_sampled "$bin" 3 6
 
         total=$(comm_total goburn)
         whole=$(comm_matching goburn '^goburn;runtime\.goexit(\.abi0)?;runtime\.main;main\.main;main\.goburnOuter;main\.goburnMiddle;main\.goburnLeaf$')
@@ -80,19 +92,10 @@ command -v gcc >/dev/null &&
 # DWARF, walked whole by its .debug_frame in i386's terms; stripped, its leaf named from its
 # table, the walk cut after it. Where the kernel runs no 32-bit programs, not checked.
 check386() {
-        local ldflags=$1 want=$2 bin="$TEST_TMP/goburn386" total named pid
-        (cd "$TPROF_SOURCE_ROOT/tests/helpers/go-burn" &&
-                GOARCH=386 GOCACHE="$TEST_TMP/go-cache" GOPATH="$TEST_TMP/go-path" GOFLAGS=-mod=mod GOPROXY=off \
-                        GOTOOLCHAIN=local go build -ldflags="$ldflags" -o "$bin" .) >"$ERR" 2>&1 ||
-                fail "GOARCH=386 go build -ldflags='$ldflags' failed: $(cat "$ERR")"
+        local ldflags=$1 want=$2 bin="$TEST_TMP/goburn386" total named
+        go_burn "$bin" GOARCH=386 -- -ldflags="$ldflags"
         "$bin" 0 2>/dev/null || { echo "GOARCH=386: the kernel runs no 32-bit programs: not checked"; return 0; }
-        "$bin" 6 &
-        pid=$!
-        on_exit "kill $pid 2>/dev/null"
-        sleep 0.3
-        once 3 --pid "$pid" --unwind auto
-        kill "$pid" 2>/dev/null || true
-        wait "$pid" 2>/dev/null || true
+        run_sampled "$bin" 3 6
         total=$(comm_total goburn386)
         named=$(comm_matching goburn386 "$want")
         echo "GOARCH=386 go build -ldflags='$ldflags': $total samples, as wanted: $named; $(grep 'user stacks' "$ERR")"
