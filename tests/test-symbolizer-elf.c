@@ -555,6 +555,83 @@ static void truncate_and_corrupt(const char *source) {
         load_and_probe(path);
 }
 
+/* An ELF file whose .symtab has n functions that all name one string of len bytes. */
+static void write_one_name_symtab(const char *path, size_t n, size_t len) {
+        _cleanup_free_ char *strtab = malloc(len + 2);
+        _cleanup_free_ Elf64_Sym *syms = calloc(n, sizeof(Elf64_Sym));
+        _cleanup_close_ int fd = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+        Elf_Scn *str_scn, *sym_scn, *shstr_scn;
+        static const char shstrtab[] = "\0.strtab\0.symtab\0.shstrtab";
+        Elf64_Shdr *sh;
+        Elf_Data *d;
+        Elf64_Ehdr *eh;
+        Elf *elf;
+
+        assert_non_null(strtab);
+        assert_non_null(syms);
+        assert_true(fd >= 0);
+        strtab[0] = '\0';
+        memset(strtab + 1, 'x', len);
+        strtab[len + 1] = '\0';
+        for (size_t i = 0; i < n; i++)
+                syms[i] = (Elf64_Sym) { .st_name = 1, .st_info = ELF64_ST_INFO(STB_GLOBAL, STT_FUNC),
+                                        .st_shndx = 1, .st_value = 0x1000 + 16 * i, .st_size = 16 };
+        (void) elf_version(EV_CURRENT);
+        elf = elf_begin(fd, ELF_C_WRITE, NULL);
+        assert_non_null(elf);
+        eh = elf64_newehdr(elf);
+        assert_non_null(eh);
+        eh->e_ident[EI_DATA] = ELFDATA2LSB;
+        eh->e_type = ET_DYN;
+        eh->e_machine = EM_X86_64;
+        eh->e_version = EV_CURRENT;
+
+        str_scn = elf_newscn(elf); /* 1 */
+        d = elf_newdata(str_scn);
+        *d = (Elf_Data) { .d_buf = strtab, .d_type = ELF_T_BYTE, .d_size = len + 2, .d_align = 1, .d_version = EV_CURRENT };
+        sh = elf64_getshdr(str_scn);
+        sh->sh_type = SHT_STRTAB;
+        sh->sh_name = 1;
+
+        sym_scn = elf_newscn(elf); /* 2 */
+        d = elf_newdata(sym_scn);
+        *d = (Elf_Data) { .d_buf = syms, .d_type = ELF_T_SYM, .d_size = n * sizeof(Elf64_Sym), .d_align = 8,
+                          .d_version = EV_CURRENT };
+        sh = elf64_getshdr(sym_scn);
+        sh->sh_type = SHT_SYMTAB;
+        sh->sh_name = 9;
+        sh->sh_link = 1;
+        sh->sh_entsize = sizeof(Elf64_Sym);
+
+        shstr_scn = elf_newscn(elf); /* 3 */
+        d = elf_newdata(shstr_scn);
+        *d = (Elf_Data) { .d_buf = (void *) shstrtab, .d_type = ELF_T_BYTE, .d_size = sizeof(shstrtab), .d_align = 1,
+                          .d_version = EV_CURRENT };
+        sh = elf64_getshdr(shstr_scn);
+        sh->sh_type = SHT_STRTAB;
+        sh->sh_name = 17;
+        eh->e_shstrndx = (Elf64_Half) elf_ndxscn(shstr_scn);
+        assert_true(elf_update(elf, ELF_C_WRITE) > 0);
+        elf_end(elf);
+}
+
+/* A symbol table whose 200000 functions all name one 1000-byte string (200 MB of names if each
+ * were kept): names past 4 times the string table's size and 1 MiB are not taken. A real table
+ * (the fixture's) keeps all of its own. */
+static void test_symbol_names_bounded(void **state) {
+        _cleanup_(elf_symbols_freep) ElfSymbols *e = NULL;
+        char path[PATH_MAX];
+
+        snprintf(path, sizeof(path), "%s/one-name.so", tmpdir);
+        write_one_name_symtab(path, 200000, 1000);
+        assert_int_equal(elf_symbols_load_path(path, NULL, &e), 0);
+        print_message("  200000 symbols of one 1000-byte name: %zu taken, %zu bytes\n", elf_symbols_count(e),
+                      elf_symbols_bytes(e));
+        assert_true(elf_symbols_count(e) > 1000);
+        assert_true(elf_symbols_count(e) < 1100);
+        assert_true(elf_symbols_bytes(e) < 16 * 1024 * 1024);
+}
+
 /* The library, and the stand-ins for Go PIEs (their tables searched for and relocated). */
 static void test_truncated_and_corrupted(void **state) {
         static const char *const go_fixtures[] = { "TPROF_GO12_FIXTURE_LLD", "TPROF_GO116_FIXTURE_LLD" };
@@ -1271,6 +1348,7 @@ int main(void) {
                 cmocka_unit_test(test_eh_frame_hdr_parse),
                 cmocka_unit_test(test_eh_frame_hdr_garbage),
                 cmocka_unit_test(test_truncated_and_corrupted),
+                cmocka_unit_test(test_symbol_names_bounded),
                 cmocka_unit_test(test_symbolizer_user_frames),
                 cmocka_unit_test(test_symbolizer_function_frames),
                 cmocka_unit_test(test_symbolizer_function_frames_stripped),

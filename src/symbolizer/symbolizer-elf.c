@@ -122,9 +122,11 @@ static int add_symbol_n(ElfSymbols *e, uint64_t addr, uint64_t size, const char 
         return 0;
 }
 
-static int add_symbol(ElfSymbols *e, uint64_t addr, uint64_t size, const char *name, bool global) {
-        return add_symbol_n(e, addr, size, name, strnlen(name, PROFILE_NAME_BYTES_MAX - 1), global);
-}
+/* The name bytes one symbol table may add, beyond this many times its string table's size: a
+ * real table's names are its strings, a few shared (suffixes, local functions of one name); a
+ * hostile one's symbols could all name one long string. */
+#define SYMBOL_NAME_BYTES_PER_STRTAB_BYTE 4U
+#define SYMBOL_NAME_BYTES_SLACK (1024U * 1024U)
 
 /* The symbols of the file's section of type sh_type: the first one, as a file has one of each (a
  * hostile file's many headers that name the same bytes would each be read in full). */
@@ -134,8 +136,10 @@ static int add_symbols(ElfSymbols *e, Elf *elf, GElf_Word sh_type) {
         bool seen = false;
 
         while (!seen && (scn = elf_nextscn(elf, scn))) {
-                GElf_Shdr shdr;
+                GElf_Shdr shdr, strhdr;
+                Elf_Scn *strscn;
                 Elf_Data *data;
+                uint64_t name_bytes_left;
                 size_t n;
 
                 if (!gelf_getshdr(scn, &shdr) || shdr.sh_type != sh_type)
@@ -150,10 +154,16 @@ static int add_symbols(ElfSymbols *e, Elf *elf, GElf_Word sh_type) {
                 if (n == 0)
                         continue;
                 n = data->d_size / n;
+                strscn = elf_getscn(elf, shdr.sh_link);
+                if (!strscn || !gelf_getshdr(strscn, &strhdr))
+                        continue;
+                name_bytes_left = (uint64_t) MIN(strhdr.sh_size, (uint64_t) UINT32_MAX) * SYMBOL_NAME_BYTES_PER_STRTAB_BYTE +
+                                  SYMBOL_NAME_BYTES_SLACK;
 
                 for (size_t i = 0; i < n; i++) {
                         GElf_Sym sym;
                         const char *name;
+                        size_t len;
                         int r;
 
                         if (!gelf_getsym(data, (int) MIN(i, (size_t) INT_MAX), &sym) || i > INT_MAX)
@@ -164,7 +174,11 @@ static int add_symbols(ElfSymbols *e, Elf *elf, GElf_Word sh_type) {
                         name = elf_strptr(elf, shdr.sh_link, sym.st_name);
                         if (!name || !*name)
                                 continue;
-                        r = add_symbol(e, sym.st_value, sym.st_size, name, GELF_ST_BIND(sym.st_info) != STB_LOCAL);
+                        len = strnlen(name, PROFILE_NAME_BYTES_MAX - 1);
+                        if (len + 1 > name_bytes_left)
+                                break; /* the rest unnamed */
+                        name_bytes_left -= len + 1;
+                        r = add_symbol_n(e, sym.st_value, sym.st_size, name, len, GELF_ST_BIND(sym.st_info) != STB_LOCAL);
                         if (r < 0)
                                 return r;
                         added++;
