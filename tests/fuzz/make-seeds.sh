@@ -12,6 +12,8 @@
 #   names            comm, DSO and symbol of each frame in tests/data/store/odd-names.perf-script
 #   escape           the hostile fixture bundle's log, and the kmsg and rules test logs
 #   gopclntab        Go function tables in each layout, from make-gopclntab-seeds
+#   elf              the small ELF fixtures the build made: the symbolizer's library (whole, and
+#                    stripped to .dynsym and .eh_frame_hdr), the stand-ins for Go PIEs
 #
 #   make-seeds.sh OUTDIR [BUILDDIR]     (BUILDDIR: where make-*-seeds were built; build-fuzz)
 set -eu
@@ -22,7 +24,7 @@ top=$(cd "$here/../.." && pwd)
 build=${2:-$top/build-fuzz}
 data=$top/tests/data
 
-for t in kmsg rules window bundle-manifest control names escape gopclntab; do
+for t in kmsg rules window bundle-manifest control names escape gopclntab elf; do
         mkdir -p "$out/$t"
 done
 
@@ -59,6 +61,13 @@ done
 
 # gopclntab
 "$build/tests/fuzz/make-gopclntab-seeds" "$out/gopclntab"
+
+# elf: the small fixtures (the table lookalikes are megabytes: left out); those not built are not
+# seeds.
+for f in libtprof-elf-fixture.so libtprof-elf-fixture-stripped.so go12-fixture go12-fixture-lld \
+        go116-fixture-lld go118-fixture-lld; do
+        [ ! -f "$build/tests/$f" ] || cp "$build/tests/$f" "$out/elf/$f"
+done
 
 # bundle-manifest: one state directory per kind, each manifest copied out.
 tmp=$(mktemp -d)
