@@ -18,8 +18,8 @@ Elf_Scn *elf_section_by_name(Elf *elf, const char *name, bool with_contents);
 
 /* data, size bytes of elf at vaddr, with the load bias 0 added by the relocations of a PIE or
  * shared library (R_X86_64_RELATIVE, R_AARCH64_RELATIVE, from the loader's own table: DT_RELA of
- * the dynamic segment) that fall wholly inside: the addresses the file means there. Linkers write most of them in place as well (ld.bfd, gold, Go's own), but
- * RELA lets them leave 0 (lld does): then *ret is a copy with them put in, for the caller to
- * free; NULL when the data holds every one already. Little-endian 64-bit files only (NULL for
- * others). Returns 0, or -ENOMEM. */
+ * the dynamic segment) that fall wholly inside: the addresses the file means there. Linkers write
+ * most of them in place as well (ld.bfd, gold, Go's own), but RELA lets them leave 0 (lld does):
+ * then *ret is a copy with them put in, for the caller to free; NULL when the data holds every one
+ * already. Little-endian 64-bit files only (NULL for others). Returns 0, or -ENOMEM. */
 int elf_relocated_copy(Elf *elf, const uint8_t *data, size_t size, uint64_t vaddr, uint8_t **ret);
