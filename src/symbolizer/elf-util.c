@@ -67,8 +67,8 @@ static Elf_Data *dynamic_rela(Elf *elf) {
         if (dyn_ph.p_type != PT_DYNAMIC || dyn_ph.p_filesz == 0)
                 return NULL;
         /* a real one is well under 1 KiB; this much holds the tags wanted */
-        dyn = elf_getdata_rawchunk(elf, (int64_t) dyn_ph.p_offset, MIN(dyn_ph.p_filesz, (uint64_t) DYNAMIC_BYTES_MAX),
-                                   ELF_T_DYN);
+        dyn = elf_getdata_rawchunk(elf, (int64_t) dyn_ph.p_offset,
+                                   MIN(dyn_ph.p_filesz, (uint64_t) DYNAMIC_BYTES_MAX), ELF_T_DYN);
         if (!dyn)
                 return NULL;
         for (int i = 0;; i++) {
@@ -91,7 +91,8 @@ static Elf_Data *dynamic_rela(Elf *elf) {
                         continue;
                 /* elf_getdata_rawchunk() refuses a chunk past the file's end (its size as fstat()
                  * gave it; where that failed, the read itself does) */
-                return elf_getdata_rawchunk(elf, (int64_t) (ph.p_offset + (rela - ph.p_vaddr)), relasz, ELF_T_RELA);
+                return elf_getdata_rawchunk(elf, (int64_t) (ph.p_offset + (rela - ph.p_vaddr)), relasz,
+                                            ELF_T_RELA);
         }
         return NULL;
 }
@@ -120,7 +121,8 @@ int elf_relocated_copy(Elf *elf, const uint8_t *data, size_t size, uint64_t vadd
 
                 if (!gelf_getrela(d, (int) i, &rela))
                         break;
-                if (GELF_R_TYPE(rela.r_info) != type || rela.r_offset < vaddr || rela.r_offset - vaddr > size - 8)
+                if (GELF_R_TYPE(rela.r_info) != type || rela.r_offset < vaddr ||
+                    rela.r_offset - vaddr > size - 8)
                         continue;
                 at = rela.r_offset - vaddr;
                 if (load_le64((copy ?: data) + at) == (uint64_t) rela.r_addend)

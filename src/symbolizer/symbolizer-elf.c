@@ -157,8 +157,8 @@ static int add_symbols(ElfSymbols *e, Elf *elf, GElf_Word sh_type) {
                 strscn = elf_getscn(elf, shdr.sh_link);
                 if (!strscn || !gelf_getshdr(strscn, &strhdr))
                         continue;
-                name_bytes_left = (uint64_t) MIN(strhdr.sh_size, (uint64_t) UINT32_MAX) * SYMBOL_NAME_BYTES_PER_STRTAB_BYTE +
-                                  SYMBOL_NAME_BYTES_SLACK;
+                name_bytes_left = MIN(strhdr.sh_size, (uint64_t) UINT32_MAX) * SYMBOL_NAME_BYTES_PER_STRTAB_BYTE;
+                name_bytes_left += SYMBOL_NAME_BYTES_SLACK;
 
                 for (size_t i = 0; i < n; i++) {
                         GElf_Sym sym;
@@ -178,7 +178,8 @@ static int add_symbols(ElfSymbols *e, Elf *elf, GElf_Word sh_type) {
                         if (len + 1 > name_bytes_left)
                                 break; /* the rest unnamed */
                         name_bytes_left -= len + 1;
-                        r = add_symbol_n(e, sym.st_value, sym.st_size, name, len, GELF_ST_BIND(sym.st_info) != STB_LOCAL);
+                        r = add_symbol_n(e, sym.st_value, sym.st_size, name, len,
+                                         GELF_ST_BIND(sym.st_info) != STB_LOCAL);
                         if (r < 0)
                                 return r;
                         added++;
@@ -598,7 +599,8 @@ static int add_go_symbols(ElfSymbols *e, Elf *elf) {
                 bytes = data->d_buf;
                 budget = data->d_size / 8 + GO_SEARCH_ENTRIES_MIN;
                 /* A section of its own starts with the header; .data.rel.ro is searched. */
-                for (size_t off = 0; off + 16 <= data->d_size && (off == 0 || i == 2) && budget > 0; off += ptr_size) {
+                for (size_t off = 0; off + 16 <= data->d_size && (off == 0 || i == 2) && budget > 0;
+                     off += ptr_size) {
                         int r;
 
                         if (!go_header_like(bytes + off, ptr_size))
@@ -606,7 +608,8 @@ static int add_go_symbols(ElfSymbols *e, Elf *elf) {
                         if (!relocated) {
                                 relocated = true;
                                 if (data->d_size <= GO_SECTION_COPY_BYTES_MAX) {
-                                        r = elf_relocated_copy(elf, data->d_buf, data->d_size, sh.sh_addr, &copy);
+                                        r = elf_relocated_copy(elf, data->d_buf, data->d_size, sh.sh_addr,
+                                                               &copy);
                                         if (r < 0)
                                                 return r;
                                         if (copy)
