@@ -106,8 +106,13 @@ const uint8_t *elf_symbols_build_id(const ElfSymbols *e, size_t *ret_len) {
         return e->build_id_len > 0 ? e->build_id : NULL;
 }
 
-/* name: l bytes, cut to what a profile keeps. */
-static int add_symbol_n(ElfSymbols *e, uint64_t addr, uint64_t size, const char *name, size_t l, bool global) {
+/* name: l bytes, cut to what a profile keeps. *name_bytes_left: what the caller's table may still
+ * add, charged l + 1 (before the cut); -ENOBUFS when that is more. */
+static int add_symbol_n(ElfSymbols *e, uint64_t *name_bytes_left, uint64_t addr, uint64_t size, const char *name,
+                        size_t l, bool global) {
+        if ((uint64_t) l + 1 > *name_bytes_left)
+                return -ENOBUFS;
+        *name_bytes_left -= (uint64_t) l + 1;
         l = MIN(l, (size_t) PROFILE_NAME_BYTES_MAX - 1);
 
         if (e->n_syms >= ELF_SYMBOLS_MAX || e->names_len + l + 1 > UINT32_MAX)
@@ -163,7 +168,6 @@ static int add_symbols(ElfSymbols *e, Elf *elf, GElf_Word sh_type) {
                 for (size_t i = 0; i < n; i++) {
                         GElf_Sym sym;
                         const char *name;
-                        size_t len;
                         int r;
 
                         if (!gelf_getsym(data, (int) MIN(i, (size_t) INT_MAX), &sym) || i > INT_MAX)
@@ -174,12 +178,11 @@ static int add_symbols(ElfSymbols *e, Elf *elf, GElf_Word sh_type) {
                         name = elf_strptr(elf, shdr.sh_link, sym.st_name);
                         if (!name || !*name)
                                 continue;
-                        len = strnlen(name, PROFILE_NAME_BYTES_MAX - 1);
-                        if (len + 1 > name_bytes_left)
-                                break; /* the rest unnamed */
-                        name_bytes_left -= len + 1;
-                        r = add_symbol_n(e, sym.st_value, sym.st_size, name, len,
+                        r = add_symbol_n(e, &name_bytes_left, sym.st_value, sym.st_size, name,
+                                         strnlen(name, PROFILE_NAME_BYTES_MAX - 1),
                                          GELF_ST_BIND(sym.st_info) != STB_LOCAL);
+                        if (r == -ENOBUFS)
+                                break; /* the rest unnamed */
                         if (r < 0)
                                 return r;
                         added++;
@@ -511,10 +514,7 @@ typedef struct GoAdd {
 static int on_go_func(uint64_t entry, uint64_t size, const char *name, size_t name_len, void *userdata) {
         GoAdd *a = userdata;
 
-        if (name_len + 1 > a->name_bytes_left)
-                return -E2BIG;
-        a->name_bytes_left -= name_len + 1;
-        return add_symbol_n(a->e, entry, size, name, name_len, true);
+        return add_symbol_n(a->e, &a->name_bytes_left, entry, size, name, name_len, true);
 }
 
 /* A section larger than this is not copied to put its relocations in: a table there that needs
@@ -546,18 +546,6 @@ static int add_go_table(ElfSymbols *e, const uint8_t *data, size_t size, uint64_
                 return 0;
         }
         return 1;
-}
-
-/* Whether p (16 bytes at least) starts like a table: a known magic, two zero pads, the instruction
- * size quantum (1, 2 or 4) and the pointer size. Header fields take no relocations. */
-static bool go_header_like(const uint8_t *p, unsigned ptr_size) {
-        static const uint32_t magics[] = { 0xfffffff1U, 0xfffffff0U, 0xfffffffaU, 0xfffffffbU };
-        uint32_t m = (uint32_t) p[0] | (uint32_t) p[1] << 8 | (uint32_t) p[2] << 16 | (uint32_t) p[3] << 24;
-        bool known = false;
-
-        for (size_t k = 0; k < ELEMENTSOF(magics); k++)
-                known = known || m == magics[k];
-        return known && p[4] == 0 && p[5] == 0 && (p[6] == 1 || p[6] == 2 || p[6] == 4) && p[7] == ptr_size;
 }
 
 /*
@@ -603,7 +591,7 @@ static int add_go_symbols(ElfSymbols *e, Elf *elf) {
                      off += ptr_size) {
                         int r;
 
-                        if (!go_header_like(bytes + off, ptr_size))
+                        if (!gopclntab_header_like(bytes + off, ptr_size))
                                 continue;
                         if (!relocated) {
                                 relocated = true;

@@ -54,6 +54,13 @@ static const char *name_at(const Reader *r, uint64_t names, uint64_t names_size,
         return *ret_len > 0 ? s : NULL;
 }
 
+bool gopclntab_header_like(const uint8_t *p, unsigned ptr_size) {
+        uint32_t m = (uint32_t) p[0] | (uint32_t) p[1] << 8 | (uint32_t) p[2] << 16 | (uint32_t) p[3] << 24;
+
+        return (m == GO12_MAGIC || m == GO116_MAGIC || m == GO118_MAGIC || m == GO120_MAGIC) && p[4] == 0 &&
+               p[5] == 0 && (p[6] == 1 || p[6] == 2 || p[6] == 4) && p[7] == ptr_size;
+}
+
 int gopclntab_parse(const uint8_t *data, size_t size, bool big_endian, uint64_t *budget, GoFuncCallback cb,
                     void *userdata) {
         Reader r = { .data = data, .size = size, .big_endian = big_endian };

@@ -28,6 +28,11 @@
  * the table, not NUL-terminated when cut. Returns < 0 to stop. */
 typedef int (*GoFuncCallback)(uint64_t entry, uint64_t size, const char *name, size_t name_len, void *userdata);
 
+/* Whether p (16 bytes at least) starts like a table of a release read here, with pointers of
+ * ptr_size bytes: its magic, two zero pads, the instruction size quantum (1, 2 or 4) and the
+ * pointer size (header fields take no relocations). A start only: gopclntab_parse() decides. */
+bool gopclntab_header_like(const uint8_t *p, unsigned ptr_size);
+
 /*
  * Calls cb for each function of the table in data (its bytes, size long, with the relocations of a
  * PIE applied: see elf_relocated_copy()). big_endian: the file's byte order. budget, unless NULL:
