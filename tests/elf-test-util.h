@@ -26,6 +26,15 @@ static inline Elf *test_elf_open(const char *path, int *ret_fd) {
         return elf;
 }
 
+/* The ELF header of the file at path. */
+static inline void test_elf_ehdr(const char *path, GElf_Ehdr *ret) {
+        _cleanup_close_ int fd = -EBADF;
+        Elf *elf = test_elf_open(path, &fd);
+
+        assert_non_null(gelf_getehdr(elf, ret));
+        elf_end(elf);
+}
+
 /* The first section named name in the file at path (of any type): its index and header, when not
  * NULL. False if there is none. */
 static inline bool test_elf_section(const char *path, const char *name, size_t *ret_index, GElf_Shdr *ret) {

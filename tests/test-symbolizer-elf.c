@@ -555,15 +555,32 @@ static void truncate_and_corrupt(const char *source) {
         load_and_probe(path);
 }
 
+/* A new section of elf holding size bytes at buf (of type dtype, aligned to align): its header,
+ * named at name in the section name table, of type type. */
+static Elf64_Shdr *new_section(Elf *elf, Elf64_Word name, Elf64_Word type, void *buf, size_t size, Elf_Type dtype,
+                               size_t align) {
+        Elf_Scn *scn = elf_newscn(elf);
+        Elf_Data *d;
+        Elf64_Shdr *sh;
+
+        assert_non_null(scn);
+        d = elf_newdata(scn);
+        assert_non_null(d);
+        *d = (Elf_Data) { .d_buf = buf, .d_type = dtype, .d_size = size, .d_align = align, .d_version = EV_CURRENT };
+        sh = elf64_getshdr(scn);
+        assert_non_null(sh);
+        sh->sh_name = name;
+        sh->sh_type = type;
+        return sh;
+}
+
 /* An ELF file whose .symtab has n functions that all name one string of len bytes. */
 static void write_one_name_symtab(const char *path, size_t n, size_t len) {
+        static const char shstrtab[] = "\0.strtab\0.symtab\0.shstrtab";
         _cleanup_free_ char *strtab = malloc(len + 2);
         _cleanup_free_ Elf64_Sym *syms = calloc(n, sizeof(Elf64_Sym));
         _cleanup_close_ int fd = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-        Elf_Scn *str_scn, *sym_scn, *shstr_scn;
-        static const char shstrtab[] = "\0.strtab\0.symtab\0.shstrtab";
         Elf64_Shdr *sh;
-        Elf_Data *d;
         Elf64_Ehdr *eh;
         Elf *elf;
 
@@ -586,38 +603,19 @@ static void write_one_name_symtab(const char *path, size_t n, size_t len) {
         eh->e_machine = EM_X86_64;
         eh->e_version = EV_CURRENT;
 
-        str_scn = elf_newscn(elf); /* 1 */
-        d = elf_newdata(str_scn);
-        *d = (Elf_Data) { .d_buf = strtab, .d_type = ELF_T_BYTE, .d_size = len + 2, .d_align = 1, .d_version = EV_CURRENT };
-        sh = elf64_getshdr(str_scn);
-        sh->sh_type = SHT_STRTAB;
-        sh->sh_name = 1;
-
-        sym_scn = elf_newscn(elf); /* 2 */
-        d = elf_newdata(sym_scn);
-        *d = (Elf_Data) { .d_buf = syms, .d_type = ELF_T_SYM, .d_size = n * sizeof(Elf64_Sym), .d_align = 8,
-                          .d_version = EV_CURRENT };
-        sh = elf64_getshdr(sym_scn);
-        sh->sh_type = SHT_SYMTAB;
-        sh->sh_name = 9;
+        (void) new_section(elf, 1, SHT_STRTAB, strtab, len + 2, ELF_T_BYTE, 1); /* 1: .strtab */
+        sh = new_section(elf, 9, SHT_SYMTAB, syms, n * sizeof(Elf64_Sym), ELF_T_SYM, 8);
         sh->sh_link = 1;
         sh->sh_entsize = sizeof(Elf64_Sym);
-
-        shstr_scn = elf_newscn(elf); /* 3 */
-        d = elf_newdata(shstr_scn);
-        *d = (Elf_Data) { .d_buf = (void *) shstrtab, .d_type = ELF_T_BYTE, .d_size = sizeof(shstrtab), .d_align = 1,
-                          .d_version = EV_CURRENT };
-        sh = elf64_getshdr(shstr_scn);
-        sh->sh_type = SHT_STRTAB;
-        sh->sh_name = 17;
-        eh->e_shstrndx = (Elf64_Half) elf_ndxscn(shstr_scn);
+        (void) new_section(elf, 17, SHT_STRTAB, (void *) shstrtab, sizeof(shstrtab), ELF_T_BYTE, 1); /* 3 */
+        eh->e_shstrndx = 3;
         assert_true(elf_update(elf, ELF_C_WRITE) > 0);
         elf_end(elf);
 }
 
 /* A symbol table whose 200000 functions all name one 1000-byte string (200 MB of names if each
- * were kept): names past 4 times the string table's size and 1 MiB are not taken. A real table
- * (the fixture's) keeps all of its own. */
+ * were kept): names past 4 times the string table's size and 1 MiB are not taken. (A real table
+ * keeps all of its own: test_symtab.) */
 static void test_symbol_names_bounded(void **state) {
         _cleanup_(elf_symbols_freep) ElfSymbols *e = NULL;
         char path[PATH_MAX];
@@ -1148,46 +1146,38 @@ static void test_symbolizer_cache_throttle(void **state) {
  * (before relocation): its first functab entry, or from Go 1.18 on its textStart; and the entry
  * point. */
 static void go_fixture_first_entry(const char *path, uint64_t *ret_in_file, uint64_t *ret_entry) {
-        _cleanup_close_ int fd = -EBADF;
-        Elf *elf = test_elf_open(path, &fd);
-        Elf_Scn *scn = NULL;
-        size_t shstrndx;
+        _cleanup_free_ char *file = NULL;
         GElf_Ehdr eh;
-        bool found = false;
+        GElf_Shdr sh;
+        size_t size;
 
-        assert_non_null(gelf_getehdr(elf, &eh));
+        test_elf_ehdr(path, &eh);
         *ret_entry = eh.e_entry;
-        assert_int_equal(elf_getshdrstrndx(elf, &shstrndx), 0);
-        while (!found && (scn = elf_nextscn(elf, scn))) {
-                GElf_Shdr sh;
-                Elf_Data *d;
-                const char *n;
+        assert_true(test_elf_section(path, ".data.rel.ro", NULL, &sh));
+        assert_int_equal(read_full_file(path, 16 * 1024 * 1024, &file, &size), 0);
+        assert_true(sh.sh_offset <= size && sh.sh_size <= size - sh.sh_offset);
+        for (size_t off = 8; off + 64 <= sh.sh_size; off += 8) {
+                const uint8_t *p = (const uint8_t *) file + sh.sh_offset + off;
+                uint32_t m;
 
-                assert_non_null(gelf_getshdr(scn, &sh));
-                n = elf_strptr(elf, shstrndx, sh.sh_name);
-                if (!n || strcmp(n, ".data.rel.ro") != 0)
-                        continue;
-                d = elf_getdata(scn, NULL);
-                assert_non_null(d);
-                for (size_t off = 8; !found && off + 64 <= d->d_size; off += 8) {
-                        const uint8_t *p = (const uint8_t *) d->d_buf + off;
-                        uint32_t m;
-
-                        memcpy(&m, p, 4);
-                        if (m == 0xfffffffbU && off >= 48) /* nfunc, then the functab (the lookalike before) */
-                                memcpy(ret_in_file, p + 16, 8), found = true;
-                        else if (m == 0xfffffff0U) /* after nfunc and nfiles */
-                                memcpy(ret_in_file, p + 24, 8), found = true;
-                        else if (m == 0xfffffffaU) { /* the functab at pclnOffset */
-                                uint64_t functab;
-                                memcpy(&functab, p + 8 + 6 * 8, 8);
-                                assert_true(functab < d->d_size - off - 8);
-                                memcpy(ret_in_file, p + functab, 8), found = true;
-                        }
+                memcpy(&m, p, 4);
+                if (m == 0xfffffffbU && off >= 48) { /* nfunc, then the functab (the lookalike before) */
+                        memcpy(ret_in_file, p + 16, 8);
+                        return;
+                }
+                if (m == 0xfffffff0U) { /* after nfunc and nfiles */
+                        memcpy(ret_in_file, p + 24, 8);
+                        return;
+                }
+                if (m == 0xfffffffaU) { /* the functab at pclnOffset */
+                        uint64_t functab;
+                        memcpy(&functab, p + 8 + 6 * 8, 8);
+                        assert_true(functab < sh.sh_size - off - 8);
+                        memcpy(ret_in_file, p + functab, 8);
+                        return;
                 }
         }
-        assert_true(found);
-        elf_end(elf);
+        fail_msg("no Go table in .data.rel.ro of %s", path);
 }
 
 /*
@@ -1279,7 +1269,6 @@ static void test_go_table_relocations_by_segment(void **state) {
         size_t index;
         GElf_Ehdr eh;
         GElf_Shdr sh;
-        Elf *elf;
 
         if (!fixture_lld)
                 skip();
@@ -1287,10 +1276,7 @@ static void test_go_table_relocations_by_segment(void **state) {
         snprintf(cmd, sizeof(cmd), "cp '%s' '%s'", fixture_lld, path);
         assert_int_equal(system(cmd), 0);
         assert_true(test_elf_section(path, ".rela.dyn", &index, NULL));
-        elf = test_elf_open(path, &fd);
-        assert_non_null(gelf_getehdr(elf, &eh));
-        elf_end(elf);
-        fd = safe_close(fd);
+        test_elf_ehdr(path, &eh);
         fd = open(path, O_WRONLY | O_CLOEXEC);
         assert_true(fd >= 0);
         /* sh_type, after sh_name */
