@@ -49,6 +49,68 @@ static void test_line_forms_table(void **state) {
                   false, -1, -1, "Started x.", "systemd" },
                 { "Nov 21 is a date, not a log line", LINE_FORMAT_PLAIN, LOG_SOURCE_TEXT, true, -1, -1,
                   "Nov 21 is a date, not a log line", NULL },
+
+                /* util-linux dmesg 2.38's time formats, as it printed them (the day of -T padded
+                 * with a space by strftime's %e). */
+                { "[Thu Nov 26 11:39:55 2026] m", LINE_FORMAT_DMESG, LOG_SOURCE_TEXT, true, -1, -1, "m", NULL },
+                { "[Fri Nov  6 01:02:03 2026] m", LINE_FORMAT_DMESG, LOG_SOURCE_TEXT, true, -1, -1, "m", NULL },
+                { "[Nov26 11:39] m", LINE_FORMAT_DMESG, LOG_SOURCE_TEXT, true, -1, -1, "m", NULL },
+                { "[  +1.001986] m", LINE_FORMAT_DMESG, LOG_SOURCE_TEXT, true, -1, -1, "m", NULL },
+                { "[< 1118.575697>] m", LINE_FORMAT_DMESG, LOG_SOURCE_TEXT, true, -1, -1, "m", NULL },
+                { "[44543.345569 < 1118.575697>] m", LINE_FORMAT_DMESG, LOG_SOURCE_TEXT, true, -1, -1, "m", NULL },
+                { "[Thu Nov 26 11:39:55 2026 < 1118.575697>] m", LINE_FORMAT_DMESG, LOG_SOURCE_TEXT, true, -1, -1, "m",
+                  NULL },
+                { "2026-11-26T11:39:55,345569+00:00 m", LINE_FORMAT_DMESG, LOG_SOURCE_TEXT, true, -1, -1, "m", NULL },
+                /* -x: the facility tells the kernel's lines from those user space wrote */
+                { "kern  :err   : [44543.345569] nvme nvme0: x", LINE_FORMAT_DMESG, LOG_SOURCE_TEXT, true, 3, 0,
+                  "nvme nvme0: x", NULL },
+                { "user  :warn  : [44543.345569] m", LINE_FORMAT_DMESG, LOG_SOURCE_TEXT, false, 4, 1, "m", NULL },
+                { "authpriv:notice: m", LINE_FORMAT_DMESG, LOG_SOURCE_TEXT, false, 5, 10, "m", NULL },
+                { "kern  :info  : 2026-11-26T11:39:55,345569+00:00 m", LINE_FORMAT_DMESG, LOG_SOURCE_TEXT, true, 6, 0,
+                  "m", NULL },
+                /* -r, /proc/kmsg, dmesg -S -r: the kernel's "<(facility << 3) | level>" */
+                { "<3>[ 1234.567890] m", LINE_FORMAT_DMESG, LOG_SOURCE_TEXT, true, 3, 0, "m", NULL },
+                { "<12>[44543.345569] m", LINE_FORMAT_DMESG, LOG_SOURCE_TEXT, false, 4, 1, "m", NULL },
+                { "<6>m", LINE_FORMAT_DMESG, LOG_SOURCE_TEXT, true, 6, 0, "m", NULL },
+                /* CONFIG_PRINTK_CALLER: the console's "[%6s]" right after the time, dmesg's after a space */
+                { "[ 1234.567890][  T123] m", LINE_FORMAT_DMESG, LOG_SOURCE_TEXT, true, -1, -1, "m", NULL },
+                { "[    0.000000] [    C0] m", LINE_FORMAT_DMESG, LOG_SOURCE_TEXT, true, -1, -1, "m", NULL },
+                /* brackets that are part of the message */
+                { "[drm] Initialized", LINE_FORMAT_PLAIN, LOG_SOURCE_TEXT, true, -1, -1, "[drm] Initialized", NULL },
+                { "[Firmware Bug]: TSC", LINE_FORMAT_PLAIN, LOG_SOURCE_TEXT, true, -1, -1, "[Firmware Bug]: TSC", NULL },
+                { "[12:30] x", LINE_FORMAT_PLAIN, LOG_SOURCE_TEXT, true, -1, -1, "[12:30] x", NULL },
+                /* dmesg lines shaped like "host ident: ": still the kernel's */
+                { "[ 1.5] nvme nvme0: I/O 1 QID 2 timeout, aborting", LINE_FORMAT_DMESG, LOG_SOURCE_TEXT, true, -1, -1,
+                  "nvme nvme0: I/O 1 QID 2 timeout, aborting", NULL },
+                { "[ 1.5] systemd[1]: Started x.", LINE_FORMAT_DMESG, LOG_SOURCE_TEXT, true, -1, -1,
+                  "systemd[1]: Started x.", NULL },
+
+                /* journalctl 252's short modes, as it printed them */
+                { "Thu 2026-11-26 11:40:09 UTC vm kernel: m", LINE_FORMAT_JOURNAL, LOG_SOURCE_TEXT, true, -1, 0, "m",
+                  "kernel" },
+                { "2026-11-26T11:40:09.649404+0000 vm kernel: m", LINE_FORMAT_JOURNAL, LOG_SOURCE_TEXT, true, -1, 0, "m",
+                  "kernel" },
+                { "[44557.439935] vm kernel: m", LINE_FORMAT_JOURNAL, LOG_SOURCE_TEXT, true, -1, 0, "m", "kernel" },
+                { "[44557.439935 <    1.537409 >] vm app[7]: m", LINE_FORMAT_JOURNAL, LOG_SOURCE_JOURNAL, false, -1, -1,
+                  "m", "app" },
+                { "1795693209.649404 vm app[7]: m", LINE_FORMAT_JOURNAL, LOG_SOURCE_JOURNAL, false, -1, -1, "m", "app" },
+                /* a program that calls itself "kernel" has a pid; the kernel's records have none */
+                { "Nov 26 11:40:09 vm kernel[14660]: nvme nvme0: x", LINE_FORMAT_JOURNAL, LOG_SOURCE_JOURNAL, false, -1,
+                  -1, "nvme nvme0: x", "kernel" },
+                /* syslog daemons' files: the kernel's own time stamp kept in the text (rsyslog's imklog) */
+                { "Nov 26 11:40:09 vm kernel: [44557.439935] nvme nvme0: x", LINE_FORMAT_JOURNAL, LOG_SOURCE_TEXT, true,
+                  -1, 0, "nvme nvme0: x", "kernel" },
+                { "2026-11-26T11:40:09.649404+00:00 vm kernel: [  12.5][  T99] m", LINE_FORMAT_JOURNAL,
+                  LOG_SOURCE_TEXT, true, -1, 0, "m", "kernel" },
+                /* RFC 5424, and RFC 3164 with its PRI */
+                { "<4>1 2026-11-26T11:40:09.649404+00:00 vm kernel - - - m", LINE_FORMAT_JOURNAL, LOG_SOURCE_TEXT, true,
+                  4, 0, "m", "kernel" },
+                { "<165>1 2003-10-11T22:14:15.003Z host app 42 ID47 [a@32473 x=\"a\\]b\"][b@1 y=\"2\"] m",
+                  LINE_FORMAT_JOURNAL, LOG_SOURCE_JOURNAL, false, 5, 20, "m", "app" },
+                { "<12>1 2026-11-26T11:40:09Z vm kernel 1 - - m", LINE_FORMAT_JOURNAL, LOG_SOURCE_JOURNAL, false, 4, 1, "m",
+                  "kernel" },
+                { "<4>Nov 26 11:40:09 vm kernel: m", LINE_FORMAT_JOURNAL, LOG_SOURCE_TEXT, true, 4, 0, "m", "kernel" },
+                { "<13>Nov 26 11:40:09 vm kernel: m", LINE_FORMAT_JOURNAL, LOG_SOURCE_JOURNAL, false, 5, 1, "m", "kernel" },
         };
 
         for (size_t i = 0; i < ELEMENTSOF(cases); i++) {

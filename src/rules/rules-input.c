@@ -16,7 +16,7 @@ const char *line_format_to_string(LineFormat f) {
                 [LINE_FORMAT_PLAIN] = "plain",
                 [LINE_FORMAT_DMESG] = "dmesg",
                 [LINE_FORMAT_KMSG] = "kmsg",
-                [LINE_FORMAT_JOURNAL] = "journalctl",
+                [LINE_FORMAT_JOURNAL] = "journalctl/syslog",
                 [LINE_FORMAT_SKIP] = "skipped",
         };
         if (f < 0 || f >= _LINE_FORMAT_MAX)
@@ -66,79 +66,363 @@ static bool parse_kmsg(char *line, size_t len, LogRecord *rec) {
         return true;
 }
 
-/* "[  123.456789] " */
-static bool parse_dmesg(char *line, size_t len, LogRecord *rec) {
-        size_t i = 1;
-        uint64_t v;
+/* "Jan" ... "Dec", "Mon" ... "Sun": the C locale's names, which dmesg, journalctl and syslog use. */
+static bool name_at(const char *s, size_t len, size_t i, const char *names, size_t n) {
+        if (i + 3 > len)
+                return false;
+        for (size_t k = 0; k < n; k++)
+                if (memcmp(s + i, names + 3 * k, 3) == 0)
+                        return true;
+        return false;
+}
 
-        if (len < 4 || line[0] != '[')
-                return false;
-        while (i < len && line[i] == ' ')
-                i++;
-        if (!parse_u64(line, len, &i, &v) || i >= len || line[i] != '.')
-                return false;
-        i++;
-        if (!parse_u64(line, len, &i, &v) || i >= len || line[i] != ']')
-                return false;
-        i++;
-        if (i < len && line[i] == ' ')
-                i++;
+static bool month_at(const char *s, size_t len, size_t i) {
+        return name_at(s, len, i, "JanFebMarAprMayJunJulAugSepOctNovDec", 12);
+}
 
-        *rec = LOG_RECORD_NULL;
-        rec->source = LOG_SOURCE_TEXT;
-        rec->kernel_origin = true;
-        rec->message = line + i;
-        rec->message_len = len - i;
+static bool weekday_at(const char *s, size_t len, size_t i) {
+        return name_at(s, len, i, "MonTueWedThuFriSatSun", 7);
+}
+
+static bool char_at(const char *s, size_t len, size_t i, char c) {
+        return i < len && s[i] == c;
+}
+
+static bool digit_at(const char *s, size_t len, size_t i) {
+        return i < len && isdigit((unsigned char) s[i]);
+}
+
+/* Skips min to max digits at s[*i]. */
+static bool skip_digits(const char *s, size_t len, size_t *i, size_t min, size_t max) {
+        size_t n = 0;
+
+        while (n < max && digit_at(s, len, *i + n))
+                n++;
+        if (n < min)
+                return false;
+        *i += n;
         return true;
 }
 
-/* Index past the time stamp of a journalctl short, short-precise or short-iso line, or 0. */
-static size_t journal_timestamp_len(const char *s, size_t len) {
-        static const char months[] = "JanFebMarAprMayJunJulAugSepOctNovDec";
-        size_t i;
+static void skip_spaces(const char *s, size_t len, size_t *i) {
+        while (char_at(s, len, *i, ' '))
+                (*i)++;
+}
 
-        if (len >= 16 && isalpha((unsigned char) s[0])) {
-                bool month = false;
-                for (size_t m = 0; m < 12; m++)
-                        month = month || memcmp(s, months + 3 * m, 3) == 0;
-                if (!month || s[3] != ' ')
+/* "123.456789" */
+static bool skip_seconds(const char *s, size_t len, size_t *i) {
+        size_t j = *i;
+
+        if (!skip_digits(s, len, &j, 1, 20) || !char_at(s, len, j, '.'))
+                return false;
+        j++;
+        if (!skip_digits(s, len, &j, 1, 9))
+                return false;
+        *i = j;
+        return true;
+}
+
+/* "11:39" or "11:39:55" */
+static bool skip_clock(const char *s, size_t len, size_t *i, bool with_seconds) {
+        size_t j = *i;
+
+        if (!skip_digits(s, len, &j, 2, 2) || !char_at(s, len, j, ':'))
+                return false;
+        j++;
+        if (!skip_digits(s, len, &j, 2, 2))
+                return false;
+        if (with_seconds) {
+                if (!char_at(s, len, j, ':'))
+                        return false;
+                j++;
+                if (!skip_digits(s, len, &j, 2, 2))
+                        return false;
+        }
+        *i = j;
+        return true;
+}
+
+/* "YYYY-MM-DD" */
+static bool skip_date(const char *s, size_t len, size_t *i) {
+        size_t j = *i;
+
+        if (!skip_digits(s, len, &j, 4, 4) || !char_at(s, len, j, '-'))
+                return false;
+        j++;
+        if (!skip_digits(s, len, &j, 2, 2) || !char_at(s, len, j, '-'))
+                return false;
+        j++;
+        if (!skip_digits(s, len, &j, 2, 2))
+                return false;
+        *i = j;
+        return true;
+}
+
+/* A delta after a time stamp or alone: dmesg's "< 1118.575697>", journalctl's "<    1.537409 >". */
+static bool skip_delta(const char *s, size_t len, size_t *i) {
+        size_t j = *i;
+
+        skip_spaces(s, len, &j);
+        if (!char_at(s, len, j, '<'))
+                return false;
+        j++;
+        skip_spaces(s, len, &j);
+        if (char_at(s, len, j, '+'))
+                j++;
+        if (!skip_seconds(s, len, &j))
+                return false;
+        skip_spaces(s, len, &j);
+        if (!char_at(s, len, j, '>'))
+                return false;
+        *i = j + 1;
+        return true;
+}
+
+/*
+ * Index past a bracketed kernel time stamp at the start of s and what follows it up to the
+ * message, or 0. The brackets dmesg (util-linux) prints: "[  123.456789]" (the kernel's own,
+ * also on the console and in journalctl -o short-monotonic), "[Thu Nov 26 11:39:55 2026]" (-T),
+ * "[Nov26 11:39]" and "[  +1.001986]" (--reltime, -H), "[< 1118.575697>]" (--time-format delta)
+ * and either first form followed by a delta (-d; journalctl -o short-delta). Then the caller id
+ * that a kernel built with CONFIG_PRINTK_CALLER prints, "[  T123]" or "[    C1]", and one space.
+ */
+static size_t dmesg_bracket_len(const char *s, size_t len) {
+        size_t i = 1, j;
+
+        if (!char_at(s, len, 0, '['))
+                return 0;
+        skip_spaces(s, len, &i);
+        if (digit_at(s, len, i)) {
+                if (!skip_seconds(s, len, &i))
                         return 0;
-                i = 4;
-                if (s[i] == ' ')
-                        i++;
-                if (!isdigit((unsigned char) s[i]))
+                (void) skip_delta(s, len, &i);
+        } else if (char_at(s, len, i, '+')) {
+                i++;
+                if (!skip_seconds(s, len, &i))
                         return 0;
-                while (i < len && isdigit((unsigned char) s[i]))
-                        i++;
-                if (i + 9 > len || s[i] != ' ' || !isdigit((unsigned char) s[i + 1]) ||
-                    !isdigit((unsigned char) s[i + 2]) || s[i + 3] != ':' || s[i + 6] != ':')
+        } else if (char_at(s, len, i, '<')) {
+                if (!skip_delta(s, len, &i))
                         return 0;
-                i += 9;
-        } else if (len >= 20 && isdigit((unsigned char) s[0]) && s[4] == '-' && s[7] == '-' && s[10] == 'T') {
-                i = 11;
-                while (i < len && s[i] != ' ')
-                        i++;
+        } else if (weekday_at(s, len, i)) {
+                /* strftime "%a %b %e %H:%M:%S %Y": the day padded with a space */
+                i += 3;
+                if (!char_at(s, len, i, ' ') || !month_at(s, len, i + 1) || !char_at(s, len, i + 4, ' '))
+                        return 0;
+                i += 5;
+                skip_spaces(s, len, &i);
+                if (!skip_digits(s, len, &i, 1, 2) || !char_at(s, len, i, ' '))
+                        return 0;
+                i++;
+                if (!skip_clock(s, len, &i, true) || !char_at(s, len, i, ' '))
+                        return 0;
+                i++;
+                if (!skip_digits(s, len, &i, 4, 4))
+                        return 0;
+                (void) skip_delta(s, len, &i);
+        } else if (month_at(s, len, i)) {
+                /* "%b%d %H:%M" */
+                i += 3;
+                if (!skip_digits(s, len, &i, 1, 2) || !char_at(s, len, i, ' '))
+                        return 0;
+                i++;
+                if (!skip_clock(s, len, &i, false))
+                        return 0;
         } else
                 return 0;
+        if (!char_at(s, len, i, ']'))
+                return 0;
+        i++;
 
-        if (i < len && s[i] == '.') /* short-precise */
-                for (i++; i < len && isdigit((unsigned char) s[i]); i++)
-                        ;
-        if (i >= len || s[i] != ' ')
+        /* The caller id: "[%6s]" of "T<pid>" or "C<cpu>", right after the time on the console;
+         * dmesg puts a space between. */
+        j = i;
+        if (char_at(s, len, j, ' '))
+                j++;
+        if (char_at(s, len, j, '[')) {
+                j++;
+                skip_spaces(s, len, &j);
+                if (char_at(s, len, j, 'T') || char_at(s, len, j, 'C')) {
+                        j++;
+                        if (skip_digits(s, len, &j, 1, 10) && char_at(s, len, j, ']'))
+                                i = j + 1;
+                }
+        }
+        if (char_at(s, len, i, ' '))
+                i++;
+        return i;
+}
+
+/* Index past dmesg --time-format iso's "2026-11-26T11:39:55,345569+00:00 ", or 0. The comma tells
+ * it from journalctl's short-iso, which has a host and an identifier after it. */
+static size_t dmesg_iso_len(const char *s, size_t len) {
+        size_t i = 0;
+
+        if (!skip_date(s, len, &i) || !char_at(s, len, i, 'T'))
+                return 0;
+        i++;
+        if (!skip_clock(s, len, &i, true) || !char_at(s, len, i, ','))
+                return 0;
+        i++;
+        if (!skip_digits(s, len, &i, 1, 9) || !(char_at(s, len, i, '+') || char_at(s, len, i, '-')))
+                return 0;
+        i++;
+        if (!skip_clock(s, len, &i, false) || !char_at(s, len, i, ' '))
                 return 0;
         return i + 1;
 }
 
-static bool parse_journal(char *line, size_t len, LogRecord *rec) {
-        size_t i = journal_timestamp_len(line, len), ident, ident_end;
+/*
+ * The dmesg forms, from util-linux's dmesg and the kernel's own syslog(2) and console output:
+ * "[time] message" in any of dmesg_bracket_len()'s forms, "2026-...,345569+00:00 message"
+ * (--time-format iso), "kern  :err   : " before either (-x, --decode: facility and level), or
+ * "<PRI>" before the bracket (-r, --raw, /proc/kmsg: (facility << 3) | level, as the kernel
+ * writes it). -x and "<PRI>" give the record its facility, so a line user space wrote is not
+ * taken for the kernel's; without either a dmesg line counts as the kernel's, as plain text does.
+ */
+static const char *const facility_names[] = { /* util-linux's, by number */
+        "kern", "user", "mail", "daemon", "auth", "syslog", "lpr", "news", "uucp", "cron", "authpriv", "ftp",
+        "res0", "res1", "res2", "res3", "local0", "local1", "local2", "local3", "local4", "local5", "local6", "local7",
+};
+static const char *const level_names[] = { "emerg", "alert", "crit", "err", "warn", "notice", "info", "debug" };
+
+/* The index in names of the word at s[*i], which it skips, or -1. */
+static int skip_name(const char *s, size_t len, size_t *i, const char *const *names, size_t n) {
+        size_t j = *i;
+
+        while (j < len && islower((unsigned char) s[j]))
+                j++;
+        while (j < len && isdigit((unsigned char) s[j]))
+                j++;
+        for (size_t k = 0; k < n; k++)
+                if (strlen(names[k]) == j - *i && memcmp(s + *i, names[k], j - *i) == 0) {
+                        *i = j;
+                        return (int) k;
+                }
+        return -1;
+}
+
+/* "%-6s:%-6s: " of dmesg -x: index past it, or 0. */
+static size_t dmesg_decode_len(const char *s, size_t len, int *ret_facility, int *ret_level) {
+        size_t i = 0;
+        int f, l;
+
+        if ((f = skip_name(s, len, &i, facility_names, ELEMENTSOF(facility_names))) < 0)
+                return 0;
+        skip_spaces(s, len, &i);
+        if (!char_at(s, len, i, ':'))
+                return 0;
+        i++;
+        if ((l = skip_name(s, len, &i, level_names, ELEMENTSOF(level_names))) < 0)
+                return 0;
+        skip_spaces(s, len, &i);
+        if (!char_at(s, len, i, ':') || !char_at(s, len, i + 1, ' '))
+                return 0;
+        *ret_facility = f;
+        *ret_level = l;
+        return i + 2;
+}
+
+/* "<PRI>": index past it, or 0. */
+static size_t syslog_pri_len(const char *s, size_t len, int *ret_pri) {
+        size_t i = 1;
+        uint64_t v;
+
+        if (!char_at(s, len, 0, '<') || !parse_u64(s, len, &i, &v) || i > 4 || v > 191 || !char_at(s, len, i, '>'))
+                return 0;
+        *ret_pri = (int) v;
+        return i + 1;
+}
+
+/* A line the kernel logged as dmesg shows it, message from i on. */
+static void dmesg_record(char *line, size_t len, size_t i, int facility, int level, LogRecord *rec) {
+        *rec = LOG_RECORD_NULL;
+        rec->source = LOG_SOURCE_TEXT;
+        rec->kernel_origin = facility <= 0; /* unknown (-1) counts as the kernel's */
+        rec->facility = facility;
+        rec->priority = level;
+        rec->message = line + i;
+        rec->message_len = len - i;
+}
+
+/*
+ * The syslog-shaped forms: "<time> <host> <identifier>[<pid>]: <message>". The times: journalctl's
+ * short ("Nov 26 11:40:09"), short-precise (".649404" after it), short-iso and short-iso-precise
+ * ("2026-11-26T11:40:09.649404+0000"; also rsyslog's RFC 3339 file format), short-full
+ * ("Thu 2026-11-26 11:40:09 UTC"), short-unix ("1795693209.649404"); short-monotonic and
+ * short-delta begin with a bracket as dmesg does (see parse_bracketed_syslog()).
+ */
+static size_t syslog_timestamp_len(const char *s, size_t len) {
+        size_t i = 0;
+
+        if (month_at(s, len, 0)) {
+                i = 3;
+                if (!char_at(s, len, i, ' '))
+                        return 0;
+                i++;
+                if (char_at(s, len, i, ' '))
+                        i++;
+                if (!skip_digits(s, len, &i, 1, 2) || !char_at(s, len, i, ' '))
+                        return 0;
+                i++;
+                if (!skip_clock(s, len, &i, true))
+                        return 0;
+        } else if (weekday_at(s, len, 0)) {
+                i = 3;
+                if (!char_at(s, len, i, ' '))
+                        return 0;
+                i++;
+                if (!skip_date(s, len, &i) || !char_at(s, len, i, ' '))
+                        return 0;
+                i++;
+                if (!skip_clock(s, len, &i, true))
+                        return 0;
+                if (char_at(s, len, i, '.')) {
+                        i++;
+                        (void) skip_digits(s, len, &i, 1, 9);
+                }
+                if (!char_at(s, len, i, ' ') || i + 1 >= len || s[i + 1] == ' ')
+                        return 0;
+                /* the time zone, as strftime's %Z writes it */
+                for (i++; i < len && s[i] != ' '; i++)
+                        ;
+                return char_at(s, len, i, ' ') ? i + 1 : 0;
+        } else if (skip_date(s, len, &i)) {
+                if (!char_at(s, len, i, 'T'))
+                        return 0;
+                i++;
+                if (!skip_clock(s, len, &i, true))
+                        return 0;
+                while (i < len && (isdigit((unsigned char) s[i]) || (s[i] != '\0' && strchr(".+-:Z", s[i]))))
+                        i++;
+                return char_at(s, len, i, ' ') ? i + 1 : 0;
+        } else if (skip_seconds(s, len, &i))
+                return char_at(s, len, i, ' ') ? i + 1 : 0;
+        else
+                return 0;
+
+        if (char_at(s, len, i, '.')) { /* short-precise */
+                i++;
+                (void) skip_digits(s, len, &i, 1, 9);
+        }
+        return char_at(s, len, i, ' ') ? i + 1 : 0;
+}
+
+/*
+ * "<host> <identifier>[<pid>]: <message>" from line[i] on. Only the kernel's own records have the
+ * identifier "kernel" and no pid (journald's kernel transport; syslog daemons reading the kernel
+ * log); "kernel[1234]" is a program that called itself so. A kernel record from a syslog daemon
+ * keeps the kernel's time stamp in its text ("kernel: [  123.456789] message": rsyslog's imklog
+ * unless told to parse it): it is dropped as dmesg's is. require_pid_or_kernel: only then is the
+ * line taken (after a dmesg-like bracket, where "nvme nvme0: I/O ..." has the same shape).
+ */
+static bool parse_host_identifier(char *line, size_t len, size_t i, bool require_pid_or_kernel, LogRecord *rec) {
+        size_t host = i, ident, ident_end;
+        bool kernel;
         pid_t pid = 0;
 
-        if (i == 0)
-                return false;
-        /* host */
-        while (i < len && line[i] != ' ')
+        while (i < len && line[i] != ' ' && line[i] != ':' && line[i] != '[')
                 i++;
-        if (i >= len)
+        if (i == host || !char_at(line, len, i, ' '))
                 return false;
         ident = ++i;
         /* identifier, up to "[pid]: " or ": " */
@@ -155,20 +439,23 @@ static bool parse_journal(char *line, size_t len, LogRecord *rec) {
                 pid = (pid_t) v;
                 i++;
         }
-        if (i + 1 > len || line[i] != ':')
+        if (!char_at(line, len, i, ':'))
                 return false;
         i++;
-        if (i < len && line[i] == ' ')
+        if (char_at(line, len, i, ' '))
                 i++;
+        kernel = pid == 0 && ident_end - ident == 6 && memcmp(line + ident, "kernel", 6) == 0;
+        if (require_pid_or_kernel && !kernel && pid == 0)
+                return false;
 
         *rec = LOG_RECORD_NULL;
         line[ident_end] = '\0'; /* the identifier is followed by '[' or ':', both consumed above */
         rec->identifier = line + ident;
         rec->pid = pid;
-        rec->message = line + i;
-        rec->message_len = len - i;
-        if (streq(rec->identifier, "kernel")) {
-                /* journald's kernel transport: a record the kernel logged, read as text. */
+        if (kernel) {
+                size_t k = dmesg_bracket_len(line + i, len - i);
+                i += k;
+                /* journald's kernel transport; a syslog daemon's kernel input */
                 rec->source = LOG_SOURCE_TEXT;
                 rec->kernel_origin = true;
                 rec->facility = 0;
@@ -176,19 +463,137 @@ static bool parse_journal(char *line, size_t len, LogRecord *rec) {
                 rec->source = LOG_SOURCE_JOURNAL;
                 rec->kernel_origin = false;
         }
+        rec->message = line + i;
+        rec->message_len = len - i;
         return true;
 }
 
+static bool parse_syslog(char *line, size_t len, LogRecord *rec) {
+        size_t i = syslog_timestamp_len(line, len);
+
+        return i > 0 && parse_host_identifier(line, len, i, /* require_pid_or_kernel= */ false, rec);
+}
+
+/*
+ * RFC 5424, as syslog daemons forward and store it: "<PRI>1 TIMESTAMP HOST APP-NAME PROCID MSGID
+ * STRUCTURED-DATA MSG", "-" for a field left out, MSG perhaps after a UTF-8 byte order mark. The
+ * kernel's records are those of facility 0 from APP-NAME "kernel".
+ */
+static bool parse_rfc5424(char *line, size_t len, size_t i, int pri, LogRecord *rec) {
+        size_t field[4][2], app;
+        uint64_t v;
+        pid_t pid = 0;
+
+        if (!char_at(line, len, i, '1') || !char_at(line, len, i + 1, ' '))
+                return false;
+        i += 2;
+        for (size_t f = 0; f < 5; f++) { /* TIMESTAMP HOST APP-NAME PROCID MSGID */
+                size_t start = i;
+                while (i < len && line[i] != ' ')
+                        i++;
+                if (i == start || i >= len)
+                        return false;
+                if (f >= 1)
+                        field[f - 1][0] = start, field[f - 1][1] = i;
+                i++;
+        }
+        if (char_at(line, len, i, '-'))
+                i++;
+        else {
+                if (!char_at(line, len, i, '['))
+                        return false;
+                while (char_at(line, len, i, '[')) { /* SD-ELEMENTs: '"', '\' and ']' escaped in values */
+                        bool quoted = false;
+                        for (i++; i < len && (quoted || line[i] != ']'); i++)
+                                if (line[i] == '\\' && quoted)
+                                        i++;
+                                else if (line[i] == '"')
+                                        quoted = !quoted;
+                        if (i >= len)
+                                return false;
+                        i++;
+                }
+        }
+        if (i < len) {
+                if (line[i] != ' ')
+                        return false;
+                i++;
+        }
+        if (len - i >= 3 && memcmp(line + i, "\xEF\xBB\xBF", 3) == 0)
+                i += 3;
+
+        app = field[1][0];
+        if (field[2][1] - field[2][0] != 1 || line[field[2][0]] != '-') {
+                size_t k = field[2][0];
+                if (parse_u64(line, len, &k, &v) && k == field[2][1] && v <= INT32_MAX)
+                        pid = (pid_t) v;
+        }
+        *rec = LOG_RECORD_NULL;
+        line[field[1][1]] = '\0';
+        rec->identifier = line + app;
+        rec->pid = pid;
+        rec->facility = pri >> 3;
+        rec->priority = pri & 7;
+        rec->kernel_origin = rec->facility == 0 && streq(rec->identifier, "kernel");
+        rec->source = rec->kernel_origin ? LOG_SOURCE_TEXT : LOG_SOURCE_JOURNAL;
+        rec->message = line + i;
+        rec->message_len = len - i;
+        return true;
+}
+
+/* A line that begins with a bracket: journalctl -o short-monotonic or short-delta ("[  123.456789]
+ * host kernel: ...", "[...] host ident[pid]: ..."), or dmesg. */
+static LineFormat parse_bracketed(char *line, size_t len, LogRecord *rec) {
+        size_t i = dmesg_bracket_len(line, len);
+
+        if (i == 0)
+                return _LINE_FORMAT_INVALID;
+        if (parse_host_identifier(line, len, i, /* require_pid_or_kernel= */ true, rec))
+                return LINE_FORMAT_JOURNAL;
+        dmesg_record(line, len, i, -1, -1, rec);
+        return LINE_FORMAT_DMESG;
+}
+
 LineFormat rules_input_parse_line(char *line, size_t len, LogRecord *ret) {
+        LineFormat f;
+        size_t i;
+        int pri, facility, level;
+
         if (len > 0 && line[0] == ' ')
                 return LINE_FORMAT_SKIP; /* kmsg dictionary continuation */
         if (len >= 3 && line[0] == '-' && line[1] == '-' && line[2] == ' ')
                 return LINE_FORMAT_SKIP; /* journalctl "-- Boot 1234... --", "-- No entries --" */
         if (len > 0 && isdigit((unsigned char) line[0]) && parse_kmsg(line, len, ret))
                 return LINE_FORMAT_KMSG;
-        if (len > 0 && line[0] == '[' && parse_dmesg(line, len, ret))
+
+        if ((i = syslog_pri_len(line, len, &pri)) > 0) {
+                if (parse_rfc5424(line, len, i, pri, ret))
+                        return LINE_FORMAT_JOURNAL;
+                /* RFC 3164 as sent: "<PRI>Nov 26 11:40:09 host ident: ..." */
+                if (parse_syslog(line + i, len - i, ret)) {
+                        ret->facility = pri >> 3;
+                        ret->priority = pri & 7;
+                        ret->kernel_origin = ret->kernel_origin && ret->facility == 0;
+                        ret->source = ret->kernel_origin ? LOG_SOURCE_TEXT : LOG_SOURCE_JOURNAL;
+                        return LINE_FORMAT_JOURNAL;
+                }
+                i += dmesg_bracket_len(line + i, len - i);
+                dmesg_record(line, len, i, pri >> 3, pri & 7, ret);
                 return LINE_FORMAT_DMESG;
-        if (parse_journal(line, len, ret))
+        }
+        if ((i = dmesg_decode_len(line, len, &facility, &level)) > 0) {
+                size_t k = dmesg_bracket_len(line + i, len - i);
+                i += k > 0 ? k : dmesg_iso_len(line + i, len - i);
+                dmesg_record(line, len, i, facility, level, ret);
+                return LINE_FORMAT_DMESG;
+        }
+        if (len > 0 && line[0] == '[' && (f = parse_bracketed(line, len, ret)) >= 0)
+                return f;
+        if ((i = dmesg_iso_len(line, len)) > 0) {
+                dmesg_record(line, len, i, -1, -1, ret);
+                return LINE_FORMAT_DMESG;
+        }
+        if (parse_syslog(line, len, ret))
                 return LINE_FORMAT_JOURNAL;
 
         *ret = LOG_RECORD_NULL;

@@ -5,11 +5,17 @@
  *   raw /dev/kmsg records   "6,1234,5678901,-;message" (also with ",caller=T1" after the flags):
  *                           source kmsg, facility = PRI >> 3, kernel_origin = facility 0, \xNN
  *                           escapes decoded; continuation lines (" KEY=value") are skipped.
- *   dmesg output            "[  123.456789] message": the time stamp is dropped; kernel-originated.
- *   journalctl -o short     "Nov 21 14:30:00 host ident[pid]: message" (also short-iso and
- *                           short-precise): identifier "kernel" is a kernel record; any other is a
- *                           journal record that carries only the client-written identifier and pid,
- *                           none of the trusted fields (_SYSTEMD_UNIT, _UID...).
+ *   dmesg output            util-linux dmesg in any time format ("[  123.456789]", -T, --reltime,
+ *                           -d, --time-format delta|iso), a "[  T123]" caller id after it; the
+ *                           time stamp is dropped and the line counts as the kernel's, unless -x
+ *                           ("user  :warn  : ") or -r / syslog(2) ("<12>") give its facility.
+ *   journalctl, syslog      "Nov 21 14:30:00 host ident[pid]: message": journalctl's short modes
+ *                           (short, -precise, -iso, -iso-precise, -full, -monotonic, -unix,
+ *                           -delta), syslog files (the kernel's "[  123.456789] " after "kernel: "
+ *                           is dropped), RFC 3164 with "<PRI>", RFC 5424. Identifier "kernel"
+ *                           without a pid is a kernel record; any other (also "kernel[pid]") is a
+ *                           journal record that carries only the client-written identifier and
+ *                           pid, none of the trusted fields (_SYSTEMD_UNIT, _UID...).
  *   anything else           plain text, treated as a line the kernel logged.
  *
  * Journal rules therefore cannot have their trusted-field filters checked from text; the tester
@@ -25,7 +31,7 @@ typedef enum LineFormat {
         LINE_FORMAT_PLAIN,
         LINE_FORMAT_DMESG,
         LINE_FORMAT_KMSG,
-        LINE_FORMAT_JOURNAL,
+        LINE_FORMAT_JOURNAL, /* journalctl and syslog */
         LINE_FORMAT_SKIP, /* a kmsg continuation line or journalctl's "-- Boot ... --" marker */
         _LINE_FORMAT_MAX,
         _LINE_FORMAT_INVALID = -22,

@@ -208,13 +208,11 @@ static void print_summary(Tester *t, FILE *err, double secs) {
         uint64_t lines = 0;
         for (int f = 0; f < _LINE_FORMAT_MAX; f++)
                 lines += t->formats[f];
-        fprintf(err, "%llu lines read in %.3fs (%.0f lines/s): %llu plain, %llu dmesg, %llu kmsg, %llu journalctl, "
-                     "%llu skipped\n",
-                (unsigned long long) lines, secs, secs > 0 ? (double) lines / secs : 0.0,
-                (unsigned long long) t->formats[LINE_FORMAT_PLAIN], (unsigned long long) t->formats[LINE_FORMAT_DMESG],
-                (unsigned long long) t->formats[LINE_FORMAT_KMSG],
-                (unsigned long long) t->formats[LINE_FORMAT_JOURNAL],
-                (unsigned long long) t->formats[LINE_FORMAT_SKIP]);
+        fprintf(err, "%llu lines read in %.3fs (%.0f lines/s):", (unsigned long long) lines, secs,
+                secs > 0 ? (double) lines / secs : 0.0);
+        for (int f = 0; f < _LINE_FORMAT_MAX; f++)
+                fprintf(err, "%s %llu %s", f > 0 ? "," : "", (unsigned long long) t->formats[f], line_format_to_string(f));
+        fputc('\n', err);
         fprintf(err, "%llu matches, %llu lines hit a match limit, %llu regex runs\n", (unsigned long long) s.matches,
                 (unsigned long long) t->limit_lines, (unsigned long long) s.regex_runs);
 

@@ -71,8 +71,35 @@ printf 'Nov 21 14:30:00 host kubelet[12]: PLEG is not healthy: pleg was last see
         "$TPROFD" --test-rules --rules "$R" >"$OUT" 2>"$ERR"
 [ "$(cut -f2 "$OUT")" = "pleg" ] || fail "journal line: $(cat "$OUT")"
 grep -q 'filters of journal rules were not checked' "$ERR" || fail "no trusted-field note: $(cat "$ERR")"
-grep -qE '^1 lines read in [0-9.]+s .*1 journalctl' "$ERR" || fail "summary: $(cat "$ERR")"
+grep -qE '^1 lines read in [0-9.]+s .*1 journalctl/syslog' "$ERR" || fail "summary: $(cat "$ERR")"
 grep -qE '^  pleg +1 +0 ' "$ERR" || fail "per-rule summary: $(cat "$ERR")"
+
+# The text forms of dmesg, journalctl and syslog files (tests/data/rules/forms.log): each line's
+# prefix is taken off before the pattern, anchored at the message's start, sees it. Only the
+# 'any' rule (origin: any) matches the lines user space wrote to the kernel log (9, 11); the
+# journal and syslog lines of programs (15-17, 21, and 22: facility user, though it names itself
+# "kernel") only the journal rule; 'tprof-demo' after "[drm] " is no message start.
+cat >"$TEST_TMP/forms.yaml" <<'YAML'
+rules:
+  - name: kernel
+    source: kernel
+    match: '^tprof-demo (?:[1-8]|1[02348]|19|20)$'
+  - name: any
+    source: kernel
+    origin: any
+    match: '^tprof-demo \d+$'
+  - name: journal
+    source: journal
+    match: '^tprof-demo \d+$'
+YAML
+expect_exit 0 "$TPROFD" --test-rules --rules "$TEST_TMP/forms.yaml" "$DATA/forms.log"
+got=$(awk -F'\t' '{ printf "%s:%s ", $1, $2 }' "$OUT")
+want="1:kernel 1:any 2:kernel 2:any 3:kernel 3:any 4:kernel 4:any 5:kernel 5:any 6:kernel 6:any 7:kernel 7:any \
+8:kernel 8:any 9:any 10:kernel 10:any 11:any 12:kernel 12:any 13:kernel 13:any 14:kernel 14:any 15:journal \
+16:journal 17:journal 18:kernel 18:any 19:kernel 19:any 20:kernel 20:any 21:journal 22:journal "
+[ "$got" = "$want" ] || fail "forms: got '$got'"
+grep -qE '^23 lines read in [0-9.]+s .*: 1 plain, 12 dmesg, 0 kmsg, 10 journalctl/syslog, 0 skipped' "$ERR" ||
+        fail "forms summary: $(head -1 "$ERR")"
 
 # A catastrophic pattern on a long line: counted as a limit hit, no match, no hang.
 python3 -c 'print("a" * 8000 + "b")' >"$TEST_TMP/evil.log"
