@@ -108,6 +108,55 @@ static void test_rises_planted_anomaly(void **state) {
         rises_free(r, n);
 }
 
+/* A burst in the event's seconds alone: diluted in the slice, plain against the rest. */
+static void test_rest_and_burst(void **state) {
+        _cleanup_(folded_donep) Folded slice = FOLDED_NULL, base = FOLDED_NULL, near = FOLDED_NULL, rest = FOLDED_NULL;
+        Rise *r = NULL;
+        size_t n = 0;
+
+        /* 70 s of slice, 10 s of it around the event, where kubelet spends 65 of its 69 samples. */
+        load_text("java;main;compute 6000\n"
+                  "swapper;do_idle;intel_idle 3931\n"
+                  "kubelet;main;read;mem_cgroup_nr_lru_pages 65\n"
+                  "kubelet;main;futex 4\n",
+                  &slice);
+        load_text("java;main;compute 600\n"
+                  "swapper;do_idle;intel_idle 335\n"
+                  "kubelet;main;read;mem_cgroup_nr_lru_pages 65\n",
+                  &near);
+        load_text("java;main;compute 30000\n"
+                  "swapper;do_idle;intel_idle 19960\n"
+                  "kubelet;main;futex 40\n"
+                  "nginx;main;epoll_wait 7\n",
+                  &base);
+
+        assert_int_equal(folded_rest(&slice, &base, &near, &rest), 0);
+        assert_int_equal(rest.total, slice.total + base.total - near.total);
+        folded_sort_by_count(&rest);
+        assert_int_equal(rest.n, 4); /* mem_cgroup_nr_lru_pages is all near the event: gone */
+        assert_string_equal(rest.lines[0].stack, "java;main;compute");
+        assert_int_equal(rest.lines[0].count, 35400);
+        assert_string_equal(rest.lines[1].stack, "swapper;do_idle;intel_idle");
+        assert_int_equal(rest.lines[1].count, 23556);
+        assert_string_equal(rest.lines[2].stack, "kubelet;main;futex");
+        assert_int_equal(rest.lines[2].count, 44);
+        assert_string_equal(rest.lines[3].stack, "nginx;main;epoll_wait");
+
+        /* The event's seconds against the rest: 6.5% against 0.08%. */
+        assert_int_equal(folded_rises(&near, &rest, RISE_PROCESS, 5, &r, &n), 0);
+        assert_int_equal(n, 1);
+        assert_string_equal(r[0].name, "kubelet");
+        assert_true(r[0].slice_share > 0.064 && r[0].slice_share < 0.066);
+        assert_true(r[0].z > 20);
+        assert_string_equal(r[0].top_function, "mem_cgroup_nr_lru_pages");
+        rises_free(r, n);
+
+        /* minus holding more than there is (a file edited by hand): nothing goes negative. */
+        folded_done(&rest);
+        assert_int_equal(folded_rest(&near, &base, &slice, &rest), 0);
+        assert_int_equal(rest.total, (600 + 30000 - 6000) + (335 + 19960 - 3931) + (40 - 4) + 7);
+}
+
 static void test_rises_nothing(void **state) {
         _cleanup_(folded_donep) Folded a = FOLDED_NULL, b = FOLDED_NULL, empty = FOLDED_NULL;
         Rise *r = NULL;
@@ -161,6 +210,7 @@ int main(void) {
                 cmocka_unit_test(test_functions),
                 cmocka_unit_test(test_z),
                 cmocka_unit_test(test_rises_planted_anomaly),
+                cmocka_unit_test(test_rest_and_burst),
                 cmocka_unit_test(test_rises_nothing),
                 cmocka_unit_test(test_rises_tiny_counts),
                 cmocka_unit_test(test_activity),

@@ -150,7 +150,7 @@ static void test_stage_publish(void **state) {
         assert_int_not_equal(access(path, F_OK), 0);
 
         static const char *const files[] = { "manifest.json", "log.txt", "log.jsonl", "stacks.folded",
-                                             "stacks.perf-script", "baseline.folded", "activity.tsv",
+                                             "stacks.perf-script", "baseline.folded", "event.folded", "activity.tsv",
                                              "cpu1.folded", "cpu1-baseline.folded", "report.html" };
         for (size_t f = 0; f < ELEMENTSOF(files); f++) {
                 snprintf(path, sizeof path, "%s/%s/%s", dir, i->id, files[f]);
@@ -168,6 +168,12 @@ static void test_stage_publish(void **state) {
         snprintf(path, sizeof path, "%s/%s/stacks.folded", dir, i->id);
         assert_int_equal(read_full_file(path, 1 << 20, &data, NULL), 0);
         assert_string_equal(data, "kubelet;main;mem_cgroup_nr_lru_pages 16\nswapper;native_safe_halt 15\n");
+        data = mfree(data);
+
+        /* The event's own seconds, [95 s, 105 s] of the slice [90 s, 105 s]. */
+        snprintf(path, sizeof path, "%s/%s/event.folded", dir, i->id);
+        assert_int_equal(read_full_file(path, 1 << 20, &data, NULL), 0);
+        assert_string_equal(data, "kubelet;main;mem_cgroup_nr_lru_pages 11\nswapper;native_safe_halt 10\n");
         data = mfree(data);
 
         snprintf(path, sizeof path, "%s/%s/cpu1.folded", dir, i->id);

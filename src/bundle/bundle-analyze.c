@@ -387,6 +387,57 @@ finish:
         return r;
 }
 
+int folded_rest(const Folded *a, const Folded *b, const Folded *minus, Folded *ret) {
+        _cleanup_(hashmap_freep) Hashmap *h = hashmap_new();
+        _cleanup_(folded_donep) Folded f = FOLDED_NULL;
+        const Folded *add[] = { a, b };
+        size_t kept = 0;
+
+        if (!h)
+                return -ENOMEM;
+        for (size_t k = 0; k < ELEMENTSOF(add); k++)
+                for (size_t i = 0; i < add[k]->n; i++) {
+                        const FoldedLine *l = &add[k]->lines[i];
+                        bool added;
+                        uint64_t *slot = hashmap_slot(h, l->stack, strlen(l->stack), f.n, &added);
+
+                        if (!slot)
+                                return -ENOMEM;
+                        if (added) {
+                                if (!GREEDY_REALLOC(f.lines, f.allocated, f.n + 1))
+                                        return -ENOMEM;
+                                f.lines[f.n].stack = strdup(l->stack);
+                                if (!f.lines[f.n].stack)
+                                        return -ENOMEM;
+                                f.lines[f.n++].count = 0;
+                        }
+                        /* Each file's total fits (folded_load_file() checks): their sum may not. */
+                        f.lines[*slot].count = l->count > UINT64_MAX - f.lines[*slot].count ? UINT64_MAX
+                                                                                              : f.lines[*slot].count + l->count;
+                }
+        for (size_t i = 0; i < minus->n; i++) {
+                uint64_t v;
+
+                if (hashmap_get(h, minus->lines[i].stack, strlen(minus->lines[i].stack), &v))
+                        f.lines[v].count -= MIN(f.lines[v].count, minus->lines[i].count);
+        }
+        for (size_t i = 0; i < f.n; i++) {
+                if (f.lines[i].count == 0) {
+                        free(f.lines[i].stack);
+                        continue;
+                }
+                if (f.lines[i].count > UINT64_MAX - f.total)
+                        f.lines[i].count = UINT64_MAX - f.total;
+                f.total += f.lines[i].count;
+                f.lines[kept++] = f.lines[i];
+        }
+        f.n = kept;
+        f.n_skipped = a->n_skipped + b->n_skipped;
+        *ret = f;
+        f = FOLDED_NULL;
+        return 0;
+}
+
 void activity_done(Activity *a) {
         free(a->samples);
         free(a->busy);

@@ -85,6 +85,14 @@ int folded_rises(const Folded *slice, const Folded *baseline, RiseKind kind, siz
                  size_t *ret_n);
 void rises_free(Rise *r, size_t n);
 
+/*
+ * The samples of a and b that are not in minus, stack by stack: a + b - minus, where minus holds
+ * a subset of a's samples (event.folded of stacks.folded). With folded_rises() it compares the
+ * seconds around the event with everything else the bundle has: the rest of the slice and the
+ * baseline. A count minus holds beyond a + b's is taken as all of them.
+ */
+int folded_rest(const Folded *a, const Folded *b, const Folded *minus, Folded *ret);
+
 typedef struct Activity {
         unsigned n_cpus;    /* highest CPU seen + 1 */
         unsigned n_seconds; /* highest offset seen + 1, or the slice length if larger */

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <errno.h>
+#include <stdint.h>
 
 #define BUNDLE_FORMAT_VERSION 1
 
@@ -20,6 +21,11 @@
 #define BUNDLE_PERF_SCRIPT_SAMPLES_MAX 50000U
 #define BUNDLE_BASELINE_FOLDED "baseline.folded"
 #define BUNDLE_ACTIVITY "activity.tsv"
+/* The samples of the seconds right around the event, [t - BUNDLE_NEAR_EVENT_NS, t +
+ * BUNDLE_NEAR_EVENT_NS] within the slice: what the event's own seconds looked like, the view a
+ * person zooms to in a heatmap; show compares it with the rest of the slice and the baseline. */
+#define BUNDLE_NEAR_EVENT_FOLDED "event.folded"
+#define BUNDLE_NEAR_EVENT_NS (UINT64_C(5) * UINT64_C(1000000000))
 #define BUNDLE_REPORT "report.html"
 #define BUNDLE_WINDOWS_DIR "windows"
 #define BUNDLE_PENDING "pending"

@@ -29,7 +29,8 @@
 
 struct IncidentSink {
         uint64_t from_ns, to_ns;
-        Folder *slice, *baseline, *cpu_slice, *cpu_baseline;
+        uint64_t near_from_ns, near_to_ns; /* around the event, within the slice */
+        Folder *slice, *baseline, *near, *cpu_slice, *cpu_baseline;
         int64_t cpu; /* captured CPU, or -1 */
         Hashmap *activity; /* (offset_s, cpu) -> samples << 32 | busy */
         IncidentCgroups *cgroups;
@@ -45,15 +46,18 @@ int incident_sink_new(const Incident *i, IncidentSink **ret) {
                 return -ENOMEM;
         k->from_ns = i->from_ns;
         k->to_ns = i->to_ns;
+        k->near_from_ns = MAX(i->from_ns, i->t_ns > BUNDLE_NEAR_EVENT_NS ? i->t_ns - BUNDLE_NEAR_EVENT_NS : 0);
+        k->near_to_ns = MIN(i->to_ns, i->t_ns + BUNDLE_NEAR_EVENT_NS);
         k->cpu = -1;
         cpu = incident_capture(i, "cpu");
         if (cpu && safe_atou32(cpu, &c) >= 0 && c < 65536)
                 k->cpu = c;
         k->slice = folder_new();
         k->baseline = folder_new();
+        k->near = folder_new();
         k->activity = hashmap_new();
         k->cgroups = incident_cgroups_new();
-        if (!k->slice || !k->baseline || !k->activity || !k->cgroups)
+        if (!k->slice || !k->baseline || !k->near || !k->activity || !k->cgroups)
                 return -ENOMEM;
         if (k->cpu >= 0) {
                 k->cpu_slice = folder_new();
@@ -70,6 +74,7 @@ IncidentSink *incident_sink_free(IncidentSink *k) {
                 return NULL;
         folder_free(k->slice);
         folder_free(k->baseline);
+        folder_free(k->near);
         folder_free(k->cpu_slice);
         folder_free(k->cpu_baseline);
         hashmap_free(k->activity);
@@ -109,6 +114,8 @@ int incident_sink_add(IncidentSink *k, const Sample *s) {
         r = folder_add(k->slice, s, 1);
         if (r >= 0 && on_cpu)
                 r = folder_add(k->cpu_slice, s, 1);
+        if (r >= 0 && s->t_ns >= k->near_from_ns && s->t_ns <= k->near_to_ns)
+                r = folder_add(k->near, s, 1);
         if (r < 0)
                 return r;
 
@@ -384,6 +391,8 @@ int incident_publish(int incidents_fd, int dir_fd, const Incident *i, IncidentSi
                 r = write_stream_at(dir_fd, BUNDLE_FOLDED, fill_folded, k->slice);
         if (r >= 0)
                 r = write_stream_at(dir_fd, BUNDLE_BASELINE_FOLDED, fill_folded, k->baseline);
+        if (r >= 0)
+                r = write_stream_at(dir_fd, BUNDLE_NEAR_EVENT_FOLDED, fill_folded, k->near);
         if (r >= 0)
                 r = write_stream_at(dir_fd, BUNDLE_ACTIVITY, fill_activity, k);
         if (r >= 0 && k->cpu >= 0) {

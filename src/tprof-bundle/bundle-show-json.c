@@ -223,6 +223,23 @@ int show_print_json(const Show *s, bool pretty) {
         json_rises(&w, s, s->func_rises, s->n_func_rises, false);
         json_end_object(&w);
 
+        /* event.folded against the rest of the bundle: "slice_*" are the event's seconds there,
+         * "baseline_*" the rest. null in bundles without it. */
+        json_key(&w, "around_event");
+        if (s->near_error >= 0 && s->slice_error >= 0 && s->baseline_error >= 0) {
+                json_begin_object(&w);
+                json_kv_u64(&w, "before_ns", s->near_from_ns);
+                json_kv_u64(&w, "after_ns", s->near_to_ns);
+                json_kv_u64(&w, "samples", s->near.total);
+                json_kv_u64(&w, "rest_samples", s->near_rest.total);
+                json_key(&w, "processes");
+                json_rises(&w, s, s->near_proc_rises, s->n_near_proc_rises, true);
+                json_key(&w, "functions");
+                json_rises(&w, s, s->near_func_rises, s->n_near_func_rises, false);
+                json_end_object(&w);
+        } else
+                json_null(&w);
+
         json_key(&w, "services");
         if (s->has_services) {
                 static const char *const keys[] = { "units", "containers", "pods" };

@@ -3,8 +3,9 @@
  * tprof-bundle show: explains one bundle to someone who has never seen tprof, in the order they
  * need it: what happened, the log around it, what the CPUs were doing, the top stacks, what rose
  * against the baseline (process and function, with a z-score for how sure we are; each process with
- * the unit, container and pod it ran in), the services by share of the slice, the starved
- * CPU on its own when the rule captured one, and where the files are and how to open them.
+ * the unit, container and pod it ran in) and in the event's own seconds against the rest, the
+ * services by share of the slice, the starved CPU on its own when the rule captured one (those
+ * sections in bundle-show-rises.c), and where the files are and how to open them.
  * Everything that came from the bundle is escaped before it is printed; --json prints the same
  * content for programs (bundle-show-json.c).
  */
@@ -101,6 +102,10 @@ static void show_done(Show *s) {
         function_stats_free(s->functions, s->n_functions);
         rises_free(s->proc_rises, s->n_proc_rises);
         rises_free(s->func_rises, s->n_func_rises);
+        folded_done(&s->near);
+        folded_done(&s->near_rest);
+        rises_free(s->near_proc_rises, s->n_near_proc_rises);
+        rises_free(s->near_func_rises, s->n_near_func_rises);
         rises_free(s->cpu_rises, s->n_cpu_rises);
         for (size_t i = 0; i < ELEMENTSOF(s->services); i++)
                 rises_free(s->services[i], s->n_services[i]);
@@ -214,6 +219,33 @@ static int load_log(Show *s) {
         return 0;
 }
 
+/* event.folded against the rest of the slice and the baseline: a rise in the event's own seconds
+ * that the whole slice, many times longer, dilutes below notice. */
+static void load_near(Show *s) {
+        _cleanup_free_ char *p = show_bundle_file(s, BUNDLE_NEAR_EVENT_FOLDED);
+        const BundleManifest *m = s->m;
+
+        s->near_from_ns = s->near_to_ns = BUNDLE_NEAR_EVENT_NS;
+        if (m && m->has_slice && m->has_event_perf_ns) {
+                uint64_t t = m->event_t_perf_ns;
+                uint64_t before = t > m->slice_from_perf_ns ? t - m->slice_from_perf_ns : 0;
+                uint64_t after = m->slice_to_perf_ns > t ? m->slice_to_perf_ns - t : 0;
+
+                s->near_from_ns = MIN(before, BUNDLE_NEAR_EVENT_NS);
+                s->near_to_ns = MIN(after, BUNDLE_NEAR_EVENT_NS);
+        }
+        s->near_error = p ? folded_load(p, &s->near) : -ENOMEM;
+        if (s->near_error < 0 || s->slice_error < 0 || s->baseline_error < 0)
+                return;
+        s->near_error = folded_rest(&s->slice, &s->baseline, &s->near, &s->near_rest);
+        if (s->near_error < 0)
+                return;
+        (void) folded_rises(&s->near, &s->near_rest, RISE_PROCESS, TOP_RISES, &s->near_proc_rises,
+                            &s->n_near_proc_rises);
+        (void) folded_rises(&s->near, &s->near_rest, RISE_FUNCTION, TOP_RISES, &s->near_func_rises,
+                            &s->n_near_func_rises);
+}
+
 static void load_all(Show *s) {
         _cleanup_free_ char *p1 = NULL, *p2 = NULL;
         const BundleManifest *m = s->m;
@@ -251,6 +283,7 @@ static void load_all(Show *s) {
                 (void) folded_rises(&s->slice, &s->baseline, RISE_FUNCTION, TOP_RISES, &s->func_rises,
                                     &s->n_func_rises);
         }
+        load_near(s);
         if (s->slice_error >= 0)
                 folded_sort_by_count(&s->slice);
 
@@ -307,7 +340,7 @@ static const char *format_offset(char *buf, size_t l, int64_t ns) {
         return buf;
 }
 
-static void section(const Show *s, const char *title) {
+void show_section(const Show *s, const char *title) {
         printf("\n%s%s%s\n", s->color ? ANSI_BOLD : "", title, s->color ? ANSI_NORMAL : "");
 }
 
@@ -318,7 +351,7 @@ static void field(const Show *s, const char *label, const char *value) {
 }
 
 /* A share as a percentage with one decimal; a share too small for that is "<0.1%", not "0.0%". */
-static const char *format_share(char *buf, size_t l, double share) {
+const char *show_share(char *buf, size_t l, double share) {
         if (share > 0 && share < 0.0005)
                 snprintf(buf, l, "<0.1%%");
         else
@@ -337,18 +370,24 @@ static void print_summary(const Show *s) {
                 printf("no samples in the slice (tprofd was not sampling then); the log below is what there is.\n");
                 return;
         }
-        if (s->n_proc_rises > 0) {
-                const Rise *r = &s->proc_rises[0];
+        /* The stronger of the two comparisons: the event's own seconds against everything else,
+         * or the whole slice against the baseline. */
+        bool near = s->n_near_proc_rises > 0 && (s->n_proc_rises == 0 || s->near_proc_rises[0].z > s->proc_rises[0].z);
+        if (near || s->n_proc_rises > 0) {
+                const Rise *r = near ? &s->near_proc_rises[0] : &s->proc_rises[0];
                 _cleanup_free_ char *name = text_for_terminal(r->name, 40), *fn = text_for_terminal(r->top_function, 80);
-                char b1[16], b2[16];
+                char b1[16], b2[16], when[64] = "";
                 char where[3 * BUNDLE_SERVICE_NAME_BYTES];
                 _cleanup_free_ char *w = NULL;
                 (void) bundle_process_cgroup(s->m, r->name, where, sizeof where);
                 w = text_for_terminal(where, 160);
-                printf("%s%s%s%s%s%s rose to %s of the samples (baseline %s, z=%.1f)", s->color ? ANSI_RED : "",
+                if (near)
+                        snprintf(when, sizeof when, " in the %gs around the event",
+                                 (double) (s->near_from_ns + s->near_to_ns) / 1e9);
+                printf("%s%s%s%s%s%s rose to %s of the samples%s (%s %s, z=%.1f)", s->color ? ANSI_RED : "",
                        name ?: "?", s->color ? ANSI_NORMAL : "", where[0] ? " (" : "", where[0] ? w ?: "?" : "",
-                       where[0] ? ")" : "", format_share(b1, sizeof b1, r->slice_share),
-                       format_share(b2, sizeof b2, r->baseline_share), r->z);
+                       where[0] ? ")" : "", show_share(b1, sizeof b1, r->slice_share), when,
+                       near ? "the rest of the bundle" : "baseline", show_share(b2, sizeof b2, r->baseline_share), r->z);
                 if (r->top_function)
                         printf("; its function that rose most: %s", fn ?: "?");
                 printf(".\n");
@@ -361,7 +400,7 @@ static void print_summary(const Show *s) {
                 _cleanup_free_ char *name = text_for_terminal(r->name, 40), *fn = text_for_terminal(r->top_function, 80);
                 char b1[16], b2[16];
                 printf("%s  On CPU %u, which the rule named: %s %s (baseline %s)%s%s.\n", indent, s->cpu, name ?: "?",
-                       format_share(b1, sizeof b1, r->slice_share), format_share(b2, sizeof b2, r->baseline_share),
+                       show_share(b1, sizeof b1, r->slice_share), show_share(b2, sizeof b2, r->baseline_share),
                        r->top_function ? ", rising most in " : "",
                        r->top_function ? fn ?: "?" : "");
         }
@@ -384,7 +423,7 @@ static void print_header(const Show *s) {
                                                     : strerror(-e->manifest_error));
                 return;
         }
-        section(s, "What happened");
+        show_section(s, "What happened");
         if (m->rule_description)
                 (void) strbuf_appendf(&b, "%s - %s", m->rule_name ?: "-", m->rule_description);
         else
@@ -490,7 +529,7 @@ static void print_log(const Show *s) {
         _cleanup_free_ char *logtxt_e = text_for_terminal(logtxt, 0);
         const BundleManifest *m = s->m;
 
-        section(s, "Log around the event");
+        show_section(s, "Log around the event");
         if (s->log_error < 0) {
                 printf("  (no %s or %s: %s)\n", BUNDLE_LOG_JSON, BUNDLE_LOG_TEXT, strerror(-s->log_error));
                 return;
@@ -581,7 +620,7 @@ static void print_activity(const Show *s) {
         unsigned bucket, n_cols, group;
         char label[32];
 
-        section(s, "CPU activity over the slice");
+        show_section(s, "CPU activity over the slice");
         if (s->activity_error < 0) {
                 printf("  (no %s: %s)\n", BUNDLE_ACTIVITY, strerror(-s->activity_error));
                 return;
@@ -675,7 +714,7 @@ static void print_stacks(const Show *s) {
         const Folded *f = &s->slice;
         size_t width = s->columns > 20 ? s->columns - 18 : 0;
 
-        section(s, "Top stacks in the slice");
+        show_section(s, "Top stacks in the slice");
         if (s->slice_error < 0) {
                 printf("  (no %s: %s)\n", BUNDLE_FOLDED, strerror(-s->slice_error));
                 return;
@@ -690,137 +729,13 @@ static void print_stacks(const Show *s) {
                        f->lines[i].count, st ?: "?");
         }
 
-        section(s, "Top functions in the slice (self: as the leaf, total: anywhere in the stack)");
+        show_section(s, "Top functions in the slice (self: as the leaf, total: anywhere in the stack)");
         printf("  %6s %6s  %s\n", "SELF", "TOTAL", "FUNCTION");
         for (size_t i = 0; i < MIN(s->n_functions, (size_t) TOP_FUNCTIONS); i++) {
                 _cleanup_free_ char *name = text_for_terminal(s->functions[i].name, s->columns > 20 ? s->columns - 18 : 0);
                 printf("  %5.1f%% %5.1f%%  %s\n", 100.0 * (double) s->functions[i].self / (double) f->total,
                        100.0 * (double) s->functions[i].total / (double) f->total, name ?: "?");
         }
-}
-
-static void print_rise(const Show *s, const Rise *r, bool process, size_t name_width) {
-        _cleanup_free_ char *name = NULL, *fn = NULL;
-        char z[32], b1[16], b2[16];
-
-        snprintf(z, sizeof z, "z=%.1f", r->z);
-        format_share(b1, sizeof b1, r->slice_share);
-        format_share(b2, sizeof b2, r->baseline_share);
-        if (process) {
-                char where[3 * BUNDLE_SERVICE_NAME_BYTES];
-                _cleanup_free_ char *w = NULL;
-                name = text_for_terminal(r->name, 24);
-                fn = text_for_terminal(r->top_function, s->columns > 60 ? s->columns - 60 : 0);
-                (void) bundle_process_cgroup(s->m, r->name, where, sizeof where);
-                w = text_for_terminal(where, s->columns > 20 ? s->columns - 8 : 0);
-                printf("  %s%-*s %6s (baseline %5s)  %s  %s%s\n", s->color ? ANSI_RED : "",
-                       (int) (name_width + strlen(name ?: "") - utf8_width(name ?: "")), name ?: "?", b1, b2, fn ?: "-",
-                       z, s->color ? ANSI_NORMAL : "");
-                if (where[0])
-                        printf("  %*s in %s\n", (int) name_width, "", w ?: "?");
-        } else {
-                /* "comm;function" -> "function (comm)" */
-                const char *semi = strchr(r->name, ';');
-                _cleanup_free_ char *comm = text_for_terminal_n(r->name, semi ? (size_t) (semi - r->name) : strlen(r->name), 24);
-                fn = text_for_terminal(semi ? semi + 1 : "-", s->columns > 60 ? s->columns - 50 : 0);
-                printf("  %s%6s (baseline %5s)  %s  %s in %s%s\n", s->color ? ANSI_RED : "", b1, b2, z, fn ?: "?",
-                       comm ?: "?", s->color ? ANSI_NORMAL : "");
-        }
-}
-
-static size_t rise_name_width(const Rise *r, size_t n) {
-        size_t w = 8;
-        for (size_t i = 0; i < n; i++) {
-                _cleanup_free_ char *e = text_for_terminal(r[i].name, 24);
-                w = MAX(w, e ? utf8_width(e) : 0);
-        }
-        return w;
-}
-
-static void print_unusual(const Show *s) {
-        section(s, "Unusual in the slice (share of samples against the baseline; z: two-proportion z-score)");
-        if (s->slice_error < 0 || s->baseline_error < 0) {
-                printf("  (needs %s and %s: %s)\n", BUNDLE_FOLDED, BUNDLE_BASELINE_FOLDED,
-                       strerror(-(s->slice_error < 0 ? s->slice_error : s->baseline_error)));
-                return;
-        }
-        if (s->slice.total == 0 || s->baseline.total == 0) {
-                printf("  (no %s samples to compare)\n", s->slice.total == 0 ? "slice" : "baseline");
-                return;
-        }
-        if (s->n_proc_rises == 0 && s->n_func_rises == 0) {
-                printf("  Nothing rose significantly (z >= %.0f): the slice looks like the baseline.\n", RISE_Z_MIN);
-                return;
-        }
-        printf("  Processes (with their function that rose most):\n");
-        size_t w = rise_name_width(s->proc_rises, s->n_proc_rises);
-        for (size_t i = 0; i < s->n_proc_rises; i++)
-                print_rise(s, &s->proc_rises[i], true, w);
-        if (s->n_proc_rises == 0)
-                printf("  (none)\n");
-        printf("  Functions (as the leaf):\n");
-        for (size_t i = 0; i < s->n_func_rises; i++)
-                print_rise(s, &s->func_rises[i], false, 0);
-        if (s->n_func_rises == 0)
-                printf("  (none)\n");
-}
-
-/* Units, containers and pods by their share of the slice, against the baseline, as processes are
- * above; with the process that had most of each one's samples. */
-static void print_services(const Show *s) {
-        static const char *const titles[] = { "Units", "Containers", "Pods" };
-
-        section(s, "Services (share of the slice against the baseline; the process with most of it)");
-        if (!s->has_services) {
-                printf("  (the manifest lists no cgroups: a bundle written before tprof recorded them)\n");
-                return;
-        }
-        for (size_t i = 0; i < ELEMENTSOF(titles); i++) {
-                size_t w = rise_name_width(s->services[i], s->n_services[i]);
-                bool any = false;
-
-                /* a kind no sample ran in (no containers, no pods) is left out */
-                for (size_t k = 0; k < s->n_services[i]; k++)
-                        any = any || s->services[i][k].name[0] != '[';
-                if (!any && i > 0)
-                        continue;
-                printf("  %s:\n", titles[i]);
-                for (size_t k = 0; k < s->n_services[i]; k++) {
-                        const Rise *r = &s->services[i][k];
-                        _cleanup_free_ char *name = text_for_terminal(r->name, 48), *p = text_for_terminal(r->top_function, 24);
-                        char z[32], b1[16], b2[16];
-                        bool rose = r->z >= RISE_Z_MIN && r->slice >= RISE_SAMPLES_MIN;
-
-                        snprintf(z, sizeof z, "z=%.1f", r->z);
-                        printf("  %s%-*s %6s (baseline %5s)  %s  %s%s\n", rose && s->color ? ANSI_RED : "",
-                               (int) (MAX(w, (size_t) 8) + strlen(name ?: "") - utf8_width(name ?: "")), name ?: "?",
-                               format_share(b1, sizeof b1, r->slice_share),
-                               format_share(b2, sizeof b2, r->baseline_share), z, p ?: "-",
-                               rose && s->color ? ANSI_NORMAL : "");
-                }
-        }
-}
-
-static void print_cpu(const Show *s) {
-        char title[128];
-
-        if (!s->has_cpu)
-                return;
-        snprintf(title, sizeof title, "CPU %u alone (the rule captured it: the starved CPU is where the cause runs)",
-                 s->cpu);
-        section(s, title);
-        if (s->cpu_error < 0) {
-                printf("  (no cpu%u.folded/cpu%u-baseline.folded: %s)\n", s->cpu, s->cpu, strerror(-s->cpu_error));
-                return;
-        }
-        if (s->n_cpu_rises == 0) {
-                printf("  Nothing rose significantly on CPU %u (%" PRIu64 " samples in the slice).\n", s->cpu,
-                       s->cpu_slice.total);
-                return;
-        }
-        size_t w = rise_name_width(s->cpu_rises, s->n_cpu_rises);
-        for (size_t i = 0; i < s->n_cpu_rises; i++)
-                print_rise(s, &s->cpu_rises[i], true, w);
 }
 
 static void print_files(const Show *s) {
@@ -832,7 +747,7 @@ static void print_files(const Show *s) {
         _cleanup_free_ char *id = text_for_terminal(s->entry->short_id[0] ? s->entry->short_id : s->entry->id, 0);
         char b[FORMAT_BYTES_MAX];
 
-        section(s, "Files");
+        show_section(s, "Files");
         printf("  %s/\n", dir ?: "?");
         for (size_t i = 0; i < ELEMENTSOF(files); i++) {
                 _cleanup_free_ char *p = show_bundle_file(s, files[i]);
@@ -847,7 +762,7 @@ static void print_files(const Show *s) {
                 printf("    %s/ (%zu windows pinned, %s, shared with the ring)\n", BUNDLE_WINDOWS_DIR,
                        s->entry->n_windows, format_bytes(b, sizeof b, s->entry->windows_bytes));
 
-        section(s, "Open with");
+        show_section(s, "Open with");
         if (report && access(report, F_OK) >= 0)
                 printf("  xdg-open %s/%s      (heatmap, flame graphs, log: one file, works offline)\n", dir ?: "?",
                        BUNDLE_REPORT);
@@ -901,9 +816,9 @@ int verb_show(int argc, char *argv[]) {
                 print_log(&s);
                 print_activity(&s);
                 print_stacks(&s);
-                print_unusual(&s);
-                print_services(&s);
-                print_cpu(&s);
+                show_print_unusual(&s);
+                show_print_services(&s);
+                show_print_cpu(&s);
                 print_files(&s);
                 r = 0;
         }

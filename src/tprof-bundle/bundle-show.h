@@ -58,6 +58,14 @@ typedef struct Show {
         Rise *proc_rises, *func_rises;
         size_t n_proc_rises, n_func_rises;
 
+        /* event.folded, the seconds around the event, against everything else the bundle holds
+         * (the rest of the slice and the baseline); -ENOENT in bundles written before it. */
+        Folded near, near_rest;
+        int near_error;
+        uint64_t near_from_ns, near_to_ns; /* its range, relative to the event */
+        Rise *near_proc_rises, *near_func_rises;
+        size_t n_near_proc_rises, n_near_func_rises;
+
         bool has_cpu;
         unsigned cpu;
         Folded cpu_slice, cpu_baseline;
@@ -73,5 +81,14 @@ typedef struct Show {
 
 /* s->entry->path + "/" + name; NULL on OOM. */
 char *show_bundle_file(const Show *s, const char *name);
+/* A section title, bold on a terminal. */
+void show_section(const Show *s, const char *title);
+/* A share as a percentage with one decimal; a share too small for that is "<0.1%", not "0.0%". */
+const char *show_share(char *buf, size_t l, double share);
+/* The sections of what rose (bundle-show-rises.c). */
+void show_print_unusual(const Show *s);
+void show_print_services(const Show *s);
+void show_print_cpu(const Show *s);
+
 /* Prints the bundle as one JSON document (pretty: indented). */
 int show_print_json(const Show *s, bool pretty);

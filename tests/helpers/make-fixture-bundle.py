@@ -10,6 +10,8 @@ KIND is one of:
   anomaly   the motivating case: kubelet rises from 0.8% of the baseline to 6.5% of the slice,
             in mem_cgroup_nr_lru_pages, on a rule that captured cpu=3; noise processes keep
             their shares.
+  burst     kubelet at its usual 0.8% but in the 10 s around the event, where it takes 6.5%: the
+            whole slice dilutes that below notice, event.folded against the rest shows it.
   quiet     a bundle whose slice looks like its baseline (nothing should be reported as unusual).
   hostile   escape sequences, C1 controls, invalid UTF-8 and overlong text in the message, the
             log, the rule and the process names.
@@ -215,12 +217,23 @@ def make(args):
     if kind == "corrupt":
         write(os.path.join(d, "manifest.json"), '{"format": 1, "id": "%s", "status": ' % bundle_id)
         return
+    # event.folded: the 10 s around the event, part of the slice's samples.
+    near_total = 2 * 5 * FREQ * N_CPUS
     if kind in ("anomaly", "hostile", "pending"):
         slice_c = profile(total, 0.065, 0.92)
+        base_c = profile(base_total, 0.008, 0.05)
+        near_c = profile(near_total, 0.065, 0.92)
+    elif kind == "burst":
+        # kubelet as usual but in the event's own seconds: the whole slice dilutes it.
+        near_c = profile(near_total, 0.065, 0.92)
+        slice_c = profile(total - near_total, 0.008, 0.05)
+        for stack, n in near_c.items():
+            slice_c[stack] = slice_c.get(stack, 0) + n
         base_c = profile(base_total, 0.008, 0.05)
     else:
         slice_c = profile(total, 0.008, 0.05)
         base_c = profile(base_total, 0.008, 0.05)
+        near_c = profile(near_total, 0.008, 0.05)
     extra = None
     captures = {"cpu": "3"} if kind in ("anomaly", "hostile") else {}
     status = {"nocov": "no-coverage", "pending": "complete"}.get(kind, args.status)
@@ -252,6 +265,7 @@ def make(args):
         ftext = ftext.encode("utf-8", "surrogateescape").replace("bad\u00ff\u00fe".encode(), b"bad\xff\xfe")
     write(os.path.join(d, "stacks.folded"), ftext, mode)
     write(os.path.join(d, "baseline.folded"), folded_text(base_c))
+    write(os.path.join(d, "event.folded"), folded_text(near_c))
     write(os.path.join(d, "stacks.perf-script"), perf_script(slice_c))
     write(os.path.join(d, "activity.tsv"), activity())
     if captures.get("cpu") == "3":
@@ -267,7 +281,7 @@ def make(args):
 def main():
     p = argparse.ArgumentParser()
     p.add_argument("state_dir")
-    p.add_argument("kind", choices=["anomaly", "quiet", "hostile", "corrupt", "pending", "nocov"])
+    p.add_argument("kind", choices=["anomaly", "burst", "quiet", "hostile", "corrupt", "pending", "nocov"])
     p.add_argument("--id", default="3fa9c2d1")
     p.add_argument("--time", type=int, default=1795271400123456, help="event time, usec since the epoch")
     p.add_argument("--rule", default="ena-reset")

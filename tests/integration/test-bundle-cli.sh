@@ -106,6 +106,24 @@ grep -q '^   In short: kubelet rose to 6\.5% of the samples (baseline 0\.8%, z=[
 sed -n '/^  Processes/,/^  Functions/p' "$OUT" | sed -n 2p | grep -q kubelet || fail "kubelet not ranked first"
 sed -n '/^Unusual/,/^CPU 3/p' "$OUT" | grep -qE 'java|nginx|postgres|swapper' && fail "stable noise reported as unusual"
 grep -q '^CPU 3 alone' "$OUT" || fail "no per-CPU section for captures.cpu"
+# The event's own seconds against the rest: kubelet's 6.5% there too.
+sed -n '/^Around the event (5s before .. 5s after)/,/^Services/p' "$OUT" |
+        grep -qE '^  kubelet +6\.5% \(rest +[0-9.]+%\) +mem_cgroup_nr_lru_pages +z=' || fail "no rise around the event"
+
+# A burst in the event's own seconds alone, which the 105 s slice dilutes to 1.3%: the summary
+# names it from event.folded, against the rest of the bundle.
+python3 "$FIXTURE" "$TEST_TMP/burst" burst --id 0b0b0b0b
+"$TPROF_BUNDLE" -D "$TEST_TMP/burst" show >"$OUT" 2>"$ERR" || fail "show burst: $(cat "$ERR")"
+grep -qE '^   In short: kubelet rose to 6\.5% of the samples in the 10s around the event \(the rest of the bundle 0\.[0-9]%, z=[0-9.]+\); its function that rose most: mem_cgroup_nr_lru_pages\.$' \
+        "$OUT" || fail "burst: the summary does not name the burst: $(grep 'In short' "$OUT")"
+sed -n '/^Around the event/,/^Services/p' "$OUT" | sed -n '/Processes/{n;p}' | grep -q '^  kubelet ' ||
+        fail "burst: kubelet not first around the event"
+# Without event.folded (a bundle from before it): the slice alone, and show says why.
+rm "$TEST_TMP"/burst/incidents/*/event.folded
+"$TPROF_BUNDLE" -D "$TEST_TMP/burst" show >"$OUT" 2>"$ERR" || fail "show burst without event.folded: $(cat "$ERR")"
+grep -q '^  (no event.folded: a bundle written before' "$OUT" || fail "no note on the missing event.folded"
+grep -qE '^   In short: kubelet rose to 1\.[0-9]% of the samples \(baseline 0\.8%' "$OUT" ||
+        fail "burst without event.folded: $(grep 'In short' "$OUT")"
 grep -q '^> .*Trigger reset is on' "$OUT" || fail "trigger line not marked"
 grep -q "\.\.\. 4 more lines in" "$OUT" || fail "no note on the log lines left out"
 grep -q -- '-1m30s \.\. +15s around the event' "$OUT" || fail "slice bounds not relative to the event"
@@ -185,6 +203,13 @@ if command -v jq >/dev/null; then
 fi
 python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert any(f.endswith("/cpu3-baseline.folded") for f in d["files"])' "$OUT" ||
         fail "json: files"
+python3 - "$OUT" <<'PY' || fail "json: around_event"
+import json, sys
+a = json.load(open(sys.argv[1]))["around_event"]
+assert a["before_ns"] == a["after_ns"] == 5 * 10**9, a
+assert a["samples"] == 1960 and a["processes"][0]["process"] == "kubelet", a
+assert a["functions"][0]["function"] == "mem_cgroup_nr_lru_pages", a["functions"]
+PY
 for id in 3fb0 5e5e 0bad 77aa; do
         expect_exit 0 tb show --json=short $id
         python3 -m json.tool "$OUT" >/dev/null || fail "show --json $id is not JSON"

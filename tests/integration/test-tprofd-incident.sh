@@ -90,6 +90,12 @@ assert total >= 100, total
 assert path >= 0.8 * total, (path, total)
 PY
 
+# The slice, [t - 5 s, t + 3 s], lies within the event's own seconds (t +- 5 s): event.folded
+# holds all of it, and show has its section.
+cmp "$B/event.folded" "$B/stacks.folded" || fail "event.folded differs from stacks.folded: $(diff "$B/event.folded" "$B/stacks.folded" | head)"
+"$TPROF_BUNDLE" -D "$STATE" show >"$TEST_TMP/show" 2>&1 || fail "show: $(cat "$TEST_TMP/show")"
+grep -q '^Around the event (5s before .. 3s after)' "$TEST_TMP/show" || fail "show: no section for the event's seconds"
+
 # perf-script folds to exactly the folded file, as stackcollapse-perf.pl would.
 python3 "$(dirname "$0")/stackcollapse.py" <"$B/stacks.perf-script" >"$TEST_TMP/refolded"
 cmp "$TEST_TMP/refolded" "$B/stacks.folded" || fail "stacks.perf-script does not fold to stacks.folded"

@@ -1,0 +1,64 @@
+#!/bin/bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
+# A planted anomaly that only the event's own seconds show, end to end with the real daemon: a
+# burner runs for 3 s around a trigger written to /dev/kmsg and not before; the slice is 25 s,
+# which dilutes it. The bundle's event.folded (t +- 5 s) holds the burst, its samples are part
+# of stacks.folded, and tprof-bundle show ranks the burner first around the event and names it
+# in its summary.
+set -eu
+. "$(dirname "$0")/lib.sh"
+
+require_perf
+[ -w /dev/kmsg ] || skip "/dev/kmsg is not writable"
+[ -n "${TPROF_BURN:-}" ] && [ -x "$TPROF_BURN" ] || skip "the burn helper was not built"
+
+TOKEN=$(od -An -N4 -tx1 /dev/urandom | tr -d ' \n')
+cat >"$TEST_TMP/rules.yaml" <<RULES
+rules:
+  - name: burst
+    source: kernel
+    origin: any
+    match: 'tprof-burst-$TOKEN'
+    before: 20s
+    after: 5s
+RULES
+# Its own name, so that its samples are its own process's (comm "tprof-burst").
+cp "$TPROF_BURN" "$TEST_TMP/tprof-burst"
+
+start_tprofd --rules "$TEST_TMP/rules.yaml" --window 4s
+sleep 18
+"$TEST_TMP/tprof-burst" 3 &
+BURST_PID=$!
+on_exit "kill $BURST_PID 2>/dev/null"
+sleep 1.5
+echo "tprof-burst-$TOKEN now" >/dev/kmsg
+wait "$BURST_PID" || true
+
+bundle_ready() { compgen -G "$STATE/incidents/*-burst-*/manifest.json" >/dev/null; }
+wait_for 20 bundle_ready || fail "no bundle: $(tail -20 "$TEST_TMP/tprofd.log")"
+B=$(compgen -G "$STATE/incidents/*-burst-*")
+
+# event.folded: part of the slice, and where the burst is.
+python3 - "$B/event.folded" "$B/stacks.folded" <<'PY' || fail "event.folded: $(head "$B/event.folded")"
+import sys
+def load(p):
+    d = {}
+    for line in open(p):
+        stack, n = line.rstrip("\n").rsplit(" ", 1)
+        d[stack] = int(n)
+    return d
+near, whole = load(sys.argv[1]), load(sys.argv[2])
+for stack, n in near.items():
+    assert whole.get(stack, 0) >= n, (stack, n, whole.get(stack))
+burst_near = sum(n for s, n in near.items() if s.startswith("tprof-burst;"))
+burst_whole = sum(n for s, n in whole.items() if s.startswith("tprof-burst;"))
+assert burst_near >= 100, burst_near  # 3 s at 97 Hz
+assert burst_near == burst_whole, (burst_near, burst_whole)
+PY
+
+"$TPROF_BUNDLE" -D "$STATE" show >"$OUT" 2>"$ERR" || fail "show: $(cat "$ERR")"
+sed -n '/^Around the event (5s before .. 5s after)/,/^Services/p' "$OUT" | sed -n '/Processes/{n;p}' |
+        grep -qE '^  tprof-burst +[0-9.]+% \(rest +<?[0-9.]+%\) +burn_leaf +z=' ||
+        fail "the burst is not first around the event: $(sed -n '/^Around/,/^Services/p' "$OUT")"
+grep -qE '^   In short: tprof-burst rose to ' "$OUT" || fail "summary: $(grep 'In short' "$OUT")"
+echo "ok"
