@@ -91,8 +91,13 @@ static void test_line_forms_table(void **state) {
                 { "2026-11-26T11:40:09.649404+0000 vm kernel: m", LINE_FORMAT_JOURNAL, LOG_SOURCE_TEXT, true, -1, 0, "m",
                   "kernel" },
                 { "[44557.439935] vm kernel: m", LINE_FORMAT_JOURNAL, LOG_SOURCE_TEXT, true, -1, 0, "m", "kernel" },
-                { "[44557.439935 <    1.537409 >] vm app[7]: m", LINE_FORMAT_JOURNAL, LOG_SOURCE_JOURNAL, false, -1, -1,
-                  "m", "app" },
+                { "[44557.439935 <    1.537409 >] vm kernel: m", LINE_FORMAT_JOURNAL, LOG_SOURCE_TEXT, true, -1, 0,
+                  "m", "kernel" },
+                /* a program's line there has the shape of the kernel's report on a process whose name
+                 * holds a space: the kernel's reading wins */
+                { "[ 1234.5] Web Content[4321]: segfault at 0", LINE_FORMAT_DMESG, LOG_SOURCE_TEXT, true, -1, -1,
+                  "Web Content[4321]: segfault at 0", NULL },
+                { "[44557.439935] vm app[7]: m", LINE_FORMAT_DMESG, LOG_SOURCE_TEXT, true, -1, -1, "vm app[7]: m", NULL },
                 { "1795693209.649404 vm app[7]: m", LINE_FORMAT_JOURNAL, LOG_SOURCE_JOURNAL, false, -1, -1, "m", "app" },
                 /* a program that calls itself "kernel" has a pid; the kernel's records have none */
                 { "Nov 26 11:40:09 vm kernel[14660]: nvme nvme0: x", LINE_FORMAT_JOURNAL, LOG_SOURCE_JOURNAL, false, -1,
@@ -105,6 +110,8 @@ static void test_line_forms_table(void **state) {
                 /* RFC 5424, and RFC 3164 with its PRI */
                 { "<4>1 2026-11-26T11:40:09.649404+00:00 vm kernel - - - m", LINE_FORMAT_JOURNAL, LOG_SOURCE_TEXT, true,
                   4, 0, "m", "kernel" },
+                { "<4>1 2026-11-26T11:40:09Z vm kernel - - - [ 1234.567890] m", LINE_FORMAT_JOURNAL, LOG_SOURCE_TEXT,
+                  true, 4, 0, "m", "kernel" },
                 { "<165>1 2003-10-11T22:14:15.003Z host app 42 ID47 [a@32473 x=\"a\\]b\"][b@1 y=\"2\"] m",
                   LINE_FORMAT_JOURNAL, LOG_SOURCE_JOURNAL, false, 5, 20, "m", "app" },
                 { "<12>1 2026-11-26T11:40:09Z vm kernel 1 - - m", LINE_FORMAT_JOURNAL, LOG_SOURCE_JOURNAL, false, 4, 1, "m",

@@ -412,10 +412,10 @@ static size_t syslog_timestamp_len(const char *s, size_t len) {
  * identifier "kernel" and no pid (journald's kernel transport; syslog daemons reading the kernel
  * log); "kernel[1234]" is a program that called itself so. A kernel record from a syslog daemon
  * keeps the kernel's time stamp in its text ("kernel: [  123.456789] message": rsyslog's imklog
- * unless told to parse it): it is dropped as dmesg's is. require_pid_or_kernel: only then is the
- * line taken (after a dmesg-like bracket, where "nvme nvme0: I/O ..." has the same shape).
+ * unless told to parse it): it is dropped as dmesg's is. require_kernel: only the kernel's line is
+ * taken (after a dmesg-like bracket, where "nvme nvme0: I/O ..." has the same shape).
  */
-static bool parse_host_identifier(char *line, size_t len, size_t i, bool require_pid_or_kernel, LogRecord *rec) {
+static bool parse_host_identifier(char *line, size_t len, size_t i, bool require_kernel, LogRecord *rec) {
         size_t host = i, ident, ident_end;
         bool kernel;
         pid_t pid = 0;
@@ -445,7 +445,7 @@ static bool parse_host_identifier(char *line, size_t len, size_t i, bool require
         if (char_at(line, len, i, ' '))
                 i++;
         kernel = pid == 0 && ident_end - ident == 6 && memcmp(line + ident, "kernel", 6) == 0;
-        if (require_pid_or_kernel && !kernel && pid == 0)
+        if (require_kernel && !kernel)
                 return false;
 
         *rec = LOG_RECORD_NULL;
@@ -471,7 +471,7 @@ static bool parse_host_identifier(char *line, size_t len, size_t i, bool require
 static bool parse_syslog(char *line, size_t len, LogRecord *rec) {
         size_t i = syslog_timestamp_len(line, len);
 
-        return i > 0 && parse_host_identifier(line, len, i, /* require_pid_or_kernel= */ false, rec);
+        return i > 0 && parse_host_identifier(line, len, i, /* require_kernel= */ false, rec);
 }
 
 /*
@@ -536,19 +536,25 @@ static bool parse_rfc5424(char *line, size_t len, size_t i, int pri, LogRecord *
         rec->priority = pri & 7;
         rec->kernel_origin = rec->facility == 0 && streq(rec->identifier, "kernel");
         rec->source = rec->kernel_origin ? LOG_SOURCE_TEXT : LOG_SOURCE_JOURNAL;
+        if (rec->kernel_origin) /* a syslog daemon's kernel input keeps the kernel's time stamp */
+                i += dmesg_bracket_len(line + i, len - i);
         rec->message = line + i;
         rec->message_len = len - i;
         return true;
 }
 
-/* A line that begins with a bracket: journalctl -o short-monotonic or short-delta ("[  123.456789]
- * host kernel: ...", "[...] host ident[pid]: ..."), or dmesg. */
+/*
+ * A line that begins with a bracket: dmesg, or journalctl -o short-monotonic or short-delta. Only
+ * the kernel's journal lines ("[  123.456789] host kernel: ...") are taken apart: a program's
+ * ("[...] host app[42]: ...") has the shape of the kernel's own report of a process whose name
+ * holds a space ("Web Content[4321]: segfault at ..."), and that stays the kernel's line.
+ */
 static LineFormat parse_bracketed(char *line, size_t len, LogRecord *rec) {
         size_t i = dmesg_bracket_len(line, len);
 
         if (i == 0)
                 return _LINE_FORMAT_INVALID;
-        if (parse_host_identifier(line, len, i, /* require_pid_or_kernel= */ true, rec))
+        if (parse_host_identifier(line, len, i, /* require_kernel= */ true, rec))
                 return LINE_FORMAT_JOURNAL;
         dmesg_record(line, len, i, -1, -1, rec);
         return LINE_FORMAT_DMESG;

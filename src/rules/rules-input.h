@@ -10,8 +10,9 @@
  *                           time stamp is dropped and the line counts as the kernel's, unless -x
  *                           ("user  :warn  : ") or -r / syslog(2) ("<12>") give its facility.
  *   journalctl, syslog      "Nov 21 14:30:00 host ident[pid]: message": journalctl's short modes
- *                           (short, -precise, -iso, -iso-precise, -full, -monotonic, -unix,
- *                           -delta), syslog files (the kernel's "[  123.456789] " after "kernel: "
+ *                           (short, -precise, -iso, -iso-precise, -full, -unix; -monotonic and
+ *                           -delta for the kernel's lines: a program's line there looks like the
+ *                           kernel's report on a process whose name has a space), syslog files (the kernel's "[  123.456789] " after "kernel: "
  *                           is dropped), RFC 3164 with "<PRI>", RFC 5424. Identifier "kernel"
  *                           without a pid is a kernel record; any other (also "kernel[pid]") is a
  *                           journal record that carries only the client-written identifier and

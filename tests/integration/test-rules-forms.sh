@@ -91,6 +91,16 @@ for mode in short short-full short-iso short-iso-precise short-precise short-mon
         fi
         # "kernel[pid]" is a program that named itself so: a journal record, not the kernel's.
         grep -qF "kernel[" <<<"$k" || fail "journalctl -o $mode: no pid after 'kernel': $k"
+        case $mode in
+        short-monotonic | short-delta)
+                # After a bracket, "host app[pid]: " is read as dmesg reads the kernel's report on
+                # a process whose name has a space: the kernel's text, which the anchored rules
+                # do not match (and no journal rule sees).
+                try "journalctl -o $mode (kernel[pid])" "" "$k"
+                try "journalctl -o $mode (app)" "" "$a"
+                continue
+                ;;
+        esac
         try "journalctl -o $mode (kernel[pid])" "journal " "$k"
         try "journalctl -o $mode (app)" "journal " "$a"
 done
