@@ -86,7 +86,12 @@ IncidentSink *incident_sink_free(IncidentSink *k) {
 int incident_sink_add(IncidentSink *k, const Sample *s) {
         bool in_slice = s->t_ns >= k->from_ns && s->t_ns <= k->to_ns;
         bool on_cpu = k->cpu >= 0 && s->cpu == (uint64_t) k->cpu;
+        /* The producer's stack slots remember one folder's entry: the slice's and the baseline's,
+         * which see every sample. The others fold without them rather than overwrite them. */
+        Sample part = *s;
         int r;
+
+        part.stack_slot = part.callers_slot = NULL;
 
         if (k->cgroups) {
                 r = incident_cgroups_add(k->cgroups, s, in_slice);
@@ -102,7 +107,7 @@ int incident_sink_add(IncidentSink *k, const Sample *s) {
                 k->stats.baseline_samples++;
                 r = folder_add(k->baseline, s, 1);
                 if (r >= 0 && on_cpu)
-                        r = folder_add(k->cpu_baseline, s, 1);
+                        r = folder_add(k->cpu_baseline, &part, 1);
                 return r;
         }
 
@@ -113,9 +118,9 @@ int incident_sink_add(IncidentSink *k, const Sample *s) {
         k->stats.samples++;
         r = folder_add(k->slice, s, 1);
         if (r >= 0 && on_cpu)
-                r = folder_add(k->cpu_slice, s, 1);
+                r = folder_add(k->cpu_slice, &part, 1);
         if (r >= 0 && s->t_ns >= k->near_from_ns && s->t_ns <= k->near_to_ns)
-                r = folder_add(k->near, s, 1);
+                r = folder_add(k->near, &part, 1);
         if (r < 0)
                 return r;
 

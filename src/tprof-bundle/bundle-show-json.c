@@ -270,7 +270,7 @@ int show_print_json(const Show *s, bool pretty) {
         {
                 static const char *const files[] = { BUNDLE_MANIFEST, BUNDLE_LOG_TEXT, BUNDLE_LOG_JSON,
                                                      BUNDLE_FOLDED, BUNDLE_PERF_SCRIPT, BUNDLE_BASELINE_FOLDED,
-                                                     BUNDLE_ACTIVITY, BUNDLE_REPORT };
+                                                     BUNDLE_NEAR_EVENT_FOLDED, BUNDLE_ACTIVITY, BUNDLE_REPORT };
                 char n1[64], n2[64];
                 snprintf(n1, sizeof n1, BUNDLE_CPU_FOLDED_FMT, s->cpu);
                 snprintf(n2, sizeof n2, BUNDLE_CPU_BASELINE_FOLDED_FMT, s->cpu);

@@ -78,7 +78,7 @@ static void print_near(const Show *s) {
                  (double) s->near_from_ns / 1e9, (double) s->near_to_ns / 1e9);
         show_section(s, title);
         if (s->near_error == -ENOENT) {
-                printf("  (no %s: a bundle written before tprof kept the event's seconds apart)\n",
+                printf("  (no %s in this bundle: written before tprof kept the event's seconds apart, or not yet)\n",
                        BUNDLE_NEAR_EVENT_FOLDED);
                 return;
         }

