@@ -438,6 +438,14 @@ int folded_rest(const Folded *a, const Folded *b, const Folded *minus, Folded *r
         return 0;
 }
 
+bool rises_near_first(const Rise *slice, size_t n_slice, const Rise *near, size_t n_near) {
+        if (n_near == 0)
+                return false;
+        if (n_slice == 0)
+                return true;
+        return near[0].slice_share - near[0].baseline_share > slice[0].slice_share - slice[0].baseline_share;
+}
+
 void activity_done(Activity *a) {
         free(a->samples);
         free(a->busy);

@@ -93,6 +93,15 @@ void rises_free(Rise *r, size_t n);
  */
 int folded_rest(const Folded *a, const Folded *b, const Folded *minus, Folded *ret);
 
+/*
+ * Whether the one-line answer names the top rise of the event's own seconds (near, against the
+ * rest) rather than the slice's (against the baseline): the one that gained the larger share of
+ * the samples. Not by z: the two comparisons' sample counts differ by the slice's length, and a
+ * process that ran only around the event (the one that logged it, a core dump) has a large z
+ * with a handful of samples. Both lists ranked as folded_rises() ranks them.
+ */
+bool rises_near_first(const Rise *slice, size_t n_slice, const Rise *near, size_t n_near);
+
 typedef struct Activity {
         unsigned n_cpus;    /* highest CPU seen + 1 */
         unsigned n_seconds; /* highest offset seen + 1, or the slice length if larger */

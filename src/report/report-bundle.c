@@ -122,39 +122,64 @@ static void write_rises(JsonWriter *w, const char *key, const Rise *r, size_t n)
         json_end_array(w);
 }
 
-/* The unusual ranking, exactly as show computes it; also feeds the baseline into the stacks. */
+/* The unusual rankings, exactly as show computes them (the slice against the baseline, the event's
+ * own seconds against the rest); also feeds the baseline into the stacks. */
 static int write_analysis(JsonWriter *w, const char *dir, ReportStacks *s) {
-        _cleanup_free_ char *p1 = path_join2(dir, BUNDLE_FOLDED), *p2 = path_join2(dir, BUNDLE_BASELINE_FOLDED);
-        _cleanup_(folded_donep) Folded slice = FOLDED_NULL, baseline = FOLDED_NULL;
-        Rise *proc = NULL, *func = NULL;
-        size_t n_proc = 0, n_func = 0;
-        int r, rs, rb;
+        _cleanup_free_ char *p1 = path_join2(dir, BUNDLE_FOLDED), *p2 = path_join2(dir, BUNDLE_BASELINE_FOLDED),
+                            *p3 = path_join2(dir, BUNDLE_NEAR_EVENT_FOLDED);
+        _cleanup_(folded_donep) Folded slice = FOLDED_NULL, baseline = FOLDED_NULL, near = FOLDED_NULL,
+                                       rest = FOLDED_NULL;
+        Rise *proc = NULL, *func = NULL, *near_proc = NULL, *near_func = NULL;
+        size_t n_proc = 0, n_func = 0, n_near_proc = 0, n_near_func = 0;
+        int r, rs, rb, rn;
 
-        if (!p1 || !p2)
+        if (!p1 || !p2 || !p3)
                 return -ENOMEM;
         rs = folded_load(p1, &slice);
         rb = folded_load(p2, &baseline);
+        rn = folded_load(p3, &near);
         if (rb >= 0)
                 for (size_t i = 0; i < baseline.n; i++) {
                         r = report_stacks_add_baseline(s, baseline.lines[i].stack, baseline.lines[i].count);
                         if (r < 0)
                                 return r;
                 }
+        if (rs >= 0 && rb >= 0) {
+                (void) folded_rises(&slice, &baseline, RISE_PROCESS, REPORT_RISES, &proc, &n_proc);
+                (void) folded_rises(&slice, &baseline, RISE_FUNCTION, REPORT_RISES, &func, &n_func);
+                if (rn >= 0)
+                        rn = folded_rest(&slice, &baseline, &near, &rest);
+        } else if (rn >= 0)
+                rn = -ENODATA;
+        if (rn >= 0) {
+                (void) folded_rises(&near, &rest, RISE_PROCESS, REPORT_RISES, &near_proc, &n_near_proc);
+                (void) folded_rises(&near, &rest, RISE_FUNCTION, REPORT_RISES, &near_func, &n_near_func);
+        }
         json_key(w, "analysis");
         json_begin_object(w);
         json_kv_bool(w, "has_slice", rs >= 0);
         json_kv_bool(w, "has_baseline", rb >= 0);
         json_kv_u64(w, "slice_total", rs >= 0 ? slice.total : 0);
         json_kv_u64(w, "baseline_total", rb >= 0 ? baseline.total : 0);
-        if (rs >= 0 && rb >= 0) {
-                (void) folded_rises(&slice, &baseline, RISE_PROCESS, REPORT_RISES, &proc, &n_proc);
-                (void) folded_rises(&slice, &baseline, RISE_FUNCTION, REPORT_RISES, &func, &n_func);
-        }
         write_rises(w, "processes", proc, n_proc);
         write_rises(w, "functions", func, n_func);
+        /* event.folded against the rest: "slice" is the event's seconds, "baseline" the rest */
+        json_key(w, "near");
+        if (rn >= 0) {
+                json_begin_object(w);
+                json_kv_u64(w, "total", near.total);
+                json_kv_u64(w, "rest_total", rest.total);
+                json_kv_bool(w, "first", rises_near_first(proc, n_proc, near_proc, n_near_proc));
+                write_rises(w, "processes", near_proc, n_near_proc);
+                write_rises(w, "functions", near_func, n_near_func);
+                json_end_object(w);
+        } else
+                json_null(w);
         json_end_object(w);
         rises_free(proc, n_proc);
         rises_free(func, n_func);
+        rises_free(near_proc, n_near_proc);
+        rises_free(near_func, n_near_func);
         return 0;
 }
 

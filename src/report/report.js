@@ -127,9 +127,11 @@
     const a = D.analysis;
     let ans = '';
     if ((a ? a.slice_total : N) === 0 || h.status === 'no-coverage') ans = 'No samples in the slice (tprofd was not sampling then); the log below is what there is.';
-    else if (a && a.processes && a.processes.length) {
-      const r = a.processes[0];
-      ans = '<b>' + esc(r.name) + '</b> rose to ' + pct(r.slice_share) + ' of the samples (baseline ' + pct(r.baseline_share) + ', z=' + r.z.toFixed(1) + ')' +
+    else if (a && ((a.processes && a.processes.length) || (a.near && a.near.first))) {
+      // The comparison tprof-bundle show names (analysis.near.first: the event's own seconds).
+      const near = a.near && a.near.first, r = near ? a.near.processes[0] : a.processes[0];
+      ans = '<b>' + esc(r.name) + '</b> rose to ' + pct(r.slice_share) + ' of the samples' + (near ? ' around the event' : '') +
+        ' (' + (near ? 'the rest of the bundle ' : 'baseline ') + pct(r.baseline_share) + ', z=' + r.z.toFixed(1) + ')' +
         (r.top_function ? '; its function that rose most: <b>' + esc(r.top_function) + '</b>' : '') + '.';
     } else if (a && (!a.has_slice || !a.has_baseline)) ans = 'No comparison with the baseline possible (missing stacks).';
     else if (a) ans = 'Nothing rose significantly against the baseline; see the flame graph.';
@@ -474,12 +476,23 @@
     const a = D.analysis, body = $('unusual-body');
     if (!a) { $('unusual').hidden = true; return; }
     if (!a.has_slice || !a.has_baseline) { body.textContent = 'Needs stacks.folded and baseline.folded.'; return; }
-    if (!a.processes.length && !a.functions.length) { body.textContent = 'Nothing rose significantly (z >= 3): the slice looks like the baseline.'; return; }
-    let h = '<table><tr><th>kind</th><th>name</th><th class="num">slice</th><th class="num">baseline</th><th class="num">z</th><th>function that rose most</th></tr>';
-    a.processes.forEach((r, i) => { h += '<tr class="rise" data-kind="process" data-i="' + i + '"><td>process</td><td>' + esc(r.name) + '</td><td class="num">' + pct(r.slice_share) + '</td><td class="num">' + pct(r.baseline_share) + '</td><td class="num">' + r.z.toFixed(1) + '</td><td>' + esc(r.top_function || '-') + '</td></tr>'; });
-    a.functions.forEach((r, i) => {
-      const semi = r.name.indexOf(';'), comm = semi >= 0 ? r.name.slice(0, semi) : r.name, fn = semi >= 0 ? r.name.slice(semi + 1) : '-';
-      h += '<tr class="rise" data-kind="function" data-i="' + i + '"><td>function</td><td>' + esc(fn) + ' <span class="hint">in ' + esc(comm) + '</span></td><td class="num">' + pct(r.slice_share) + '</td><td class="num">' + pct(r.baseline_share) + '</td><td class="num">' + r.z.toFixed(1) + '</td><td></td></tr>';
+    const near = a.near || { processes: [], functions: [] };
+    if (!a.processes.length && !a.functions.length && !near.processes.length && !near.functions.length) { body.textContent = 'Nothing rose significantly (z >= 3): the slice looks like the baseline.'; return; }
+    // Rows of the slice against the baseline, then of the event's own seconds against the rest
+    // (event.folded): "slice" and "baseline" are then those two.
+    const rows = [];
+    a.processes.forEach((r) => rows.push(['process', r, '']));
+    a.functions.forEach((r) => rows.push(['function', r, '']));
+    near.processes.forEach((r) => rows.push(['process', r, ' around the event']));
+    near.functions.forEach((r) => rows.push(['function', r, ' around the event']));
+    let h = '<table><tr><th>kind</th><th>name</th><th class="num">slice (or the event&#39;s seconds)</th><th class="num">baseline (or the rest)</th><th class="num">z</th><th>function that rose most</th></tr>';
+    rows.forEach(([kind, r, where], i) => {
+      let name = esc(r.name);
+      if (kind === 'function') {
+        const semi = r.name.indexOf(';'), comm = semi >= 0 ? r.name.slice(0, semi) : r.name, fn = semi >= 0 ? r.name.slice(semi + 1) : '-';
+        name = esc(fn) + ' <span class="hint">in ' + esc(comm) + '</span>';
+      }
+      h += '<tr class="rise" data-kind="' + kind + '" data-i="' + i + '"><td>' + kind + where + '</td><td>' + name + '</td><td class="num">' + pct(r.slice_share) + '</td><td class="num">' + pct(r.baseline_share) + '</td><td class="num">' + r.z.toFixed(1) + '</td><td>' + (kind === 'process' ? esc(r.top_function || '-') : '') + '</td></tr>';
     });
     body.innerHTML = h + '</table>';
     body.querySelectorAll('tr.rise').forEach((tr) => tr.addEventListener('click', () => {
@@ -488,7 +501,7 @@
       highlight = null;
       if (!on) {
         tr.classList.add('on');
-        const r = (tr.dataset.kind === 'process' ? a.processes : a.functions)[Number(tr.dataset.i)];
+        const r = rows[Number(tr.dataset.i)][1];
         highlight = new Uint8Array(nNodes);
         if (tr.dataset.kind === 'process') {
           for (const k of kids[0]) if (frames[frameOf[k]] === r.name) markSubtree(k);

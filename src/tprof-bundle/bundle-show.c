@@ -370,15 +370,9 @@ static void print_summary(const Show *s) {
                 printf("no samples in the slice (tprofd was not sampling then); the log below is what there is.\n");
                 return;
         }
-        /* The stronger of the two comparisons, the event's own seconds against everything else or
-         * the whole slice against the baseline, by how much of the CPU each rise took (the share
-         * gained): their z-scores come from samples counts apart by the slice's length, and a
-         * process that ran only around the event (the one that logged it, a core dump) has a
-         * large z with a handful of samples. */
-        bool near = s->n_near_proc_rises > 0 &&
-                    (s->n_proc_rises == 0 ||
-                     s->near_proc_rises[0].slice_share - s->near_proc_rises[0].baseline_share >
-                             s->proc_rises[0].slice_share - s->proc_rises[0].baseline_share);
+        /* The stronger of the two comparisons: the whole slice against the baseline, or the event's
+         * own seconds against everything else. */
+        bool near = rises_near_first(s->proc_rises, s->n_proc_rises, s->near_proc_rises, s->n_near_proc_rises);
         if (near || s->n_proc_rises > 0) {
                 const Rise *r = near ? &s->near_proc_rises[0] : &s->proc_rises[0];
                 _cleanup_free_ char *name = text_for_terminal(r->name, 40), *fn = text_for_terminal(r->top_function, 80);

@@ -15,7 +15,8 @@ python3-selenium) and checks it against the bundle's perf-script file:
     report-browser.py REPORT PERF_SCRIPT OUTDIR [--search COMM] [--no-log] [--bench]
     report-browser.py REPORT - OUTDIR --answer TEXT
 
-With --answer it checks the header and the unusual ranking only: the one-line answer contains TEXT,
+With --answer it checks the header and the unusual ranking only (with --row, repeated: a row of
+the ranking says ROW, and clicking it marks it): the one-line answer contains TEXT,
 the ranking has rows, and clicking one marks it.
 
 With --bench it prints the timings only (heatmap drawn after load, a selection's redraw) and checks
@@ -133,6 +134,11 @@ def check_header(args):
         check(len(rows) > 0, "the unusual ranking has %d rows" % len(rows))
         rows[0].click()
         check("on" in rows[0].get_attribute("class").split(), "clicking a row marks it")
+        for want in args.row or []:
+            found = [r for r in rows if want in r.text]
+            check(len(found) > 0, "a ranking row says %r: %r" % (want, [r.text for r in rows]))
+            found[0].click()
+            check("on" in found[0].get_attribute("class").split(), "clicking the row %r marks it" % want)
         marks = driver.find_elements(By.CSS_SELECTOR, "#marks .mark")
         logs = driver.find_elements(By.CSS_SELECTOR, "#log-body .logline")
         check(len(logs) > 0, "the log lists %d lines (%d marked on the time axis)" % (len(logs), len(marks)))
@@ -150,6 +156,7 @@ def main():
     ap.add_argument("--search", default=None, help="a comm whose samples the search must count")
     ap.add_argument("--bench", action="store_true")
     ap.add_argument("--answer", default=None)
+    ap.add_argument("--row", action="append", help="with --answer: a row of the ranking that says this")
     ap.add_argument("--no-log", action="store_true", help="a ring range: no log lines to mark")
     args = ap.parse_args()
     if args.answer is not None:

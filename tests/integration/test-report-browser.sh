@@ -93,4 +93,11 @@ FX="$TEST_TMP/fixture"
 python3 "$TPROF_SOURCE_ROOT/tests/helpers/make-fixture-bundle.py" "$FX" anomaly --id 5e1f0a2b
 expect_exit 0 "$TPROF_BUNDLE" -D "$FX" report 5e1f -o "$TEST_TMP/fixture.html"
 "$PY" "$CHECK" "$TEST_TMP/fixture.html" - "$SHOTS" --answer "kubelet rose to" || fail "the fixture's report header failed"
+# A burst in the event's own seconds alone: the answer names it from event.folded, as show does,
+# and the ranking has its rows around the event.
+python3 "$TPROF_SOURCE_ROOT/tests/helpers/make-fixture-bundle.py" "$TEST_TMP/burst" burst --id 0b0b0b0b
+expect_exit 0 "$TPROF_BUNDLE" -D "$TEST_TMP/burst" report 0b0b -o "$TEST_TMP/burst.html"
+"$PY" "$CHECK" "$TEST_TMP/burst.html" - "$SHOTS" --answer "kubelet rose to 6.5% of the samples around the event" \
+        --row "process around the event kubelet" --row "function around the event mem_cgroup_nr_lru_pages" ||
+        fail "the burst's report header failed"
 echo "ok (screenshots in $SHOTS)"
