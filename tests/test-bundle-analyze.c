@@ -157,6 +157,33 @@ static void test_rest_and_burst(void **state) {
         assert_int_equal(rest.total, (600 + 30000 - 6000) + (335 + 19960 - 3931) + (40 - 4) + 7);
 }
 
+/* The rise the one-line answer names, from the slice's list and the event's seconds' list. */
+static void test_answer(void **state) {
+        bool near = true;
+        /* A handful of samples of a process that ran only at the event (z=18, 0.4%) first around
+         * the event; kubelet 0.8% -> 3.0% there and 0.8% -> 2.0% over the slice. */
+        Rise few_near[] = { { .name = (char *) "sh", .slice_share = 0.004, .baseline_share = 0, .z = 18.1 },
+                            { .name = (char *) "kubelet", .slice_share = 0.030, .baseline_share = 0.010, .z = 9.0 } };
+        Rise few_slice[] = { { .name = (char *) "kubelet", .slice_share = 0.020, .baseline_share = 0.008, .z = 14.3 } };
+        assert_ptr_equal(rises_answer(few_slice, 1, few_near, 2, &near), &few_slice[0]);
+        assert_false(near);
+
+        /* java drifting 20% -> 24% over the slice; kubelet 0.8% -> 4.0% (5x) at the event. */
+        Rise drift_slice[] = { { .name = (char *) "java", .slice_share = 0.24, .baseline_share = 0.20, .z = 12.0 } };
+        Rise burst_near[] = { { .name = (char *) "kubelet", .slice_share = 0.040, .baseline_share = 0.008, .z = 14.8 } };
+        assert_ptr_equal(rises_answer(drift_slice, 1, burst_near, 1, &near), &burst_near[0]);
+        assert_true(near);
+
+        /* Nothing gained a point: the slice's first, else the event's. */
+        Rise small[] = { { .name = (char *) "a", .slice_share = 0.005, .baseline_share = 0.001, .z = 5 } };
+        Rise tiny[] = { { .name = (char *) "b", .slice_share = 0.004, .baseline_share = 0, .z = 30 } };
+        assert_ptr_equal(rises_answer(small, 1, tiny, 1, &near), &small[0]);
+        assert_false(near);
+        assert_ptr_equal(rises_answer(NULL, 0, tiny, 1, &near), &tiny[0]);
+        assert_true(near);
+        assert_null(rises_answer(NULL, 0, NULL, 0, &near));
+}
+
 static void test_rises_nothing(void **state) {
         _cleanup_(folded_donep) Folded a = FOLDED_NULL, b = FOLDED_NULL, empty = FOLDED_NULL;
         Rise *r = NULL;
@@ -211,6 +238,7 @@ int main(void) {
                 cmocka_unit_test(test_z),
                 cmocka_unit_test(test_rises_planted_anomaly),
                 cmocka_unit_test(test_rest_and_burst),
+                cmocka_unit_test(test_answer),
                 cmocka_unit_test(test_rises_nothing),
                 cmocka_unit_test(test_rises_tiny_counts),
                 cmocka_unit_test(test_activity),

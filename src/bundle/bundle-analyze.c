@@ -438,12 +438,24 @@ int folded_rest(const Folded *a, const Folded *b, const Folded *minus, Folded *r
         return 0;
 }
 
-bool rises_near_first(const Rise *slice, size_t n_slice, const Rise *near, size_t n_near) {
-        if (n_near == 0)
-                return false;
-        if (n_slice == 0)
-                return true;
-        return near[0].slice_share - near[0].baseline_share > slice[0].slice_share - slice[0].baseline_share;
+const Rise *rises_answer(const Rise *slice, size_t n_slice, const Rise *near, size_t n_near, bool *ret_near) {
+        const Rise *best = NULL;
+
+        *ret_near = false;
+        for (size_t i = 0; i < n_slice + n_near; i++) {
+                const Rise *r = i < n_slice ? &slice[i] : &near[i - n_slice];
+
+                if (r->slice_share - r->baseline_share < RISE_ANSWER_GAIN_MIN || (best && r->z <= best->z))
+                        continue;
+                best = r;
+                *ret_near = i >= n_slice;
+        }
+        if (best)
+                return best;
+        if (n_slice > 0)
+                return &slice[0];
+        *ret_near = n_near > 0;
+        return n_near > 0 ? &near[0] : NULL;
 }
 
 void activity_done(Activity *a) {

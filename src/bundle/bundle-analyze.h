@@ -93,14 +93,21 @@ void rises_free(Rise *r, size_t n);
  */
 int folded_rest(const Folded *a, const Folded *b, const Folded *minus, Folded *ret);
 
+/* Share of the samples a rise must have gained to be the one-line answer: a CPU's worth on a
+ * 100-CPU host, two on a 2-CPU one. */
+#define RISE_ANSWER_GAIN_MIN 0.01
+
 /*
- * Whether the one-line answer names the top rise of the event's own seconds (near, against the
- * rest) rather than the slice's (against the baseline): the one that gained the larger share of
- * the samples. Not by z: the two comparisons' sample counts differ by the slice's length, and a
- * process that ran only around the event (the one that logged it, a core dump) has a large z
- * with a handful of samples. Both lists ranked as folded_rises() ranks them.
+ * The process rise the one-line answer names, from the slice's (against the baseline) and the
+ * event's own seconds' (near, against the rest) lists: among those that gained at least
+ * RISE_ANSWER_GAIN_MIN of the samples, the most certain (largest z); without any, the slice's
+ * first, else near's. A gain floor rather than z alone: a process that ran only around the event
+ * (the one that logged it, a core dump) has a large z with a handful of samples; and z rather
+ * than the gain alone: a large process that drifts a few points over the slice is no answer
+ * beside a small one that took five times its share at the event. *ret_near says which list;
+ * NULL when both are empty.
  */
-bool rises_near_first(const Rise *slice, size_t n_slice, const Rise *near, size_t n_near);
+const Rise *rises_answer(const Rise *slice, size_t n_slice, const Rise *near, size_t n_near, bool *ret_near);
 
 typedef struct Activity {
         unsigned n_cpus;    /* highest CPU seen + 1 */

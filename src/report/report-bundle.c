@@ -169,12 +169,24 @@ static int write_analysis(JsonWriter *w, const char *dir, ReportStacks *s) {
                 json_begin_object(w);
                 json_kv_u64(w, "total", near.total);
                 json_kv_u64(w, "rest_total", rest.total);
-                json_kv_bool(w, "first", rises_near_first(proc, n_proc, near_proc, n_near_proc));
                 write_rises(w, "processes", near_proc, n_near_proc);
                 write_rises(w, "functions", near_func, n_near_func);
                 json_end_object(w);
         } else
                 json_null(w);
+        /* The rise the one-line answer names, as show chooses it: [list, index] or null. */
+        json_key(w, "answer");
+        {
+                bool in_near;
+                const Rise *a = rises_answer(proc, n_proc, near_proc, n_near_proc, &in_near);
+                if (a) {
+                        json_begin_array(w);
+                        json_string(w, in_near ? "near" : "slice");
+                        json_u64(w, (uint64_t) (a - (in_near ? near_proc : proc)));
+                        json_end_array(w);
+                } else
+                        json_null(w);
+        }
         json_end_object(w);
         rises_free(proc, n_proc);
         rises_free(func, n_func);

@@ -127,9 +127,9 @@
     const a = D.analysis;
     let ans = '';
     if ((a ? a.slice_total : N) === 0 || h.status === 'no-coverage') ans = 'No samples in the slice (tprofd was not sampling then); the log below is what there is.';
-    else if (a && ((a.processes && a.processes.length) || (a.near && a.near.first))) {
-      // The comparison tprof-bundle show names (analysis.near.first: the event's own seconds).
-      const near = a.near && a.near.first, r = near ? a.near.processes[0] : a.processes[0];
+    else if (a && a.answer) {
+      // The rise tprof-bundle show names: [list, index], list "near" for the event's own seconds.
+      const near = a.answer[0] === 'near', r = (near ? a.near.processes : a.processes)[a.answer[1]];
       ans = '<b>' + esc(r.name) + '</b> rose to ' + pct(r.slice_share) + ' of the samples' + (near ? ' around the event' : '') +
         ' (' + (near ? 'the rest of the bundle ' : 'baseline ') + pct(r.baseline_share) + ', z=' + r.z.toFixed(1) + ')' +
         (r.top_function ? '; its function that rose most: <b>' + esc(r.top_function) + '</b>' : '') + '.';

@@ -370,25 +370,24 @@ static void print_summary(const Show *s) {
                 printf("no samples in the slice (tprofd was not sampling then); the log below is what there is.\n");
                 return;
         }
-        /* The stronger of the two comparisons: the whole slice against the baseline, or the event's
-         * own seconds against everything else. */
-        bool near = rises_near_first(s->proc_rises, s->n_proc_rises, s->near_proc_rises, s->n_near_proc_rises);
-        if (near || s->n_proc_rises > 0) {
-                const Rise *r = near ? &s->near_proc_rises[0] : &s->proc_rises[0];
-                _cleanup_free_ char *name = text_for_terminal(r->name, 40), *fn = text_for_terminal(r->top_function, 80);
+        /* From the whole slice against the baseline, or the event's own seconds against the rest. */
+        bool near;
+        const Rise *ans = rises_answer(s->proc_rises, s->n_proc_rises, s->near_proc_rises, s->n_near_proc_rises, &near);
+        if (ans) {
+                _cleanup_free_ char *name = text_for_terminal(ans->name, 40), *fn = text_for_terminal(ans->top_function, 80);
                 char b1[16], b2[16], when[64] = "";
                 char where[3 * BUNDLE_SERVICE_NAME_BYTES];
                 _cleanup_free_ char *w = NULL;
-                (void) bundle_process_cgroup(s->m, r->name, where, sizeof where);
+                (void) bundle_process_cgroup(s->m, ans->name, where, sizeof where);
                 w = text_for_terminal(where, 160);
                 if (near)
                         snprintf(when, sizeof when, " in the %gs around the event",
                                  (double) (s->near_from_ns + s->near_to_ns) / 1e9);
                 printf("%s%s%s%s%s%s rose to %s of the samples%s (%s %s, z=%.1f)", s->color ? ANSI_RED : "",
                        name ?: "?", s->color ? ANSI_NORMAL : "", where[0] ? " (" : "", where[0] ? w ?: "?" : "",
-                       where[0] ? ")" : "", show_share(b1, sizeof b1, r->slice_share), when,
-                       near ? "the rest of the bundle" : "baseline", show_share(b2, sizeof b2, r->baseline_share), r->z);
-                if (r->top_function)
+                       where[0] ? ")" : "", show_share(b1, sizeof b1, ans->slice_share), when,
+                       near ? "the rest of the bundle" : "baseline", show_share(b2, sizeof b2, ans->baseline_share), ans->z);
+                if (ans->top_function)
                         printf("; its function that rose most: %s", fn ?: "?");
                 printf(".\n");
         } else if (s->slice_error < 0 || s->baseline_error < 0)

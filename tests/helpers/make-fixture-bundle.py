@@ -243,6 +243,9 @@ def make(args):
         hostile_comm = "evil\x1b[2Jcomm"
         slice_c[hostile_comm + ";main;\x1b]0;t\x07spin"] = 3000
         slice_c["bad\xff\xfeutf8;main;loop"] = 10
+        # and in the event's own seconds, so that their rows are escaped too
+        near_c[hostile_comm + ";main;\x1b]0;t\x07spin"] = 600
+        near_c["bad\xff\xfeutf8;main;loop"] = 10
 
         def extra(m):
             m["rule"]["description"] = "desc \x1b[5mblink\x1b[0m"
@@ -260,12 +263,14 @@ def make(args):
         write(os.path.join(d, "activity.tsv"), "# offset_s\tcpu\tsamples\tbusy\n")
         return
     mode = "wb" if kind == "hostile" else "w"
-    ftext = folded_text(slice_c)
-    if kind == "hostile":
-        ftext = ftext.encode("utf-8", "surrogateescape").replace("bad\u00ff\u00fe".encode(), b"bad\xff\xfe")
-    write(os.path.join(d, "stacks.folded"), ftext, mode)
+
+    def raw(text):  # the hostile kind's invalid UTF-8, as bytes
+        if kind != "hostile":
+            return text
+        return text.encode("utf-8", "surrogateescape").replace("bad\u00ff\u00fe".encode(), b"bad\xff\xfe")
+    write(os.path.join(d, "stacks.folded"), raw(folded_text(slice_c)), mode)
     write(os.path.join(d, "baseline.folded"), folded_text(base_c))
-    write(os.path.join(d, "event.folded"), folded_text(near_c))
+    write(os.path.join(d, "event.folded"), raw(folded_text(near_c)), mode)
     write(os.path.join(d, "stacks.perf-script"), perf_script(slice_c))
     write(os.path.join(d, "activity.tsv"), activity())
     if captures.get("cpu") == "3":

@@ -139,6 +139,11 @@ def check_header(args):
             check(len(found) > 0, "a ranking row says %r: %r" % (want, [r.text for r in rows]))
             found[0].click()
             check("on" in found[0].get_attribute("class").split(), "clicking the row %r marks it" % want)
+        # A handler that throws still leaves its row marked: the console says so.
+        for r in rows:
+            r.click()
+        errors = [e for e in driver.get_log("browser") if e.get("level") == "SEVERE"]
+        check(not errors, "clicking every row of the ranking raised no error (%s)" % (errors[:3] or "none"))
         marks = driver.find_elements(By.CSS_SELECTOR, "#marks .mark")
         logs = driver.find_elements(By.CSS_SELECTOR, "#log-body .logline")
         check(len(logs) > 0, "the log lists %d lines (%d marked on the time axis)" % (len(logs), len(marks)))

@@ -78,12 +78,15 @@ python3 - "$B" <<'PY' || fail "bundle files: $(find "$B" -path "$B/windows" -pru
 import os, sys
 b = sys.argv[1]
 size = lambda f: os.path.getsize(os.path.join(b, f)) if os.path.exists(os.path.join(b, f)) else 0
-for f in ("stacks.folded", "baseline.folded"):
+for f in ("stacks.folded", "baseline.folded", "event.folded"):
     stacks = [l.rsplit(" ", 1)[0] for l in open(os.path.join(b, f), errors="replace")]
     assert len(stacks) == len(set(stacks)), "%s repeats stacks" % f
+# event.folded is a part of stacks.folded (the event's own seconds): its lines are a subset.
+assert size("event.folded") <= size("stacks.folded"), "event.folded larger than stacks.folded"
 folded = size("stacks.folded") + size("baseline.folded")
 assert size("report.html") <= 2 * folded + (1 << 20), "report.html %d bytes for %d of folded stacks" % (size("report.html"), folded)
-rest = sum(size(f) for f in os.listdir(b) if f not in ("stacks.folded", "baseline.folded", "report.html", "windows"))
+rest = sum(size(f) for f in os.listdir(b)
+           if f not in ("stacks.folded", "baseline.folded", "event.folded", "report.html", "windows"))
 assert rest <= 1 << 20, "%d bytes besides the stacks and the report" % rest
 PY
 
