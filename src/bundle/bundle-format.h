@@ -26,6 +26,16 @@
  * person zooms to in a heatmap; show compares it with the rest of the slice and the baseline. */
 #define BUNDLE_NEAR_EVENT_FOLDED "event.folded"
 #define BUNDLE_NEAR_EVENT_NS (UINT64_C(5) * UINT64_C(1000000000))
+
+/* The range event.folded covers, [*ret_from, *ret_to], for an event at t in the slice [from, to]
+ * (all on one clock): the writer cuts it so, readers say so. */
+static inline void bundle_near_event_range(uint64_t t, uint64_t from, uint64_t to, uint64_t *ret_from,
+                                           uint64_t *ret_to) {
+        uint64_t a = t > BUNDLE_NEAR_EVENT_NS ? t - BUNDLE_NEAR_EVENT_NS : 0, b = t + BUNDLE_NEAR_EVENT_NS;
+
+        *ret_from = a > from ? a : from;
+        *ret_to = b < to ? b : to;
+}
 #define BUNDLE_REPORT "report.html"
 #define BUNDLE_WINDOWS_DIR "windows"
 #define BUNDLE_PENDING "pending"

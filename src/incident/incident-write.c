@@ -46,8 +46,7 @@ int incident_sink_new(const Incident *i, IncidentSink **ret) {
                 return -ENOMEM;
         k->from_ns = i->from_ns;
         k->to_ns = i->to_ns;
-        k->near_from_ns = MAX(i->from_ns, i->t_ns > BUNDLE_NEAR_EVENT_NS ? i->t_ns - BUNDLE_NEAR_EVENT_NS : 0);
-        k->near_to_ns = MIN(i->to_ns, i->t_ns + BUNDLE_NEAR_EVENT_NS);
+        bundle_near_event_range(i->t_ns, i->from_ns, i->to_ns, &k->near_from_ns, &k->near_to_ns);
         k->cpu = -1;
         cpu = incident_capture(i, "cpu");
         if (cpu && safe_atou32(cpu, &c) >= 0 && c < 65536)

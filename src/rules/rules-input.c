@@ -349,7 +349,7 @@ static void dmesg_record(char *line, size_t len, size_t i, int facility, int lev
  * short ("Nov 26 11:40:09"), short-precise (".649404" after it), short-iso and short-iso-precise
  * ("2026-11-26T11:40:09.649404+0000"; also rsyslog's RFC 3339 file format), short-full
  * ("Thu 2026-11-26 11:40:09 UTC"), short-unix ("1795693209.649404"); short-monotonic and
- * short-delta begin with a bracket as dmesg does (see parse_bracketed_syslog()).
+ * short-delta begin with a bracket as dmesg does (see parse_bracketed()).
  */
 static size_t syslog_timestamp_len(const char *s, size_t len) {
         size_t i = 0;

@@ -30,8 +30,7 @@ static void print_rise(const Show *s, const Rise *r, bool process, size_t name_w
                 w = text_for_terminal(where, s->columns > 20 ? s->columns - 8 : 0);
                 printf("  %s%-*s %6s (%s %5s)  %s  %s%s\n", s->color ? ANSI_RED : "",
                        (int) (name_width + strlen(name ?: "") - utf8_width(name ?: "")), name ?: "?", b1, against, b2,
-                       fn ?: "-",
-                       z, s->color ? ANSI_NORMAL : "");
+                       fn ?: "-", z, s->color ? ANSI_NORMAL : "");
                 if (where[0])
                         printf("  %*s in %s\n", (int) name_width, "", w ?: "?");
         } else {

@@ -227,12 +227,11 @@ static void load_near(Show *s) {
 
         s->near_from_ns = s->near_to_ns = BUNDLE_NEAR_EVENT_NS;
         if (m && m->has_slice && m->has_event_perf_ns) {
-                uint64_t t = m->event_t_perf_ns;
-                uint64_t before = t > m->slice_from_perf_ns ? t - m->slice_from_perf_ns : 0;
-                uint64_t after = m->slice_to_perf_ns > t ? m->slice_to_perf_ns - t : 0;
+                uint64_t t = m->event_t_perf_ns, from, to;
 
-                s->near_from_ns = MIN(before, BUNDLE_NEAR_EVENT_NS);
-                s->near_to_ns = MIN(after, BUNDLE_NEAR_EVENT_NS);
+                bundle_near_event_range(t, m->slice_from_perf_ns, m->slice_to_perf_ns, &from, &to);
+                s->near_from_ns = t > from ? t - from : 0; /* 0 for an event outside its slice */
+                s->near_to_ns = to > t ? to - t : 0;
         }
         s->near_error = p ? folded_load(p, &s->near) : -ENOMEM;
         if (s->near_error < 0 || s->slice_error < 0 || s->baseline_error < 0)

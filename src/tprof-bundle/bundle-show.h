@@ -62,7 +62,7 @@ typedef struct Show {
          * (the rest of the slice and the baseline); -ENOENT in bundles written before it. */
         Folded near, near_rest;
         int near_error;
-        uint64_t near_from_ns, near_to_ns; /* its range, relative to the event */
+        uint64_t near_from_ns, near_to_ns; /* its range: ns before and after the event */
         Rise *near_proc_rises, *near_func_rises;
         size_t n_near_proc_rises, n_near_func_rises;
 
