@@ -89,3 +89,21 @@ stop_tprofd() {
 }
 
 STATE="$TEST_TMP/state"
+
+# DMESG_FORMS: sed scripts that turn dmesg lines ("[ 1234.567890] msg") into the other text forms
+# tools and log files print the kernel's lines in, which tprofd --test-rules reads: the rules must
+# give each the dmesg line's verdict.
+DMESG_STAMP='\[ *[0-9]*\.[0-9]*\] '
+declare -A DMESG_FORMS=(
+        [kern.log]="s/^\($DMESG_STAMP\)/Nov 21 14:00:00 ip-10-0-1-23 kernel: \1/"
+        [rsyslog-rfc3339]="s/^\($DMESG_STAMP\)/2026-11-21T14:00:00.123456+00:00 ip-10-0-1-23 kernel: \1/"
+        [dmesg-T]="s/^$DMESG_STAMP/[Sat Nov 21 14:00:00 2026] /"
+        [dmesg-x]="s/^/kern  :err   : /"
+        [dmesg-iso]="s/^$DMESG_STAMP/2026-11-21T14:00:00,123456+00:00 /"
+        [dmesg-r]="s/^/<3>/"
+        [console-caller]="s/^\($DMESG_STAMP\)/\1[  T123] /;s/\] \[/][/"
+        [journalctl-full]="s/^$DMESG_STAMP/Sat 2026-11-21 14:00:00 UTC ip-10-0-1-23 kernel: /"
+        [journalctl-monotonic]="s/^\($DMESG_STAMP\)/\1ip-10-0-1-23 kernel: /"
+        [journalctl-unix]="s/^$DMESG_STAMP/1795693209.649404 ip-10-0-1-23 kernel: /"
+        [rfc5424]="s/^$DMESG_STAMP/<3>1 2026-11-21T14:00:00.123456+00:00 ip-10-0-1-23 kernel - - - /"
+)

@@ -38,22 +38,8 @@ done
 
 # The dmesg lines as the other tools and files people paste from show them: each form must match
 # the same rules on the same lines (the prefixes and time stamps taken off exactly).
-t='[ *[0-9]*\.[0-9]*\] '
-declare -A forms=(
-        [kern.log]="s/^\($t\)/Nov 21 14:00:00 ip-10-0-1-23 kernel: \1/"
-        [rsyslog-rfc3339]="s/^\($t\)/2026-11-21T14:00:00.123456+00:00 ip-10-0-1-23 kernel: \1/"
-        [dmesg-T]="s/^$t/[Sat Nov 21 14:00:00 2026] /"
-        [dmesg-x]="s/^/kern  :err   : /"
-        [dmesg-iso]="s/^$t/2026-11-21T14:00:00,123456+00:00 /"
-        [dmesg-r]="s/^/<3>/"
-        [console-caller]="s/^\($t\)/\1[  T123] /;s/\] \[/][/"
-        [journalctl-full]="s/^$t/Sat 2026-11-21 14:00:00 UTC ip-10-0-1-23 kernel: /"
-        [journalctl-monotonic]="s/^\($t\)/\1ip-10-0-1-23 kernel: /"
-        [journalctl-unix]="s/^$t/1795693209.649404 ip-10-0-1-23 kernel: /"
-        [rfc5424]="s/^$t/<3>1 2026-11-21T14:00:00.123456+00:00 ip-10-0-1-23 kernel - - - /"
-)
-for form in "${!forms[@]}"; do
-        sed "${forms[$form]}" "$DATA/positive-dmesg.log" >"$TEST_TMP/positive-$form.log"
+for form in "${!DMESG_FORMS[@]}"; do
+        sed "${DMESG_FORMS[$form]}" "$DATA/positive-dmesg.log" >"$TEST_TMP/positive-$form.log"
         ! cmp -s "$TEST_TMP/positive-$form.log" "$DATA/positive-dmesg.log" || fail "$form: sed changed nothing"
         "$TPROFD" --test-rules --rules "$RULES" "$TEST_TMP/positive-$form.log" 2>/dev/null | cut -f1,2 >"$TEST_TMP/got"
         diff -u "$DATA/positive.expected" "$TEST_TMP/got" >&2 || fail "$form: wrong rules or lines ($(head -1 "$TEST_TMP/positive-$form.log"))"
