@@ -120,26 +120,7 @@ sed -n '/^Around the event/,/^Services/p' "$OUT" | sed -n '/Processes/{n;p}' | g
         fail "burst: kubelet not first around the event"
 # A process that ran only around the event, a handful of samples (the one that logged it, a core
 # dump): its z-score there is large, the CPU it took is not; the summary keeps the slice's kubelet.
-python3 "$FIXTURE" "$TEST_TMP/few" quiet --id 0c0c0c0c
-python3 - "$(compgen -G "$TEST_TMP/few/incidents/*")" <<'PY'
-import os, sys
-d = sys.argv[1]
-def prof(total, k):
-    kub = round(total * k)
-    rest = total - kub
-    return {"kubelet;main;mem_cgroup_nr_lru_pages": kub, "java;main;compute": rest // 2,
-            "swapper;do_idle;intel_idle": rest - rest // 2}
-def write(name, c):
-    open(os.path.join(d, name), "w").write("".join("%s %d\n" % (k, v) for k, v in sorted(c.items()) if v))
-near = prof(1960, 0.02)
-near["sh;main;fork"] = 8
-whole = prof(20580 - 1960, 0.02)
-for k, v in near.items():
-    whole[k] = whole.get(k, 0) + v
-write("baseline.folded", prof(61740, 0.008))
-write("stacks.folded", whole)
-write("event.folded", near)
-PY
+python3 "$FIXTURE" "$TEST_TMP/few" few --id 0c0c0c0c
 "$TPROF_BUNDLE" -D "$TEST_TMP/few" show >"$OUT" 2>"$ERR" || fail "show few: $(cat "$ERR")"
 sed -n '/^Around the event/,/^Services/p' "$OUT" | grep -qE '^  sh +0\.4% \(rest +0\.0%\)' ||
         fail "few: sh not listed around the event: $(sed -n '/^Around/,/^Services/p' "$OUT")"
