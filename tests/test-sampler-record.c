@@ -116,6 +116,7 @@ static void test_sample_unwind(void **state) {
         put64(&b, 1000000);
         put64(&b, 0); /* no callchain: exclude_callchain_user and a user-mode sample */
         put64(&b, PERF_SAMPLE_REGS_ABI_64);
+        put64(&b, 0x1234);     /* bx */
         put64(&b, 0x7ffd0010); /* bp */
         put64(&b, 0x7ffd0000); /* sp */
         put64(&b, 0x401000);   /* ip */

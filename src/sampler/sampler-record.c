@@ -129,7 +129,7 @@ int record_parse_sample(const struct perf_event_header *h, uint64_t st, RecordSa
                         return -EBADMSG;
                 /* With no user context (a kernel thread) the ABI is NONE and no registers follow. */
                 if (s.regs_abi != PERF_SAMPLE_REGS_ABI_NONE &&
-                    (!cursor_u64(&c, &s.user_bp) || !cursor_u64(&c, &s.user_sp) || !cursor_u64(&c, &s.user_ip)))
+                    (!cursor_u64(&c, &s.user_bx) || !cursor_u64(&c, &s.user_bp) || !cursor_u64(&c, &s.user_sp) || !cursor_u64(&c, &s.user_ip)))
                         return -EBADMSG;
         }
         if (st & PERF_SAMPLE_STACK_USER) {

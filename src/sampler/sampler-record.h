@@ -24,10 +24,11 @@
 #define SAMPLER_SAMPLE_TYPE_UNWIND (PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER)
 /* The user registers asked for with SAMPLER_SAMPLE_TYPE_UNWIND (x86-64 numbering, asm/perf_regs.h:
  * BP 6, SP 7, IP 8); they come in the record in bit order. */
+#define SAMPLER_REG_BX 1U
 #define SAMPLER_REG_BP 6U
 #define SAMPLER_REG_SP 7U
 #define SAMPLER_REG_IP 8U
-#define SAMPLER_REGS_USER_MASK ((1ULL << SAMPLER_REG_BP) | (1ULL << SAMPLER_REG_SP) | (1ULL << SAMPLER_REG_IP))
+#define SAMPLER_REGS_USER_MASK ((1ULL << SAMPLER_REG_BX) | (1ULL << SAMPLER_REG_BP) | (1ULL << SAMPLER_REG_SP) | (1ULL << SAMPLER_REG_IP))
 #define SAMPLER_SAMPLE_TYPE_CGROUP (SAMPLER_SAMPLE_TYPE | PERF_SAMPLE_CGROUP)
 
 typedef struct RecordId { /* the sample_id_all trailer, or the sample's own fields */
@@ -48,7 +49,7 @@ typedef struct RecordSample {
          * PERF_SAMPLE_REGS_ABI_NONE, i.e. the task has a user context) and the copy of the user
          * stack from regs sp on: stack_size bytes, of which stack_dyn_size were filled. */
         uint64_t regs_abi;
-        uint64_t user_bp, user_sp, user_ip;
+        uint64_t user_bx, user_bp, user_sp, user_ip;
         const uint8_t *stack;
         uint64_t stack_size, stack_dyn_size;
         uint64_t cgroup;      /* PERF_SAMPLE_CGROUP: the task's cgroup id; 0 without it */

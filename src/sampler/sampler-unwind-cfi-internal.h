@@ -16,7 +16,7 @@
 
 /* The DWARF register numbers of one architecture, and its word. */
 typedef struct UnwindArch {
-        uint8_t sp, bp, ra;
+        uint8_t sp, bp, ra, bx;
         uint8_t word; /* bytes */
 } UnwindArch;
 

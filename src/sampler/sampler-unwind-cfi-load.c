@@ -372,10 +372,10 @@ static int load_elf(UnwindCfiFile *f, int fd) {
                 f->entry = eh.e_entry;
                 /* x32's programs too (ELFCLASS32, EM_X86_64): 64-bit registers and return slots. */
                 if (eh.e_machine == EM_X86_64)
-                        f->arch = (UnwindArch) { .sp = UNWIND_DWARF_REG_SP, .bp = UNWIND_DWARF_REG_BP,
+                        f->arch = (UnwindArch) { .sp = UNWIND_DWARF_REG_SP, .bp = UNWIND_DWARF_REG_BP, .bx = 3,
                                                  .ra = UNWIND_DWARF_REG_RA, .word = 8 };
                 else if (eh.e_ident[EI_CLASS] == ELFCLASS32 && eh.e_machine == EM_386)
-                        f->arch = (UnwindArch) { .sp = 4, .bp = 5, .ra = 8, .word = 4 };
+                        f->arch = (UnwindArch) { .sp = 4, .bp = 5, .ra = 8, .bx = 3, .word = 4 };
         }
         read_segments(f);
         n = dwelf_elf_gnu_build_id(f->elf, &bid);

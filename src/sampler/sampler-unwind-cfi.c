@@ -118,6 +118,14 @@ static void rule_from_frame(const UnwindArch *a, Dwarf_Frame *frame, UnwindRule 
                 ret->bp_kind = UNWIND_BP_AT_CFA;
         else
                 return;
+        if (dwarf_frame_register(frame, a->bx, ops_mem, &ops, &nops) < 0)
+                return;
+        if (nops == 0)
+                ret->bx_kind = ops == ops_mem ? UNWIND_BP_UNDEFINED : UNWIND_BP_SAME;
+        else if (ops_cfa_offset(ops, nops, &ret->bx_off))
+                ret->bx_kind = UNWIND_BP_AT_CFA;
+        else
+                return;
         ret->kind = UNWIND_RULE_SIMPLE;
 }
 
@@ -152,6 +160,10 @@ static bool reg_value(const UnwindArch *a, const UnwindRegs *regs, uint64_t reg,
         if (reg == a->ra) {
                 *ret = regs->ip;
                 return true;
+        }
+        if (reg == a->bx) {
+                *ret = regs->bx;
+                return regs->bx_valid;
         }
         return false;
 }
@@ -314,8 +326,8 @@ static UnwindStepResult step_expr(UnwindCfiFile *f, uint64_t vaddr, UnwindRegs *
         Dwarf_Frame *frame = NULL;
         Dwarf_Op *ops;
         size_t nops;
-        uint64_t cfa, ra, bp;
-        bool is_value, ra_defined, bp_defined, same, eh_frame;
+        uint64_t cfa, ra, bp, bx;
+        bool is_value, ra_defined, bp_defined, bx_defined, same, bx_same, eh_frame;
         UnwindStepResult r;
 
         frame = frame_at(f, vaddr, &eh_frame);
@@ -344,9 +356,16 @@ static UnwindStepResult step_expr(UnwindCfiFile *f, uint64_t vaddr, UnwindRegs *
                 bp_defined = false;
         else if (r != UNWIND_STEP_OK)
                 goto finish;
+        r = caller_reg(&f->arch, frame, f->arch.bx, regs, mem, cfa, regs->bx, &bx, &bx_defined, &bx_same);
+        if (r != UNWIND_STEP_OK)
+                bx_defined = false, bx_same = false;
         if (!same) {
                 regs->bp_valid = bp_defined;
                 regs->bp = bp_defined ? bp : 0;
+        }
+        if (!bx_same) {
+                regs->bx_valid = bx_defined;
+                regs->bx = bx_defined ? bx : 0;
         }
         regs->ip = ra;
         regs->sp = cfa;
@@ -393,6 +412,12 @@ UnwindStepResult unwind_cfi_apply(UnwindCfiFile *f, uint64_t vaddr, const Unwind
                         regs->bp_valid = false;
         } else if (rule->bp_kind == UNWIND_BP_UNDEFINED)
                 regs->bp_valid = false;
+        if (rule->bx_kind == UNWIND_BP_AT_CFA) {
+                uint64_t at = arch_addr(a, cfa + (uint64_t) (int64_t) rule->bx_off);
+                if (at >= regs->sp)
+                        regs->bx_valid = unwind_memory_read_word(mem, at, a->word, &regs->bx);
+        } else if (rule->bx_kind == UNWIND_BP_UNDEFINED)
+                regs->bx_valid = false;
         regs->bp = bp;
         regs->ip = ra;
         regs->sp = cfa;

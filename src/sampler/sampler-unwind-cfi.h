@@ -51,12 +51,14 @@ typedef struct UnwindRule {
         uint8_t bp_kind; /* UnwindBpKind */
         bool signal;     /* a signal frame: the return address is exact, not after a call */
         int32_t cfa_off, ra_off, bp_off;
+        uint8_t bx_kind; /* UnwindBpKind, for rbx/ebx (ld.so's _dl_runtime_resolve keeps its CFA in it) */
+        int32_t bx_off;
 } UnwindRule;
 
 /* The registers a step needs and gives: ip, sp, bp; bp_valid false once BP is unknown. */
 typedef struct UnwindRegs {
-        uint64_t ip, sp, bp;
-        bool bp_valid;
+        uint64_t ip, sp, bp, bx;
+        bool bp_valid, bx_valid;
 } UnwindRegs;
 
 /* The copy of the user stack: size bytes that were at address base. */

@@ -575,7 +575,8 @@ size_t unwinder_unwind(Unwinder *u, ProcTable *procs, const UnwindInput *in, uin
         const uint64_t mask = in->compat32 ? UINT32_MAX : UINT64_MAX;
         const unsigned word = in->compat32 ? 4 : 8;
         UnwindMemory mem = { .base = in->sp & mask, .data = in->stack, .size = in->stack_size };
-        UnwindRegs regs = { .ip = in->ip & mask, .sp = in->sp & mask, .bp = in->bp & mask, .bp_valid = true };
+        UnwindRegs regs = { .ip = in->ip & mask, .sp = in->sp & mask, .bp = in->bp & mask, .bp_valid = true,
+                              .bx = in->bx & mask, .bx_valid = true };
         /* Reading the clock costs about as much as walking a frame, so a stack of fewer than
          * UNWIND_CLOCK_FRAMES frames never reads it: the budget starts at the first check. One
          * stack in UNWIND_TIMED_EVERY is timed whole for the statistics. */
@@ -617,6 +618,14 @@ size_t unwinder_unwind(Unwinder *u, ProcTable *procs, const UnwindInput *in, uin
                             debug_file_load(u, procs, in->pid, m, f, &load_nsec)) {
                                 rule_forget(u, f, vaddr);
                                 rule = rule_for(u, f, vaddr, &buf);
+                        }
+                        /* The interrupted address of a process in a system call is the one after
+                         * the syscall instruction: past the end of a function that ends with it
+                         * (glibc's __restore_rt, whose FDE ends at the rt_sigreturn syscall). */
+                        if (rule->kind == UNWIND_RULE_NONE && n == 1 && in->in_syscall && vaddr > 0) {
+                                const UnwindRule *before = rule_for(u, f, vaddr - 1, &buf);
+                                if (before->kind != UNWIND_RULE_NONE)
+                                        rule = before, vaddr--;
                         }
                         /* The rule is for the address looked up; a signal frame's return address is exact. */
                         r = unwind_cfi_apply(f, vaddr, rule, &regs, &mem);

@@ -511,6 +511,8 @@ static void unwind_user(Sampler *s, RecordSample *rs) {
                                              .ip = rs->user_ip,
                                              .sp = rs->user_sp,
                                              .bp = rs->user_bp,
+                                             .bx = rs->user_bx,
+                                             .in_syscall = rs->kernel_ip,
                                              .stack = rs->stack,
                                              .stack_size = rs->stack_dyn_size,
                                              .compat32 = rs->regs_abi == PERF_SAMPLE_REGS_ABI_32,

@@ -13,6 +13,7 @@
 
 #include "basic/alloc-util.h"
 #include "basic/macro.h"
+#include "basic/string-util.h"
 #include "symbolizer/kallsyms.h"
 
 /* How far past the last symbol of its owner an address is still taken for that symbol. */
@@ -72,8 +73,15 @@ static unsigned type_rank(char t) {
         return t == 'T' ? 0 : t == 't' ? 1 : 2; /* global, local, weak */
 }
 
+/* x86-64 gives each system call an entry per table at one address (__x64_sys_getppid,
+ * __ia32_sys_getppid): the native one is what 64-bit processes, nearly all of them, called. */
+static bool ksym_syscall_native(const char *name) {
+        return startswith(name, "__x64_sys_");
+}
+
 /* Of several names at one address, the one a person recognizes, by perf's rules (choose_best_symbol()):
- * not weak, global, fewer leading underscores, then the longer name. Returns true if b beats a. */
+ * not weak, global, fewer leading underscores, then the longer name; a system call's native entry
+ * before its compat one. Returns true if b beats a. */
 static bool ksym_better(const Kallsyms *k, const KSym *a, const KSym *b) {
         const char *na = k->pool + a->name, *nb = k->pool + b->name;
         size_t ua = strspn(na, "_"), ub = strspn(nb, "_");
@@ -82,6 +90,8 @@ static bool ksym_better(const Kallsyms *k, const KSym *a, const KSym *b) {
                 return type_rank(b->type) < type_rank(a->type);
         if (ua != ub)
                 return ub < ua;
+        if (ksym_syscall_native(na) != ksym_syscall_native(nb))
+                return ksym_syscall_native(nb);
         return strlen(nb) > strlen(na);
 }
 

@@ -116,6 +116,29 @@ if [ -n "${TPROF_UNWIND_FIXTURE_STRIPPED:-}" ]; then
                 "^unwind-stripped;\\[unwind-stripped\\];.*__libc_start_call_main;\\[unwind-stripped\\];\\[unwind-stripped\\];unwind_fixture_lib_middle;\\[unwind-stripped\\];\\[unwind-stripped\\]"
 fi
 
+# --- lazy binding: each call through the PLT runs ld.so's resolver, whose CFA is kept in rbx
+# (rbx is sampled with the other registers); and signal returns, whose samples in rt_sigreturn
+# stop one byte past __restore_rt's FDE. Without the first nine in ten of the lazy stacks were cut,
+# without the second every one in rt_sigreturn.
+LD_BIND_NOT=1 "$TPROF_UNWIND_LAZY" lazy 4 &
+pid=$!
+sleep 0.2
+once 3 --pid "$pid" --unwind dwarf
+wait "$pid"
+[ "$(comm_matching unwind-lazy '_dl_runtime_resolve')" -gt 0 ] ||
+        fail "lazy: no sample in ld.so's resolver, nothing checked: $(head -5 "$OUT")"
+fixture_check lazy unwind-lazy "^unwind-lazy;_start;.*__libc_start_call_main;main;unwind_lazy_outer;unwind_lazy_inner"
+"$TPROF_UNWIND_LAZY" signal 4 &
+pid=$!
+sleep 0.2
+once 3 --pid "$pid" --unwind dwarf
+wait "$pid"
+[ "$(comm_matching unwind-lazy '__restore_rt')" -gt 0 ] ||
+        fail "signal: no sample in a signal return, nothing checked: $(head -5 "$OUT")"
+fixture_check signal unwind-lazy "^unwind-lazy;_start;.*__libc_start_call_main;main;unwind_lazy_outer;unwind_lazy_inner"
+# A twentieth of them are in rt_sigreturn: the share above would pass without them.
+! grep -q 'no unwind information' "$ERR" || fail "signal: stacks cut for want of rules: $(cat "$ERR")"
+
 # --- frame pointers only: the same program's stacks are cut, as before
 "$TPROF_UNWIND_FIXTURE" spin 3 &
 pid=$!

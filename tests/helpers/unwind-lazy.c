@@ -1,0 +1,66 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * Two stacks that the unwinder walks only with more than frame pointers and .eh_frame at the
+ * sampled address (built without frame pointers, linked for lazy binding):
+ *   lazy SECONDS    calls a libc function through the PLT over and over; run with LD_BIND_NOT=1
+ *                   the dynamic linker resolves it on every call, in _dl_runtime_resolve, whose
+ *                   CFA is kept in rbx (glibc's sysdeps/x86_64/dl-trampoline.h);
+ *   signal SECONDS  raises a signal over and over: many samples land in rt_sigreturn, whose user
+ *                   address is the one after the syscall instruction, past the end of
+ *                   __restore_rt's FDE.
+ * Call path: main -> unwind_lazy_outer -> unwind_lazy_inner -> (rand | raise).
+ */
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+static volatile sig_atomic_t handled;
+
+static void on_signal(int sig) {
+        (void) sig;
+        handled++;
+}
+
+static double now(void) {
+        struct timespec ts;
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        return (double) ts.tv_sec + (double) ts.tv_nsec / 1e9;
+}
+
+__attribute__((noinline)) static long unwind_lazy_inner(int use_signal) {
+        long s = 0;
+        for (int i = 0; i < 1000; i++) {
+                if (use_signal)
+                        raise(SIGUSR1);
+                else
+                        s += rand();
+        }
+        return s;
+}
+
+long unwind_lazy_outer(int use_signal);
+__attribute__((noinline)) long unwind_lazy_outer(int use_signal) {
+        return unwind_lazy_inner(use_signal) + 1;
+}
+
+int main(int argc, char *argv[]) {
+        volatile long sink = 0;
+        double end;
+        int use_signal;
+
+        if (argc != 3 || (strcmp(argv[1], "lazy") != 0 && strcmp(argv[1], "signal") != 0)) {
+                fprintf(stderr, "usage: %s lazy|signal SECONDS\n", argv[0]);
+                return 64;
+        }
+        use_signal = strcmp(argv[1], "signal") == 0;
+        if (use_signal) {
+                struct sigaction sa = { .sa_handler = on_signal };
+                sigaction(SIGUSR1, &sa, NULL);
+        }
+        end = now() + atof(argv[2]);
+        while (now() < end)
+                sink += unwind_lazy_outer(use_signal);
+        return 0;
+}
