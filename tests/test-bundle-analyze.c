@@ -157,31 +157,92 @@ static void test_rest_and_burst(void **state) {
         assert_int_equal(rest.total, (600 + 30000 - 6000) + (335 + 19960 - 3931) + (40 - 4) + 7);
 }
 
-/* The rise the one-line answer names, from the slice's list and the event's seconds' list. */
+#define RISE(n, s, b, zz) { .name = (char *) (n), .slice_share = (s), .baseline_share = (b), .z = (zz) }
+
+/* The rise the one-line answer names, from the slice's lists and the event's seconds' lists. */
 static void test_answer(void **state) {
-        bool near = true;
-        /* A handful of samples of a process that ran only at the event (z=18, 0.4%) first around
-         * the event; kubelet 0.8% -> 3.0% there and 0.8% -> 2.0% over the slice. */
-        Rise few_near[] = { { .name = (char *) "sh", .slice_share = 0.004, .baseline_share = 0, .z = 18.1 },
-                            { .name = (char *) "kubelet", .slice_share = 0.030, .baseline_share = 0.010, .z = 9.0 } };
-        Rise few_slice[] = { { .name = (char *) "kubelet", .slice_share = 0.020, .baseline_share = 0.008, .z = 14.3 } };
-        assert_ptr_equal(rises_answer(few_slice, 1, few_near, 2, &near), &few_slice[0]);
-        assert_false(near);
+        AnswerFrom from;
 
-        /* java drifting 20% -> 24% over the slice; kubelet 0.8% -> 4.0% (5x) at the event. */
-        Rise drift_slice[] = { { .name = (char *) "java", .slice_share = 0.24, .baseline_share = 0.20, .z = 12.0 } };
-        Rise burst_near[] = { { .name = (char *) "kubelet", .slice_share = 0.040, .baseline_share = 0.008, .z = 14.8 } };
-        assert_ptr_equal(rises_answer(drift_slice, 1, burst_near, 1, &near), &burst_near[0]);
-        assert_true(near);
+        /* A handful of samples of a process that ran only at the event (z=18, 0.4% on 2 CPUs,
+         * under 2% of a CPU) first around the event; kubelet 1.0% -> 3.0% there and 0.8% -> 2.0% over
+         * the slice: the answer, from the slice, where it is most certain. */
+        Rise few_near[] = { RISE("sh", 0.004, 0, 18.1), RISE("kubelet", 0.030, 0.010, 9.0) };
+        Rise few_slice[] = { RISE("kubelet", 0.020, 0.008, 14.3) };
+        AnswerInput in = { .slice_proc = few_slice, .n_slice_proc = 1, .near_proc = few_near, .n_near_proc = 2,
+                           .n_cpus = 2 };
+        assert_ptr_equal(rises_answer(&in, &from), &few_slice[0]);
+        assert_int_equal(from, ANSWER_SLICE_PROCESS);
 
-        /* Nothing gained a point: the slice's first, else the event's. */
-        Rise small[] = { { .name = (char *) "a", .slice_share = 0.005, .baseline_share = 0.001, .z = 5 } };
-        Rise tiny[] = { { .name = (char *) "b", .slice_share = 0.004, .baseline_share = 0, .z = 30 } };
-        assert_ptr_equal(rises_answer(small, 1, tiny, 1, &near), &small[0]);
-        assert_false(near);
-        assert_ptr_equal(rises_answer(NULL, 0, tiny, 1, &near), &tiny[0]);
-        assert_true(near);
-        assert_null(rises_answer(NULL, 0, NULL, 0, &near));
+        /* java drifting 20% -> 24% over the slice (z=12, less than twice its share); kubelet
+         * 0.8% -> 4.0% (5x) at the event. */
+        Rise drift_slice[] = { RISE("java", 0.24, 0.20, 12.0) };
+        Rise burst_near[] = { RISE("kubelet", 0.040, 0.008, 14.8) };
+        in = (AnswerInput) { .slice_proc = drift_slice, .n_slice_proc = 1, .near_proc = burst_near, .n_near_proc = 1,
+                             .n_cpus = 2 };
+        assert_ptr_equal(rises_answer(&in, &from), &burst_near[0]);
+        assert_int_equal(from, ANSWER_NEAR_PROCESS);
+
+        /* Hogs of a saturated host: bash 36.8% -> 60.3% (z=17.7) beside kubelet 0.8% -> 1.9%. */
+        Rise hogs[] = { RISE("bash", 0.603, 0.368, 17.7), RISE("kubelet", 0.019, 0.008, 6.6) };
+        in = (AnswerInput) { .slice_proc = hogs, .n_slice_proc = 2, .n_cpus = 2 };
+        assert_ptr_equal(rises_answer(&in, &from), &hogs[1]);
+        assert_int_equal(from, ANSWER_SLICE_PROCESS);
+
+        /* 32 CPUs: kubelet 0.1% -> 0.3% of all samples is 6% of a CPU gained; 1% of the samples,
+         * the floor of a 2-CPU host, would have left it out. */
+        Rise wide[] = { RISE("kubelet", 0.003, 0.001, 7.3) };
+        in = (AnswerInput) { .near_proc = wide, .n_near_proc = 1, .n_cpus = 32 };
+        assert_ptr_equal(rises_answer(&in, &from), &wide[0]);
+        in.n_cpus = 0; /* a bundle that does not say: 1% of the samples */
+        assert_ptr_equal(rises_answer(&in, &from), &wide[0]); /* the fallback, the same here */
+
+        /* A burst half a minute before the event (cronjob, z=10) and kubelet at the event (z=7):
+         * cronjob's share around the event is below its share in the rest, so not the answer. */
+        _cleanup_(folded_donep) Folded near = FOLDED_NULL, rest = FOLDED_NULL;
+        load_text("java;main 1800\nkubelet;main;read 130\nswapper;idle 70\n", &near);
+        load_text("java;main 9000\ncronjob;main;work 1000\nkubelet;main;read 80\nswapper;idle 920\n", &rest);
+        Rise decoy_slice[] = { RISE("cronjob", 0.08, 0, 10.3) };
+        Rise decoy_near[] = { RISE("kubelet", 0.065, 0.007, 7.0) };
+        in = (AnswerInput) { .slice_proc = decoy_slice, .n_slice_proc = 1, .near_proc = decoy_near, .n_near_proc = 1,
+                             .near = &near, .rest = &rest, .n_cpus = 2 };
+        assert_ptr_equal(rises_answer(&in, &from), &decoy_near[0]);
+        assert_int_equal(from, ANSWER_NEAR_PROCESS);
+        /* kubelet over the whole slice too: its share around the event is above the rest's. */
+        Rise both_slice[] = { RISE("cronjob", 0.08, 0, 10.3), RISE("kubelet", 0.05, 0.007, 12.0) };
+        in.slice_proc = both_slice;
+        in.n_slice_proc = 2;
+        assert_ptr_equal(rises_answer(&in, &from), &both_slice[1]);
+        assert_int_equal(from, ANSWER_SLICE_PROCESS);
+        assert_true(folded_key_share(&near, RISE_PROCESS, "kubelet") > 0.064);
+        assert_true(folded_key_share(&rest, RISE_FUNCTION, "cronjob;work") > 0.09);
+        assert_true(folded_key_share(&rest, RISE_FUNCTION, "cronjob;main") == 0);
+        assert_true(folded_key_share(&near, RISE_PROCESS, "kube") == 0);
+
+        /* A process that kept its share while its work changed: no process rose, its function
+         * did; the answer names the function. */
+        Rise fn_near[] = { RISE("worker;[libz.so.1]", 0.084, 0, 21.5) };
+        Rise noise[] = { RISE("gzip", 0.465, 0.409, 4.3) };
+        in = (AnswerInput) { .slice_proc = noise, .n_slice_proc = 1, .near_func = fn_near, .n_near_func = 1,
+                             .n_cpus = 2 };
+        assert_ptr_equal(rises_answer(&in, &from), &fn_near[0]);
+        assert_int_equal(from, ANSWER_NEAR_FUNCTION);
+
+        /* Nothing passes the floors: near's processes first, then the slice's, then functions. */
+        Rise small[] = { RISE("a", 0.005, 0.001, 5) };
+        Rise tiny[] = { RISE("b", 0.004, 0, 30) };
+        Rise tiny_fn[] = { RISE("c;f", 0.004, 0, 30) };
+        in = (AnswerInput) { .slice_proc = small, .n_slice_proc = 1, .near_proc = tiny, .n_near_proc = 1,
+                             .slice_func = tiny_fn, .n_slice_func = 1, .n_cpus = 2 };
+        assert_ptr_equal(rises_answer(&in, &from), &tiny[0]);
+        assert_int_equal(from, ANSWER_NEAR_PROCESS);
+        in.n_near_proc = 0;
+        assert_ptr_equal(rises_answer(&in, &from), &small[0]);
+        assert_int_equal(from, ANSWER_SLICE_PROCESS);
+        in.n_slice_proc = 0;
+        assert_ptr_equal(rises_answer(&in, &from), &tiny_fn[0]);
+        assert_int_equal(from, ANSWER_SLICE_FUNCTION);
+        in.n_slice_func = 0;
+        assert_null(rises_answer(&in, &from));
 }
 
 static void test_rises_nothing(void **state) {

@@ -438,24 +438,106 @@ int folded_rest(const Folded *a, const Folded *b, const Folded *minus, Folded *r
         return 0;
 }
 
-const Rise *rises_answer(const Rise *slice, size_t n_slice, const Rise *near, size_t n_near, bool *ret_near) {
+void rise_done(Rise *r) {
+        free(r->name);
+        free(r->top_function);
+        *r = (Rise) {};
+}
+
+int rise_copy(const Rise *r, Rise *ret) {
+        Rise c = *r;
+
+        c.name = strdup(r->name);
+        c.top_function = r->top_function ? strdup(r->top_function) : NULL;
+        if (!c.name || (r->top_function && !c.top_function)) {
+                rise_done(&c);
+                return -ENOMEM;
+        }
+        *ret = c;
+        return 0;
+}
+
+void rises_truncate(Rise *r, size_t *n, size_t max_n) {
+        for (size_t i = max_n; i < *n; i++)
+                rise_done(&r[i]);
+        *n = MIN(*n, max_n);
+}
+
+double folded_key_share(const Folded *f, RiseKind kind, const char *key) {
+        size_t klen = strlen(key);
+        uint64_t n = 0;
+
+        if (!f || f->total == 0)
+                return 0;
+        for (size_t i = 0; i < f->n; i++) {
+                const char *s = f->lines[i].stack, *comm, *leaf;
+                size_t clen, llen;
+
+                folded_stack_comm(s, &comm, &clen);
+                if (kind == RISE_PROCESS) {
+                        if (clen == klen && strneq(comm, key, klen))
+                                n += f->lines[i].count;
+                        continue;
+                }
+                folded_stack_leaf(s, &leaf, &llen);
+                if (leaf == comm ? clen == klen && strneq(comm, key, klen)
+                                 : clen + 1 + llen == klen && strneq(comm, key, clen) && key[clen] == ';' &&
+                                           strneq(leaf, key + clen + 1, llen))
+                        n += f->lines[i].count;
+        }
+        return (double) n / (double) f->total;
+}
+
+static bool answer_qualifies(const AnswerInput *in, const Rise *r, AnswerFrom from) {
+        double gain = r->slice_share - r->baseline_share;
+
+        if (in->n_cpus > 0 ? gain * in->n_cpus < RISE_ANSWER_CPUS_MIN : gain < RISE_ANSWER_GAIN_MIN)
+                return false;
+        if (r->slice_share < RISE_ANSWER_RATIO_MIN * r->baseline_share)
+                return false;
+        if (!answer_from_near(from) && in->near && in->rest) {
+                RiseKind kind = answer_from_function(from) ? RISE_FUNCTION : RISE_PROCESS;
+                if (folded_key_share(in->near, kind, r->name) < folded_key_share(in->rest, kind, r->name))
+                        return false;
+        }
+        return true;
+}
+
+const Rise *rises_answer(const AnswerInput *in, AnswerFrom *ret_from) {
+        const struct {
+                const Rise *r;
+                size_t n;
+                AnswerFrom from;
+        } lists[] = {
+                { in->slice_proc, in->n_slice_proc, ANSWER_SLICE_PROCESS },
+                { in->near_proc, in->n_near_proc, ANSWER_NEAR_PROCESS },
+                { in->slice_func, in->n_slice_func, ANSWER_SLICE_FUNCTION },
+                { in->near_func, in->n_near_func, ANSWER_NEAR_FUNCTION },
+        };
+        /* The fallbacks, in order: near's processes, the slice's, near's functions, the slice's. */
+        static const size_t fallback[] = { 1, 0, 3, 2 };
         const Rise *best = NULL;
 
-        *ret_near = false;
-        for (size_t i = 0; i < n_slice + n_near; i++) {
-                const Rise *r = i < n_slice ? &slice[i] : &near[i - n_slice];
+        /* Processes first (lists 0 and 1), then functions (2 and 3), if no process qualified. */
+        for (size_t pass = 0; pass < 2 && !best; pass++)
+                for (size_t k = 2 * pass; k < 2 * pass + 2; k++)
+                        for (size_t i = 0; i < lists[k].n; i++) {
+                                const Rise *r = &lists[k].r[i];
 
-                if (r->slice_share - r->baseline_share < RISE_ANSWER_GAIN_MIN || (best && r->z <= best->z))
-                        continue;
-                best = r;
-                *ret_near = i >= n_slice;
-        }
+                                if ((best && r->z <= best->z) || !answer_qualifies(in, r, lists[k].from))
+                                        continue;
+                                best = r;
+                                *ret_from = lists[k].from;
+                        }
         if (best)
                 return best;
-        if (n_slice > 0)
-                return &slice[0];
-        *ret_near = n_near > 0;
-        return n_near > 0 ? &near[0] : NULL;
+        for (size_t k = 0; k < ELEMENTSOF(fallback); k++)
+                if (lists[fallback[k]].n > 0) {
+                        *ret_from = lists[fallback[k]].from;
+                        return &lists[fallback[k]].r[0];
+                }
+        *ret_from = _ANSWER_FROM_INVALID;
+        return NULL;
 }
 
 void activity_done(Activity *a) {

@@ -93,21 +93,63 @@ void rises_free(Rise *r, size_t n);
  */
 int folded_rest(const Folded *a, const Folded *b, const Folded *minus, Folded *ret);
 
-/* Share of the samples a rise must have gained to be the one-line answer: a CPU's worth on a
- * 100-CPU host, two on a 2-CPU one. */
+/* Keeps the first max_n rises of r (the rest freed). */
+void rises_truncate(Rise *r, size_t *n, size_t max_n);
+/* A deep copy of r into *ret. */
+int rise_copy(const Rise *r, Rise *ret);
+void rise_done(Rise *r);
+
+/* The share of f's samples whose key (as folded_rises() makes it for kind: the comm, or
+ * "comm;leaf") is key; 0 for an empty f. */
+double folded_key_share(const Folded *f, RiseKind kind, const char *key);
+
+/* What a rise must have to be the one-line answer: at least RISE_ANSWER_CPUS_MIN of a CPU gained
+ * (its gain in share times the host's CPUs; RISE_ANSWER_GAIN_MIN of the samples where the bundle
+ * does not say how many CPUs there were), and at least RISE_ANSWER_RATIO_MIN times its share in
+ * what it is compared with. The first keeps out a process that ran a moment only around the
+ * event (the one that logged it) and whose z is large on a handful of samples; the second a
+ * large process whose share drifts a few points while everything else changes (its z is large
+ * only because it is large): the story's kubelet went from under 1% to 6.5% of a CPU. */
+#define RISE_ANSWER_CPUS_MIN 0.02
 #define RISE_ANSWER_GAIN_MIN 0.01
+#define RISE_ANSWER_RATIO_MIN 2.0
+
+/* What the one-line answer is chosen from: every rise (untruncated) of the slice against the
+ * baseline and, when the bundle has event.folded, of the event's own seconds (near) against the
+ * rest of the bundle, with near and rest themselves. */
+typedef struct AnswerInput {
+        const Rise *slice_proc, *slice_func, *near_proc, *near_func;
+        size_t n_slice_proc, n_slice_func, n_near_proc, n_near_func;
+        const Folded *near, *rest; /* NULL without event.folded */
+        unsigned n_cpus;           /* of the host; 0: unknown */
+} AnswerInput;
+
+typedef enum AnswerFrom {
+        ANSWER_SLICE_PROCESS,
+        ANSWER_NEAR_PROCESS,
+        ANSWER_SLICE_FUNCTION,
+        ANSWER_NEAR_FUNCTION,
+        _ANSWER_FROM_MAX,
+        _ANSWER_FROM_INVALID = -EINVAL,
+} AnswerFrom;
+
+static inline bool answer_from_near(AnswerFrom f) {
+        return f == ANSWER_NEAR_PROCESS || f == ANSWER_NEAR_FUNCTION;
+}
+static inline bool answer_from_function(AnswerFrom f) {
+        return f == ANSWER_SLICE_FUNCTION || f == ANSWER_NEAR_FUNCTION;
+}
 
 /*
- * The process rise the one-line answer names, from the slice's (against the baseline) and the
- * event's own seconds' (near, against the rest) lists: among those that gained at least
- * RISE_ANSWER_GAIN_MIN of the samples, the most certain (largest z); without any, the slice's
- * first, else near's. A gain floor rather than z alone: a process that ran only around the event
- * (the one that logged it, a core dump) has a large z with a handful of samples; and z rather
- * than the gain alone: a large process that drifts a few points over the slice is no answer
- * beside a small one that took five times its share at the event. *ret_near says which list;
- * NULL when both are empty.
+ * The rise the one-line answer names. A process, else a function (a process that kept its share
+ * while its work changed), that passes the floors above, the most certain first (largest z);
+ * when the bundle has the event's own seconds, a rise of the whole slice counts only if its share
+ * around the event was at least its share in the rest (a burst half a minute before the event,
+ * gone by then, is no answer to it). Without any, the first of near's processes, the slice's,
+ * near's functions, the slice's: the strongest there is, said as it is. *ret_from says which
+ * list; NULL when all are empty.
  */
-const Rise *rises_answer(const Rise *slice, size_t n_slice, const Rise *near, size_t n_near, bool *ret_near);
+const Rise *rises_answer(const AnswerInput *in, AnswerFrom *ret_from);
 
 typedef struct Activity {
         unsigned n_cpus;    /* highest CPU seen + 1 */

@@ -124,7 +124,7 @@ static void write_rises(JsonWriter *w, const char *key, const Rise *r, size_t n)
 
 /* The unusual rankings, exactly as show computes them (the slice against the baseline, the event's
  * own seconds against the rest); also feeds the baseline into the stacks. */
-static int write_analysis(JsonWriter *w, const char *dir, ReportStacks *s) {
+static int write_analysis(JsonWriter *w, const char *dir, unsigned n_cpus, ReportStacks *s) {
         _cleanup_free_ char *p1 = path_join2(dir, BUNDLE_FOLDED), *p2 = path_join2(dir, BUNDLE_BASELINE_FOLDED),
                             *p3 = path_join2(dir, BUNDLE_NEAR_EVENT_FOLDED);
         _cleanup_(folded_donep) Folded slice = FOLDED_NULL, baseline = FOLDED_NULL, near = FOLDED_NULL,
@@ -145,16 +145,39 @@ static int write_analysis(JsonWriter *w, const char *dir, ReportStacks *s) {
                                 return r;
                 }
         if (rs >= 0 && rb >= 0) {
-                (void) folded_rises(&slice, &baseline, RISE_PROCESS, REPORT_RISES, &proc, &n_proc);
-                (void) folded_rises(&slice, &baseline, RISE_FUNCTION, REPORT_RISES, &func, &n_func);
+                (void) folded_rises(&slice, &baseline, RISE_PROCESS, SIZE_MAX, &proc, &n_proc);
+                (void) folded_rises(&slice, &baseline, RISE_FUNCTION, SIZE_MAX, &func, &n_func);
                 if (rn >= 0)
                         rn = folded_rest(&slice, &baseline, &near, &rest);
         } else if (rn >= 0)
                 rn = -ENODATA;
         if (rn >= 0) {
-                (void) folded_rises(&near, &rest, RISE_PROCESS, REPORT_RISES, &near_proc, &n_near_proc);
-                (void) folded_rises(&near, &rest, RISE_FUNCTION, REPORT_RISES, &near_func, &n_near_func);
+                (void) folded_rises(&near, &rest, RISE_PROCESS, SIZE_MAX, &near_proc, &n_near_proc);
+                (void) folded_rises(&near, &rest, RISE_FUNCTION, SIZE_MAX, &near_func, &n_near_func);
         }
+        /* The one-line answer from every rise, as show chooses it; then the lists cut for the page. */
+        AnswerFrom from;
+        Rise answer = {};
+        const Rise *a = rises_answer(&(AnswerInput) {
+                                             .slice_proc = proc,
+                                             .n_slice_proc = n_proc,
+                                             .slice_func = func,
+                                             .n_slice_func = n_func,
+                                             .near_proc = near_proc,
+                                             .n_near_proc = n_near_proc,
+                                             .near_func = near_func,
+                                             .n_near_func = n_near_func,
+                                             .near = rn >= 0 ? &near : NULL,
+                                             .rest = rn >= 0 ? &rest : NULL,
+                                             .n_cpus = n_cpus,
+                                     },
+                                     &from);
+        bool has_answer = a && rise_copy(a, &answer) >= 0;
+        rises_truncate(proc, &n_proc, REPORT_RISES);
+        rises_truncate(func, &n_func, REPORT_RISES);
+        rises_truncate(near_proc, &n_near_proc, REPORT_RISES);
+        rises_truncate(near_func, &n_near_func, REPORT_RISES);
+
         json_key(w, "analysis");
         json_begin_object(w);
         json_kv_bool(w, "has_slice", rs >= 0);
@@ -174,24 +197,27 @@ static int write_analysis(JsonWriter *w, const char *dir, ReportStacks *s) {
                 json_end_object(w);
         } else
                 json_null(w);
-        /* The rise the one-line answer names, as show chooses it: [list, index] or null. */
+        /* The rise the one-line answer names, as show chooses it: from the slice's comparison or the
+         * event's seconds' ("near"), a process or a function ("comm;function"); null without one. */
         json_key(w, "answer");
-        {
-                bool in_near;
-                const Rise *a = rises_answer(proc, n_proc, near_proc, n_near_proc, &in_near);
-                if (a) {
-                        json_begin_array(w);
-                        json_string(w, in_near ? "near" : "slice");
-                        json_u64(w, (uint64_t) (a - (in_near ? near_proc : proc)));
-                        json_end_array(w);
-                } else
-                        json_null(w);
-        }
+        if (has_answer) {
+                json_begin_object(w);
+                json_kv_string(w, "from", answer_from_near(from) ? "near" : "slice");
+                json_kv_string(w, "kind", answer_from_function(from) ? "function" : "process");
+                json_kv_string(w, "name", answer.name);
+                json_kv_double(w, "slice_share", answer.slice_share);
+                json_kv_double(w, "baseline_share", answer.baseline_share);
+                json_kv_double(w, "z", answer.z);
+                json_kv_string(w, "top_function", answer.top_function);
+                json_end_object(w);
+        } else
+                json_null(w);
         json_end_object(w);
         rises_free(proc, n_proc);
         rises_free(func, n_func);
         rises_free(near_proc, n_near_proc);
         rises_free(near_func, n_near_func);
+        rise_done(&answer);
         return 0;
 }
 
@@ -294,7 +320,7 @@ static int build_json(const char *dir, const BundleManifest *m, char **ret_json,
         if (bundle_manifest_capture_cpu(m, &cpu))
                 json_kv_u64(&w, "captured_cpu", cpu);
         write_logs(&w, dir);
-        r = write_analysis(&w, dir, s);
+        r = write_analysis(&w, dir, (unsigned) MIN(m->profile_n_cpus, (uint64_t) UINT32_MAX), s);
         if (r >= 0)
                 r = report_stacks_write_json(s, &w);
         if (r < 0) {

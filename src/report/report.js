@@ -128,11 +128,13 @@
     let ans = '';
     if ((a ? a.slice_total : N) === 0 || h.status === 'no-coverage') ans = 'No samples in the slice (tprofd was not sampling then); the log below is what there is.';
     else if (a && a.answer) {
-      // The rise tprof-bundle show names: [list, index], list "near" for the event's own seconds.
-      const near = a.answer[0] === 'near', r = (near ? a.near.processes : a.processes)[a.answer[1]];
-      ans = '<b>' + esc(r.name) + '</b> rose to ' + pct(r.slice_share) + ' of the samples' + (near ? ' around the event' : '') +
+      // The rise tprof-bundle show names: from "near" (the event's own seconds) or the "slice", a
+      // process or a function ("comm;function": the function, in its process).
+      const r = a.answer, near = r.from === 'near', fn = r.kind === 'function', cut = r.name.indexOf(';');
+      const who = fn && cut >= 0 ? '<b>' + esc(r.name.slice(cut + 1)) + '</b> in <b>' + esc(r.name.slice(0, cut)) + '</b>' : '<b>' + esc(r.name) + '</b>';
+      ans = who + ' rose to ' + pct(r.slice_share) + ' of the samples' + (near ? ' around the event' : '') +
         ' (' + (near ? 'the rest of the bundle ' : 'baseline ') + pct(r.baseline_share) + ', z=' + r.z.toFixed(1) + ')' +
-        (r.top_function ? '; its function that rose most: <b>' + esc(r.top_function) + '</b>' : '') + '.';
+        (!fn && r.top_function ? '; its function that rose most: <b>' + esc(r.top_function) + '</b>' : '') + '.';
     } else if (a && (!a.has_slice || !a.has_baseline)) ans = 'No comparison with the baseline possible (missing stacks).';
     else if (a) ans = 'Nothing rose significantly against the baseline; see the flame graph.';
     else ans = N + ' samples; no baseline in a ring range.';

@@ -74,32 +74,36 @@ static void json_attribution(JsonWriter *w, const Show *s, const char *comm) {
         json_end_object(w);
 }
 
+/* One rise's fields: "process" (and "function" for a function's rise), counts, shares and z; a
+ * process's unit, container and pod and its function that rose most. */
+static void json_rise_fields(JsonWriter *w, const Show *s, const Rise *r, bool process) {
+        const char *semi = strchr(r->name, ';');
+
+        json_key(w, "process");
+        json_string_n(w, r->name, !process && semi ? (size_t) (semi - r->name) : strlen(r->name));
+        if (!process)
+                json_kv_string(w, "function", semi ? semi + 1 : NULL);
+        json_kv_u64(w, "slice_samples", r->slice);
+        json_kv_u64(w, "baseline_samples", r->baseline);
+        json_kv_double(w, "slice_share", r->slice_share);
+        json_kv_double(w, "baseline_share", r->baseline_share);
+        json_kv_double(w, "z", r->z);
+        if (process) {
+                json_attribution(w, s, r->name);
+                json_kv_string(w, "top_function", r->top_function);
+                if (r->top_function) {
+                        json_kv_double(w, "top_function_slice_share", r->function_slice_share);
+                        json_kv_double(w, "top_function_baseline_share", r->function_baseline_share);
+                        json_kv_double(w, "top_function_z", r->function_z);
+                }
+        }
+}
+
 static void json_rises(JsonWriter *w, const Show *s, const Rise *r, size_t n, bool process) {
         json_begin_array(w);
         for (size_t i = 0; i < n; i++) {
                 json_begin_object(w);
-                if (process)
-                        json_kv_string(w, "process", r[i].name);
-                else {
-                        const char *semi = strchr(r[i].name, ';');
-                        json_key(w, "process");
-                        json_string_n(w, r[i].name, semi ? (size_t) (semi - r[i].name) : strlen(r[i].name));
-                        json_kv_string(w, "function", semi ? semi + 1 : NULL);
-                }
-                json_kv_u64(w, "slice_samples", r[i].slice);
-                json_kv_u64(w, "baseline_samples", r[i].baseline);
-                json_kv_double(w, "slice_share", r[i].slice_share);
-                json_kv_double(w, "baseline_share", r[i].baseline_share);
-                json_kv_double(w, "z", r[i].z);
-                if (process) {
-                        json_attribution(w, s, r[i].name);
-                        json_kv_string(w, "top_function", r[i].top_function);
-                        if (r[i].top_function) {
-                                json_kv_double(w, "top_function_slice_share", r[i].function_slice_share);
-                                json_kv_double(w, "top_function_baseline_share", r[i].function_baseline_share);
-                                json_kv_double(w, "top_function_z", r[i].function_z);
-                        }
-                }
+                json_rise_fields(w, s, &r[i], process);
                 json_end_object(w);
         }
         json_end_array(w);
@@ -213,6 +217,18 @@ int show_print_json(const Show *s, bool pretty) {
                 json_end_object(&w);
         }
         json_end_array(&w);
+
+        /* The rise the one-line answer names (rises_answer()): "from" "slice" (against the baseline)
+         * or "near" (the event's seconds against the rest), "kind" "process" or "function". */
+        json_key(&w, "answer");
+        if (s->has_answer) {
+                json_begin_object(&w);
+                json_kv_string(&w, "from", answer_from_near(s->answer_from) ? "near" : "slice");
+                json_kv_string(&w, "kind", answer_from_function(s->answer_from) ? "function" : "process");
+                json_rise_fields(&w, s, &s->answer, !answer_from_function(s->answer_from));
+                json_end_object(&w);
+        } else
+                json_null(&w);
 
         json_key(&w, "unusual");
         json_begin_object(&w);

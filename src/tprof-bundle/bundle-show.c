@@ -106,6 +106,7 @@ static void show_done(Show *s) {
         folded_done(&s->near_rest);
         rises_free(s->near_proc_rises, s->n_near_proc_rises);
         rises_free(s->near_func_rises, s->n_near_func_rises);
+        rise_done(&s->answer);
         rises_free(s->cpu_rises, s->n_cpu_rises);
         for (size_t i = 0; i < ELEMENTSOF(s->services); i++)
                 rises_free(s->services[i], s->n_services[i]);
@@ -239,10 +240,35 @@ static void load_near(Show *s) {
         s->near_error = folded_rest(&s->slice, &s->baseline, &s->near, &s->near_rest);
         if (s->near_error < 0)
                 return;
-        (void) folded_rises(&s->near, &s->near_rest, RISE_PROCESS, TOP_RISES, &s->near_proc_rises,
+        (void) folded_rises(&s->near, &s->near_rest, RISE_PROCESS, SIZE_MAX, &s->near_proc_rises,
                             &s->n_near_proc_rises);
-        (void) folded_rises(&s->near, &s->near_rest, RISE_FUNCTION, TOP_RISES, &s->near_func_rises,
+        (void) folded_rises(&s->near, &s->near_rest, RISE_FUNCTION, SIZE_MAX, &s->near_func_rises,
                             &s->n_near_func_rises);
+}
+
+/* The one-line answer from every rise there is, then the lists cut to what is shown. */
+static void choose_answer(Show *s) {
+        bool near = s->near_error >= 0;
+        AnswerInput in = {
+                .slice_proc = s->proc_rises,
+                .n_slice_proc = s->n_proc_rises,
+                .slice_func = s->func_rises,
+                .n_slice_func = s->n_func_rises,
+                .near_proc = s->near_proc_rises,
+                .n_near_proc = s->n_near_proc_rises,
+                .near_func = s->near_func_rises,
+                .n_near_func = s->n_near_func_rises,
+                .near = near ? &s->near : NULL,
+                .rest = near ? &s->near_rest : NULL,
+                .n_cpus = s->m ? (unsigned) MIN(s->m->profile_n_cpus, (uint64_t) UINT32_MAX) : 0,
+        };
+        const Rise *a = rises_answer(&in, &s->answer_from);
+
+        s->has_answer = a && rise_copy(a, &s->answer) >= 0;
+        rises_truncate(s->proc_rises, &s->n_proc_rises, TOP_RISES);
+        rises_truncate(s->func_rises, &s->n_func_rises, TOP_RISES);
+        rises_truncate(s->near_proc_rises, &s->n_near_proc_rises, TOP_RISES);
+        rises_truncate(s->near_func_rises, &s->n_near_func_rises, TOP_RISES);
 }
 
 static void load_all(Show *s) {
@@ -277,12 +303,13 @@ static void load_all(Show *s) {
                         s->slice_error = r;
         }
         if (s->slice_error >= 0 && s->baseline_error >= 0) {
-                (void) folded_rises(&s->slice, &s->baseline, RISE_PROCESS, TOP_RISES, &s->proc_rises,
+                (void) folded_rises(&s->slice, &s->baseline, RISE_PROCESS, SIZE_MAX, &s->proc_rises,
                                     &s->n_proc_rises);
-                (void) folded_rises(&s->slice, &s->baseline, RISE_FUNCTION, TOP_RISES, &s->func_rises,
+                (void) folded_rises(&s->slice, &s->baseline, RISE_FUNCTION, SIZE_MAX, &s->func_rises,
                                     &s->n_func_rises);
         }
         load_near(s);
+        choose_answer(s);
         if (s->slice_error >= 0)
                 folded_sort_by_count(&s->slice);
 
@@ -369,25 +396,34 @@ static void print_summary(const Show *s) {
                 printf("no samples in the slice (tprofd was not sampling then); the log below is what there is.\n");
                 return;
         }
-        /* From the whole slice against the baseline, or the event's own seconds against the rest. */
-        bool near;
-        const Rise *ans = rises_answer(s->proc_rises, s->n_proc_rises, s->near_proc_rises, s->n_near_proc_rises, &near);
-        if (ans) {
-                _cleanup_free_ char *name = text_for_terminal(ans->name, 40), *fn = text_for_terminal(ans->top_function, 80);
+        /* From the whole slice against the baseline, or the event's own seconds against the rest;
+         * a process, or a function of one. */
+        if (s->has_answer) {
+                const Rise *ans = &s->answer;
+                bool near = answer_from_near(s->answer_from), fn = answer_from_function(s->answer_from);
+                const char *comm, *leaf;
+                size_t clen, llen;
+                folded_stack_comm(ans->name, &comm, &clen);
+                folded_stack_leaf(ans->name, &leaf, &llen);
+                _cleanup_free_ char *cs = strndup(comm, clen);
+                _cleanup_free_ char *name = text_for_terminal(cs, 40), *func = text_for_terminal(leaf, 80),
+                                    *top = text_for_terminal(ans->top_function, 80);
                 char b1[16], b2[16], when[64] = "";
                 char where[3 * BUNDLE_SERVICE_NAME_BYTES];
                 _cleanup_free_ char *w = NULL;
-                (void) bundle_process_cgroup(s->m, ans->name, where, sizeof where);
+                (void) bundle_process_cgroup(s->m, cs ?: "", where, sizeof where);
                 w = text_for_terminal(where, 160);
                 if (near)
                         snprintf(when, sizeof when, " in the %gs around the event",
                                  (double) (s->near_from_ns + s->near_to_ns) / 1e9);
+                if (fn && leaf != comm)
+                        printf("%s%s%s in ", s->color ? ANSI_RED : "", func ?: "?", s->color ? ANSI_NORMAL : "");
                 printf("%s%s%s%s%s%s rose to %s of the samples%s (%s %s, z=%.1f)", s->color ? ANSI_RED : "",
                        name ?: "?", s->color ? ANSI_NORMAL : "", where[0] ? " (" : "", where[0] ? w ?: "?" : "",
                        where[0] ? ")" : "", show_share(b1, sizeof b1, ans->slice_share), when,
                        near ? "the rest of the bundle" : "baseline", show_share(b2, sizeof b2, ans->baseline_share), ans->z);
-                if (ans->top_function)
-                        printf("; its function that rose most: %s", fn ?: "?");
+                if (!fn && ans->top_function)
+                        printf("; its function that rose most: %s", top ?: "?");
                 printf(".\n");
         } else if (s->slice_error < 0 || s->baseline_error < 0)
                 printf("no comparison with the baseline possible (missing stacks).\n");

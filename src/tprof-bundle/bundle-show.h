@@ -66,6 +66,12 @@ typedef struct Show {
         Rise *near_proc_rises, *near_func_rises;
         size_t n_near_proc_rises, n_near_func_rises;
 
+        /* The one-line answer, chosen from the untruncated lists before they are cut to TOP_RISES
+         * for display (rises_answer()); has_answer false when every list is empty. */
+        Rise answer;
+        AnswerFrom answer_from;
+        bool has_answer;
+
         bool has_cpu;
         unsigned cpu;
         Folded cpu_slice, cpu_baseline;
