@@ -232,6 +232,14 @@ static void test_no_samples_is_no_coverage(void **state) {
         make_incident(&i);
         assert_int_equal(incident_status(i, &none), BUNDLE_NO_COVERAGE);
         assert_int_equal(incident_status(i, &half), BUNDLE_PARTIAL);
+
+        /* Covered from end to end, but with samples lost inside: partial from 5% of them. */
+        IncidentSlice whole = { .samples = 950, .covered_from_ns = i->from_ns, .covered_to_ns = i->to_ns };
+        assert_int_equal(incident_status(i, &whole), BUNDLE_COMPLETE);
+        whole.lost = 49;
+        assert_int_equal(incident_status(i, &whole), BUNDLE_COMPLETE);
+        whole.lost = 50;
+        assert_int_equal(incident_status(i, &whole), BUNDLE_PARTIAL);
 }
 
 int main(void) {

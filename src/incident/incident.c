@@ -200,6 +200,9 @@ BundleStatus incident_status(const Incident *i, const IncidentSlice *s) {
                 return BUNDLE_NO_COVERAGE;
         if (s->covered_from_ns > i->from_ns + slack_ns || s->covered_to_ns + slack_ns < i->to_ns)
                 return BUNDLE_PARTIAL;
+        /* Samples the kernel dropped leave holes inside the slice that its ends do not show. */
+        if (s->lost > 0 && (double) s->lost >= INCIDENT_LOST_PARTIAL * (double) (s->samples + s->lost))
+                return BUNDLE_PARTIAL;
         return BUNDLE_COMPLETE;
 }
 

@@ -108,6 +108,8 @@ typedef struct IncidentHost {
         const char *host, *boot_id, *kernel_release;
 } IncidentHost;
 
+/* The share of the slice's samples lost (of those taken and lost) from which it is partial. */
+#define INCIDENT_LOST_PARTIAL 0.05
 BundleStatus incident_status(const Incident *i, const IncidentSlice *s);
 
 int incident_manifest_json(const Incident *i, const IncidentHost *h, const IncidentProfile *p,

@@ -541,7 +541,7 @@ static void print_header(const Show *s) {
                 printf("%11s: complete (samples cover the whole slice)\n", "Status");
                 break;
         case BUNDLE_ENTRY_PARTIAL:
-                printf("%11s: %spartial%s (part of the slice was never sampled)\n", "Status",
+                printf("%11s: %spartial%s (part of the slice was never sampled, or lost)\n", "Status",
                        s->color ? ANSI_YELLOW : "", s->color ? ANSI_NORMAL : "");
                 break;
         case BUNDLE_ENTRY_NO_COVERAGE:
