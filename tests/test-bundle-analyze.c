@@ -245,6 +245,47 @@ static void test_answer(void **state) {
         assert_null(rises_answer(&in, &from));
 }
 
+/* Where a rise ran: the caller most of it went through, not the leaf or the process's main loop. */
+static void test_rise_under(void **state) {
+        _cleanup_(folded_donep) Folded near = FOLDED_NULL, rest = FOLDED_NULL, fresh = FOLDED_NULL;
+        _cleanup_free_ char *u = NULL;
+
+        /* kubelet: 40 samples around the event (20 of its loop, 20 reading memory.stat) against
+         * 200 of its loop in 10x the samples: 20 beyond its share, 18 under memcg_stat_show. */
+        load_text("java;main 920\n"
+                  "kubelet;main;loop 20\n"
+                  "kubelet;main;read;seq_read_iter;memcg_stat_show;vsnprintf 9\n"
+                  "kubelet;main;read;seq_read_iter;memcg_stat_show;memcg_page_state 9\n"
+                  "kubelet;main;read;seq_read_iter;seq_printf 2\n"
+                  "swapper;idle 40\n",
+                  &near);
+        load_text("java;main 9300\nkubelet;main;loop 200\nswapper;idle 500\n", &rest);
+        assert_int_equal(folded_rise_under(&near, &rest, "kubelet", &u), 0);
+        assert_non_null(u);
+        assert_string_equal(u, "memcg_stat_show");
+        u = mfree(u);
+
+        /* Without memcg_stat_show's 18, read and seq_read_iter (always together) hold the rise:
+         * the deeper of the two. */
+        folded_done(&near);
+        load_text("java;main 920\nkubelet;main;loop 22\nkubelet;main;read;seq_read_iter;a 9\n"
+                  "kubelet;main;read;seq_read_iter;b 9\nswapper;idle 40\n",
+                  &near);
+        assert_int_equal(folded_rise_under(&near, &rest, "kubelet", &u), 0);
+        assert_string_equal(u, "seq_read_iter");
+        u = mfree(u);
+
+        /* A process that fell, or one whose every stack is the same path (a new process: its
+         * frames are everywhere in it), has none. */
+        assert_int_equal(folded_rise_under(&rest, &near, "kubelet", &u), 0);
+        assert_null(u);
+        load_text("java;main 900\ncollector;_start;main;work 100\n", &fresh);
+        assert_int_equal(folded_rise_under(&fresh, &rest, "collector", &u), 0);
+        assert_null(u);
+        assert_int_equal(folded_rise_under(&near, &rest, "kube", &u), 0);
+        assert_null(u);
+}
+
 static void test_rises_nothing(void **state) {
         _cleanup_(folded_donep) Folded a = FOLDED_NULL, b = FOLDED_NULL, empty = FOLDED_NULL;
         Rise *r = NULL;
@@ -300,6 +341,7 @@ int main(void) {
                 cmocka_unit_test(test_rises_planted_anomaly),
                 cmocka_unit_test(test_rest_and_burst),
                 cmocka_unit_test(test_answer),
+                cmocka_unit_test(test_rise_under),
                 cmocka_unit_test(test_rises_nothing),
                 cmocka_unit_test(test_rises_tiny_counts),
                 cmocka_unit_test(test_activity),

@@ -206,6 +206,7 @@ double proportion_z(uint64_t a, uint64_t n1, uint64_t b, uint64_t n2) {
 typedef struct Counts {
         char *key;
         uint64_t slice, baseline;
+        size_t depth; /* folded_rise_under(): the deepest it was seen at */
 } Counts;
 
 typedef struct CountTable {
@@ -221,7 +222,8 @@ static void count_table_done(CountTable *t) {
         free(t->c);
 }
 
-static int count_add(CountTable *t, const char *key, size_t len, uint64_t count, bool baseline) {
+/* The index of key's counts in t, added as zero if new; -ENOMEM. */
+static int64_t count_index(CountTable *t, const char *key, size_t len) {
         bool added;
         uint64_t *slot = hashmap_slot(t->h, key, len, t->n, &added);
 
@@ -235,10 +237,18 @@ static int count_add(CountTable *t, const char *key, size_t len, uint64_t count,
                         return -ENOMEM;
                 t->n++;
         }
+        return (int64_t) *slot;
+}
+
+static int count_add(CountTable *t, const char *key, size_t len, uint64_t count, bool baseline) {
+        int64_t i = count_index(t, key, len);
+
+        if (i < 0)
+                return (int) i;
         if (baseline)
-                t->c[*slot].baseline += count;
+                t->c[i].baseline += count;
         else
-                t->c[*slot].slice += count;
+                t->c[i].slice += count;
         return 0;
 }
 
@@ -384,6 +394,86 @@ finish:
                 rises_free(rises, n);
         count_table_done(&t);
         count_table_done(&ft);
+        return r;
+}
+
+/* The frames of one stack looked at for folded_rise_under(); deeper ones are left out. */
+#define RISE_UNDER_FRAMES_MAX 256u
+
+int folded_rise_under(const Folded *a, const Folded *b, const char *comm, char **ret) {
+        const Folded *files[] = { a, b };
+        size_t clen = strlen(comm);
+        uint64_t total[2] = {}; /* the process's samples in a and b */
+        const Counts *best = NULL;
+        CountTable t = {};
+        double scale, excess;
+        int r = 0;
+
+        *ret = NULL;
+        if (a->total == 0 || b->total == 0)
+                return 0;
+        t.h = hashmap_new();
+        if (!t.h)
+                return -ENOMEM;
+        for (size_t k = 0; k < ELEMENTSOF(files); k++)
+                for (size_t i = 0; i < files[k]->n; i++) {
+                        const FoldedLine *l = &files[k]->lines[i];
+                        int64_t seen[RISE_UNDER_FRAMES_MAX];
+                        size_t n_seen = 0;
+
+                        if (!strneq(l->stack, comm, clen) || (l->stack[clen] != ';' && l->stack[clen] != '\0'))
+                                continue;
+                        total[k] += l->count;
+                        /* Each function once per stack: a recursive one is not counted twice. */
+                        for (const char *f = l->stack + clen; *f == ';' && n_seen < RISE_UNDER_FRAMES_MAX;) {
+                                const char *e = strchrnul(++f, ';');
+                                int64_t x = count_index(&t, f, (size_t) (e - f));
+                                bool dup = false;
+
+                                if (x < 0) {
+                                        r = (int) x;
+                                        goto finish;
+                                }
+                                for (size_t j = 0; j < n_seen && !dup; j++)
+                                        dup = seen[j] == x;
+                                if (!dup) {
+                                        t.c[x].depth = MAX(t.c[x].depth, n_seen);
+                                        seen[n_seen++] = x;
+                                        if (k == 0)
+                                                t.c[x].slice += l->count;
+                                        else
+                                                t.c[x].baseline += l->count;
+                                }
+                                f = e;
+                        }
+                }
+
+        /* The process's samples in a beyond its share in b, and each function's. */
+        scale = (double) a->total / (double) b->total;
+        excess = (double) total[0] - (double) total[1] * scale;
+        if (excess <= 0)
+                goto finish;
+        for (size_t i = 0; i < t.n; i++) {
+                const Counts *c = &t.c[i];
+                double ex = (double) c->slice - (double) c->baseline * scale;
+
+                if (ex < RISE_UNDER_SHARE * excess || c->slice < RISE_SAMPLES_MIN ||
+                    (double) c->slice >= RISE_UNDER_EVERYWHERE * (double) total[0])
+                        continue;
+                /* Alike counts: the callee, deeper in the stacks (read -> seq_read_iter, always together). */
+                if (best && (c->slice > best->slice ||
+                             (c->slice == best->slice &&
+                              (c->depth < best->depth || (c->depth == best->depth && strcmp(c->key, best->key) >= 0)))))
+                        continue;
+                best = c;
+        }
+        if (best) {
+                *ret = strdup(best->key);
+                if (!*ret)
+                        r = -ENOMEM;
+        }
+finish:
+        count_table_done(&t);
         return r;
 }
 

@@ -93,6 +93,19 @@ void rises_free(Rise *r, size_t n);
  */
 int folded_rest(const Folded *a, const Folded *b, const Folded *minus, Folded *ret);
 
+/*
+ * Where a process's rise ran: the most specific function (fewest samples of comm in a) under which
+ * at least RISE_UNDER_SHARE of comm's samples in a beyond its share in b ran, each function counted
+ * once per stack, leaving out those in RISE_UNDER_EVERYWHERE of comm's stacks in a and more (its
+ * main loop, the start of every thread: they say nothing). A rise's top function is its leaf
+ * that rose most (vsnprintf, memcpy): this is the caller that explains it (a kubelet reading
+ * memory.stat: memcg_stat_show). *ret NULL when the process did not rise or no function
+ * qualifies.
+ */
+#define RISE_UNDER_SHARE 0.5
+#define RISE_UNDER_EVERYWHERE 0.9
+int folded_rise_under(const Folded *a, const Folded *b, const char *comm, char **ret);
+
 /* Keeps the first max_n rises of r (the rest freed). */
 void rises_truncate(Rise *r, size_t *n, size_t max_n);
 /* A deep copy of r into *ret. */

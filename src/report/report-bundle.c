@@ -173,6 +173,11 @@ static int write_analysis(JsonWriter *w, const char *dir, unsigned n_cpus, Repor
                                      },
                                      &from);
         bool has_answer = a && rise_copy(a, &answer) >= 0;
+        _cleanup_free_ char *under = NULL;
+        if (has_answer && !answer_from_function(from)) {
+                bool n = answer_from_near(from);
+                (void) folded_rise_under(n ? &near : &slice, n ? &rest : &baseline, answer.name, &under);
+        }
         rises_truncate(proc, &n_proc, REPORT_RISES);
         rises_truncate(func, &n_func, REPORT_RISES);
         rises_truncate(near_proc, &n_near_proc, REPORT_RISES);
@@ -209,6 +214,7 @@ static int write_analysis(JsonWriter *w, const char *dir, unsigned n_cpus, Repor
                 json_kv_double(w, "baseline_share", answer.baseline_share);
                 json_kv_double(w, "z", answer.z);
                 json_kv_string(w, "top_function", answer.top_function);
+                json_kv_string(w, "under", under);
                 json_end_object(w);
         } else
                 json_null(w);

@@ -134,7 +134,8 @@
       const who = fn && cut >= 0 ? '<b>' + esc(r.name.slice(cut + 1)) + '</b> in <b>' + esc(r.name.slice(0, cut)) + '</b>' : '<b>' + esc(r.name) + '</b>';
       ans = who + ' rose to ' + pct(r.slice_share) + ' of the samples' + (near ? ' around the event' : '') +
         ' (' + (near ? 'the rest of the bundle ' : 'baseline ') + pct(r.baseline_share) + ', z=' + r.z.toFixed(1) + ')' +
-        (!fn && r.top_function ? '; its function that rose most: <b>' + esc(r.top_function) + '</b>' : '') + '.';
+        (!fn && r.top_function ? '; its function that rose most: <b>' + esc(r.top_function) + '</b>' : '') +
+        (r.under && r.under !== r.top_function ? (r.top_function ? ',' : ';') + ' most of the rise under <b>' + esc(r.under) + '</b>' : '') + '.';
     } else if (a && (!a.has_slice || !a.has_baseline)) ans = 'No comparison with the baseline possible (missing stacks).';
     else if (a) ans = 'Nothing rose significantly against the baseline; see the flame graph.';
     else ans = N + ' samples; no baseline in a ring range.';

@@ -226,6 +226,7 @@ int show_print_json(const Show *s, bool pretty) {
                 json_kv_string(&w, "from", answer_from_near(s->answer_from) ? "near" : "slice");
                 json_kv_string(&w, "kind", answer_from_function(s->answer_from) ? "function" : "process");
                 json_rise_fields(&w, s, &s->answer, !answer_from_function(s->answer_from));
+                json_kv_string(&w, "under", s->answer_under);
                 json_end_object(&w);
         } else
                 json_null(&w);

@@ -107,6 +107,7 @@ static void show_done(Show *s) {
         rises_free(s->near_proc_rises, s->n_near_proc_rises);
         rises_free(s->near_func_rises, s->n_near_func_rises);
         rise_done(&s->answer);
+        free(s->answer_under);
         rises_free(s->cpu_rises, s->n_cpu_rises);
         for (size_t i = 0; i < ELEMENTSOF(s->services); i++)
                 rises_free(s->services[i], s->n_services[i]);
@@ -265,6 +266,11 @@ static void choose_answer(Show *s) {
         const Rise *a = rises_answer(&in, &s->answer_from);
 
         s->has_answer = a && rise_copy(a, &s->answer) >= 0;
+        if (s->has_answer && !answer_from_function(s->answer_from)) {
+                bool n = answer_from_near(s->answer_from);
+                (void) folded_rise_under(n ? &s->near : &s->slice, n ? &s->near_rest : &s->baseline, s->answer.name,
+                                         &s->answer_under);
+        }
         rises_truncate(s->proc_rises, &s->n_proc_rises, TOP_RISES);
         rises_truncate(s->func_rises, &s->n_func_rises, TOP_RISES);
         rises_truncate(s->near_proc_rises, &s->n_near_proc_rises, TOP_RISES);
@@ -424,6 +430,11 @@ static void print_summary(const Show *s) {
                        near ? "the rest of the bundle" : "baseline", show_share(b2, sizeof b2, ans->baseline_share), ans->z);
                 if (!fn && ans->top_function)
                         printf("; its function that rose most: %s", top ?: "?");
+                /* The caller most of the rise ran under, where the leaf alone does not say it. */
+                if (s->answer_under && (!ans->top_function || !streq(s->answer_under, ans->top_function))) {
+                        _cleanup_free_ char *u = text_for_terminal(s->answer_under, 80);
+                        printf("%s most of the rise under %s", ans->top_function ? "," : ";", u ?: "?");
+                }
                 printf(".\n");
         } else if (s->slice_error < 0 || s->baseline_error < 0)
                 printf("no comparison with the baseline possible (missing stacks).\n");

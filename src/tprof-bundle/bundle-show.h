@@ -71,6 +71,7 @@ typedef struct Show {
         Rise answer;
         AnswerFrom answer_from;
         bool has_answer;
+        char *answer_under; /* a process answer: where most of its rise ran (folded_rise_under()) */
 
         bool has_cpu;
         unsigned cpu;

@@ -118,6 +118,14 @@ grep -qE '^   In short: kubelet rose to 6\.5% of the samples in the 10s around t
         "$OUT" || fail "burst: the summary does not name the burst: $(grep 'In short' "$OUT")"
 sed -n '/^Around the event/,/^Services/p' "$OUT" | sed -n '/Processes/{n;p}' | grep -q '^  kubelet ' ||
         fail "burst: kubelet not first around the event"
+# The same burst, its work split between two leaves: the summary names their caller too.
+python3 "$FIXTURE" "$TEST_TMP/under" under --id 0d0d0d0d
+"$TPROF_BUNDLE" -D "$TEST_TMP/under" show >"$TEST_TMP/under.txt" 2>"$ERR" || fail "show under: $(cat "$ERR")"
+grep -qE '^   In short: kubelet rose to 6\.5% of the samples in the 10s around the event .*; its function that rose most: (mem_cgroup_nr_lru_pages|memcg_page_state), most of the rise under memcg_stat_show\.$' \
+        "$TEST_TMP/under.txt" || fail "under: $(grep 'In short' "$TEST_TMP/under.txt")"
+"$TPROF_BUNDLE" -D "$TEST_TMP/under" show --json >"$TEST_TMP/under.json" 2>"$ERR" || fail "show --json under: $(cat "$ERR")"
+python3 -c 'import json,sys; a=json.load(open(sys.argv[1]))["answer"]; assert a["under"] == "memcg_stat_show" and a["from"] == "near", a' \
+        "$TEST_TMP/under.json" || fail "json: under"
 # A process that ran only around the event, a handful of samples (the one that logged it, a core
 # dump): its z-score there is large, the CPU it took is not; the summary keeps the slice's kubelet.
 python3 "$FIXTURE" "$TEST_TMP/few" few --id 0c0c0c0c
@@ -231,6 +239,7 @@ assert a["functions"][0]["function"] == "mem_cgroup_nr_lru_pages", a["functions"
 ans = json.load(open(sys.argv[1]))["answer"]
 assert ans["from"] == "slice" and ans["kind"] == "process" and ans["process"] == "kubelet", ans
 assert ans["top_function"] == "mem_cgroup_nr_lru_pages" and "function" not in ans, ans
+assert ans["under"] is None, ans  # its hot stack is nine in ten of its samples: nothing to add
 PY
 for id in 3fb0 5e5e 0bad 77aa; do
         expect_exit 0 tb show --json=short $id
