@@ -19,6 +19,8 @@
 #define TOP_STACKS 5
 #define TOP_FUNCTIONS 8
 #define TOP_RISES 5
+/* A baseline of fewer seconds of samples than this is said to be short. */
+#define SHOW_BASELINE_SHORT_S 10u
 #define STACK_FRAMES_SHOWN 5
 #define HEATMAP_ROWS_MAX 16
 #define TOP_SERVICES 5

@@ -126,6 +126,19 @@ grep -qE '^   In short: kubelet rose to 6\.5% of the samples in the 10s around t
 "$TPROF_BUNDLE" -D "$TEST_TMP/under" show --json >"$TEST_TMP/under.json" 2>"$ERR" || fail "show --json under: $(cat "$ERR")"
 python3 -c 'import json,sys; a=json.load(open(sys.argv[1]))["answer"]; assert a["under"] == "memcg_stat_show" and a["from"] == "near", a' \
         "$TEST_TMP/under.json" || fail "json: under"
+# A long baseline is just counted; one of a few seconds (the windows' edges fell close to the
+# slice) is said to be short.
+grep -qE '^   Baseline: [0-9]+ samples from the pinned windows outside the slice$' "$TEST_TMP/under.txt" ||
+        fail "baseline line: $(grep Baseline "$TEST_TMP/under.txt")"
+python3 - "$TEST_TMP"/under/incidents/*/manifest.json <<'PY'
+import json, sys
+m = json.load(open(sys.argv[1]))
+m["baseline"]["samples"] = 500
+json.dump(m, open(sys.argv[1], "w"))
+PY
+"$TPROF_BUNDLE" -D "$TEST_TMP/under" show >"$OUT" 2>"$ERR" || fail "show under, short baseline: $(cat "$ERR")"
+grep -qE '^   Baseline: 500 samples from the pinned windows outside the slice \(about [0-9.]+s of sampling: a short baseline' "$OUT" ||
+        fail "short baseline not said: $(grep Baseline "$OUT")"
 # A process that ran only around the event, a handful of samples (the one that logged it, a core
 # dump): its z-score there is large, the CPU it took is not; the summary keeps the slice's kubelet.
 python3 "$FIXTURE" "$TEST_TMP/few" few --id 0c0c0c0c
