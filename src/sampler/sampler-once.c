@@ -108,6 +108,8 @@ static void print_unwind(const Sampler *s, FILE *err) {
         sampler_get_unwind_stats(s, &u);
         unwind_stats_format(&u, line, sizeof(line));
         fprintf(err, "  user stacks (%s): %s\n", unwind_mode_to_string(sampler_unwind_mode(s)), line);
+        if (sampler_unwind_copy_hint(s, line, sizeof(line)))
+                fprintf(err, "  (%s)\n", line);
         fprintf(err,
                 "  unwinding: %" PRIu64 " frames by CFI, %" PRIu64 " by frame pointers, %.1f us per stack "
                 "(and %.1f ms loading tables), "

@@ -107,6 +107,18 @@ static const char *const cut_table[_UNWIND_CUT_MAX] = {
         [UNWIND_CUT_FULL] = "unwind tables full",
 };
 
+bool unwind_stats_copy_hint(const UnwindStats *st, uint32_t copy_bytes, char *buf, size_t len) {
+        uint64_t cut = st->cut[UNWIND_CUT_STACK];
+
+        if (st->stacks < UNWIND_COPY_HINT_STACKS || (double) cut < UNWIND_COPY_HINT_SHARE * (double) st->stacks)
+                return false;
+        snprintf(buf, len,
+                 "%.0f%% of user stacks ran past the %" PRIu32 "-byte copy of the stack and were cut there; "
+                 "--unwind-stack (unwind_stack: in the configuration) copies more, at more cost a sample",
+                 100.0 * (double) cut / (double) st->stacks, copy_bytes);
+        return true;
+}
+
 const char *unwind_cut_to_string(UnwindCut c) {
         return c >= 0 && c < _UNWIND_CUT_MAX ? cut_table[c] : NULL;
 }

@@ -117,5 +117,12 @@ void unwinder_get_stats(const Unwinder *u, UnwindStats *ret);
  * N cut (REASON: N, ...); N samples without user stack". */
 void unwind_stats_format(const UnwindStats *st, char *buf, size_t len);
 
+/* Whether enough stacks ran past the copy of copy_bytes to say so: at least
+ * UNWIND_COPY_HINT_STACKS walked and UNWIND_COPY_HINT_SHARE of them cut there (programs with large
+ * frames: an 8 KiB buffer on the stack, sqlite3's shell). Writes the advice into buf. */
+#define UNWIND_COPY_HINT_STACKS 1000U
+#define UNWIND_COPY_HINT_SHARE 0.05
+bool unwind_stats_copy_hint(const UnwindStats *st, uint32_t copy_bytes, char *buf, size_t len);
+
 #include "basic/cleanup.h"
 DEFINE_TRIVIAL_CLEANUP_FUNC(Unwinder *, unwinder_free);

@@ -319,6 +319,15 @@ void sampler_get_unwind_stats(const Sampler *s, UnwindStats *ret) {
                 *ret = (UnwindStats) {};
 }
 
+bool sampler_unwind_copy_hint(const Sampler *s, char *buf, size_t len) {
+        UnwindStats u;
+
+        if (!s->unwinder)
+                return false;
+        unwinder_get_stats(s->unwinder, &u);
+        return unwind_stats_copy_hint(&u, s->opts.unwind_stack_bytes, buf, len);
+}
+
 UnwindMode sampler_unwind_mode(const Sampler *s) {
         return s->opts.unwind;
 }

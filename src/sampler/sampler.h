@@ -141,6 +141,8 @@ typedef struct SamplerDebugStats {
 void sampler_get_debug_stats(const Sampler *s, SamplerDebugStats *ret);
 /* How user stacks were walked; all zero with UNWIND_MODE_FP. */
 void sampler_get_unwind_stats(const Sampler *s, UnwindStats *ret);
+/* Advice when many user stacks ran past the stack copy (unwind_stats_copy_hint()); false if none. */
+bool sampler_unwind_copy_hint(const Sampler *s, char *buf, size_t len);
 UnwindMode sampler_unwind_mode(const Sampler *s);
 
 /*

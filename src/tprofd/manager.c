@@ -103,6 +103,7 @@ typedef struct Manager {
         uint64_t dropped_reported;
         uint64_t symbol_drops_reported, unwind_drops_reported;
         bool ring_error_reported;
+        bool copy_hint_reported;
 } Manager;
 
 /* --- helpers ------------------------------------------------------------------------------------- */
@@ -333,6 +334,13 @@ static void update_status(Manager *m) {
                 m->dropped_reported = st.lost;
         }
         report_cache_drops(m);
+        if (!m->copy_hint_reported) {
+                char hint[256];
+                if (sampler_unwind_copy_hint(m->sampler, hint, sizeof hint)) {
+                        log_notice("%s.", hint);
+                        m->copy_hint_reported = true;
+                }
+        }
 }
 
 static int on_status_timer(sd_event_source *s, uint64_t usec, void *userdata) {

@@ -7,8 +7,10 @@
  *                   CFA is kept in rbx (glibc's sysdeps/x86_64/dl-trampoline.h);
  *   signal SECONDS  raises a signal over and over: many samples land in rt_sigreturn, whose user
  *                   address is the one after the syscall instruction, past the end of
- *                   __restore_rt's FDE.
- * Call path: main -> unwind_lazy_outer -> unwind_lazy_inner -> (rand | raise).
+ *                   __restore_rt's FDE;
+ *   deep SECONDS    spins under a frame of 16 KiB (a buffer on the stack): the caller's return
+ *                   address is beyond the default 8 KiB copy of the stack.
+ * Call path: main -> unwind_lazy_outer -> unwind_lazy_inner -> (rand | raise | unwind_lazy_deep).
  */
 #include <signal.h>
 #include <stdio.h>
@@ -29,8 +31,24 @@ static double now(void) {
         return (double) ts.tv_sec + (double) ts.tv_nsec / 1e9;
 }
 
+__attribute__((noinline)) static long unwind_lazy_spin(volatile char *buf) {
+        long s = 0;
+        for (int i = 0; i < 100000; i++)
+                s += buf[i % 16384];
+        return s;
+}
+
+__attribute__((noinline)) static long unwind_lazy_deep(void) {
+        volatile char buf[16384];
+        buf[0] = 1;
+        buf[16383] = 2;
+        return unwind_lazy_spin(buf);
+}
+
 __attribute__((noinline)) static long unwind_lazy_inner(int use_signal) {
         long s = 0;
+        if (use_signal == 2)
+                return unwind_lazy_deep();
         for (int i = 0; i < 1000; i++) {
                 if (use_signal)
                         raise(SIGUSR1);
@@ -50,12 +68,12 @@ int main(int argc, char *argv[]) {
         double end;
         int use_signal;
 
-        if (argc != 3 || (strcmp(argv[1], "lazy") != 0 && strcmp(argv[1], "signal") != 0)) {
-                fprintf(stderr, "usage: %s lazy|signal SECONDS\n", argv[0]);
+        if (argc != 3 || (strcmp(argv[1], "lazy") != 0 && strcmp(argv[1], "signal") != 0 && strcmp(argv[1], "deep") != 0)) {
+                fprintf(stderr, "usage: %s lazy|signal|deep SECONDS\n", argv[0]);
                 return 64;
         }
-        use_signal = strcmp(argv[1], "signal") == 0;
-        if (use_signal) {
+        use_signal = strcmp(argv[1], "signal") == 0 ? 1 : strcmp(argv[1], "deep") == 0 ? 2 : 0;
+        if (use_signal == 1) {
                 struct sigaction sa = { .sa_handler = on_signal };
                 sigaction(SIGUSR1, &sa, NULL);
         }

@@ -139,6 +139,28 @@ fixture_check signal unwind-lazy "^unwind-lazy;_start;.*__libc_start_call_main;m
 # A twentieth of them are in rt_sigreturn: the share above would pass without them.
 ! grep -q 'no unwind information' "$ERR" || fail "signal: stacks cut for want of rules: $(cat "$ERR")"
 
+# --- a frame of 16 KiB: past the default 8 KiB copy the walk is cut, and the summary says how to
+# copy more; with a 32 KiB copy the stacks are whole and nothing is said.
+"$TPROF_UNWIND_LAZY" deep 4 &
+pid=$!
+sleep 0.2
+once 3 --freq 997 --pid "$pid" --unwind dwarf
+wait "$pid"
+grep -q 'beyond the copied stack' "$ERR" || fail "deep: no stack cut beyond the copy: $(cat "$ERR")"
+if [ "$(comm_total unwind-lazy)" -ge 1000 ]; then
+        grep -qE '^  \([0-9]+% of user stacks ran past the 8192-byte copy of the stack and were cut there; --unwind-stack' "$ERR" ||
+                fail "deep: no advice to copy more: $(cat "$ERR")"
+else
+        echo "deep: $(comm_total unwind-lazy) samples, fewer than the advice needs (a busy machine): not checked"
+fi
+"$TPROF_UNWIND_LAZY" deep 4 &
+pid=$!
+sleep 0.2
+once 3 --freq 997 --pid "$pid" --unwind dwarf --unwind-stack 32768
+wait "$pid"
+fixture_check deep unwind-lazy "^unwind-lazy;_start;.*__libc_start_call_main;main;unwind_lazy_outer;unwind_lazy_inner;unwind_lazy_deep;unwind_lazy_spin"
+! grep -q 'ran past the' "$ERR" || fail "deep with a 32 KiB copy: advice given: $(cat "$ERR")"
+
 # --- frame pointers only: the same program's stacks are cut, as before
 "$TPROF_UNWIND_FIXTURE" spin 3 &
 pid=$!
