@@ -201,7 +201,7 @@ int sampler_once_run(const OnceOptions *o, FILE *out, FILE *err) {
         double secs = (double) (now - start) / USEC_PER_SEC;
         fprintf(err,
                 "tprofd --once: %.2f s, event %s at %" PRIu32 " Hz on %u CPUs, rings of %zu KiB per CPU\n"
-                "  samples: %" PRIu64 " folded%s (%" PRIu64 " read, expected about %.0f), %zu distinct stacks\n"
+                "  samples: %" PRIu64 " folded%s (%" PRIu64 " read; about %.0f if every CPU had been busy throughout), %zu distinct stacks\n"
                 "  lost: %" PRIu64 ", throttled: %" PRIu64 ", unthrottled: %" PRIu64 "\n",
                 secs, sampler_event_name(s), o->freq_hz ?: SAMPLER_FREQ_HZ_DEFAULT, sampler_n_cpus(s),
                 sampler_ring_bytes(s) / 1024, c.samples, o->pid > 0 ? " for the process" : "", st.samples,
