@@ -4,6 +4,7 @@
  * unusual-in-slice ranking putting a planted anomaly first while stable noise stays out, and the
  * activity grid.
  */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -218,6 +219,13 @@ static void test_answer(void **state) {
         assert_true(folded_key_share(&rest, RISE_FUNCTION, "cronjob;main") == 0);
         assert_true(folded_key_share(&near, RISE_PROCESS, "kube") == 0);
 
+        /* An empty event.folded (the event outside its slice, or its seconds lost) says nothing of
+         * where a slice rise happened: kubelet, not the hog whose share drifted. */
+        _cleanup_(folded_donep) Folded empty = FOLDED_NULL;
+        Rise drift[] = { RISE("hog", 0.60, 0.37, 56.9), RISE("kubelet", 0.065, 0.008, 20.0) };
+        in = (AnswerInput) { .slice_proc = drift, .n_slice_proc = 2, .near = &empty, .rest = &rest, .n_cpus = 2 };
+        assert_ptr_equal(rises_answer(&in, &from), &drift[1]);
+
         /* A process that kept its share while its work changed: no process rose, its function
          * did; the answer names the function. */
         Rise fn_near[] = { RISE("worker;[libz.so.1]", 0.084, 0, 21.5) };
@@ -284,6 +292,37 @@ static void test_rise_under(void **state) {
         assert_null(u);
         assert_int_equal(folded_rise_under(&near, &rest, "kube", &u), 0);
         assert_null(u);
+
+        /* An empty frame (";;" in an edited file) is no function to name. */
+        folded_done(&near);
+        load_text("java;main 920\nkubelet;main;loop 22\nkubelet;main;read;;x 9\nkubelet;main;read;;y 9\n"
+                  "swapper;idle 40\n",
+                  &near);
+        assert_int_equal(folded_rise_under(&near, &rest, "kubelet", &u), 0);
+        assert_string_equal(u, "read");
+        u = mfree(u);
+}
+
+/* Each process rise's top function is its own, also where one comm is the start of another's. */
+static void test_rises_top_function_per_process(void **state) {
+        _cleanup_(folded_donep) Folded slice = FOLDED_NULL, base = FOLDED_NULL;
+        Rise *r = NULL;
+        size_t n = 0;
+
+        load_text("java;main 800\nkube;main;alpha 100\nkubelet;main;beta 100\nkubelet;main;gamma 5\n", &slice);
+        load_text("java;main 9000\nkubelet;main;gamma 50\n", &base);
+        assert_int_equal(folded_rises(&slice, &base, RISE_PROCESS, SIZE_MAX, &r, &n), 0);
+        assert_int_equal(n, 2);
+        for (size_t i = 0; i < n; i++)
+                assert_string_equal(r[i].top_function, streq(r[i].name, "kube") ? "alpha" : "beta");
+        rises_free(r, n);
+}
+
+/* Counts that overflow as integer sums: z stays a number. */
+static void test_z_huge(void **state) {
+        double z = proportion_z(UINT64_MAX / 2, UINT64_MAX - 1, UINT64_MAX / 4, UINT64_MAX - 1);
+        assert_true(isfinite(z));
+        assert_true(z > 0);
 }
 
 static void test_rises_nothing(void **state) {
@@ -342,6 +381,8 @@ int main(void) {
                 cmocka_unit_test(test_rest_and_burst),
                 cmocka_unit_test(test_answer),
                 cmocka_unit_test(test_rise_under),
+                cmocka_unit_test(test_rises_top_function_per_process),
+                cmocka_unit_test(test_z_huge),
                 cmocka_unit_test(test_rises_nothing),
                 cmocka_unit_test(test_rises_tiny_counts),
                 cmocka_unit_test(test_activity),

@@ -190,23 +190,26 @@ fail:
 }
 
 double proportion_z(uint64_t a, uint64_t n1, uint64_t b, uint64_t n2) {
-        double p1, p2, p, se;
+        double p1, p2, p, se, z;
 
         if (n1 == 0 || n2 == 0)
                 return 0;
+        /* In double throughout: counts near UINT64_MAX would wrap as sums of integers. */
         p1 = (double) a / (double) n1;
         p2 = (double) b / (double) n2;
-        p = (double) (a + b) / (double) (n1 + n2);
+        p = ((double) a + (double) b) / ((double) n1 + (double) n2);
         se = sqrt(p * (1 - p) * (1.0 / (double) n1 + 1.0 / (double) n2));
-        if (se <= 0)
+        if (!(se > 0) || !isfinite(se))
                 return 0;
-        return (p1 - p2) / se;
+        z = (p1 - p2) / se;
+        return isfinite(z) ? z : 0;
 }
 
 typedef struct Counts {
         char *key;
         uint64_t slice, baseline;
-        size_t depth; /* folded_rise_under(): the deepest it was seen at */
+        size_t depth;   /* folded_rise_under(): the deepest it was seen at */
+        uint64_t stamp; /* folded_rise_under(): the last stack it was counted in, + 1 */
 } Counts;
 
 typedef struct CountTable {
@@ -302,6 +305,9 @@ static int rise_compare(const void *a, const void *b) {
 int folded_rises(const Folded *slice, const Folded *baseline, RiseKind kind, size_t max_n, Rise **ret,
                  size_t *ret_n) {
         CountTable t = {}, ft = {};
+        _cleanup_(hashmap_freep) Hashmap *byname = NULL;
+        _cleanup_free_ const Counts **best = NULL;
+        _cleanup_free_ double *best_z = NULL;
         Rise *rises = NULL;
         size_t n = 0, allocated = 0;
         int r;
@@ -359,32 +365,50 @@ int folded_rises(const Folded *slice, const Folded *baseline, RiseKind kind, siz
                 n = max_n;
         }
 
-        /* For each process, the function of it whose share rose most (largest z, rises only). */
-        for (size_t i = 0; kind == RISE_PROCESS && i < n; i++) {
-                size_t klen = strlen(rises[i].name);
-                double best = -INFINITY;
-                const Counts *bc = NULL;
-
-                for (size_t j = 0; j < ft.n; j++) {
-                        const Counts *c = &ft.c[j];
-                        if (!strneq(c->key, rises[i].name, klen) || c->key[klen] != ';')
-                                continue;
-                        double z = proportion_z(c->slice, slice->total, c->baseline, baseline->total);
-                        if (c->slice == 0 || z <= 0 || z <= best)
-                                continue;
-                        best = z;
-                        bc = c;
-                }
-                if (!bc)
-                        continue;
-                rises[i].top_function = strdup(bc->key + klen + 1);
-                if (!rises[i].top_function) {
+        /* For each process, the function of it whose share rose most (largest z, rises only): one
+         * pass over the functions, each found its process by name (every rise may be asked for). */
+        if (kind == RISE_PROCESS && n > 0) {
+                best = new0(const Counts *, n);
+                best_z = new0(double, n);
+                byname = hashmap_new();
+                if (!best || !best_z || !byname) {
                         r = -ENOMEM;
                         goto finish;
                 }
-                rises[i].function_slice_share = (double) bc->slice / (double) slice->total;
-                rises[i].function_baseline_share = (double) bc->baseline / (double) baseline->total;
-                rises[i].function_z = best;
+                for (size_t i = 0; i < n; i++)
+                        if (hashmap_put(byname, rises[i].name, strlen(rises[i].name), i) < 0) {
+                                r = -ENOMEM;
+                                goto finish;
+                        }
+                for (size_t j = 0; j < ft.n; j++) {
+                        const Counts *c = &ft.c[j];
+                        const char *semi = strchr(c->key, ';');
+                        uint64_t i;
+                        double z;
+
+                        /* "comm;leaf" with a leaf: a comm-only key names no function */
+                        if (!semi || semi[1] == '\0' || c->slice == 0 ||
+                            !hashmap_get(byname, c->key, (size_t) (semi - c->key), &i))
+                                continue;
+                        z = proportion_z(c->slice, slice->total, c->baseline, baseline->total);
+                        if (z <= 0 || (best[i] && z <= best_z[i]))
+                                continue;
+                        best[i] = c;
+                        best_z[i] = z;
+                }
+                for (size_t i = 0; i < n; i++) {
+                        const Counts *bc = best[i];
+                        if (!bc)
+                                continue;
+                        rises[i].top_function = strdup(strchr(bc->key, ';') + 1);
+                        if (!rises[i].top_function) {
+                                r = -ENOMEM;
+                                goto finish;
+                        }
+                        rises[i].function_slice_share = (double) bc->slice / (double) slice->total;
+                        rises[i].function_baseline_share = (double) bc->baseline / (double) baseline->total;
+                        rises[i].function_z = best_z[i];
+                }
         }
         *ret = TAKE_PTR(rises);
         *ret_n = n;
@@ -418,7 +442,7 @@ int folded_rise_under(const Folded *a, const Folded *b, const char *comm, char *
         for (size_t k = 0; k < ELEMENTSOF(files); k++)
                 for (size_t i = 0; i < files[k]->n; i++) {
                         const FoldedLine *l = &files[k]->lines[i];
-                        int64_t seen[RISE_UNDER_FRAMES_MAX];
+                        uint64_t stamp = (uint64_t) k * a->n + i + 1;
                         size_t n_seen = 0;
 
                         if (!strneq(l->stack, comm, clen) || (l->stack[clen] != ';' && l->stack[clen] != '\0'))
@@ -427,18 +451,21 @@ int folded_rise_under(const Folded *a, const Folded *b, const char *comm, char *
                         /* Each function once per stack: a recursive one is not counted twice. */
                         for (const char *f = l->stack + clen; *f == ';' && n_seen < RISE_UNDER_FRAMES_MAX;) {
                                 const char *e = strchrnul(++f, ';');
-                                int64_t x = count_index(&t, f, (size_t) (e - f));
+                                int64_t x;
                                 bool dup = false;
 
+                                if (e == f) /* an empty frame (";;" in a hand-edited file) names nothing */
+                                        continue;
+                                x = count_index(&t, f, (size_t) (e - f));
                                 if (x < 0) {
                                         r = (int) x;
                                         goto finish;
                                 }
-                                for (size_t j = 0; j < n_seen && !dup; j++)
-                                        dup = seen[j] == x;
+                                dup = t.c[x].stamp == stamp;
+                                n_seen++;
                                 if (!dup) {
+                                        t.c[x].stamp = stamp;
                                         t.c[x].depth = MAX(t.c[x].depth, n_seen);
-                                        seen[n_seen++] = x;
                                         if (k == 0)
                                                 t.c[x].slice += l->count;
                                         else
@@ -585,7 +612,8 @@ static bool answer_qualifies(const AnswerInput *in, const Rise *r, AnswerFrom fr
                 return false;
         if (r->slice_share < RISE_ANSWER_RATIO_MIN * r->baseline_share)
                 return false;
-        if (!answer_from_near(from) && in->near && in->rest) {
+        /* An empty event.folded (the event outside its slice, its seconds lost) says nothing. */
+        if (!answer_from_near(from) && in->near && in->rest && in->near->total > 0 && in->rest->total > 0) {
                 RiseKind kind = answer_from_function(from) ? RISE_FUNCTION : RISE_PROCESS;
                 if (folded_key_share(in->near, kind, r->name) < folded_key_share(in->rest, kind, r->name))
                         return false;

@@ -579,6 +579,7 @@ static UnwindStepResult step_fp(UnwindRegs *regs, const UnwindMemory *mem, bool 
         regs->sp = regs->bp + 2 * word;
         regs->bp = nbp;
         regs->ip = ra;
+        regs->bx_valid = false; /* a frame walked without its CFI may have used rbx: unknown now */
         return UNWIND_STEP_OK;
 }
 
@@ -633,10 +634,12 @@ size_t unwinder_unwind(Unwinder *u, ProcTable *procs, const UnwindInput *in, uin
                         }
                         /* The interrupted address of a process in a system call is the one after
                          * the syscall instruction: past the end of a function that ends with it
-                         * (glibc's __restore_rt, whose FDE ends at the rt_sigreturn syscall). */
+                         * (glibc's __restore_rt, whose FDE ends at the rt_sigreturn syscall). Only
+                         * a signal frame's rule is taken so: after a page fault or an interrupt the
+                         * address is exact, and the function before may be another's. */
                         if (rule->kind == UNWIND_RULE_NONE && n == 1 && in->in_syscall && vaddr > 0) {
                                 const UnwindRule *before = rule_for(u, f, vaddr - 1, &buf);
-                                if (before->kind != UNWIND_RULE_NONE)
+                                if (before->kind != UNWIND_RULE_NONE && before->signal)
                                         rule = before, vaddr--;
                         }
                         /* The rule is for the address looked up; a signal frame's return address is exact. */
