@@ -658,6 +658,35 @@ const Rise *rises_answer(const AnswerInput *in, AnswerFrom *ret_from) {
         return NULL;
 }
 
+int answer_choose(const AnswerInput *in, const Folded *slice, const Folded *baseline, Answer *ret) {
+        Answer a = {};
+        const Rise *r = rises_answer(in, &a.from);
+        int k;
+
+        *ret = (Answer) {};
+        if (!r)
+                return 0;
+        k = rise_copy(r, &a.rise);
+        if (k < 0)
+                return k;
+        bool near = answer_from_near(a.from);
+        const Folded *x = near ? in->near : slice, *y = near ? in->rest : baseline;
+        if (!answer_from_function(a.from) && x && y) {
+                k = folded_rise_under(x, y, a.rise.name, &a.under);
+                if (k < 0) {
+                        answer_done(&a);
+                        return k;
+                }
+        }
+        *ret = a;
+        return 0;
+}
+
+void answer_done(Answer *a) {
+        rise_done(&a->rise);
+        a->under = mfree(a->under);
+}
+
 void activity_done(Activity *a) {
         free(a->samples);
         free(a->busy);

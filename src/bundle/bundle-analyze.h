@@ -164,6 +164,18 @@ static inline bool answer_from_function(AnswerFrom f) {
  */
 const Rise *rises_answer(const AnswerInput *in, AnswerFrom *ret_from);
 
+/* The answer as show and the page give it: a copy of the rise, the list it came from, and for a
+ * process where its rise ran (folded_rise_under(), in near against rest or slice against
+ * baseline, as the rise was found). rise.name NULL: nothing to name. */
+typedef struct Answer {
+        Rise rise;
+        AnswerFrom from;
+        char *under;
+} Answer;
+
+int answer_choose(const AnswerInput *in, const Folded *slice, const Folded *baseline, Answer *ret);
+void answer_done(Answer *a);
+
 typedef struct Activity {
         unsigned n_cpus;    /* highest CPU seen + 1 */
         unsigned n_seconds; /* highest offset seen + 1, or the slice length if larger */

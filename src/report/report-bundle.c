@@ -156,28 +156,21 @@ static int write_analysis(JsonWriter *w, const char *dir, unsigned n_cpus, Repor
                 (void) folded_rises(&near, &rest, RISE_FUNCTION, SIZE_MAX, &near_func, &n_near_func);
         }
         /* The one-line answer from every rise, as show chooses it; then the lists cut for the page. */
-        AnswerFrom from;
-        Rise answer = {};
-        const Rise *a = rises_answer(&(AnswerInput) {
-                                             .slice_proc = proc,
-                                             .n_slice_proc = n_proc,
-                                             .slice_func = func,
-                                             .n_slice_func = n_func,
-                                             .near_proc = near_proc,
-                                             .n_near_proc = n_near_proc,
-                                             .near_func = near_func,
-                                             .n_near_func = n_near_func,
-                                             .near = rn >= 0 ? &near : NULL,
-                                             .rest = rn >= 0 ? &rest : NULL,
-                                             .n_cpus = n_cpus,
-                                     },
-                                     &from);
-        bool has_answer = a && rise_copy(a, &answer) >= 0;
-        _cleanup_free_ char *under = NULL;
-        if (has_answer && !answer_from_function(from)) {
-                bool n = answer_from_near(from);
-                (void) folded_rise_under(n ? &near : &slice, n ? &rest : &baseline, answer.name, &under);
-        }
+        _cleanup_(answer_done) Answer answer = {};
+        (void) answer_choose(&(AnswerInput) {
+                                     .slice_proc = proc,
+                                     .n_slice_proc = n_proc,
+                                     .slice_func = func,
+                                     .n_slice_func = n_func,
+                                     .near_proc = near_proc,
+                                     .n_near_proc = n_near_proc,
+                                     .near_func = near_func,
+                                     .n_near_func = n_near_func,
+                                     .near = rn >= 0 ? &near : NULL,
+                                     .rest = rn >= 0 ? &rest : NULL,
+                                     .n_cpus = n_cpus,
+                             },
+                             &slice, &baseline, &answer);
         rises_truncate(proc, &n_proc, REPORT_RISES);
         rises_truncate(func, &n_func, REPORT_RISES);
         rises_truncate(near_proc, &n_near_proc, REPORT_RISES);
@@ -205,16 +198,16 @@ static int write_analysis(JsonWriter *w, const char *dir, unsigned n_cpus, Repor
         /* The rise the one-line answer names, as show chooses it: from the slice's comparison or the
          * event's seconds' ("near"), a process or a function ("comm;function"); null without one. */
         json_key(w, "answer");
-        if (has_answer) {
+        if (answer.rise.name) {
                 json_begin_object(w);
-                json_kv_string(w, "from", answer_from_near(from) ? "near" : "slice");
-                json_kv_string(w, "kind", answer_from_function(from) ? "function" : "process");
-                json_kv_string(w, "name", answer.name);
-                json_kv_double(w, "slice_share", answer.slice_share);
-                json_kv_double(w, "baseline_share", answer.baseline_share);
-                json_kv_double(w, "z", answer.z);
-                json_kv_string(w, "top_function", answer.top_function);
-                json_kv_string(w, "under", under);
+                json_kv_string(w, "from", answer_from_near(answer.from) ? "near" : "slice");
+                json_kv_string(w, "kind", answer_from_function(answer.from) ? "function" : "process");
+                json_kv_string(w, "name", answer.rise.name);
+                json_kv_double(w, "slice_share", answer.rise.slice_share);
+                json_kv_double(w, "baseline_share", answer.rise.baseline_share);
+                json_kv_double(w, "z", answer.rise.z);
+                json_kv_string(w, "top_function", answer.rise.top_function);
+                json_kv_string(w, "under", answer.under);
                 json_end_object(w);
         } else
                 json_null(w);
@@ -223,7 +216,6 @@ static int write_analysis(JsonWriter *w, const char *dir, unsigned n_cpus, Repor
         rises_free(func, n_func);
         rises_free(near_proc, n_near_proc);
         rises_free(near_func, n_near_func);
-        rise_done(&answer);
         return 0;
 }
 

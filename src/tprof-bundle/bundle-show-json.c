@@ -221,12 +221,12 @@ int show_print_json(const Show *s, bool pretty) {
         /* The rise the one-line answer names (rises_answer()): "from" "slice" (against the baseline)
          * or "near" (the event's seconds against the rest), "kind" "process" or "function". */
         json_key(&w, "answer");
-        if (s->has_answer) {
+        if (s->answer.rise.name) {
                 json_begin_object(&w);
-                json_kv_string(&w, "from", answer_from_near(s->answer_from) ? "near" : "slice");
-                json_kv_string(&w, "kind", answer_from_function(s->answer_from) ? "function" : "process");
-                json_rise_fields(&w, s, &s->answer, !answer_from_function(s->answer_from));
-                json_kv_string(&w, "under", s->answer_under);
+                json_kv_string(&w, "from", answer_from_near(s->answer.from) ? "near" : "slice");
+                json_kv_string(&w, "kind", answer_from_function(s->answer.from) ? "function" : "process");
+                json_rise_fields(&w, s, &s->answer.rise, !answer_from_function(s->answer.from));
+                json_kv_string(&w, "under", s->answer.under);
                 json_end_object(&w);
         } else
                 json_null(&w);

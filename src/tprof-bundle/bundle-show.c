@@ -106,8 +106,7 @@ static void show_done(Show *s) {
         folded_done(&s->near_rest);
         rises_free(s->near_proc_rises, s->n_near_proc_rises);
         rises_free(s->near_func_rises, s->n_near_func_rises);
-        rise_done(&s->answer);
-        free(s->answer_under);
+        answer_done(&s->answer);
         rises_free(s->cpu_rises, s->n_cpu_rises);
         for (size_t i = 0; i < ELEMENTSOF(s->services); i++)
                 rises_free(s->services[i], s->n_services[i]);
@@ -263,14 +262,8 @@ static void choose_answer(Show *s) {
                 .rest = near ? &s->near_rest : NULL,
                 .n_cpus = s->m ? (unsigned) MIN(s->m->profile_n_cpus, (uint64_t) UINT32_MAX) : 0,
         };
-        const Rise *a = rises_answer(&in, &s->answer_from);
 
-        s->has_answer = a && rise_copy(a, &s->answer) >= 0;
-        if (s->has_answer && !answer_from_function(s->answer_from)) {
-                bool n = answer_from_near(s->answer_from);
-                (void) folded_rise_under(n ? &s->near : &s->slice, n ? &s->near_rest : &s->baseline, s->answer.name,
-                                         &s->answer_under);
-        }
+        (void) answer_choose(&in, &s->slice, &s->baseline, &s->answer);
         rises_truncate(s->proc_rises, &s->n_proc_rises, TOP_RISES);
         rises_truncate(s->func_rises, &s->n_func_rises, TOP_RISES);
         rises_truncate(s->near_proc_rises, &s->n_near_proc_rises, TOP_RISES);
@@ -404,9 +397,9 @@ static void print_summary(const Show *s) {
         }
         /* From the whole slice against the baseline, or the event's own seconds against the rest;
          * a process, or a function of one. */
-        if (s->has_answer) {
-                const Rise *ans = &s->answer;
-                bool near = answer_from_near(s->answer_from), fn = answer_from_function(s->answer_from);
+        if (s->answer.rise.name) {
+                const Rise *ans = &s->answer.rise;
+                bool near = answer_from_near(s->answer.from), fn = answer_from_function(s->answer.from);
                 const char *comm, *leaf;
                 size_t clen, llen;
                 folded_stack_comm(ans->name, &comm, &clen);
@@ -431,8 +424,8 @@ static void print_summary(const Show *s) {
                 if (!fn && ans->top_function)
                         printf("; its function that rose most: %s", top ?: "?");
                 /* The caller most of the rise ran under, where the leaf alone does not say it. */
-                if (s->answer_under && (!ans->top_function || !streq(s->answer_under, ans->top_function))) {
-                        _cleanup_free_ char *u = text_for_terminal(s->answer_under, 80);
+                if (s->answer.under && (!ans->top_function || !streq(s->answer.under, ans->top_function))) {
+                        _cleanup_free_ char *u = text_for_terminal(s->answer.under, 80);
                         printf("%s most of the rise under %s", ans->top_function ? "," : ";", u ?: "?");
                 }
                 printf(".\n");

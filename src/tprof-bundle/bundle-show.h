@@ -69,11 +69,8 @@ typedef struct Show {
         size_t n_near_proc_rises, n_near_func_rises;
 
         /* The one-line answer, chosen from the untruncated lists before they are cut to TOP_RISES
-         * for display (rises_answer()); has_answer false when every list is empty. */
-        Rise answer;
-        AnswerFrom answer_from;
-        bool has_answer;
-        char *answer_under; /* a process answer: where most of its rise ran (folded_rise_under()) */
+         * for display (answer_choose()); answer.rise.name NULL when every list is empty. */
+        Answer answer;
 
         bool has_cpu;
         unsigned cpu;
