@@ -8,6 +8,7 @@
 #   rules            rules/default.yaml and every YAML file under tests/data/rules
 #   window           window files from make-window-seeds (the store's own writer)
 #   bundle-manifest  manifest.json of each kind of bundle tests/helpers/make-fixture-bundle.py makes
+#   folded           the three folded files of the fixture bundles whose answers the tests know
 #   control          requests tprof-bundle sends and replies tprofd gives
 #   names            comm, DSO and symbol of each frame in tests/data/store/odd-names.perf-script
 #   escape           the hostile fixture bundle's log, and the kmsg and rules test logs
@@ -24,7 +25,7 @@ top=$(cd "$here/../.." && pwd)
 build=${2:-$top/build-fuzz}
 data=$top/tests/data
 
-for t in kmsg rules window bundle-manifest control names escape gopclntab elf; do
+for t in kmsg rules window bundle-manifest folded control names escape gopclntab elf; do
         mkdir -p "$out/$t"
 done
 
@@ -77,6 +78,15 @@ for kind in anomaly quiet hostile corrupt pending nocov; do
         find "$tmp/$kind" -name manifest.json | while read -r f; do
                 cp "$f" "$out/bundle-manifest/$kind.json"
         done
+done
+
+# folded: a byte of CPUs, then stacks.folded, baseline.folded and event.folded, NUL between, of
+# the bundles whose answers the tests know.
+for kind in anomaly burst under few quiet hostile; do
+        python3 "$top/tests/helpers/make-fixture-bundle.py" "$tmp/folded-$kind" "$kind" >/dev/null
+        d=$(find "$tmp/folded-$kind/incidents" -mindepth 1 -maxdepth 1 -type d | head -n 1)
+        { printf '\010'; cat "$d/stacks.folded"; printf '\000'; cat "$d/baseline.folded"; printf '\000'
+          cat "$d/event.folded" 2>/dev/null || true; } >"$out/folded/$kind"
 done
 
 # control

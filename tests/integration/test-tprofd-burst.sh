@@ -23,14 +23,16 @@ rules:
     before: 20s
     after: 5s
 RULES
-# Its own name, so that its samples are its own process's (comm "tprof-burst").
-cp "$TPROF_BURN" "$TEST_TMP/tprof-burst"
+# Its own name, so that its samples are its own process's, and this run's: another suite on the
+# machine runs burners of its own at the same time (comm "burst-" and the token, 14 bytes).
+BURNER=burst-$TOKEN
+cp "$TPROF_BURN" "$TEST_TMP/$BURNER"
 
 start_tprofd --rules "$TEST_TMP/rules.yaml" --window 4s
 sleep 18
-"$TEST_TMP/tprof-burst" 3 &
+"$TEST_TMP/$BURNER" 3 &
 BURST1=$!
-"$TEST_TMP/tprof-burst" 3 &
+"$TEST_TMP/$BURNER" 3 &
 BURST2=$!
 on_exit "kill $BURST1 $BURST2 2>/dev/null"
 sleep 1.5
@@ -42,7 +44,7 @@ wait_for 20 bundle_ready || fail "no bundle: $(tail -20 "$TEST_TMP/tprofd.log")"
 B=$(compgen -G "$STATE/incidents/*-burst-*")
 
 # event.folded: part of the slice, and where the burst is.
-python3 - "$B/event.folded" "$B/stacks.folded" <<'PY' || fail "event.folded: $(head "$B/event.folded")"
+python3 - "$B/event.folded" "$B/stacks.folded" "$BURNER" <<'PY' || fail "event.folded: $(head "$B/event.folded")"
 import sys
 def load(p):
     d = {}
@@ -53,14 +55,15 @@ def load(p):
 near, whole = load(sys.argv[1]), load(sys.argv[2])
 for stack, n in near.items():
     assert whole.get(stack, 0) >= n, (stack, n, whole.get(stack))
-burst_near = sum(n for s, n in near.items() if s.startswith("tprof-burst;"))
-burst_whole = sum(n for s, n in whole.items() if s.startswith("tprof-burst;"))
+burner = sys.argv[3] + ";"
+burst_near = sum(n for s, n in near.items() if s.startswith(burner))
+burst_whole = sum(n for s, n in whole.items() if s.startswith(burner))
 assert burst_near >= 100, burst_near  # 2 x 3 s at 97 Hz, on a busy machine less
 assert burst_near == burst_whole, (burst_near, burst_whole)
 PY
 
 "$TPROF_BUNDLE" -D "$STATE" show >"$OUT" 2>"$ERR" || fail "show: $(cat "$ERR")"
 sed -n '/^Around the event (5s before .. 5s after)/,/^  Functions/p' "$OUT" |
-        grep -qE '^  tprof-burst +[0-9.]+% \(rest +<?[0-9.]+%\) +burn_leaf +z=' ||
+        grep -qE "^  $BURNER"' +[0-9.]+% \(rest +<?[0-9.]+%\) +burn_leaf +z=' ||
         fail "the burst is not among the rises around the event: $(sed -n '/^Around/,/^Services/p' "$OUT")"
 echo "ok"
