@@ -235,6 +235,20 @@ static void test_answer(void **state) {
         assert_ptr_equal(rises_answer(&in, &from), &fn_near[0]);
         assert_int_equal(from, ANSWER_NEAR_FUNCTION);
 
+        /* Idle rising (the services went quiet with the network) is not the answer, however strong. */
+        Rise idle_near[] = { RISE("swapper", 0.60, 0.30, 40.0), RISE("swapper/3", 0.05, 0.01, 30.0),
+                             RISE("kubelet", 0.040, 0.008, 14.8) };
+        in = (AnswerInput) { .near_proc = idle_near, .n_near_proc = 3, .n_cpus = 2 };
+        assert_ptr_equal(rises_answer(&in, &from), &idle_near[2]);
+        in.n_cpus = 1000; /* every one passes the floors... */
+        idle_near[2].slice_share = 0.009; /* ...but kubelet no more doubled: the fallback */
+        assert_ptr_equal(rises_answer(&in, &from), &idle_near[2]);
+        in.n_near_proc = 2;
+        assert_null(rises_answer(&in, &from));
+        Rise swap_like[] = { RISE("swapperd", 0.05, 0.01, 9.0) }; /* a daemon named so is not idle */
+        in = (AnswerInput) { .near_proc = swap_like, .n_near_proc = 1, .n_cpus = 2 };
+        assert_ptr_equal(rises_answer(&in, &from), &swap_like[0]);
+
         /* Nothing passes the floors: near's processes first, then the slice's, then functions. */
         Rise small[] = { RISE("a", 0.005, 0.001, 5) };
         Rise tiny[] = { RISE("b", 0.004, 0, 30) };

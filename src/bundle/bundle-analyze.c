@@ -605,8 +605,21 @@ double folded_key_share(const Folded *f, RiseKind kind, const char *key) {
         return (double) n / (double) f->total;
 }
 
+/* The idle task's samples ("swapper", as perf names pid 0, or "swapper/N"): idle rising is what
+ * the CPUs did not do (the services went quiet when the network did), never a cause. */
+static bool rise_is_idle(const Rise *r) {
+        const char *comm;
+        size_t len;
+
+        folded_stack_comm(r->name, &comm, &len);
+        return (len == 7 || (len > 8 && comm[7] == '/')) && strneq(comm, "swapper", 7);
+}
+
 static bool answer_qualifies(const AnswerInput *in, const Rise *r, AnswerFrom from) {
         double gain = r->slice_share - r->baseline_share;
+
+        if (rise_is_idle(r))
+                return false;
 
         if (in->n_cpus > 0 ? gain * in->n_cpus < RISE_ANSWER_CPUS_MIN : gain < RISE_ANSWER_GAIN_MIN)
                 return false;
@@ -650,10 +663,11 @@ const Rise *rises_answer(const AnswerInput *in, AnswerFrom *ret_from) {
         if (best)
                 return best;
         for (size_t k = 0; k < ELEMENTSOF(fallback); k++)
-                if (lists[fallback[k]].n > 0) {
-                        *ret_from = lists[fallback[k]].from;
-                        return &lists[fallback[k]].r[0];
-                }
+                for (size_t i = 0; i < lists[fallback[k]].n; i++)
+                        if (!rise_is_idle(&lists[fallback[k]].r[i])) {
+                                *ret_from = lists[fallback[k]].from;
+                                return &lists[fallback[k]].r[i];
+                        }
         *ret_from = _ANSWER_FROM_INVALID;
         return NULL;
 }

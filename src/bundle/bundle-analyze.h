@@ -160,7 +160,8 @@ static inline bool answer_from_function(AnswerFrom f) {
  * when the bundle has the event's own seconds, a rise of the whole slice counts only if its share
  * around the event was at least its share in the rest (a burst half a minute before the event,
  * gone by then, is no answer to it). Without any, the first of near's processes, the slice's,
- * near's functions, the slice's: the strongest there is, said as it is. *ret_from says which
+ * near's functions, the slice's: the strongest there is, said as it is. The idle task
+ * ("swapper") is never the answer: idle rising is work that was not done. *ret_from says which
  * list; NULL when all are empty.
  */
 const Rise *rises_answer(const AnswerInput *in, AnswerFrom *ret_from);
