@@ -255,32 +255,43 @@ static int count_add(CountTable *t, const char *key, size_t len, uint64_t count,
         return 0;
 }
 
-/* Process key: the comm. Function key: "comm;leaf" (the comm alone when the stack has no frame). */
+/* A stack's key as the rankings count it. Process: the comm. Function: "comm;leaf" (the comm alone
+ * when the stack has no frame), built in buf where it is not a run of stack itself. */
+#define STACK_KEY_MAX (FOLDED_LINE_MAX + 2)
+static void stack_key(const char *stack, RiseKind kind, char buf[static STACK_KEY_MAX], const char **ret,
+                      size_t *ret_len) {
+        const char *comm, *leaf;
+        size_t clen, llen;
+
+        folded_stack_comm(stack, &comm, &clen);
+        if (kind == RISE_PROCESS) {
+                *ret = comm;
+                *ret_len = clen;
+                return;
+        }
+        folded_stack_leaf(stack, &leaf, &llen);
+        if (leaf == comm) {
+                *ret = comm;
+                *ret_len = clen;
+                return;
+        }
+        memcpy(buf, comm, clen);
+        buf[clen] = ';';
+        memcpy(buf + clen + 1, leaf, llen);
+        *ret = buf;
+        *ret_len = clen + 1 + llen;
+}
+
 static int count_folded(CountTable *t, const Folded *f, RiseKind kind, bool baseline) {
+        char buf[STACK_KEY_MAX];
+
         for (size_t i = 0; i < f->n; i++) {
-                const char *s = f->lines[i].stack, *k;
+                const char *k;
                 size_t len;
                 int r;
 
-                if (kind == RISE_PROCESS) {
-                        folded_stack_comm(s, &k, &len);
-                        r = count_add(t, k, len, f->lines[i].count, baseline);
-                } else {
-                        const char *comm, *leaf;
-                        size_t clen, llen;
-                        char buf[FOLDED_LINE_MAX + 2];
-
-                        folded_stack_comm(s, &comm, &clen);
-                        folded_stack_leaf(s, &leaf, &llen);
-                        if (leaf == comm)
-                                r = count_add(t, comm, clen, f->lines[i].count, baseline);
-                        else {
-                                memcpy(buf, comm, clen);
-                                buf[clen] = ';';
-                                memcpy(buf + clen + 1, leaf, llen);
-                                r = count_add(t, buf, clen + 1 + llen, f->lines[i].count, baseline);
-                        }
-                }
+                stack_key(f->lines[i].stack, kind, buf, &k, &len);
+                r = count_add(t, k, len, f->lines[i].count, baseline);
                 if (r < 0)
                         return r;
         }
@@ -582,24 +593,17 @@ void rises_truncate(Rise *r, size_t *n, size_t max_n) {
 
 double folded_key_share(const Folded *f, RiseKind kind, const char *key) {
         size_t klen = strlen(key);
+        char buf[STACK_KEY_MAX];
         uint64_t n = 0;
 
         if (!f || f->total == 0)
                 return 0;
         for (size_t i = 0; i < f->n; i++) {
-                const char *s = f->lines[i].stack, *comm, *leaf;
-                size_t clen, llen;
+                const char *k;
+                size_t len;
 
-                folded_stack_comm(s, &comm, &clen);
-                if (kind == RISE_PROCESS) {
-                        if (clen == klen && strneq(comm, key, klen))
-                                n += f->lines[i].count;
-                        continue;
-                }
-                folded_stack_leaf(s, &leaf, &llen);
-                if (leaf == comm ? clen == klen && strneq(comm, key, klen)
-                                 : clen + 1 + llen == klen && strneq(comm, key, clen) && key[clen] == ';' &&
-                                           strneq(leaf, key + clen + 1, llen))
+                stack_key(f->lines[i].stack, kind, buf, &k, &len);
+                if (len == klen && memcmp(k, key, klen) == 0)
                         n += f->lines[i].count;
         }
         return (double) n / (double) f->total;

@@ -82,6 +82,23 @@ static uint8_t rule_reg(const UnwindArch *a, uint64_t reg) {
         return reg == a->sp ? UNWIND_DWARF_REG_SP : reg == a->bp ? UNWIND_DWARF_REG_BP : 0xff;
 }
 
+/* How frame gives a callee-saved register's (BP, BX) caller value, as a simple rule says it:
+ * unknown, the same, or saved at CFA + *ret_off; false for anything else (an expression). */
+static bool saved_reg_rule(Dwarf_Frame *frame, int reg, uint8_t *ret_kind, int32_t *ret_off) {
+        Dwarf_Op ops_mem[3], *ops;
+        size_t nops;
+
+        if (dwarf_frame_register(frame, reg, ops_mem, &ops, &nops) < 0)
+                return false;
+        if (nops == 0)
+                *ret_kind = ops == ops_mem ? UNWIND_BP_UNDEFINED : UNWIND_BP_SAME;
+        else if (ops_cfa_offset(ops, nops, ret_off))
+                *ret_kind = UNWIND_BP_AT_CFA;
+        else
+                return false;
+        return true;
+}
+
 static void rule_from_frame(const UnwindArch *a, Dwarf_Frame *frame, UnwindRule *ret) {
         Dwarf_Op ops_mem[3], *ops;
         size_t nops;
@@ -110,21 +127,8 @@ static void rule_from_frame(const UnwindArch *a, Dwarf_Frame *frame, UnwindRule 
         ret->cfa_reg = rule_reg(a, ops[0].number);
         ret->cfa_off = (int32_t) (int64_t) ops[0].number2;
 
-        if (dwarf_frame_register(frame, a->bp, ops_mem, &ops, &nops) < 0)
-                return;
-        if (nops == 0)
-                ret->bp_kind = ops == ops_mem ? UNWIND_BP_UNDEFINED : UNWIND_BP_SAME;
-        else if (ops_cfa_offset(ops, nops, &ret->bp_off))
-                ret->bp_kind = UNWIND_BP_AT_CFA;
-        else
-                return;
-        if (dwarf_frame_register(frame, a->bx, ops_mem, &ops, &nops) < 0)
-                return;
-        if (nops == 0)
-                ret->bx_kind = ops == ops_mem ? UNWIND_BP_UNDEFINED : UNWIND_BP_SAME;
-        else if (ops_cfa_offset(ops, nops, &ret->bx_off))
-                ret->bx_kind = UNWIND_BP_AT_CFA;
-        else
+        if (!saved_reg_rule(frame, a->bp, &ret->bp_kind, &ret->bp_off) ||
+            !saved_reg_rule(frame, a->bx, &ret->bx_kind, &ret->bx_off))
                 return;
         ret->kind = UNWIND_RULE_SIMPLE;
 }
@@ -375,10 +379,24 @@ finish:
         return r;
 }
 
+/* A callee-saved register as the caller had it, by saved_reg_rule()'s kind and offset. GCC's
+ * epilogues leave the saved-register rules in place after the pops: a slot below the stack pointer
+ * sp was popped already, so the register holds the caller's value. A slot we cannot read costs
+ * the register, not the walk: most frames do not need it. */
+static void restore_saved_reg(const UnwindArch *a, uint8_t kind, int32_t off, uint64_t cfa, uint64_t sp,
+                              const UnwindMemory *mem, uint64_t *reg, bool *valid) {
+        if (kind == UNWIND_BP_AT_CFA) {
+                uint64_t at = arch_addr(a, cfa + (uint64_t) (int64_t) off);
+                if (at >= sp)
+                        *valid = unwind_memory_read_word(mem, at, a->word, reg);
+        } else if (kind == UNWIND_BP_UNDEFINED)
+                *valid = false;
+}
+
 UnwindStepResult unwind_cfi_apply(UnwindCfiFile *f, uint64_t vaddr, const UnwindRule *rule, UnwindRegs *regs,
                                   const UnwindMemory *mem) {
         const UnwindArch *a = &f->arch;
-        uint64_t cfa, ra, bp = regs->bp;
+        uint64_t cfa, ra;
 
         switch (rule->kind) {
         case UNWIND_RULE_NONE:
@@ -399,26 +417,8 @@ UnwindStepResult unwind_cfi_apply(UnwindCfiFile *f, uint64_t vaddr, const Unwind
                 cfa = arch_addr(a, regs->sp + (uint64_t) (int64_t) rule->cfa_off);
         if (!unwind_memory_read_word(mem, arch_addr(a, cfa + (uint64_t) (int64_t) rule->ra_off), a->word, &ra))
                 return UNWIND_STEP_MEMORY;
-        if (rule->bp_kind == UNWIND_BP_AT_CFA) {
-                uint64_t at = arch_addr(a, cfa + (uint64_t) (int64_t) rule->bp_off);
-                /* GCC's epilogues leave the saved-register rules in place after the pops: a slot
-                 * below the stack pointer was popped already, so BP holds the caller's value. A
-                 * slot we cannot read costs BP, not the walk: most frames do not need it. */
-                if (at < regs->sp)
-                        ;
-                else if (unwind_memory_read_word(mem, at, a->word, &bp))
-                        regs->bp_valid = true;
-                else
-                        regs->bp_valid = false;
-        } else if (rule->bp_kind == UNWIND_BP_UNDEFINED)
-                regs->bp_valid = false;
-        if (rule->bx_kind == UNWIND_BP_AT_CFA) {
-                uint64_t at = arch_addr(a, cfa + (uint64_t) (int64_t) rule->bx_off);
-                if (at >= regs->sp)
-                        regs->bx_valid = unwind_memory_read_word(mem, at, a->word, &regs->bx);
-        } else if (rule->bx_kind == UNWIND_BP_UNDEFINED)
-                regs->bx_valid = false;
-        regs->bp = bp;
+        restore_saved_reg(a, rule->bp_kind, rule->bp_off, cfa, regs->sp, mem, &regs->bp, &regs->bp_valid);
+        restore_saved_reg(a, rule->bx_kind, rule->bx_off, cfa, regs->sp, mem, &regs->bx, &regs->bx_valid);
         regs->ip = ra;
         regs->sp = cfa;
         return UNWIND_STEP_OK;
