@@ -637,7 +637,7 @@ size_t unwinder_unwind(Unwinder *u, ProcTable *procs, const UnwindInput *in, uin
                          * (glibc's __restore_rt, whose FDE ends at the rt_sigreturn syscall). Only
                          * a signal frame's rule is taken so: after a page fault or an interrupt the
                          * address is exact, and the function before may be another's. */
-                        if (rule->kind == UNWIND_RULE_NONE && n == 1 && in->in_syscall && vaddr > 0) {
+                        if (rule->kind == UNWIND_RULE_NONE && n == 1 && in->kernel_mode && vaddr > 0) {
                                 const UnwindRule *before = rule_for(u, f, vaddr - 1, &buf);
                                 if (before->kind != UNWIND_RULE_NONE && before->signal)
                                         rule = before, vaddr--;

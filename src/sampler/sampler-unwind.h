@@ -91,7 +91,7 @@ typedef struct UnwindStats {
 typedef struct UnwindInput {
         uint32_t pid;
         uint64_t ip, sp, bp, bx;  /* user registers of the sample */
-        bool in_syscall;          /* sampled in the kernel: ip may follow a syscall instruction */
+        bool kernel_mode;         /* sampled in the kernel: ip may follow a syscall instruction */
         const uint8_t *stack; /* the copy from sp on */
         size_t stack_size;    /* bytes of it that were filled */
         bool compat32;        /* a 32-bit process (PERF_SAMPLE_REGS_ABI_32): 4-byte words, i386 CFI */

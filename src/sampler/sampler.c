@@ -521,7 +521,7 @@ static void unwind_user(Sampler *s, RecordSample *rs) {
                                              .sp = rs->user_sp,
                                              .bp = rs->user_bp,
                                              .bx = rs->user_bx,
-                                             .in_syscall = rs->kernel_ip,
+                                             .kernel_mode = rs->kernel_ip,
                                              .stack = rs->stack,
                                              .stack_size = rs->stack_dyn_size,
                                              .compat32 = rs->regs_abi == PERF_SAMPLE_REGS_ABI_32,

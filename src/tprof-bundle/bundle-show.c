@@ -530,11 +530,13 @@ static void print_header(const Show *s) {
         if (m->has_baseline) {
                 printf("%11s: %" PRIu64 " samples from the pinned windows outside the slice", "Baseline",
                        m->baseline_samples);
-                /* Its length depends on where the windows' edges fell: a short one compares roughly. */
-                if (m->profile_freq_hz > 0 && m->profile_n_cpus > 0 &&
-                    m->baseline_samples < SHOW_BASELINE_SHORT_S * m->profile_freq_hz * m->profile_n_cpus)
-                        printf(" (about %.1fs of sampling: a short baseline, the comparisons with it are rough)",
-                               (double) m->baseline_samples / (double) (m->profile_freq_hz * m->profile_n_cpus));
+                /* Its length depends on where the windows' edges fell: a short one compares roughly.
+                 * In double: a manifest's rate times CPUs may not fit 64 bits. */
+                double secs = m->profile_freq_hz > 0 && m->profile_n_cpus > 0
+                                      ? (double) m->baseline_samples / ((double) m->profile_freq_hz * (double) m->profile_n_cpus)
+                                      : INFINITY;
+                if (secs < SHOW_BASELINE_SHORT_S)
+                        printf(" (about %.1fs of sampling: a short baseline, the comparisons with it are rough)", secs);
                 printf("\n");
         }
         if (m->alignment_method) {

@@ -120,32 +120,33 @@ fi
 # (rbx is sampled with the other registers); and signal returns, whose samples in rt_sigreturn
 # stop one byte past __restore_rt's FDE. Without the first nine in ten of the lazy stacks were cut,
 # without the second every one in rt_sigreturn.
-LD_BIND_NOT=1 "$TPROF_UNWIND_LAZY" lazy 4 &
-pid=$!
-sleep 0.2
-once 3 --pid "$pid" --unwind dwarf
-wait "$pid"
+# sample_lazy MODE [ONCE-OPTIONS...]: the helper in MODE for 4 s, sampled for 3 (by its CFI alone);
+# in mode lazy with LD_BIND_NOT=1 (the helper only: tprofd itself binds as usual).
+sample_lazy() {
+        local mode=$1 pid bind=()
+        shift
+        [ "$mode" != lazy ] || bind=(LD_BIND_NOT=1)
+        env "${bind[@]}" "$TPROF_UNWIND_LAZY" "$mode" 4 &
+        pid=$!
+        sleep 0.2
+        once 3 --pid "$pid" --unwind dwarf "$@"
+        wait "$pid"
+}
+lazy_path="^unwind-lazy;_start;.*__libc_start_call_main;main;unwind_lazy_outer;unwind_lazy_inner"
+sample_lazy lazy
 [ "$(comm_matching unwind-lazy '_dl_runtime_resolve')" -gt 0 ] ||
         fail "lazy: no sample in ld.so's resolver, nothing checked: $(head -5 "$OUT")"
-fixture_check lazy unwind-lazy "^unwind-lazy;_start;.*__libc_start_call_main;main;unwind_lazy_outer;unwind_lazy_inner"
-"$TPROF_UNWIND_LAZY" signal 4 &
-pid=$!
-sleep 0.2
-once 3 --pid "$pid" --unwind dwarf
-wait "$pid"
+fixture_check lazy unwind-lazy "$lazy_path"
+sample_lazy signal
 [ "$(comm_matching unwind-lazy '__restore_rt')" -gt 0 ] ||
         fail "signal: no sample in a signal return, nothing checked: $(head -5 "$OUT")"
-fixture_check signal unwind-lazy "^unwind-lazy;_start;.*__libc_start_call_main;main;unwind_lazy_outer;unwind_lazy_inner"
+fixture_check signal unwind-lazy "$lazy_path"
 # A twentieth of them are in rt_sigreturn: the share above would pass without them.
 ! grep -q 'no unwind information' "$ERR" || fail "signal: stacks cut for want of rules: $(cat "$ERR")"
 
 # --- a frame of 16 KiB: past the default 8 KiB copy the walk is cut, and the summary says how to
 # copy more; with a 32 KiB copy the stacks are whole and nothing is said.
-"$TPROF_UNWIND_LAZY" deep 4 &
-pid=$!
-sleep 0.2
-once 3 --freq 997 --pid "$pid" --unwind dwarf
-wait "$pid"
+sample_lazy deep --freq 997
 grep -q 'beyond the copied stack' "$ERR" || fail "deep: no stack cut beyond the copy: $(cat "$ERR")"
 if [ "$(comm_total unwind-lazy)" -ge 1000 ]; then
         grep -qE '^  \([0-9]+% of user stacks ran past the 8192-byte copy of the stack and were cut there; --unwind-stack' "$ERR" ||
@@ -153,12 +154,8 @@ if [ "$(comm_total unwind-lazy)" -ge 1000 ]; then
 else
         echo "deep: $(comm_total unwind-lazy) samples, fewer than the advice needs (a busy machine): not checked"
 fi
-"$TPROF_UNWIND_LAZY" deep 4 &
-pid=$!
-sleep 0.2
-once 3 --freq 997 --pid "$pid" --unwind dwarf --unwind-stack 32768
-wait "$pid"
-fixture_check deep unwind-lazy "^unwind-lazy;_start;.*__libc_start_call_main;main;unwind_lazy_outer;unwind_lazy_inner;unwind_lazy_deep;unwind_lazy_spin"
+sample_lazy deep --freq 997 --unwind-stack 32768
+fixture_check deep unwind-lazy "$lazy_path;unwind_lazy_deep;unwind_lazy_spin"
 ! grep -q 'ran past the' "$ERR" || fail "deep with a 32 KiB copy: advice given: $(cat "$ERR")"
 
 # --- frame pointers only: the same program's stacks are cut, as before
