@@ -227,25 +227,24 @@ def make(args):
         slice_c = profile(total, 0.065, 0.92)
         base_c = profile(base_total, 0.008, 0.05)
         near_c = profile(near_total, 0.065, 0.92)
-    elif kind == "few":
-        # kubelet 0.8% -> 2.0% over the slice; around the event also a handful of samples of a
-        # process seen nowhere else (the one that logged the event, say).
-        near_c = profile(near_total, 0.02, 0.92)
-        near_c["sh;main;fork"] = 8
-        slice_c = profile(total - near_total, 0.02, 0.92)
-        for stack, n in near_c.items():
-            slice_c[stack] = slice_c.get(stack, 0) + n
-        base_c = profile(base_total, 0.008, 0.05)
-    elif kind in ("burst", "under"):
-        # kubelet as usual but in the event's own seconds: the whole slice dilutes it.
-        near_c = profile(near_total, 0.065, 0.92 if kind == "burst" else 0.80)
-        if kind == "under":
-            # memory.stat's work split between two leaves under memcg_stat_show: neither leaf
-            # holds half of the rise, their caller does.
-            hot = near_c.pop(KUBELET_HOT)
-            near_c[KUBELET_HOT] = hot // 2
-            near_c[KUBELET_HOT.rsplit(";", 1)[0] + ";memcg_page_state"] = hot - hot // 2
-        slice_c = profile(total - near_total, 0.008, 0.05)
+    elif kind in ("few", "burst", "under"):
+        # The event's own seconds first, then the rest of the slice; the slice holds both.
+        if kind == "few":
+            # kubelet 0.8% -> 2.0% over the slice; around the event also a handful of samples of
+            # a process seen nowhere else (the one that logged the event, say).
+            near_c = profile(near_total, 0.02, 0.92)
+            near_c["sh;main;fork"] = 8
+            slice_c = profile(total - near_total, 0.02, 0.92)
+        else:
+            # kubelet as usual but in the event's own seconds: the whole slice dilutes it.
+            near_c = profile(near_total, 0.065, 0.92 if kind == "burst" else 0.80)
+            if kind == "under":
+                # memory.stat's work split between two leaves under memcg_stat_show: neither
+                # leaf holds half of the rise, their caller does.
+                hot = near_c.pop(KUBELET_HOT)
+                near_c[KUBELET_HOT] = hot // 2
+                near_c[KUBELET_HOT.rsplit(";", 1)[0] + ";memcg_page_state"] = hot - hot // 2
+            slice_c = profile(total - near_total, 0.008, 0.05)
         for stack, n in near_c.items():
             slice_c[stack] = slice_c.get(stack, 0) + n
         base_c = profile(base_total, 0.008, 0.05)
