@@ -95,7 +95,7 @@ fixture_check() { # NAME COMM REGEX
         good=$(comm_matching "$2" "$3")
         echo "$1: $good of $total samples match"
         [ "$total" -ge 3 ] || fail "$1: only $total samples: $(head -c 2000 "$OUT"); summary: $(cat "$ERR")"
-        [ $((good * 100)) -ge $((total * 80)) ] || fail "$1: $good of $total samples whole: $(head -20 "$OUT")"
+        [ $((good * 100)) -ge $((total * 80)) ] || fail "$1: $good of $total samples whole: $(head -20 "$OUT"); summary: $(cat "$ERR")"
 }
 "$TPROF_UNWIND_FIXTURE" spin 4 &
 pid=$!
