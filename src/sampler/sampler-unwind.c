@@ -638,9 +638,15 @@ size_t unwinder_unwind(Unwinder *u, ProcTable *procs, const UnwindInput *in, uin
                          * a signal frame's rule is taken so: after a page fault or an interrupt the
                          * address is exact, and the function before may be another's. */
                         if (rule->kind == UNWIND_RULE_NONE && n == 1 && in->kernel_mode && vaddr > 0) {
+                                /* The two addresses may share a cache slot (or buf): the lookup of the
+                                 * byte before can overwrite the rule just read, which was "none". */
+                                static const UnwindRule none = { .kind = UNWIND_RULE_NONE };
                                 const UnwindRule *before = rule_for(u, f, vaddr - 1, &buf);
-                                if (before->kind != UNWIND_RULE_NONE && before->signal)
-                                        rule = before, vaddr--;
+                                if (before->kind != UNWIND_RULE_NONE && before->signal) {
+                                        rule = before;
+                                        vaddr--;
+                                } else
+                                        rule = &none;
                         }
                         /* The rule is for the address looked up; a signal frame's return address is exact. */
                         r = unwind_cfi_apply(f, vaddr, rule, &regs, &mem);
