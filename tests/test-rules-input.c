@@ -158,10 +158,107 @@ static void test_kmsg_fields(void **state) {
         assert_int_equal(rec.source_usec, 5678901);
 }
 
+/* journalctl -o json (systemd 252's output, field names and value forms), and what is not one. */
+static void test_journal_json(void **state) {
+        static const struct {
+                const char *line;
+                LineFormat format;
+                LogSource source;
+                bool kernel_origin;
+                int priority, facility;
+                const char *message;
+                size_t message_len; /* when the message holds a NUL */
+        } cases[] = {
+                { "{\"__CURSOR\":\"s=1;i=2\",\"__REALTIME_TIMESTAMP\":\"1764176400000000\",\"PRIORITY\":\"3\","
+                  "\"SYSLOG_FACILITY\":\"0\",\"_TRANSPORT\":\"kernel\",\"SYSLOG_IDENTIFIER\":\"kernel\","
+                  "\"MESSAGE\":\"ena 0000:00:05.0 eth0: Trigger reset is on\"}",
+                  LINE_FORMAT_JOURNAL_JSON, LOG_SOURCE_TEXT, true, 3, 0, "ena 0000:00:05.0 eth0: Trigger reset is on" },
+                /* A line user space wrote to /dev/kmsg, as journald keeps it: not the kernel's. */
+                { "{\"PRIORITY\":\"6\",\"SYSLOG_FACILITY\":\"3\",\"_TRANSPORT\":\"kernel\",\"MESSAGE\":\"x\"}",
+                  LINE_FORMAT_JOURNAL_JSON, LOG_SOURCE_TEXT, false, 6, 3, "x" },
+                { "\x1e{\"_TRANSPORT\":\"journal\",\"MESSAGE\":\"seq\"}", LINE_FORMAT_JOURNAL_JSON,
+                  LOG_SOURCE_JOURNAL, false, -1, -1, "seq" },
+                { "data: {\"_TRANSPORT\":\"stdout\",\"MESSAGE\":\"sse\"}", LINE_FORMAT_JOURNAL_JSON,
+                  LOG_SOURCE_JOURNAL, false, -1, -1, "sse" },
+                /* Escapes decoded; bytes that are not UTF-8 come as an array of numbers. */
+                { "{\"MESSAGE\":\"t\\tq\\\"\\u00fc\"}", LINE_FORMAT_JOURNAL_JSON, LOG_SOURCE_JOURNAL, false, -1, -1,
+                  "t\tq\"\xc3\xbc" },
+                { "{\"MESSAGE\":[104,105,0,255]}", LINE_FORMAT_JOURNAL_JSON, LOG_SOURCE_JOURNAL, false, -1, -1,
+                  "hi\0\xff", 4 },
+                /* A field the entry has twice: the first value. */
+                { "{\"MESSAGE\":[\"first\",\"second\"]}", LINE_FORMAT_JOURNAL_JSON, LOG_SOURCE_JOURNAL, false,
+                  -1, -1, "first" },
+                { "{\"MESSAGE\":[[104,105],\"x\"]}", LINE_FORMAT_JOURNAL_JSON, LOG_SOURCE_JOURNAL, false, -1, -1,
+                  "hi" },
+                /* Longer than 4096 bytes without --all: nothing to match. */
+                { "{\"MESSAGE\":null}", LINE_FORMAT_SKIP, 0, false, 0, 0, NULL },
+                { "{\"MESSAGE\":[300]}", LINE_FORMAT_SKIP, 0, false, 0, 0, NULL },
+                /* Not an entry: somebody's text. */
+                { "{\"message\":\"lower case\"}", LINE_FORMAT_PLAIN, LOG_SOURCE_TEXT, true, -1, -1,
+                  "{\"message\":\"lower case\"}" },
+                { "{\"MESSAGE\":\"cut", LINE_FORMAT_PLAIN, LOG_SOURCE_TEXT, true, -1, -1, "{\"MESSAGE\":\"cut" },
+                { "data: not json", LINE_FORMAT_PLAIN, LOG_SOURCE_TEXT, true, -1, -1, "data: not json" },
+                { "{} trailing", LINE_FORMAT_PLAIN, LOG_SOURCE_TEXT, true, -1, -1, "{} trailing" },
+        };
+
+        for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
+                char buf[512];
+                LogRecord rec;
+                size_t len = strlen(cases[i].line);
+
+                memcpy(buf, cases[i].line, len + 1);
+                LineFormat f = rules_input_parse_line(buf, len, &rec);
+                if (f != cases[i].format)
+                        fail_msg("'%s': format %s, expected %s", cases[i].line, line_format_to_string(f),
+                                 line_format_to_string(cases[i].format));
+                if (f == LINE_FORMAT_SKIP)
+                        continue;
+                assert_int_equal(rec.source, cases[i].source);
+                assert_int_equal(rec.kernel_origin, cases[i].kernel_origin);
+                assert_int_equal(rec.priority, cases[i].priority);
+                assert_int_equal(rec.facility, cases[i].facility);
+                size_t n = cases[i].message_len ?: strlen(cases[i].message);
+                assert_int_equal(rec.message_len, n);
+                assert_memory_equal(rec.message, cases[i].message, n);
+        }
+}
+
+/* The trusted fields a journal rule filters on come through, and only when they are text. */
+static void test_journal_json_fields(void **state) {
+        char buf[] = "{\"__CURSOR\":\"s=abc;i=1f\",\"_TRANSPORT\":\"journal\",\"_SYSTEMD_UNIT\":\"kubelet.service\","
+                     "\"_COMM\":\"kubelet\",\"_EXE\":\"/usr/bin/kubelet\",\"_UID\":\"0\",\"_PID\":\"4242\","
+                     "\"SYSLOG_IDENTIFIER\":\"kubelet\",\"__REALTIME_TIMESTAMP\":\"1764176400123456\","
+                     "\"MESSAGE\":\"PLEG is not healthy\",\"PRIORITY\":\"4\"}";
+        LogRecord rec;
+
+        assert_int_equal(rules_input_parse_line(buf, strlen(buf), &rec), LINE_FORMAT_JOURNAL_JSON);
+        assert_string_equal(rec.transport, "journal");
+        assert_string_equal(rec.unit, "kubelet.service");
+        assert_string_equal(rec.comm, "kubelet");
+        assert_string_equal(rec.exe, "/usr/bin/kubelet");
+        assert_string_equal(rec.identifier, "kubelet");
+        assert_string_equal(rec.cursor, "s=abc;i=1f");
+        assert_int_equal(rec.uid, 0);
+        assert_int_equal(rec.pid, 4242);
+        assert_int_equal(rec.priority, 4);
+        assert_int_equal(rec.realtime_usec, 1764176400123456ULL);
+        assert_int_equal(rec.message_len, strlen("PLEG is not healthy"));
+        assert_memory_equal(rec.message, "PLEG is not healthy", rec.message_len);
+
+        /* A unit name with a NUL in it could not be compared: absent. A uid out of range: unknown. */
+        char odd[] = "{\"_SYSTEMD_UNIT\":[97,0,98],\"_UID\":\"4294967295\",\"MESSAGE\":\"m\"}";
+        assert_int_equal(rules_input_parse_line(odd, strlen(odd), &rec), LINE_FORMAT_JOURNAL_JSON);
+        assert_null(rec.unit);
+        assert_int_equal(rec.uid, (uid_t) -1);
+        assert_null(rec.transport);
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_line_forms_table),
                 cmocka_unit_test(test_kmsg_fields),
+                cmocka_unit_test(test_journal_json),
+                cmocka_unit_test(test_journal_json_fields),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -17,6 +17,7 @@ const char *line_format_to_string(LineFormat f) {
                 [LINE_FORMAT_DMESG] = "dmesg",
                 [LINE_FORMAT_KMSG] = "kmsg",
                 [LINE_FORMAT_JOURNAL] = "journalctl/syslog",
+                [LINE_FORMAT_JOURNAL_JSON] = "journal JSON",
                 [LINE_FORMAT_SKIP] = "skipped",
         };
         if (f < 0 || f >= _LINE_FORMAT_MAX)
@@ -571,6 +572,13 @@ LineFormat rules_input_parse_line(char *line, size_t len, LogRecord *ret) {
                 return LINE_FORMAT_SKIP; /* journalctl "-- Boot 1234... --", "-- No entries --" */
         if (len > 0 && isdigit((unsigned char) line[0]) && parse_kmsg(line, len, ret))
                 return LINE_FORMAT_KMSG;
+        if (len > 0 && (line[0] == '{' || line[0] == '\x1e' || line[0] == 'd')) {
+                int r = rules_input_parse_journal_json(line, len, ret);
+                if (r > 0)
+                        return LINE_FORMAT_JOURNAL_JSON;
+                if (r < 0)
+                        return LINE_FORMAT_SKIP;
+        }
 
         if ((i = syslog_pri_len(line, len, &pri)) > 0) {
                 if (parse_rfc5424(line, len, i, pri, ret))

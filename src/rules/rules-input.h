@@ -17,10 +17,18 @@
  *                           without a pid is a kernel record; any other (also "kernel[pid]") is a
  *                           journal record that carries only the client-written identifier and
  *                           pid, none of the trusted fields (_SYSTEMD_UNIT, _UID...).
+ *   journalctl JSON         one entry a line, as -o json, json-seq (RS first) and json-sse
+ *                           ("data: " first) print it: MESSAGE (a string, or bytes as an array
+ *                           of numbers), PRIORITY, SYSLOG_FACILITY, SYSLOG_IDENTIFIER and the
+ *                           trusted fields (_TRANSPORT, _SYSTEMD_UNIT, _COMM, _EXE, _UID, _PID).
+ *                           _TRANSPORT=kernel with facility 0 is the kernel's record; any other
+ *                           entry is a journal record with the trusted fields it carries. An
+ *                           entry whose MESSAGE journalctl printed as null (longer than 4096
+ *                           bytes, without --all) is skipped. (-o json-pretty spans lines: no.)
  *   anything else           plain text, treated as a line the kernel logged.
  *
- * Journal rules therefore cannot have their trusted-field filters checked from text; the tester
- * says so in its summary.
+ * Journal rules therefore cannot have their trusted-field filters checked from the short text
+ * forms (the tester says so in its summary); from JSON they can.
  */
 #pragma once
 
@@ -33,7 +41,9 @@ typedef enum LineFormat {
         LINE_FORMAT_DMESG,
         LINE_FORMAT_KMSG,
         LINE_FORMAT_JOURNAL, /* journalctl and syslog */
-        LINE_FORMAT_SKIP, /* a kmsg continuation line or journalctl's "-- Boot ... --" marker */
+        LINE_FORMAT_JOURNAL_JSON, /* journalctl -o json: with the trusted fields */
+        LINE_FORMAT_SKIP, /* a kmsg continuation line, journalctl's "-- Boot ... --" marker, a JSON
+                           * entry without a message */
         _LINE_FORMAT_MAX,
         _LINE_FORMAT_INVALID = -22,
 } LineFormat;
@@ -41,7 +51,15 @@ typedef enum LineFormat {
 const char *line_format_to_string(LineFormat f);
 
 /*
- * Parses one line (without its newline) into *ret. May rewrite line in place (kmsg escapes get
- * shorter when decoded); ret->message and the identifier point into line. Returns the format.
+ * Parses one line (without its newline; line[len] is a NUL) into *ret. May rewrite line in place
+ * (kmsg escapes and JSON values get shorter when decoded); ret->message and the other strings
+ * point into line. Returns the format.
  */
 LineFormat rules_input_parse_line(char *line, size_t len, LogRecord *ret);
+
+/*
+ * The journalctl JSON form alone (rules-input-json.c): 1 and *ret when line is an entry, 0 when
+ * it is not JSON with a MESSAGE (some other form), -EBADMSG for an entry whose MESSAGE is no
+ * message (null, a number).
+ */
+int rules_input_parse_journal_json(char *line, size_t len, LogRecord *ret);

@@ -4,7 +4,8 @@
  * file given to --kmsg) controls. The input is one read() of /dev/kmsg: it goes through
  * kmsg_record_parse(), and a record that parses is checked against the parser's contract, turned
  * into a LogRecord and matched against the shipped rules, as tprofd does. The same bytes, up to the
- * first newline, also go through rules_input_parse_line(), the text form tprofd --test-rules reads.
+ * first newline, also go through rules_input_parse_line(), the text forms tprofd --test-rules reads
+ * (journalctl's JSON among them).
  */
 #include <assert.h>
 #include <stdint.h>
@@ -12,6 +13,7 @@
 #include <string.h>
 
 #include "basic/cleanup.h"
+#include "basic/macro.h"
 #include "logsrc/logsrc-kmsg-parse.h"
 #include "rules/rules-input.h"
 #include "rules/rules.h"
@@ -89,10 +91,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
                 assert(f >= 0 && f < _LINE_FORMAT_MAX);
                 if (f != LINE_FORMAT_SKIP) {
                         assert(rec.message >= line && rec.message + rec.message_len <= line + len);
+                        /* The other strings (journalctl JSON's fields) end inside the line too. */
+                        const char *fields[] = { rec.unit, rec.comm, rec.exe, rec.transport, rec.identifier, rec.cursor };
+                        for (size_t i = 0; i < ELEMENTSOF(fields); i++)
+                                assert(!fields[i] || (fields[i] >= line && fields[i] + strlen(fields[i]) <= line + len));
                         if (rec.message_len <= LOG_MESSAGE_BYTES_MAX) {
                                 size_t total = 0;
-                                r = rule_set_match_full(rules, &rec, RULE_MATCH_IGNORE_TRUSTED_FIELDS, fuzz_on_match,
-                                                        &total);
+                                r = rule_set_match_full(rules, &rec,
+                                                        f == LINE_FORMAT_JOURNAL_JSON ? 0 : RULE_MATCH_IGNORE_TRUSTED_FIELDS,
+                                                        fuzz_on_match, &total);
                                 assert(r >= 0);
                         }
                 }

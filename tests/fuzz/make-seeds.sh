@@ -4,7 +4,7 @@
 # Writes a seed corpus for every fuzz target into OUTDIR/<target>/, from the project's own test
 # data and writers rather than committed blobs:
 #
-#   kmsg             each record of tests/data/kmsg/recorded.kmsg and the --test-rules logs
+#   kmsg             each record of tests/data/kmsg/recorded.kmsg, the --test-rules logs and journal JSON lines
 #   rules            rules/default.yaml and every YAML file under tests/data/rules
 #   window           window files from make-window-seeds (the store's own writer)
 #   bundle-manifest  manifest.json of each kind of bundle tests/helpers/make-fixture-bundle.py makes
@@ -48,6 +48,12 @@ for log in logs:
     for line in open(log, "rb").read().splitlines(keepends=True):
         open("%s/log-%03d" % (out, n), "wb").write(line)
         n += 1
+# journalctl -o json, json-seq and json-sse entries (the tester's JSON form)
+for line in (b'{"_TRANSPORT":"kernel","SYSLOG_FACILITY":"0","PRIORITY":"3","MESSAGE":"nvme nvme0: I/O 1 QID 2 timeout, aborting"}\n',
+             b'\x1e{"_TRANSPORT":"journal","_SYSTEMD_UNIT":"kubelet.service","_UID":"0","_PID":"7","MESSAGE":[104,105]}\n',
+             b'data: {"MESSAGE":["a",[98]],"_COMM":"x","__CURSOR":"s=1"}\n'):
+    open("%s/json-%03d" % (out, n), "wb").write(line)
+    n += 1
 PY
 
 # rules

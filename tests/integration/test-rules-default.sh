@@ -45,6 +45,26 @@ for form in "${!DMESG_FORMS[@]}"; do
         diff -u "$DATA/positive.expected" "$TEST_TMP/got" >&2 || fail "$form: wrong rules or lines ($(head -1 "$TEST_TMP/positive-$form.log"))"
 done
 
+# journalctl -o json of the kernel's own records (_TRANSPORT=kernel, facility 0): the same rules on
+# the same lines. The same text written to /dev/kmsg by user space (facility 1, as journald keeps
+# it) is nobody's event.
+python3 - "$DATA/positive-plain.log" "$TEST_TMP" <<'PY'
+import json, sys
+src, out = sys.argv[1], sys.argv[2]
+for name, facility in (("json-kernel", "0"), ("json-user", "1")):
+    with open(src, encoding="utf-8") as f, open(f"{out}/positive-{name}.log", "w", encoding="utf-8") as o:
+        for n, line in enumerate(f):
+            entry = {"__CURSOR": f"s=1;i={n:x}", "__REALTIME_TIMESTAMP": str(1764176400000000 + n),
+                     "PRIORITY": "3", "SYSLOG_FACILITY": facility, "SYSLOG_IDENTIFIER": "kernel",
+                     "_TRANSPORT": "kernel", "MESSAGE": line.rstrip("\n")}
+            o.write(json.dumps(entry) + "\n")
+PY
+"$TPROFD" --test-rules --rules "$RULES" "$TEST_TMP/positive-json-kernel.log" 2>"$ERR" | cut -f1,2 >"$TEST_TMP/got"
+diff -u "$DATA/positive.expected" "$TEST_TMP/got" >&2 || fail "journalctl -o json: wrong rules or lines"
+grep -q ' 32 journal JSON' "$ERR" || fail "journalctl -o json: not read as JSON: $(head -1 "$ERR")"
+"$TPROFD" --test-rules --rules "$RULES" "$TEST_TMP/positive-json-user.log" >"$OUT" 2>/dev/null
+[ ! -s "$OUT" ] || fail "user space's kmsg records in journalctl -o json matched: $(head -3 "$OUT")"
+
 # Every shipped rule is covered by the positive lines.
 expect_exit 0 "$TPROFD" --test-rules --rules "$RULES" "$DATA/positive-dmesg.log"
 n_rules=$("$TPROFD" --check-config --rules "$RULES" | sed -nE 's/^rules: ([0-9]+) loaded.*/\1/p')

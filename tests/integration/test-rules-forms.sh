@@ -104,4 +104,40 @@ for mode in short short-full short-iso short-iso-precise short-precise short-mon
         try "journalctl -o $mode (kernel[pid])" "journal " "$k"
         try "journalctl -o $mode (app)" "journal " "$a"
 done
+
+# journalctl's JSON keeps journald's trusted fields, so a journal rule's filters are checked on
+# it: the entries were sent by root (_UID=0) over the native protocol (_TRANSPORT=journal).
+cat >"$TEST_TMP/rules-json.yaml" <<YAML
+rules:
+  - name: journal
+    source: journal
+    match: '^$N journal (?:kernel|app)\$'
+  - name: root
+    source: journal
+    uid: 0
+    transport: journal
+    match: '^$N journal (?:kernel|app)\$'
+  - name: other-uid
+    source: journal
+    uid: 4242
+    match: '^$N journal (?:kernel|app)\$'
+  - name: kernel
+    source: kernel
+    origin: any
+    match: '^$N journal (?:kernel|app)\$'
+YAML
+for mode in json json-seq json-sse; do
+        journalctl --namespace="$NS" -o "$mode" --no-pager >"$TEST_TMP/journal.$mode"
+        for what in kernel app; do
+                line=$(grep -F "$N journal $what" "$TEST_TMP/journal.$mode" | tail -1)
+                [ -n "$line" ] || fail "journalctl -o $mode: no entry for '$what'"
+                printf '%s\n' "$line" | "$TPROFD" --test-rules --rules "$TEST_TMP/rules-json.yaml" >"$OUT" 2>"$ERR" ||
+                        fail "journalctl -o $mode: tprofd --test-rules failed: $(cat "$ERR")"
+                got=$(cut -f2 "$OUT" | tr '\n' ' ')
+                # The filters decide (uid 4242 sent nothing); SYSLOG_IDENTIFIER=kernel is no kernel record.
+                [ "$got" = "journal root " ] || fail "journalctl -o $mode ($what): matched '$got', expected 'journal root '"
+                grep -q '1 journal JSON' "$ERR" || fail "journalctl -o $mode: not read as JSON: $(cat "$ERR")"
+                ! grep -q 'not checked' "$ERR" || fail "journalctl -o $mode: the summary says filters were not checked"
+        done
+done
 echo "ok"

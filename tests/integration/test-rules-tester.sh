@@ -74,6 +74,15 @@ grep -q 'filters of journal rules were not checked' "$ERR" || fail "no trusted-f
 grep -qE '^1 lines read in [0-9.]+s .*1 journalctl/syslog' "$ERR" || fail "summary: $(cat "$ERR")"
 grep -qE '^  pleg +1 +0 ' "$ERR" || fail "per-rule summary: $(cat "$ERR")"
 
+# journalctl -o json keeps the trusted fields: the unit filter decides, and no note is needed.
+printf '%s\n' '{"_TRANSPORT":"journal","_SYSTEMD_UNIT":"kubelet.service","_UID":"0","MESSAGE":"PLEG is not healthy"}' \
+        '{"_TRANSPORT":"journal","_SYSTEMD_UNIT":"other.service","_UID":"0","MESSAGE":"PLEG is not healthy"}' \
+        '{"_TRANSPORT":"journal","SYSLOG_IDENTIFIER":"kubelet","MESSAGE":"PLEG is not healthy"}' |
+        "$TPROFD" --test-rules --rules "$R" >"$OUT" 2>"$ERR"
+[ "$(cut -f1,2 "$OUT" | tr '\t\n' ': ')" = "1:pleg " ] || fail "journal JSON: $(cat "$OUT")"
+! grep -q 'not checked' "$ERR" || fail "journal JSON: trusted-field note: $(cat "$ERR")"
+grep -qE '^3 lines read in [0-9.]+s .*, 3 journal JSON' "$ERR" || fail "journal JSON summary: $(cat "$ERR")"
+
 # The text forms of dmesg, journalctl and syslog files (tests/data/rules/forms.log): each line's
 # prefix is taken off before the pattern, anchored at the message's start, sees it. Only the
 # 'any' rule (origin: any) matches the lines user space wrote to the kernel log (9, 11); the
@@ -98,7 +107,7 @@ want="1:kernel 1:any 2:kernel 2:any 3:kernel 3:any 4:kernel 4:any 5:kernel 5:any
 8:kernel 8:any 9:any 10:kernel 10:any 11:any 12:kernel 12:any 13:kernel 13:any 14:kernel 14:any 15:kernel 15:any \
 16:journal 17:journal 18:kernel 18:any 19:kernel 19:any 20:kernel 20:any 21:journal 22:journal "
 [ "$got" = "$want" ] || fail "forms: got '$got'"
-grep -qE '^23 lines read in [0-9.]+s .*: 1 plain, 12 dmesg, 0 kmsg, 10 journalctl/syslog, 0 skipped' "$ERR" ||
+grep -qE '^23 lines read in [0-9.]+s .*: 1 plain, 12 dmesg, 0 kmsg, 10 journalctl/syslog, 0 journal JSON, 0 skipped' "$ERR" ||
         fail "forms summary: $(head -1 "$ERR")"
 
 # A catastrophic pattern on a long line: counted as a limit hit, no match, no hang.
