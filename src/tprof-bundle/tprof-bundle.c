@@ -18,11 +18,6 @@
 const char *arg_state_dir = TPROF_STATE_DIR;
 const char *arg_control_socket = NULL;
 
-static int verb_unimplemented(int argc, char *argv[]) {
-        log_error("'%s' is not implemented yet in tprof %s.", argv[0], TPROF_VERSION);
-        return EX_UNAVAILABLE;
-}
-
 /* "export ID ..." cuts from a bundle, "export --from --to ..." straight from the ring. */
 static int verb_export_dispatch(int argc, char *argv[]) {
         return export_names_bundle(argc, argv) ? bundle_export_bundle(argc, argv) : verb_export(argc, argv);
@@ -49,8 +44,7 @@ static void help(void) {
                "\n"
                "Commands:\n");
         for (size_t i = 0; i < ELEMENTSOF(verbs); i++)
-                printf("  %-10s %s%s\n", verbs[i].name, verbs[i].help,
-                       verbs[i].run == verb_unimplemented ? " (not implemented yet)" : "");
+                printf("  %-10s %s\n", verbs[i].name, verbs[i].help);
         printf("\n"
                "Options:\n"
                "  -h --help            Show this help and exit\n"
@@ -61,7 +55,7 @@ static void help(void) {
                "                       else %s)\n"
                "\n"
                "Exit status: 0 on success, 1 when nothing matched or on failure, 3 from status when tprofd\n"
-               "does not run, 64 on a usage error, 69 for a command not implemented yet.\n",
+               "does not run, 64 on a usage error.\n",
                TPROF_STATE_DIR, CONTROL_SOCKET_DEFAULT);
 }
 

@@ -274,27 +274,19 @@ check_svg() {
 }
 
 # export ID (bundle_export_bundle): the bundle's own files byte for byte, SVG an XML parser accepts.
-# Until the export verb dispatches "export ID" here, these checks are skipped; open below still
-# checks the SVG writer.
 DIR="$STATE/incidents/20261121T143000Z-ena-reset-3fa9c2d1"
-rc=0
-tb export 3fa9 --format folded >/dev/null 2>&1 || rc=$?
-if [ "$rc" = 69 ]; then
-        echo "export is not dispatched to bundle exports yet: skipping its checks" >&2
-else
-        expect_exit 0 tb export 3fa9 --format folded
-        cmp -s "$OUT" "$DIR/stacks.folded" || fail "export folded differs from stacks.folded"
-        expect_exit 0 tb export 3fa9 --format perf-script
-        cmp -s "$OUT" "$DIR/stacks.perf-script" || fail "export perf-script differs"
-        expect_exit 0 tb export 3fa9 --format svg
-        check_svg "$OUT"
-        expect_exit 0 tb export 3fa9 --format svg --diff
-        check_svg "$OUT" diff
-        expect_exit 64 tb export 3fa9 --format svg --from -1h
-        grep -q "not supported yet for bundles" "$ERR" || fail "--from not refused clearly"
-        expect_exit 64 tb export 3fa9 --format png
-        expect_exit 1 tb export 3f --format folded
-fi
+expect_exit 0 tb export 3fa9 --format folded
+cmp -s "$OUT" "$DIR/stacks.folded" || fail "export folded differs from stacks.folded"
+expect_exit 0 tb export 3fa9 --format perf-script
+cmp -s "$OUT" "$DIR/stacks.perf-script" || fail "export perf-script differs"
+expect_exit 0 tb export 3fa9 --format svg
+check_svg "$OUT"
+expect_exit 0 tb export 3fa9 --format svg --diff
+check_svg "$OUT" diff
+expect_exit 64 tb export 3fa9 --format svg --from -1h
+grep -q "not supported yet for bundles" "$ERR" || fail "--from not refused clearly"
+expect_exit 64 tb export 3fa9 --format png
+expect_exit 1 tb export 3f --format folded
 
 # open: needs $TPROF_VIEWER; speedscope gets the perf-script, anything else an SVG.
 expect_exit 64 tb open 3fa9
