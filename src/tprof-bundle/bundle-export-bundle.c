@@ -110,7 +110,7 @@ static int parse_argv(int argc, char *argv[]) {
                 case ARG_FROM:
                 case ARG_TO:
                         return log_error_errno(SYNTHETIC_ERRNO(EOPNOTSUPP),
-                                               "--from/--to are not supported yet for bundles: a bundle holds its "
+                                               "--from/--to do not apply to a bundle: it holds its "
                                                "slice only. Export a range of the ring without an ID instead.");
                 case ':':
                         return log_error_errno(SYNTHETIC_ERRNO(EINVAL), "Option '%s' needs an argument.",

@@ -327,8 +327,7 @@ int verb_export(int argc, char *argv[]) {
                         return EX_USAGE;
                 }
         if (optind < argc) {
-                log_error("Exporting a bundle by ID ('%s') is not supported yet; use --ring STATE/incidents/ID/windows "
-                          "with --from and --to.", argv[optind]);
+                log_error("Unexpected argument '%s'. See 'tprof-bundle export --help'.", argv[optind]);
                 return EX_USAGE;
         }
         if (format == EXPORT_PPROF && (view.by != CGROUP_BY_PROCESS || view.unit || view.cgroup)) {

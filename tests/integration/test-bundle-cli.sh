@@ -284,7 +284,7 @@ check_svg "$OUT"
 expect_exit 0 tb export 3fa9 --format svg --diff
 check_svg "$OUT" diff
 expect_exit 64 tb export 3fa9 --format svg --from -1h
-grep -q "not supported yet for bundles" "$ERR" || fail "--from not refused clearly"
+grep -q "do not apply to a bundle" "$ERR" || fail "--from not refused clearly"
 expect_exit 64 tb export 3fa9 --format png
 expect_exit 1 tb export 3f --format folded
 
