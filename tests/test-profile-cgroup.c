@@ -54,6 +54,37 @@ static void test_names_table(void **state) {
                 { "/system.slice/docker-abc.scope", "docker-abc.scope", CGROUP_RUNTIME_NONE, "", "",
                   KUBE_QOS_NONE },
                 { "//system.slice//x.service/", "x.service", CGROUP_RUNTIME_NONE, "", "", KUBE_QOS_NONE },
+
+                /* systemd's cg_path_get_unit(): past the slices, the next component or none. */
+                { "/system.slice/mnt-data.mount", "mnt-data.mount", CGROUP_RUNTIME_NONE, "", "", KUBE_QOS_NONE },
+                { "/system.slice/sshd.socket", "sshd.socket", CGROUP_RUNTIME_NONE, "", "", KUBE_QOS_NONE },
+                { "/system.slice/_cpu.foo.service", "cpu.foo.service", CGROUP_RUNTIME_NONE, "", "",
+                  KUBE_QOS_NONE },
+                { "/system.slice/getty@tty1.service", "getty@tty1.service", CGROUP_RUNTIME_NONE, "", "",
+                  KUBE_QOS_NONE },
+                { "/init.scope", "init.scope", CGROUP_RUNTIME_NONE, "", "", KUBE_QOS_NONE },
+                { "/system.slice/.service", "", CGROUP_RUNTIME_NONE, "", "", KUBE_QOS_NONE },
+                { "/system.slice/foo.slice.d/x.service", "", CGROUP_RUNTIME_NONE, "", "", KUBE_QOS_NONE },
+                { "/docker/" ID "/system.slice/nginx.service", "", CGROUP_RUNTIME_DOCKER, ID, "", KUBE_QOS_NONE },
+                /* LXC and LXD guests, by name; LXC's monitor is no guest. */
+                { "/lxc.payload.web1/system.slice/nginx.service", "", CGROUP_RUNTIME_LXC, "web1", "",
+                  KUBE_QOS_NONE },
+                { "/lxc.monitor.web1", "", CGROUP_RUNTIME_NONE, "", "", KUBE_QOS_NONE },
+                { "/lxc/web2/init.scope", "", CGROUP_RUNTIME_LXC, "web2", "", KUBE_QOS_NONE },
+                { "/lxc.payload/web3", "", CGROUP_RUNTIME_LXC, "web3", "", KUBE_QOS_NONE },
+                { "/lxc.payload.web1/docker/" ID, "", CGROUP_RUNTIME_DOCKER, ID, "", KUBE_QOS_NONE },
+                /* CRI-O's cgroupfs manager (cgmgr/cgroupfs_linux.go): no .scope; conmon is not one. */
+                { "/kubepods/burstable/pod" UID "/crio-" ID, "", CGROUP_RUNTIME_CRIO, ID, UID, KUBE_QOS_BURSTABLE },
+                { "/kubepods/burstable/pod" UID "/crio-conmon-" ID, "", CGROUP_RUNTIME_NONE, "", UID,
+                  KUBE_QOS_BURSTABLE },
+                /* Amazon ECS on cgroup v1: /ecs/<task id>/<container id> */
+                { "/ecs/5a7e0e2f3a4b4c6d8e9f0a1b2c3d4e5f/" ID, "", CGROUP_RUNTIME_DOCKER, ID, "", KUBE_QOS_NONE },
+                /* kind: the kubelet's cgroupRoot /kubelet joined into every slice name */
+                { "/kubelet.slice/kubelet-kubepods.slice/kubelet-kubepods-burstable.slice/"
+                  "kubelet-kubepods-burstable-pod" UID_ ".slice/cri-containerd-" ID ".scope",
+                  "cri-containerd-" ID ".scope", CGROUP_RUNTIME_CONTAINERD, ID, UID, KUBE_QOS_BURSTABLE },
+                { "/kubelet.slice/kubelet-kubepods.slice/kubelet-kubepods-pod" UID_ ".slice", "", CGROUP_RUNTIME_NONE,
+                  "", UID, KUBE_QOS_GUARANTEED },
         };
 
         for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
@@ -85,6 +116,9 @@ static void test_group_name_table(void **state) {
                 { "/kubepods/burstable/pod" UID "/" ID, CGROUP_BY_POD, "pod-" UID },
                 { "/kubepods/burstable/pod" UID "/" ID, CGROUP_BY_CONTAINER, "cri-0123456789ab" },
                 { "/a/b", CGROUP_BY_PROCESS, "/a/b" },
+                { "/lxc.payload.web-frontend-01/system.slice/nginx.service", CGROUP_BY_CONTAINER,
+                  "lxc-web-frontend-01" },
+                { "/lxc.payload.web-frontend-01/system.slice/nginx.service", CGROUP_BY_UNIT, "[no-unit]" },
         };
         char buf[256];
 

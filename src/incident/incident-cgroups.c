@@ -178,6 +178,9 @@ static void meta_container(const char *root, const CgroupNames *n, Meta *m) {
                         json_value_free(v);
                 }
                 break;
+        case CGROUP_RUNTIME_LXC: /* the path names the guest */
+                m->container_name = strdup(n->container_id);
+                break;
         default:
                 break;
         }

@@ -18,6 +18,7 @@ static const char *const runtime_table[_CGROUP_RUNTIME_MAX] = {
         [CGROUP_RUNTIME_CRIO] = "cri-o",
         [CGROUP_RUNTIME_PODMAN] = "podman",
         [CGROUP_RUNTIME_CRI] = "cri",
+        [CGROUP_RUNTIME_LXC] = "lxc",
 };
 
 static const char *const qos_table[_KUBE_QOS_MAX] = {
@@ -112,7 +113,11 @@ static bool set_pod_uid(const char *p, size_t n, CgroupNames *ret) {
         return true;
 }
 
-/* systemd driver: "kubepods-pod<uid>.slice", "kubepods-burstable-pod<uid>.slice", ... */
+/*
+ * systemd driver: "kubepods-pod<uid>.slice", "kubepods-burstable-pod<uid>.slice", ..., also
+ * after the dash-joined components of a cgroup root the kubelet was given ("kubelet-kubepods-
+ * burstable-pod<uid>.slice" under kind's cgroupRoot /kubelet).
+ */
 static bool match_pod_slice(Part c, CgroupNames *ret) {
         static const struct {
                 const char *prefix;
@@ -125,19 +130,55 @@ static bool match_pod_slice(Part c, CgroupNames *ret) {
 
         if (!part_ends(c, ".slice"))
                 return false;
-        for (size_t i = 0; i < ELEMENTSOF(forms); i++) {
-                size_t a = strlen(forms[i].prefix);
-                if (part_starts(c, forms[i].prefix) && set_pod_uid(c.p + a, c.n - a - strlen(".slice"), ret)) {
-                        ret->qos = forms[i].qos;
-                        return true;
+        for (size_t k = 0; k < c.n; k++) {
+                if (k > 0 && c.p[k - 1] != '-')
+                        continue;
+                Part t = { c.p + k, c.n - k };
+                for (size_t i = 0; i < ELEMENTSOF(forms); i++) {
+                        size_t a = strlen(forms[i].prefix);
+                        if (part_starts(t, forms[i].prefix) && set_pod_uid(t.p + a, t.n - a - strlen(".slice"), ret)) {
+                                ret->qos = forms[i].qos;
+                                return true;
+                        }
                 }
         }
         return false;
 }
 
+/* A unit name of a type processes can run in (systemd's unit types but slices, which only hold
+ * other cgroups); the prefix must not be empty. */
+static bool is_unit_name(Part c) {
+        static const char *const suffixes[] = { ".service", ".scope",  ".socket", ".mount", ".swap",
+                                                ".automount", ".device", ".target", ".path",  ".timer" };
+
+        for (size_t i = 0; i < ELEMENTSOF(suffixes); i++)
+                if (part_ends(c, suffixes[i]) && c.n > strlen(suffixes[i]))
+                        return true;
+        return false;
+}
+
+/* LXC and LXD: "lxc.payload.<name>" (LXC 4 on), "lxc.payload/<name>" and "lxc/<name>" before;
+ * "lxc.monitor.<name>" is LXC's own process, not the guest. */
+static bool match_lxc(Part c, Part prev, CgroupNames *ret) {
+        Part name;
+
+        if (part_starts(c, "lxc.payload."))
+                name = (Part) { c.p + strlen("lxc.payload."), c.n - strlen("lxc.payload.") };
+        else if (part_eq(prev, "lxc.payload") || part_eq(prev, "lxc"))
+                name = c;
+        else
+                return false;
+        if (name.n == 0 || name.n >= sizeof ret->container_id)
+                return false;
+        memcpy(ret->container_id, name.p, name.n);
+        ret->container_id[name.n] = '\0';
+        ret->runtime = CGROUP_RUNTIME_LXC;
+        return true;
+}
+
 void cgroup_names_parse(const char *path, CgroupNames *ret) {
         Part prev = {}, prev2 = {};
-        bool in_kubepods = false;
+        bool in_kubepods = false, past_slices = false;
         const char *p = path ?: "";
 
         *ret = (CgroupNames) {};
@@ -152,13 +193,22 @@ void cgroup_names_parse(const char *path, CgroupNames *ret) {
                 c.n = strcspn(p, "/");
                 p += c.n;
 
-                if (ret->unit[0] == '\0' && (part_ends(c, ".service") || part_ends(c, ".scope")) &&
-                    c.n < sizeof ret->unit) {
-                        memcpy(ret->unit, c.p, c.n);
-                        ret->unit[c.n] = '\0';
+                /*
+                 * The unit, as systemd's cg_path_get_unit() finds it: past the leading slices, the
+                 * next component, if it is a unit ("/lxc.payload.web/system.slice/nginx.service"
+                 * is a guest's nginx, no unit of this host's). cg_escape() put a '_' before names
+                 * that could be taken for a controller's files ("_cpu.foo.service").
+                 */
+                if (!past_slices && !part_ends(c, ".slice")) {
+                        past_slices = true;
+                        Part u = c.n > 1 && c.p[0] == '_' ? (Part) { c.p + 1, c.n - 1 } : c;
+                        if (is_unit_name(u) && u.n < sizeof ret->unit) {
+                                memcpy(ret->unit, u.p, u.n);
+                                ret->unit[u.n] = '\0';
+                        }
                 }
 
-                if (part_eq(c, "kubepods") || part_eq(c, "kubepods.slice"))
+                if (part_eq(c, "kubepods") || part_eq(c, "kubepods.slice") || part_ends(c, "-kubepods.slice"))
                         in_kubepods = true;
 
                 if (match_pod_slice(c, ret)) {
@@ -175,10 +225,13 @@ void cgroup_names_parse(const char *path, CgroupNames *ret) {
                 } else if (match_id(c, "docker-", ".scope", ret, CGROUP_RUNTIME_DOCKER) ||
                            match_id(c, "cri-containerd-", ".scope", ret, CGROUP_RUNTIME_CONTAINERD) ||
                            match_id(c, "crio-", ".scope", ret, CGROUP_RUNTIME_CRIO) ||
-                           match_id(c, "libpod-", ".scope", ret, CGROUP_RUNTIME_PODMAN))
+                           match_id(c, "libpod-", ".scope", ret, CGROUP_RUNTIME_PODMAN) ||
+                           /* CRI-O's cgroupfs manager: "crio-<id>", no suffix (not crio-conmon-) */
+                           match_id(c, "crio-", "", ret, CGROUP_RUNTIME_CRIO))
                         ;
                 else if (is_container_id(c.p, c.n)) {
-                        CgroupRuntime rt = part_eq(prev, "docker")                              ? CGROUP_RUNTIME_DOCKER
+                        /* ECS on cgroup v1: docker run --cgroup-parent /ecs/<task> */
+                        CgroupRuntime rt = part_eq(prev, "docker") || part_eq(prev2, "ecs")      ? CGROUP_RUNTIME_DOCKER
                                            : ret->pod_uid[0] != '\0' && part_starts(prev, "pod") ? CGROUP_RUNTIME_CRI
                                                                                                   : CGROUP_RUNTIME_NONE;
                         if (rt != CGROUP_RUNTIME_NONE) {
@@ -188,6 +241,8 @@ void cgroup_names_parse(const char *path, CgroupNames *ret) {
                         }
                 } else if (part_eq(prev, "libpod_parent") || part_eq(prev2, "libpod_parent"))
                         (void) match_id(c, "libpod-", "", ret, CGROUP_RUNTIME_PODMAN);
+                else
+                        (void) match_lxc(c, prev, ret);
                 prev2 = prev;
                 prev = c;
         }
@@ -208,7 +263,9 @@ const char *cgroup_group_name(const char *path, CgroupBy by, char *buf, size_t l
                 snprintf(buf, l, "%s", n.unit[0] ? n.unit : "[no-unit]");
                 break;
         case CGROUP_BY_CONTAINER:
-                if (n.container_id[0])
+                if (n.runtime == CGROUP_RUNTIME_LXC) /* a name, not an id */
+                        snprintf(buf, l, "lxc-%s", n.container_id);
+                else if (n.container_id[0])
                         snprintf(buf, l, "%s-%.12s", cgroup_runtime_to_string(n.runtime), n.container_id);
                 else
                         snprintf(buf, l, "[no-container]");

@@ -8,15 +8,22 @@
  * looked up on the host by the bundle writer, not here.
  *
  * Forms understood:
- *  - systemd: the outermost "*.service" or "*.scope" component is the unit the system manager
- *    runs ("kubelet.service", "user@1000.service", "session-3.scope", "docker-<id>.scope");
+ *  - systemd: past the leading "*.slice" components, the next one if it is a unit of a type that
+ *    holds processes (.service, .scope, .socket, .mount, .swap, ...), as systemd's
+ *    cg_path_get_unit() finds it: the unit the system manager runs ("kubelet.service",
+ *    "user@1000.service", "session-3.scope", "docker-<id>.scope"); a unit deeper down, below a
+ *    container's or guest's own cgroup ("/lxc.payload.web/system.slice/nginx.service"), is not
+ *    this host's; cg_escape()'s leading '_' is taken off;
  *  - containers: "docker-<id>.scope" and "/docker/<id>" (Docker, systemd and cgroupfs drivers),
- *    "cri-containerd-<id>.scope" (containerd CRI), "crio-<id>.scope" (CRI-O),
+ *    "/ecs/<task>/<id>" (Amazon ECS on cgroup v1), "cri-containerd-<id>.scope" (containerd CRI),
+ *    "crio-<id>.scope" and "crio-<id>" (CRI-O, systemd and cgroupfs managers),
  *    "libpod-<id>.scope" and "/libpod_parent/libpod-<id>" (podman); a bare 64-hex component
- *    under a pod (the kubelet's cgroupfs driver) is a container of unknown runtime;
- *  - pods: "kubepods-<qos>-pod<uid with _>.slice" and "kubepods-pod<uid>.slice" (systemd driver),
- *    "/kubepods/<qos>/pod<uid>" and "/kubepods/pod<uid>" (cgroupfs driver); pods directly under
- *    kubepods are of QoS class guaranteed.
+ *    under a pod (the kubelet's cgroupfs driver) is a container of unknown runtime; LXC and LXD
+ *    guests, "lxc.payload.<name>" (or "/lxc.payload/<name>", "/lxc/<name>"), by name;
+ *  - pods: "kubepods-<qos>-pod<uid with _>.slice" and "kubepods-pod<uid>.slice" (systemd driver,
+ *    also after a cgroup root's prefix: "kubelet-kubepods-...", kind), "/kubepods/<qos>/pod<uid>"
+ *    and "/kubepods/pod<uid>" (cgroupfs driver); pods directly under kubepods are of QoS class
+ *    guaranteed.
  */
 #pragma once
 
@@ -24,7 +31,7 @@
 #include <stddef.h>
 
 #define CGROUP_UNIT_BYTES 256U
-#define CGROUP_CONTAINER_ID_BYTES 65U /* 64 hex digits */
+#define CGROUP_CONTAINER_ID_BYTES 65U /* 64 hex digits, or an LXC guest's name */
 #define CGROUP_POD_UID_BYTES 37U      /* 8-4-4-4-12 */
 
 typedef enum CgroupRuntime {
@@ -34,6 +41,7 @@ typedef enum CgroupRuntime {
         CGROUP_RUNTIME_CRIO,
         CGROUP_RUNTIME_PODMAN,
         CGROUP_RUNTIME_CRI, /* a kubelet cgroupfs-driver container: the path does not say which runtime */
+        CGROUP_RUNTIME_LXC, /* container_id holds the guest's name */
         _CGROUP_RUNTIME_MAX,
         _CGROUP_RUNTIME_INVALID = -22,
 } CgroupRuntime;
@@ -59,7 +67,7 @@ typedef struct CgroupNames {
  * left empty. */
 void cgroup_names_parse(const char *path, CgroupNames *ret);
 
-const char *cgroup_runtime_to_string(CgroupRuntime r); /* "docker", "containerd", "cri-o", "podman", "cri" */
+const char *cgroup_runtime_to_string(CgroupRuntime r); /* "docker", "containerd", "cri-o", "podman", "cri", "lxc" */
 const char *kube_qos_to_string(KubeQos q);             /* "guaranteed", "burstable", "besteffort" */
 
 typedef enum CgroupBy {
@@ -76,7 +84,7 @@ CgroupBy cgroup_by_from_string(const char *s);
 
 /*
  * The name a sample is grouped under: the unit; the container as "<runtime>-<first 12 digits of
- * its id>"; the pod as "pod-<uid>". Samples whose cgroup names none get "[no-unit]",
+ * its id>" ("lxc-<name>" for an LXC guest); the pod as "pod-<uid>". Samples whose cgroup names none get "[no-unit]",
  * "[no-container]" or "[no-pod]"; samples without a cgroup "[unknown]". Returns buf.
  */
 const char *cgroup_group_name(const char *path, CgroupBy by, char *buf, size_t l);
