@@ -10,6 +10,7 @@
 
 #include <zlib.h>
 
+#include "basic/string-util.h"
 #include "pprof/pprof-builder.h"
 #include "pprof/profile.pb-c.h"
 #include "tests.h"
@@ -130,6 +131,35 @@ static void test_profile_decodes_as_pprof_expects(void **state) {
         perftools__profiles__profile__free_unpacked(p, NULL);
 }
 
+/* Every string of the table is UTF-8 without control bytes, whatever the symbol, file or label
+ * held: proto3 readers (protobuf's Python and Go parsers) reject the whole profile otherwise. */
+static void test_strings_are_utf8(void **state) {
+        _cleanup_(pprof_builder_freep) PprofBuilder *b = NULL;
+        const Frame f[] = {
+                { .symbol = "js bad\xff\xfe\xc3 utf8", .dso = "/tmp/perf-1.map", .addr = 0x1000 },
+                { .symbol = "tab\there", .dso = "/opt/caf\xe9/lib.so", .addr = 0x2000 },
+                { .symbol = "caf\xc3\xa9", .dso = "/usr/bin/x", .addr = 0x3000 },
+        };
+        const PprofLabel extra[] = { { .key = "cgroup", .str = "/system.slice/\x80.service" } };
+        Sample s = { .t_ns = 5, .cpu = 0, .pid = 1, .tid = 1, .comm = "x", .n_frames = 3, .frames = f };
+
+        assert_int_equal(pprof_builder_new(1000000, &b), 0);
+        assert_int_equal(pprof_builder_add_sample(b, &s, 5, extra, 1), 0);
+        Perftools__Profiles__Profile *p = decode(b);
+        bool seen_escaped = false, seen_utf8 = false;
+        for (size_t i = 0; i < p->n_string_table; i++) {
+                const char *t = p->string_table[i];
+                assert_true(utf8_is_valid_n(t, strlen(t)));
+                for (const char *c = t; *c; c++)
+                        assert_true((unsigned char) *c >= 0x20 && *c != 0x7f);
+                seen_escaped = seen_escaped || streq(t, "js bad\\xff\\xfe\\xc3 utf8");
+                seen_utf8 = seen_utf8 || streq(t, "caf\xc3\xa9"); /* valid UTF-8 stays as it is */
+        }
+        assert_true(seen_escaped);
+        assert_true(seen_utf8);
+        perftools__profiles__profile__free_unpacked(p, NULL);
+}
+
 static void test_gzip_output_inflates_to_the_profile(void **state) {
         _cleanup_(pprof_builder_freep) PprofBuilder *b = NULL;
         _cleanup_free_ uint8_t *plain = NULL, *gz = NULL, *back = NULL;
@@ -195,6 +225,7 @@ int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_same_frames_are_interned_once),
                 cmocka_unit_test(test_profile_decodes_as_pprof_expects),
+                cmocka_unit_test(test_strings_are_utf8),
                 cmocka_unit_test(test_gzip_output_inflates_to_the_profile),
                 cmocka_unit_test(test_common_labels_are_bounded),
         };

@@ -21,6 +21,9 @@ static void test_comm_tidy_table(void **state) {
                 { "tab\tnl\n", "tab_nl_" },
                 { "kworker/0:1", "kworker/0:1" },
                 { "caf\xc3\xa9", "caf??" },
+                /* perf script readers (Flamescope, stackcollapse-perf.pl, speedscope) skip '#' lines */
+                { "#hidden", "_hidden" },
+                { "a#b", "a#b" },
         };
         char buf[64];
 
@@ -74,6 +77,40 @@ static void test_symbol_tidy_table(void **state) {
         }
 }
 
+/* A name longer than the buffer is cut between characters and escapes, never inside one: the
+ * exports are UTF-8 for the viewers. */
+static void test_symbol_tidy_cut(void **state) {
+        static const struct {
+                const char *in;
+                size_t l;
+                const char *out;
+        } cases[] = {
+                { "abc\xe2\x82\xac", 6, "abc" },           /* "€" needs 3 bytes, 2 are left */
+                { "abc\xe2\x82\xac", 7, "abc\xe2\x82\xac" },
+                { "ab\x01" "cd", 6, "ab" },                   /* "\x01" is 4 bytes */
+                { "ab\x01" "cd", 7, "ab\\x01" },
+                { "a\\b", 3, "a" },                        /* "\\" is 2 */
+                { "a\\b", 4, "a\\\\" },
+                { "\xff\xfe", 5, "\\xff" },
+        };
+        char buf[16];
+
+        for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
+                assert_true(cases[i].l <= sizeof buf);
+                const char *got = profile_symbol_tidy(cases[i].in, buf, cases[i].l);
+                if (strcmp(got, cases[i].out) != 0)
+                        fail_msg("tidy(\"%s\", %zu) = \"%s\", expected \"%s\"", cases[i].in, cases[i].l, got,
+                                 cases[i].out);
+        }
+        /* A long run of multibyte characters at the real buffer size ends on a boundary. */
+        char in[4000], out[1024];
+        for (size_t i = 0; i + 3 < sizeof in; i += 3)
+                memcpy(in + i, "\xe2\x82\xac", 3);
+        in[sizeof in - 1 - (sizeof in - 1) % 3] = '\0';
+        profile_symbol_tidy(in, out, sizeof out);
+        assert_true(strlen(out) % 3 == 0 && strlen(out) > 1000);
+}
+
 static void test_folded_frame(void **state) {
         char buf[256];
 
@@ -85,7 +122,10 @@ static void test_folded_frame(void **state) {
                 "[[kernel.kallsyms]]");
         assert_string_equal(profile_folded_frame("java", "Lorg/x/Y:.call", "/tmp/perf-1.map", buf, sizeof buf),
                             "org/x/Y:.call");
+        /* stackcollapse-perf.pl's $tidy_java: any process name starting with "java" */
         assert_string_equal(profile_folded_frame("javac", "Lorg/x/Y:.call", "/tmp/perf-1.map", buf, sizeof buf),
+                            "org/x/Y:.call");
+        assert_string_equal(profile_folded_frame("notjava", "Lorg/x/Y:.call", "/tmp/perf-1.map", buf, sizeof buf),
                             "Lorg/x/Y:.call");
         /* A DSO named with ';' or quotes is tidied as stackcollapse-perf.pl tidies it. */
         assert_string_equal(profile_folded_frame("burn", "[unknown]", "/tmp/a;b\"c'd.so", buf, sizeof buf),
@@ -97,6 +137,7 @@ int main(void) {
                 cmocka_unit_test(test_comm_tidy_table),
                 cmocka_unit_test(test_dso_tidy_table),
                 cmocka_unit_test(test_symbol_tidy_table),
+                cmocka_unit_test(test_symbol_tidy_cut),
                 cmocka_unit_test(test_folded_frame),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);

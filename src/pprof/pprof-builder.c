@@ -78,7 +78,20 @@ struct PprofBuilder {
         int64_t key_cpu, key_pid, key_tid, key_comm, key_time, unit_ns;
 };
 
-/* Returns the string's index in the string table, adding it if new; < 0 on ENOMEM. */
+/* Bytes a proto3 string may not hold (it must be UTF-8) or a reader's terminal should not get. */
+static bool needs_escape(const char *s, size_t l) {
+        for (size_t i = 0; i < l; i++)
+                if ((unsigned char) s[i] < 0x20 || s[i] == 0x7f)
+                        return true;
+        return !utf8_is_valid_n(s, l);
+}
+
+/*
+ * Returns the string's index in the string table, adding it if new; < 0 on ENOMEM. Raw symbol
+ * and file names (system_name, filename, a cgroup path) may hold any byte: those that are not
+ * UTF-8 are written as the text \xNN, as everywhere else (protobuf's parsers reject the whole
+ * profile over one invalid string).
+ */
 static int64_t intern(PprofBuilder *b, const char *s) {
         size_t l = strlen(s);
         uint64_t v;
@@ -88,7 +101,7 @@ static int64_t intern(PprofBuilder *b, const char *s) {
                 return (int64_t) v;
         if (!GREEDY_REALLOC(b->strings, b->allocated_strings, b->n_strings + 1))
                 return -ENOMEM;
-        copy = strdup(s);
+        copy = needs_escape(s, l) ? escape_text(s, l) : strdup(s);
         if (!copy)
                 return -ENOMEM;
         if (hashmap_put(b->string_index, s, l, b->n_strings) < 0) {

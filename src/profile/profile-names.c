@@ -18,8 +18,8 @@ const char *profile_comm_tidy(const char *comm, char *buf, size_t l) {
 
         for (const char *p = comm ? comm : ""; *p && n + 1 < l; p++) {
                 unsigned char c = (unsigned char) *p;
-                if (c <= ' ' || c == 0x7f)
-                        buf[n++] = '_';
+                if (c <= ' ' || c == 0x7f || (c == '#' && n == 0))
+                        buf[n++] = '_'; /* a line starting with '#' is a comment to every perf script reader */
                 else if (c == ';')
                         buf[n++] = ':';
                 else if (c >= 0x80)
@@ -79,19 +79,36 @@ const char *profile_symbol_tidy(const char *symbol, char *buf, size_t l) {
         s = esc.data;
         go = looks_like_go_method(s);
 
-        for (const char *p = s; *p && n + 1 < l; p++) {
+        /* Unit by unit, so that a name cut at l never ends inside a UTF-8 character or an escape
+         * ("\\", "\xNN"): the viewers read these files as UTF-8 and stop at the first bad byte. */
+        const char *end = s + esc.len;
+        for (const char *p = s; p < end;) {
+                size_t k = 1;
+
+                if (*p == '\\')
+                        k = p + 1 < end && p[1] == 'x' ? 4 : 2;
+                else if ((unsigned char) *p >= 0x80)
+                        k = utf8_sequence_length(p, (size_t) (end - p)) ?: 1;
+                k = MIN(k, (size_t) (end - p));
+                if (n + k >= l)
+                        break;
+                if (k > 1) {
+                        memcpy(buf + n, p, k);
+                        n += k;
+                        p += k;
+                        continue;
+                }
                 if (*p == '(' && !go && !startswith(p, "(anonymous namespace)"))
                         break;
-                if (*p == '"' || *p == '\'')
-                        continue;
                 if (*p == ';')
                         buf[n++] = ':';
                 else if (*p == '-' && p[1] == '>')
                         buf[n++] = '_';
-                else if (*p == ' ' && n == 0)
-                        continue; /* no leading blanks: the frame-line regex would eat them */
+                else if ((*p == ' ' && n == 0) || *p == '"' || *p == '\'')
+                        ; /* no leading blanks: the frame-line regex would eat them; no quotes */
                 else
                         buf[n++] = *p;
+                p++;
         }
         buf[n] = '\0';
 
@@ -113,7 +130,8 @@ const char *profile_symbol_tidy(const char *symbol, char *buf, size_t l) {
 
 const char *profile_folded_frame(const char *tidy_comm, const char *tidy_symbol, const char *tidy_dso, char *buf,
                                  size_t l) {
-        if (streq(tidy_comm, "java") && tidy_symbol[0] == 'L' && strchr(tidy_symbol, '/'))
+        /* stackcollapse-perf.pl's $tidy_java: for every process whose name starts with "java" */
+        if (startswith(tidy_comm, "java") && tidy_symbol[0] == 'L' && strchr(tidy_symbol, '/'))
                 tidy_symbol++;
         if (streq(tidy_symbol, "[unknown]") && !streq(tidy_dso, "[unknown]")) {
                 const char *base = strrchr(tidy_dso, '/');

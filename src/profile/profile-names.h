@@ -3,8 +3,9 @@
  * The one place that decides how names appear in exports, so that the perf-script export, when
  * folded by stackcollapse-perf.pl, gives byte for byte our folded export (VIEWERS.md):
  *
- *  - comm: blanks and control bytes become '_', ';' becomes ':', an empty comm is "[unknown]",
- *    and a one-character comm gets a trailing '_' (the viewers' event-line regexes need two).
+ *  - comm: blanks and control bytes become '_', ';' becomes ':', a leading '#' becomes '_' (every
+ *    perf script reader skips a line that starts with it), an empty comm is "[unknown]", and a
+ *    one-character comm gets a trailing '_' (the viewers' event-line regexes need two).
  *  - DSO: blanks and parentheses are dropped and a trailing " (deleted)" is cut
  *    ("/usr/bin/x (deleted)" -> "/usr/bin/x"); an empty DSO is "[unknown]".
  *  - symbol: what stackcollapse-perf.pl's tidy step would make of it, done up front: ';' -> ':',
@@ -12,9 +13,10 @@
  *    method "pkg.(*T).M" or the paren opens "(anonymous namespace)"), "->" broken up so it is
  *    not read as an inline marker, control bytes and invalid UTF-8 escaped, a trailing
  *    "+0x<hex>" removed, and a leading '(' (stackcollapse would take the frame for a process
- *    name) made '_'. An empty result is "[unknown]".
+ *    name) made '_'. A name longer than the buffer is cut between characters, never inside a
+ *    UTF-8 sequence or an escape. An empty result is "[unknown]".
  *  - folded frame: the tidied symbol, or "[basename-of-dso]" when the symbol is "[unknown]" and
- *    the DSO is known, as stackcollapse-perf.pl does; for comm "java" a leading 'L' is dropped
+ *    the DSO is known, as stackcollapse-perf.pl does; for comms starting with "java" a leading 'L' is dropped
  *    from names containing '/', as its Java tidy step does.
  *
  * Each function writes a NUL-terminated result of at most l-1 bytes into buf and returns buf.
