@@ -27,6 +27,7 @@
 struct CgroupMap {
         int mount_fd;
         bool v2;
+        const char *proc_root; /* "/proc", or a test's */
         Hashmap *paths; /* path -> index + 1 */
         char **list;
         size_t n, allocated;
@@ -55,6 +56,7 @@ int cgroup_map_new(const char *mount, bool v2, CgroupMap **ret) {
                 return -ENOMEM;
         m->mount_fd = -EBADF;
         m->v2 = v2;
+        m->proc_root = "/proc";
         m->paths = hashmap_new();
         m->ids = hashmap_new();
         m->pids = hashmap_new();
@@ -177,6 +179,24 @@ int cgroup_proc_parse(const char *text, bool v2, char **ret_path) {
                 return -ENOENT;
         *ret_path = strndup(best, best_len);
         return *ret_path ? 0 : -ENOMEM;
+}
+
+int cgroup_proc_parse_systemd(const char *text, char **ret_path) {
+        for (const char *p = text; p && *p;) {
+                const char *eol = strchrnul(p, '\n'), *c1 = memchr(p, ':', (size_t) (eol - p));
+
+                if (c1 && (size_t) (eol - c1) > strlen(":name=systemd:/") &&
+                    memcmp(c1, ":name=systemd:/", strlen(":name=systemd:")) == 0) {
+                        const char *path = c1 + strlen(":name=systemd:");
+                        size_t len = (size_t) (eol - path);
+                        if (len >= CGROUP_PATH_BYTES_MAX)
+                                return -ENOENT;
+                        *ret_path = strndup(path, len);
+                        return *ret_path ? 0 : -ENOMEM;
+                }
+                p = *eol ? eol + 1 : eol;
+        }
+        return -ENOENT;
 }
 
 /* Interns path; returns its index + 1, or 0 when the table is full. -ENOMEM. */
@@ -308,9 +328,13 @@ static const char *path_of(const CgroupMap *m, uint64_t v) {
         return v > 0 && v <= m->n ? m->list[v - 1] : NULL;
 }
 
-static int read_proc_cgroup(CgroupMap *m, const char *proc_root, uint32_t pid, char **ret) {
+/*
+ * pid's line of /proc/PID/cgroup: with for_names on a v1 host its name=systemd one, where systemd
+ * keeps its units (it makes no cgroups in the perf_event hierarchy), else the hierarchy's own.
+ */
+static int read_proc_cgroup(CgroupMap *m, const char *proc_root, uint32_t pid, bool for_names, char **ret) {
         _cleanup_free_ char *data = NULL;
-        char fn[64];
+        char fn[PATH_MAX];
         int r;
 
         m->stats.lookups_proc++;
@@ -318,12 +342,43 @@ static int read_proc_cgroup(CgroupMap *m, const char *proc_root, uint32_t pid, c
         r = read_full_file(fn, CGROUP_PROC_FILE_BYTES_MAX, &data, NULL);
         if (r < 0)
                 return r;
+        if (for_names && !m->v2 && cgroup_proc_parse_systemd(data, ret) >= 0)
+                return 0;
         return cgroup_proc_parse(data, m->v2, ret);
+}
+
+/* The proc source's path of pid, read once per process; NULL when it cannot be read. */
+static const char *pid_path(CgroupMap *m, const char *proc_root, uint32_t pid) {
+        _cleanup_free_ char *path = NULL;
+        uint64_t v = 0;
+
+        if (pid == 0)
+                return "/";
+        if (hashmap_get(m->pids, &pid, sizeof pid, &v) && v != 0)
+                return v == UINT64_MAX ? NULL : path_of(m, v);
+        if (read_proc_cgroup(m, proc_root, pid, /* for_names= */ true, &path) >= 0)
+                (void) intern(m, path, &v);
+        if (v == 0)
+                v = UINT64_MAX; /* gone or unreadable: not asked again until it execs */
+        (void) hashmap_put(m->pids, &pid, sizeof pid, v);
+        return v == UINT64_MAX ? NULL : path_of(m, v);
 }
 
 const char *cgroup_map_by_id(CgroupMap *m, uint64_t id, uint32_t pid) {
         _cleanup_free_ char *path = NULL;
         uint64_t v, real;
+
+        /*
+         * A v1 perf_event hierarchy holds the cgroups container runtimes make (runc joins every
+         * hierarchy) but none of systemd's: every service would be "/". The process's path in
+         * systemd's hierarchy names its unit, and its container and pod as well; the id's path
+         * stands in when the process is gone before it is read.
+         */
+        if (!m->v2 && pid != 0) {
+                const char *p = pid_path(m, m->proc_root, pid);
+                if (p)
+                        return p;
+        }
 
         if (hashmap_get(m->ids, &id, sizeof id, &v)) {
                 if (v == 0)
@@ -332,7 +387,8 @@ const char *cgroup_map_by_id(CgroupMap *m, uint64_t id, uint32_t pid) {
         }
         /* Once per id: remember a failure too, so an unknown id costs no more reads. */
         v = 0;
-        if (pid != 0 && read_proc_cgroup(m, "/proc", pid, &path) >= 0 && id_of(m, path, &real) >= 0 && real == id)
+        if (pid != 0 && read_proc_cgroup(m, m->proc_root, pid, /* for_names= */ false, &path) >= 0 &&
+            id_of(m, path, &real) >= 0 && real == id)
                 (void) intern(m, path, &v);
         if (hashmap_put(m->ids, &id, sizeof id, v) < 0 || v == 0)
                 m->stats.unknown++;
@@ -340,24 +396,15 @@ const char *cgroup_map_by_id(CgroupMap *m, uint64_t id, uint32_t pid) {
 }
 
 const char *cgroup_map_by_pid(CgroupMap *m, const char *proc_root, uint32_t pid) {
-        _cleanup_free_ char *path = NULL;
-        uint64_t v = 0;
+        const char *p = pid_path(m, proc_root, pid);
 
-        if (pid == 0)
-                return "/";
-        if (hashmap_get(m->pids, &pid, sizeof pid, &v) && v != 0) {
-                if (v == UINT64_MAX)
-                        m->stats.unknown++;
-                return path_of(m, v);
-        }
-        if (read_proc_cgroup(m, proc_root, pid, &path) >= 0)
-                (void) intern(m, path, &v);
-        if (v == 0)
-                v = UINT64_MAX; /* gone or unreadable: not asked again until it execs */
-        (void) hashmap_put(m->pids, &pid, sizeof pid, v);
-        if (v == UINT64_MAX)
+        if (!p)
                 m->stats.unknown++;
-        return path_of(m, v);
+        return p;
+}
+
+void cgroup_map_set_proc_root(CgroupMap *m, const char *proc_root) {
+        m->proc_root = proc_root;
 }
 
 void cgroup_map_forget_pid(CgroupMap *m, uint32_t pid) {

@@ -15,6 +15,12 @@
  *    /proc/PID/cgroup, read when the process is first sampled and again after it execs. A process
  *    that moves to another cgroup without exec keeps the cgroup it was first seen in.
  *
+ * On a host whose perf_event controller is on a v1 hierarchy (systemd's legacy and hybrid modes
+ * mount it so) the perf ids name cgroups systemd never makes: every service is "/" there. The
+ * path of a sample is then its process's name=systemd path, read from /proc like the proc source
+ * (which names units, and containers and pods too: runc joins every hierarchy), and the id's
+ * path only for a process gone before it was read.
+ *
  * Paths are interned once and live until cgroup_map_free(); everything is bounded
  * (CGROUP_MAP_PATHS_MAX paths, CGROUP_MAP_DEPTH_MAX levels walked).
  */
@@ -46,6 +52,8 @@ int cgroup_hierarchy_find(const char *mountinfo, char **ret_mount, bool *ret_v2)
  * line of the v1 hierarchy carrying perf_event, else name=systemd. -ENOENT if there is none.
  */
 int cgroup_proc_parse(const char *text, bool v2, char **ret_path);
+/* The name=systemd line's path; -ENOENT if there is none. */
+int cgroup_proc_parse_systemd(const char *text, char **ret_path);
 
 /* mount: the hierarchy's mount point (NULL: none, every lookup is unknown). */
 int cgroup_map_new(const char *mount, bool v2, CgroupMap **ret);
@@ -60,6 +68,8 @@ int cgroup_map_record(CgroupMap *m, uint64_t id, const char *path);
 const char *cgroup_map_by_id(CgroupMap *m, uint64_t id, uint32_t pid);
 /* The proc source: the cgroup of process pid, read once per process (proc_root: "/proc"). */
 const char *cgroup_map_by_pid(CgroupMap *m, const char *proc_root, uint32_t pid);
+/* Where by_id reads /proc/PID/cgroup (default "/proc"; tests give another). Not copied. */
+void cgroup_map_set_proc_root(CgroupMap *m, const char *proc_root);
 /* Process pid exec'd (or exited): read its cgroup again next time. */
 void cgroup_map_forget_pid(CgroupMap *m, uint32_t pid);
 

@@ -1,0 +1,165 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * sampler-cgroup.c on the hosts this machine is not: which hierarchy perf reports ids of from a
+ * legacy or hybrid systemd host's mountinfo, which line of /proc/PID/cgroup names a process, and
+ * on a v1 perf_event hierarchy (where systemd makes no cgroups) a sample named by its process's
+ * name=systemd path, with the id's path only for a process gone. Fixture directories stand in for
+ * the hierarchy and for /proc.
+ */
+#include "tests.h"
+
+#include <fcntl.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "basic/fileio.h"
+#include "sampler/sampler-cgroup.h"
+
+static char dir[] = "/tmp/test-sampler-cgroup-map-XXXXXX";
+
+static int setup(void **state) {
+        return test_dir_make(dir);
+}
+
+static int teardown(void **state) {
+        return test_dir_remove(dir);
+}
+
+static void put(const char *rel, const char *text) {
+        char p[PATH_MAX];
+
+        snprintf(p, sizeof p, "%s/%s", dir, rel);
+        assert_int_equal(write_file_atomic(p, text, strlen(text), 0644), 0);
+}
+
+static void make_dir(const char *rel) {
+        char p[PATH_MAX];
+
+        snprintf(p, sizeof p, "%s/%s", dir, rel);
+        assert_int_equal(mkdir(p, 0755), 0);
+}
+
+static uint64_t inode_of(const char *rel) {
+        char p[PATH_MAX];
+        struct stat st;
+
+        snprintf(p, sizeof p, "%s/%s", dir, rel);
+        assert_int_equal(stat(p, &st), 0);
+        return st.st_ino;
+}
+
+/* The mountinfo of a systemd host in hybrid mode (Ubuntu 20.04, RHEL 8 with the unified
+ * hierarchy): every v1 controller mounted, perf_event among them. */
+#define MOUNTINFO_HYBRID                                                                                      \
+        "25 30 0:23 / /sys/fs/cgroup ro,nosuid,nodev,noexec shared:9 - tmpfs tmpfs ro,mode=755\n"             \
+        "26 25 0:24 / /sys/fs/cgroup/unified rw,nosuid,nodev,noexec shared:10 - cgroup2 cgroup2 rw\n"           \
+        "27 25 0:25 / /sys/fs/cgroup/systemd rw,nosuid shared:11 - cgroup cgroup rw,xattr,name=systemd\n"       \
+        "34 25 0:32 / /sys/fs/cgroup/perf_event rw,nosuid shared:18 - cgroup cgroup rw,perf_event\n"            \
+        "35 25 0:33 / /sys/fs/cgroup/cpu,cpuacct rw,nosuid shared:19 - cgroup cgroup rw,cpu,cpuacct\n"
+
+static void test_hierarchy_of_a_hybrid_host(void **state) {
+        _cleanup_free_ char *mount = NULL;
+        bool v2;
+
+        put("mountinfo", MOUNTINFO_HYBRID);
+        char p[PATH_MAX];
+        snprintf(p, sizeof p, "%s/mountinfo", dir);
+        assert_int_equal(cgroup_hierarchy_find(p, &mount, &v2), 0);
+        assert_string_equal(mount, "/sys/fs/cgroup/perf_event");
+        assert_false(v2);
+}
+
+static void test_proc_lines(void **state) {
+        const char *kubelet = "12:perf_event:/\n"
+                              "4:cpu,cpuacct:/system.slice/kubelet.service\n"
+                              "1:name=systemd:/system.slice/kubelet.service\n"
+                              "0::/system.slice/kubelet.service\n";
+        const char *container = "12:perf_event:/docker/abc\n1:name=systemd:/docker/abc\n0::/\n";
+        const char *no_systemd = "3:perf_event:/docker/abc\n2:cpu:/docker/abc\n0::/\n";
+        char *p = NULL;
+
+        assert_int_equal(cgroup_proc_parse(kubelet, false, &p), 0);
+        assert_string_equal(p, "/"); /* what perf's id names */
+        free(p);
+        assert_int_equal(cgroup_proc_parse(kubelet, true, &p), 0);
+        assert_string_equal(p, "/system.slice/kubelet.service");
+        free(p);
+        assert_int_equal(cgroup_proc_parse_systemd(kubelet, &p), 0);
+        assert_string_equal(p, "/system.slice/kubelet.service");
+        free(p);
+        assert_int_equal(cgroup_proc_parse_systemd(container, &p), 0);
+        assert_string_equal(p, "/docker/abc");
+        free(p);
+        assert_int_equal(cgroup_proc_parse_systemd(no_systemd, &p), -ENOENT);
+        /* a controller whose name only starts like it is not it */
+        assert_int_equal(cgroup_proc_parse_systemd("1:name=systemdx:/a\n", &p), -ENOENT);
+}
+
+/* A v1 perf_event hierarchy: every service is at its root there. */
+static void test_v1_samples_named_by_systemd_path(void **state) {
+        _cleanup_(cgroup_map_freep) CgroupMap *m = NULL;
+        char hier[PATH_MAX], proc[PATH_MAX];
+
+        make_dir("perf_event");
+        make_dir("perf_event/docker");
+        make_dir("perf_event/docker/abc");
+        make_dir("proc");
+        make_dir("proc/100");
+        make_dir("proc/101");
+        make_dir("proc/103");
+        put("proc/100/cgroup", "12:perf_event:/\n1:name=systemd:/system.slice/kubelet.service\n0::/\n");
+        put("proc/101/cgroup", "12:perf_event:/docker/abc\n1:name=systemd:/docker/abc\n0::/\n");
+        put("proc/103/cgroup", "12:perf_event:/docker/abc\n0::/\n"); /* no systemd on this host */
+        snprintf(hier, sizeof hier, "%s/perf_event", dir);
+        snprintf(proc, sizeof proc, "%s/proc", dir);
+
+        assert_int_equal(cgroup_map_new(hier, false, &m), 0);
+        cgroup_map_set_proc_root(m, proc);
+        assert_int_equal(cgroup_map_scan(m), 0);
+        uint64_t root = inode_of("perf_event"), abc = inode_of("perf_event/docker/abc");
+
+        assert_string_equal(cgroup_map_by_id(m, root, 100), "/system.slice/kubelet.service");
+        assert_string_equal(cgroup_map_by_id(m, abc, 101), "/docker/abc");
+        /* gone before it was read: the id's own path */
+        assert_string_equal(cgroup_map_by_id(m, root, 102), "/");
+        assert_string_equal(cgroup_map_by_id(m, abc, 102), "/docker/abc");
+        /* no name=systemd line: the perf_event line */
+        assert_string_equal(cgroup_map_by_id(m, abc, 103), "/docker/abc");
+        /* read once per process: a later change is seen only after it execs */
+        put("proc/100/cgroup", "12:perf_event:/\n1:name=systemd:/system.slice/other.service\n");
+        assert_string_equal(cgroup_map_by_id(m, root, 100), "/system.slice/kubelet.service");
+        cgroup_map_forget_pid(m, 100);
+        assert_string_equal(cgroup_map_by_id(m, root, 100), "/system.slice/other.service");
+        /* the proc source reads the same line */
+        assert_string_equal(cgroup_map_by_pid(m, proc, 101), "/docker/abc");
+}
+
+/* On cgroup v2 the id alone decides: no /proc read. */
+static void test_v2_samples_named_by_id(void **state) {
+        _cleanup_(cgroup_map_freep) CgroupMap *m = NULL;
+        CgroupMapStats st;
+        char hier[PATH_MAX], proc[PATH_MAX];
+
+        make_dir("v2");
+        make_dir("v2/system.slice");
+        make_dir("v2/system.slice/kubelet.service");
+        snprintf(hier, sizeof hier, "%s/v2", dir);
+        snprintf(proc, sizeof proc, "%s/proc", dir);
+        assert_int_equal(cgroup_map_new(hier, true, &m), 0);
+        cgroup_map_set_proc_root(m, proc);
+        assert_int_equal(cgroup_map_scan(m), 0);
+        assert_string_equal(cgroup_map_by_id(m, inode_of("v2/system.slice/kubelet.service"), 100),
+                            "/system.slice/kubelet.service");
+        cgroup_map_get_stats(m, &st);
+        assert_int_equal(st.lookups_proc, 0);
+}
+
+int main(void) {
+        const struct CMUnitTest tests[] = {
+                cmocka_unit_test(test_hierarchy_of_a_hybrid_host),
+                cmocka_unit_test(test_proc_lines),
+                cmocka_unit_test(test_v1_samples_named_by_systemd_path),
+                cmocka_unit_test(test_v2_samples_named_by_id),
+        };
+        return cmocka_run_group_tests(tests, setup, teardown);
+}
