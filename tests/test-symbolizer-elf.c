@@ -87,6 +87,17 @@ static void test_symtab(void **state) {
         expect_name(e, beta, "fixture_beta");
 }
 
+/* Two symbols at one address: the one with a size names it, though the other is global. */
+static void test_zero_size_marker(void **state) {
+        _cleanup_(elf_symbols_freep) ElfSymbols *e = NULL;
+        void *marker = dlsym(handle, "fixture_zero_size_marker");
+
+        if (!marker)
+                skip(); /* not built on this architecture */
+        assert_int_equal(elf_symbols_load_path(fixture, NULL, &e), 0);
+        expect_name(e, marker, "fixture_sized_local");
+}
+
 static int run(const char *cmd) {
         int r = system(cmd);
         return WIFEXITED(r) ? WEXITSTATUS(r) : -1;
@@ -1319,6 +1330,7 @@ static int teardown(void **state) {
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_symtab),
+                cmocka_unit_test(test_zero_size_marker),
                 cmocka_unit_test(test_stripped_dynsym),
                 cmocka_unit_test(test_minidebuginfo),
                 cmocka_unit_test(test_debug_file_by_build_id),

@@ -191,10 +191,15 @@ static int add_symbols(ElfSymbols *e, Elf *elf, GElf_Word sh_type) {
         return added > 0;
 }
 
+/* By address; of the symbols at one address the first is the name: one with a size (cgo's
+ * zero-size runtime.etext marker shares the address of the first C function after Go's text), a
+ * global one, then the string table's order. */
 static int sym_cmp(const void *a, const void *b) {
         const ElfSym *x = a, *y = b;
         if (x->addr != y->addr)
                 return x->addr < y->addr ? -1 : 1;
+        if ((x->size > 0) != (y->size > 0))
+                return x->size > 0 ? -1 : 1;
         if (x->global != y->global)
                 return x->global ? -1 : 1;
         return x->name < y->name ? -1 : x->name > y->name;

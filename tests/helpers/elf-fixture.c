@@ -55,3 +55,26 @@ __asm__(".text\n"
         "        ret\n"
         ".size fixture_no_cfi, .-fixture_no_cfi\n");
 #endif
+
+#ifdef __x86_64__
+/* A local function and, at its address, an exported function symbol of size 0: a marker, as Go's
+ * linker leaves runtime.etext at the first C function of a cgo binary. The function is the name. */
+__asm__(".text\n"
+        ".p2align 4\n"
+        ".globl fixture_zero_size_marker\n"
+        ".type fixture_zero_size_marker, @function\n"
+        "fixture_zero_size_marker:\n"
+        ".type fixture_sized_local, @function\n"
+        "fixture_sized_local:\n"
+        "        leaq 3(%rdi), %rax\n"
+        "        nop; nop; nop; nop; nop; nop; nop; nop\n"
+        "        ret\n"
+        ".size fixture_sized_local, .-fixture_sized_local\n"
+        /* so that in the stripped copy the marker, alone there, covers no code but that function */
+        ".globl fixture_after_marker\n"
+        ".type fixture_after_marker, @function\n"
+        "fixture_after_marker:\n"
+        "        leaq 4(%rdi), %rax\n"
+        "        ret\n"
+        ".size fixture_after_marker, .-fixture_after_marker\n");
+#endif
