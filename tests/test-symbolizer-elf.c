@@ -651,6 +651,62 @@ static void test_truncated_and_corrupted(void **state) {
                         truncate_and_corrupt(getenv(go_fixtures[i]));
 }
 
+/* Files reached through processes: a process gone before its file was read does not make the
+ * file unreadable for the next process mapping it (a container's short-lived command, then a
+ * long-lived one of the same image), and an inode number used again by another file (a rebuild
+ * to the same path) is another file when its generation says so. */
+static void test_symbolizer_files_through_processes(void **state) {
+        _cleanup_(symbolizer_freep) Symbolizer *z = NULL;
+        char proc[128], p[256], self[PATH_MAX];
+        struct stat st;
+        Frame f;
+
+        snprintf(proc, sizeof proc, "%s/proc", tmpdir);
+        (void) mkdir(proc, 0755);
+        assert_int_equal(symbolizer_new(&(SymbolizerOptions) { .kallsyms_path = "", .jit_dir = tmpdir,
+                                                                .proc_root = proc }, &z), 0);
+        assert_int_equal(stat(fixture, &st), 0);
+        uint64_t off = offset_of(alpha) & ~(uint64_t) 0xfff;
+        /* The path is the container's, not the host's: only /proc/PID/map_files reaches the file. */
+        SymbolizerMapping m = {
+                .start = 0x10000000, .end = 0x10100000, .pgoff = off,
+                .dev = st.st_dev, .ino = st.st_ino, .ino_gen = 7, .path = "/nowhere/on/this/host/libfixture.so",
+        };
+        uint64_t a = 0x10000000 + (offset_of(alpha) - off);
+        /* map_files of a process: a link to the file, as the kernel's magic links are */
+        for (unsigned pid = 101; pid <= 102; pid++) {
+                snprintf(p, sizeof p, "%s/%u", proc, pid);
+                assert_int_equal(mkdir(p, 0755), 0);
+                snprintf(p, sizeof p, "%s/%u/map_files", proc, pid);
+                assert_int_equal(mkdir(p, 0755), 0);
+        }
+        snprintf(p, sizeof p, "%s/101/map_files/%" PRIx64 "-%" PRIx64, proc, m.start, m.end);
+        assert_int_equal(symlink(fixture, p), 0);
+
+        symbolizer_begin(z);
+        symbolizer_user(z, 100, &m, a + 8, true, &f); /* gone */
+        assert_string_equal(f.symbol, "[unknown]");
+        symbolizer_user(z, 101, &m, a + 8, true, &f); /* alive */
+        assert_string_equal(f.symbol, "fixture_alpha");
+
+        /* The same device and inode number, another generation: another file (here this test's
+         * own program, where fixture_local's address is something else). */
+        ssize_t l = readlink("/proc/self/exe", self, sizeof self - 1);
+        if (l > 0) {
+                self[l] = '\0';
+                SymbolizerMapping n = m;
+                n.ino_gen = 8;
+                snprintf(p, sizeof p, "%s/102/map_files/%" PRIx64 "-%" PRIx64, proc, n.start, n.end);
+                assert_int_equal(symlink(self, p), 0);
+                uint64_t local = 0x10000000 + (offset_of(alpha) - off) - symbol_vaddr(fixture, "fixture_alpha") +
+                                 symbol_vaddr(fixture, "fixture_local");
+                symbolizer_user(z, 101, &m, local + 2, true, &f);
+                assert_string_equal(f.symbol, "fixture_local");
+                symbolizer_user(z, 102, &n, local + 2, true, &f);
+                assert_string_not_equal(f.symbol, "fixture_local");
+        }
+}
+
 static void test_symbolizer_user_frames(void **state) {
         _cleanup_(symbolizer_freep) Symbolizer *z = NULL;
         Frame f;
@@ -1348,6 +1404,7 @@ int main(void) {
                 cmocka_unit_test(test_truncated_and_corrupted),
                 cmocka_unit_test(test_symbol_names_bounded),
                 cmocka_unit_test(test_symbolizer_user_frames),
+                cmocka_unit_test(test_symbolizer_files_through_processes),
                 cmocka_unit_test(test_symbolizer_function_frames),
                 cmocka_unit_test(test_symbolizer_function_frames_stripped),
                 cmocka_unit_test(test_symbolizer_leaf_range),

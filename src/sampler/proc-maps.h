@@ -27,6 +27,7 @@ typedef struct ProcMap {
         uint64_t pgoff;      /* file offset of start */
         uint64_t dev;        /* makedev(maj, min), 0 if unknown */
         uint64_t ino;
+        uint64_t ino_gen;    /* from PERF_RECORD_MMAP2; 0 if unknown (a /proc scan) */
         uint32_t prot;
         char *path;          /* "/usr/bin/x", "//anon", "[vdso]", "" for anonymous */
 } ProcMap;

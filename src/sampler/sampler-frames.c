@@ -37,7 +37,7 @@ static bool user_frame(Symbolizer *z, uint32_t pid, const ProcMap *m, uint64_t i
         if (m)
                 sm = (SymbolizerMapping) {
                         .start = m->start, .end = m->end, .pgoff = m->pgoff,
-                        .dev = m->dev, .ino = m->ino, .path = m->path,
+                        .dev = m->dev, .ino = m->ino, .ino_gen = m->ino_gen, .path = m->path,
                 };
         final = is_return ? symbolizer_user(z, pid, m ? &sm : NULL, ip, true, f) :
                             symbolizer_user_leaf(z, pid, m ? &sm : NULL, ip, f, ret_same);

@@ -155,7 +155,6 @@ int record_parse_sample(const struct perf_event_header *h, uint64_t st, RecordSa
 int record_parse_mmap2(const struct perf_event_header *h, uint64_t st, RecordMmap2 *ret) {
         Cursor c = body_of(h, st);
         RecordMmap2 m = {};
-        uint64_t ino_gen;
         int r;
 
         if (h->type != PERF_RECORD_MMAP2)
@@ -168,11 +167,11 @@ int record_parse_mmap2(const struct perf_event_header *h, uint64_t st, RecordMma
         /* With PERF_RECORD_MISC_MMAP_BUILD_ID these 24 bytes hold a build-id instead; we never ask for it. */
         if (!cursor_u32_pair(&c, &m.maj, &m.min) ||
             !cursor_u64(&c, &m.ino) ||
-            !cursor_u64(&c, &ino_gen) ||
+            !cursor_u64(&c, &m.ino_gen) ||
             !cursor_u32_pair(&c, &m.prot, &m.flags))
                 return -EBADMSG;
         if (h->misc & PERF_RECORD_MISC_MMAP_BUILD_ID)
-                m.maj = m.min = 0, m.ino = 0;
+                m.maj = m.min = 0, m.ino = 0, m.ino_gen = 0;
         r = cursor_string(&c, &m.filename);
         if (r < 0)
                 return r;

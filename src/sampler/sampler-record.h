@@ -60,6 +60,7 @@ typedef struct RecordMmap2 {
         uint64_t addr, len, pgoff;
         uint32_t maj, min;
         uint64_t ino;
+        uint64_t ino_gen; /* the inode's generation: a freed inode number used again gets another */
         uint32_t prot, flags;
         const char *filename; /* NUL-terminated inside the record */
         RecordId id;

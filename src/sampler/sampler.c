@@ -636,6 +636,7 @@ static void process_record(Sampler *s, const struct perf_event_header *h, uint32
                         .pgoff = m.pgoff,
                         .dev = makedev(m.maj, m.min),
                         .ino = m.ino,
+                        .ino_gen = m.ino_gen,
                         .prot = m.prot,
                         .path = (char *) m.filename,
                 };

@@ -61,12 +61,16 @@ struct Symbolizer {
 
         Hashmap *files;     /* identity -> ElfSymbols* (borrowed from owned[]) */
         struct {            /* in front of files: the last few identities, no hashing */
-                uint64_t dev, ino;
+                uint64_t dev, ino, ino_gen;
                 ElfSymbols *e;
         } recent[16];
         Hashmap *build_ids; /* build-id bytes -> ElfSymbols* */
         ElfSymbols **owned;
         size_t n_owned, n_owned_allocated;
+        /* The table of a file no process could be opened through, one for all (empty), and how
+         * many (file, process) failures files holds under it since the last drop. */
+        ElfSymbols *gone;
+        size_t n_gone;
 
         /* C++ names: __cxa_demangle from the C++ runtime, looked up once, when first needed. */
         char *(*cxa_demangle)(const char *name, char *buf, size_t *len, int *status);
@@ -105,6 +109,7 @@ static void files_flush(Symbolizer *z) {
         memset(z->recent, 0, sizeof(z->recent));
         z->files = hashmap_free(z->files);
         z->build_ids = hashmap_free(z->build_ids);
+        z->n_gone = 0;
         z->stats.cache_bytes = 0;
 }
 
@@ -131,6 +136,7 @@ Symbolizer *symbolizer_free(Symbolizer *z) {
                 (void) dlclose(z->libstdcxx);
         kallsyms_free(z->kallsyms);
         elf_symbols_free(z->vdso);
+        elf_symbols_free(z->gone);
         vdso_images_free(z->vdso32);
         free(z->kallsyms_path);
         free(z->proc_root);
@@ -357,7 +363,9 @@ int symbolizer_open_file(const char *proc_root, uint32_t pid, const SymbolizerMa
 
 /* The file's table, loaded on first use; NULL with *deferred set when the cache is full (see symbolizer.h). */
 static ElfSymbols *file_symbols(Symbolizer *z, uint32_t pid, const SymbolizerMapping *m, bool *deferred) {
-        struct { uint64_t dev, ino; } id = { m->dev, m->ino };
+        struct { uint64_t dev, ino, ino_gen; } id = { m->dev, m->ino, m->ino_gen };
+        /* A file this process could not be opened through (it was gone): tried again for others. */
+        struct { uint64_t dev, ino, ino_gen, pid; } failed = { m->dev, m->ino, m->ino_gen, pid };
         const void *key = &id;
         size_t key_len = sizeof(id);
         _cleanup_(elf_symbols_freep) ElfSymbols *e = NULL;
@@ -369,7 +377,8 @@ static ElfSymbols *file_symbols(Symbolizer *z, uint32_t pid, const SymbolizerMap
         int r;
 
         size_t slot = (size_t) ((m->ino ^ m->dev ^ (m->ino >> 7)) % ELEMENTSOF(z->recent));
-        if (m->ino != 0 && z->recent[slot].e && z->recent[slot].ino == m->ino && z->recent[slot].dev == m->dev)
+        if (m->ino != 0 && z->recent[slot].e && z->recent[slot].ino == m->ino && z->recent[slot].dev == m->dev &&
+            z->recent[slot].ino_gen == m->ino_gen)
                 return z->recent[slot].e;
 
         if (m->ino == 0) { /* no identity from the kernel: the path is the best we have */
@@ -384,9 +393,12 @@ static ElfSymbols *file_symbols(Symbolizer *z, uint32_t pid, const SymbolizerMap
         }
         if (hashmap_get(z->files, key, key_len, &v)) {
                 if (m->ino != 0)
-                        z->recent[slot].dev = m->dev, z->recent[slot].ino = m->ino, z->recent[slot].e = HASHMAP_PTR(v);
+                        z->recent[slot].dev = m->dev, z->recent[slot].ino = m->ino, z->recent[slot].ino_gen = m->ino_gen,
+                        z->recent[slot].e = HASHMAP_PTR(v);
                 return HASHMAP_PTR(v);
         }
+        if (m->ino != 0 && hashmap_get(z->files, &failed, sizeof failed, &v))
+                return HASHMAP_PTR(v);
         if (cache_full(z)) {
                 z->stats.loads_deferred++;
                 *deferred = true;
@@ -404,6 +416,18 @@ static ElfSymbols *file_symbols(Symbolizer *z, uint32_t pid, const SymbolizerMap
                 e = elf_symbols_new_empty();
                 if (!e)
                         return NULL;
+                /*
+                 * Not opened at all: this process was gone (its map_files and root with it) and the
+                 * path is not the file on the host (a container's, a memfd, a deleted file). A live
+                 * process mapping it later can still reach it: the failure is this process's alone.
+                 */
+                if (fd < 0 && m->ino != 0 && z->n_gone < SYMBOLIZER_GONE_MAX) {
+                        if (!z->gone)
+                                z->gone = TAKE_PTR(e);
+                        if (hashmap_put(z->files, &failed, sizeof failed, PTR_HASHMAP(z->gone)) >= 0)
+                                z->n_gone++;
+                        return z->gone;
+                }
         } else if (elf_symbols_bytes(e) > z->cache_bytes_max / 4) {
                 /* One table that big would flush the cache over and over: keep the DSO name only. */
                 z->stats.files_too_big++;

@@ -48,9 +48,15 @@ typedef struct SymbolizerOptions {
         bool function_frames;
 } SymbolizerOptions;
 
+/* (file, process) pairs whose file could not be opened, remembered per process so that another
+ * process of the file is still asked; past this many until the caches are dropped, per file. */
+#define SYMBOLIZER_GONE_MAX 4096U
+
 typedef struct SymbolizerMapping {
         uint64_t start, end, pgoff;
         uint64_t dev, ino; /* 0 when unknown */
+        uint64_t ino_gen;  /* the inode's generation, 0 when unknown: with dev and ino, the file's
+                            * identity (a deleted file's inode number is soon another file's) */
         const char *path;  /* as the kernel reported it: "/usr/bin/x", "/x (deleted)", "//anon", "[vdso]" */
 } SymbolizerMapping;
 
