@@ -736,6 +736,20 @@ static void test_symbolizer_user_frames(void **state) {
         symbolizer_user(z, 0, &m, g, false, &f);
         assert_string_equal(f.symbol, "fixture::gamma(unsigned long)");
 
+        /* Rust's, as perf and rustfilt print them: v0, and legacy without its hash. */
+        static const struct {
+                const char *mangled, *name;
+        } rust[] = {
+                { "_ZN7fixture4rust6legacy17h0123456789abcdefE.llvm.123", "fixture::rust::legacy" },
+                { "_RNvNtCs1234_7fixture4rust6worker", "fixture::rust::worker" },
+        };
+        for (size_t i = 0; i < ELEMENTSOF(rust); i++) {
+                void *fn = dlsym(handle, rust[i].mangled);
+                assert_non_null(fn);
+                symbolizer_user(z, 0, &m, 0x10000000 + (offset_of(fn) - off) + 1, false, &f);
+                assert_string_equal(f.symbol, rust[i].name);
+        }
+
         /* [vdso] frames are named from our own copy of the vDSO. */
         void *vdso = dlopen("linux-vdso.so.1", RTLD_NOW | RTLD_NOLOAD);
         void *cg = vdso ? dlsym(vdso, "__vdso_clock_gettime") : NULL;

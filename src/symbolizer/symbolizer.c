@@ -17,6 +17,8 @@
 #include <sys/auxv.h>
 #include <sys/stat.h>
 
+#include <libiberty/demangle.h>
+
 #include "basic/alloc-util.h"
 #include "basic/cleanup.h"
 #include "basic/fileio.h"
@@ -559,12 +561,23 @@ static JitMap *jit_map_for(Symbolizer *z, uint32_t pid, const char **ret_path) {
  * with dlopen() the first time a mangled name shows up, so C-only hosts never map it; without it
  * names stay mangled. Results are cached per symbol until the file cache is dropped.
  */
+/*
+ * A Rust symbol, by libiberty's demangler: v0 ("_R...") and legacy (C++-like "_ZN...E" whose last
+ * component is the "h<16 hex digits>" hash, which is left out, as perf and rustfilt print them;
+ * LLVM's ".llvm.<n>" suffixes too). NULL when the name is not Rust's.
+ */
+static char *rust_demangle_name(const char *name) {
+        if (!(name[0] == '_' && (name[1] == 'R' || (name[1] == 'Z' && name[2] == 'N'))))
+                return NULL;
+        return cplus_demangle(name, DMGL_PARAMS | DMGL_RUST);
+}
+
 static const char *demangle(Symbolizer *z, const char *name) {
         char *d;
         uint64_t v;
         int status = -1;
 
-        if (name[0] != '_' || name[1] != 'Z')
+        if (name[0] != '_' || (name[1] != 'Z' && name[1] != 'R'))
                 return name;
         if (!z->demangle_tried) {
                 z->demangle_tried = true;
@@ -573,7 +586,7 @@ static const char *demangle(Symbolizer *z, const char *name) {
                         z->cxa_demangle = (char *(*)(const char *, char *, size_t *, int *)) dlsym(z->libstdcxx,
                                                                                                  "__cxa_demangle");
         }
-        if (!z->cxa_demangle)
+        if (!z->cxa_demangle && name[1] != 'R')
                 return name;
         if (!z->demangled) {
                 z->demangled = hashmap_new();
@@ -583,7 +596,11 @@ static const char *demangle(Symbolizer *z, const char *name) {
         if (hashmap_get(z->demangled, &name, sizeof(name), &v))
                 return v ? HASHMAP_PTR(v) : name;
 
-        d = z->cxa_demangle(name, NULL, NULL, &status);
+        d = rust_demangle_name(name);
+        if (d)
+                status = 0;
+        else if (z->cxa_demangle)
+                d = z->cxa_demangle(name, NULL, NULL, &status);
         if (status != 0 || !d || !GREEDY_REALLOC(z->demangled_owned, z->n_demangled_owned_allocated,
                                                  z->n_demangled_owned + 1)) {
                 free(d);

@@ -9,6 +9,18 @@ uint64_t fixture_alpha(uint64_t x);
 uint64_t fixture_beta(uint64_t x);
 /* A C++-mangled name, fixture::gamma(unsigned long), for the demangling test. */
 uint64_t fixture_gamma(uint64_t x) __asm__("_ZN7fixture5gammaEm");
+/* Rust's two manglings: fixture::rust::legacy (the hash and an LLVM suffix are left out) and
+ * fixture::rust::worker (v0). */
+uint64_t fixture_rust_legacy(uint64_t x) __asm__("_ZN7fixture4rust6legacy17h0123456789abcdefE.llvm.123");
+uint64_t fixture_rust_v0(uint64_t x) __asm__("_RNvNtCs1234_7fixture4rust6worker");
+
+__attribute__((noinline)) uint64_t fixture_rust_legacy(uint64_t x) {
+        return x * 3 + 1;
+}
+
+__attribute__((noinline)) uint64_t fixture_rust_v0(uint64_t x) {
+        return fixture_rust_legacy(x) * 5 + 2;
+}
 
 __attribute__((noinline)) static uint64_t fixture_local(uint64_t x) {
         return x * 2654435761U + 1;
