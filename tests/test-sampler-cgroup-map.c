@@ -59,14 +59,36 @@ static uint64_t inode_of(const char *rel) {
 
 static void test_hierarchy_of_a_hybrid_host(void **state) {
         _cleanup_free_ char *mount = NULL;
-        bool v2;
+        CgroupHierarchyFlags flags;
 
         put("mountinfo", MOUNTINFO_HYBRID);
         char p[PATH_MAX];
         snprintf(p, sizeof p, "%s/mountinfo", dir);
-        assert_int_equal(cgroup_hierarchy_find(p, &mount, &v2), 0);
+        assert_int_equal(cgroup_hierarchy_find(p, &mount, &flags), 0);
         assert_string_equal(mount, "/sys/fs/cgroup/perf_event");
-        assert_false(v2);
+        assert_int_equal(flags, 0);
+}
+
+/* A pure v2 host (systemd's unified mode), and one with v2 beside v1 controllers but none with
+ * perf_event (as this machine is): only the first has no other hierarchy. */
+static void test_hierarchy_of_v2_hosts(void **state) {
+        _cleanup_free_ char *m1 = NULL, *m2 = NULL;
+        CgroupHierarchyFlags flags;
+        char p[PATH_MAX];
+
+        put("mountinfo-v2", "30 25 0:26 / /sys/fs/cgroup rw,nosuid,nodev,noexec shared:4 - cgroup2 cgroup2 "
+                            "rw,nsdelegate,memory_recursiveprot\n");
+        snprintf(p, sizeof p, "%s/mountinfo-v2", dir);
+        assert_int_equal(cgroup_hierarchy_find(p, &m1, &flags), 0);
+        assert_string_equal(m1, "/sys/fs/cgroup");
+        assert_int_equal(flags, CGROUP_HIERARCHY_V2 | CGROUP_HIERARCHY_ONLY);
+
+        put("mountinfo-mixed", "26 25 0:24 / /sys/fs/cgroup/unified rw shared:10 - cgroup2 cgroup2 rw\n"
+                               "35 25 0:33 / /sys/fs/cgroup/cpu rw shared:19 - cgroup cgroup rw,cpu\n");
+        snprintf(p, sizeof p, "%s/mountinfo-mixed", dir);
+        assert_int_equal(cgroup_hierarchy_find(p, &m2, &flags), 0);
+        assert_string_equal(m2, "/sys/fs/cgroup/unified");
+        assert_int_equal(flags, CGROUP_HIERARCHY_V2);
 }
 
 static void test_proc_lines(void **state) {
@@ -113,7 +135,7 @@ static void test_v1_samples_named_by_systemd_path(void **state) {
         snprintf(hier, sizeof hier, "%s/perf_event", dir);
         snprintf(proc, sizeof proc, "%s/proc", dir);
 
-        assert_int_equal(cgroup_map_new(hier, false, &m), 0);
+        assert_int_equal(cgroup_map_new(hier, 0, &m), 0);
         cgroup_map_set_proc_root(m, proc);
         assert_int_equal(cgroup_map_scan(m), 0);
         uint64_t root = inode_of("perf_event"), abc = inode_of("perf_event/docker/abc");
@@ -134,10 +156,9 @@ static void test_v1_samples_named_by_systemd_path(void **state) {
         assert_string_equal(cgroup_map_by_pid(m, proc, 101), "/docker/abc");
 }
 
-/* On cgroup v2 the id alone decides: no /proc read. */
+/* On cgroup v2 the id alone decides: no /proc read. A record of a cgroup gone before it was read
+ * (a transient unit, a job) is believed only where no other hierarchy's records can come. */
 static void test_v2_samples_named_by_id(void **state) {
-        _cleanup_(cgroup_map_freep) CgroupMap *m = NULL;
-        CgroupMapStats st;
         char hier[PATH_MAX], proc[PATH_MAX];
 
         make_dir("v2");
@@ -145,18 +166,34 @@ static void test_v2_samples_named_by_id(void **state) {
         make_dir("v2/system.slice/kubelet.service");
         snprintf(hier, sizeof hier, "%s/v2", dir);
         snprintf(proc, sizeof proc, "%s/proc", dir);
-        assert_int_equal(cgroup_map_new(hier, true, &m), 0);
-        cgroup_map_set_proc_root(m, proc);
-        assert_int_equal(cgroup_map_scan(m), 0);
-        assert_string_equal(cgroup_map_by_id(m, inode_of("v2/system.slice/kubelet.service"), 100),
-                            "/system.slice/kubelet.service");
-        cgroup_map_get_stats(m, &st);
-        assert_int_equal(st.lookups_proc, 0);
+        for (int only = 0; only <= 1; only++) {
+                _cleanup_(cgroup_map_freep) CgroupMap *m = NULL;
+                CgroupMapStats st;
+
+                assert_int_equal(cgroup_map_new(hier, CGROUP_HIERARCHY_V2 | (only ? CGROUP_HIERARCHY_ONLY : 0), &m), 0);
+                cgroup_map_set_proc_root(m, proc);
+                assert_int_equal(cgroup_map_scan(m), 0);
+                assert_string_equal(cgroup_map_by_id(m, inode_of("v2/system.slice/kubelet.service"), 100),
+                                    "/system.slice/kubelet.service");
+                cgroup_map_get_stats(m, &st);
+                assert_int_equal(st.lookups_proc, 0);
+
+                /* a record whose path is ours with that id: believed everywhere */
+                uint64_t svc = inode_of("v2/system.slice");
+                assert_int_equal(cgroup_map_record(m, svc, "/system.slice"), 1);
+                /* gone before it was read */
+                assert_int_equal(cgroup_map_record(m, 987654321, "/system.slice/run-r1.scope"), only);
+                if (only)
+                        assert_string_equal(cgroup_map_by_id(m, 987654321, 0), "/system.slice/run-r1.scope");
+                else
+                        assert_null(cgroup_map_by_id(m, 987654321, 0));
+        }
 }
 
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_hierarchy_of_a_hybrid_host),
+                cmocka_unit_test(test_hierarchy_of_v2_hosts),
                 cmocka_unit_test(test_proc_lines),
                 cmocka_unit_test(test_v1_samples_named_by_systemd_path),
                 cmocka_unit_test(test_v2_samples_named_by_id),

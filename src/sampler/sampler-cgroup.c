@@ -27,6 +27,7 @@
 struct CgroupMap {
         int mount_fd;
         bool v2;
+        bool only; /* no other hierarchy: every PERF_RECORD_CGROUP is of ours */
         const char *proc_root; /* "/proc", or a test's */
         Hashmap *paths; /* path -> index + 1 */
         char **list;
@@ -49,13 +50,14 @@ CgroupMap *cgroup_map_free(CgroupMap *m) {
         return mfree(m);
 }
 
-int cgroup_map_new(const char *mount, bool v2, CgroupMap **ret) {
+int cgroup_map_new(const char *mount, CgroupHierarchyFlags flags, CgroupMap **ret) {
         _cleanup_(cgroup_map_freep) CgroupMap *m = new0(CgroupMap, 1);
 
         if (!m)
                 return -ENOMEM;
         m->mount_fd = -EBADF;
-        m->v2 = v2;
+        m->v2 = flags & CGROUP_HIERARCHY_V2;
+        m->only = m->v2 && (flags & CGROUP_HIERARCHY_ONLY);
         m->proc_root = "/proc";
         m->paths = hashmap_new();
         m->ids = hashmap_new();
@@ -95,9 +97,10 @@ static bool has_option(const char *opts, const char *name) {
         return false;
 }
 
-int cgroup_hierarchy_find(const char *mountinfo, char **ret_mount, bool *ret_v2) {
+int cgroup_hierarchy_find(const char *mountinfo, char **ret_mount, CgroupHierarchyFlags *ret_flags) {
         _cleanup_free_ char *data = NULL, *v1 = NULL, *v2 = NULL;
         char *line, *save = NULL;
+        bool any_v1 = false;
         int r;
 
         r = read_full_file(mountinfo, MOUNTINFO_BYTES_MAX, &data, NULL);
@@ -113,13 +116,15 @@ int cgroup_hierarchy_find(const char *mountinfo, char **ret_mount, bool *ret_v2)
                 *dash = '\0';
                 for (char *t = strtok_r(line, " ", &s2); t && n < ELEMENTSOF(f); t = strtok_r(NULL, " ", &s2))
                         f[n++] = t;
-                if (n < 5 || !streq(f[3], "/")) /* a bind mount of a sub-cgroup is no root to walk */
-                        continue;
                 s2 = NULL;
                 fstype = strtok_r(dash + 3, " ", &s2);
                 (void) strtok_r(NULL, " ", &s2); /* source */
                 super = strtok_r(NULL, " ", &s2);
                 if (!fstype)
+                        continue;
+                if (streq(fstype, "cgroup"))
+                        any_v1 = true;
+                if (n < 5 || !streq(f[3], "/")) /* a bind mount of a sub-cgroup is no root to walk */
                         continue;
                 if (streq(fstype, "cgroup2") && !v2) {
                         v2 = strdup(f[4]);
@@ -133,7 +138,7 @@ int cgroup_hierarchy_find(const char *mountinfo, char **ret_mount, bool *ret_v2)
         }
         if (!v1 && !v2)
                 return -ENOENT;
-        *ret_v2 = !v1;
+        *ret_flags = (v1 ? 0 : CGROUP_HIERARCHY_V2) | (any_v1 ? 0 : CGROUP_HIERARCHY_ONLY);
         *ret_mount = v1 ? TAKE_PTR(v1) : TAKE_PTR(v2);
         unescape_octal(*ret_mount);
         return 0;
@@ -316,7 +321,15 @@ int cgroup_map_record(CgroupMap *m, uint64_t id, const char *path) {
         int r;
 
         m->stats.records++;
-        if (id_of(m, path, &real) < 0 || real != id) {
+        r = id_of(m, path, &real);
+        if (m->only && (r < 0 || real != id)) {
+                /* Gone (or made again) before it was read: every record is of this hierarchy, and
+                 * the path was this id's when the kernel wrote it. */
+                m->stats.records_gone++;
+                r = put_id(m, id, path);
+                return r < 0 ? r : 1;
+        }
+        if (r < 0 || real != id) {
                 m->stats.records_foreign++;
                 return 0;
         }

@@ -9,8 +9,10 @@
  *    is built by walking the hierarchy once at start and kept current from PERF_RECORD_CGROUP
  *    records (attr.cgroup). The kernel writes those records for cgroups created in every
  *    hierarchy, and ids are only unique within one, so a record is believed only when the path
- *    exists in ours with that inode. An id still unknown when a sample names it (a cgroup made and
- *    left before its record was read) is looked up once in /proc/PID/cgroup, checked the same way.
+ *    exists in ours with that inode; where no other hierarchy is mounted, every record is ours and
+ *    believed, also that of a cgroup removed before it was read. An id still unknown when a sample names it (a
+ *    cgroup made and left before its record was read) is looked up once in /proc/PID/cgroup,
+ *    checked the same way.
  *  - proc, where the kernel has no PERF_SAMPLE_CGROUP (before 5.7): the process's line of
  *    /proc/PID/cgroup, read when the process is first sampled and again after it execs. A process
  *    that moves to another cgroup without exec keeps the cgroup it was first seen in.
@@ -36,16 +38,21 @@
 typedef struct CgroupMap CgroupMap;
 
 typedef struct CgroupMapStats {
-        uint64_t paths, records, records_foreign, lookups_proc, unknown;
+        uint64_t paths, records, records_foreign, records_gone, lookups_proc, unknown;
 } CgroupMapStats;
+
+typedef enum CgroupHierarchyFlags {
+        CGROUP_HIERARCHY_V2 = 1 << 0,   /* the cgroup2 hierarchy, not a v1 one with perf_event */
+        CGROUP_HIERARCHY_ONLY = 1 << 1, /* no v1 hierarchy is mounted at all (a pure v2 host) */
+} CgroupHierarchyFlags;
 
 /*
  * Finds where the hierarchy perf reports cgroup ids of is mounted, from a mountinfo file
  * ("/proc/self/mountinfo"): a cgroup v1 mount carrying the perf_event controller if there is one,
  * else the cgroup2 mount (at /sys/fs/cgroup on a pure v2 host, /sys/fs/cgroup/unified on a hybrid
- * one). -ENOENT if neither is mounted. ret_v2 says which it was.
+ * one). -ENOENT if neither is mounted. *ret_flags says which it was.
  */
-int cgroup_hierarchy_find(const char *mountinfo, char **ret_mount, bool *ret_v2);
+int cgroup_hierarchy_find(const char *mountinfo, char **ret_mount, CgroupHierarchyFlags *ret_flags);
 
 /*
  * The path of pid's cgroup in a /proc/PID/cgroup text: the "0::" line (v2), or with v2 false the
@@ -56,12 +63,15 @@ int cgroup_proc_parse(const char *text, bool v2, char **ret_path);
 int cgroup_proc_parse_systemd(const char *text, char **ret_path);
 
 /* mount: the hierarchy's mount point (NULL: none, every lookup is unknown). */
-int cgroup_map_new(const char *mount, bool v2, CgroupMap **ret);
+int cgroup_map_new(const char *mount, CgroupHierarchyFlags flags, CgroupMap **ret);
 CgroupMap *cgroup_map_free(CgroupMap *m);
 
 /* Walks the hierarchy and records every cgroup's id and path. */
 int cgroup_map_scan(CgroupMap *m);
-/* A PERF_RECORD_CGROUP: believed if the path is ours with that id. Returns 1 if taken. */
+/* A PERF_RECORD_CGROUP: believed if the path is ours with that id; on a host with no other
+ * hierarchy (CGROUP_HIERARCHY_ONLY: every record is ours) always, also when the path is gone
+ * already (a transient unit, a job's container, removed before the record was read). Returns 1
+ * if taken. */
 int cgroup_map_record(CgroupMap *m, uint64_t id, const char *path);
 /* The path of a perf cgroup id; pid (from the sample) is asked when the id is not known yet.
  * NULL if it cannot be told. */

@@ -93,18 +93,18 @@ static int read_sysctl_u32(const char *path, uint32_t *ret) {
  * hierarchy at all is no error: samples then carry no cgroup. */
 static int sampler_cgroup_setup(Sampler *s) {
         _cleanup_free_ char *mount = NULL;
-        bool v2;
+        CgroupHierarchyFlags flags;
         int r;
 
         s->sample_type = SAMPLER_SAMPLE_TYPE;
         if (s->opts.no_cgroups)
                 return 0;
-        r = cgroup_hierarchy_find("/proc/self/mountinfo", &mount, &v2);
+        r = cgroup_hierarchy_find("/proc/self/mountinfo", &mount, &flags);
         if (r == -ENOENT)
                 return 0;
         if (r < 0)
                 return r;
-        r = cgroup_map_new(mount, v2, &s->cgroups);
+        r = cgroup_map_new(mount, flags, &s->cgroups);
         if (r < 0)
                 return r;
         if (!s->opts.cgroups_from_proc) {
