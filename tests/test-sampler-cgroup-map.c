@@ -89,6 +89,18 @@ static void test_hierarchy_of_v2_hosts(void **state) {
         assert_int_equal(cgroup_hierarchy_find(p, &m2, &flags), 0);
         assert_string_equal(m2, "/sys/fs/cgroup/unified");
         assert_int_equal(flags, CGROUP_HIERARCHY_V2);
+
+        /* Inside a cgroup namespace of its own a process sees the hierarchy's mount rooted above
+         * its namespace's root: nothing to walk, and the caller is told why. */
+        _cleanup_free_ char *m3 = NULL;
+        put("mountinfo-ns", "41 31 0:38 /../.. /sys/fs/cgroup rw,relatime - cgroup2 cgroup2 rw\n");
+        snprintf(p, sizeof p, "%s/mountinfo-ns", dir);
+        assert_int_equal(cgroup_hierarchy_find(p, &m3, &flags), -ENOENT);
+        assert_int_equal(flags, CGROUP_HIERARCHY_BELOW_ROOT);
+        put("mountinfo-none", "22 1 0:20 / /proc rw - proc proc rw\n");
+        snprintf(p, sizeof p, "%s/mountinfo-none", dir);
+        assert_int_equal(cgroup_hierarchy_find(p, &m3, &flags), -ENOENT);
+        assert_int_equal(flags, 0);
 }
 
 static void test_proc_lines(void **state) {

@@ -100,7 +100,7 @@ static bool has_option(const char *opts, const char *name) {
 int cgroup_hierarchy_find(const char *mountinfo, char **ret_mount, CgroupHierarchyFlags *ret_flags) {
         _cleanup_free_ char *data = NULL, *v1 = NULL, *v2 = NULL;
         char *line, *save = NULL;
-        bool any_v1 = false;
+        bool any_v1 = false, below_root = false;
         int r;
 
         r = read_full_file(mountinfo, MOUNTINFO_BYTES_MAX, &data, NULL);
@@ -124,8 +124,12 @@ int cgroup_hierarchy_find(const char *mountinfo, char **ret_mount, CgroupHierarc
                         continue;
                 if (streq(fstype, "cgroup"))
                         any_v1 = true;
-                if (n < 5 || !streq(f[3], "/")) /* a bind mount of a sub-cgroup is no root to walk */
+                if (n < 5 || !streq(f[3], "/")) { /* a bind mount of a sub-cgroup is no root to walk */
+                        below_root = below_root ||
+                                     (n >= 5 && (streq(fstype, "cgroup2") ||
+                                                 (streq(fstype, "cgroup") && super && has_option(super, "perf_event"))));
                         continue;
+                }
                 if (streq(fstype, "cgroup2") && !v2) {
                         v2 = strdup(f[4]);
                         if (!v2)
@@ -136,8 +140,10 @@ int cgroup_hierarchy_find(const char *mountinfo, char **ret_mount, CgroupHierarc
                                 return -ENOMEM;
                 }
         }
-        if (!v1 && !v2)
+        if (!v1 && !v2) {
+                *ret_flags = below_root ? CGROUP_HIERARCHY_BELOW_ROOT : 0;
                 return -ENOENT;
+        }
         *ret_flags = (v1 ? 0 : CGROUP_HIERARCHY_V2) | (any_v1 ? 0 : CGROUP_HIERARCHY_ONLY);
         *ret_mount = v1 ? TAKE_PTR(v1) : TAKE_PTR(v2);
         unescape_octal(*ret_mount);

@@ -222,6 +222,8 @@ int sampler_once_run(const OnceOptions *o, FILE *out, FILE *err) {
                 dbg.files_failed, dbg.kallsyms_symbols, dbg.jit_maps_loaded, dbg.cache_flushes, dbg.loads_deferred, dbg.tasks, dbg.tasks_reaped,
                 sampler_cgroup_source(s), dbg.cgroups, dbg.cgroups_unknown,
                 dbg.stack_cache_hits, dbg.stack_cache_leaves, dbg.stack_cache_leaves_in_function, dbg.stack_cache_misses, dbg.stack_cache_bytes / 1024);
+        if (sampler_cgroup_problem(s))
+                fprintf(err, "  cgroups: %s\n", sampler_cgroup_problem(s));
         if (dbg.corrupt > 0 || dbg.decode_errors > 0)
                 fprintf(err, "  ring records skipped: %" PRIu64 " corrupt, %" PRIu64 " undecodable\n", dbg.corrupt,
                         dbg.decode_errors);

@@ -100,8 +100,10 @@ static int sampler_cgroup_setup(Sampler *s) {
         if (s->opts.no_cgroups)
                 return 0;
         r = cgroup_hierarchy_find("/proc/self/mountinfo", &mount, &flags);
-        if (r == -ENOENT)
+        if (r == -ENOENT) {
+                s->cgroups_namespaced = flags & CGROUP_HIERARCHY_BELOW_ROOT;
                 return 0;
+        }
         if (r < 0)
                 return r;
         r = cgroup_map_new(mount, flags, &s->cgroups);
@@ -114,6 +116,13 @@ static int sampler_cgroup_setup(Sampler *s) {
                         return r;
         }
         return 0;
+}
+
+const char *sampler_cgroup_problem(const Sampler *s) {
+        return s->cgroups_namespaced ? "the cgroup hierarchy is mounted here only below its root (tprofd runs in a "
+                                       "cgroup namespace of its own): samples carry no cgroup, so no unit, container "
+                                       "or pod; run tprofd in the host's cgroup namespace"
+                                     : NULL;
 }
 
 const char *sampler_cgroup_source(const Sampler *s) {

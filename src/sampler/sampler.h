@@ -108,6 +108,8 @@ int sampler_update_cpus(Sampler *s);
 const char *sampler_event_name(const Sampler *s); /* "cpu-clock" or "cycles" */
 /* Where samples' cgroups come from: "perf" (PERF_SAMPLE_CGROUP), "proc" (/proc/PID/cgroup), "none". */
 const char *sampler_cgroup_source(const Sampler *s);
+/* Why samples carry no cgroup where that is a mistake to fix, as a sentence; NULL if not so. */
+const char *sampler_cgroup_problem(const Sampler *s);
 unsigned sampler_n_cpus(const Sampler *s);        /* CPUs with an open event */
 size_t sampler_ring_bytes(const Sampler *s);      /* each CPU's ring data area, as mapped */
 

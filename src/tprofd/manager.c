@@ -823,6 +823,8 @@ static int manager_new(TprofdConfig *c, ManagerReload reload, Manager **ret) {
                  sampler_n_cpus(m->sampler), c->freq_hz, sampler_event_name(m->sampler),
                  unwind_mode_to_string(sampler_unwind_mode(m->sampler)), sampler_ring_bytes(m->sampler) / 1024,
                  clock_map_method_to_string(m->clock.method), (unsigned long long) m->clock.error_ns);
+        if (sampler_cgroup_problem(m->sampler))
+                log_warning("Attribution is off: %s.", sampler_cgroup_problem(m->sampler));
 
         WindowHeaderInfo h = {
                 .host = m->host,

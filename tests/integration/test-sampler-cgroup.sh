@@ -88,6 +88,16 @@ once 3 --by container
 [ "$(comm_total "docker-${ID_DOCKER:0:12}")" -gt 0 ] || fail "--once --by container: $(head -20 "$OUT")"
 stop_burners
 
+# In a cgroup namespace of its own (a container without --cgroupns=host) the hierarchy is mounted
+# only below its root: no cgroup can be told, and the summary says why and what to do.
+if unshare -C true 2>/dev/null; then
+        mkdir -p "$V2${CG[svc]}/ns"
+        bash -c 'echo $$ >"$1/cgroup.procs" && exec unshare -C "$2" --once 0.3' _ "$V2${CG[svc]}/ns" "$TPROFD" \
+                >"$OUT" 2>"$ERR" || fail "--once in a cgroup namespace: $(cat "$ERR")"
+        grep -q "cgroups: the cgroup hierarchy is mounted here only below its root" "$ERR" ||
+                fail "--once in a cgroup namespace: no word of it: $(cat "$ERR")"
+fi
+
 # --- the daemon: ring, exports, a bundle ------------------------------------------------------
 SOCK="$TEST_TMP/control.sock"
 export TPROF_CONTROL_SOCKET="$SOCK"
