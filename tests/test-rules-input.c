@@ -8,6 +8,29 @@
 #include "rules/rules-input.h"
 #include "tests.h"
 
+/* Parses line and checks what every form shares; false for a skipped line (nothing more to see). */
+static bool parse_expect(const char *line, LineFormat format, LogSource source, bool kernel_origin, int priority,
+                         int facility, const char *message, size_t message_len, LogRecord *rec) {
+        static char buf[512];
+        size_t len = strlen(line);
+
+        assert_true(len < sizeof buf);
+        memcpy(buf, line, len + 1);
+        LineFormat f = rules_input_parse_line(buf, len, rec);
+        if (f != format)
+                fail_msg("'%s': format %s, expected %s", line, line_format_to_string(f), line_format_to_string(format));
+        if (f == LINE_FORMAT_SKIP)
+                return false;
+        assert_int_equal(rec->source, source);
+        assert_int_equal(rec->kernel_origin, kernel_origin);
+        assert_int_equal(rec->priority, priority);
+        assert_int_equal(rec->facility, facility);
+        size_t n = message_len ?: strlen(message);
+        assert_int_equal(rec->message_len, n);
+        assert_memory_equal(rec->message, message, n);
+        return true;
+}
+
 static void test_line_forms_table(void **state) {
         static const struct {
                 const char *line;
@@ -121,23 +144,11 @@ static void test_line_forms_table(void **state) {
         };
 
         for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
-                char buf[256];
                 LogRecord rec;
-                size_t len = strlen(cases[i].line);
 
-                memcpy(buf, cases[i].line, len + 1);
-                LineFormat f = rules_input_parse_line(buf, len, &rec);
-                if (f != cases[i].format)
-                        fail_msg("'%s': format %s, expected %s", cases[i].line, line_format_to_string(f),
-                                 line_format_to_string(cases[i].format));
-                if (f == LINE_FORMAT_SKIP)
+                if (!parse_expect(cases[i].line, cases[i].format, cases[i].source, cases[i].kernel_origin,
+                                  cases[i].priority, cases[i].facility, cases[i].message, 0, &rec))
                         continue;
-                assert_int_equal(rec.source, cases[i].source);
-                assert_int_equal(rec.kernel_origin, cases[i].kernel_origin);
-                assert_int_equal(rec.priority, cases[i].priority);
-                assert_int_equal(rec.facility, cases[i].facility);
-                assert_int_equal(rec.message_len, strlen(cases[i].message));
-                assert_memory_equal(rec.message, cases[i].message, rec.message_len);
                 if (cases[i].identifier)
                         assert_string_equal(rec.identifier, cases[i].identifier);
                 else
@@ -202,24 +213,10 @@ static void test_journal_json(void **state) {
         };
 
         for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
-                char buf[512];
                 LogRecord rec;
-                size_t len = strlen(cases[i].line);
 
-                memcpy(buf, cases[i].line, len + 1);
-                LineFormat f = rules_input_parse_line(buf, len, &rec);
-                if (f != cases[i].format)
-                        fail_msg("'%s': format %s, expected %s", cases[i].line, line_format_to_string(f),
-                                 line_format_to_string(cases[i].format));
-                if (f == LINE_FORMAT_SKIP)
-                        continue;
-                assert_int_equal(rec.source, cases[i].source);
-                assert_int_equal(rec.kernel_origin, cases[i].kernel_origin);
-                assert_int_equal(rec.priority, cases[i].priority);
-                assert_int_equal(rec.facility, cases[i].facility);
-                size_t n = cases[i].message_len ?: strlen(cases[i].message);
-                assert_int_equal(rec.message_len, n);
-                assert_memory_equal(rec.message, cases[i].message, n);
+                (void) parse_expect(cases[i].line, cases[i].format, cases[i].source, cases[i].kernel_origin,
+                                    cases[i].priority, cases[i].facility, cases[i].message, cases[i].message_len, &rec);
         }
 }
 
