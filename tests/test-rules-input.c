@@ -8,39 +8,42 @@
 #include "rules/rules-input.h"
 #include "tests.h"
 
-/* Parses line and checks what every form shares; false for a skipped line (nothing more to see). */
-static bool parse_expect(const char *line, LineFormat format, LogSource source, bool kernel_origin, int priority,
-                         int facility, const char *message, size_t message_len, LogRecord *rec) {
+typedef struct FormCase {
+        const char *line;
+        LineFormat format;
+        LogSource source;
+        bool kernel_origin;
+        int priority, facility;
+        const char *message;
+        const char *identifier;
+        size_t message_len; /* when the message holds a NUL */
+} FormCase;
+
+/* Parses c->line and checks what every form shares; false for a skipped line (nothing more to see). */
+static bool parse_expect(const FormCase *c, LogRecord *rec) {
         static char buf[512];
-        size_t len = strlen(line);
+        size_t len = strlen(c->line);
 
         assert_true(len < sizeof buf);
-        memcpy(buf, line, len + 1);
+        memcpy(buf, c->line, len + 1);
         LineFormat f = rules_input_parse_line(buf, len, rec);
-        if (f != format)
-                fail_msg("'%s': format %s, expected %s", line, line_format_to_string(f), line_format_to_string(format));
+        if (f != c->format)
+                fail_msg("'%s': format %s, expected %s", c->line, line_format_to_string(f),
+                         line_format_to_string(c->format));
         if (f == LINE_FORMAT_SKIP)
                 return false;
-        assert_int_equal(rec->source, source);
-        assert_int_equal(rec->kernel_origin, kernel_origin);
-        assert_int_equal(rec->priority, priority);
-        assert_int_equal(rec->facility, facility);
-        size_t n = message_len ?: strlen(message);
+        assert_int_equal(rec->source, c->source);
+        assert_int_equal(rec->kernel_origin, c->kernel_origin);
+        assert_int_equal(rec->priority, c->priority);
+        assert_int_equal(rec->facility, c->facility);
+        size_t n = c->message_len ?: strlen(c->message);
         assert_int_equal(rec->message_len, n);
-        assert_memory_equal(rec->message, message, n);
+        assert_memory_equal(rec->message, c->message, n);
         return true;
 }
 
 static void test_line_forms_table(void **state) {
-        static const struct {
-                const char *line;
-                LineFormat format;
-                LogSource source;
-                bool kernel_origin;
-                int priority, facility;
-                const char *message;
-                const char *identifier;
-        } cases[] = {
+        static const FormCase cases[] = {
                 { "ena 0000:00:05.0 eth0: Trigger reset is on", LINE_FORMAT_PLAIN, LOG_SOURCE_TEXT, true, -1, -1,
                   "ena 0000:00:05.0 eth0: Trigger reset is on", NULL },
                 { "[  123.456789] INFO: task x:1 blocked", LINE_FORMAT_DMESG, LOG_SOURCE_TEXT, true, -1, -1,
@@ -146,8 +149,7 @@ static void test_line_forms_table(void **state) {
         for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
                 LogRecord rec;
 
-                if (!parse_expect(cases[i].line, cases[i].format, cases[i].source, cases[i].kernel_origin,
-                                  cases[i].priority, cases[i].facility, cases[i].message, 0, &rec))
+                if (!parse_expect(&cases[i], &rec))
                         continue;
                 if (cases[i].identifier)
                         assert_string_equal(rec.identifier, cases[i].identifier);
@@ -171,15 +173,7 @@ static void test_kmsg_fields(void **state) {
 
 /* journalctl -o json (systemd 252's output, field names and value forms), and what is not one. */
 static void test_journal_json(void **state) {
-        static const struct {
-                const char *line;
-                LineFormat format;
-                LogSource source;
-                bool kernel_origin;
-                int priority, facility;
-                const char *message;
-                size_t message_len; /* when the message holds a NUL */
-        } cases[] = {
+        static const FormCase cases[] = {
                 { "{\"__CURSOR\":\"s=1;i=2\",\"__REALTIME_TIMESTAMP\":\"1764176400000000\",\"PRIORITY\":\"3\","
                   "\"SYSLOG_FACILITY\":\"0\",\"_TRANSPORT\":\"kernel\",\"SYSLOG_IDENTIFIER\":\"kernel\","
                   "\"MESSAGE\":\"ena 0000:00:05.0 eth0: Trigger reset is on\"}",
@@ -195,7 +189,7 @@ static void test_journal_json(void **state) {
                 { "{\"MESSAGE\":\"t\\tq\\\"\\u00fc\"}", LINE_FORMAT_JOURNAL_JSON, LOG_SOURCE_JOURNAL, false, -1, -1,
                   "t\tq\"\xc3\xbc" },
                 { "{\"MESSAGE\":[104,105,0,255]}", LINE_FORMAT_JOURNAL_JSON, LOG_SOURCE_JOURNAL, false, -1, -1,
-                  "hi\0\xff", 4 },
+                  "hi\0\xff", NULL, 4 },
                 /* A field the entry has twice: the first value. */
                 { "{\"MESSAGE\":[\"first\",\"second\"]}", LINE_FORMAT_JOURNAL_JSON, LOG_SOURCE_JOURNAL, false,
                   -1, -1, "first" },
@@ -215,8 +209,7 @@ static void test_journal_json(void **state) {
         for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
                 LogRecord rec;
 
-                (void) parse_expect(cases[i].line, cases[i].format, cases[i].source, cases[i].kernel_origin,
-                                    cases[i].priority, cases[i].facility, cases[i].message, cases[i].message_len, &rec);
+                (void) parse_expect(&cases[i], &rec);
         }
 }
 
