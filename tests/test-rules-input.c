@@ -198,6 +198,10 @@ static void test_journal_json(void **state) {
                 /* Longer than 4096 bytes without --all: nothing to match. */
                 { "{\"MESSAGE\":null}", LINE_FORMAT_SKIP, 0, false, 0, 0, NULL },
                 { "{\"MESSAGE\":[300]}", LINE_FORMAT_SKIP, 0, false, 0, 0, NULL },
+                /* An entry with no message at all; the empty line json-sse writes after each. */
+                { "{\"__CURSOR\":\"s=1\",\"_TRANSPORT\":\"journal\",\"PRIORITY\":\"6\"}", LINE_FORMAT_SKIP, 0, false, 0, 0,
+                  NULL },
+                { "", LINE_FORMAT_SKIP, 0, false, 0, 0, NULL },
                 /* Not an entry: somebody's text. */
                 { "{\"message\":\"lower case\"}", LINE_FORMAT_PLAIN, LOG_SOURCE_TEXT, true, -1, -1,
                   "{\"message\":\"lower case\"}" },

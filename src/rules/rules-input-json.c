@@ -88,8 +88,16 @@ int rules_input_parse_journal_json(char *line, size_t len, LogRecord *ret) {
         if (skip >= len || line[skip] != '{')
                 return 0;
         if (json_parse(line + skip, len - skip, JSON_READER_DEPTH_DEFAULT, &obj, &offset) < 0 ||
-            obj->type != JSON_TYPE_OBJECT || !json_object_get(obj, "MESSAGE"))
-                return 0; /* not an entry: the line is someone's text */
+            obj->type != JSON_TYPE_OBJECT)
+                return 0; /* not JSON: the line is someone's text */
+        if (!json_object_get(obj, "MESSAGE")) {
+                /* An entry with no message (journald keeps those too): nothing to match. Any other
+                 * object is someone's text. */
+                if (json_object_get(obj, "__CURSOR") || json_object_get(obj, "__REALTIME_TIMESTAMP") ||
+                    json_object_get(obj, "_TRANSPORT"))
+                        return -EBADMSG;
+                return 0;
+        }
 
         /*
          * The values are copied back over the line: each is no longer there than in its JSON

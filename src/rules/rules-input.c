@@ -566,7 +566,9 @@ LineFormat rules_input_parse_line(char *line, size_t len, LogRecord *ret) {
         size_t i;
         int pri, facility, level;
 
-        if (len > 0 && line[0] == ' ')
+        if (len == 0)
+                return LINE_FORMAT_SKIP; /* nothing to match (json-sse puts one after each entry) */
+        if (line[0] == ' ')
                 return LINE_FORMAT_SKIP; /* kmsg dictionary continuation */
         if (len >= 3 && line[0] == '-' && line[1] == '-' && line[2] == ' ')
                 return LINE_FORMAT_SKIP; /* journalctl "-- Boot 1234... --", "-- No entries --" */

@@ -24,7 +24,8 @@
  *                           _TRANSPORT=kernel with facility 0 is the kernel's record; any other
  *                           entry is a journal record with the trusted fields it carries. An
  *                           entry whose MESSAGE journalctl printed as null (longer than 4096
- *                           bytes, without --all) is skipped. (-o json-pretty spans lines: no.)
+ *                           bytes, without --all), or that has none, is skipped. (-o json-pretty
+ *                           spans lines: no.)
  *   anything else           plain text, treated as a line the kernel logged.
  *
  * Journal rules therefore cannot have their trusted-field filters checked from the short text
@@ -43,7 +44,7 @@ typedef enum LineFormat {
         LINE_FORMAT_JOURNAL, /* journalctl and syslog */
         LINE_FORMAT_JOURNAL_JSON, /* journalctl -o json: with the trusted fields */
         LINE_FORMAT_SKIP, /* a kmsg continuation line, journalctl's "-- Boot ... --" marker, a JSON
-                           * entry without a message */
+                           * entry without a message, an empty line */
         _LINE_FORMAT_MAX,
         _LINE_FORMAT_INVALID = -22,
 } LineFormat;
@@ -59,7 +60,7 @@ LineFormat rules_input_parse_line(char *line, size_t len, LogRecord *ret);
 
 /*
  * The journalctl JSON form alone (rules-input-json.c): 1 and *ret when line is an entry, 0 when
- * it is not JSON with a MESSAGE (some other form), -EBADMSG for an entry whose MESSAGE is no
- * message (null, a number).
+ * it is not an entry (some other form), -EBADMSG for an entry without a message to match (none,
+ * null, a number).
  */
 int rules_input_parse_journal_json(char *line, size_t len, LogRecord *ret);

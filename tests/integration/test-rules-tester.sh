@@ -118,11 +118,30 @@ grep -q ', 1 lines hit a match limit' "$ERR" || fail "limit hit not reported: $(
 grep -qE '^  evil +0 +1 ' "$ERR" || fail "per-rule limit hit not reported: $(cat "$ERR")"
 
 # Long lines are cut (and counted), CRLF endings and a last line without newline still work.
-python3 -c 'import sys; sys.stdout.write("x" * 100000 + "\nTrigger reset is on\r\n" + "y" * 300000 + " Trigger reset is on\nTrigger reset is on")' \
+python3 -c 'import sys; sys.stdout.write("x" * 200000 + "\nTrigger reset is on\r\n" + "y" * 300000 + " Trigger reset is on\nTrigger reset is on")' \
         >"$TEST_TMP/long.log"
 expect_exit 0 "$TPROFD" --test-rules --rules "$R" "$TEST_TMP/long.log"
 [ "$(cut -f1,2 "$OUT" | tr '\n\t' ' :')" = "2:reset 4:reset " ] || fail "long lines: $(cut -c1-100 "$OUT")"
-grep -q '2 lines longer than 16384 bytes were cut short' "$ERR" || fail "cut lines not reported: $(head -3 "$ERR")"
+grep -q '2 lines longer than 131072 bytes were cut short' "$ERR" || fail "cut lines not reported: $(head -3 "$ERR")"
+
+# A journal JSON entry longer than that is cut, so no JSON any more: skipped, not taken for the
+# kernel's text. One of 20 KiB (a message of bytes that are not UTF-8, written as numbers) is read
+# whole; an entry with no message and the blank lines of json-sse are nothing to match.
+python3 - "$TEST_TMP/json.log" <<'PY'
+import json, sys
+msg = "Trigger reset is on"
+with open(sys.argv[1], "w") as f:
+    f.write(json.dumps({"_TRANSPORT": "journal", "_SYSTEMD_UNIT": "app.service",
+                        "MESSAGE": msg + " " + "z" * 200000}) + "\n")
+    f.write(json.dumps({"_TRANSPORT": "kernel", "MESSAGE": [ord(c) for c in msg] + [255] * 5000}) + "\n")
+    f.write(json.dumps({"__CURSOR": "s=1", "_TRANSPORT": "journal", "PRIORITY": "6"}) + "\n")
+    f.write("data: " + json.dumps({"_TRANSPORT": "kernel", "MESSAGE": msg}) + "\n\n")
+PY
+expect_exit 0 "$TPROFD" --test-rules --rules "$R" "$TEST_TMP/json.log"
+[ "$(cut -f1,2 "$OUT" | tr '\n\t' ' :')" = "2:reset 4:reset " ] || fail "long JSON: $(cut -c1-100 "$OUT")"
+grep -q '1 lines longer than 131072 bytes were cut short (the journal JSON entries among them skipped)' "$ERR" ||
+        fail "long JSON: the cut entry not reported: $(head -3 "$ERR")"
+grep -qE '^5 lines read .*0 plain.*2 journal JSON, 3 skipped' "$ERR" || fail "long JSON summary: $(head -1 "$ERR")"
 
 # Disabled rules never match.
 printf 'Trigger\n' | "$TPROFD" --test-rules --rules "$R" >"$OUT" 2>"$ERR"
