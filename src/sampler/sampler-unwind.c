@@ -26,6 +26,7 @@
 #include "sampler/sampler-unwind-cfi.h"
 #include "sampler/sampler-unwind.h"
 #include "symbolizer/elf-debug-file.h"
+#include "symbolizer/file-failures.h"
 #include "symbolizer/symbolizer.h"
 #include "symbolizer/vdso-images.h"
 
@@ -62,10 +63,10 @@ struct Unwinder {
         Hashmap *build_ids; /* build id -> UnwindCfiFile* */
         UnwindCfiFile **owned;
         size_t n_owned, n_owned_allocated;
-        /* The table of a file no process could be opened through, one for all (without CFI),
-         * and how many (file, process) failures files holds under it since the last drop. */
+        /* The processes a file could not be opened through, and the table without CFI their
+         * frames get meanwhile (one for all). */
+        FileFailures failures;
         UnwindCfiFile *gone;
-        size_t n_gone;
         struct {
                 uint64_t dev, ino, ino_gen;
                 UnwindCfiFile *f;
@@ -134,7 +135,6 @@ static void files_flush(Unwinder *u) {
         u->stats.cache_bytes = 0;
         u->files = hashmap_free(u->files);
         u->build_ids = hashmap_free(u->build_ids);
-        u->n_gone = 0;
         memset(u->recent, 0, sizeof(u->recent));
         if (u->rules)
                 memset(u->rules, 0, sizeof(RuleSlot) * UNWIND_RULE_CACHE_SIZE);
@@ -146,6 +146,7 @@ Unwinder *unwinder_free(Unwinder *u) {
         vdso_images_free(u->vdso32); /* first: its tables' rules are forgotten in rules[] */
         files_flush(u);
         unwind_cfi_file_free(u->gone);
+        file_failures_done(&u->failures);
         free(u->owned);
         free(u->rules);
         unwind_cfi_file_free(u->vdso);
@@ -279,16 +280,13 @@ static UnwindCfiFile *vdso_file(Unwinder *u, ProcTable *procs, uint32_t pid, con
 }
 
 /* The CFI table of the file behind m, loaded on first use; NULL when it cannot be had. */
-static UnwindCfiFile *file_load(Unwinder *u, uint32_t pid, const ProcMap *m, const void *key, size_t key_len,
-                                const void *failed_key, size_t failed_key_len);
+static UnwindCfiFile *file_load(Unwinder *u, uint32_t pid, const ProcMap *m, const void *key, size_t key_len);
 
 /* The file's unwind table; a load's time is added to *load_nsec (it is not part of the budget).
  * NULL with *deferred set: not loaded, the tables being full and flushed too recently. */
 static UnwindCfiFile *file_for(Unwinder *u, ProcTable *procs, uint32_t pid, const ProcMap *m, bool compat32,
                                uint64_t *load_nsec, bool *deferred) {
         struct { uint64_t dev, ino, ino_gen; } id = { m->dev, m->ino, m->ino_gen };
-        /* A file this process could not be opened through (it was gone): tried again for others. */
-        struct { uint64_t dev, ino, ino_gen, pid; } failed = { m->dev, m->ino, m->ino_gen, pid };
         const void *key = &id;
         size_t key_len = sizeof(id);
         UnwindCfiFile *f;
@@ -314,8 +312,10 @@ static UnwindCfiFile *file_for(Unwinder *u, ProcTable *procs, uint32_t pid, cons
                         u->recent[slot].f = HASHMAP_PTR(v);
                 return HASHMAP_PTR(v);
         }
-        if (m->ino != 0 && hashmap_get(u->files, &failed, sizeof failed, &v))
-                return HASHMAP_PTR(v);
+        if (m->ino != 0 && u->gone &&
+            file_failures_recent(&u->failures, &(FileFailureKey) { m->dev, m->ino, m->ino_gen, pid },
+                                 now_usec(CLOCK_MONOTONIC)))
+                return u->gone;
         /* A file to load. The tables already loaded stay as long as they fit; when they do not, they
          * are dropped at most once per interval, so that programs whose tables do not fit together
          * cost one reload of the tables an interval, not one per sample that alternates between them. */
@@ -335,7 +335,7 @@ static UnwindCfiFile *file_for(Unwinder *u, ProcTable *procs, uint32_t pid, cons
                         return NULL;
         }
         t = now_nsec(CLOCK_MONOTONIC);
-        f = file_load(u, pid, m, key, key_len, &failed, sizeof failed);
+        f = file_load(u, pid, m, key, key_len);
         t = now_nsec(CLOCK_MONOTONIC) - t;
         *load_nsec += t;
         u->stats.load_nsec += t;
@@ -343,8 +343,7 @@ static UnwindCfiFile *file_for(Unwinder *u, ProcTable *procs, uint32_t pid, cons
 }
 
 /* Reads the call frame information of a file not seen before (or its twin by build id). */
-static UnwindCfiFile *file_load(Unwinder *u, uint32_t pid, const ProcMap *m, const void *key, size_t key_len,
-                                const void *failed_key, size_t failed_key_len) {
+static UnwindCfiFile *file_load(Unwinder *u, uint32_t pid, const ProcMap *m, const void *key, size_t key_len) {
         _cleanup_(unwind_cfi_file_freep) UnwindCfiFile *f = NULL;
         const uint8_t *bid;
         size_t bid_len;
@@ -363,16 +362,14 @@ static UnwindCfiFile *file_load(Unwinder *u, uint32_t pid, const ProcMap *m, con
                 r = fd;
         if (!f) {
                 /* Unreadable (no permission, not an ELF file): kept as a table without CFI, so it
-                 * costs one attempt per identity, not one per sample. Not opened at all (this
-                 * process was gone, and the path is not the file on the host: a container's, a
-                 * memfd, a deleted file): a live process mapping it later can still reach it, so
-                 * the failure is this process's alone. */
+                 * costs one attempt per identity, not one per sample. Not opened at all: this
+                 * process's failure alone (file-failures.h). */
                 u->stats.files_failed++;
-                if (fd < 0 && m->ino != 0 && u->n_gone < SYMBOLIZER_GONE_MAX) {
+                if (fd < 0 && m->ino != 0) {
                         if (!u->gone && unwind_cfi_file_load_memory(NULL, 0, &u->gone) < 0 && !u->gone)
                                 return NULL;
-                        if (hashmap_put(u->files, failed_key, failed_key_len, PTR_HASHMAP(u->gone)) >= 0)
-                                u->n_gone++;
+                        (void) file_failures_add(&u->failures, &(FileFailureKey) { m->dev, m->ino, m->ino_gen, pid },
+                                                 now_usec(CLOCK_MONOTONIC));
                         return u->gone;
                 }
                 r = unwind_cfi_file_load_memory(NULL, 0, &f);

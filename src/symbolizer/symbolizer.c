@@ -25,6 +25,7 @@
 #include "basic/macro.h"
 #include "basic/string-util.h"
 #include "basic/time-util.h"
+#include "symbolizer/file-failures.h"
 #include "symbolizer/kallsyms.h"
 #include "symbolizer/symbolizer-elf.h"
 #include "symbolizer/symbolizer-jitmap.h"
@@ -68,10 +69,10 @@ struct Symbolizer {
         Hashmap *build_ids; /* build-id bytes -> ElfSymbols* */
         ElfSymbols **owned;
         size_t n_owned, n_owned_allocated;
-        /* The table of a file no process could be opened through, one for all (empty), and how
-         * many (file, process) failures files holds under it since the last drop. */
+        /* The processes a file could not be opened through, and the empty table their frames
+         * get meanwhile (one for all). */
+        FileFailures failures;
         ElfSymbols *gone;
-        size_t n_gone;
 
         Hashmap *demangled; /* mangled name pointer -> demangled string (owned in demangled_owned) */
         char **demangled_owned;
@@ -106,7 +107,6 @@ static void files_flush(Symbolizer *z) {
         memset(z->recent, 0, sizeof(z->recent));
         z->files = hashmap_free(z->files);
         z->build_ids = hashmap_free(z->build_ids);
-        z->n_gone = 0;
         z->stats.cache_bytes = 0;
 }
 
@@ -132,6 +132,7 @@ Symbolizer *symbolizer_free(Symbolizer *z) {
         kallsyms_free(z->kallsyms);
         elf_symbols_free(z->vdso);
         elf_symbols_free(z->gone);
+        file_failures_done(&z->failures);
         vdso_images_free(z->vdso32);
         free(z->kallsyms_path);
         free(z->proc_root);
@@ -359,8 +360,7 @@ int symbolizer_open_file(const char *proc_root, uint32_t pid, const SymbolizerMa
 /* The file's table, loaded on first use; NULL with *deferred set when the cache is full (see symbolizer.h). */
 static ElfSymbols *file_symbols(Symbolizer *z, uint32_t pid, const SymbolizerMapping *m, bool *deferred) {
         struct { uint64_t dev, ino, ino_gen; } id = { m->dev, m->ino, m->ino_gen };
-        /* A file this process could not be opened through (it was gone): tried again for others. */
-        struct { uint64_t dev, ino, ino_gen, pid; } failed = { m->dev, m->ino, m->ino_gen, pid };
+        FileFailureKey failed = { m->dev, m->ino, m->ino_gen, pid };
         const void *key = &id;
         size_t key_len = sizeof(id);
         _cleanup_(elf_symbols_freep) ElfSymbols *e = NULL;
@@ -392,8 +392,8 @@ static ElfSymbols *file_symbols(Symbolizer *z, uint32_t pid, const SymbolizerMap
                         z->recent[slot].e = HASHMAP_PTR(v);
                 return HASHMAP_PTR(v);
         }
-        if (m->ino != 0 && hashmap_get(z->files, &failed, sizeof failed, &v))
-                return HASHMAP_PTR(v);
+        if (m->ino != 0 && z->gone && file_failures_recent(&z->failures, &failed, now_usec(CLOCK_MONOTONIC)))
+                return z->gone;
         if (cache_full(z)) {
                 z->stats.loads_deferred++;
                 *deferred = true;
@@ -411,16 +411,11 @@ static ElfSymbols *file_symbols(Symbolizer *z, uint32_t pid, const SymbolizerMap
                 e = elf_symbols_new_empty();
                 if (!e)
                         return NULL;
-                /*
-                 * Not opened at all: this process was gone (its map_files and root with it) and the
-                 * path is not the file on the host (a container's, a memfd, a deleted file). A live
-                 * process mapping it later can still reach it: the failure is this process's alone.
-                 */
-                if (fd < 0 && m->ino != 0 && z->n_gone < SYMBOLIZER_GONE_MAX) {
+                /* Not opened at all: this process's failure alone (file-failures.h). */
+                if (fd < 0 && m->ino != 0) {
                         if (!z->gone)
                                 z->gone = TAKE_PTR(e);
-                        if (hashmap_put(z->files, &failed, sizeof failed, PTR_HASHMAP(z->gone)) >= 0)
-                                z->n_gone++;
+                        (void) file_failures_add(&z->failures, &failed, now_usec(CLOCK_MONOTONIC));
                         return z->gone;
                 }
         } else if (elf_symbols_bytes(e) > z->cache_bytes_max / 4) {

@@ -48,10 +48,6 @@ typedef struct SymbolizerOptions {
         bool function_frames;
 } SymbolizerOptions;
 
-/* (file, process) pairs whose file could not be opened, remembered per process so that another
- * process of the file is still asked; past this many until the caches are dropped, per file. */
-#define SYMBOLIZER_GONE_MAX 4096U
-
 typedef struct SymbolizerMapping {
         uint64_t start, end, pgoff;
         uint64_t dev, ino; /* 0 when unknown */
