@@ -13,9 +13,11 @@
 #include <fcntl.h>
 #include <gelf.h>
 #include <inttypes.h>
+#include <linux/fs.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -705,6 +707,22 @@ static void test_symbolizer_files_through_processes(void **state) {
                 symbolizer_user(z, 102, &n, local + 2, true, &f);
                 assert_string_not_equal(f.symbol, "fixture_local");
         }
+
+        /* By its path (no process to go through): the file there is taken only if its generation
+         * is the mapping's, where the filesystem tells it. */
+        _cleanup_close_ int fd = open(fixture, O_RDONLY | O_CLOEXEC);
+        int gen;
+        if (fd >= 0 && ioctl(fd, FS_IOC_GETVERSION, &gen) == 0) {
+                SymbolizerMapping byp = m;
+                byp.path = fixture;
+                byp.ino_gen = (uint32_t) gen;
+                symbolizer_user(z, 0, &byp, a + 8, true, &f);
+                assert_string_equal(f.symbol, "fixture_alpha");
+                byp.ino_gen = (uint32_t) gen + 1;
+                symbolizer_user(z, 0, &byp, a + 8, true, &f);
+                assert_string_equal(f.symbol, "[unknown]");
+        } else
+                print_message("no inode generations on this filesystem: not checked by path\n");
 }
 
 static void test_symbolizer_user_frames(void **state) {

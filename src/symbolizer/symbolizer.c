@@ -10,10 +10,12 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <limits.h>
+#include <linux/fs.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/auxv.h>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
 
 #include <libiberty/demangle.h>
@@ -308,6 +310,19 @@ static int cache_own(Symbolizer *z, ElfSymbols *e) {
         return 0;
 }
 
+/*
+ * Whether the file at the mapping's path is the one mapped, as far as its inode's generation says
+ * (ext4, XFS and btrfs tell it; a deleted file's inode number is soon another file's). True where
+ * the filesystem does not tell, or the mapping's generation is unknown.
+ */
+static bool same_generation(int fd, const SymbolizerMapping *m) {
+        int gen;
+
+        if (m->ino_gen == 0 || ioctl(fd, FS_IOC_GETVERSION, &gen) < 0)
+                return true;
+        return (uint32_t) gen == (uint32_t) m->ino_gen;
+}
+
 int symbolizer_open_file(const char *proc_root, uint32_t pid, const SymbolizerMapping *m, char *ret_root,
                          size_t root_len) {
         char p[PATH_MAX];
@@ -346,7 +361,8 @@ int symbolizer_open_file(const char *proc_root, uint32_t pid, const SymbolizerMa
                 fd = open(p, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
                 if (fd < 0)
                         continue;
-                if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || (m->ino != 0 && st.st_ino != m->ino)) {
+                if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || (m->ino != 0 && st.st_ino != m->ino) ||
+                    !same_generation(fd, m)) {
                         safe_close(fd);
                         continue;
                 }
