@@ -154,6 +154,12 @@ static void test_v1_samples_named_by_systemd_path(void **state) {
 
         assert_string_equal(cgroup_map_by_id(m, root, 100), "/system.slice/kubelet.service");
         assert_string_equal(cgroup_map_by_id(m, abc, 101), "/docker/abc");
+        /* a perf_event cgroup of its own (cgexec, a container): named by it, whatever systemd says */
+        make_dir("perf_event/batch");
+        make_dir("proc/104");
+        put("proc/104/cgroup", "12:perf_event:/batch\n1:name=systemd:/system.slice/cron.service\n");
+        assert_int_equal(cgroup_map_record(m, inode_of("perf_event/batch"), "/batch"), 1);
+        assert_string_equal(cgroup_map_by_id(m, inode_of("perf_event/batch"), 104), "/batch");
         /* gone before it was read: the id's own path */
         assert_string_equal(cgroup_map_by_id(m, root, 102), "/");
         assert_string_equal(cgroup_map_by_id(m, abc, 102), "/docker/abc");

@@ -383,35 +383,40 @@ static const char *pid_path(CgroupMap *m, const char *proc_root, uint32_t pid) {
         return v == UINT64_MAX ? NULL : path_of(m, v);
 }
 
-const char *cgroup_map_by_id(CgroupMap *m, uint64_t id, uint32_t pid) {
+/* The path of a perf cgroup id, asking pid once when the id is new; NULL if it cannot be told. */
+static const char *id_path(CgroupMap *m, uint64_t id, uint32_t pid) {
         _cleanup_free_ char *path = NULL;
         uint64_t v, real;
 
-        /*
-         * A v1 perf_event hierarchy holds the cgroups container runtimes make (runc joins every
-         * hierarchy) but none of systemd's: every service would be "/". The process's path in
-         * systemd's hierarchy names its unit, and its container and pod as well; the id's path
-         * stands in when the process is gone before it is read.
-         */
-        if (!m->v2 && pid != 0) {
-                const char *p = pid_path(m, m->proc_root, pid);
-                if (p)
-                        return p;
-        }
-
-        if (hashmap_get(m->ids, &id, sizeof id, &v)) {
-                if (v == 0)
-                        m->stats.unknown++;
+        if (hashmap_get(m->ids, &id, sizeof id, &v))
                 return path_of(m, v);
-        }
         /* Once per id: remember a failure too, so an unknown id costs no more reads. */
         v = 0;
         if (pid != 0 && read_proc_cgroup(m, m->proc_root, pid, /* for_names= */ false, &path) >= 0 &&
             id_of(m, path, &real) >= 0 && real == id)
                 (void) intern(m, path, &v);
-        if (hashmap_put(m->ids, &id, sizeof id, v) < 0 || v == 0)
-                m->stats.unknown++;
+        (void) hashmap_put(m->ids, &id, sizeof id, v);
         return path_of(m, v);
+}
+
+const char *cgroup_map_by_id(CgroupMap *m, uint64_t id, uint32_t pid) {
+        const char *p = id_path(m, id, pid);
+
+        /*
+         * A v1 perf_event hierarchy holds the cgroups container runtimes make (runc joins every
+         * hierarchy) and those made for it by hand (cgexec), but none of systemd's: every service
+         * is at its root. There the process's path in systemd's hierarchy names its unit (and
+         * its container and pod too); the id's path stands in when the process is gone before
+         * it is read.
+         */
+        if (!m->v2 && pid != 0 && (!p || streq(p, "/"))) {
+                const char *q = pid_path(m, m->proc_root, pid);
+                if (q)
+                        return q;
+        }
+        if (!p)
+                m->stats.unknown++;
+        return p;
 }
 
 const char *cgroup_map_by_pid(CgroupMap *m, const char *proc_root, uint32_t pid) {

@@ -19,9 +19,11 @@
  *
  * On a host whose perf_event controller is on a v1 hierarchy (systemd's legacy and hybrid modes
  * mount it so) the perf ids name cgroups systemd never makes: every service is "/" there. The
- * path of a sample is then its process's name=systemd path, read from /proc like the proc source
- * (which names units, and containers and pods too: runc joins every hierarchy), and the id's
- * path only for a process gone before it was read.
+ * path of a sample at that root is then its process's name=systemd path, read from /proc like
+ * the proc source (once per process: again after exec, and for a new process that got a pid
+ * used before), which names units, and containers and pods too; the root's path stands for a
+ * process gone before it was read. A perf_event cgroup of its own (a container's, cgexec's)
+ * names the sample as before.
  *
  * Paths are interned once and live until cgroup_map_free(); everything is bounded
  * (CGROUP_MAP_PATHS_MAX paths, CGROUP_MAP_DEPTH_MAX levels walked).

@@ -690,6 +690,9 @@ static void process_record(Sampler *s, const struct perf_event_header *h, uint32
                         break;
                 }
                 (void) proc_table_fork(s->procs, t.pid, t.ppid, t.tid, t.ptid);
+                /* A new process: what was read of its pid is another's, which has gone. */
+                if (t.pid == t.tid && t.pid != t.ppid && s->cgroups)
+                        cgroup_map_forget_pid(s->cgroups, t.pid);
                 break;
         }
 
