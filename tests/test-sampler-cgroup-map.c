@@ -205,6 +205,11 @@ static void test_v2_samples_named_by_id(void **state) {
                         assert_string_equal(cgroup_map_by_id(m, 987654321, 0), "/system.slice/run-r1.scope");
                 else
                         assert_null(cgroup_map_by_id(m, 987654321, 0));
+                /* a path there with another id (another hierarchy's record, mirrored), and a gone
+                 * path for an id we know: neither taken */
+                assert_int_equal(cgroup_map_record(m, 55555, "/system.slice"), 0);
+                assert_int_equal(cgroup_map_record(m, svc, "/system.slice/gone.scope"), 0);
+                assert_string_equal(cgroup_map_by_id(m, svc, 0), "/system.slice");
         }
 }
 

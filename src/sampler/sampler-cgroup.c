@@ -328,9 +328,15 @@ int cgroup_map_record(CgroupMap *m, uint64_t id, const char *path) {
 
         m->stats.records++;
         r = id_of(m, path, &real);
-        if (m->only && (r < 0 || real != id)) {
-                /* Gone (or made again) before it was read: every record is of this hierarchy, and
-                 * the path was this id's when the kernel wrote it. */
+        if (m->only && r == -ENOENT) {
+                uint64_t v;
+                /* Gone before it was read: every record is of this hierarchy (unless one was
+                 * mounted since, or in another mount namespace: then an id we know is not taken
+                 * from it), and the path was this id's when the kernel wrote it. */
+                if (hashmap_get(m->ids, &id, sizeof id, &v) && v != 0) {
+                        m->stats.records_foreign++;
+                        return 0;
+                }
                 m->stats.records_gone++;
                 r = put_id(m, id, path);
                 return r < 0 ? r : 1;
