@@ -90,16 +90,34 @@ static void test_hierarchy_of_v2_hosts(void **state) {
         assert_string_equal(m2, "/sys/fs/cgroup/unified");
         assert_int_equal(flags, CGROUP_HIERARCHY_V2);
 
-        /* Inside a cgroup namespace of its own a process sees the hierarchy's mount rooted above
-         * its namespace's root: nothing to walk, and the caller is told why. */
-        _cleanup_free_ char *m3 = NULL;
+        /* A process that entered a cgroup namespace of its own after the hierarchy was mounted
+         * sees the mount rooted above its namespace's root: the whole hierarchy still. */
+        _cleanup_free_ char *m3 = NULL, *m4 = NULL;
         put("mountinfo-ns", "41 31 0:38 /../.. /sys/fs/cgroup rw,relatime - cgroup2 cgroup2 rw\n");
         snprintf(p, sizeof p, "%s/mountinfo-ns", dir);
-        assert_int_equal(cgroup_hierarchy_find(p, &m3, &flags), -ENOENT);
-        assert_int_equal(flags, CGROUP_HIERARCHY_BELOW_ROOT);
+        assert_int_equal(cgroup_hierarchy_find(p, &m3, &flags), 0);
+        assert_string_equal(m3, "/sys/fs/cgroup");
+        assert_int_equal(flags, CGROUP_HIERARCHY_V2 | CGROUP_HIERARCHY_ONLY);
+
+        /* A namespace's own mount: rooted at "/" but its top is no root cgroup (it has
+         * cgroup.events). Taken, and said to be a part. */
+        make_dir("nsmount");
+        put("nsmount/cgroup.events", "populated 1\nfrozen 0\n");
+        char mi[2 * PATH_MAX];
+        snprintf(mi, sizeof mi, "41 31 0:38 / %s/nsmount rw - cgroup2 cgroup2 rw\n", dir);
+        put("mountinfo-own", mi);
+        snprintf(p, sizeof p, "%s/mountinfo-own", dir);
+        assert_int_equal(cgroup_hierarchy_find(p, &m4, &flags), 0);
+        assert_int_equal(flags, CGROUP_HIERARCHY_V2 | CGROUP_HIERARCHY_ONLY | CGROUP_HIERARCHY_PART);
+
+        /* Only a sub-cgroup bind-mounted: nothing to walk, and said so; nothing at all: nothing. */
+        put("mountinfo-sub", "41 31 0:38 /lxc.payload.web /sys/fs/cgroup rw - cgroup2 cgroup2 rw\n");
+        snprintf(p, sizeof p, "%s/mountinfo-sub", dir);
+        assert_int_equal(cgroup_hierarchy_find(p, &m4, &flags), -ENOENT);
+        assert_int_equal(flags, CGROUP_HIERARCHY_PART);
         put("mountinfo-none", "22 1 0:20 / /proc rw - proc proc rw\n");
         snprintf(p, sizeof p, "%s/mountinfo-none", dir);
-        assert_int_equal(cgroup_hierarchy_find(p, &m3, &flags), -ENOENT);
+        assert_int_equal(cgroup_hierarchy_find(p, &m4, &flags), -ENOENT);
         assert_int_equal(flags, 0);
 }
 

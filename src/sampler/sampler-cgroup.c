@@ -19,6 +19,7 @@
 #include "basic/fileio.h"
 #include "basic/hashmap.h"
 #include "basic/macro.h"
+#include "basic/string-util.h"
 #include "sampler/sampler-cgroup.h"
 
 #define CGROUP_PROC_FILE_BYTES_MAX (64U * 1024U)
@@ -97,10 +98,36 @@ static bool has_option(const char *opts, const char *name) {
         return false;
 }
 
+/*
+ * A mount's root as mountinfo gives it, relative to the reader's cgroup namespace: "/" for the
+ * hierarchy's root, or "/.." repeated for a mount made outside a cgroup namespace the reader has
+ * entered since (the root above the namespace's: the whole hierarchy all the same). Anything else
+ * is a sub-cgroup bind-mounted, no root to walk.
+ */
+static bool root_is_whole(const char *root) {
+        if (streq(root, "/"))
+                return true;
+        for (const char *p = root; *p; p += 3)
+                if (!startswith(p, "/.."))
+                        return false;
+        return *root == '/';
+}
+
+/* The root cgroup of a hierarchy has no cgroup.events (v2) and is the only one with
+ * release_agent (v1): a mount whose top is otherwise is a cgroup namespace's own. */
+static bool mount_is_part(const char *mount, bool v2) {
+        char p[PATH_MAX];
+
+        if (access(mount, F_OK) < 0 ||
+            (size_t) snprintf(p, sizeof p, "%s/%s", mount, v2 ? "cgroup.events" : "release_agent") >= sizeof p)
+                return false; /* nothing to tell by */
+        return v2 ? access(p, F_OK) == 0 : access(p, F_OK) < 0 && errno == ENOENT;
+}
+
 int cgroup_hierarchy_find(const char *mountinfo, char **ret_mount, CgroupHierarchyFlags *ret_flags) {
         _cleanup_free_ char *data = NULL, *v1 = NULL, *v2 = NULL;
         char *line, *save = NULL;
-        bool any_v1 = false, below_root = false;
+        bool any_v1 = false, part = false;
         int r;
 
         r = read_full_file(mountinfo, MOUNTINFO_BYTES_MAX, &data, NULL);
@@ -124,10 +151,11 @@ int cgroup_hierarchy_find(const char *mountinfo, char **ret_mount, CgroupHierarc
                         continue;
                 if (streq(fstype, "cgroup"))
                         any_v1 = true;
-                if (n < 5 || !streq(f[3], "/")) { /* a bind mount of a sub-cgroup is no root to walk */
-                        below_root = below_root ||
-                                     (n >= 5 && (streq(fstype, "cgroup2") ||
-                                                 (streq(fstype, "cgroup") && super && has_option(super, "perf_event"))));
+                if (n < 5)
+                        continue;
+                if (!root_is_whole(f[3])) {
+                        part = part || streq(fstype, "cgroup2") ||
+                               (streq(fstype, "cgroup") && super && has_option(super, "perf_event"));
                         continue;
                 }
                 if (streq(fstype, "cgroup2") && !v2) {
@@ -141,12 +169,14 @@ int cgroup_hierarchy_find(const char *mountinfo, char **ret_mount, CgroupHierarc
                 }
         }
         if (!v1 && !v2) {
-                *ret_flags = below_root ? CGROUP_HIERARCHY_BELOW_ROOT : 0;
+                *ret_flags = part ? CGROUP_HIERARCHY_PART : 0;
                 return -ENOENT;
         }
-        *ret_flags = (v1 ? 0 : CGROUP_HIERARCHY_V2) | (any_v1 ? 0 : CGROUP_HIERARCHY_ONLY);
+        bool is_v2 = !v1;
         *ret_mount = v1 ? TAKE_PTR(v1) : TAKE_PTR(v2);
         unescape_octal(*ret_mount);
+        *ret_flags = (is_v2 ? CGROUP_HIERARCHY_V2 : 0) | (any_v1 ? 0 : CGROUP_HIERARCHY_ONLY) |
+                     (mount_is_part(*ret_mount, is_v2) ? CGROUP_HIERARCHY_PART : 0);
         return 0;
 }
 

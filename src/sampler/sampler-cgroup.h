@@ -46,16 +46,18 @@ typedef struct CgroupMapStats {
 typedef enum CgroupHierarchyFlags {
         CGROUP_HIERARCHY_V2 = 1 << 0,   /* the cgroup2 hierarchy, not a v1 one with perf_event */
         CGROUP_HIERARCHY_ONLY = 1 << 1, /* no v1 hierarchy is mounted at all (a pure v2 host) */
-        CGROUP_HIERARCHY_BELOW_ROOT = 1 << 2, /* with -ENOENT: mounted, but only below its root, as
-                                               * inside a cgroup namespace of its own */
+        CGROUP_HIERARCHY_PART = 1 << 2, /* only part of the hierarchy is mounted here: a cgroup
+                                         * namespace's own mount (returned), or sub-cgroups only
+                                         * (with -ENOENT) */
 } CgroupHierarchyFlags;
 
 /*
  * Finds where the hierarchy perf reports cgroup ids of is mounted, from a mountinfo file
  * ("/proc/self/mountinfo"): a cgroup v1 mount carrying the perf_event controller if there is one,
  * else the cgroup2 mount (at /sys/fs/cgroup on a pure v2 host, /sys/fs/cgroup/unified on a hybrid
- * one). -ENOENT if neither is mounted (*ret_flags then says whether one was, below its root).
- * *ret_flags says which it was.
+ * one). A mount made before the reader entered a cgroup namespace of its own shows the whole
+ * hierarchy still, and is taken. -ENOENT if neither is mounted (*ret_flags then says whether
+ * part of one was). *ret_flags says which it was.
  */
 int cgroup_hierarchy_find(const char *mountinfo, char **ret_mount, CgroupHierarchyFlags *ret_flags);
 

@@ -48,7 +48,7 @@ struct Sampler {
 
         struct perf_event_attr attr;
         uint64_t sample_type; /* SAMPLER_SAMPLE_TYPE, with PERF_SAMPLE_CGROUP where the kernel has it */
-        bool cgroups_namespaced; /* no cgroups: the hierarchy is mounted only below its root here */
+        bool cgroups_part; /* only part of the cgroup hierarchy is mounted here */
         const char *event_name;
         size_t page_size;
         uint32_t max_stack;

@@ -101,11 +101,12 @@ static int sampler_cgroup_setup(Sampler *s) {
                 return 0;
         r = cgroup_hierarchy_find("/proc/self/mountinfo", &mount, &flags);
         if (r == -ENOENT) {
-                s->cgroups_namespaced = flags & CGROUP_HIERARCHY_BELOW_ROOT;
+                s->cgroups_part = flags & CGROUP_HIERARCHY_PART;
                 return 0;
         }
         if (r < 0)
                 return r;
+        s->cgroups_part = flags & CGROUP_HIERARCHY_PART;
         r = cgroup_map_new(mount, flags, &s->cgroups);
         if (r < 0)
                 return r;
@@ -119,10 +120,10 @@ static int sampler_cgroup_setup(Sampler *s) {
 }
 
 const char *sampler_cgroup_problem(const Sampler *s) {
-        return s->cgroups_namespaced ? "the cgroup hierarchy is mounted here only below its root (tprofd runs in a "
-                                       "cgroup namespace of its own): samples carry no cgroup, so no unit, container "
-                                       "or pod; run tprofd in the host's cgroup namespace"
-                                     : NULL;
+        return s->cgroups_part ? "only part of the cgroup hierarchy is mounted here (tprofd runs in a cgroup "
+                                 "namespace of its own, or sees a sub-cgroup only): samples outside it carry no "
+                                 "cgroup, so no unit, container or pod; run tprofd in the host's cgroup namespace"
+                               : NULL;
 }
 
 const char *sampler_cgroup_source(const Sampler *s) {

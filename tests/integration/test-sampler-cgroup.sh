@@ -88,14 +88,26 @@ once 3 --by container
 [ "$(comm_total "docker-${ID_DOCKER:0:12}")" -gt 0 ] || fail "--once --by container: $(head -20 "$OUT")"
 stop_burners
 
-# In a cgroup namespace of its own (a container without --cgroupns=host) the hierarchy is mounted
-# only below its root: no cgroup can be told, and the summary says why and what to do.
-if unshare -C true 2>/dev/null; then
+# In a cgroup namespace of its own (a container without --cgroupns=host): with the hierarchy
+# mounted before it entered (the mount's root shows as "/.."), tprofd still sees all of it and
+# names the service's burner; with the namespace's own mount (what a container runtime makes)
+# only part, and the summary says so and what to do.
+if unshare -C true 2>/dev/null && unshare -C -m --propagation private true 2>/dev/null; then
         mkdir -p "$V2${CG[svc]}/ns"
-        bash -c 'echo $$ >"$1/cgroup.procs" && exec unshare -C "$2" --once 0.3' _ "$V2${CG[svc]}/ns" "$TPROFD" \
+        run_in svc 6
+        sleep 0.3
+        bash -c 'echo $$ >"$1/cgroup.procs" && exec unshare -C "$2" --once 1 --by unit' _ "$V2${CG[svc]}/ns" "$TPROFD" \
                 >"$OUT" 2>"$ERR" || fail "--once in a cgroup namespace: $(cat "$ERR")"
-        grep -q "cgroups: the cgroup hierarchy is mounted here only below its root" "$ERR" ||
-                fail "--once in a cgroup namespace: no word of it: $(cat "$ERR")"
+        [ "$(comm_total "$TAG-web.service")" -gt 0 ] ||
+                fail "--once in a cgroup namespace, the host's mount: the service not named: $(head -5 "$OUT"); $(cat "$ERR")"
+        ! grep -q 'only part of the cgroup hierarchy' "$ERR" || fail "--once in a cgroup namespace: a part, it says: $(cat "$ERR")"
+        bash -c 'echo $$ >"$1/cgroup.procs" && exec unshare -C -m --propagation private sh -c \
+                "umount \"\$0\" && mount -t cgroup2 none \"\$0\" && exec \"\$1\" --once 0.3" "$2" "$3"' \
+                _ "$V2${CG[svc]}/ns" "$V2" "$TPROFD" >"$OUT" 2>"$ERR" ||
+                fail "--once with a cgroup namespace's own mount: $(cat "$ERR")"
+        grep -q "cgroups: only part of the cgroup hierarchy is mounted here" "$ERR" ||
+                fail "--once with a cgroup namespace's own mount: no word of it: $(cat "$ERR")"
+        stop_burners
 fi
 
 # --- the daemon: ring, exports, a bundle ------------------------------------------------------
