@@ -51,12 +51,16 @@ done
 python3 - "$DATA/positive-plain.log" "$TEST_TMP" <<'PY'
 import json, sys
 src, out = sys.argv[1], sys.argv[2]
-for name, facility in (("json-kernel", "0"), ("json-user", "1")):
+# As journald's dev_kmsg_record() keeps them: the kernel's records carry no SYSLOG_FACILITY and
+# are identified "kernel"; user space's have their facility and the identifier they wrote.
+for name, facility in (("json-kernel", None), ("json-user", "1")):
     with open(src, encoding="utf-8") as f, open(f"{out}/positive-{name}.log", "w", encoding="utf-8") as o:
         for n, line in enumerate(f):
             entry = {"__CURSOR": f"s=1;i={n:x}", "__REALTIME_TIMESTAMP": str(1764176400000000 + n),
-                     "PRIORITY": "3", "SYSLOG_FACILITY": facility, "SYSLOG_IDENTIFIER": "kernel",
+                     "PRIORITY": "3", "SYSLOG_IDENTIFIER": "kernel" if facility is None else "app",
                      "_TRANSPORT": "kernel", "MESSAGE": line.rstrip("\n")}
+            if facility is not None:
+                entry["SYSLOG_FACILITY"] = facility
             o.write(json.dumps(entry) + "\n")
 PY
 "$TPROFD" --test-rules --rules "$RULES" "$TEST_TMP/positive-json-kernel.log" 2>"$ERR" | cut -f1,2 >"$TEST_TMP/got"
