@@ -193,6 +193,25 @@ static const struct {
         { "", -EBADMSG },
 };
 
+static void test_comm_tidy(void **state) {
+        static const struct {
+                const char *in, *out;
+        } cases[] = {
+                { "kworker/u8:3-ev", "kworker/u8:3" },   /* idle, last ran events_unbound */
+                { "kworker/0:1H-kb", "kworker/0:1H" },   /* high priority pool, kblockd */
+                { "kworker/u8:5+fl", "kworker/u8:5" },   /* running a flush work item */
+                { "kworker/R-loop0", "kworker/R-loop0" }, /* a rescuer: its name is the workqueue's */
+                { "kworker/3:0", "kworker/3:0" },
+                { "my-app-server", "my-app-server" },
+        };
+        for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
+                char c[32];
+                snprintf(c, sizeof c, "%s", cases[i].in);
+                proc_comm_tidy(c);
+                assert_string_equal(c, cases[i].out);
+        }
+}
+
 static void test_parse_maps_lines(void **state) {
         for (size_t i = 0; i < ELEMENTSOF(maps_lines); i++) {
                 ProcMap m = {};
@@ -231,9 +250,10 @@ static void test_scan_fixture(void **state) {
                            "not a maps line\n"
                            "7f0000000000-7f0000010000 r-xp 00000000 08:01 6 /lib/libc.so.6\n";
         assert_int_equal(write_file_atomic(p, maps, strlen(maps), 0644), 0);
-        /* 7: a kernel thread, comm but empty maps. */
+        /* 7: a kernel thread, comm but empty maps; a workqueue worker's comm in /proc names the
+         * workqueue it last ran, cut to 15 characters, which its name in the kernel has not. */
         snprintf(p, sizeof(p), "%s/7/comm", root);
-        assert_int_equal(write_file_atomic(p, "kworker/0:1\n", 12, 0644), 0);
+        assert_int_equal(write_file_atomic(p, "kworker/0:1-ev\n", 15, 0644), 0);
 
         assert_int_equal(proc_table_scan(t, root), 0);
         assert_string_equal(proc_table_comm(t, 42, 42), "server");
@@ -264,6 +284,21 @@ static void test_scan_fixture(void **state) {
         assert_int_equal(proc_table_scan(t, root), 0);
         expect(t, 42, 0x600010, "/usr/bin/other", 0x600000, 0);
         expect(t, 42, 0x700010, "/usr/bin/third", 0x700000, 0);
+
+        /* A kernel thread kthreadd makes bears its own name at once (no COMM record comes): read. */
+        snprintf(p, sizeof(p), "%s/77", root);
+        assert_int_equal(mkdir_p(p, 0755), 0);
+        snprintf(p, sizeof(p), "%s/77/comm", root);
+        assert_int_equal(write_file_atomic(p, "kworker/u8:5+flush-8:0\n", 23, 0644), 0);
+        assert_int_equal(proc_table_comm_event(t, 2, 2, "kthreadd", false), 0);
+        assert_int_equal(proc_table_fork(t, 77, 2, 77, 2), 0);
+        assert_string_equal(proc_table_comm(t, 77, 77), "kthreadd");
+        assert_int_equal(proc_table_kthread_comm(t, root, 77), 0);
+        assert_string_equal(proc_table_comm(t, 77, 77), "kworker/u8:5");
+        /* gone already: the parent's name stays */
+        assert_int_equal(proc_table_fork(t, 78, 2, 78, 2), 0);
+        assert_true(proc_table_kthread_comm(t, root, 78) < 0);
+        assert_string_equal(proc_table_comm(t, 78, 78), "kthreadd");
         proc_table_free(t);
 
         char cmd[600];
@@ -278,6 +313,7 @@ int main(void) {
                 cmocka_unit_test(test_fork_exec_exit_reap),
                 cmocka_unit_test(test_reap_in_steps),
                 cmocka_unit_test(test_many_tasks),
+                cmocka_unit_test(test_comm_tidy),
                 cmocka_unit_test(test_parse_maps_lines),
                 cmocka_unit_test(test_scan_fixture),
         };

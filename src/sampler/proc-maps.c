@@ -18,6 +18,7 @@
 #include "basic/alloc-util.h"
 #include "basic/cleanup.h"
 #include "basic/macro.h"
+#include "basic/string-util.h"
 #include "sampler/proc-maps.h"
 
 #define PROC_TABLE_BUCKETS_MIN 1024U
@@ -429,6 +430,16 @@ int proc_maps_parse_line(const char *line, ProcMap *ret) {
         return 1;
 }
 
+void proc_comm_tidy(char *comm) {
+        /* "kworker/<cpu>:<id>[H]" or "kworker/u<pool>:<id>", then the suffix; a rescuer is
+         * "kworker/R-<workqueue>", no ':' and no suffix. */
+        if (!startswith(comm, "kworker/"))
+                return;
+        char *colon = strchr(comm, ':');
+        if (colon)
+                colon[strcspn(colon, "+-")] = '\0';
+}
+
 static int read_comm(const char *path, char ret[static PROC_COMM_BYTES + 1]) {
         _cleanup_fclose_ FILE *f = fopen(path, "re");
         if (!f)
@@ -436,7 +447,19 @@ static int read_comm(const char *path, char ret[static PROC_COMM_BYTES + 1]) {
         if (!fgets(ret, PROC_COMM_BYTES + 1, f))
                 return -ENODATA;
         ret[strcspn(ret, "\n")] = '\0';
+        proc_comm_tidy(ret);
         return 0;
+}
+
+int proc_table_kthread_comm(ProcTable *t, const char *proc_root, uint32_t tid) {
+        char path[PATH_MAX], comm[PROC_COMM_BYTES + 1];
+        int r;
+
+        snprintf(path, sizeof(path), "%s/%" PRIu32 "/comm", proc_root, tid);
+        r = read_comm(path, comm);
+        if (r < 0)
+                return r;
+        return proc_table_comm_event(t, tid, tid, comm, /* exec= */ false);
 }
 
 static bool parse_pid(const char *s, uint32_t *ret) {

@@ -74,6 +74,18 @@ uint64_t proc_table_maps_generation(ProcTable *t, uint32_t pid);
 int proc_table_mmap(ProcTable *t, uint32_t pid, const ProcMap *m);
 int proc_table_comm_event(ProcTable *t, uint32_t pid, uint32_t tid, const char *comm, bool exec);
 int proc_table_fork(ProcTable *t, uint32_t pid, uint32_t ppid, uint32_t tid, uint32_t ptid);
+/*
+ * A kernel thread kthreadd (pid 2) made: the kernel names it as it makes it (copy_process()
+ * copies the name, no PERF_RECORD_COMM is written), so after its FORK it would bear kthreadd's
+ * name. Its name is read from proc_root instead; a thread gone already keeps the parent's.
+ */
+int proc_table_kthread_comm(ProcTable *t, const char *proc_root, uint32_t tid);
+/*
+ * A task name as the table keeps it, from /proc/PID/comm: a workqueue worker's there carries the
+ * workqueue it last ran ("kworker/u8:3-events_unbound", "+" while running), which the kernel's
+ * own name (and every PERF_RECORD_COMM) has not: "kworker/u8:3". In place.
+ */
+void proc_comm_tidy(char *comm);
 int proc_table_exit(ProcTable *t, uint32_t pid, uint32_t tid, uint64_t t_ns);
 /* Forgets tasks that exited before before_ns. Returns how many were removed. */
 size_t proc_table_reap(ProcTable *t, uint64_t before_ns);

@@ -50,6 +50,8 @@
 #define SAMPLER_CLOCK_TRIES 5U
 #define SAMPLER_STACK_EPOCH_NS (1000U * 1000U * 1000U)
 #define SAMPLER_MAPS_RESCAN_NS (1000U * 1000U * 1000U)
+/* The kernel's thread that makes every other kernel thread, in the initial pid namespace. */
+#define KTHREADD_PID 2U
 
 Sampler *sampler_free(Sampler *s) {
         if (!s)
@@ -691,6 +693,8 @@ static void process_record(Sampler *s, const struct perf_event_header *h, uint32
                         break;
                 }
                 (void) proc_table_fork(s->procs, t.pid, t.ppid, t.tid, t.ptid);
+                if (t.ppid == KTHREADD_PID && t.pid == t.tid)
+                        (void) proc_table_kthread_comm(s->procs, "/proc", t.tid);
                 /* A new process: what was read of its pid is another's, which has gone. */
                 if (t.pid == t.tid && t.pid != t.ppid && s->cgroups)
                         cgroup_map_forget_pid(s->cgroups, t.pid);
