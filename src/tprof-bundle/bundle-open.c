@@ -27,7 +27,8 @@ static void help(void) {
         printf("Usage: tprof-bundle open [OPTIONS...] [ID]\n"
                "\n"
                "Opens a bundle's stacks (the newest bundle when no ID is given) in $TPROF_VIEWER:\n"
-               "speedscope gets stacks.perf-script, anything else an SVG flame graph in a temporary file.\n"
+               "speedscope gets stacks.perf-script (or stacks.folded) by a link named for its format,\n"
+               "anything else an SVG flame graph in a temporary file.\n"
                "Example: TPROF_VIEWER=firefox tprof-bundle open 3fa9\n"
                "\n"
                "  -h --help     Show this help\n"
@@ -87,6 +88,39 @@ static int run_viewer(const char *viewer, const char *file) {
         return 0;
 }
 
+/*
+ * speedscope tells a file's format by its name before guessing from its text, and its guess takes
+ * folded stacks whose first line looks like a perf script event (a frame named "x 1 2.5: y") for
+ * one: the bundle's file is handed over by a link named so that speedscope knows,
+ * "<id>.linux-perf.txt" for the perf script, "<id>.collapsedstack.txt" for the folded stacks (a
+ * large slice has no perf script), in a new directory under $TMPDIR.
+ */
+static int speedscope_file(const BundleEntry *e, char **ret) {
+        const char *tmp = getenv("TMPDIR"), *name = BUNDLE_PERF_SCRIPT, *suffix = "linux-perf.txt";
+        _cleanup_free_ char *target = NULL, *dir = NULL, *link = NULL;
+
+        if (asprintf(&target, "%s/%s", e->path, name) < 0)
+                return log_oom();
+        if (access(target, F_OK) < 0) {
+                name = BUNDLE_FOLDED;
+                suffix = "collapsedstack.txt";
+                target = mfree(target);
+                if (asprintf(&target, "%s/%s", e->path, name) < 0)
+                        return log_oom();
+        }
+        if (asprintf(&dir, "%s/tprof-%s-XXXXXX", isempty(tmp) ? "/tmp" : tmp,
+                     e->short_id[0] ? e->short_id : "bundle") < 0)
+                return log_oom();
+        if (!mkdtemp(dir))
+                return log_error_errno(errno, "Failed to create a temporary directory: %m");
+        if (asprintf(&link, "%s/%s.%s", dir, e->short_id[0] ? e->short_id : "bundle", suffix) < 0)
+                return log_oom();
+        if (symlink(target, link) < 0)
+                return log_error_errno(errno, "Failed to link '%s' to '%s': %m", link, target);
+        *ret = TAKE_PTR(link);
+        return 0;
+}
+
 int verb_open(int argc, char *argv[]) {
         _cleanup_(bundle_list_donep) BundleList l = BUNDLE_LIST_NULL;
         _cleanup_free_ char *file = NULL;
@@ -111,13 +145,9 @@ int verb_open(int argc, char *argv[]) {
         e = &l.entries[r];
 
         if (strstr(viewer, "speedscope") && !arg_diff) {
-                if (asprintf(&file, "%s/%s", e->path, BUNDLE_PERF_SCRIPT) < 0)
-                        return log_oom(), EXIT_FAILURE;
-                if (access(file, F_OK) < 0) { /* a large slice: no perf script, the folded stacks */
-                        file = mfree(file);
-                        if (asprintf(&file, "%s/%s", e->path, BUNDLE_FOLDED) < 0)
-                                return log_oom(), EXIT_FAILURE;
-                }
+                r = speedscope_file(e, &file);
+                if (r < 0)
+                        return EXIT_FAILURE;
         } else {
                 const char *tmp = getenv("TMPDIR");
                 _cleanup_fclose_ FILE *f = NULL;

@@ -301,10 +301,20 @@ check_svg "$(ls "$TEST_TMP"/viewed/tprof-3fa9c2d1-*.svg)" diff
 cat >"$TEST_TMP/speedscope" <<EOS
 #!/bin/sh
 cp "\$1" "$TEST_TMP/viewed/speedscope-input"
+basename "\$1" >"$TEST_TMP/viewed/speedscope-name"
 EOS
 chmod +x "$TEST_TMP/speedscope"
-TPROF_VIEWER="$TEST_TMP/speedscope" expect_exit 0 tb open 3fa9
+# speedscope tells formats by the file's name first: named so, it never guesses.
+TPROF_VIEWER="$TEST_TMP/speedscope" TMPDIR="$TEST_TMP" expect_exit 0 tb open 3fa9
 cmp -s "$TEST_TMP/viewed/speedscope-input" "$DIR/stacks.perf-script" || fail "speedscope did not get stacks.perf-script"
+[ "$(cat "$TEST_TMP/viewed/speedscope-name")" = 3fa9c2d1.linux-perf.txt ] ||
+        fail "speedscope's file is named $(cat "$TEST_TMP/viewed/speedscope-name")"
+mv "$DIR/stacks.perf-script" "$TEST_TMP/perf-script.aside"
+TPROF_VIEWER="$TEST_TMP/speedscope" TMPDIR="$TEST_TMP" expect_exit 0 tb open 3fa9
+mv "$TEST_TMP/perf-script.aside" "$DIR/stacks.perf-script"
+cmp -s "$TEST_TMP/viewed/speedscope-input" "$DIR/stacks.folded" || fail "speedscope did not get stacks.folded"
+[ "$(cat "$TEST_TMP/viewed/speedscope-name")" = 3fa9c2d1.collapsedstack.txt ] ||
+        fail "speedscope's folded file is named $(cat "$TEST_TMP/viewed/speedscope-name")"
 TPROF_VIEWER=false TMPDIR="$TEST_TMP" expect_exit 1 tb open 3fa9
 
 # rm: refuses ambiguity and pending ones, removes by prefix, says what it removed.
