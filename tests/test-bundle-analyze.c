@@ -268,6 +268,37 @@ static void test_answer(void **state) {
 }
 
 /* Where a rise ran: the caller most of it went through, not the leaf or the process's main loop. */
+/* A process that stops at the event (a service blocked on the disk that went away): named as
+ * what fell; one that only wobbles, a small one, and the idle task are not. */
+static void test_fall(void **state) {
+        _cleanup_(folded_donep) Folded near = FOLDED_NULL, rest = FOLDED_NULL, flat = FOLDED_NULL;
+        _cleanup_(answer_done) Answer a = {};
+        Rise r;
+
+        /* 2 CPUs at 97 Hz for 10 s near, 60 s in the rest: steady fell from 43% to 8%; java
+         * wobbled 30% -> 25%; tiny went from 0.5% to 0 (too small to matter); idle rose. */
+        load_text("steady;main;work 160\njava;main 485\nswapper;idle 1295\n", &near);
+        load_text("steady;main;work 5000\njava;main 3490\ntiny;main 58\nswapper;idle 3092\n", &rest);
+        assert_int_equal(folded_fall(&near, &rest, 2, &r), 0);
+        assert_non_null(r.name);
+        assert_string_equal(r.name, "steady");
+        assert_true(r.z < -RISE_Z_MIN);
+        assert_true(r.slice_share < 0.1 && r.baseline_share > 0.4);
+        rise_done(&r);
+
+        /* The same seconds as the rest: nothing fell. */
+        load_text("steady;main;work 860\njava;main 600\nswapper;idle 480\n", &flat);
+        assert_int_equal(folded_fall(&flat, &rest, 2, &r), 0);
+        assert_null(r.name);
+
+        /* The answer carries it beside (or without) a rise. */
+        AnswerInput in = { .near = &near, .rest = &rest, .n_cpus = 2 };
+        assert_int_equal(answer_choose(&in, &near, &rest, &a), 0);
+        assert_null(a.rise.name);
+        assert_non_null(a.fall.name);
+        assert_string_equal(a.fall.name, "steady");
+}
+
 static void test_rise_under(void **state) {
         _cleanup_(folded_donep) Folded near = FOLDED_NULL, rest = FOLDED_NULL, fresh = FOLDED_NULL;
         _cleanup_free_ char *u = NULL;
@@ -394,6 +425,7 @@ int main(void) {
                 cmocka_unit_test(test_rises_planted_anomaly),
                 cmocka_unit_test(test_rest_and_burst),
                 cmocka_unit_test(test_answer),
+                cmocka_unit_test(test_fall),
                 cmocka_unit_test(test_rise_under),
                 cmocka_unit_test(test_rises_top_function_per_process),
                 cmocka_unit_test(test_z_huge),

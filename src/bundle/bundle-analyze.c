@@ -676,17 +676,70 @@ const Rise *rises_answer(const AnswerInput *in, AnswerFrom *ret_from) {
         return NULL;
 }
 
+int folded_fall(const Folded *near, const Folded *rest, unsigned n_cpus, Rise *ret) {
+        CountTable t = {};
+        const Counts *best = NULL;
+        double best_z = 0;
+        int r;
+
+        *ret = (Rise) {};
+        if (near->total == 0 || rest->total == 0)
+                return 0;
+        t.h = hashmap_new();
+        if (!t.h)
+                return -ENOMEM;
+        r = count_folded(&t, near, RISE_PROCESS, false);
+        if (r >= 0)
+                r = count_folded(&t, rest, RISE_PROCESS, true);
+        for (size_t i = 0; r >= 0 && i < t.n; i++) {
+                const Counts *c = &t.c[i];
+                double s1 = (double) c->slice / (double) near->total, s2 = (double) c->baseline / (double) rest->total;
+                double z = proportion_z(c->slice, near->total, c->baseline, rest->total), loss = s2 - s1;
+
+                if (z > -RISE_Z_MIN || c->baseline < RISE_SAMPLES_MIN || s1 * RISE_ANSWER_RATIO_MIN > s2 ||
+                    (n_cpus > 0 ? loss * n_cpus < RISE_ANSWER_CPUS_MIN : loss < RISE_ANSWER_GAIN_MIN) ||
+                    rise_is_idle(&(Rise) { .name = c->key }) || (best && z >= best_z))
+                        continue;
+                best = c;
+                best_z = z;
+        }
+        if (r >= 0 && best) {
+                *ret = (Rise) {
+                        .name = strdup(best->key),
+                        .slice = best->slice,
+                        .baseline = best->baseline,
+                        .slice_share = (double) best->slice / (double) near->total,
+                        .baseline_share = (double) best->baseline / (double) rest->total,
+                        .z = best_z,
+                };
+                if (!ret->name)
+                        r = -ENOMEM;
+        }
+        count_table_done(&t);
+        return r < 0 ? r : 0;
+}
+
 int answer_choose(const AnswerInput *in, const Folded *slice, const Folded *baseline, Answer *ret) {
         Answer a = {};
         const Rise *r = rises_answer(in, &a.from);
         int k;
 
         *ret = (Answer) {};
-        if (!r)
+        /* What stopped at the event, beside (or without) what rose. */
+        if (in->near && in->rest) {
+                k = folded_fall(in->near, in->rest, in->n_cpus, &a.fall);
+                if (k < 0)
+                        return k;
+        }
+        if (!r) {
+                *ret = a;
                 return 0;
+        }
         k = rise_copy(r, &a.rise);
-        if (k < 0)
+        if (k < 0) {
+                answer_done(&a);
                 return k;
+        }
         bool near = answer_from_near(a.from);
         const Folded *x = near ? in->near : slice, *y = near ? in->rest : baseline;
         if (!answer_from_function(a.from) && x && y) {
@@ -702,6 +755,7 @@ int answer_choose(const AnswerInput *in, const Folded *slice, const Folded *base
 
 void answer_done(Answer *a) {
         rise_done(&a->rise);
+        rise_done(&a->fall);
         a->under = mfree(a->under);
 }
 

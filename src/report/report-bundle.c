@@ -211,6 +211,17 @@ static int write_analysis(JsonWriter *w, const char *dir, unsigned n_cpus, Repor
                 json_end_object(w);
         } else
                 json_null(w);
+        /* The process that fell most in the event's seconds against the rest, as show gives it. */
+        json_key(w, "fall");
+        if (answer.fall.name) {
+                json_begin_object(w);
+                json_kv_string(w, "name", answer.fall.name);
+                json_kv_double(w, "near_share", answer.fall.slice_share);
+                json_kv_double(w, "rest_share", answer.fall.baseline_share);
+                json_kv_double(w, "z", answer.fall.z);
+                json_end_object(w);
+        } else
+                json_null(w);
         json_end_object(w);
         rises_free(proc, n_proc);
         rises_free(func, n_func);

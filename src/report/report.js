@@ -139,6 +139,9 @@
     } else if (a && (!a.has_slice || !a.has_baseline)) ans = 'No comparison with the baseline possible (missing stacks).';
     else if (a) ans = 'Nothing rose significantly against the baseline; see the flame graph.';
     else ans = N + ' samples; no baseline in a ring range.';
+    // What stopped at the event, as show says it.
+    if (a && a.fall) ans += ' <b>' + esc(a.fall.name) + '</b> fell to ' + pct(a.fall.near_share) +
+      ' of the samples around the event (the rest of the bundle ' + pct(a.fall.rest_share) + ', z=' + a.fall.z.toFixed(1) + ').';
     $('answer').innerHTML = ans;
     const f = [];
     const add = (k, v) => { if (v !== undefined && v !== null && v !== '') f.push('<dt>' + esc(k) + '</dt><dd>' + esc(v) + '</dd>'); };

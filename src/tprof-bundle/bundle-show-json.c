@@ -230,6 +230,15 @@ int show_print_json(const Show *s, bool pretty) {
                 json_end_object(&w);
         } else
                 json_null(&w);
+        /* The process that fell most in the event's seconds against the rest (folded_fall()):
+         * "slice_*" are those seconds', "baseline_*" the rest's, z negative; null without one. */
+        json_key(&w, "fall");
+        if (s->answer.fall.name) {
+                json_begin_object(&w);
+                json_rise_fields(&w, s, &s->answer.fall, true);
+                json_end_object(&w);
+        } else
+                json_null(&w);
 
         json_key(&w, "unusual");
         json_begin_object(&w);

@@ -433,6 +433,21 @@ static void print_summary(const Show *s) {
                 printf("no comparison with the baseline possible (missing stacks).\n");
         else
                 printf("nothing rose significantly against the baseline; see the top stacks.\n");
+        /* What stopped at the event: as telling as what spun. */
+        if (s->answer.fall.name) {
+                const Rise *f = &s->answer.fall;
+                _cleanup_free_ char *name = text_for_terminal(f->name, 40);
+                char b1[16], b2[16], where[3 * BUNDLE_SERVICE_NAME_BYTES];
+                _cleanup_free_ char *w = NULL;
+                (void) bundle_process_cgroup(s->m, f->name, where, sizeof where);
+                w = text_for_terminal(where, 160);
+                printf("%s  %s%s%s%s%s%s fell to %s of the samples in the %gs around the event (the rest of the "
+                       "bundle %s, z=%.1f).\n",
+                       indent, s->color ? ANSI_GREEN : "", name ?: "?", s->color ? ANSI_NORMAL : "", where[0] ? " (" : "",
+                       where[0] ? w ?: "?" : "", where[0] ? ")" : "", show_share(b1, sizeof b1, f->slice_share),
+                       (double) (s->near_from_ns + s->near_to_ns) / 1e9, show_share(b2, sizeof b2, f->baseline_share),
+                       f->z);
+        }
         if (s->has_cpu && s->n_cpu_rises > 0) {
                 const Rise *r = &s->cpu_rises[0];
                 _cleanup_free_ char *name = text_for_terminal(r->name, 40), *fn = text_for_terminal(r->top_function, 80);

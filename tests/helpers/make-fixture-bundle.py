@@ -17,6 +17,8 @@ KIND is one of:
   few       kubelet rises to 2.0% over the slice, and 8 samples of sh run only around the event:
             a large z for what took no CPU to speak of, which the summary must not name.
   quiet     a bundle whose slice looks like its baseline (nothing should be reported as unusual).
+  drop      as quiet, but postgres (11% of the non-kubelet samples) stops in the 10 s around the
+            event, its CPU idle: the summary says it fell.
   hostile   escape sequences, C1 controls, invalid UTF-8 and overlong text in the message, the
             log, the rule and the process names.
   corrupt   a bundle directory whose manifest.json is not JSON.
@@ -248,6 +250,16 @@ def make(args):
         for stack, n in near_c.items():
             slice_c[stack] = slice_c.get(stack, 0) + n
         base_c = profile(base_total, 0.008, 0.05)
+    elif kind == "drop":
+        near_c = profile(near_total, 0.008, 0.05)
+        pg = [k for k in near_c if k.startswith("postgres;")][0]
+        idle = [k for k in near_c if k.startswith("swapper;")][0]
+        near_c[idle] += near_c[pg]
+        near_c[pg] = 0
+        slice_c = profile(total - near_total, 0.008, 0.05)
+        for stack, n in near_c.items():
+            slice_c[stack] = slice_c.get(stack, 0) + n
+        base_c = profile(base_total, 0.008, 0.05)
     else:
         slice_c = profile(total, 0.008, 0.05)
         base_c = profile(base_total, 0.008, 0.05)
@@ -304,7 +316,7 @@ def make(args):
 def main():
     p = argparse.ArgumentParser()
     p.add_argument("state_dir")
-    p.add_argument("kind", choices=["anomaly", "burst", "under", "few", "quiet", "hostile", "corrupt", "pending",
+    p.add_argument("kind", choices=["anomaly", "burst", "under", "few", "quiet", "drop", "hostile", "corrupt", "pending",
                                     "nocov"])
     p.add_argument("--id", default="3fa9c2d1")
     p.add_argument("--time", type=int, default=1795271400123456, help="event time, usec since the epoch")

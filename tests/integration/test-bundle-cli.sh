@@ -118,6 +118,21 @@ grep -qE '^   In short: kubelet rose to 6\.5% of the samples in the 10s around t
         "$OUT" || fail "burst: the summary does not name the burst: $(grep 'In short' "$OUT")"
 sed -n '/^Around the event/,/^Services/p' "$OUT" | sed -n '/Processes/{n;p}' | grep -q '^  kubelet ' ||
         fail "burst: kubelet not first around the event"
+grep -q ' fell to ' "$OUT" && fail "burst: a fall where nothing stopped: $(grep -A1 'In short' "$OUT")"
+# A process that stops at the event (its CPUs idle then): nothing rose, and the summary says what
+# fell, in show, show --json and the page's data.
+python3 "$FIXTURE" "$TEST_TMP/drop" drop --id 0e0e0e0e
+"$TPROF_BUNDLE" -D "$TEST_TMP/drop" show >"$TEST_TMP/drop.txt" 2>"$ERR" || fail "show drop: $(cat "$ERR")"
+grep -A1 '^   In short: ' "$TEST_TMP/drop.txt" |
+        grep -qE '^ +postgres fell to 0\.0% of the samples in the 10s around the event \(the rest of the bundle 1[01]\.[0-9]%, z=-[0-9.]+\)\.$' ||
+        fail "drop: the summary does not say postgres fell: $(grep -A1 'In short' "$TEST_TMP/drop.txt")"
+"$TPROF_BUNDLE" -D "$TEST_TMP/drop" show --json >"$TEST_TMP/drop.json" 2>"$ERR" || fail "show --json drop: $(cat "$ERR")"
+python3 - "$TEST_TMP/drop.json" <<'PY' || fail "json: the fall"
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["answer"] is None, d["answer"]
+assert d["fall"]["process"] == "postgres" and d["fall"]["slice_share"] == 0 and d["fall"]["z"] < -3, d["fall"]
+PY
 # The same burst, its work split between two leaves: the summary names their caller too.
 python3 "$FIXTURE" "$TEST_TMP/under" under --id 0d0d0d0d
 "$TPROF_BUNDLE" -D "$TEST_TMP/under" show >"$TEST_TMP/under.txt" 2>"$ERR" || fail "show under: $(cat "$ERR")"
