@@ -105,8 +105,8 @@ void show_print_unusual(const Show *s) {
                        strerror(-(s->slice_error < 0 ? s->slice_error : s->baseline_error)));
         } else if (s->slice.total == 0 || s->baseline.total == 0)
                 printf("  (no %s samples to compare)\n", s->slice.total == 0 ? "slice" : "baseline");
-        else if (s->n_proc_rises == 0 && s->n_func_rises == 0 && s->baseline.total < SHOW_BASELINE_SAMPLES_MIN)
-                /* With a few samples nothing can pass the test: that says nothing of the slice. */
+        else if (s->baseline.total < SHOW_BASELINE_SAMPLES_MIN)
+                /* Against a few samples a rise is noise and no rise says nothing of the slice. */
                 printf("  Nothing to tell: the baseline has %" PRIu64 " samples, too few to compare with.\n",
                        s->baseline.total);
         else if (s->n_proc_rises == 0 && s->n_func_rises == 0)

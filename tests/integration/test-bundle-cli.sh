@@ -187,6 +187,13 @@ grep -q '^Bundle 20261121T143000Z-ena-reset-3fa9c2d1' "$OUT" || fail "show witho
 expect_exit 0 tb show 20261121T143000Z-ena-reset-3fa9c2d1
 expect_exit 0 tb show 3fb0
 sed -n '/^Unusual/,/^Files/p' "$OUT" | grep -q "Nothing rose significantly" || fail "quiet bundle reports a rise"
+# A baseline of a handful of samples (tprofd started just before the event) cannot show a rise:
+# that is said, not that the slice looks like it.
+rm -rf "$TEST_TMP/tiny" && cp -r "$STATE" "$TEST_TMP/tiny"
+printf 'java;main 10\nswapper;idle 7\n' >"$TEST_TMP/tiny/incidents/20261121T120000Z-oom-kill-3fb01234/baseline.folded"
+"$TPROF_BUNDLE" -D "$TEST_TMP/tiny" show 3fb0 >"$TEST_TMP/tiny.txt" 2>"$ERR" || fail "show, tiny baseline: $(cat "$ERR")"
+sed -n '/^Unusual/,/^Files/p' "$TEST_TMP/tiny.txt" | grep -q "the baseline has 17 samples, too few to compare with" ||
+        fail "tiny baseline: $(sed -n '/^Unusual/,/^Around/p' "$TEST_TMP/tiny.txt")"
 # Without log.jsonl, the log comes from log.txt.
 rm "$STATE/incidents/20261121T120000Z-oom-kill-3fb01234/log.jsonl"
 expect_exit 0 tb show 3fb0
