@@ -338,6 +338,22 @@ static void test_rise_under(void **state) {
         assert_int_equal(folded_rise_under(&near, &rest, "kube", &u), 0);
         assert_null(u);
 
+        /* A workqueue worker busy with one job, the loop device's: its work item is named, though
+         * it is in every stack, not the copy it spends its time in nor the worker's own frames. */
+        _cleanup_(folded_donep) Folded wn = FOLDED_NULL, wr = FOLDED_NULL;
+        load_text("java;main 600\n"
+                  "kworker/u8:3;ret_from_fork;kthread;worker_thread;process_one_work;loop_process_work;lo_rw_aio;"
+                  "ext4_buffered_write_iter;copy_folio_from_iter_atomic;memcpy 300\n"
+                  "kworker/u8:3;ret_from_fork;kthread;worker_thread;process_one_work;loop_process_work;lo_rw_aio;"
+                  "ext4_buffered_write_iter;ext4_da_write_end 30\n",
+                  &wn);
+        load_text("java;main 9000\nkworker/u8:3;ret_from_fork;kthread;worker_thread;process_one_work;vmstat_update 30\n",
+                  &wr);
+        assert_int_equal(folded_rise_under(&wn, &wr, "kworker/u8:3", &u), 0);
+        assert_non_null(u);
+        assert_string_equal(u, "loop_process_work");
+        u = mfree(u);
+
         /* An empty frame (";;" in an edited file) is no function to name. */
         folded_done(&near);
         load_text("java;main 920\nkubelet;main;loop 22\nkubelet;main;read;;x 9\nkubelet;main;read;;y 9\n"

@@ -12,6 +12,7 @@
 #include "basic/alloc-util.h"
 #include "basic/hashmap.h"
 #include "basic/macro.h"
+#include "basic/string-util.h"
 #include "bundle/bundle-analyze.h"
 
 void folded_done(Folded *f) {
@@ -439,6 +440,9 @@ int folded_rise_under(const Folded *a, const Folded *b, const char *comm, char *
         const Folded *files[] = { a, b };
         size_t clen = strlen(comm);
         uint64_t total[2] = {}; /* the process's samples in a and b */
+        /* A workqueue worker runs whatever work is queued: its rise is under a work item, the
+         * function process_one_work() called, and frames above that are every worker's. */
+        bool worker = startswith(comm, "kworker/");
         const Counts *best = NULL;
         CountTable t = {};
         double scale, excess;
@@ -460,13 +464,20 @@ int folded_rise_under(const Folded *a, const Folded *b, const char *comm, char *
                                 continue;
                         total[k] += l->count;
                         /* Each function once per stack: a recursive one is not counted twice. */
+                        bool after_work = false;
                         for (const char *f = l->stack + clen; *f == ';' && n_seen < RISE_UNDER_FRAMES_MAX;) {
                                 const char *e = strchrnul(++f, ';');
                                 int64_t x;
-                                bool dup = false;
+                                bool dup = false, item = after_work;
 
                                 if (e == f) /* an empty frame (";;" in a hand-edited file) names nothing */
                                         continue;
+                                after_work = (size_t) (e - f) == strlen("process_one_work") &&
+                                             strneq(f, "process_one_work", (size_t) (e - f));
+                                if (worker && !item) {
+                                        f = e;
+                                        continue;
+                                }
                                 x = count_index(&t, f, (size_t) (e - f));
                                 if (x < 0) {
                                         r = (int) x;
@@ -496,7 +507,7 @@ int folded_rise_under(const Folded *a, const Folded *b, const char *comm, char *
                 double ex = (double) c->slice - (double) c->baseline * scale;
 
                 if (ex < RISE_UNDER_SHARE * excess || c->slice < RISE_SAMPLES_MIN ||
-                    (double) c->slice >= RISE_UNDER_EVERYWHERE * (double) total[0])
+                    (!worker && (double) c->slice >= RISE_UNDER_EVERYWHERE * (double) total[0]))
                         continue;
                 /* Alike counts: the callee, deeper in the stacks (read -> seq_read_iter, always together). */
                 if (best && (c->slice > best->slice ||

@@ -100,8 +100,10 @@ int folded_rest(const Folded *a, const Folded *b, const Folded *minus, Folded *r
  * once per stack, leaving out those in RISE_UNDER_EVERYWHERE of comm's stacks in a and more (its
  * main loop, the start of every thread: they say nothing). A rise's top function is its leaf
  * that rose most (vsnprintf, memcpy): this is the caller that explains it (a kubelet reading
- * memory.stat: memcg_stat_show). *ret NULL when the process did not rise or no function
- * qualifies.
+ * memory.stat: memcg_stat_show). For a workqueue worker ("kworker/...") the work item, the
+ * function process_one_work() called, however much of its stacks it is in (a worker busy with
+ * one job: loop_process_work, not the memcpy it spends its time in). *ret NULL when the process
+ * did not rise or no function qualifies.
  */
 #define RISE_UNDER_SHARE 0.5
 #define RISE_UNDER_EVERYWHERE 0.9
