@@ -18,7 +18,8 @@ static const char manifest_text[] =
         " \"container_id\":\"0123456789abcdef\",\"container_name\":\"web\",\"pod_uid\":\"8f3c\",\"pod_qos\":\"burstable\","
         " \"pod_namespace\":\"shop\",\"pod_name\":\"web-1\",\"comms\":[{\"comm\":\"java\",\"samples\":30}]},"
         "{\"path\":\"/system.slice/docker-d.scope\",\"samples\":15,\"baseline_samples\":550,\"unit\":\"docker-d.scope\","
-        " \"container_runtime\":\"docker\",\"container_id\":\"fedcba9876543210\",\"comms\":[{\"comm\":\"java\",\"samples\":10}]},"
+        " \"container_runtime\":\"docker\",\"container_id\":\"fedcba9876543210\",\"comms\":[{\"comm\":\"java\",\"samples\":10},"
+        "  {\"comm\":\"sh\",\"samples\":5}]},"
         "{\"path\":\"/\",\"samples\":5,\"baseline_samples\":50,\"comms\":[{\"comm\":\"swapper\",\"samples\":5}]}"
         "]}";
 
@@ -64,13 +65,24 @@ static void test_process_cgroup(void **state) {
         char buf[512];
 
         /* java ran in two containers: the one with most of its samples */
-        assert_non_null(bundle_process_cgroup(m, "java", buf, sizeof buf));
+        assert_non_null(bundle_process_cgroup(m, "java", 0, buf, sizeof buf));
         assert_string_equal(buf, "unit cri-containerd-c.scope, container web (containerd), pod shop/web-1");
-        assert_non_null(bundle_process_cgroup(m, "kubelet", buf, sizeof buf));
+        assert_non_null(bundle_process_cgroup(m, "kubelet", 0, buf, sizeof buf));
         assert_string_equal(buf, "unit kubelet.service");
-        assert_non_null(bundle_process_cgroup(m, "swapper", buf, sizeof buf));
+        assert_non_null(bundle_process_cgroup(m, "swapper", 0, buf, sizeof buf));
         assert_string_equal(buf, "");
-        assert_null(bundle_process_cgroup(m, "nginx", buf, sizeof buf));
+        assert_null(bundle_process_cgroup(m, "nginx", 0, buf, sizeof buf));
+
+        /* Where it rose, where it fell: java's container c kept its 30% share, d went from 55% to
+         * 15%; sh ran as much in kubelet.service (10% -> 50%) as in d. */
+        assert_non_null(bundle_process_cgroup(m, "java", +1, buf, sizeof buf));
+        assert_string_equal(buf, "unit cri-containerd-c.scope, container web (containerd), pod shop/web-1");
+        assert_non_null(bundle_process_cgroup(m, "java", -1, buf, sizeof buf));
+        assert_string_equal(buf, "unit docker-d.scope, container docker-fedcba987654 (docker)");
+        assert_non_null(bundle_process_cgroup(m, "sh", +1, buf, sizeof buf));
+        assert_string_equal(buf, "unit kubelet.service");
+        assert_non_null(bundle_process_cgroup(m, "sh", -1, buf, sizeof buf));
+        assert_string_equal(buf, "unit docker-d.scope, container docker-fedcba987654 (docker)");
         bundle_manifest_free(m);
 }
 

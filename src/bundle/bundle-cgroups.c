@@ -146,23 +146,35 @@ int bundle_services(const BundleManifest *m, CgroupBy by, size_t max_n, Rise **r
         return 0;
 }
 
-const JsonValue *bundle_process_cgroup(const BundleManifest *m, const char *comm, char *buf, size_t l) {
+const JsonValue *bundle_process_cgroup(const BundleManifest *m, const char *comm, int direction, char *buf, size_t l) {
         const JsonValue *a = cgroups_of(m), *best = NULL;
         uint64_t best_n = 0;
+        double best_gain = 0;
         char unit[BUNDLE_SERVICE_NAME_BYTES], ctr[BUNDLE_SERVICE_NAME_BYTES], pod[BUNDLE_SERVICE_NAME_BYTES];
         size_t p = 0;
+        /* A cgroup's gain in share is known only with samples on both sides. */
+        bool by_gain = direction != 0 && m && m->slice_samples > 0 && m->baseline_samples > 0;
 
         if (l > 0)
                 buf[0] = '\0';
         for (size_t i = 0; comm && i < json_length(a); i++) {
                 const JsonValue *c = json_array_get(a, i), *comms = json_object_get(c, "comms");
+                double gain = by_gain ? (double) u64(c, "samples") / (double) m->slice_samples -
+                                                (double) u64(c, "baseline_samples") / (double) m->baseline_samples
+                                      : 0;
+                if (direction < 0)
+                        gain = -gain;
                 for (size_t k = 0; k < json_length(comms); k++) {
                         const JsonValue *e = json_array_get(comms, k);
                         const char *n = str(e, "comm");
-                        if (n && streq(n, comm) && u64(e, "samples") > best_n) {
-                                best_n = u64(e, "samples");
-                                best = c;
-                        }
+                        uint64_t s = u64(e, "samples");
+                        if (!n || !streq(n, comm))
+                                continue;
+                        if (best && (by_gain ? gain < best_gain || (gain == best_gain && s <= best_n) : s <= best_n))
+                                continue;
+                        best_n = s;
+                        best_gain = gain;
+                        best = c;
                 }
         }
         if (!best || l == 0)

@@ -32,11 +32,14 @@ const char *bundle_cgroup_name(const JsonValue *cgroup, CgroupBy by, char *buf, 
 int bundle_services(const BundleManifest *m, CgroupBy by, size_t max_n, Rise **ret, size_t *ret_n);
 
 /*
- * Where process comm ran in the slice: the cgroup entry with the most of its samples (NULL if
- * none), and a short text naming its unit, container and pod ("unit kubelet.service", "container
- * web (docker), pod default/web-1") into buf ("" if nothing is known).
+ * Where process comm ran in the slice (NULL if nowhere known), and a short text naming its unit,
+ * container and pod ("unit kubelet.service", "container web (docker), pod default/web-1") into
+ * buf ("" if nothing is known). Of the cgroups it ran in, for direction 0 the one with the most
+ * of its samples; for a process that rose (direction > 0) the one whose share of the samples rose
+ * most against the baseline, for one that fell (< 0) fell most: two services running one program
+ * (java, python3) are told apart by which of them changed.
  */
-const JsonValue *bundle_process_cgroup(const BundleManifest *m, const char *comm, char *buf, size_t l);
+const JsonValue *bundle_process_cgroup(const BundleManifest *m, const char *comm, int direction, char *buf, size_t l);
 
 /* For `ls`: whether field is one of unit, container, pod, cgroup, and whether a cgroup of the
  * slice has that value. */

@@ -55,9 +55,10 @@ static void json_value_write(JsonWriter *w, const JsonValue *v) {
         }
 }
 
-/* A process's unit, container and pod, as bundle_process_cgroup() finds them. */
-static void json_attribution(JsonWriter *w, const Show *s, const char *comm) {
-        const JsonValue *c = bundle_process_cgroup(s->m, comm, NULL, 0);
+/* A process's unit, container and pod, as bundle_process_cgroup() finds them for a rise
+ * (direction > 0) or a fall (< 0). */
+static void json_attribution(JsonWriter *w, const Show *s, const char *comm, int direction) {
+        const JsonValue *c = bundle_process_cgroup(s->m, comm, direction, NULL, 0);
         char b[BUNDLE_SERVICE_NAME_BYTES];
 
         json_key(w, "cgroup");
@@ -89,7 +90,7 @@ static void json_rise_fields(JsonWriter *w, const Show *s, const Rise *r, bool p
         json_kv_double(w, "baseline_share", r->baseline_share);
         json_kv_double(w, "z", r->z);
         if (process) {
-                json_attribution(w, s, r->name);
+                json_attribution(w, s, r->name, r->z < 0 ? -1 : +1);
                 json_kv_string(w, "top_function", r->top_function);
                 if (r->top_function) {
                         json_kv_double(w, "top_function_slice_share", r->function_slice_share);

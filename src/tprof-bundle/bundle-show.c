@@ -410,7 +410,7 @@ static void print_summary(const Show *s) {
                 char b1[16], b2[16], when[64] = "";
                 char where[3 * BUNDLE_SERVICE_NAME_BYTES];
                 _cleanup_free_ char *w = NULL;
-                (void) bundle_process_cgroup(s->m, cs ?: "", where, sizeof where);
+                (void) bundle_process_cgroup(s->m, cs ?: "", +1, where, sizeof where);
                 w = text_for_terminal(where, 160);
                 if (near)
                         snprintf(when, sizeof when, " in the %gs around the event",
@@ -439,7 +439,7 @@ static void print_summary(const Show *s) {
                 _cleanup_free_ char *name = text_for_terminal(f->name, 40);
                 char b1[16], b2[16], where[3 * BUNDLE_SERVICE_NAME_BYTES];
                 _cleanup_free_ char *w = NULL;
-                (void) bundle_process_cgroup(s->m, f->name, where, sizeof where);
+                (void) bundle_process_cgroup(s->m, f->name, -1, where, sizeof where);
                 w = text_for_terminal(where, 160);
                 printf("%s  %s%s%s%s%s%s fell to %s of the samples in the %gs around the event (the rest of the "
                        "bundle %s, z=%.1f).\n",
