@@ -43,10 +43,13 @@ static void print_rise(const Show *s, const Rise *r, bool process, size_t name_w
         }
 }
 
-static size_t rise_name_width(const Rise *r, size_t n) {
+/* The column the names take, each cut to cut columns as they are printed. */
+#define SERVICE_NAME_COLUMNS 48
+
+static size_t rise_name_width(const Rise *r, size_t n, size_t cut) {
         size_t w = 8;
         for (size_t i = 0; i < n; i++) {
-                _cleanup_free_ char *e = text_for_terminal(r[i].name, 24);
+                _cleanup_free_ char *e = text_for_terminal(r[i].name, cut);
                 w = MAX(w, e ? utf8_width(e) : 0);
         }
         return w;
@@ -54,7 +57,7 @@ static size_t rise_name_width(const Rise *r, size_t n) {
 
 static void print_rises(const Show *s, const Rise *procs, size_t n_procs, const Rise *funcs, size_t n_funcs,
                         const char *against) {
-        size_t w = rise_name_width(procs, n_procs);
+        size_t w = rise_name_width(procs, n_procs, 24);
 
         printf("  Processes (with their function that rose most):\n");
         for (size_t i = 0; i < n_procs; i++)
@@ -127,7 +130,7 @@ void show_print_services(const Show *s) {
                 return;
         }
         for (size_t i = 0; i < ELEMENTSOF(titles); i++) {
-                size_t w = rise_name_width(s->services[i], s->n_services[i]);
+                size_t w = rise_name_width(s->services[i], s->n_services[i], SERVICE_NAME_COLUMNS);
                 bool any = false;
 
                 /* a kind no sample ran in (no containers, no pods) is left out */
@@ -138,7 +141,8 @@ void show_print_services(const Show *s) {
                 printf("  %s:\n", titles[i]);
                 for (size_t k = 0; k < s->n_services[i]; k++) {
                         const Rise *r = &s->services[i][k];
-                        _cleanup_free_ char *name = text_for_terminal(r->name, 48), *p = text_for_terminal(r->top_function, 24);
+                        _cleanup_free_ char *name = text_for_terminal(r->name, SERVICE_NAME_COLUMNS),
+                                            *p = text_for_terminal(r->top_function, 24);
                         char z[32], b1[16], b2[16];
                         bool rose = r->z >= RISE_Z_MIN && r->slice >= RISE_SAMPLES_MIN;
 
@@ -169,7 +173,7 @@ void show_print_cpu(const Show *s) {
                        s->cpu_slice.total);
                 return;
         }
-        size_t w = rise_name_width(s->cpu_rises, s->n_cpu_rises);
+        size_t w = rise_name_width(s->cpu_rises, s->n_cpu_rises, 24);
         for (size_t i = 0; i < s->n_cpu_rises; i++)
                 print_rise(s, &s->cpu_rises[i], true, w, "baseline");
 }
