@@ -17,6 +17,7 @@
 #include "basic/string-util.h"
 #include "basic/time-util.h"
 #include "bundle/bundle-analyze.h"
+#include "bundle/bundle-cgroups.h"
 #include "bundle/bundle-format.h"
 #include "bundle/bundle-read.h"
 #include "report/report-internal.h"
@@ -124,7 +125,21 @@ static void write_rises(JsonWriter *w, const char *key, const Rise *r, size_t n)
 
 /* The unusual rankings, exactly as show computes them (the slice against the baseline, the event's
  * own seconds against the rest); also feeds the baseline into the stacks. */
-static int write_analysis(JsonWriter *w, const char *dir, unsigned n_cpus, ReportStacks *s) {
+/* "where": the unit, container and pod of a rise's (or fall's) process, as show names them. */
+static void write_where(JsonWriter *w, const BundleManifest *m, const char *name, int direction) {
+        _cleanup_free_ char *comm = strndup(name, strcspn(name, ";"));
+        char where[3 * BUNDLE_SERVICE_NAME_BYTES];
+
+        if (comm && bundle_process_cgroup(m, comm, direction, where, sizeof where) && where[0])
+                json_kv_string(w, "where", where);
+        else {
+                json_key(w, "where");
+                json_null(w);
+        }
+}
+
+static int write_analysis(JsonWriter *w, const char *dir, const BundleManifest *m, ReportStacks *s) {
+        unsigned n_cpus = (unsigned) MIN(m->profile_n_cpus, (uint64_t) UINT32_MAX);
         _cleanup_free_ char *p1 = path_join2(dir, BUNDLE_FOLDED), *p2 = path_join2(dir, BUNDLE_BASELINE_FOLDED),
                             *p3 = path_join2(dir, BUNDLE_NEAR_EVENT_FOLDED);
         _cleanup_(folded_donep) Folded slice = FOLDED_NULL, baseline = FOLDED_NULL, near = FOLDED_NULL,
@@ -208,6 +223,7 @@ static int write_analysis(JsonWriter *w, const char *dir, unsigned n_cpus, Repor
                 json_kv_double(w, "z", answer.rise.z);
                 json_kv_string(w, "top_function", answer.rise.top_function);
                 json_kv_string(w, "under", answer.under);
+                write_where(w, m, answer.rise.name, +1);
                 json_end_object(w);
         } else
                 json_null(w);
@@ -219,6 +235,7 @@ static int write_analysis(JsonWriter *w, const char *dir, unsigned n_cpus, Repor
                 json_kv_double(w, "near_share", answer.fall.slice_share);
                 json_kv_double(w, "rest_share", answer.fall.baseline_share);
                 json_kv_double(w, "z", answer.fall.z);
+                write_where(w, m, answer.fall.name, -1);
                 json_end_object(w);
         } else
                 json_null(w);
@@ -329,7 +346,7 @@ static int build_json(const char *dir, const BundleManifest *m, char **ret_json,
         if (bundle_manifest_capture_cpu(m, &cpu))
                 json_kv_u64(&w, "captured_cpu", cpu);
         write_logs(&w, dir);
-        r = write_analysis(&w, dir, (unsigned) MIN(m->profile_n_cpus, (uint64_t) UINT32_MAX), s);
+        r = write_analysis(&w, dir, m, s);
         if (r >= 0)
                 r = report_stacks_write_json(s, &w);
         if (r < 0) {

@@ -103,4 +103,9 @@ expect_exit 0 "$TPROF_BUNDLE" -D "$TEST_TMP/burst" report 0b0b -o "$TEST_TMP/bur
 "$PY" "$CHECK" "$TEST_TMP/burst.html" - "$SHOTS" --answer "kubelet rose to 6.5% of the samples around the event" \
         --row "process around the event kubelet" --row "function around the event mem_cgroup_nr_lru_pages" ||
         fail "the burst's report header failed"
+# A process that stopped at the event: the page says it fell, as show does.
+python3 "$TPROF_SOURCE_ROOT/tests/helpers/make-fixture-bundle.py" "$TEST_TMP/drop" drop --id 0e0e0e0e
+expect_exit 0 "$TPROF_BUNDLE" -D "$TEST_TMP/drop" report 0e0e -o "$TEST_TMP/drop.html"
+"$PY" "$CHECK" "$TEST_TMP/drop.html" - "$SHOTS" --answer "postgres fell to 0.0% of the samples around the event" ||
+        fail "the drop's report header failed"
 echo "ok (screenshots in $SHOTS)"
