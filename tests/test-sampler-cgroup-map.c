@@ -9,6 +9,7 @@
 #include "tests.h"
 
 #include <fcntl.h>
+#include <inttypes.h>
 #include <string.h>
 #include <sys/stat.h>
 
@@ -231,6 +232,38 @@ static void test_v2_samples_named_by_id(void **state) {
         }
 }
 
+/* A daemon that runs for weeks on a host making transient cgroups fills the map: it starts over
+ * with the cgroups there are, at most every CGROUP_MAP_RENEW_USEC. */
+static void test_renew_when_full(void **state) {
+        _cleanup_(cgroup_map_freep) CgroupMap *m = NULL;
+        CgroupMapStats st;
+        char hier[PATH_MAX], path[64];
+
+        make_dir("full");
+        make_dir("full/system.slice");
+        snprintf(hier, sizeof hier, "%s/full", dir);
+        assert_int_equal(cgroup_map_new(hier, CGROUP_HIERARCHY_V2 | CGROUP_HIERARCHY_ONLY, &m), 0);
+        assert_int_equal(cgroup_map_scan(m), 0);
+        assert_int_equal(cgroup_map_renew(m, 1000), 0); /* not full: nothing */
+        for (uint64_t i = 0; i < CGROUP_MAP_PATHS_MAX; i++) {
+                snprintf(path, sizeof path, "/system.slice/run-u%" PRIu64 ".scope", i);
+                (void) cgroup_map_record(m, 1000000 + i, path);
+        }
+        cgroup_map_get_stats(m, &st);
+        assert_int_equal(st.paths, CGROUP_MAP_PATHS_MAX);
+        /* full: a new cgroup is not named */
+        assert_int_equal(cgroup_map_record(m, 999, "/system.slice/new.scope"), 1);
+        assert_null(cgroup_map_by_id(m, 999, 0));
+
+        assert_int_equal(cgroup_map_renew(m, 2000), 1);
+        cgroup_map_get_stats(m, &st);
+        assert_int_equal(st.paths, 2); /* "/" and system.slice, walked again */
+        assert_int_equal(st.renewals, 1);
+        assert_string_equal(cgroup_map_by_id(m, inode_of("full/system.slice"), 0), "/system.slice");
+        assert_int_equal(cgroup_map_record(m, 999, "/system.slice/new.scope"), 1);
+        assert_string_equal(cgroup_map_by_id(m, 999, 0), "/system.slice/new.scope");
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_hierarchy_of_a_hybrid_host),
@@ -238,6 +271,7 @@ int main(void) {
                 cmocka_unit_test(test_proc_lines),
                 cmocka_unit_test(test_v1_samples_named_by_systemd_path),
                 cmocka_unit_test(test_v2_samples_named_by_id),
+                cmocka_unit_test(test_renew_when_full),
         };
         return cmocka_run_group_tests(tests, setup, teardown);
 }

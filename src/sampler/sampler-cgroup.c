@@ -28,6 +28,7 @@
 struct CgroupMap {
         int mount_fd;
         bool v2;
+        uint64_t renewed_usec; /* CLOCK_MONOTONIC of the last cgroup_map_renew() that did something */
         bool only; /* no other hierarchy: every PERF_RECORD_CGROUP is of ours */
         const char *proc_root; /* "/proc", or a test's */
         Hashmap *paths; /* path -> index + 1 */
@@ -472,6 +473,27 @@ void cgroup_map_forget_pid(CgroupMap *m, uint32_t pid) {
 
         if (hashmap_get(m->pids, &pid, sizeof pid, &v) && v != 0)
                 (void) hashmap_put(m->pids, &pid, sizeof pid, 0);
+}
+
+int cgroup_map_renew(CgroupMap *m, uint64_t now_usec) {
+        if (m->n < CGROUP_MAP_PATHS_MAX ||
+            (m->renewed_usec > 0 && now_usec - m->renewed_usec < CGROUP_MAP_RENEW_USEC))
+                return 0;
+        m->renewed_usec = now_usec;
+        m->paths = hashmap_free(m->paths);
+        m->ids = hashmap_free(m->ids);
+        m->pids = hashmap_free(m->pids);
+        for (size_t i = 0; i < m->n; i++)
+                free(m->list[i]);
+        m->n = 0;
+        m->stats.paths = 0;
+        m->stats.renewals++;
+        m->paths = hashmap_new();
+        m->ids = hashmap_new();
+        m->pids = hashmap_new();
+        if (!m->paths || !m->ids || !m->pids)
+                return -ENOMEM;
+        return cgroup_map_scan(m) < 0 ? -EIO : 1;
 }
 
 void cgroup_map_get_stats(const CgroupMap *m, CgroupMapStats *ret) {

@@ -34,13 +34,15 @@
 #include <stdint.h>
 
 #define CGROUP_MAP_PATHS_MAX 65536U
+/* At most this often the map starts over when full (cgroup_map_renew()). */
+#define CGROUP_MAP_RENEW_USEC (UINT64_C(600) * UINT64_C(1000000))
 #define CGROUP_MAP_DEPTH_MAX 32U
 #define CGROUP_PATH_BYTES_MAX 4096U
 
 typedef struct CgroupMap CgroupMap;
 
 typedef struct CgroupMapStats {
-        uint64_t paths, records, records_foreign, records_gone, lookups_proc, unknown;
+        uint64_t paths, records, records_foreign, records_gone, lookups_proc, unknown, renewals;
 } CgroupMapStats;
 
 typedef enum CgroupHierarchyFlags {
@@ -89,6 +91,15 @@ const char *cgroup_map_by_pid(CgroupMap *m, const char *proc_root, uint32_t pid)
 void cgroup_map_set_proc_root(CgroupMap *m, const char *proc_root);
 /* Process pid exec'd (or exited): read its cgroup again next time. */
 void cgroup_map_forget_pid(CgroupMap *m, uint32_t pid);
+
+/*
+ * A map that holds CGROUP_MAP_PATHS_MAX paths names no new cgroup; one that runs for weeks on a
+ * host making transient cgroups (jobs, pods, sessions) gets there. Then it starts over: forgets
+ * every path, id and process and walks the hierarchy again (the cgroups there now), at most once
+ * every CGROUP_MAP_RENEW_USEC. Every path handed out before is invalid after: call it between
+ * drains only. Returns 1 when it started over, 0 when not, -errno.
+ */
+int cgroup_map_renew(CgroupMap *m, uint64_t now_usec);
 
 void cgroup_map_get_stats(const CgroupMap *m, CgroupMapStats *ret);
 

@@ -804,6 +804,9 @@ int sampler_drain(Sampler *s) {
 
         s->drained_usec = now;
         s->debug.drains++;
+        /* Between drains no sample holds a cgroup path: the map may start over if full. */
+        if (s->cgroups && (s->sample_type & PERF_SAMPLE_CGROUP))
+                (void) cgroup_map_renew(s->cgroups, now);
 
         for (unsigned round = 0; round < SAMPLER_DRAIN_ROUNDS_MAX; round++) {
                 bool more;
