@@ -98,14 +98,18 @@ static int run_viewer(const char *viewer, const char *file) {
 static int speedscope_file(const BundleEntry *e, char **ret) {
         const char *tmp = getenv("TMPDIR"), *name = BUNDLE_PERF_SCRIPT, *suffix = "linux-perf.txt";
         _cleanup_free_ char *target = NULL, *dir = NULL, *link = NULL;
+        /* The link lives elsewhere: it must name the bundle by an absolute path (-D may be relative). */
+        _cleanup_free_ char *bundle = realpath(e->path, NULL);
 
-        if (asprintf(&target, "%s/%s", e->path, name) < 0)
+        if (!bundle)
+                return log_error_errno(errno, "Failed to resolve '%s': %m", e->path);
+        if (asprintf(&target, "%s/%s", bundle, name) < 0)
                 return log_oom();
         if (access(target, F_OK) < 0) {
                 name = BUNDLE_FOLDED;
                 suffix = "collapsedstack.txt";
                 target = mfree(target);
-                if (asprintf(&target, "%s/%s", e->path, name) < 0)
+                if (asprintf(&target, "%s/%s", bundle, name) < 0)
                         return log_oom();
         }
         if (asprintf(&dir, "%s/tprof-%s-XXXXXX", isempty(tmp) ? "/tmp" : tmp,

@@ -331,6 +331,10 @@ TPROF_VIEWER="$TEST_TMP/speedscope" TMPDIR="$TEST_TMP" expect_exit 0 tb open 3fa
 cmp -s "$TEST_TMP/viewed/speedscope-input" "$DIR/stacks.perf-script" || fail "speedscope did not get stacks.perf-script"
 [ "$(cat "$TEST_TMP/viewed/speedscope-name")" = 3fa9c2d1.linux-perf.txt ] ||
         fail "speedscope's file is named $(cat "$TEST_TMP/viewed/speedscope-name")"
+# A state directory given relative to where tprof-bundle runs: the link still reaches the file.
+(cd "$(dirname "$STATE")" && TPROF_VIEWER="$TEST_TMP/speedscope" TMPDIR="$TEST_TMP" \
+        "$TPROF_BUNDLE" -D "$(basename "$STATE")" open 3fa9 >/dev/null 2>"$ERR") || fail "open with a relative -D: $(cat "$ERR")"
+cmp -s "$TEST_TMP/viewed/speedscope-input" "$DIR/stacks.perf-script" || fail "open with a relative -D: the link leads nowhere"
 mv "$DIR/stacks.perf-script" "$TEST_TMP/perf-script.aside"
 TPROF_VIEWER="$TEST_TMP/speedscope" TMPDIR="$TEST_TMP" expect_exit 0 tb open 3fa9
 mv "$TEST_TMP/perf-script.aside" "$DIR/stacks.perf-script"
