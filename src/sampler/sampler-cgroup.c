@@ -28,6 +28,7 @@
 struct CgroupMap {
         int mount_fd;
         bool v2;
+        bool scanned; /* the perf source: the hierarchy was walked (cgroup_map_scan()) */
         uint64_t renewed_usec; /* CLOCK_MONOTONIC of the last cgroup_map_renew() that did something */
         bool only; /* no other hierarchy: every PERF_RECORD_CGROUP is of ours */
         const char *proc_root; /* "/proc", or a test's */
@@ -336,6 +337,7 @@ static int walk(CgroupMap *m, int dir_fd, char *path, size_t len, unsigned depth
 }
 
 int cgroup_map_scan(CgroupMap *m) {
+        m->scanned = true;
         _cleanup_free_ char *path = NULL;
         int fd, r;
 
@@ -359,11 +361,12 @@ int cgroup_map_record(CgroupMap *m, uint64_t id, const char *path) {
 
         m->stats.records++;
         r = id_of(m, path, &real);
-        if (m->only && r == -ENOENT) {
+        if (m->only && (r == -ENOENT || (r >= 0 && real != id))) {
                 uint64_t v;
-                /* Gone before it was read: every record is of this hierarchy (unless one was
-                 * mounted since, or in another mount namespace: then an id we know is not taken
-                 * from it), and the path was this id's when the kernel wrote it. */
+                /* Gone before it was read, or gone and made again (a unit restarting): every
+                 * record is of this hierarchy (unless one was mounted since, or in another mount
+                 * namespace: then an id we know is not taken from it, and a record of ours that
+                 * checks out puts it right), and the path was this id's when the kernel wrote it. */
                 if (hashmap_get(m->ids, &id, sizeof id, &v) && v != 0) {
                         m->stats.records_foreign++;
                         return 0;
@@ -476,8 +479,10 @@ void cgroup_map_forget_pid(CgroupMap *m, uint32_t pid) {
 }
 
 int cgroup_map_renew(CgroupMap *m, uint64_t now_usec) {
-        if (m->n < CGROUP_MAP_PATHS_MAX ||
-            (m->renewed_usec > 0 && now_usec - m->renewed_usec < CGROUP_MAP_RENEW_USEC))
+        bool full = m->n >= CGROUP_MAP_PATHS_MAX || hashmap_size(m->ids) >= CGROUP_MAP_KEYS_MAX ||
+                    hashmap_size(m->pids) >= CGROUP_MAP_KEYS_MAX;
+
+        if (!full || (m->renewed_usec > 0 && now_usec - m->renewed_usec < CGROUP_MAP_RENEW_USEC))
                 return 0;
         m->renewed_usec = now_usec;
         m->paths = hashmap_free(m->paths);
@@ -493,7 +498,9 @@ int cgroup_map_renew(CgroupMap *m, uint64_t now_usec) {
         m->pids = hashmap_new();
         if (!m->paths || !m->ids || !m->pids)
                 return -ENOMEM;
-        return cgroup_map_scan(m) < 0 ? -EIO : 1;
+        if (m->scanned && cgroup_map_scan(m) < 0)
+                return -EIO;
+        return 1;
 }
 
 void cgroup_map_get_stats(const CgroupMap *m, CgroupMapStats *ret) {

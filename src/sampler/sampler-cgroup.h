@@ -34,6 +34,8 @@
 #include <stdint.h>
 
 #define CGROUP_MAP_PATHS_MAX 65536U
+/* Ids and processes remembered (the unknown ones too) before the map starts over. */
+#define CGROUP_MAP_KEYS_MAX (4U * CGROUP_MAP_PATHS_MAX)
 /* At most this often the map starts over when full (cgroup_map_renew()). */
 #define CGROUP_MAP_RENEW_USEC (UINT64_C(600) * UINT64_C(1000000))
 #define CGROUP_MAP_DEPTH_MAX 32U
@@ -94,9 +96,10 @@ void cgroup_map_forget_pid(CgroupMap *m, uint32_t pid);
 
 /*
  * A map that holds CGROUP_MAP_PATHS_MAX paths names no new cgroup; one that runs for weeks on a
- * host making transient cgroups (jobs, pods, sessions) gets there. Then it starts over: forgets
- * every path, id and process and walks the hierarchy again (the cgroups there now), at most once
- * every CGROUP_MAP_RENEW_USEC. Every path handed out before is invalid after: call it between
+ * host making transient cgroups (jobs, pods, sessions) gets there, and its ids and processes
+ * (CGROUP_MAP_KEYS_MAX) grow meanwhile. Then it starts over: forgets every path, id and process
+ * and (the perf source) walks the hierarchy again, the cgroups there now, at most once every
+ * CGROUP_MAP_RENEW_USEC. Every path handed out before is invalid after: call it between
  * drains only. Returns 1 when it started over, 0 when not, -errno.
  */
 int cgroup_map_renew(CgroupMap *m, uint64_t now_usec);
