@@ -693,8 +693,14 @@ static void process_record(Sampler *s, const struct perf_event_header *h, uint32
                         break;
                 }
                 (void) proc_table_fork(s->procs, t.pid, t.ppid, t.tid, t.ptid);
-                if (t.ppid == KTHREADD_PID && t.pid == t.tid)
-                        (void) proc_table_kthread_comm(s->procs, "/proc", t.tid);
+                /* Made by kthreadd itself (ptid: a user-mode helper is a kworker's child that
+                 * CLONE_PARENT gives kthreadd as its parent), which is pid 2 only in the initial
+                 * pid namespace: elsewhere pid 2 is somebody's process. */
+                if (t.ppid == KTHREADD_PID && t.ptid == KTHREADD_PID && t.pid == t.tid) {
+                        const char *pc = proc_table_comm(s->procs, KTHREADD_PID, KTHREADD_PID);
+                        if (pc && streq(pc, "kthreadd"))
+                                (void) proc_table_kthread_comm(s->procs, "/proc", t.tid);
+                }
                 /* A new process: what was read of its pid is another's, which has gone. */
                 if (t.pid == t.tid && t.pid != t.ppid && s->cgroups)
                         cgroup_map_forget_pid(s->cgroups, t.pid);
@@ -805,7 +811,7 @@ int sampler_drain(Sampler *s) {
         s->drained_usec = now;
         s->debug.drains++;
         /* Between drains no sample holds a cgroup path: the map may start over if full. */
-        if (s->cgroups && (s->sample_type & PERF_SAMPLE_CGROUP))
+        if (s->cgroups)
                 (void) cgroup_map_renew(s->cgroups, now);
 
         for (unsigned round = 0; round < SAMPLER_DRAIN_ROUNDS_MAX; round++) {

@@ -824,7 +824,7 @@ static int manager_new(TprofdConfig *c, ManagerReload reload, Manager **ret) {
                  unwind_mode_to_string(sampler_unwind_mode(m->sampler)), sampler_ring_bytes(m->sampler) / 1024,
                  clock_map_method_to_string(m->clock.method), (unsigned long long) m->clock.error_ns);
         if (sampler_cgroup_problem(m->sampler))
-                log_warning("Attribution is off: %s.", sampler_cgroup_problem(m->sampler));
+                log_warning("Attribution: %s.", sampler_cgroup_problem(m->sampler));
 
         WindowHeaderInfo h = {
                 .host = m->host,
