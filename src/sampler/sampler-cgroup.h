@@ -10,7 +10,7 @@
  *    records (attr.cgroup). The kernel writes those records for cgroups created in every
  *    hierarchy, and ids are only unique within one, so a record is believed only when the path
  *    exists in ours with that inode; where no other hierarchy is mounted, a record of a cgroup
- *    removed before it was read is believed too (unless its id is one we know). An id still unknown when a sample names it (a
+ *    removed (or made again) before it was read is believed too (unless its id is one we know). An id still unknown when a sample names it (a
  *    cgroup made and left before its record was read) is looked up once in /proc/PID/cgroup,
  *    checked the same way.
  *  - proc, where the kernel has no PERF_SAMPLE_CGROUP (before 5.7): the process's line of
@@ -80,9 +80,9 @@ CgroupMap *cgroup_map_free(CgroupMap *m);
 /* Walks the hierarchy and records every cgroup's id and path. */
 int cgroup_map_scan(CgroupMap *m);
 /* A PERF_RECORD_CGROUP: believed if the path is ours with that id; on a host with no other
- * hierarchy (CGROUP_HIERARCHY_ONLY: every record is ours) also when the path is gone already (a
- * transient unit, a job's container, removed before the record was read) and the id is new.
- * Returns 1 if taken. */
+ * hierarchy (CGROUP_HIERARCHY_ONLY: every record is ours) also when the path is gone already or
+ * has another id now (a transient unit, a job's container, a restarted unit: removed, or made
+ * again, before the record was read) and the id is new. Returns 1 if taken. */
 int cgroup_map_record(CgroupMap *m, uint64_t id, const char *path);
 /* The path of a perf cgroup id; pid (from the sample) is asked when the id is not known yet.
  * NULL if it cannot be told. */
