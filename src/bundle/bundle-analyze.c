@@ -314,6 +314,17 @@ static int rise_compare(const void *a, const void *b) {
         return strcmp(x->name, y->name);
 }
 
+/* Each key's samples in a (as slice) and in b (as baseline), into a table made here. */
+static int count_both(CountTable *t, const Folded *a, const Folded *b, RiseKind kind) {
+        int r;
+
+        t->h = hashmap_new();
+        if (!t->h)
+                return -ENOMEM;
+        r = count_folded(t, a, kind, false);
+        return r < 0 ? r : count_folded(t, b, kind, true);
+}
+
 int folded_rises(const Folded *slice, const Folded *baseline, RiseKind kind, size_t max_n, Rise **ret,
                  size_t *ret_n) {
         CountTable t = {}, ft = {};
@@ -328,18 +339,9 @@ int folded_rises(const Folded *slice, const Folded *baseline, RiseKind kind, siz
         *ret_n = 0;
         if (slice->total == 0 || baseline->total == 0)
                 return 0;
-        t.h = hashmap_new();
-        if (!t.h)
-                return -ENOMEM;
-        r = count_folded(&t, slice, kind, false);
-        if (r >= 0)
-                r = count_folded(&t, baseline, kind, true);
-        if (r >= 0 && kind == RISE_PROCESS) {
-                ft.h = hashmap_new();
-                r = ft.h ? count_folded(&ft, slice, RISE_FUNCTION, false) : -ENOMEM;
-                if (r >= 0)
-                        r = count_folded(&ft, baseline, RISE_FUNCTION, true);
-        }
+        r = count_both(&t, slice, baseline, kind);
+        if (r >= 0 && kind == RISE_PROCESS)
+                r = count_both(&ft, slice, baseline, RISE_FUNCTION);
         if (r < 0)
                 goto finish;
 
@@ -696,12 +698,7 @@ int folded_fall(const Folded *near, const Folded *rest, unsigned n_cpus, Rise *r
         *ret = (Rise) {};
         if (near->total == 0 || rest->total == 0)
                 return 0;
-        t.h = hashmap_new();
-        if (!t.h)
-                return -ENOMEM;
-        r = count_folded(&t, near, RISE_PROCESS, false);
-        if (r >= 0)
-                r = count_folded(&t, rest, RISE_PROCESS, true);
+        r = count_both(&t, near, rest, RISE_PROCESS);
         for (size_t i = 0; r >= 0 && i < t.n; i++) {
                 const Counts *c = &t.c[i];
                 double s1 = (double) c->slice / (double) near->total, s2 = (double) c->baseline / (double) rest->total;
