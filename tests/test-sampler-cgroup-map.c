@@ -131,21 +131,21 @@ static void test_proc_lines(void **state) {
         const char *no_systemd = "3:perf_event:/docker/abc\n2:cpu:/docker/abc\n0::/\n";
         char *p = NULL;
 
-        assert_int_equal(cgroup_proc_parse(kubelet, false, &p), 0);
+        assert_int_equal(cgroup_proc_parse(kubelet, CGROUP_LINE_PERF, &p), 0);
         assert_string_equal(p, "/"); /* what perf's id names */
         free(p);
-        assert_int_equal(cgroup_proc_parse(kubelet, true, &p), 0);
+        assert_int_equal(cgroup_proc_parse(kubelet, CGROUP_LINE_V2, &p), 0);
         assert_string_equal(p, "/system.slice/kubelet.service");
         free(p);
-        assert_int_equal(cgroup_proc_parse_systemd(kubelet, &p), 0);
+        assert_int_equal(cgroup_proc_parse(kubelet, CGROUP_LINE_SYSTEMD, &p), 0);
         assert_string_equal(p, "/system.slice/kubelet.service");
         free(p);
-        assert_int_equal(cgroup_proc_parse_systemd(container, &p), 0);
+        assert_int_equal(cgroup_proc_parse(container, CGROUP_LINE_SYSTEMD, &p), 0);
         assert_string_equal(p, "/docker/abc");
         free(p);
-        assert_int_equal(cgroup_proc_parse_systemd(no_systemd, &p), -ENOENT);
+        assert_int_equal(cgroup_proc_parse(no_systemd, CGROUP_LINE_SYSTEMD, &p), -ENOENT);
         /* a controller whose name only starts like it is not it */
-        assert_int_equal(cgroup_proc_parse_systemd("1:name=systemdx:/a\n", &p), -ENOENT);
+        assert_int_equal(cgroup_proc_parse("1:name=systemdx:/a\n", CGROUP_LINE_SYSTEMD, &p), -ENOENT);
 }
 
 /* A v1 perf_event hierarchy: every service is at its root there. */

@@ -40,15 +40,29 @@ struct CgroupMap {
         CgroupMapStats stats;
 };
 
+/* Forgets every path, id and process (the list's storage stays). */
+static void map_tables_free(CgroupMap *m) {
+        m->paths = hashmap_free(m->paths);
+        m->ids = hashmap_free(m->ids);
+        m->pids = hashmap_free(m->pids);
+        for (size_t i = 0; i < m->n; i++)
+                free(m->list[i]);
+        m->n = 0;
+        m->stats.paths = 0;
+}
+
+static int map_tables_new(CgroupMap *m) {
+        m->paths = hashmap_new();
+        m->ids = hashmap_new();
+        m->pids = hashmap_new();
+        return m->paths && m->ids && m->pids ? 0 : -ENOMEM;
+}
+
 CgroupMap *cgroup_map_free(CgroupMap *m) {
         if (!m)
                 return NULL;
         safe_close(m->mount_fd);
-        hashmap_free(m->paths);
-        hashmap_free(m->ids);
-        hashmap_free(m->pids);
-        for (size_t i = 0; i < m->n; i++)
-                free(m->list[i]);
+        map_tables_free(m);
         free(m->list);
         return mfree(m);
 }
@@ -62,10 +76,7 @@ int cgroup_map_new(const char *mount, CgroupHierarchyFlags flags, CgroupMap **re
         m->v2 = flags & CGROUP_HIERARCHY_V2;
         m->only = m->v2 && (flags & CGROUP_HIERARCHY_ONLY);
         m->proc_root = "/proc";
-        m->paths = hashmap_new();
-        m->ids = hashmap_new();
-        m->pids = hashmap_new();
-        if (!m->paths || !m->ids || !m->pids)
+        if (map_tables_new(m) < 0)
                 return -ENOMEM;
         if (mount) {
                 m->mount_fd = open(mount, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -182,9 +193,13 @@ int cgroup_hierarchy_find(const char *mountinfo, char **ret_mount, CgroupHierarc
         return 0;
 }
 
-int cgroup_proc_parse(const char *text, bool v2, char **ret_path) {
-        const char *best = NULL, *systemd = NULL;
-        size_t best_len = 0, systemd_len = 0;
+int cgroup_proc_parse(const char *text, CgroupProcLine which, char **ret_path) {
+        /* The lines that can answer: [CGROUP_LINE_V2] "0::", [CGROUP_LINE_PERF] perf_event's,
+         * [CGROUP_LINE_SYSTEMD] name=systemd's. */
+        const char *found[_CGROUP_LINE_MAX] = {};
+        size_t found_len[_CGROUP_LINE_MAX] = {};
+        const char *best;
+        size_t best_len;
 
         for (const char *p = text; p && *p;) {
                 const char *eol = strchrnul(p, '\n'), *c1 = memchr(p, ':', (size_t) (eol - p)), *c2;
@@ -193,53 +208,39 @@ int cgroup_proc_parse(const char *text, bool v2, char **ret_path) {
                 if (c2 && c2[1] == '/') {
                         const char *ctl = c1 + 1;
                         size_t ctl_len = (size_t) (c2 - ctl);
-                        bool perf = false;
+                        int line = -1;
 
-                        for (const char *q = ctl; q < c2;) {
-                                const char *e = memchr(q, ',', (size_t) (c2 - q)) ?: c2;
-                                if ((size_t) (e - q) == strlen("perf_event") && memcmp(q, "perf_event", (size_t) (e - q)) == 0)
-                                        perf = true;
-                                q = e + 1;
-                        }
-                        if (v2 && ctl_len == 0 && c1 - p == 1 && p[0] == '0') {
-                                best = c2 + 1;
-                                best_len = (size_t) (eol - best);
-                        } else if (!v2 && perf) {
-                                best = c2 + 1;
-                                best_len = (size_t) (eol - best);
-                        } else if (!v2 && ctl_len == strlen("name=systemd") && memcmp(ctl, "name=systemd", ctl_len) == 0) {
-                                systemd = c2 + 1;
-                                systemd_len = (size_t) (eol - systemd);
+                        if (ctl_len == 0 && c1 - p == 1 && p[0] == '0')
+                                line = CGROUP_LINE_V2;
+                        else if (ctl_len == strlen("name=systemd") && memcmp(ctl, "name=systemd", ctl_len) == 0)
+                                line = CGROUP_LINE_SYSTEMD;
+                        else
+                                for (const char *q = ctl; q < c2;) {
+                                        const char *e = memchr(q, ',', (size_t) (c2 - q)) ?: c2;
+                                        if ((size_t) (e - q) == strlen("perf_event") &&
+                                            memcmp(q, "perf_event", (size_t) (e - q)) == 0)
+                                                line = CGROUP_LINE_PERF;
+                                        q = e + 1;
+                                }
+                        if (line >= 0) {
+                                found[line] = c2 + 1;
+                                found_len[line] = (size_t) (eol - found[line]);
                         }
                 }
                 p = *eol ? eol + 1 : eol;
         }
-        if (!best) {
-                best = systemd;
-                best_len = systemd_len;
+        best = found[which];
+        best_len = found_len[which];
+        if (!best && which == CGROUP_LINE_PERF) { /* no perf_event hierarchy: systemd's */
+                best = found[CGROUP_LINE_SYSTEMD];
+                best_len = found_len[CGROUP_LINE_SYSTEMD];
         }
         if (!best || best_len == 0 || best_len >= CGROUP_PATH_BYTES_MAX)
                 return -ENOENT;
+        if (which == CGROUP_LINE_SYSTEMD && best_len == 1)
+                return -ENOENT; /* systemd's root says nothing: the caller asks the hierarchy's own line */
         *ret_path = strndup(best, best_len);
         return *ret_path ? 0 : -ENOMEM;
-}
-
-int cgroup_proc_parse_systemd(const char *text, char **ret_path) {
-        for (const char *p = text; p && *p;) {
-                const char *eol = strchrnul(p, '\n'), *c1 = memchr(p, ':', (size_t) (eol - p));
-
-                if (c1 && (size_t) (eol - c1) > strlen(":name=systemd:/") &&
-                    memcmp(c1, ":name=systemd:/", strlen(":name=systemd:")) == 0) {
-                        const char *path = c1 + strlen(":name=systemd:");
-                        size_t len = (size_t) (eol - path);
-                        if (len >= CGROUP_PATH_BYTES_MAX)
-                                return -ENOENT;
-                        *ret_path = strndup(path, len);
-                        return *ret_path ? 0 : -ENOMEM;
-                }
-                p = *eol ? eol + 1 : eol;
-        }
-        return -ENOENT;
 }
 
 /* Interns path; returns its index + 1, or 0 when the table is full. -ENOMEM. */
@@ -337,10 +338,10 @@ static int walk(CgroupMap *m, int dir_fd, char *path, size_t len, unsigned depth
 }
 
 int cgroup_map_scan(CgroupMap *m) {
-        m->scanned = true;
         _cleanup_free_ char *path = NULL;
         int fd, r;
 
+        m->scanned = true;
         if (m->mount_fd < 0)
                 return 0;
         path = malloc(CGROUP_PATH_BYTES_MAX);
@@ -401,9 +402,9 @@ static int read_proc_cgroup(CgroupMap *m, const char *proc_root, uint32_t pid, b
         r = read_full_file(fn, CGROUP_PROC_FILE_BYTES_MAX, &data, NULL);
         if (r < 0)
                 return r;
-        if (for_names && !m->v2 && cgroup_proc_parse_systemd(data, ret) >= 0)
+        if (for_names && !m->v2 && cgroup_proc_parse(data, CGROUP_LINE_SYSTEMD, ret) >= 0)
                 return 0;
-        return cgroup_proc_parse(data, m->v2, ret);
+        return cgroup_proc_parse(data, m->v2 ? CGROUP_LINE_V2 : CGROUP_LINE_PERF, ret);
 }
 
 /* The proc source's path of pid, read once per process; NULL when it cannot be read. */
@@ -485,18 +486,9 @@ int cgroup_map_renew(CgroupMap *m, uint64_t now_usec) {
         if (!full || (m->renewed_usec > 0 && now_usec - m->renewed_usec < CGROUP_MAP_RENEW_USEC))
                 return 0;
         m->renewed_usec = now_usec;
-        m->paths = hashmap_free(m->paths);
-        m->ids = hashmap_free(m->ids);
-        m->pids = hashmap_free(m->pids);
-        for (size_t i = 0; i < m->n; i++)
-                free(m->list[i]);
-        m->n = 0;
-        m->stats.paths = 0;
         m->stats.renewals++;
-        m->paths = hashmap_new();
-        m->ids = hashmap_new();
-        m->pids = hashmap_new();
-        if (!m->paths || !m->ids || !m->pids)
+        map_tables_free(m);
+        if (map_tables_new(m) < 0)
                 return -ENOMEM;
         if (m->scanned && cgroup_map_scan(m) < 0)
                 return -EIO;

@@ -10,9 +10,9 @@
  *    records (attr.cgroup). The kernel writes those records for cgroups created in every
  *    hierarchy, and ids are only unique within one, so a record is believed only when the path
  *    exists in ours with that inode; where no other hierarchy is mounted, a record of a cgroup
- *    removed (or made again) before it was read is believed too (unless its id is one we know). An id still unknown when a sample names it (a
- *    cgroup made and left before its record was read) is looked up once in /proc/PID/cgroup,
- *    checked the same way.
+ *    removed (or made again) before it was read is believed too (unless its id is one we know).
+ *    An id still unknown when a sample names it (a cgroup made and left before its record was
+ *    read) is looked up once in /proc/PID/cgroup, checked the same way.
  *  - proc, where the kernel has no PERF_SAMPLE_CGROUP (before 5.7): the process's line of
  *    /proc/PID/cgroup, read when the process is first sampled and again after it execs. A process
  *    that moves to another cgroup without exec keeps the cgroup it was first seen in.
@@ -65,13 +65,16 @@ typedef enum CgroupHierarchyFlags {
  */
 int cgroup_hierarchy_find(const char *mountinfo, char **ret_mount, CgroupHierarchyFlags *ret_flags);
 
-/*
- * The path of pid's cgroup in a /proc/PID/cgroup text: the "0::" line (v2), or with v2 false the
- * line of the v1 hierarchy carrying perf_event, else name=systemd. -ENOENT if there is none.
- */
-int cgroup_proc_parse(const char *text, bool v2, char **ret_path);
-/* The name=systemd line's path; -ENOENT if there is none. */
-int cgroup_proc_parse_systemd(const char *text, char **ret_path);
+typedef enum CgroupProcLine {
+        CGROUP_LINE_V2,      /* the "0::" line */
+        CGROUP_LINE_PERF,    /* the v1 hierarchy carrying perf_event, else name=systemd */
+        CGROUP_LINE_SYSTEMD, /* name=systemd alone, and not its root "/" */
+        _CGROUP_LINE_MAX,
+} CgroupProcLine;
+
+/* The path of pid's cgroup in a /proc/PID/cgroup text, from the line which names. -ENOENT if
+ * there is none. */
+int cgroup_proc_parse(const char *text, CgroupProcLine which, char **ret_path);
 
 /* mount: the hierarchy's mount point (NULL: none, every lookup is unknown). */
 int cgroup_map_new(const char *mount, CgroupHierarchyFlags flags, CgroupMap **ret);

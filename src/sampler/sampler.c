@@ -95,20 +95,18 @@ static int read_sysctl_u32(const char *path, uint32_t *ret) {
  * hierarchy at all is no error: samples then carry no cgroup. */
 static int sampler_cgroup_setup(Sampler *s) {
         _cleanup_free_ char *mount = NULL;
-        CgroupHierarchyFlags flags;
+        CgroupHierarchyFlags flags = 0;
         int r;
 
         s->sample_type = SAMPLER_SAMPLE_TYPE;
         if (s->opts.no_cgroups)
                 return 0;
         r = cgroup_hierarchy_find("/proc/self/mountinfo", &mount, &flags);
-        if (r == -ENOENT) {
-                s->cgroups_part = flags & CGROUP_HIERARCHY_PART;
+        s->cgroups_part = flags & CGROUP_HIERARCHY_PART; /* also with -ENOENT: what was there */
+        if (r == -ENOENT)
                 return 0;
-        }
         if (r < 0)
                 return r;
-        s->cgroups_part = flags & CGROUP_HIERARCHY_PART;
         r = cgroup_map_new(mount, flags, &s->cgroups);
         if (r < 0)
                 return r;
