@@ -624,23 +624,26 @@ double folded_key_share(const Folded *f, RiseKind kind, const char *key) {
 
 /* The idle task's samples ("swapper", as perf names pid 0, or "swapper/N"): idle rising is what
  * the CPUs did not do (the services went quiet when the network did), never a cause. */
-static bool rise_is_idle(const Rise *r) {
+static bool key_is_idle(const char *key) {
         const char *comm;
         size_t len;
 
-        folded_stack_comm(r->name, &comm, &len);
+        folded_stack_comm(key, &comm, &len);
         return (len == 7 || (len > 8 && comm[7] == '/')) && strneq(comm, "swapper", 7);
 }
 
+/* Whether a change of share from less to more is worth naming (RISE_ANSWER_*): a rise from less
+ * to more, or a fall from more to less. */
+static bool change_is_large(double more, double less, unsigned n_cpus) {
+        double change = more - less;
+
+        if (n_cpus > 0 ? change * n_cpus < RISE_ANSWER_CPUS_MIN : change < RISE_ANSWER_GAIN_MIN)
+                return false;
+        return more >= RISE_ANSWER_RATIO_MIN * less;
+}
+
 static bool answer_qualifies(const AnswerInput *in, const Rise *r, AnswerFrom from) {
-        double gain = r->slice_share - r->baseline_share;
-
-        if (rise_is_idle(r))
-                return false;
-
-        if (in->n_cpus > 0 ? gain * in->n_cpus < RISE_ANSWER_CPUS_MIN : gain < RISE_ANSWER_GAIN_MIN)
-                return false;
-        if (r->slice_share < RISE_ANSWER_RATIO_MIN * r->baseline_share)
+        if (key_is_idle(r->name) || !change_is_large(r->slice_share, r->baseline_share, in->n_cpus))
                 return false;
         /* An empty event.folded (the event outside its slice, its seconds lost) says nothing. */
         if (!answer_from_near(from) && in->near && in->rest && in->near->total > 0 && in->rest->total > 0) {
@@ -681,7 +684,7 @@ const Rise *rises_answer(const AnswerInput *in, AnswerFrom *ret_from) {
                 return best;
         for (size_t k = 0; k < ELEMENTSOF(fallback); k++)
                 for (size_t i = 0; i < lists[fallback[k]].n; i++)
-                        if (!rise_is_idle(&lists[fallback[k]].r[i])) {
+                        if (!key_is_idle(lists[fallback[k]].r[i].name)) {
                                 *ret_from = lists[fallback[k]].from;
                                 return &lists[fallback[k]].r[i];
                         }
@@ -702,11 +705,10 @@ int folded_fall(const Folded *near, const Folded *rest, unsigned n_cpus, Rise *r
         for (size_t i = 0; r >= 0 && i < t.n; i++) {
                 const Counts *c = &t.c[i];
                 double s1 = (double) c->slice / (double) near->total, s2 = (double) c->baseline / (double) rest->total;
-                double z = proportion_z(c->slice, near->total, c->baseline, rest->total), loss = s2 - s1;
+                double z = proportion_z(c->slice, near->total, c->baseline, rest->total);
 
-                if (z > -RISE_Z_MIN || c->baseline < RISE_SAMPLES_MIN || s1 * RISE_ANSWER_RATIO_MIN > s2 ||
-                    (n_cpus > 0 ? loss * n_cpus < RISE_ANSWER_CPUS_MIN : loss < RISE_ANSWER_GAIN_MIN) ||
-                    rise_is_idle(&(Rise) { .name = c->key }) || (best && z >= best_z))
+                if (z > -RISE_Z_MIN || c->baseline < RISE_SAMPLES_MIN || !change_is_large(s2, s1, n_cpus) ||
+                    key_is_idle(c->key) || (best && z >= best_z))
                         continue;
                 best = c;
                 best_z = z;
