@@ -123,8 +123,6 @@ static void write_rises(JsonWriter *w, const char *key, const Rise *r, size_t n)
         json_end_array(w);
 }
 
-/* The unusual rankings, exactly as show computes them (the slice against the baseline, the event's
- * own seconds against the rest); also feeds the baseline into the stacks. */
 /* "where": the unit, container and pod of a rise's (or fall's) process, as show names them. */
 static void write_where(JsonWriter *w, const BundleManifest *m, const char *name, int direction) {
         _cleanup_free_ char *comm = strndup(name, strcspn(name, ";"));
@@ -138,6 +136,8 @@ static void write_where(JsonWriter *w, const BundleManifest *m, const char *name
         }
 }
 
+/* The unusual rankings, exactly as show computes them (the slice against the baseline, the event's
+ * own seconds against the rest); also feeds the baseline into the stacks. */
 static int write_analysis(JsonWriter *w, const char *dir, const BundleManifest *m, ReportStacks *s) {
         unsigned n_cpus = (unsigned) MIN(m->profile_n_cpus, (uint64_t) UINT32_MAX);
         _cleanup_free_ char *p1 = path_join2(dir, BUNDLE_FOLDED), *p2 = path_join2(dir, BUNDLE_BASELINE_FOLDED),

@@ -384,6 +384,26 @@ const char *show_share(char *buf, size_t l, double share) {
         return buf;
 }
 
+/* The seconds event.folded covers, as the summary says them. */
+static double near_seconds(const Show *s) {
+        return (double) (s->near_from_ns + s->near_to_ns) / 1e9;
+}
+
+/* The process's name for the summary, in color, and " (unit ..., container ...)" where it rose
+ * (direction > 0) or fell (< 0), escaped for the terminal. */
+static char *summary_process(const Show *s, const char *comm, int direction, const char *color) {
+        char where[3 * BUNDLE_SERVICE_NAME_BYTES];
+        _cleanup_free_ char *name = text_for_terminal(comm, 40), *w = NULL;
+        char *ret = NULL;
+
+        (void) bundle_process_cgroup(s->m, comm, direction, where, sizeof where);
+        w = where[0] ? text_for_terminal(where, 160) : NULL;
+        if (asprintf(&ret, "%s%s%s%s%s%s", s->color ? color : "", name ?: "?", s->color ? ANSI_NORMAL : "",
+                     where[0] ? " (" : "", where[0] ? w ?: "?" : "", where[0] ? ")" : "") < 0)
+                return NULL;
+        return ret;
+}
+
 /* The answer first: which process and function rose, in one or two lines. */
 static void print_summary(const Show *s) {
         const char *indent = "           ";
@@ -405,22 +425,16 @@ static void print_summary(const Show *s) {
                 folded_stack_comm(ans->name, &comm, &clen);
                 folded_stack_leaf(ans->name, &leaf, &llen);
                 _cleanup_free_ char *cs = strndup(comm, clen);
-                _cleanup_free_ char *name = text_for_terminal(cs, 40), *func = text_for_terminal(leaf, 80),
-                                    *top = text_for_terminal(ans->top_function, 80);
+                _cleanup_free_ char *who = summary_process(s, cs ?: "", +1, ANSI_RED),
+                                    *func = text_for_terminal(leaf, 80), *top = text_for_terminal(ans->top_function, 80);
                 char b1[16], b2[16], when[64] = "";
-                char where[3 * BUNDLE_SERVICE_NAME_BYTES];
-                _cleanup_free_ char *w = NULL;
-                (void) bundle_process_cgroup(s->m, cs ?: "", +1, where, sizeof where);
-                w = text_for_terminal(where, 160);
                 if (near)
-                        snprintf(when, sizeof when, " in the %gs around the event",
-                                 (double) (s->near_from_ns + s->near_to_ns) / 1e9);
+                        snprintf(when, sizeof when, " in the %gs around the event", near_seconds(s));
                 if (fn && leaf != comm)
                         printf("%s%s%s in ", s->color ? ANSI_RED : "", func ?: "?", s->color ? ANSI_NORMAL : "");
-                printf("%s%s%s%s%s%s rose to %s of the samples%s (%s %s, z=%.1f)", s->color ? ANSI_RED : "",
-                       name ?: "?", s->color ? ANSI_NORMAL : "", where[0] ? " (" : "", where[0] ? w ?: "?" : "",
-                       where[0] ? ")" : "", show_share(b1, sizeof b1, ans->slice_share), when,
-                       near ? "the rest of the bundle" : "baseline", show_share(b2, sizeof b2, ans->baseline_share), ans->z);
+                printf("%s rose to %s of the samples%s (%s %s, z=%.1f)", who ?: "?",
+                       show_share(b1, sizeof b1, ans->slice_share), when, near ? "the rest of the bundle" : "baseline",
+                       show_share(b2, sizeof b2, ans->baseline_share), ans->z);
                 if (!fn && ans->top_function)
                         printf("; its function that rose most: %s", top ?: "?");
                 /* The caller most of the rise ran under, where the leaf alone does not say it. */
@@ -436,17 +450,12 @@ static void print_summary(const Show *s) {
         /* What stopped at the event: as telling as what spun. */
         if (s->answer.fall.name) {
                 const Rise *f = &s->answer.fall;
-                _cleanup_free_ char *name = text_for_terminal(f->name, 40);
-                char b1[16], b2[16], where[3 * BUNDLE_SERVICE_NAME_BYTES];
-                _cleanup_free_ char *w = NULL;
-                (void) bundle_process_cgroup(s->m, f->name, -1, where, sizeof where);
-                w = text_for_terminal(where, 160);
-                printf("%s  %s%s%s%s%s%s fell to %s of the samples in the %gs around the event (the rest of the "
-                       "bundle %s, z=%.1f).\n",
-                       indent, s->color ? ANSI_GREEN : "", name ?: "?", s->color ? ANSI_NORMAL : "", where[0] ? " (" : "",
-                       where[0] ? w ?: "?" : "", where[0] ? ")" : "", show_share(b1, sizeof b1, f->slice_share),
-                       (double) (s->near_from_ns + s->near_to_ns) / 1e9, show_share(b2, sizeof b2, f->baseline_share),
-                       f->z);
+                _cleanup_free_ char *who = summary_process(s, f->name, -1, ANSI_GREEN);
+                char b1[16], b2[16];
+                printf("%s  %s fell to %s of the samples in the %gs around the event (the rest of the bundle %s, "
+                       "z=%.1f).\n",
+                       indent, who ?: "?", show_share(b1, sizeof b1, f->slice_share), near_seconds(s),
+                       show_share(b2, sizeof b2, f->baseline_share), f->z);
         }
         if (s->has_cpu && s->n_cpu_rises > 0) {
                 const Rise *r = &s->cpu_rises[0];
