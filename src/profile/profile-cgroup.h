@@ -84,7 +84,8 @@ CgroupBy cgroup_by_from_string(const char *s);
 
 /*
  * The name a sample is grouped under: the unit; the container as "<runtime>-<first 12 digits of
- * its id>" ("lxc-<name>" for an LXC guest); the pod as "pod-<uid>". Samples whose cgroup names none get "[no-unit]",
- * "[no-container]" or "[no-pod]"; samples without a cgroup "[unknown]". Returns buf.
+ * its id>" ("lxc-<name>" for an LXC guest); the pod as "pod-<uid>". Samples whose cgroup names
+ * none get "[no-unit]", "[no-container]" or "[no-pod]"; samples without a cgroup "[unknown]".
+ * Returns buf.
  */
 const char *cgroup_group_name(const char *path, CgroupBy by, char *buf, size_t l);

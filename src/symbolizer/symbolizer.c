@@ -2,9 +2,11 @@
 /*
  * The symbolizer's caches and the lookup path. A file is reached, in order, through
  * /proc/PID/map_files/START-END (the very file mapped, even deleted or in another mount
- * namespace), /proc/PID/root/PATH (containers), then PATH; by path we insist the inode matches the
- * mapping's, so an upgraded binary is not read for an old process's addresses. A file that cannot
- * be read is cached as an empty table, so we try once per identity, not once per sample.
+ * namespace), /proc/PID/root/PATH (containers), then PATH; by path we insist the inode (and its
+ * generation, where the filesystem tells it) matches the mapping's, so an upgraded binary is not
+ * read for an old process's addresses. A file that cannot be read is cached as an empty table, so
+ * we try once per identity, not once per sample; one that could not be opened at all, its
+ * process gone, is that process's failure only (file-failures.h).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -563,10 +565,10 @@ static JitMap *jit_map_for(Symbolizer *z, uint32_t pid, const char **ret_path) {
 /*
  * "_ZN3foo3barEv" -> "foo::bar()", as perf prints C++ frames: C++ and Rust names, by libiberty's
  * demangler (the one binutils, gdb and the C++ runtime's __cxa_demangle use: the same text for
- * C++ names, 44,082 of libstdc++'s, libLLVM's and cc1plus's compared). Rust's v0 names ("_R...") and legacy ones
- * (C++-like "_ZN...E" whose last component is the "h<16 hex digits>" hash, left out as perf and
- * rustfilt print them; LLVM's ".llvm.<n>" suffixes too) are tried as Rust first: a C++ name is no
- * Rust name to that demangler.
+ * C++ names, 44,082 of libstdc++'s, libLLVM's and cc1plus's compared). Rust's v0 names ("_R...")
+ * and legacy ones (C++-like "_ZN...E" whose last component is the "h<16 hex digits>" hash, left
+ * out as perf and rustfilt print them; LLVM's ".llvm.<n>" suffixes too) are tried as Rust first:
+ * a C++ name is no Rust name to that demangler.
  */
 static char *demangle_name(const char *name) {
         char *d = NULL;
