@@ -21,7 +21,7 @@ PACKAGES=(
         gcc meson ninja-build pkg-config
         libsystemd-dev libpcre2-dev libyaml-dev libzstd-dev libelf-dev libdw-dev
         libprotobuf-c-dev protobuf-c-compiler zlib1g-dev  # pprof export: profile.proto, gzip
-        libiberty-dev  # Rust symbols demangled
+        libiberty-dev  # C++ and Rust symbols demangled
         # tests and benchmarks
         libcmocka-dev clang libclang-rt-14-dev pcre2-utils linux-perf python3 jq libxml2-utils valgrind strace bc
         binutils  # nm and objcopy: the stripped fixtures and the function-start checks
