@@ -11,6 +11,7 @@
 #include "basic/json-reader.h"
 #include "basic/macro.h"
 #include "bundle/bundle-cgroups.h"
+#include "profile/profile-names.h"
 
 static const char *str(const JsonValue *c, const char *key) {
         return json_string_value(json_object_get(c, key));
@@ -20,6 +21,14 @@ static uint64_t u64(const JsonValue *c, const char *key) {
         uint64_t v = 0;
         (void) json_u64_value(json_object_get(c, key), &v);
         return v;
+}
+
+/* Whether a manifest's raw comm is the one the folded stacks name (tidied: "VM Thread" is
+ * "VM_Thread" there). */
+static bool comm_is(const char *raw, const char *folded) {
+        char buf[256];
+
+        return raw && streq(profile_comm_tidy(raw, buf, sizeof buf), folded);
 }
 
 static const JsonValue *cgroups_of(const BundleManifest *m) {
@@ -168,7 +177,7 @@ const JsonValue *bundle_process_cgroup(const BundleManifest *m, const char *comm
                         const JsonValue *e = json_array_get(comms, k);
                         const char *n = str(e, "comm");
                         uint64_t s = u64(e, "samples");
-                        if (!n || !streq(n, comm))
+                        if (!comm_is(n, comm))
                                 continue;
                         if (best && (by_gain ? gain < best_gain || (gain == best_gain && s <= best_n) : s <= best_n))
                                 continue;
