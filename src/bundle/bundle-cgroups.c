@@ -200,6 +200,22 @@ const JsonValue *bundle_process_cgroup(const BundleManifest *m, const char *comm
         return best;
 }
 
+const char *bundle_thread_process(const BundleManifest *m, const char *comm, char *buf, size_t l) {
+        const JsonValue *a = m ? json_object_get(m->json, "threads") : NULL;
+
+        for (size_t i = 0; comm && a && a->type == JSON_TYPE_ARRAY && i < json_length(a); i++) {
+                const JsonValue *e = json_array_get(a, i);
+                const char *process = str(e, "process");
+                if (!process || !comm_is(str(e, "comm"), comm))
+                        continue;
+                profile_comm_tidy(process, buf, l);
+                if (streq(buf, comm))
+                        continue;
+                return buf;
+        }
+        return NULL;
+}
+
 bool bundle_cgroups_field(const char *field) {
         return streq(field, "unit") || streq(field, "container") || streq(field, "pod") || streq(field, "cgroup");
 }

@@ -41,6 +41,13 @@ int bundle_services(const BundleManifest *m, CgroupBy by, size_t max_n, Rise **r
  */
 const JsonValue *bundle_process_cgroup(const BundleManifest *m, const char *comm, int direction, char *buf, size_t l);
 
+/*
+ * The process whose thread comm is (as the folded stacks name it), from the manifest's "threads",
+ * tidied into buf as a comm is: "r3-mt" for its thread "r3-wrk". NULL when comm is no thread of a
+ * process of another name (or the bundle predates the list).
+ */
+const char *bundle_thread_process(const BundleManifest *m, const char *comm, char *buf, size_t l);
+
 /* For `ls`: whether field is one of unit, container, pod, cgroup, and whether a cgroup of the
  * slice has that value. */
 bool bundle_cgroups_field(const char *field);

@@ -28,6 +28,7 @@
 #include "basic/time-util.h"
 #include "bundle/bundle-format.h"
 #include "incident/incident-cgroups.h"
+#include "incident/incident-threads.h"
 #include "incident/incident-manager.h"
 #include "incident/incident-worker.h"
 #include "incident/incident-write.h"
@@ -56,6 +57,7 @@ typedef struct OpenIncident {
         bool published;
         IncidentSlice slice;  /* kept after publishing, for manifest rewrites on repeats */
         IncidentCgroups *cgroups; /* slice.cgroups points here once published */
+        IncidentThreads *threads; /* slice.threads likewise */
         char **windows;
         size_t n_windows;
         sd_event_source *deadline; /* t + after has been sampled: publish */
@@ -197,6 +199,7 @@ static void open_incident_free(OpenIncident *oi) {
                 free(oi->deferred[i].rule);
         free(oi->deferred);
         incident_cgroups_free(oi->cgroups);
+        incident_threads_free(oi->threads);
         incident_free(oi->incident);
         free(oi);
 }
@@ -517,6 +520,8 @@ static int job_finish(IncidentManager *im, BundleJob *job) {
         incident_sink_get_slice(job->sink, &oi->slice);
         oi->cgroups = incident_sink_take_cgroups(job->sink);
         oi->slice.cgroups = oi->cgroups;
+        oi->threads = incident_sink_take_threads(job->sink);
+        oi->slice.threads = oi->threads;
         oi->windows = TAKE_PTR(job->names);
         oi->n_windows = job->files.n;
         oi->dir_fd = safe_close(oi->dir_fd);

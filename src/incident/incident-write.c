@@ -20,6 +20,7 @@
 #include "basic/string-util.h"
 #include "basic/time-util.h"
 #include "incident/incident-cgroups.h"
+#include "incident/incident-threads.h"
 #include "incident/incident-write.h"
 #include "profile/profile-fold.h"
 #include "report/report.h"
@@ -34,6 +35,7 @@ struct IncidentSink {
         int64_t cpu; /* captured CPU, or -1 */
         Hashmap *activity; /* (offset_s, cpu) -> samples << 32 | busy */
         IncidentCgroups *cgroups;
+        IncidentThreads *threads;
         IncidentSlice stats;
 };
 
@@ -56,7 +58,8 @@ int incident_sink_new(const Incident *i, IncidentSink **ret) {
         k->near = folder_new();
         k->activity = hashmap_new();
         k->cgroups = incident_cgroups_new();
-        if (!k->slice || !k->baseline || !k->near || !k->activity || !k->cgroups)
+        k->threads = incident_threads_new();
+        if (!k->slice || !k->baseline || !k->near || !k->activity || !k->cgroups || !k->threads)
                 return -ENOMEM;
         if (k->cpu >= 0) {
                 k->cpu_slice = folder_new();
@@ -78,6 +81,7 @@ IncidentSink *incident_sink_free(IncidentSink *k) {
         folder_free(k->cpu_baseline);
         hashmap_free(k->activity);
         incident_cgroups_free(k->cgroups);
+        incident_threads_free(k->threads);
         free(k);
         return NULL;
 }
@@ -94,6 +98,11 @@ int incident_sink_add(IncidentSink *k, const Sample *s) {
 
         if (k->cgroups) {
                 r = incident_cgroups_add(k->cgroups, s, in_slice);
+                if (r < 0)
+                        return r;
+        }
+        if (k->threads) {
+                r = incident_threads_add(k->threads, s, in_slice);
                 if (r < 0)
                         return r;
         }
@@ -144,9 +153,14 @@ IncidentCgroups *incident_sink_take_cgroups(IncidentSink *k) {
         return TAKE_PTR(k->cgroups);
 }
 
+IncidentThreads *incident_sink_take_threads(IncidentSink *k) {
+        return TAKE_PTR(k->threads);
+}
+
 void incident_sink_get_slice(const IncidentSink *k, IncidentSlice *ret) {
         *ret = k->stats;
         ret->cgroups = k->cgroups;
+        ret->threads = k->threads;
 }
 
 /* Writes data to dir/name with the bundle mode and fsyncs it. */
@@ -417,6 +431,8 @@ int incident_publish(int incidents_fd, int dir_fd, const Incident *i, IncidentSi
                 r = write_stream_at(dir_fd, BUNDLE_PERF_SCRIPT, fill_perf_script, &fill);
         }
         /* Last, so it can count what writing the other files learned (lost samples of the slice). */
+        if (k->threads)
+                incident_threads_resolve(k->threads, "/");
         incident_sink_get_slice(k, &s);
         if (r >= 0)
                 r = write_manifest(dir_fd, BUNDLE_MANIFEST, i, h, p, &s, windows, n_windows, false);

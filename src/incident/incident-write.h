@@ -22,10 +22,12 @@ int incident_sink_new(const Incident *i, IncidentSink **ret);
 IncidentSink *incident_sink_free(IncidentSink *k);
 int incident_sink_add(IncidentSink *k, const Sample *s);
 void incident_sink_add_lost(IncidentSink *k, uint64_t n);
-/* The slice's counts; its cgroups point into the sink (valid while it lives, or until taken). */
+/* The slice's counts; its cgroups and threads point into the sink (valid while it lives, or until taken). */
 void incident_sink_get_slice(const IncidentSink *k, IncidentSlice *ret);
 /* Hands the sink's cgroup counts to the caller, to keep them for manifest rewrites. */
 struct IncidentCgroups *incident_sink_take_cgroups(IncidentSink *k);
+/* The same for the processes of its named threads. */
+struct IncidentThreads *incident_sink_take_threads(IncidentSink *k);
 
 /* Creates incidents/.tmp-<id>/windows and the pending manifest; returns an fd of the .tmp dir. */
 int incident_stage(int incidents_fd, const Incident *i, const IncidentHost *h, const IncidentProfile *p,

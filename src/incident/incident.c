@@ -15,6 +15,7 @@
 #include "basic/string-util.h"
 #include "basic/time-util.h"
 #include "incident/incident-cgroups.h"
+#include "incident/incident-threads.h"
 #include "incident/incident.h"
 
 void incident_rule_done(IncidentRule *r) {
@@ -315,6 +316,8 @@ int incident_manifest_json(const Incident *i, const IncidentHost *h, const Incid
 
         if (s->cgroups)
                 incident_cgroups_json(s->cgroups, "/", &w);
+        if (s->threads)
+                incident_threads_json(s->threads, &w);
 
         json_key(&w, "windows");
         json_begin_array(&w);

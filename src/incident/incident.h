@@ -49,6 +49,7 @@ typedef struct IncidentSlice {
         uint64_t covered_from_ns, covered_to_ns; /* first and last sample inside the slice; 0 if none */
         uint64_t baseline_from_ns, baseline_to_ns, baseline_samples;
         const struct IncidentCgroups *cgroups; /* the cgroups its samples ran in; NULL: none known yet */
+        const struct IncidentThreads *threads; /* the processes of its named threads; NULL: not known yet */
 } IncidentSlice;
 
 typedef struct Incident {

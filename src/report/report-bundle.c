@@ -123,11 +123,13 @@ static void write_rises(JsonWriter *w, const char *key, const Rise *r, size_t n)
         json_end_array(w);
 }
 
-/* "where": the unit, container and pod of a rise's (or fall's) process, as show names them. */
+/* "where": the unit, container and pod of a rise's (or fall's) process, as show names them; and
+ * "thread_of": the process of a thread with a name of its own. */
 static void write_where(JsonWriter *w, const BundleManifest *m, const char *name, int direction) {
         _cleanup_free_ char *comm = strndup(name, strcspn(name, ";"));
-        char where[3 * BUNDLE_SERVICE_NAME_BYTES];
+        char where[3 * BUNDLE_SERVICE_NAME_BYTES], pbuf[256];
 
+        json_kv_string(w, "thread_of", comm ? bundle_thread_process(m, comm, pbuf, sizeof pbuf) : NULL);
         if (comm && bundle_process_cgroup(m, comm, direction, where, sizeof where) && where[0])
                 json_kv_string(w, "where", where);
         else {

@@ -90,6 +90,8 @@ static void json_rise_fields(JsonWriter *w, const Show *s, const Rise *r, bool p
         json_kv_double(w, "baseline_share", r->baseline_share);
         json_kv_double(w, "z", r->z);
         if (process) {
+                char pbuf[256];
+                json_kv_string(w, "thread_of", bundle_thread_process(s->m, r->name, pbuf, sizeof pbuf));
                 json_attribution(w, s, r->name, r->z < 0 ? -1 : +1);
                 json_kv_string(w, "top_function", r->top_function);
                 if (r->top_function) {

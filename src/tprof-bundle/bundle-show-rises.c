@@ -22,8 +22,9 @@ static void print_rise(const Show *s, const Rise *r, bool process, size_t name_w
         show_share(b1, sizeof b1, r->slice_share);
         show_share(b2, sizeof b2, r->baseline_share);
         if (process) {
-                char where[3 * BUNDLE_SERVICE_NAME_BYTES];
-                _cleanup_free_ char *w = NULL;
+                char where[3 * BUNDLE_SERVICE_NAME_BYTES], pbuf[256];
+                const char *of = bundle_thread_process(s->m, r->name, pbuf, sizeof pbuf);
+                _cleanup_free_ char *w = NULL, *p = of ? text_for_terminal(of, 24) : NULL;
                 name = text_for_terminal(r->name, 24);
                 fn = text_for_terminal(r->top_function, s->columns > 60 ? s->columns - 60 : 0);
                 (void) bundle_process_cgroup(s->m, r->name, +1, where, sizeof where);
@@ -31,8 +32,10 @@ static void print_rise(const Show *s, const Rise *r, bool process, size_t name_w
                 printf("  %s%-*s %6s (%s %5s)  %s  %s%s\n", s->color ? ANSI_RED : "",
                        (int) (name_width + strlen(name ?: "") - utf8_width(name ?: "")), name ?: "?", b1, against, b2,
                        fn ?: "-", z, s->color ? ANSI_NORMAL : "");
-                if (where[0])
-                        printf("  %*s in %s\n", (int) name_width, "", w ?: "?");
+                /* Whose thread it is and where it ran, on a line of their own. */
+                if (of || where[0])
+                        printf("  %*s %s%s%s%s%s\n", (int) name_width, "", of ? "thread of " : "", of ? p ?: "?" : "",
+                               of && where[0] ? ", " : "", where[0] ? "in " : "", where[0] ? w ?: "?" : "");
         } else {
                 /* "comm;function" -> "function (comm)" */
                 const char *semi = strchr(r->name, ';');

@@ -389,17 +389,21 @@ static double near_seconds(const Show *s) {
         return (double) (s->near_from_ns + s->near_to_ns) / 1e9;
 }
 
-/* The process's name for the summary, in color, and " (unit ..., container ...)" where it rose
- * (direction > 0) or fell (< 0), escaped for the terminal. */
+/* The process's name for the summary, in color, " of PROCESS" for a thread with a name of its
+ * own, and " (unit ..., container ...)" where it rose (direction > 0) or fell (< 0), escaped for
+ * the terminal. */
 static char *summary_process(const Show *s, const char *comm, int direction, const char *color) {
-        char where[3 * BUNDLE_SERVICE_NAME_BYTES];
-        _cleanup_free_ char *name = text_for_terminal(comm, 40), *w = NULL;
+        char where[3 * BUNDLE_SERVICE_NAME_BYTES], pbuf[256];
+        const char *process = bundle_thread_process(s->m, comm, pbuf, sizeof pbuf);
+        _cleanup_free_ char *name = text_for_terminal(comm, 40), *w = NULL,
+                            *p = process ? text_for_terminal(process, 40) : NULL;
         char *ret = NULL;
 
         (void) bundle_process_cgroup(s->m, comm, direction, where, sizeof where);
         w = where[0] ? text_for_terminal(where, 160) : NULL;
-        if (asprintf(&ret, "%s%s%s%s%s%s", s->color ? color : "", name ?: "?", s->color ? ANSI_NORMAL : "",
-                     where[0] ? " (" : "", where[0] ? w ?: "?" : "", where[0] ? ")" : "") < 0)
+        if (asprintf(&ret, "%s%s%s%s%s%s%s%s", s->color ? color : "", name ?: "?", s->color ? ANSI_NORMAL : "",
+                     process ? " of " : "", process ? p ?: "?" : "", where[0] ? " (" : "", where[0] ? w ?: "?" : "",
+                     where[0] ? ")" : "") < 0)
                 return NULL;
         return ret;
 }

@@ -7,11 +7,14 @@
  *   burn --jit [SECONDS]           runs machine code copied into an anonymous executable mapping and
  *                                  describes it in /tmp/perf-PID.map as "jit_burn_loop" (x86-64 only)
  *   burn --file-code PATH [SECONDS] the same code, written to PATH (not an ELF file) and mapped from it
+ *   burn --thread NAME [SECONDS]   the user-space path in a thread named NAME, while the main thread
+ *                                  (comm "burn") waits for it and never runs
  *
  * Built with frame pointers and no sibling calls, so every frame is in the chain.
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -112,6 +115,24 @@ static int run_file_code(const char *path, double end) {
 }
 #endif
 
+static double thread_end;
+
+static void *burn_thread(void *userdata) {
+        (void) userdata;
+        sink += burn_outer(thread_end);
+        return NULL;
+}
+
+static int run_thread(const char *name, double end) {
+        pthread_t t;
+
+        thread_end = end;
+        if (pthread_create(&t, NULL, burn_thread, NULL) != 0)
+                return 1;
+        (void) pthread_setname_np(t, name);
+        return pthread_join(t, NULL) == 0 ? 0 : 1;
+}
+
 int main(int argc, char *argv[]) {
         double seconds = 5;
         const char *mode = NULL, *path = NULL;
@@ -119,7 +140,7 @@ int main(int argc, char *argv[]) {
 
         if (i < argc && argv[i][0] == '-' && argv[i][1] == '-') {
                 mode = argv[i++];
-                if (strcmp(mode, "--file-code") == 0) {
+                if (strcmp(mode, "--file-code") == 0 || strcmp(mode, "--thread") == 0) {
                         if (i >= argc)
                                 return 2;
                         path = argv[i++];
@@ -139,6 +160,8 @@ int main(int argc, char *argv[]) {
                 burn_syscall(end);
                 return 0;
         }
+        if (strcmp(mode, "--thread") == 0)
+                return run_thread(path, end);
 #if defined(__x86_64__)
         if (strcmp(mode, "--jit") == 0)
                 return run_jit(end);

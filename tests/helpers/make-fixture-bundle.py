@@ -225,7 +225,7 @@ def make(args):
         return
     # event.folded: the 10 s around the event, part of the slice's samples.
     near_total = 2 * 5 * FREQ * N_CPUS
-    if kind in ("anomaly", "hostile", "pending"):
+    if kind in ("anomaly", "hostile", "pending", "thread"):
         slice_c = profile(total, 0.065, 0.92)
         base_c = profile(base_total, 0.008, 0.05)
         near_c = profile(near_total, 0.065, 0.92)
@@ -265,6 +265,23 @@ def make(args):
         base_c = profile(base_total, 0.008, 0.05)
         near_c = profile(near_total, 0.008, 0.05)
     extra = None
+    if kind == "thread":
+        # The rise is a JVM thread's ("VM Thread", "VM_Thread" in the stacks): the manifest says
+        # whose thread it is and where that ran, by the raw name.
+        for counts in (slice_c, base_c, near_c):
+            for stack in [s for s in counts if s.startswith("kubelet;")]:
+                counts["VM_Thread;" + stack.split(";", 1)[1]] = counts.pop(stack)
+        vm = sum(n for s, n in slice_c.items() if s.startswith("VM_Thread;"))
+        vm_base = sum(n for s, n in base_c.items() if s.startswith("VM_Thread;"))
+
+        def extra(m):
+            m["cgroups"] = [
+                {"path": "/system.slice/app.service", "samples": vm + 800, "baseline_samples": vm_base + 9000,
+                 "unit": "app.service", "comms": [{"comm": "VM Thread", "samples": vm}, {"comm": "java", "samples": 800}]},
+                {"path": "/system.slice/batch.service", "samples": 300, "baseline_samples": 9000,
+                 "unit": "batch.service", "comms": [{"comm": "java", "samples": 300}]},
+            ]
+            m["threads"] = [{"comm": "VM Thread", "pid": 4242, "process": "java", "samples": vm}]
     captures = {"cpu": "3"} if kind in ("anomaly", "hostile") else {}
     status = {"nocov": "no-coverage", "pending": "complete"}.get(kind, args.status)
 
@@ -316,7 +333,7 @@ def make(args):
 def main():
     p = argparse.ArgumentParser()
     p.add_argument("state_dir")
-    p.add_argument("kind", choices=["anomaly", "burst", "under", "few", "quiet", "drop", "hostile", "corrupt", "pending",
+    p.add_argument("kind", choices=["anomaly", "thread", "burst", "under", "few", "quiet", "drop", "hostile", "corrupt", "pending",
                                     "nocov"])
     p.add_argument("--id", default="3fa9c2d1")
     p.add_argument("--time", type=int, default=1795271400123456, help="event time, usec since the epoch")

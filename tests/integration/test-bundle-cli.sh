@@ -133,6 +133,23 @@ d = json.load(open(sys.argv[1]))
 assert d["answer"] is None, d["answer"]
 assert d["fall"]["process"] == "postgres" and d["fall"]["slice_share"] == 0 and d["fall"]["z"] < -3, d["fall"]
 PY
+# A named thread rose (a JVM's "VM Thread", "VM_Thread" in the stacks): the summary, the table
+# and --json say whose thread it is, and its unit is found by the manifest's raw name.
+python3 "$FIXTURE" "$TEST_TMP/thread" thread --id 0f0f0f0f
+"$TPROF_BUNDLE" -D "$TEST_TMP/thread" show >"$TEST_TMP/thread.txt" 2>"$ERR" || fail "show thread: $(cat "$ERR")"
+grep -qE '^   In short: VM_Thread of java \(unit app\.service\) rose to 6\.5% of the samples \(baseline 0\.8%' \
+        "$TEST_TMP/thread.txt" || fail "thread: $(grep 'In short' "$TEST_TMP/thread.txt")"
+grep -A1 '^  VM_Thread ' "$TEST_TMP/thread.txt" | grep -qE '^ +thread of java, in unit app\.service$' ||
+        fail "thread: the table does not say whose thread: $(grep -A1 '^  VM_Thread ' "$TEST_TMP/thread.txt")"
+"$TPROF_BUNDLE" -D "$TEST_TMP/thread" show --json >"$TEST_TMP/thread.json" 2>"$ERR" || fail "show --json thread: $(cat "$ERR")"
+python3 - "$TEST_TMP/thread.json" <<'PY' || fail "json: thread_of"
+import json, sys
+d = json.load(open(sys.argv[1]))
+a = d["answer"]
+assert a["process"] == "VM_Thread" and a["thread_of"] == "java" and a["cgroup"]["unit"] == "app.service", a
+# a process that is no thread of another has none
+assert all(p["thread_of"] is None for p in d["unusual"]["processes"] if p["process"] != "VM_Thread"), d["unusual"]
+PY
 # The same burst, its work split between two leaves: the summary names their caller too.
 python3 "$FIXTURE" "$TEST_TMP/under" under --id 0d0d0d0d
 "$TPROF_BUNDLE" -D "$TEST_TMP/under" show >"$TEST_TMP/under.txt" 2>"$ERR" || fail "show under: $(cat "$ERR")"

@@ -108,4 +108,9 @@ python3 "$TPROF_SOURCE_ROOT/tests/helpers/make-fixture-bundle.py" "$TEST_TMP/dro
 expect_exit 0 "$TPROF_BUNDLE" -D "$TEST_TMP/drop" report 0e0e -o "$TEST_TMP/drop.html"
 "$PY" "$CHECK" "$TEST_TMP/drop.html" - "$SHOTS" --answer "postgres fell to 0.0% of the samples around the event" ||
         fail "the drop's report header failed"
+# A named thread: the page says whose thread it is, as show does.
+python3 "$TPROF_SOURCE_ROOT/tests/helpers/make-fixture-bundle.py" "$TEST_TMP/thread" thread --id 0f0f0f0f
+expect_exit 0 "$TPROF_BUNDLE" -D "$TEST_TMP/thread" report 0f0f -o "$TEST_TMP/thread.html"
+"$PY" "$CHECK" "$TEST_TMP/thread.html" - "$SHOTS" --answer "VM_Thread of java (unit app.service) rose to 6.5% of the samples" ||
+        fail "the thread's report header failed"
 echo "ok (screenshots in $SHOTS)"

@@ -4,7 +4,8 @@
 # /dev/kmsg: a CPU burner with a known call path runs, a trigger line is written into /dev/kmsg,
 # and within t + after plus a couple of seconds a bundle exists whose slice shows that call path,
 # whose manifest and log are right, whose windows are hard links into the ring, and whose
-# perf-script file folds to exactly its folded file. The same line does not trigger a kernel-only
+# perf-script file folds to exactly its folded file; a second burner's work runs in a thread
+# of its own name, and the manifest says whose thread it is. The same line does not trigger a kernel-only
 # rule; a repeat inside the cooldown is counted in the same bundle; deleting the bundle releases
 # its windows; SIGTERM stops the daemon promptly.
 set -eu
@@ -35,6 +36,10 @@ start_tprofd --rules "$TEST_TMP/rules.yaml" --window 4s
 "$TPROF_BURN" 16 &
 BURN_PID=$!
 on_exit "kill $BURN_PID 2>/dev/null"
+# Its main thread (comm "burn") waits and is never sampled: the name comes from /proc.
+"$TPROF_BURN" --thread burn-wrk 16 &
+THREAD_PID=$!
+on_exit "kill $THREAD_PID 2>/dev/null"
 sleep 6
 
 echo "tprof-e2e-$TOKEN first" >/dev/kmsg
@@ -70,6 +75,15 @@ assert ev["captures"] == {"word": "first"}, ev["captures"]
 assert ev["alignment"]["method"] == "kmsg-timestamp"
 assert m["slice"]["to_perf_ns"] - m["slice"]["from_perf_ns"] == 8 * 10**9
 assert m["slice"]["samples"] > 0 and m["windows"], m["slice"]
+PY
+python3 - "$M" "$THREAD_PID" <<'PY' || fail "manifest: burn-wrk is not named a thread of burn: $(grep -A12 '"threads"' "$M")"
+import json, sys
+m = json.load(open(sys.argv[1]))
+named = [t for t in m["threads"] if t["comm"] == "burn-wrk"]
+assert named == [{"comm": "burn-wrk", "pid": int(sys.argv[2]), "process": "burn", "samples": named[0]["samples"]}], named
+assert named[0]["samples"] > 0
+# a thread named as its process is not listed
+assert not [t for t in m["threads"] if t["comm"] == t["process"]], m["threads"]
 PY
 
 # The log has both lines, marked as triggers.

@@ -1,0 +1,230 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * The processes of a bundle's named threads; see incident-threads.h.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "basic/alloc-util.h"
+#include "basic/fileio.h"
+#include "basic/hashmap.h"
+#include "basic/macro.h"
+#include "basic/string-util.h"
+#include "incident/incident-threads.h"
+
+/* The kernel's comms are 15 bytes; a longer name (a reader's own) is not counted. */
+#define THREAD_COMM_BYTES_MAX 64U
+
+struct IncidentThreads {
+        /* pid -> its main thread's comm (owned, strdup'd), as its samples last carried it */
+        Hashmap *mains;
+        /* comm '\0' pid (4 bytes) -> slice samples << 32 | the last tid seen, for threads whose
+         * tid is not their pid */
+        Hashmap *threads;
+};
+
+IncidentThreads *incident_threads_new(void) {
+        IncidentThreads *t = new0(IncidentThreads, 1);
+
+        if (!t)
+                return NULL;
+        t->mains = hashmap_new();
+        t->threads = hashmap_new();
+        if (!t->mains || !t->threads)
+                return incident_threads_free(t);
+        return t;
+}
+
+IncidentThreads *incident_threads_free(IncidentThreads *t) {
+        const void *k;
+        size_t kl;
+        uint64_t v;
+
+        if (!t)
+                return NULL;
+        for (size_t i = 0; t->mains && hashmap_iterate(t->mains, &i, &k, &kl, &v);)
+                free(HASHMAP_PTR(v));
+        hashmap_free(t->mains);
+        hashmap_free(t->threads);
+        return mfree(t);
+}
+
+static int main_seen(IncidentThreads *t, uint32_t pid, const char *comm) {
+        uint64_t v;
+        char *old, *c;
+
+        if (hashmap_get(t->mains, &pid, sizeof pid, &v)) {
+                old = HASHMAP_PTR(v);
+                if (streq(old, comm))
+                        return 0;
+        } else {
+                old = NULL;
+                if (hashmap_size(t->mains) >= INCIDENT_THREADS_COUNTED_MAX)
+                        return 0;
+        }
+        c = strdup(comm);
+        if (!c)
+                return -ENOMEM;
+        if (hashmap_put(t->mains, &pid, sizeof pid, PTR_HASHMAP(c)) < 0) {
+                free(c);
+                return -ENOMEM;
+        }
+        free(old);
+        return 0;
+}
+
+int incident_threads_add(IncidentThreads *t, const Sample *s, bool in_slice) {
+        const char *comm = s->comm ?: "";
+        size_t l = strlen(comm);
+        char key[THREAD_COMM_BYTES_MAX + 1 + sizeof(uint32_t)];
+        uint64_t *v;
+
+        if (s->pid == 0) /* the idle task, on every CPU */
+                return 0;
+        if (s->tid == s->pid)
+                return main_seen(t, s->pid, comm);
+        if (!in_slice || l > THREAD_COMM_BYTES_MAX)
+                return 0;
+        memcpy(key, comm, l);
+        key[l] = '\0';
+        memcpy(key + l + 1, &s->pid, sizeof s->pid);
+        if (hashmap_size(t->threads) >= INCIDENT_THREADS_COUNTED_MAX &&
+            !hashmap_get(t->threads, key, l + 1 + sizeof s->pid, NULL))
+                return 0;
+        v = hashmap_slot(t->threads, key, l + 1 + sizeof s->pid, 0, NULL);
+        if (!v)
+                return -ENOMEM;
+        *v = (((*v >> 32) + 1) << 32) | s->tid;
+        return 0;
+}
+
+typedef struct ThreadCount {
+        const char *comm; /* NUL-terminated: the key's first part */
+        uint32_t pid, tid;
+        uint64_t n;
+} ThreadCount;
+
+static int cmp_count(const void *a, const void *b) {
+        const ThreadCount *x = a, *y = b;
+        int c;
+
+        if (x->n != y->n)
+                return x->n > y->n ? -1 : 1;
+        c = strcmp(x->comm, y->comm);
+        return c != 0 ? c : (x->pid > y->pid) - (x->pid < y->pid);
+}
+
+/* The threads by slice samples, most first; NULL on OOM. */
+static ThreadCount *ranked(const IncidentThreads *t, size_t *ret_n) {
+        ThreadCount *all = new(ThreadCount, hashmap_size(t->threads) ?: 1);
+        size_t n = 0;
+        const void *k;
+        size_t kl;
+        uint64_t v;
+
+        if (!all)
+                return NULL;
+        for (size_t i = 0; hashmap_iterate(t->threads, &i, &k, &kl, &v);) {
+                ThreadCount *c = &all[n++];
+                c->comm = k;
+                memcpy(&c->pid, (const char *) k + kl - sizeof c->pid, sizeof c->pid);
+                c->tid = (uint32_t) v;
+                c->n = v >> 32;
+        }
+        qsort(all, n, sizeof all[0], cmp_count);
+        *ret_n = n;
+        return all;
+}
+
+/* Calls f for each thread name once, with the process that had most of its samples, in order of
+ * samples, until f returns false. */
+static void each_name(const IncidentThreads *t, bool (*f)(const ThreadCount *c, void *ud), void *ud) {
+        size_t n = 0;
+        _cleanup_free_ ThreadCount *all = ranked(t, &n);
+        _cleanup_(hashmap_freep) Hashmap *listed = hashmap_new();
+        bool added;
+
+        if (!all || !listed)
+                return;
+        for (size_t i = 0; i < n; i++) {
+                if (!hashmap_slot(listed, all[i].comm, strlen(all[i].comm), 0, &added))
+                        return;
+                if (added && !f(&all[i], ud))
+                        return;
+        }
+}
+
+/* The name of a process whose main thread had no sample: from /proc, if thread c->tid is still
+ * there under c's name (else the pid may be another process's now). */
+static int proc_name(const char *root, const ThreadCount *c, char **ret) {
+        _cleanup_free_ char *fn = NULL, *line = NULL;
+        const char *prefix = streq(root, "/") ? "" : root;
+        int r;
+
+        if (asprintf(&fn, "%s/proc/%" PRIu32 "/task/%" PRIu32 "/comm", prefix, c->pid, c->tid) < 0)
+                return -ENOMEM;
+        r = read_one_line_file(fn, &line);
+        if (r < 0)
+                return r;
+        if (!streq(line, c->comm))
+                return -ESRCH;
+        fn = mfree(fn);
+        if (asprintf(&fn, "%s/proc/%" PRIu32 "/comm", prefix, c->pid) < 0)
+                return -ENOMEM;
+        return read_one_line_file(fn, ret);
+}
+
+typedef struct Resolve {
+        IncidentThreads *t;
+        const char *root;
+        size_t left;
+} Resolve;
+
+static bool resolve_one(const ThreadCount *c, void *ud) {
+        Resolve *r = ud;
+        _cleanup_free_ char *name = NULL;
+
+        if (!hashmap_get(r->t->mains, &c->pid, sizeof c->pid, NULL) && proc_name(r->root, c, &name) >= 0)
+                (void) main_seen(r->t, c->pid, name);
+        return --r->left > 0;
+}
+
+void incident_threads_resolve(IncidentThreads *t, const char *root) {
+        /* Names whose process is their own are not listed: look at a few more than are. */
+        Resolve r = { t, root, 4 * INCIDENT_THREADS_MAX };
+
+        each_name(t, resolve_one, &r);
+}
+
+typedef struct Listing {
+        const IncidentThreads *t;
+        JsonWriter *w;
+        size_t shown;
+} Listing;
+
+static bool list_one(const ThreadCount *c, void *ud) {
+        Listing *l = ud;
+        uint64_t v;
+
+        if (!hashmap_get(l->t->mains, &c->pid, sizeof c->pid, &v) || streq(HASHMAP_PTR(v), c->comm))
+                return true;
+        json_begin_object(l->w);
+        json_kv_string(l->w, "comm", c->comm);
+        json_kv_u64(l->w, "pid", c->pid);
+        json_kv_string(l->w, "process", HASHMAP_PTR(v));
+        json_kv_u64(l->w, "samples", c->n);
+        json_end_object(l->w);
+        return ++l->shown < INCIDENT_THREADS_MAX;
+}
+
+void incident_threads_json(const IncidentThreads *t, JsonWriter *w) {
+        Listing l = { t, w, 0 };
+
+        json_key(w, "threads");
+        json_begin_array(w);
+        each_name(t, list_one, &l);
+        json_end_array(w);
+}

@@ -1,0 +1,38 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * Which process each of a bundle's threads belongs to, when the thread has a name of its own. The
+ * folded stacks are rooted in the thread's comm, as perf script prints them: a Java or C++ service
+ * that names its threads ("pool-1-thread-3", "r3-wrk") rises under that name, and the answer
+ * should say whose thread it is. Written into the manifest as "threads": for each thread comm with
+ * samples in the slice that is not its process's own name, the process (pid) that had most of
+ * them and that process's name: its main thread's comm as the samples carried it, else as /proc
+ * says it when the bundle is written (checked against the thread's own comm there, so that a
+ * reused pid names nothing).
+ *
+ * Bounded: at most INCIDENT_THREADS_COUNTED_MAX threads and processes are counted, and
+ * INCIDENT_THREADS_MAX thread names listed (most samples first).
+ */
+#pragma once
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "basic/json-writer.h"
+#include "profile/profile-sample.h"
+
+#define INCIDENT_THREADS_MAX 64U
+#define INCIDENT_THREADS_COUNTED_MAX 65536U
+
+typedef struct IncidentThreads IncidentThreads;
+
+IncidentThreads *incident_threads_new(void);
+IncidentThreads *incident_threads_free(IncidentThreads *t);
+int incident_threads_add(IncidentThreads *t, const Sample *s, bool in_slice);
+/* Names the processes of the threads to be listed whose main thread had no sample, from /proc
+ * under root ("/"), once, when the bundle is written: a manifest written again later says the same. */
+void incident_threads_resolve(IncidentThreads *t, const char *root);
+/* Writes the "threads" array (key included). */
+void incident_threads_json(const IncidentThreads *t, JsonWriter *w);
+
+#include "basic/cleanup.h"
+DEFINE_TRIVIAL_CLEANUP_FUNC(IncidentThreads *, incident_threads_free);

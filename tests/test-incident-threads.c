@@ -1,0 +1,182 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * The manifest's "threads": a named thread's process, from its main thread's samples or else from
+ * /proc (a fixture tree here), once; a reused pid names nothing; a name shared by two processes
+ * goes with the one that had most of its samples; threads named as their process, baseline-only
+ * threads and the idle task are not listed; at most INCIDENT_THREADS_MAX names.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "basic/fileio.h"
+#include "basic/json-reader.h"
+#include "basic/json-writer.h"
+#include "incident/incident-threads.h"
+#include "tests.h"
+
+static char root[] = "/tmp/test-incident-threads-XXXXXX";
+
+static int setup(void **state) {
+        return test_dir_make(root);
+}
+
+static int teardown(void **state) {
+        return test_dir_remove(root);
+}
+
+static void add(IncidentThreads *t, uint32_t pid, uint32_t tid, const char *comm, bool in_slice, unsigned n) {
+        Sample s = { .pid = pid, .tid = tid, .comm = comm };
+
+        for (unsigned i = 0; i < n; i++)
+                assert_int_equal(incident_threads_add(t, &s, in_slice), 0);
+}
+
+/* The manifest's "threads" as parsed JSON (an object holding the array). */
+static JsonValue *listing(const IncidentThreads *t) {
+        _cleanup_free_ char *text = NULL;
+        JsonValue *v = NULL;
+        JsonWriter w;
+        int r;
+
+        json_writer_init(&w, false);
+        json_begin_object(&w);
+        incident_threads_json(t, &w);
+        json_end_object(&w);
+        text = json_finish(&w, &r);
+        assert_non_null(text);
+        assert_int_equal(json_parse(text, strlen(text), 8, &v, NULL), 0);
+        return v;
+}
+
+static const JsonValue *entry(const JsonValue *v, size_t i) {
+        const JsonValue *a = json_object_get(v, "threads");
+
+        assert_non_null(a);
+        return i < json_length(a) ? json_array_get(a, i) : NULL;
+}
+
+static void assert_entry(const JsonValue *e, const char *comm, uint64_t pid, const char *process, uint64_t samples) {
+        uint64_t u;
+
+        assert_non_null(e);
+        assert_string_equal(json_string_value(json_object_get(e, "comm")), comm);
+        assert_true(json_u64_value(json_object_get(e, "pid"), &u));
+        assert_int_equal(u, pid);
+        assert_string_equal(json_string_value(json_object_get(e, "process")), process);
+        assert_true(json_u64_value(json_object_get(e, "samples"), &u));
+        assert_int_equal(u, samples);
+}
+
+static void proc_file(uint32_t pid, uint32_t tid, const char *comm) {
+        char p[512];
+
+        if (tid)
+                snprintf(p, sizeof p, "%s/proc/%u/task/%u", root, pid, tid);
+        else
+                snprintf(p, sizeof p, "%s/proc/%u", root, pid);
+        assert_int_equal(mkdir_p(p, 0755), 0);
+        strcat(p, "/comm");
+        FILE *f = fopen(p, "we");
+        assert_non_null(f);
+        fprintf(f, "%s\n", comm);
+        fclose(f);
+}
+
+static void test_from_samples(void **state) {
+        _cleanup_(incident_threads_freep) IncidentThreads *t = incident_threads_new();
+        JsonValue *v;
+
+        assert_non_null(t);
+        add(t, 100, 100, "java", false, 1);         /* the main thread, seen in the baseline only */
+        add(t, 100, 101, "VM Thread", true, 30);    /* named: listed, raw */
+        add(t, 100, 102, "java", true, 50);         /* named as its process: not listed */
+        add(t, 100, 103, "C2 CompilerThre", false, 9); /* baseline only: not listed */
+        add(t, 0, 0, "swapper/0", true, 90);        /* the idle task */
+        add(t, 200, 201, "r3-wrk", true, 40);
+        add(t, 200, 200, "r3-mt", true, 1);
+        add(t, 300, 301, "orphan", true, 70);       /* no main thread, nothing in /proc */
+        incident_threads_resolve(t, root);
+        v = listing(t);
+        assert_entry(entry(v, 0), "r3-wrk", 200, "r3-mt", 40);
+        assert_entry(entry(v, 1), "VM Thread", 100, "java", 30);
+        assert_null(entry(v, 2));
+        json_value_free(v);
+}
+
+static void test_from_proc(void **state) {
+        _cleanup_(incident_threads_freep) IncidentThreads *t = incident_threads_new();
+        JsonValue *v;
+
+        assert_non_null(t);
+        proc_file(400, 401, "burn-wrk");
+        proc_file(400, 0, "burn");
+        /* pid 500 is another process now: its thread 501 has another name */
+        proc_file(500, 501, "bash");
+        proc_file(500, 0, "bash");
+        add(t, 400, 401, "burn-wrk", true, 20);
+        add(t, 500, 501, "gone-wrk", true, 25);
+        incident_threads_resolve(t, root);
+        v = listing(t);
+        assert_entry(entry(v, 0), "burn-wrk", 400, "burn", 20);
+        assert_null(entry(v, 1));
+        json_value_free(v);
+
+        /* Resolved once: a manifest written again after the process went says the same. */
+        char p[512];
+        snprintf(p, sizeof p, "rm -rf '%s/proc'", root);
+        assert_int_equal(system(p), 0);
+        incident_threads_resolve(t, root);
+        v = listing(t);
+        assert_entry(entry(v, 0), "burn-wrk", 400, "burn", 20);
+        json_value_free(v);
+}
+
+static void test_shared_name(void **state) {
+        _cleanup_(incident_threads_freep) IncidentThreads *t = incident_threads_new();
+        JsonValue *v;
+
+        assert_non_null(t);
+        add(t, 10, 10, "postgres", true, 1);
+        add(t, 20, 20, "mysqld", true, 1);
+        add(t, 10, 11, "worker", true, 5);
+        add(t, 20, 21, "worker", true, 8);
+        add(t, 20, 22, "worker", true, 3); /* the same name in the same process adds up */
+        incident_threads_resolve(t, root);
+        v = listing(t);
+        assert_entry(entry(v, 0), "worker", 20, "mysqld", 11);
+        assert_null(entry(v, 1));
+        json_value_free(v);
+}
+
+static void test_bounded(void **state) {
+        _cleanup_(incident_threads_freep) IncidentThreads *t = incident_threads_new();
+        JsonValue *v;
+        char name[16];
+
+        assert_non_null(t);
+        add(t, 7, 7, "app", true, 1);
+        for (unsigned i = 0; i < 2 * INCIDENT_THREADS_MAX; i++) {
+                snprintf(name, sizeof name, "wrk-%u", i);
+                add(t, 7, 8 + i, name, true, 1 + i);
+        }
+        incident_threads_resolve(t, root);
+        v = listing(t);
+        assert_non_null(entry(v, INCIDENT_THREADS_MAX - 1));
+        assert_null(entry(v, INCIDENT_THREADS_MAX));
+        /* most samples first */
+        snprintf(name, sizeof name, "wrk-%u", 2 * INCIDENT_THREADS_MAX - 1);
+        assert_entry(entry(v, 0), name, 7, "app", 2 * INCIDENT_THREADS_MAX);
+        json_value_free(v);
+}
+
+int main(void) {
+        const struct CMUnitTest tests[] = {
+                cmocka_unit_test(test_from_samples),
+                cmocka_unit_test(test_from_proc),
+                cmocka_unit_test(test_shared_name),
+                cmocka_unit_test(test_bounded),
+        };
+        return cmocka_run_group_tests(tests, setup, teardown);
+}
