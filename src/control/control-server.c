@@ -227,6 +227,16 @@ int control_server_new(sd_event *e, const char *path, int64_t priority, ControlH
         if (s->fd < 0)
                 return -errno;
         strcpy(sa.sun_path, path);
+        /* A socket someone answers on is another daemon's: leave it to it. A stale one (its
+         * daemon gone) refuses the connection and is replaced. */
+        if (connect(s->fd, (struct sockaddr *) &sa, sizeof sa) == 0 || errno == EAGAIN) {
+                safe_close(s->fd);
+                return -EADDRINUSE;
+        }
+        safe_close(s->fd);
+        s->fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+        if (s->fd < 0)
+                return -errno;
         (void) unlink(path);
         if (bind(s->fd, (struct sockaddr *) &sa, sizeof sa) < 0 || listen(s->fd, 16) < 0) {
                 r = -errno;

@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/utsname.h>
 #include <unistd.h>
@@ -83,6 +84,7 @@ typedef struct Manager {
 
         char *host, *boot_id, *kernel_release;
         char *ring_dir;
+        int state_lock_fd; /* the state directory, flock()ed: one daemon per ring */
 
         RuleSet *rules;
         Sampler *sampler;
@@ -139,7 +141,15 @@ static void set_state_group(const char *path) {
         struct group *g = getgrnam(CONTROL_GROUP);
         struct stat st;
 
-        if (!g || stat(path, &st) < 0)
+        if (!g) {
+                static bool said = false;
+                if (!said)
+                        log_notice("No group " CONTROL_GROUP " on this host: bundles and the control socket are for "
+                                   "root only (systemd-sysusers makes the group from tprof's sysusers.d file).");
+                said = true;
+                return;
+        }
+        if (stat(path, &st) < 0)
                 return;
         if (st.st_gid != g->gr_gid && chown(path, (uid_t) -1, g->gr_gid) < 0) {
                 log_debug_errno(errno, "Failed to give '%s' group " CONTROL_GROUP ", ignoring: %m", path);
@@ -157,6 +167,15 @@ static int make_state_dirs(Manager *m) {
         r = mkdir_p(state, BUNDLE_DIR_MODE);
         if (r < 0)
                 return log_error_errno(r, "Failed to create state directory '%s': %m", state);
+        /* A second daemon on the same ring would finalize the first one's open window and rotate
+         * and vacuum under it. The lock goes with the process, however it ends. */
+        m->state_lock_fd = open(state, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (m->state_lock_fd < 0)
+                return log_error_errno(errno, "Failed to open state directory '%s': %m", state);
+        if (flock(m->state_lock_fd, LOCK_EX | LOCK_NB) < 0)
+                return log_error_errno(errno, errno == EWOULDBLOCK ?
+                                                      "State directory '%s' is in use by another tprofd; not starting a second one on it." :
+                                                      "Failed to lock state directory '%s': %m", state);
         set_state_group(state);
         for (size_t i = 0; i < ELEMENTSOF(subdirs); i++) {
                 _cleanup_free_ char *p = NULL;
@@ -373,7 +392,13 @@ static void manager_incident_limits(const Manager *m, IncidentLimits *ret) {
 }
 
 static void manager_incident_hook(const Manager *m, IncidentHookOptions *ret) {
-        *ret = (IncidentHookOptions) { .argv = m->config->on_bundle, .timeout_usec = m->config->on_bundle_timeout_usec };
+        char **argv = m->config->on_bundle;
+
+        /* It may be installed later; until then every bundle's hook fails: say so now. */
+        if (argv && argv[0] && access(argv[0], X_OK) < 0)
+                log_warning_errno(errno, "The bundle hook '%s' cannot be run (%m): each bundle's hook will fail until it can.",
+                                  argv[0]);
+        *ret = (IncidentHookOptions) { .argv = argv, .timeout_usec = m->config->on_bundle_timeout_usec };
 }
 
 #define CAPTURE_BEFORE_USEC_DEFAULT (60 * USEC_PER_SEC)
@@ -565,7 +590,10 @@ static int manager_load_rules(Manager *m, RuleSet **ret) {
         if (r < 0) {
                 _cleanup_free_ char *msg = rule_error_format(&e);
                 rule_error_done(&e);
-                return log_error_errno(r, "Failed to load rules: %s", msg ?: "out of memory");
+                log_error_errno(r, "Failed to load rules: %s", msg ?: "out of memory");
+                /* A missing or unreadable rules path is the configuration's error too (exit 78),
+                 * as --check-config and --test-rules say it. */
+                return r == -ENOMEM ? r : -EBADMSG;
         }
         log_info("Loaded %zu rules from %s.", rule_set_size(*ret), m->config->rules_path);
         return 0;
@@ -673,6 +701,7 @@ static Manager *manager_free(Manager *m) {
         free(m->boot_id);
         free(m->kernel_release);
         free(m->ring_dir);
+        safe_close(m->state_lock_fd);
         free(m);
         return NULL;
 }
@@ -759,6 +788,7 @@ static int manager_new(TprofdConfig *c, ManagerReload reload, Manager **ret) {
         if (!m)
                 return log_oom();
         m->config = c;
+        m->state_lock_fd = -EBADF;
         m->reload = reload;
         m->started_usec = now_usec(CLOCK_MONOTONIC);
         clock_map_assume(&m->clock);
@@ -893,6 +923,13 @@ static int manager_new(TprofdConfig *c, ManagerReload reload, Manager **ret) {
                 r = manager_start_journal(m);
                 if (r < 0)
                         return r;
+        } else {
+                _cleanup_strv_ char **matches = NULL;
+                bool any = false;
+                /* Rules that can only fire on journal entries are dead: say so once. */
+                if (rule_set_journal_matches(m->rules, &matches, &any) >= 0 && (any || (matches && matches[0])))
+                        log_warning("The journal is not followed (sources.journal: false): rules with "
+                                    "'source: journal' in %s will never match.", c->rules_path);
         }
 
         if (!isempty(c->control_socket)) {

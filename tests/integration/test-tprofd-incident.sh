@@ -134,6 +134,11 @@ for name in $PINNED; do
         [ "$(stat -c %h "$ring")" = 1 ] || fail "$name still pinned after the bundle was deleted"
 done
 
+# A second daemon on the same state directory refuses to start, and leaves the first one's ring be.
+expect_exit 1 "$TPROFD" --state-dir "$STATE" --control-socket "" --rules "$TEST_TMP/rules.yaml" --kmsg "$TEST_TMP/rules.yaml"
+grep -q "is in use by another tprofd" "$ERR" || fail "second tprofd: $(cat "$ERR")"
+kill -0 "$TPROFD_PID" || fail "the first tprofd died"
+
 stop_tprofd
 ! compgen -G "$STATE/ring/*.partial" >/dev/null || fail "SIGTERM left an open window"
 echo "ok"
