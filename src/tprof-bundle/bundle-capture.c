@@ -49,7 +49,7 @@ int verb_capture(int argc, char *argv[]) {
         ControlMessage reply;
         int c, r;
 
-        while ((c = getopt_long(argc, argv, "h", options, NULL)) >= 0)
+        while ((c = getopt_long(argc, argv, ":h", options, NULL)) >= 0)
                 switch (c) {
                 case ARG_BEFORE:
                 case ARG_AFTER:
@@ -65,8 +65,12 @@ int verb_capture(int argc, char *argv[]) {
                 case 'h':
                         printf("Usage: tprof-bundle capture [--before 60s] [--after 10s] [--note TEXT]\n\n"
                                "Asks tprofd for a bundle of the seconds around now (rule 'manual'), waits until\n"
-                               "it is written (about --after plus a second), and prints its id.\n");
+                               "it is written (about --after plus a second), and prints its id. tprofd takes\n"
+                               "--before up to 15min and --after up to 5min.\n");
                         return EXIT_SUCCESS;
+                case ':':
+                        log_error("Option '%s' needs an argument.", argv[optind - 1]);
+                        return EX_USAGE;
                 default:
                         log_error("Unknown option '%s'. See 'tprof-bundle capture --help'.", argv[optind - 1]);
                         return EX_USAGE;

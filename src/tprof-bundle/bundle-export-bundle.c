@@ -45,7 +45,7 @@ static void help(void) {
                "Writes a bundle's slice to stdout. ID may be any unique prefix of the id or short id.\n"
                "\n"
                "  -h --help              Show this help\n"
-               "     --format=FORMAT     folded (stacks.folded), perf-script (stacks.perf-script)\n"
+               "  -f --format=FORMAT     folded (stacks.folded), perf-script (stacks.perf-script)\n"
                "                         svg (a flame graph of stacks.folded) or pprof (a gzipped\n"
                "                         profile.proto Profile for go tool pprof, Pyroscope, Parca)\n"
                "     --diff              With svg: a differential flame graph against baseline.folded\n"
@@ -59,10 +59,10 @@ static void help(void) {
 }
 
 static int parse_argv(int argc, char *argv[]) {
-        enum { ARG_FORMAT = 0x100, ARG_DIFF, ARG_FROM, ARG_TO, ARG_BASELINE, ARG_BY, ARG_UNIT, ARG_CGROUP };
+        enum { ARG_DIFF = 0x100, ARG_FROM, ARG_TO, ARG_BASELINE, ARG_BY, ARG_UNIT, ARG_CGROUP };
         static const struct option options[] = {
                 { "help", no_argument, NULL, 'h' },
-                { "format", required_argument, NULL, ARG_FORMAT },
+                { "format", required_argument, NULL, 'f' },
                 { "diff", no_argument, NULL, ARG_DIFF },
                 { "baseline", no_argument, NULL, ARG_BASELINE },
                 { "output", required_argument, NULL, 'o' },
@@ -76,12 +76,12 @@ static int parse_argv(int argc, char *argv[]) {
         int c;
 
         opterr = 0;
-        while ((c = getopt_long(argc, argv, ":ho:", options, NULL)) >= 0) {
+        while ((c = getopt_long(argc, argv, ":hf:o:", options, NULL)) >= 0) {
                 switch (c) {
                 case 'h':
                         help();
                         return 0;
-                case ARG_FORMAT:
+                case 'f':
                         if (!streq(optarg, "folded") && !streq(optarg, "perf-script") && !streq(optarg, "svg") &&
                             !streq(optarg, "pprof"))
                                 return log_error_errno(SYNTHETIC_ERRNO(EINVAL),

@@ -27,6 +27,8 @@
 
 static void help(void) {
         printf("Usage: tprof-bundle export --from TIME --to TIME [OPTIONS...]\n"
+               "       tprof-bundle export ID --format FORMAT [OPTIONS...]   (a bundle's slice: svg,\n"
+               "                               --diff, --baseline too; see 'tprof-bundle export ID --help')\n"
                "\n"
                "Cuts a time range out of the ring and writes it as folded stacks (one line per\n"
                "stack, counting samples) or as perf script text (Flamescope, speedscope,\n"

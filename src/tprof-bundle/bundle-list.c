@@ -308,6 +308,9 @@ int verb_list(int argc, char *argv[]) {
         }
         if (n == 0) {
                 log_error("No bundles found.");
+                /* A script's `| jq` gets an empty list, and the exit status says the rest. */
+                if (arg_json)
+                        (void) print_json(&l, idx, 0);
                 return EXIT_FAILURE;
         }
         if (arg_newest_only) {

@@ -25,4 +25,35 @@ expect_exit 64 "$TPROFD" stray-argument
 expect_exit 64 "$TPROF_BUNDLE"
 expect_exit 64 "$TPROF_BUNDLE" frobnicate
 expect_exit 64 "$TPROF_BUNDLE" --bogus ls
+# A mistyped state directory is said to be one, not taken for an empty ring.
+expect_exit 64 "$TPROF_BUNDLE" -D "$TEST_TMP/no-such-dir" ls
+grep -q "State directory '$TEST_TMP/no-such-dir': No such file or directory" "$ERR" || fail "-D typo: $(cat "$ERR")"
+expect_exit 64 "$TPROF_BUNDLE" capture --before
+grep -q "needs an argument" "$ERR" || fail "capture --before: $(cat "$ERR")"
+# No bundles: ls --json still prints a JSON list for a script's jq, and exits 1.
+mkdir -p "$TEST_TMP/empty"
+expect_exit 1 "$TPROF_BUNDLE" -D "$TEST_TMP/empty" ls --json=short
+[ "$(cat "$OUT")" = "[]" ] || fail "ls --json with no bundles printed: $(cat "$OUT")"
+# The bundle form of export takes -f as the range form does.
+expect_exit 1 "$TPROF_BUNDLE" -D "$TEST_TMP/empty" export 0123 -f folded
+grep -q "Unknown option" "$ERR" && fail "export ID -f: $(cat "$ERR")"
+# A missing rules file is a configuration error (78) when running, as with --check-config.
+expect_exit 78 "$TPROFD" --state-dir "$TEST_TMP/state" --control-socket "" --rules "$TEST_TMP/no-rules.yaml"
+expect_exit 78 "$TPROFD" --check-config --rules "$TEST_TMP/no-rules.yaml"
+# A rules.d file named .yml is not read, and is said not to be.
+mkdir -p "$TEST_TMP/rules.d"
+cp "$TPROF_SOURCE_ROOT/rules/default.yaml" "$TEST_TMP/rules.d/10-default.yaml"
+printf 'rules:\n  - name: mine\n    match: x\n' >"$TEST_TMP/rules.d/20-mine.yml"
+expect_exit 0 "$TPROFD" --check-config --rules "$TEST_TMP/rules.d"
+grep -q "20-mine.yml: not read (rules files end in .yaml)" "$ERR" || fail ".yml not warned about: $(cat "$ERR")"
+# --test-rules checks every file before reading any: a directory is named as one.
+echo "INFO: task kworker/0:1:12 blocked for more than 120 seconds." >"$TEST_TMP/lines.txt"
+expect_exit 1 "$TPROFD" --test-rules --rules "$TPROF_SOURCE_ROOT/rules/default.yaml" "$TEST_TMP/lines.txt" "$TEST_TMP"
+grep -q "Is a directory" "$ERR" || fail "--test-rules on a directory: $(cat "$ERR")"
+[ ! -s "$OUT" ] || fail "--test-rules printed matches before failing on its last file: $(cat "$OUT")"
+# --once on a process that is not there says so.
+sh -c 'exit 0' & gone=$!
+wait "$gone"
+expect_exit 1 "$TPROFD" --once 1 --pid "$gone"
+grep -q "no such process" "$ERR" || fail "--once --pid of a gone process: $(cat "$ERR")"
 echo "ok"
