@@ -68,6 +68,12 @@ run)
         shift
         sudo_if_needed meson install -C build --quiet
         sudo_if_needed ldconfig
+        # Group tprof (readers of bundles and the control socket) and the state directory, as the
+        # packaged unit's systemd would make them at boot.
+        if command -v systemd-sysusers >/dev/null; then
+                sudo_if_needed systemd-sysusers /usr/local/lib/sysusers.d/tprof.conf
+                sudo_if_needed systemd-tmpfiles --create /usr/local/lib/tmpfiles.d/tprof.conf
+        fi
         if [ "$(id -u)" = 0 ]; then exec /usr/local/sbin/tprofd "$@"; fi
         exec sudo /usr/local/sbin/tprofd "$@"
         ;;

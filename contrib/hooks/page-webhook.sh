@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later
 # tprofd bundle hook: tells a chat or paging system about the bundle, by POSTing JSON to a webhook
 # with curl. The body has a Slack-compatible "text" and the facts as fields, for other receivers.
-#   incidents: { on_bundle: [/usr/share/doc/tprof/hooks/page-webhook.sh, https://hooks.example/T0/B0/XYZ] }
+#   incidents: { on_bundle: [/usr/local/share/doc/tprof/hooks/page-webhook.sh, https://hooks.example/T0/B0/XYZ] }
 # Only bundles of the rules listed in TPROF_PAGE_RULES (blank-separated; empty: every rule) page.
 set -eu
 url=${1:?usage: page-webhook.sh WEBHOOK-URL}

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later
 # tprofd bundle hook: exports the bundle's slice as pprof and uploads it to a Pyroscope server with
 # Grafana's own client, profilecli.
-#   incidents: { on_bundle: [/usr/share/doc/tprof/hooks/pyroscope-upload.sh, http://pyroscope:4040] }
+#   incidents: { on_bundle: [/usr/local/share/doc/tprof/hooks/pyroscope-upload.sh, http://pyroscope:4040] }
 # The profile carries the labels host, rule, incident, comm, pid, cpu per sample; the upload adds
 # service_name=tprof (PYROSCOPE_SERVICE_NAME to change it). With TPROF_UPLOAD_BASELINE=1 the
 # baseline goes up too (label slice=baseline), for a diff in the Pyroscope UI.

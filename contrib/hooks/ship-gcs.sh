@@ -1,7 +1,7 @@
 #!/bin/sh
 # SPDX-License-Identifier: LGPL-2.1-or-later
 # tprofd bundle hook: copies the bundle to Google Cloud Storage with gsutil.
-#   incidents: { on_bundle: [/usr/share/doc/tprof/hooks/ship-gcs.sh, gs://bucket/prefix] }
+#   incidents: { on_bundle: [/usr/local/share/doc/tprof/hooks/ship-gcs.sh, gs://bucket/prefix] }
 # The bundle lands in gs://bucket/prefix/<host>/<bundle id>/; TPROF_SHIP_WINDOWS=0 leaves the
 # pinned windows out.
 set -eu

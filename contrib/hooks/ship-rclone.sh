@@ -1,7 +1,7 @@
 #!/bin/sh
 # SPDX-License-Identifier: LGPL-2.1-or-later
 # tprofd bundle hook: copies the bundle with rclone, to any of its backends (S3, GCS, Azure, SFTP...).
-#   incidents: { on_bundle: [/usr/share/doc/tprof/hooks/ship-rclone.sh, remote:bucket/prefix] }
+#   incidents: { on_bundle: [/usr/local/share/doc/tprof/hooks/ship-rclone.sh, remote:bucket/prefix] }
 # The remote is configured in the rclone.conf of the user tprofd runs as (or RCLONE_CONFIG);
 # the bundle lands in remote:bucket/prefix/<host>/<bundle id>; TPROF_SHIP_WINDOWS=0 leaves the
 # pinned windows out.

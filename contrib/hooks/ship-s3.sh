@@ -1,7 +1,7 @@
 #!/bin/sh
 # SPDX-License-Identifier: LGPL-2.1-or-later
 # tprofd bundle hook: copies the bundle to S3 with the AWS CLI.
-#   incidents: { on_bundle: [/usr/share/doc/tprof/hooks/ship-s3.sh, s3://bucket/prefix] }
+#   incidents: { on_bundle: [/usr/local/share/doc/tprof/hooks/ship-s3.sh, s3://bucket/prefix] }
 # The bundle lands in s3://bucket/prefix/<host>/<bundle id>/. The pinned windows (windows/) make up
 # most of a bundle; TPROF_SHIP_WINDOWS=0 in tprofd's environment leaves them out. Credentials come
 # the usual way (instance role, AWS_* variables, ~/.aws of the user tprofd runs as).

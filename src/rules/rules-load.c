@@ -24,6 +24,7 @@
 #include "basic/alloc-util.h"
 #include "basic/cleanup.h"
 #include "basic/fileio.h"
+#include "basic/log.h"
 #include "basic/macro.h"
 #include "basic/parse-util.h"
 #include "basic/string-util.h"
@@ -349,8 +350,14 @@ static int load_folder(LoadContext *c, const char *path) {
                 return conf_error_at(&c->conf, 0, 0, -errno, "cannot open rules folder: %s", strerror(errno));
 
         for (struct dirent *de; (de = readdir(d));) {
-                if (de->d_name[0] == '.' || !endswith(de->d_name, ".yaml"))
+                if (de->d_name[0] == '.')
                         continue;
+                if (!endswith(de->d_name, ".yaml")) {
+                        /* A rules file named .yml is a rule set disabled by its name: say so. */
+                        if (endswith(de->d_name, ".yml"))
+                                log_warning("%s/%s: not read (rules files end in .yaml).", path, de->d_name);
+                        continue;
+                }
                 if (n >= RULES_FILES_MAX)
                         return conf_error_at(&c->conf, 0, 0, -E2BIG, "too many *.yaml files (at most %u)", RULES_FILES_MAX);
                 if (!GREEDY_REALLOC(names, allocated, n + 2))

@@ -9,7 +9,9 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "basic/alloc-util.h"
 #include "basic/cleanup.h"
@@ -85,7 +87,7 @@ static int line_reader_next(LineReader *lr, char **ret, size_t *ret_len) {
                 size_t k = fread(lr->buf + lr->end, 1, TESTER_BUFFER_BYTES - lr->end, lr->f);
                 if (k == 0) {
                         if (ferror(lr->f))
-                                return -EIO;
+                                return errno > 0 ? -errno : -EIO;
                         lr->eof = true;
                 }
                 lr->end += k;
@@ -267,7 +269,23 @@ int rules_tester_run(const char *rules_path, char *const *files, size_t n_files,
                 rule_set_set_prefilter(rs, false);
 
         start = now_usec(CLOCK_MONOTONIC);
-        if (n_files == 0)
+        /* Every file is checked before any is read: a typo in the last one does not come after the
+         * matches of the first. */
+        for (size_t i = 0; i < n_files && r >= 0; i++) {
+                struct stat st;
+                if (streq(files[i], "-"))
+                        continue;
+                if (stat(files[i], &st) < 0 || access(files[i], R_OK) < 0) {
+                        r = -errno;
+                        fprintf(err, "%s: cannot open: %s\n", files[i], strerror(errno));
+                } else if (S_ISDIR(st.st_mode)) {
+                        r = -EISDIR;
+                        fprintf(err, "%s: cannot read: %s\n", files[i], strerror(EISDIR));
+                }
+        }
+        if (r < 0)
+                ;
+        else if (n_files == 0)
                 r = tester_feed(&t, stdin, "-", err);
         else
                 for (size_t i = 0; i < n_files && r >= 0; i++) {

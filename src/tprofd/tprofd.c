@@ -5,10 +5,12 @@
  */
 #include <errno.h>
 #include <getopt.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sysexits.h>
+#include <unistd.h>
 
 #include "basic/cleanup.h"
 #include "basic/log.h"
@@ -41,6 +43,8 @@ static void help(void) {
         printf("Usage: tprofd [OPTIONS...]\n"
                "       tprofd --test-rules [--rules PATH] [FILE...]\n"
                "       tprofd --once SECONDS [--freq HZ] [--pid PID] [--unwind MODE] [--by unit|container|pod]\n"
+               "              [--cgroups-from-proc]\n"
+               "       tprofd --check-config [--config FILE] [--rules PATH]\n"
                "\n"
                "Samples every CPU's stacks into a rolling ring of windows, follows the kernel log\n"
                "and the journal, and writes an incident bundle when a rule matches.\n"
@@ -89,7 +93,9 @@ static void help(void) {
                "                         kernels without PERF_SAMPLE_CGROUP\n"
                "     --check-config      Validate the configuration file and the rules, then exit\n"
                "\n"
-               "Exit status: 0 on success, 64 on a usage error, 78 on a configuration error.\n",
+               "Exit status: 0 on success, 1 on a failure (no perf events, another tprofd on the\n"
+               "state directory, --pid naming no process), 64 on a usage error, 78 on a\n"
+               "configuration error.\n",
                TPROFD_CONFIG_FILE, tprofd_default_rules_path(), TPROF_STATE_DIR, FREQ_HZ_MAX, FREQ_HZ_DEFAULT,
                (unsigned long long) (WINDOW_USEC_MIN / USEC_PER_SEC),
                (unsigned long long) (WINDOW_USEC_MAX / USEC_PER_SEC),
@@ -401,6 +407,12 @@ static int run(int argc, char *argv[]) {
         case ACTION_CHECK_CONFIG:
                 /* The configuration already loaded, or we would not be here. */
                 printf("configuration: %s\n", arg_config.config_path ?: "defaults (no " TPROFD_CONFIG_FILE ")");
+                if (arg_config.on_bundle && access(arg_config.on_bundle[0], X_OK) < 0) {
+                        config_error = true;
+                        r = log_error_errno(errno, "%s: incidents.on_bundle: '%s' cannot be run: %m",
+                                            arg_config.config_path ?: "configuration", arg_config.on_bundle[0]);
+                        break;
+                }
                 r = rules_tester_check(arg_config.rules_path, stdout, stderr, &config_error);
                 break;
         case ACTION_ONCE: {
@@ -415,6 +427,11 @@ static int run(int argc, char *argv[]) {
                         .symbol_cache_bytes = arg_config.symbol_cache_bytes,
                         .unwind_cache_bytes = arg_config.unwind_cache_bytes,
                 };
+                /* A process that is not there would be sampled for nothing, and said to have no stacks. */
+                if (arg_pid > 0 && kill(arg_pid, 0) < 0 && errno == ESRCH) {
+                        r = log_error_errno(SYNTHETIC_ERRNO(ESRCH), "--pid %d: no such process.", arg_pid);
+                        break;
+                }
                 r = sampler_once_run(&o, stdout, stderr);
                 break;
         }

@@ -36,11 +36,18 @@ printf 'rules:\n  - name: x\n    source: kernel\n    match: "("\n' >"$TEST_TMP/b
 expect_exit 78 "$TPROFD" --rules "$TEST_TMP/badrules.yaml" --check-config
 grep -q "badrules.yaml:4:" "$ERR" || fail "$(cat "$ERR")"
 
-# The shipped example, every setting uncommented, is a valid configuration.
+# The shipped example, every setting uncommented, is a valid configuration (its hook from the
+# source tree: the installed path exists after `contrib/setup.sh run` only).
 sed -e 's/^# \([a-z_]*:\)/\1/' -e 's/^#   \([a-z_]*:\)/  \1/' -e 's/ *#.*//' -e '/^#/d' \
         -e "s|^rules: .*|rules: $TPROF_SOURCE_ROOT/rules|" -e '/journal_namespace/d' \
         "$TPROF_SOURCE_ROOT/contrib/tprofd.yaml.example" >"$TEST_TMP/example.yaml"
-"$TPROFD" --config "$TEST_TMP/example.yaml" --check-config >"$OUT" 2>"$ERR" || fail "the example does not load: $(cat "$ERR")"
+grep -q '/usr/local/share/doc/tprof/hooks/ship-s3.sh' "$TEST_TMP/example.yaml" || fail "the example names no installed hook"
+sed "s|/usr/local/share/doc/tprof/hooks/|$TPROF_SOURCE_ROOT/contrib/hooks/|" "$TEST_TMP/example.yaml" >"$TEST_TMP/example-src.yaml"
+"$TPROFD" --config "$TEST_TMP/example-src.yaml" --check-config >"$OUT" 2>"$ERR" || fail "the example does not load: $(cat "$ERR")"
+# A hook that is not there (a path copied from the wrong place) is found by --check-config.
+sed "s|/usr/local/share/doc/tprof/hooks/|$TEST_TMP/no-hooks/|" "$TEST_TMP/example.yaml" >"$TEST_TMP/example-nohook.yaml"
+expect_exit 78 "$TPROFD" --config "$TEST_TMP/example-nohook.yaml" --check-config
+grep -q "incidents.on_bundle: '$TEST_TMP/no-hooks/ship-s3.sh' cannot be run" "$ERR" || fail "missing hook: $(cat "$ERR")"
 
 require_perf
 require_kmsg_writable
