@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/ioctl.h>
 #include <unistd.h>
 
@@ -93,7 +94,13 @@ void json_text_print(const char *text) {
 }
 
 int bundles_load(BundleList *ret) {
-        int r = bundle_list_load(arg_state_dir, ret);
+        struct stat st;
+        int r;
+
+        /* A mistyped -D is not an empty ring: say so. */
+        if (stat(arg_state_dir, &st) < 0)
+                return log_error_errno(errno, "No state directory at '%s': %m", arg_state_dir);
+        r = bundle_list_load(arg_state_dir, ret);
         if (r < 0)
                 return log_error_errno(r, "Failed to list bundles in '%s/incidents': %m", arg_state_dir);
         for (size_t i = 0; i < ret->n; i++) {

@@ -8,7 +8,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <sysexits.h>
 
 #include "basic/log.h"
@@ -82,18 +81,9 @@ static int parse_argv(int argc, char *argv[]) {
                 case ARG_VERSION:
                         printf("tprof-bundle %s\n", TPROF_VERSION);
                         return 0;
-                case 'D': {
-                        struct stat st;
-                        /* A mistyped directory is not an empty ring: say so, once, here. */
-                        if (stat(optarg, &st) < 0)
-                                return log_error_errno(SYNTHETIC_ERRNO(EINVAL), "State directory '%s': %s.", optarg,
-                                                       strerror(errno));
-                        if (!S_ISDIR(st.st_mode))
-                                return log_error_errno(SYNTHETIC_ERRNO(EINVAL), "State directory '%s' is not a directory.",
-                                                       optarg);
+                case 'D':
                         arg_state_dir = optarg;
                         break;
-                }
                 case ARG_CONTROL_SOCKET:
                         arg_control_socket = optarg;
                         break;

@@ -26,8 +26,8 @@ expect_exit 64 "$TPROF_BUNDLE"
 expect_exit 64 "$TPROF_BUNDLE" frobnicate
 expect_exit 64 "$TPROF_BUNDLE" --bogus ls
 # A mistyped state directory is said to be one, not taken for an empty ring.
-expect_exit 64 "$TPROF_BUNDLE" -D "$TEST_TMP/no-such-dir" ls
-grep -q "State directory '$TEST_TMP/no-such-dir': No such file or directory" "$ERR" || fail "-D typo: $(cat "$ERR")"
+expect_exit 1 "$TPROF_BUNDLE" -D "$TEST_TMP/no-such-dir" ls
+grep -q "No state directory at '$TEST_TMP/no-such-dir': No such file or directory" "$ERR" || fail "-D typo: $(cat "$ERR")"
 expect_exit 64 "$TPROF_BUNDLE" capture --before
 grep -q "needs an argument" "$ERR" || fail "capture --before: $(cat "$ERR")"
 # No bundles: ls --json still prints a JSON list for a script's jq, and exits 1.
