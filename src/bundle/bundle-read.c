@@ -380,8 +380,22 @@ static bool is_scalar(const JsonValue *v) {
         return v && v->type != JSON_TYPE_OBJECT && v->type != JSON_TYPE_ARRAY;
 }
 
+static const char *const filter_scopes[] = { "", "event.", "event.captures.", "rule." };
+
+bool bundle_entry_has_field(const BundleEntry *e, const char *field) {
+        if (streq(field, "status") || streq(field, "rule") || streq(field, "id") || streq(field, "short_id") ||
+            bundle_cgroups_field(field))
+                return true;
+        for (size_t i = 0; e->manifest && i < ELEMENTSOF(filter_scopes); i++) {
+                char path[300];
+                snprintf(path, sizeof path, "%s%s", filter_scopes[i], field);
+                if (is_scalar(json_object_get_path(e->manifest->json, path)))
+                        return true;
+        }
+        return false;
+}
+
 bool bundle_entry_matches(const BundleEntry *e, const char *filter) {
-        static const char *const scopes[] = { "", "event.", "event.captures.", "rule." };
         const char *eq = strchr(filter, '=');
         char field[256];
         const char *value;
@@ -408,9 +422,9 @@ bool bundle_entry_matches(const BundleEntry *e, const char *filter) {
         if (bundle_cgroups_field(field) && bundle_cgroups_match(e->manifest, field, value))
                 return true;
 
-        for (size_t i = 0; i < ELEMENTSOF(scopes); i++) {
+        for (size_t i = 0; i < ELEMENTSOF(filter_scopes); i++) {
                 char path[300];
-                snprintf(path, sizeof path, "%s%s", scopes[i], field);
+                snprintf(path, sizeof path, "%s%s", filter_scopes[i], field);
                 const JsonValue *v = json_object_get_path(e->manifest->json, path);
                 if (is_scalar(v))
                         return scalar_equals(v, value);

@@ -107,6 +107,9 @@ void bundle_list_done(BundleList *l);
  * "short_id" also work for corrupt bundles. Returns true on a match.
  */
 bool bundle_entry_matches(const BundleEntry *e, const char *filter);
+/* Whether FIELD of a FIELD=VALUE filter is one e has (a manifest field in any of the scopes
+ * bundle_entry_matches() looks in, or one of its own), whatever its value. */
+bool bundle_entry_has_field(const BundleEntry *e, const char *field);
 
 /*
  * Finds the bundle named by query: its id, or a unique prefix of an id or of a short id. Returns

@@ -308,6 +308,19 @@ int verb_list(int argc, char *argv[]) {
         }
         if (n == 0) {
                 log_error("No bundles found.");
+                /* A mistyped field matches nothing, silently: say which no bundle has at all. */
+                for (int a = optind; a < argc; a++) {
+                        const char *eq = strchr(argv[a], '=');
+                        bool known = !eq || eq == argv[a];
+                        _cleanup_free_ char *f = eq ? strndup(argv[a], (size_t) (eq - argv[a])) : NULL;
+                        for (size_t i = 0; f && !known && i < l.n; i++)
+                                known = bundle_entry_has_field(&l.entries[i], f);
+                        if (f && !known && l.n > 0) {
+                                _cleanup_free_ char *q = text_for_terminal(f, 80);
+                                log_notice("No bundle has a field '%s' (status, rule, unit, container, pod, cgroup, "
+                                           "or a manifest field such as cpu or event.priority).", q ?: "?");
+                        }
+                }
                 /* A script's `| jq` gets an empty list, and the exit status says the rest. */
                 if (arg_json)
                         (void) print_json(&l, idx, 0);
@@ -317,6 +330,8 @@ int verb_list(int argc, char *argv[]) {
                 idx[0] = idx[n - 1];
                 n = 1;
         }
+        for (size_t i = 0; i < n; i++)
+                bundle_entry_warn_corrupt(&l.entries[idx[i]]);
         if (arg_reverse)
                 for (size_t i = 0; i < n / 2; i++) {
                         size_t t = idx[i];

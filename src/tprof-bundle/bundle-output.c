@@ -103,24 +103,24 @@ int bundles_load(BundleList *ret) {
         r = bundle_list_load(arg_state_dir, ret);
         if (r < 0)
                 return log_error_errno(r, "Failed to list bundles in '%s/incidents': %m", arg_state_dir);
-        for (size_t i = 0; i < ret->n; i++) {
-                const BundleEntry *e = &ret->entries[i];
-                _cleanup_free_ char *name = NULL;
-                if (e->state != BUNDLE_ENTRY_CORRUPT)
-                        continue;
-                name = text_for_terminal(e->dirname, 200);
-                if (e->manifest_error == -EBADMSG || e->manifest_error == -ELOOP || e->manifest_error == -ERANGE)
-                        log_warning("Bundle '%s' has an invalid manifest (error at byte %zu), listing it as corrupt.",
-                                    name ?: "?", e->manifest_error_offset);
-                else if (e->manifest_error == -EPROTO)
-                        log_warning("Bundle '%s' has a manifest of a newer format or with an unknown status, "
-                                    "listing it as corrupt.", name ?: "?");
-                else
-                        log_warning_errno(e->manifest_error,
-                                          "Bundle '%s' has no readable manifest, listing it as corrupt: %m",
-                                          name ?: "?");
-        }
         return 0;
+}
+
+void bundle_entry_warn_corrupt(const BundleEntry *e) {
+        _cleanup_free_ char *name = NULL;
+
+        if (e->state != BUNDLE_ENTRY_CORRUPT)
+                return;
+        name = text_for_terminal(e->dirname, 200);
+        if (e->manifest_error == -EBADMSG || e->manifest_error == -ELOOP || e->manifest_error == -ERANGE)
+                log_warning("Bundle '%s' has an invalid manifest (error at byte %zu), listing it as corrupt.",
+                            name ?: "?", e->manifest_error_offset);
+        else if (e->manifest_error == -EPROTO)
+                log_warning("Bundle '%s' has a manifest of a newer format or with an unknown status, "
+                            "listing it as corrupt.", name ?: "?");
+        else
+                log_warning_errno(e->manifest_error, "Bundle '%s' has no readable manifest, listing it as corrupt: %m",
+                                  name ?: "?");
 }
 
 int bundles_resolve(const BundleList *l, const char *id) {
@@ -155,6 +155,8 @@ int bundles_resolve(const BundleList *l, const char *id) {
         }
         if (r < 0)
                 return log_oom();
+        /* Only the bundle asked for: another's damage is ls's to report. */
+        bundle_entry_warn_corrupt(&l->entries[r]);
         return r;
 }
 

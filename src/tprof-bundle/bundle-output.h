@@ -48,6 +48,8 @@ void json_text_print(const char *text);
 
 /* Loads the state directory's bundles, logging failures. Returns 0 or a negative errno. */
 int bundles_load(BundleList *ret);
+/* Warns that e's manifest cannot be read, naming why; nothing for a readable one. */
+void bundle_entry_warn_corrupt(const BundleEntry *e);
 /*
  * Resolves id (NULL: the newest complete or partial bundle, else the newest of any) and logs
  * "No bundle matches", the candidates of an ambiguous prefix, or "No bundles found.". Returns

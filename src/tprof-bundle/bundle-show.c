@@ -837,6 +837,9 @@ static void print_files(const Show *s) {
                 printf("    %s/ (%zu windows pinned, %s, shared with the ring)\n", BUNDLE_WINDOWS_DIR,
                        s->entry->n_windows, format_bytes(b, sizeof b, s->entry->windows_bytes));
 
+        /* Without a manifest the report and the exports cannot be made: nothing to open. */
+        if (!s->m)
+                return;
         show_section(s, "Open with");
         if (report && access(report, F_OK) >= 0)
                 printf("  xdg-open %s/%s      (heatmap, flame graphs, log: one file, works offline)\n", dir ?: "?",

@@ -54,6 +54,9 @@ complete_words tprof-bundle ls --no | grep -qx -- --no-legend || fail "ls option
 complete_words tprof-bundle -D "$STATE" rm 2026112 | grep -qx 20261121T143000Z-ena-reset-3fa9c2d1 ||
         fail "full ids not completed"
 complete_words tprof-bundle export x --format s | grep -qx svg || fail "--format values not completed"
+complete_words tprof-bundle export x -f p | grep -qx pprof || fail "-f values not completed"
+[ "$(complete_words tprof-bundle --control-socket /tmp/s -D "$STATE" show 3fa | tr '\n' ' ')" = "3fa9c2d1 " ] ||
+        fail "--control-socket's value taken for the verb"
 
 # ls: the table, the corrupt one listed with a warning, never a crash.
 expect_exit 0 tb ls
@@ -76,6 +79,11 @@ expect_exit 0 tb ls --no-legend status=pending
 grep -q 77aa0001 "$OUT" || fail "ls status=pending"
 expect_exit 0 tb ls --no-legend status=corrupt
 grep -q 0badc0de "$OUT" || fail "ls status=corrupt"
+# A mistyped field is named as one no bundle has; a field bundles have, with no match, is not.
+expect_exit 1 tb ls statsu=complete
+grep -q "No bundle has a field 'statsu'" "$ERR" || fail "ls with a mistyped field: $(cat "$ERR")"
+expect_exit 1 tb ls status=no-such-status
+grep -q "No bundle has a field" "$ERR" && fail "ls status=...: a known field called unknown: $(cat "$ERR")"
 expect_exit 0 tb ls --no-legend oom-kill rule=hung-task
 [ "$(wc -l <"$OUT")" = 2 ] || fail "two rules are alternatives: $(cat "$OUT")"
 expect_exit 0 tb ls --no-legend ena-reset status=complete
@@ -220,8 +228,14 @@ expect_exit 0 tb show --json 3fb0
 python3 -m json.tool "$OUT" >/dev/null || fail "show --json with log.txt only is not JSON"
 expect_exit 0 tb show 5e5e
 grep -q "no-coverage" "$OUT" || fail "no-coverage not explained"
+# A corrupt bundle: what its files hold is shown, with a warning, and nothing to open is offered
+# (the report and exports need the manifest); another bundle's command does not warn about it.
 expect_exit 0 tb show 0bad
 grep -q "manifest cannot be read" "$OUT" || fail "corrupt bundle not explained"
+grep -q "invalid manifest" "$ERR" || fail "show of a corrupt bundle: no warning: $(cat "$ERR")"
+grep -q "^Open with" "$OUT" && fail "show of a corrupt bundle offers to open it"
+expect_exit 0 tb show 5e5e
+grep -q "invalid manifest" "$ERR" && fail "show of another bundle warns about the corrupt one: $(cat "$ERR")"
 expect_exit 0 tb show 77aa
 grep -q "(pending)" "$OUT" || fail "pending bundle not shown as pending"
 
