@@ -71,7 +71,11 @@ static void test_manifest_bad(void **state) {
                 int error;
         } cases[] = {
                 { "{\"format\": 2}", -EPROTO },
-                { "[1]", -EPROTO },
+                { "[1]", -EUCLEAN },
+                /* damaged: a count that is text, a list that is not one */
+                { "{\"slice\": {\"samples\": \"lots\"}}", -EUCLEAN },
+                { "{\"windows\": {}}", -EUCLEAN },
+                { "{\"rule\": {\"name\": 7}}", -EUCLEAN },
                 { "{\"id\": ", -EBADMSG },
                 { "", -EBADMSG },
         };

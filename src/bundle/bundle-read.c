@@ -36,6 +36,50 @@ static bool u64(const JsonValue *root, const char *path, uint64_t *ret) {
         return json_u64_value(json_object_get_path(root, path), ret);
 }
 
+/* Whether the fields a reader relies on, where they are there, have their types: a manifest whose
+ * counts are text is damaged, not a bundle of no samples. A field may be absent (older writers)
+ * or null. */
+static bool fields_typed(const JsonValue *j) {
+        static const struct {
+                const char *path;
+                char kind; /* s: string, n: unsigned integer, o: object, a: array */
+        } fields[] = {
+                { "id", 's' },           { "short_id", 's' },         { "status", 's' },
+                { "host", 's' },         { "rule", 'o' },             { "rule.name", 's' },
+                { "event", 'o' },        { "event.t_perf_ns", 'n' },  { "event.t_realtime_usec", 'n' },
+                { "event.message", 's' }, { "repeats", 'n' },         { "profile", 'o' },
+                { "profile.freq_hz", 'n' }, { "profile.n_cpus", 'n' }, { "slice", 'o' },
+                { "slice.from_perf_ns", 'n' }, { "slice.to_perf_ns", 'n' }, { "slice.samples", 'n' },
+                { "slice.lost", 'n' },   { "baseline", 'o' },         { "baseline.samples", 'n' },
+                { "windows", 'a' },      { "cgroups", 'a' },          { "threads", 'a' },
+        };
+        uint64_t u;
+
+        for (size_t i = 0; i < ELEMENTSOF(fields); i++) {
+                const JsonValue *v = json_object_get_path(j, fields[i].path);
+                if (!v || v->type == JSON_TYPE_NULL)
+                        continue;
+                switch (fields[i].kind) {
+                case 's':
+                        if (v->type != JSON_TYPE_STRING)
+                                return false;
+                        break;
+                case 'n':
+                        if (!json_u64_value(v, &u))
+                                return false;
+                        break;
+                case 'o':
+                        if (v->type != JSON_TYPE_OBJECT)
+                                return false;
+                        break;
+                default:
+                        if (v->type != JSON_TYPE_ARRAY)
+                                return false;
+                }
+        }
+        return true;
+}
+
 int bundle_manifest_parse(const char *text, size_t size, BundleManifest **ret, size_t *reterr_offset) {
         _cleanup_(bundle_manifest_freep) BundleManifest *m = NULL;
         const JsonValue *j;
@@ -49,10 +93,12 @@ int bundle_manifest_parse(const char *text, size_t size, BundleManifest **ret, s
                 return r;
         j = m->json;
         if (j->type != JSON_TYPE_OBJECT)
-                return -EPROTO;
+                return -EUCLEAN;
         /* A manifest without "format" is taken as version 1; a newer one we do not understand. */
         if (u64(j, "format", &m->format) && m->format > BUNDLE_FORMAT_VERSION)
                 return -EPROTO;
+        if (!fields_typed(j))
+                return -EUCLEAN;
 
         m->id = str(j, "id");
         m->short_id = str(j, "short_id");
@@ -285,8 +331,9 @@ static int load_entry(int incidents_fd, const char *incidents_path, const char *
                 else if (s && streq(s, "complete"))
                         e->state = BUNDLE_ENTRY_COMPLETE;
                 else {
+                        /* No status is damage; one we do not know, a newer writer's. */
                         e->state = BUNDLE_ENTRY_CORRUPT;
-                        e->manifest_error = -EPROTO;
+                        e->manifest_error = s ? -EPROTO : -EUCLEAN;
                 }
         }
         if (e->manifest) {

@@ -51,8 +51,9 @@ typedef struct BundleManifest {
         size_t n_windows;
 } BundleManifest;
 
-/* Parses a manifest. Returns 0, -EBADMSG/-ELOOP/-ERANGE with *reterr_offset, -EPROTO when the
- * document is JSON but not an object or of a newer format, -ENOMEM. */
+/* Parses a manifest. Returns 0, -EBADMSG/-ELOOP/-ERANGE with *reterr_offset, -EPROTO when it is
+ * of a newer format, -EUCLEAN when the document is JSON but not an object or has a field of the
+ * wrong type (a count that is text), -ENOMEM. Every field may be absent. */
 int bundle_manifest_parse(const char *text, size_t size, BundleManifest **ret, size_t *reterr_offset);
 /* Reads and parses path (at most BUNDLE_MANIFEST_BYTES_MAX bytes). */
 int bundle_manifest_load(const char *path, BundleManifest **ret, size_t *reterr_offset);

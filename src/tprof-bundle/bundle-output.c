@@ -115,6 +115,9 @@ void bundle_entry_warn_corrupt(const BundleEntry *e) {
         if (e->manifest_error == -EBADMSG || e->manifest_error == -ELOOP || e->manifest_error == -ERANGE)
                 log_warning("Bundle '%s' has an invalid manifest (error at byte %zu), listing it as corrupt.",
                             name ?: "?", e->manifest_error_offset);
+        else if (e->manifest_error == -EUCLEAN)
+                log_warning("Bundle '%s' has a manifest without a status or with a field of the wrong type, "
+                            "listing it as corrupt.", name ?: "?");
         else if (e->manifest_error == -EPROTO)
                 log_warning("Bundle '%s' has a manifest of a newer format or with an unknown status, "
                             "listing it as corrupt.", name ?: "?");

@@ -485,8 +485,9 @@ static void print_header(const Show *s) {
         print_summary(s);
         if (!m) {
                 printf("\nThe manifest cannot be read (%s); showing what the other files hold.\n",
-                       e->manifest_error == -EPROTO ? "a newer format, or an unknown status"
-                                                    : strerror(-e->manifest_error));
+                       e->manifest_error == -EPROTO    ? "a newer format, or an unknown status"
+                       : e->manifest_error == -EUCLEAN ? "no status, or a field of the wrong type"
+                                                       : strerror(-e->manifest_error));
                 return;
         }
         show_section(s, "What happened");

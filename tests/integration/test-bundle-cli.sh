@@ -79,6 +79,14 @@ expect_exit 0 tb ls --no-legend status=pending
 grep -q 77aa0001 "$OUT" || fail "ls status=pending"
 expect_exit 0 tb ls --no-legend status=corrupt
 grep -q 0badc0de "$OUT" || fail "ls status=corrupt"
+# Manifests that parse but are damaged: no status, a count that is text.
+D2="$TEST_TMP/damaged"
+mkdir -p "$D2/incidents/20261121T120000Z-x-0e0e0e01" "$D2/incidents/20261121T120100Z-x-0e0e0e02"
+echo '{}' >"$D2/incidents/20261121T120000Z-x-0e0e0e01/manifest.json"
+echo '{"status": "complete", "slice": {"samples": "lots"}}' >"$D2/incidents/20261121T120100Z-x-0e0e0e02/manifest.json"
+expect_exit 0 "$TPROF_BUNDLE" -D "$D2" ls --no-legend
+[ "$(grep -c ' corrupt ' "$OUT")" = 2 ] || fail "damaged manifests not listed as corrupt: $(cat "$OUT")"
+[ "$(grep -c 'without a status or with a field of the wrong type' "$ERR")" = 2 ] || fail "damage not named: $(cat "$ERR")"
 # A mistyped field is named as one no bundle has; a field bundles have, with no match, is not.
 expect_exit 1 tb ls statsu=complete
 grep -q "No bundle has a field 'statsu'" "$ERR" || fail "ls with a mistyped field: $(cat "$ERR")"
