@@ -25,6 +25,18 @@ once() {
         expect_exit 0 "$TPROFD" --once "$secs" "$@"
 }
 
+# once_copies SECONDS [ARGS...]: once, for a run whose stacks need the kernel's user stack copies.
+# A run in which the kernel gave none at all (every sample "without user stack": seen once for a
+# 32-bit process on a loaded machine, and not reproduced since) is run again, once, and said so;
+# a second such run is left for the checks to fail on.
+once_copies() {
+        once "$@"
+        if grep -q 'user stacks (dwarf): 0 walked' "$ERR" && grep -Eq '; [1-9][0-9]* samples without user stack' "$ERR"; then
+                echo "the kernel gave no user stack copies in this run: once more"
+                once "$@"
+        fi
+}
+
 # comm_total COMM: samples of that comm in $OUT.
 comm_total() {
         awk -v c="$1" '{ n = $NF; k = $0; sub(/ [0-9]+$/, "", k); split(k, f, ";"); if (f[1] == c) t += n } END { print t + 0 }' "$OUT"

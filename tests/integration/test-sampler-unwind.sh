@@ -355,7 +355,7 @@ compat32() {
         fixture_check compat32 compat32-fixtur "$whole"
 
         compat32_run "$TPROF_COMPAT32_FIXTURE_NOFP" || fail "compat32 without frame pointers did not run"
-        once 3 --pid "$pid" --unwind dwarf
+        once_copies 3 --pid "$pid" --unwind dwarf
         fixture_check compat32-cfi compat32-fixtur "$whole"
         grep -Eq '[1-9][0-9]* whole by CFI' "$ERR" || fail "compat32 by CFI: not counted: $(cat "$ERR")"
         # Frame pointers alone cannot walk it: the test would not tell CFI from them otherwise.
@@ -368,7 +368,7 @@ compat32() {
 
         # Its .debug_frame alone (no .eh_frame).
         compat32_run "$TPROF_COMPAT32_FIXTURE_DEBUGFRAME" || fail "compat32 with .debug_frame only did not run"
-        once 3 --pid "$pid" --unwind dwarf
+        once_copies 3 --pid "$pid" --unwind dwarf
         kill "$pid" 2>/dev/null || true
         fixture_check compat32-debug-frame compat32-fixtur "$whole"
 
@@ -379,7 +379,7 @@ compat32() {
         on_exit "kill $pid 2>/dev/null"
         wait_for 10 grep -q compat32 "/proc/$pid/comm" || fail "compat32 vsyscall: the program did not start"
         wait_for 10 grep -q vdso "/proc/$pid/maps" || fail "compat32 vsyscall: no [vdso] mapped"
-        once 3 --pid "$pid" --unwind dwarf
+        once_copies 3 --pid "$pid" --unwind dwarf
         kill "$pid" 2>/dev/null || true
         fixture_check compat32-vdso compat32-fixtur '^compat32-fixtur;_start;compat32_main'
         # Named from the same image (__kernel_vsyscall), then the kernel's frames.
