@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * The manifest's "threads": a named thread's process, from its main thread's samples or else from
- * /proc (a fixture tree here), once; a reused pid names nothing; a name shared by two processes
- * goes with the one that had most of its samples; threads named as their process, baseline-only
- * threads and the idle task are not listed; at most INCIDENT_THREADS_MAX names.
+ * The manifest's "threads": a named thread's process, from its main thread's samples in the slice
+ * or else from /proc (a fixture tree here), once; a reused pid names nothing; a name shared by two
+ * processes goes with the one that had most of its samples, main threads counted; threads named
+ * as their process, baseline-only threads and main threads and the idle task are not listed; at
+ * most INCIDENT_THREADS_MAX names.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -89,7 +90,7 @@ static void test_from_samples(void **state) {
         JsonValue *v;
 
         assert_non_null(t);
-        add(t, 100, 100, "java", false, 1);         /* the main thread, seen in the baseline only */
+        add(t, 100, 100, "java", true, 1);          /* the main thread, once in the slice */
         add(t, 100, 101, "VM Thread", true, 30);    /* named: listed, raw */
         add(t, 100, 102, "java", true, 50);         /* named as its process: not listed */
         add(t, 100, 103, "C2 CompilerThre", false, 9); /* baseline only: not listed */
@@ -97,6 +98,14 @@ static void test_from_samples(void **state) {
         add(t, 200, 201, "r3-wrk", true, 40);
         add(t, 200, 200, "r3-mt", true, 1);
         add(t, 300, 301, "orphan", true, 70);       /* no main thread, nothing in /proc */
+        /* A main thread seen before the slice only: the pid may be another program's by now. */
+        add(t, 600, 600, "cc1", false, 5);
+        add(t, 600, 601, "pool-1", true, 20);
+        /* A name that is mostly a process's own is that process's, though another has a thread
+         * of that name. */
+        add(t, 10, 10, "python3", true, 1000);
+        add(t, 20, 20, "gunicorn", true, 1);
+        add(t, 20, 21, "python3", true, 1);
         incident_threads_resolve(t, root);
         v = listing(t);
         assert_entry(entry(v, 0), "r3-wrk", 200, "r3-mt", 40);
@@ -112,6 +121,10 @@ static void test_from_proc(void **state) {
         assert_non_null(t);
         proc_file(400, 401, "burn-wrk");
         proc_file(400, 0, "burn");
+        /* a pool whose sampled worker (701) is gone: another of its workers still has the name */
+        proc_file(700, 702, "pool-wrk");
+        proc_file(700, 0, "server");
+        add(t, 700, 701, "pool-wrk", true, 10);
         /* pid 500 is another process now: its thread 501 has another name */
         proc_file(500, 501, "bash");
         proc_file(500, 0, "bash");
@@ -120,7 +133,8 @@ static void test_from_proc(void **state) {
         incident_threads_resolve(t, root);
         v = listing(t);
         assert_entry(entry(v, 0), "burn-wrk", 400, "burn", 20);
-        assert_null(entry(v, 1));
+        assert_entry(entry(v, 1), "pool-wrk", 700, "server", 10);
+        assert_null(entry(v, 2));
         json_value_free(v);
 
         /* Resolved once: a manifest written again after the process went says the same. */

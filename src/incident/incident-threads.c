@@ -2,6 +2,7 @@
 /*
  * The processes of a bundle's named threads; see incident-threads.h.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -82,12 +83,19 @@ int incident_threads_add(IncidentThreads *t, const Sample *s, bool in_slice) {
         char key[THREAD_COMM_BYTES_MAX + 1 + sizeof(uint32_t)];
         uint64_t *v;
 
-        if (s->pid == 0) /* the idle task, on every CPU */
+        int r;
+
+        /* Only the slice's seconds: a main thread seen minutes before may be another program's by
+         * now (a reused pid, an exec). The idle task is pid 0 on every CPU. */
+        if (!in_slice || s->pid == 0 || l > THREAD_COMM_BYTES_MAX)
                 return 0;
-        if (s->tid == s->pid)
-                return main_seen(t, s->pid, comm);
-        if (!in_slice || l > THREAD_COMM_BYTES_MAX)
-                return 0;
+        /* A main thread is counted under its name too: a name that is mostly a process's own is
+         * that process's, not the thread of another that shares it. */
+        if (s->tid == s->pid) {
+                r = main_seen(t, s->pid, comm);
+                if (r < 0)
+                        return r;
+        }
         memcpy(key, comm, l);
         key[l] = '\0';
         memcpy(key + l + 1, &s->pid, sizeof s->pid);
@@ -157,21 +165,42 @@ static void each_name(const IncidentThreads *t, bool (*f)(const ThreadCount *c, 
         }
 }
 
-/* The name of a process whose main thread had no sample: from /proc, if thread c->tid is still
- * there under c's name (else the pid may be another process's now). */
-static int proc_name(const char *root, const ThreadCount *c, char **ret) {
+/* Whether process pid under prefix has a thread named comm: tid first (the last one sampled),
+ * else any of its threads (a pool whose workers come and go), at most TASKS_SCANNED_MAX. */
+#define TASKS_SCANNED_MAX 4096U
+static bool has_thread_named(const char *prefix, uint32_t pid, uint32_t tid, const char *comm) {
         _cleanup_free_ char *fn = NULL, *line = NULL;
-        const char *prefix = streq(root, "/") ? "" : root;
-        int r;
+        _cleanup_closedir_ DIR *d = NULL;
+        unsigned n = 0;
 
-        if (asprintf(&fn, "%s/proc/%" PRIu32 "/task/%" PRIu32 "/comm", prefix, c->pid, c->tid) < 0)
-                return -ENOMEM;
-        r = read_one_line_file(fn, &line);
-        if (r < 0)
-                return r;
-        if (!streq(line, c->comm))
-                return -ESRCH;
+        if (asprintf(&fn, "%s/proc/%" PRIu32 "/task/%" PRIu32 "/comm", prefix, pid, tid) < 0)
+                return false;
+        if (read_one_line_file(fn, &line) >= 0 && streq(line, comm))
+                return true;
         fn = mfree(fn);
+        if (asprintf(&fn, "%s/proc/%" PRIu32 "/task", prefix, pid) < 0)
+                return false;
+        d = opendir(fn);
+        for (struct dirent *de; d && (de = readdir(d)) && n < TASKS_SCANNED_MAX;) {
+                _cleanup_free_ char *p = NULL, *l = NULL;
+                if (de->d_name[0] == '.')
+                        continue;
+                n++;
+                if (asprintf(&p, "%s/%s/comm", fn, de->d_name) >= 0 && read_one_line_file(p, &l) >= 0 &&
+                    streq(l, comm))
+                        return true;
+        }
+        return false;
+}
+
+/* The name of a process whose main thread had no sample in the slice: from /proc, if it still has
+ * a thread of c's name (else the pid may be another process's now). */
+static int proc_name(const char *root, const ThreadCount *c, char **ret) {
+        _cleanup_free_ char *fn = NULL;
+        const char *prefix = streq(root, "/") ? "" : root;
+
+        if (!has_thread_named(prefix, c->pid, c->tid, c->comm))
+                return -ESRCH;
         if (asprintf(&fn, "%s/proc/%" PRIu32 "/comm", prefix, c->pid) < 0)
                 return -ENOMEM;
         return read_one_line_file(fn, ret);

@@ -3,11 +3,11 @@
  * Which process each of a bundle's threads belongs to, when the thread has a name of its own. The
  * folded stacks are rooted in the thread's comm, as perf script prints them: a Java or C++ service
  * that names its threads ("pool-1-thread-3", "r3-wrk") rises under that name, and the answer
- * should say whose thread it is. Written into the manifest as "threads": for each thread comm with
- * samples in the slice that is not its process's own name, the process (pid) that had most of
- * them and that process's name: its main thread's comm as the samples carried it, else as /proc
- * says it when the bundle is written (checked against the thread's own comm there, so that a
- * reused pid names nothing).
+ * should say whose thread it is. Written into the manifest as "threads": for each comm with
+ * samples in the slice, the process (pid) that had most of them, main threads included, and that
+ * process's name, where it is not the comm itself: its main thread's comm as the slice's samples
+ * carried it, else as /proc says it when the bundle is written (only while the process still has
+ * a thread of that comm, so that a reused pid names nothing).
  *
  * Bounded: at most INCIDENT_THREADS_COUNTED_MAX threads and processes are counted, and
  * INCIDENT_THREADS_MAX thread names listed (most samples first).

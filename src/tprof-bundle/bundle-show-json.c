@@ -80,8 +80,12 @@ static void json_attribution(JsonWriter *w, const Show *s, const char *comm, int
 static void json_rise_fields(JsonWriter *w, const Show *s, const Rise *r, bool process) {
         const char *semi = strchr(r->name, ';');
 
-        json_key(w, "process");
-        json_string_n(w, r->name, !process && semi ? (size_t) (semi - r->name) : strlen(r->name));
+        _cleanup_free_ char *comm = strndup(r->name, !process && semi ? (size_t) (semi - r->name) : strlen(r->name));
+        char pbuf[256];
+
+        json_kv_string(w, "process", comm);
+        /* For a process's rise or a function's in its process alike. */
+        json_kv_string(w, "thread_of", comm ? bundle_thread_process(s->m, comm, pbuf, sizeof pbuf) : NULL);
         if (!process)
                 json_kv_string(w, "function", semi ? semi + 1 : NULL);
         json_kv_u64(w, "slice_samples", r->slice);
@@ -90,8 +94,6 @@ static void json_rise_fields(JsonWriter *w, const Show *s, const Rise *r, bool p
         json_kv_double(w, "baseline_share", r->baseline_share);
         json_kv_double(w, "z", r->z);
         if (process) {
-                char pbuf[256];
-                json_kv_string(w, "thread_of", bundle_thread_process(s->m, r->name, pbuf, sizeof pbuf));
                 json_attribution(w, s, r->name, r->z < 0 ? -1 : +1);
                 json_kv_string(w, "top_function", r->top_function);
                 if (r->top_function) {

@@ -165,6 +165,9 @@ a = d["answer"]
 assert a["process"] == "VM_Thread" and a["thread_of"] == "java" and a["cgroup"]["unit"] == "app.service", a
 # a process that is no thread of another has none
 assert all(p["thread_of"] is None for p in d["unusual"]["processes"] if p["process"] != "VM_Thread"), d["unusual"]
+# a function's rise, in its process, says whose thread too
+f = [x for x in d["unusual"]["functions"] if x["process"] == "VM_Thread"]
+assert f and all(x["thread_of"] == "java" for x in f), d["unusual"]["functions"]
 PY
 # The same burst, its work split between two leaves: the summary names their caller too.
 python3 "$FIXTURE" "$TEST_TMP/under" under --id 0d0d0d0d
