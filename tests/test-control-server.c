@@ -71,6 +71,15 @@ static int client_echo(void) {
         return control_message_get(&m, "ECHO") && streq(control_message_get(&m, "ECHO"), "status") ? 0 : 2;
 }
 
+static char taken_path[300];
+
+static int client_echo_taken(void) {
+        ControlMessage m;
+        if (control_call(taken_path, "OP=status\n", 10, 5 * USEC_PER_SEC, &m) < 0)
+                return 1;
+        return control_message_get(&m, "ECHO") ? 0 : 2;
+}
+
 static int client_later(void) {
         ControlMessage m;
         if (control_call(sock, "OP=later\n", 9, 5 * USEC_PER_SEC, &m) < 0)
@@ -140,6 +149,44 @@ static void test_round_trips(void **state) {
         assert_int_not_equal(access(sock, F_OK), 0);
 }
 
+/* What is at the path decides: a live socket is another daemon's, a stale one is replaced, and
+ * anything else is left alone. */
+static void test_path_taken(void **state) {
+        _cleanup_(sd_event_unrefp) sd_event *e = NULL;
+        struct sockaddr_un sa = { .sun_family = AF_UNIX };
+        ControlServer *s = NULL, *second = NULL;
+        const char *path = taken_path;
+        int fd;
+
+        assert_int_equal(sd_event_new(&e), 0);
+        snprintf(taken_path, sizeof taken_path, "%s/taken.sock", dir);
+        assert_int_equal(control_server_new(e, path, 0, handler, e, &s), 0);
+        assert_int_equal(control_server_new(e, path, 0, handler, e, &second), -EADDRINUSE);
+        assert_int_equal(access(path, F_OK), 0); /* still the first one's */
+        handled = 0;
+        assert_int_equal(run_client(e, client_echo_taken), 0); /* and it still answers */
+        assert_int_equal(handled, 1);
+        control_server_free(s);
+
+        /* stale: bound, never listening (its daemon gone) */
+        fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+        assert_true(fd >= 0);
+        strcpy(sa.sun_path, path);
+        assert_int_equal(bind(fd, (struct sockaddr *) &sa, sizeof sa), 0);
+        close(fd);
+        assert_int_equal(control_server_new(e, path, 0, handler, e, &s), 0);
+        control_server_free(s);
+
+        /* a file of someone else's at the path */
+        FILE *f = fopen(path, "we");
+        assert_non_null(f);
+        fputs("not a socket\n", f);
+        fclose(f);
+        assert_int_equal(control_server_new(e, path, 0, handler, e, &s), -EEXIST);
+        assert_int_equal(access(path, F_OK), 0);
+        assert_int_equal(unlink(path), 0);
+}
+
 static void test_no_daemon(void **state) {
         ControlMessage m;
         char path[300];
@@ -151,6 +198,7 @@ static void test_no_daemon(void **state) {
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_round_trips),
+                cmocka_unit_test(test_path_taken),
                 cmocka_unit_test(test_no_daemon),
         };
         int r;

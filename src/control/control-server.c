@@ -227,17 +227,25 @@ int control_server_new(sd_event *e, const char *path, int64_t priority, ControlH
         if (s->fd < 0)
                 return -errno;
         strcpy(sa.sun_path, path);
-        /* A socket someone answers on is another daemon's: leave it to it. A stale one (its
-         * daemon gone) refuses the connection and is replaced. */
+        /* A socket someone answers on is another daemon's: leave it to it. Only a stale socket (its
+         * daemon gone: the connection refused) is replaced; anything else at the path is not ours
+         * to remove. */
         if (connect(s->fd, (struct sockaddr *) &sa, sizeof sa) == 0 || errno == EAGAIN) {
                 safe_close(s->fd);
                 return -EADDRINUSE;
         }
+        r = errno;
         safe_close(s->fd);
+        if (r == ECONNREFUSED) {
+                struct stat st;
+                if (lstat(path, &st) < 0 || !S_ISSOCK(st.st_mode))
+                        return -EEXIST;
+                (void) unlink(path);
+        } else if (r != ENOENT)
+                return -r;
         s->fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
         if (s->fd < 0)
                 return -errno;
-        (void) unlink(path);
         if (bind(s->fd, (struct sockaddr *) &sa, sizeof sa) < 0 || listen(s->fd, 16) < 0) {
                 r = -errno;
                 safe_close(s->fd);

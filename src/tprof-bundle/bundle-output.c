@@ -99,7 +99,9 @@ int bundles_load(BundleList *ret) {
 
         /* A mistyped -D is not an empty ring: say so. */
         if (stat(arg_state_dir, &st) < 0)
-                return log_error_errno(errno, "No state directory at '%s': %m", arg_state_dir);
+                return log_error_errno(errno, errno == ENOENT || errno == ENOTDIR ? "No state directory at '%s': %m"
+                                                                                 : "Cannot access state directory '%s': %m",
+                                       arg_state_dir);
         r = bundle_list_load(arg_state_dir, ret);
         if (r < 0)
                 return log_error_errno(r, "Failed to list bundles in '%s/incidents': %m", arg_state_dir);

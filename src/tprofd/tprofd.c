@@ -407,13 +407,21 @@ static int run(int argc, char *argv[]) {
         case ACTION_CHECK_CONFIG:
                 /* The configuration already loaded, or we would not be here. */
                 printf("configuration: %s\n", arg_config.config_path ?: "defaults (no " TPROFD_CONFIG_FILE ")");
+                r = 0;
+                /* A hook that is not there fails every bundle; one this user may not run (a check
+                 * run without root) may well run for the daemon. */
                 if (arg_config.on_bundle && access(arg_config.on_bundle[0], X_OK) < 0) {
-                        config_error = true;
-                        r = log_error_errno(errno, "%s: incidents.on_bundle: '%s' cannot be run: %m",
-                                            arg_config.config_path ?: "configuration", arg_config.on_bundle[0]);
-                        break;
+                        if (errno == ENOENT || errno == ENOTDIR) {
+                                config_error = true;
+                                r = log_error_errno(errno, "%s: incidents.on_bundle: '%s' cannot be run: %m",
+                                                    arg_config.config_path ?: "configuration", arg_config.on_bundle[0]);
+                        } else
+                                log_warning_errno(errno, "%s: incidents.on_bundle: '%s' cannot be run by this user: %m",
+                                                  arg_config.config_path ?: "configuration", arg_config.on_bundle[0]);
                 }
-                r = rules_tester_check(arg_config.rules_path, stdout, stderr, &config_error);
+                int k = rules_tester_check(arg_config.rules_path, stdout, stderr, &config_error);
+                if (r >= 0)
+                        r = k;
                 break;
         case ACTION_ONCE: {
                 OnceOptions o = {

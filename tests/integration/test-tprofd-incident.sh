@@ -122,7 +122,8 @@ for w in "$B"/windows/*.tpw; do
         [ "$(stat -c %i "$w")" = "$(stat -c %i "$ring")" ] || fail "$name is not a hard link into the ring"
         [ "$(stat -c %h "$w")" -ge 2 ] || fail "$name has one link"
 done
-[ "$(stat -c %a "$B")" = 750 ] || fail "bundle directory mode $(stat -c %a "$B")"
+# 0750, with the setgid bit the state directories pass down where the host has group tprof
+case $(stat -c %a "$B") in 750 | 2750) ;; *) fail "bundle directory mode $(stat -c %a "$B")" ;; esac
 [ "$(stat -c %a "$M")" = 640 ] || fail "manifest mode $(stat -c %a "$M")"
 
 # Deleting the bundle releases its windows: the ring's files drop back to one link.
