@@ -433,6 +433,37 @@ static void test_activity(void **state) {
         assert_int_equal(a.samples[1 * 5 + 1], 0);
 }
 
+/* CPUs that delivered under half their samples: over whole seconds only, fewest first, never a
+ * CPU with none at all (offline), and not over too few seconds. */
+static void test_activity_shortfalls(void **state) {
+        enum { CPUS = 5, SECS = 10 };
+        uint32_t samples[CPUS * SECS], busy[CPUS * SECS] = {};
+        Activity a = { .n_cpus = CPUS, .n_seconds = SECS, .samples = samples, .busy = busy };
+        /* per second: a full CPU, one at 40%, none (offline), one at 10%, one at exactly half */
+        static const uint32_t rate[CPUS] = { 100, 40, 0, 10, 50 };
+        CpuShortfall f[4];
+
+        for (unsigned cpu = 0; cpu < CPUS; cpu++)
+                for (unsigned sec = 0; sec < SECS; sec++)
+                        samples[cpu * SECS + sec] = rate[cpu];
+        /* the partial first second would make CPU 0 look short if it counted */
+        samples[0] = 1;
+        assert_int_equal(activity_shortfalls(&a, 100, 1, SECS, f, 4), 2);
+        assert_int_equal(f[0].cpu, 3);
+        assert_int_equal(f[0].samples, 90);
+        assert_int_equal(f[0].expected, 900);
+        assert_int_equal(f[1].cpu, 1);
+        /* at most max_n, the fewest delivered kept */
+        assert_int_equal(activity_shortfalls(&a, 100, 1, SECS, f, 1), 1);
+        assert_int_equal(f[0].cpu, 3);
+        /* too few seconds, no rate, an empty range */
+        assert_int_equal(activity_shortfalls(&a, 100, 1, 1 + SHORTFALL_SECONDS_MIN - 1, f, 4), 0);
+        assert_int_equal(activity_shortfalls(&a, 0, 1, SECS, f, 4), 0);
+        assert_int_equal(activity_shortfalls(&a, 100, 7, 3, f, 4), 0);
+        /* a range past the grid is cut to it */
+        assert_int_equal(activity_shortfalls(&a, 100, 1, 1000, f, 4), 2);
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_folded_parse),
@@ -448,6 +479,7 @@ int main(void) {
                 cmocka_unit_test(test_rises_nothing),
                 cmocka_unit_test(test_rises_tiny_counts),
                 cmocka_unit_test(test_activity),
+                cmocka_unit_test(test_activity_shortfalls),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }

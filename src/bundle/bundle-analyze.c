@@ -835,3 +835,36 @@ int activity_load(const char *path, unsigned n_seconds_hint, Activity *ret) {
         *ret = a;
         return 0;
 }
+
+static int cmp_shortfall(const void *x, const void *y) {
+        const CpuShortfall *a = x, *b = y;
+        /* a->samples / a->expected against b's, without division */
+        uint64_t l = a->samples * b->expected, r = b->samples * a->expected;
+
+        if (l != r)
+                return l < r ? -1 : 1;
+        return (a->cpu > b->cpu) - (a->cpu < b->cpu);
+}
+
+size_t activity_shortfalls(const Activity *a, uint64_t freq_hz, unsigned from, unsigned to, CpuShortfall *ret,
+                           size_t max_n) {
+        size_t n = 0;
+
+        to = MIN(to, a->n_seconds);
+        if (freq_hz == 0 || max_n == 0 || to <= from || to - from < SHORTFALL_SECONDS_MIN)
+                return 0;
+        for (unsigned cpu = 0; cpu < a->n_cpus; cpu++) {
+                uint64_t got = 0, want = freq_hz * (to - from);
+                for (unsigned sec = from; sec < to; sec++)
+                        got += a->samples[(size_t) cpu * a->n_seconds + sec];
+                if (got == 0 || 2 * got >= want)
+                        continue;
+                CpuShortfall c = { cpu, got, want };
+                if (n < max_n)
+                        ret[n++] = c;
+                else if (cmp_shortfall(&c, &ret[n - 1]) < 0)
+                        ret[n - 1] = c;
+                qsort(ret, n, sizeof ret[0], cmp_shortfall);
+        }
+        return n;
+}

@@ -207,6 +207,26 @@ typedef struct Activity {
 int activity_load(const char *path, unsigned n_seconds_hint, Activity *ret);
 void activity_done(Activity *a);
 
+/*
+ * A CPU that delivered fewer samples than its rate asks for. The sampling clock fires on busy and
+ * idle CPUs alike, so a shortfall is time the CPU did not have: a vCPU the hypervisor did not run
+ * (steal time), interrupts held off, or samples lost in the rings. Its work is undercounted in
+ * every share of the bundle.
+ */
+typedef struct CpuShortfall {
+        unsigned cpu;
+        uint64_t samples, expected;
+} CpuShortfall;
+
+#define SHORTFALL_SECONDS_MIN 5U
+
+/* The CPUs of a that delivered under half the samples freq_hz asks for over the whole seconds
+ * [from, to) of the grid, fewest delivered first, at most max_n. A CPU with no sample at all in
+ * those seconds (offline, never sampled) is not one; fewer than SHORTFALL_SECONDS_MIN seconds
+ * judge nothing. Returns how many. */
+size_t activity_shortfalls(const Activity *a, uint64_t freq_hz, unsigned from, unsigned to, CpuShortfall *ret,
+                           size_t max_n);
+
 #include "basic/cleanup.h"
 static inline void folded_donep(Folded *f) {
         folded_done(f);

@@ -173,6 +173,17 @@ int show_print_json(const Show *s, bool pretty) {
                 const Activity *a = &s->activity;
                 json_begin_object(&w);
                 json_kv_u64(&w, "seconds", a->n_seconds);
+                /* CPUs that delivered under half the samples their rate asks for */
+                json_key(&w, "shortfalls");
+                json_begin_array(&w);
+                for (size_t i = 0; i < s->n_shortfalls; i++) {
+                        json_begin_object(&w);
+                        json_kv_u64(&w, "cpu", s->shortfalls[i].cpu);
+                        json_kv_u64(&w, "samples", s->shortfalls[i].samples);
+                        json_kv_u64(&w, "expected", s->shortfalls[i].expected);
+                        json_end_object(&w);
+                }
+                json_end_array(&w);
                 json_key(&w, "event_second");
                 if (s->has_event_second)
                         json_u64(&w, s->event_second);

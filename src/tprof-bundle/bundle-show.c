@@ -290,6 +290,17 @@ static void load_all(Show *s) {
         s->activity_error = p1 ? activity_load(p1, s->n_seconds, &s->activity) : -ENOMEM;
         if (s->activity_error >= 0)
                 s->n_seconds = s->activity.n_seconds;
+        /* Judged over the whole seconds the slice's samples cover: its first and last are partial. */
+        if (s->activity_error >= 0 && m && m->has_slice && m->profile_freq_hz > 0 &&
+            m->slice_covered_to_perf_ns > m->slice_covered_from_perf_ns &&
+            m->slice_covered_from_perf_ns >= m->slice_from_perf_ns) {
+                uint64_t a = m->slice_covered_from_perf_ns - m->slice_from_perf_ns,
+                         b = m->slice_covered_to_perf_ns - m->slice_from_perf_ns;
+                unsigned from = (unsigned) MIN((a + NSEC_PER_SEC - 1) / NSEC_PER_SEC, (uint64_t) ACTIVITY_SECONDS_MAX),
+                         to = (unsigned) MIN(b / NSEC_PER_SEC, (uint64_t) ACTIVITY_SECONDS_MAX);
+                s->n_shortfalls = activity_shortfalls(&s->activity, m->profile_freq_hz, from, to, s->shortfalls,
+                                                      SHOW_SHORTFALLS_MAX);
+        }
 
         free(p1);
         p1 = show_bundle_file(s, BUNDLE_FOLDED);
@@ -729,6 +740,14 @@ static void print_activity(const Show *s) {
                 unsigned col = s->event_second / bucket;
                 printf("  %-7s  %*s^ event (%s into the slice)\n", "", (int) col, "",
                        format_offset(o, sizeof o, (int64_t) s->event_second * (int64_t) NSEC_PER_SEC));
+        }
+        for (size_t i = 0; i < s->n_shortfalls; i++) {
+                const CpuShortfall *f = &s->shortfalls[i];
+                printf("  %scpu%u delivered %.0f%% of the samples its %" PRIu64 " Hz asks for%s: time it did not have "
+                       "(a vCPU the host did not run, interrupts held off%s), so its work is undercounted\n",
+                       s->color ? ANSI_YELLOW : "", f->cpu, 100.0 * (double) f->samples / (double) f->expected,
+                       s->m->profile_freq_hz, s->color ? ANSI_NORMAL : "",
+                       s->m->slice_lost > 0 ? ", or samples lost in the rings" : "");
         }
         if (a->n_skipped > 0)
                 printf("  (%" PRIu64 " malformed rows of %s skipped)\n", a->n_skipped, BUNDLE_ACTIVITY);

@@ -54,6 +54,10 @@ typedef struct Show {
         int activity_error;
         unsigned n_seconds, event_second;
         bool has_event_second;
+        /* CPUs that delivered under half their samples over the seconds the slice covers whole */
+#define SHOW_SHORTFALLS_MAX 8U
+        CpuShortfall shortfalls[SHOW_SHORTFALLS_MAX];
+        size_t n_shortfalls;
 
         Folded slice, baseline;
         int slice_error, baseline_error;

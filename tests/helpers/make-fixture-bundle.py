@@ -180,10 +180,15 @@ def write_logs(d, lines):
     write(os.path.join(d, "log.txt"), txt)
 
 
-def activity(starved_cpu=3):
+def activity(starved_cpu=3, stolen_cpu=None):
+    """Per second and CPU: FREQ samples (the clock fires on idle CPUs too), but a quarter of them
+    on stolen_cpu (a vCPU the host did not run)."""
     rows = ["# offset_s\tcpu\tsamples\tbusy"]
     for s in range(BEFORE_S + AFTER_S):
         for cpu in range(N_CPUS):
+            if cpu == stolen_cpu:
+                rows.append("%d\t%d\t%d\t%d" % (s, cpu, FREQ // 4, FREQ // 8))
+                continue
             busy = [12, 30, 22, 20][cpu % 4] + (s * 7 + cpu * 13) % 11
             if cpu == starved_cpu and s >= 60:
                 busy = FREQ
@@ -319,7 +324,7 @@ def make(args):
     write(os.path.join(d, "baseline.folded"), folded_text(base_c))
     write(os.path.join(d, "event.folded"), raw(folded_text(near_c)), mode)
     write(os.path.join(d, "stacks.perf-script"), perf_script(slice_c))
-    write(os.path.join(d, "activity.tsv"), activity())
+    write(os.path.join(d, "activity.tsv"), activity(stolen_cpu=2 if kind == "steal" else None))
     if captures.get("cpu") == "3":
         cpu_slice = {KUBELET_HOT: 900, NOISE[0][0]: 400, NOISE[4][0]: 300, NOISE[5][0]: 100}
         cpu_base = {KUBELET_HOT: 20, KUBELET_COLD: 30, NOISE[0][0]: 1400, NOISE[4][0]: 1100, NOISE[5][0]: 1500}
@@ -333,7 +338,7 @@ def make(args):
 def main():
     p = argparse.ArgumentParser()
     p.add_argument("state_dir")
-    p.add_argument("kind", choices=["anomaly", "thread", "burst", "under", "few", "quiet", "drop", "hostile", "corrupt", "pending",
+    p.add_argument("kind", choices=["anomaly", "thread", "steal", "burst", "under", "few", "quiet", "drop", "hostile", "corrupt", "pending",
                                     "nocov"])
     p.add_argument("--id", default="3fa9c2d1")
     p.add_argument("--time", type=int, default=1795271400123456, help="event time, usec since the epoch")

@@ -169,6 +169,16 @@ assert all(p["thread_of"] is None for p in d["unusual"]["processes"] if p["proce
 f = [x for x in d["unusual"]["functions"] if x["process"] == "VM_Thread"]
 assert f and all(x["thread_of"] == "java" for x in f), d["unusual"]["functions"]
 PY
+# A vCPU the host did not run (a quarter of its samples): show says its work is undercounted.
+python3 "$FIXTURE" "$TEST_TMP/steal" steal --id 0c0c0c0c
+"$TPROF_BUNDLE" -D "$TEST_TMP/steal" show >"$TEST_TMP/steal.txt" 2>"$ERR" || fail "show steal: $(cat "$ERR")"
+grep -qE '^  cpu2 delivered 24% of the samples its 49 Hz asks for: time it did not have' "$TEST_TMP/steal.txt" ||
+        fail "steal: no shortfall: $(sed -n '/^CPU activity/,/^$/p' "$TEST_TMP/steal.txt")"
+[ "$(grep -c ' delivered ' "$TEST_TMP/steal.txt")" = 1 ] || fail "steal: other CPUs called short"
+"$TPROF_BUNDLE" -D "$TEST_TMP/steal" show --json >"$TEST_TMP/steal.json" 2>"$ERR" || fail "show --json steal: $(cat "$ERR")"
+python3 -c 'import json,sys; f=json.load(open(sys.argv[1]))["activity"]["shortfalls"]; assert [x["cpu"] for x in f] == [2] and f[0]["samples"] * 4 < f[0]["expected"], f' \
+        "$TEST_TMP/steal.json" || fail "json: shortfalls"
+grep -q ' delivered ' "$TEST_TMP/drop.txt" && fail "a CPU called short in a bundle without one"
 # The same burst, its work split between two leaves: the summary names their caller too.
 python3 "$FIXTURE" "$TEST_TMP/under" under --id 0d0d0d0d
 "$TPROF_BUNDLE" -D "$TEST_TMP/under" show >"$TEST_TMP/under.txt" 2>"$ERR" || fail "show under: $(cat "$ERR")"
