@@ -462,6 +462,39 @@ static void test_activity_shortfalls(void **state) {
         assert_int_equal(activity_shortfalls(&a, 100, 7, 3, f, 4), 0);
         /* a range past the grid is cut to it */
         assert_int_equal(activity_shortfalls(&a, 100, 1, 1000, f, 4), 2);
+        /* a rate no daemon samples at (a damaged manifest) judges nothing */
+        assert_int_equal(activity_shortfalls(&a, SHORTFALL_FREQ_MAX + 1, 1, SECS, f, 4), 0);
+
+        /* A CPU whose idle task is never sampled (its clock does not fire in idle): its missing
+         * samples are idle time, not lost time. */
+        for (unsigned sec = 0; sec < SECS; sec++)
+                busy[3 * SECS + sec] = samples[3 * SECS + sec];
+        assert_int_equal(activity_shortfalls(&a, 100, 1, SECS, f, 4), 1);
+        assert_int_equal(f[0].cpu, 1);
+        for (unsigned sec = 0; sec < SECS; sec++)
+                busy[3 * SECS + sec] = 0;
+
+        /* Seconds no CPU has samples in (the daemon was not running) are not judged: four of nine
+         * seconds left are too few (counted, the full CPU 0 would have delivered 400 of 900). */
+        uint32_t saved[CPUS * SECS];
+        memcpy(saved, samples, sizeof saved);
+        for (unsigned sec = 2; sec < 7; sec++)
+                for (unsigned cpu = 0; cpu < CPUS; cpu++)
+                        samples[cpu * SECS + sec] = 0;
+        assert_int_equal(activity_shortfalls(&a, 100, 1, SECS, f, 4), 0);
+        memcpy(samples, saved, sizeof saved);
+
+        /* A CPU brought online at second 4 is judged from then: full from then on, not short. */
+        for (unsigned sec = 0; sec < 4; sec++)
+                samples[0 * SECS + sec] = 0;
+        for (unsigned sec = 4; sec < SECS; sec++)
+                samples[0 * SECS + sec] = 100;
+        assert_int_equal(activity_shortfalls(&a, 100, 1, SECS, f, 4), 2);
+        assert_true(f[0].cpu != 0 && f[1].cpu != 0);
+
+        /* Rows the reader dropped would read as missing samples: nothing is judged. */
+        a.n_skipped = 1;
+        assert_int_equal(activity_shortfalls(&a, 100, 1, SECS, f, 4), 0);
 }
 
 int main(void) {

@@ -147,6 +147,28 @@ static void test_from_proc(void **state) {
         json_value_free(v);
 }
 
+/* Names known from the slice's main threads cost no lookup: hundreds of single-threaded
+ * processes ranking above it leave a named thread's /proc lookup its turn. */
+static void test_budget(void **state) {
+        _cleanup_(incident_threads_freep) IncidentThreads *t = incident_threads_new();
+        JsonValue *v;
+        char name[16];
+
+        assert_non_null(t);
+        for (unsigned i = 0; i < 300; i++) {
+                snprintf(name, sizeof name, "proc-%u", i);
+                add(t, 1000 + i, 1000 + i, name, true, 10);
+        }
+        proc_file(900, 901, "svc-wrk");
+        proc_file(900, 0, "svc");
+        add(t, 900, 901, "svc-wrk", true, 5);
+        incident_threads_resolve(t, root);
+        v = listing(t);
+        assert_entry(entry(v, 0), "svc-wrk", 900, "svc", 5);
+        assert_null(entry(v, 1));
+        json_value_free(v);
+}
+
 static void test_shared_name(void **state) {
         _cleanup_(incident_threads_freep) IncidentThreads *t = incident_threads_new();
         JsonValue *v;
@@ -189,6 +211,7 @@ int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_from_samples),
                 cmocka_unit_test(test_from_proc),
+                cmocka_unit_test(test_budget),
                 cmocka_unit_test(test_shared_name),
                 cmocka_unit_test(test_bounded),
         };

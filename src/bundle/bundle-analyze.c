@@ -838,8 +838,7 @@ int activity_load(const char *path, unsigned n_seconds_hint, Activity *ret) {
 
 static int cmp_shortfall(const void *x, const void *y) {
         const CpuShortfall *a = x, *b = y;
-        /* a->samples / a->expected against b's, without division */
-        uint64_t l = a->samples * b->expected, r = b->samples * a->expected;
+        double l = (double) a->samples / (double) a->expected, r = (double) b->samples / (double) b->expected;
 
         if (l != r)
                 return l < r ? -1 : 1;
@@ -848,18 +847,44 @@ static int cmp_shortfall(const void *x, const void *y) {
 
 size_t activity_shortfalls(const Activity *a, uint64_t freq_hz, unsigned from, unsigned to, CpuShortfall *ret,
                            size_t max_n) {
+        _cleanup_free_ bool *sampled = NULL; /* seconds in which some CPU had samples */
         size_t n = 0;
 
         to = MIN(to, a->n_seconds);
-        if (freq_hz == 0 || max_n == 0 || to <= from || to - from < SHORTFALL_SECONDS_MIN)
+        /* Rows dropped (malformed, or past the reader's cap) would read as missing samples. */
+        if (freq_hz == 0 || freq_hz > SHORTFALL_FREQ_MAX || max_n == 0 || to <= from || a->n_skipped > 0)
                 return 0;
-        for (unsigned cpu = 0; cpu < a->n_cpus; cpu++) {
-                uint64_t got = 0, want = freq_hz * (to - from);
+        sampled = new0(bool, to);
+        if (!sampled)
+                return 0;
+        for (unsigned cpu = 0; cpu < a->n_cpus; cpu++)
                 for (unsigned sec = from; sec < to; sec++)
-                        got += a->samples[(size_t) cpu * a->n_seconds + sec];
-                if (got == 0 || 2 * got >= want)
+                        sampled[sec] = sampled[sec] || a->samples[(size_t) cpu * a->n_seconds + sec] > 0;
+
+        for (unsigned cpu = 0; cpu < a->n_cpus; cpu++) {
+                const uint32_t *sm = a->samples + (size_t) cpu * a->n_seconds, *bz = a->busy + (size_t) cpu * a->n_seconds;
+                unsigned first = to, last = from, judged = 0, idle = 0;
+                uint64_t got = 0;
+
+                /* From its first second with samples to its last (a CPU brought online or taken
+                 * off inside the slice), leaving out the seconds no CPU has (the daemon stopped). */
+                for (unsigned sec = from; sec < to; sec++)
+                        if (sm[sec] > 0) {
+                                first = MIN(first, sec);
+                                last = sec;
+                        }
+                for (unsigned sec = first; sec <= last && first < to; sec++) {
+                        if (!sampled[sec])
+                                continue;
+                        judged++;
+                        got += sm[sec];
+                        idle += sm[sec] > bz[sec];
+                }
+                /* Only a CPU whose clock is seen to fire while it idles: where it does not (cycles,
+                 * some hypervisors' idle), an idle CPU's missing samples are no lost time. */
+                if (judged < SHORTFALL_SECONDS_MIN || 2 * idle < judged || 2 * got >= freq_hz * judged)
                         continue;
-                CpuShortfall c = { cpu, got, want };
+                CpuShortfall c = { cpu, got, freq_hz * judged };
                 if (n < max_n)
                         ret[n++] = c;
                 else if (cmp_shortfall(&c, &ret[n - 1]) < 0)

@@ -208,10 +208,11 @@ int activity_load(const char *path, unsigned n_seconds_hint, Activity *ret);
 void activity_done(Activity *a);
 
 /*
- * A CPU that delivered fewer samples than its rate asks for. The sampling clock fires on busy and
- * idle CPUs alike, so a shortfall is time the CPU did not have: a vCPU the hypervisor did not run
- * (steal time), interrupts held off, or samples lost in the rings. Its work is undercounted in
- * every share of the bundle.
+ * A CPU that delivered fewer samples than its rate asks for. Where the cpu-clock event fires on
+ * idle CPUs too (their samples are the idle task's), a shortfall is time the CPU did not have: a
+ * vCPU the hypervisor did not run (steal time), interrupts held off, or samples lost in the rings.
+ * Its work is undercounted in every share of the bundle. Where the clock does not fire in idle
+ * (cycles; some hypervisors' idle states), missing samples say nothing, and no CPU is judged.
  */
 typedef struct CpuShortfall {
         unsigned cpu;
@@ -219,11 +220,14 @@ typedef struct CpuShortfall {
 } CpuShortfall;
 
 #define SHORTFALL_SECONDS_MIN 5U
+#define SHORTFALL_FREQ_MAX 1000000U
 
 /* The CPUs of a that delivered under half the samples freq_hz asks for over the whole seconds
- * [from, to) of the grid, fewest delivered first, at most max_n. A CPU with no sample at all in
- * those seconds (offline, never sampled) is not one; fewer than SHORTFALL_SECONDS_MIN seconds
- * judge nothing. Returns how many. */
+ * [from, to) of the grid, fewest delivered first, at most max_n. Each CPU is judged from its first
+ * second with samples to its last (hotplug), over the seconds some CPU has samples in (not where
+ * the daemon was not running), and only if its idle task was sampled in at least half of them
+ * (its clock fires in idle). Fewer than SHORTFALL_SECONDS_MIN such seconds, dropped rows in the
+ * grid, or a rate above SHORTFALL_FREQ_MAX judge nothing. Returns how many. */
 size_t activity_shortfalls(const Activity *a, uint64_t freq_hz, unsigned from, unsigned to, CpuShortfall *ret,
                            size_t max_n);
 

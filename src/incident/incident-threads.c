@@ -166,8 +166,9 @@ static void each_name(const IncidentThreads *t, bool (*f)(const ThreadCount *c, 
 }
 
 /* Whether process pid under prefix has a thread named comm: tid first (the last one sampled),
- * else any of its threads (a pool whose workers come and go), at most TASKS_SCANNED_MAX. */
-#define TASKS_SCANNED_MAX 4096U
+ * else any of its threads (a pool whose workers come and go), at most TASKS_SCANNED_MAX: with
+ * 2 * INCIDENT_THREADS_MAX names looked up, a bound on the files one bundle reads. */
+#define TASKS_SCANNED_MAX 256U
 static bool has_thread_named(const char *prefix, uint32_t pid, uint32_t tid, const char *comm) {
         _cleanup_free_ char *fn = NULL, *line = NULL;
         _cleanup_closedir_ DIR *d = NULL;
@@ -216,14 +217,17 @@ static bool resolve_one(const ThreadCount *c, void *ud) {
         Resolve *r = ud;
         _cleanup_free_ char *name = NULL;
 
-        if (!hashmap_get(r->t->mains, &c->pid, sizeof c->pid, NULL) && proc_name(r->root, c, &name) >= 0)
+        /* Names known from the slice cost nothing; only the lookups in /proc are counted. */
+        if (hashmap_get(r->t->mains, &c->pid, sizeof c->pid, NULL))
+                return true;
+        if (proc_name(r->root, c, &name) >= 0)
                 (void) main_seen(r->t, c->pid, name);
         return --r->left > 0;
 }
 
 void incident_threads_resolve(IncidentThreads *t, const char *root) {
-        /* Names whose process is their own are not listed: look at a few more than are. */
-        Resolve r = { t, root, 4 * INCIDENT_THREADS_MAX };
+        /* Names whose process is their own are not listed: look up a few more than are. */
+        Resolve r = { t, root, 2 * INCIDENT_THREADS_MAX };
 
         each_name(t, resolve_one, &r);
 }

@@ -291,7 +291,9 @@ static void load_all(Show *s) {
         if (s->activity_error >= 0)
                 s->n_seconds = s->activity.n_seconds;
         /* Judged over the whole seconds the slice's samples cover: its first and last are partial. */
-        if (s->activity_error >= 0 && m && m->has_slice && m->profile_freq_hz > 0 &&
+        /* Only the cpu-clock event fires while a CPU idles: cycles stop in idle. */
+        if (s->activity_error >= 0 && m && m->has_slice && m->profile_freq_hz > 0 && m->profile_event &&
+            streq(m->profile_event, "cpu-clock") &&
             m->slice_covered_to_perf_ns > m->slice_covered_from_perf_ns &&
             m->slice_covered_from_perf_ns >= m->slice_from_perf_ns) {
                 uint64_t a = m->slice_covered_from_perf_ns - m->slice_from_perf_ns,
@@ -743,9 +745,9 @@ static void print_activity(const Show *s) {
         }
         for (size_t i = 0; i < s->n_shortfalls; i++) {
                 const CpuShortfall *f = &s->shortfalls[i];
-                printf("  %scpu%u delivered %.0f%% of the samples its %" PRIu64 " Hz asks for%s: time it did not have "
+                printf("  %scpu%u delivered %u%% of the samples its %" PRIu64 " Hz asks for%s: time it did not have "
                        "(a vCPU the host did not run, interrupts held off%s), so its work is undercounted\n",
-                       s->color ? ANSI_YELLOW : "", f->cpu, 100.0 * (double) f->samples / (double) f->expected,
+                       s->color ? ANSI_YELLOW : "", f->cpu, (unsigned) (100 * f->samples / f->expected),
                        s->m->profile_freq_hz, s->color ? ANSI_NORMAL : "",
                        s->m->slice_lost > 0 ? ", or samples lost in the rings" : "");
         }

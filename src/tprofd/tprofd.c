@@ -411,7 +411,8 @@ static int run(int argc, char *argv[]) {
                 /* A hook that is not there fails every bundle; one this user may not run (a check
                  * run without root) may well run for the daemon. */
                 if (arg_config.on_bundle && access(arg_config.on_bundle[0], X_OK) < 0) {
-                        if (errno == ENOENT || errno == ENOTDIR) {
+                        /* root is refused only a file nobody may execute: the daemon's refusal too */
+                        if (errno == ENOENT || errno == ENOTDIR || (errno == EACCES && geteuid() == 0)) {
                                 config_error = true;
                                 r = log_error_errno(errno, "%s: incidents.on_bundle: '%s' cannot be run: %m",
                                                     arg_config.config_path ?: "configuration", arg_config.on_bundle[0]);

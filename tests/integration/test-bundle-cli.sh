@@ -179,6 +179,10 @@ grep -qE '^  cpu2 delivered 24% of the samples its 49 Hz asks for: time it did n
 python3 -c 'import json,sys; f=json.load(open(sys.argv[1]))["activity"]["shortfalls"]; assert [x["cpu"] for x in f] == [2] and f[0]["samples"] * 4 < f[0]["expected"], f' \
         "$TEST_TMP/steal.json" || fail "json: shortfalls"
 grep -q ' delivered ' "$TEST_TMP/drop.txt" && fail "a CPU called short in a bundle without one"
+# Sampled with cycles, which stop while a CPU idles: missing samples say nothing there.
+sed -i 's/"event": "cpu-clock"/"event": "cycles"/' "$TEST_TMP"/steal/incidents/*/manifest.json
+"$TPROF_BUNDLE" -D "$TEST_TMP/steal" show >"$TEST_TMP/steal-cycles.txt" 2>"$ERR" || fail "show steal (cycles): $(cat "$ERR")"
+grep -q ' delivered ' "$TEST_TMP/steal-cycles.txt" && fail "a cycles bundle's CPU called short"
 # The same burst, its work split between two leaves: the summary names their caller too.
 python3 "$FIXTURE" "$TEST_TMP/under" under --id 0d0d0d0d
 "$TPROF_BUNDLE" -D "$TEST_TMP/under" show >"$TEST_TMP/under.txt" 2>"$ERR" || fail "show under: $(cat "$ERR")"

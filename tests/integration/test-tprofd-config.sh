@@ -48,6 +48,14 @@ sed "s|/usr/local/share/doc/tprof/hooks/|$TPROF_SOURCE_ROOT/contrib/hooks/|" "$T
 sed "s|/usr/local/share/doc/tprof/hooks/|$TEST_TMP/no-hooks/|" "$TEST_TMP/example.yaml" >"$TEST_TMP/example-nohook.yaml"
 expect_exit 78 "$TPROFD" --config "$TEST_TMP/example-nohook.yaml" --check-config
 grep -q "incidents.on_bundle: '$TEST_TMP/no-hooks/ship-s3.sh' cannot be run" "$ERR" || fail "missing hook: $(cat "$ERR")"
+# One that nobody may execute fails for the daemon (root) too.
+if [ "$(id -u)" = 0 ]; then
+        mkdir -p "$TEST_TMP/noexec-hooks"
+        printf '#!/bin/sh\nexit 0\n' >"$TEST_TMP/noexec-hooks/ship-s3.sh"
+        chmod 0644 "$TEST_TMP/noexec-hooks/ship-s3.sh"
+        sed "s|/usr/local/share/doc/tprof/hooks/|$TEST_TMP/noexec-hooks/|" "$TEST_TMP/example.yaml" >"$TEST_TMP/example-noexec.yaml"
+        expect_exit 78 "$TPROFD" --config "$TEST_TMP/example-noexec.yaml" --check-config
+fi
 
 require_perf
 require_kmsg_writable
