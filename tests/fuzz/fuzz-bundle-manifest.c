@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "basic/cleanup.h"
+#include "bundle/bundle-cgroups.h"
 #include "bundle/bundle-read.h"
 #include "fuzz-util.h"
 
@@ -79,7 +80,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
                 return 0;
         }
         if (r < 0) {
-                assert(r == -EPROTO || r == -ENOMEM);
+                /* a newer format; not an object, or a field of the wrong type */
+                assert(r == -EPROTO || r == -EUCLEAN || r == -ENOMEM);
                 return 0;
         }
 
@@ -99,6 +101,18 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
                 };
                 for (size_t i = 0; i < sizeof filters / sizeof filters[0]; i++)
                         sink += bundle_entry_matches(&e, filters[i]);
+                sink += bundle_entry_has_field(&e, "event.priority") + bundle_entry_has_field(&e, "statsu");
+        }
+        /* the manifest's attribution: threads and cgroups, looked up by a tidied comm */
+        {
+                static const char *const comms[] = { "VM_Thread", "java", "", "x_y" };
+                char pbuf[256], where[1024];
+                for (size_t i = 0; i < sizeof comms / sizeof comms[0]; i++) {
+                        const char *p = bundle_thread_process(m, comms[i], pbuf, sizeof pbuf);
+                        if (p)
+                                assert(strlen(p) < sizeof pbuf);
+                        sink += bundle_process_cgroup(m, comms[i], +1, where, sizeof where) != NULL;
+                }
         }
         return 0;
 }
