@@ -201,6 +201,27 @@ static int on_accept(sd_event_source *src, int fd, uint32_t revents, void *userd
         return 0;
 }
 
+/* Makes sa's path free to bind: a socket someone answers on is another daemon's (-EADDRINUSE);
+ * only a stale socket (its daemon gone: the connection refused) is removed; anything else at the
+ * path is not ours to remove (-EEXIST, or the probe's error). */
+static int clear_path(const struct sockaddr_un *sa) {
+        _cleanup_close_ int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+        struct stat st;
+
+        if (fd < 0)
+                return -errno;
+        if (connect(fd, (const struct sockaddr *) sa, sizeof *sa) == 0 || errno == EAGAIN)
+                return -EADDRINUSE;
+        if (errno == ENOENT)
+                return 0;
+        if (errno != ECONNREFUSED)
+                return -errno;
+        if (lstat(sa->sun_path, &st) < 0 || !S_ISSOCK(st.st_mode))
+                return -EEXIST;
+        (void) unlink(sa->sun_path);
+        return 0;
+}
+
 int control_server_new(sd_event *e, const char *path, int64_t priority, ControlHandler handler, void *userdata,
                        ControlServer **ret) {
         _cleanup_free_ ControlServer *s = NULL;
@@ -223,26 +244,10 @@ int control_server_new(sd_event *e, const char *path, int64_t priority, ControlH
                 s->have_group = true;
         }
 
-        s->fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-        if (s->fd < 0)
-                return -errno;
         strcpy(sa.sun_path, path);
-        /* A socket someone answers on is another daemon's: leave it to it. Only a stale socket (its
-         * daemon gone: the connection refused) is replaced; anything else at the path is not ours
-         * to remove. */
-        if (connect(s->fd, (struct sockaddr *) &sa, sizeof sa) == 0 || errno == EAGAIN) {
-                safe_close(s->fd);
-                return -EADDRINUSE;
-        }
-        r = errno;
-        safe_close(s->fd);
-        if (r == ECONNREFUSED) {
-                struct stat st;
-                if (lstat(path, &st) < 0 || !S_ISSOCK(st.st_mode))
-                        return -EEXIST;
-                (void) unlink(path);
-        } else if (r != ENOENT)
-                return -r;
+        r = clear_path(&sa);
+        if (r < 0)
+                return r;
         s->fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
         if (s->fd < 0)
                 return -errno;
