@@ -137,21 +137,12 @@ static int host_info(Manager *m) {
  * so the state directories get group tprof and the setgid bit, and what is created below them
  * inherits the group either way.
  */
-static void set_state_group(const char *path) {
-        struct group *g = getgrnam(CONTROL_GROUP);
+static void set_state_group(const char *path, gid_t gid) {
         struct stat st;
 
-        if (!g) {
-                static bool said = false;
-                if (!said)
-                        log_notice("No group " CONTROL_GROUP " on this host: bundles and the control socket are for "
-                                   "root only (systemd-sysusers makes the group from tprof's sysusers.d file).");
-                said = true;
-                return;
-        }
         if (stat(path, &st) < 0)
                 return;
-        if (st.st_gid != g->gr_gid && chown(path, (uid_t) -1, g->gr_gid) < 0) {
+        if (st.st_gid != gid && chown(path, (uid_t) -1, gid) < 0) {
                 log_debug_errno(errno, "Failed to give '%s' group " CONTROL_GROUP ", ignoring: %m", path);
                 return;
         }
@@ -162,8 +153,13 @@ static void set_state_group(const char *path) {
 static int make_state_dirs(Manager *m) {
         static const char *const subdirs[] = { "ring", "incidents", "state" };
         const char *state = m->config->state_dir;
+        const struct group *g = getgrnam(CONTROL_GROUP);
+        gid_t gid = g ? g->gr_gid : (gid_t) -1;
         int r;
 
+        if (!g)
+                log_notice("No group " CONTROL_GROUP " on this host: bundles and the control socket are for root only "
+                           "(systemd-sysusers makes the group from tprof's sysusers.d file).");
         r = mkdir_p(state, BUNDLE_DIR_MODE);
         if (r < 0)
                 return log_error_errno(r, "Failed to create state directory '%s': %m", state);
@@ -176,14 +172,16 @@ static int make_state_dirs(Manager *m) {
                 return log_error_errno(errno, errno == EWOULDBLOCK ?
                                                       "State directory '%s' is in use by another tprofd; not starting a second one on it." :
                                                       "Failed to lock state directory '%s': %m", state);
-        set_state_group(state);
+        if (gid != (gid_t) -1)
+                set_state_group(state, gid);
         for (size_t i = 0; i < ELEMENTSOF(subdirs); i++) {
                 _cleanup_free_ char *p = NULL;
                 if (asprintf(&p, "%s/%s", state, subdirs[i]) < 0)
                         return log_oom();
                 if (mkdir(p, BUNDLE_DIR_MODE) < 0 && errno != EEXIST)
                         return log_error_errno(errno, "Failed to create '%s': %m", p);
-                set_state_group(p);
+                if (gid != (gid_t) -1)
+                        set_state_group(p, gid);
         }
         if (asprintf(&m->ring_dir, "%s/ring", state) < 0)
                 return log_oom();
@@ -393,10 +391,11 @@ static void manager_incident_limits(const Manager *m, IncidentLimits *ret) {
 
 static void manager_incident_hook(const Manager *m, IncidentHookOptions *ret) {
         char **argv = m->config->on_bundle;
+        int r = tprofd_config_hook_check(m->config);
 
         /* It may be installed later; until then every bundle's hook fails: say so now. */
-        if (argv && argv[0] && access(argv[0], X_OK) < 0)
-                log_warning_errno(errno, "The bundle hook '%s' cannot be run (%m): each bundle's hook will fail until it can.",
+        if (r < 0)
+                log_warning_errno(r, "The bundle hook '%s' cannot be run (%m): each bundle's hook will fail until it can.",
                                   argv[0]);
         *ret = (IncidentHookOptions) { .argv = argv, .timeout_usec = m->config->on_bundle_timeout_usec };
 }

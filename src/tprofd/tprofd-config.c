@@ -65,6 +65,12 @@ const char *tprofd_journal_context_to_string(int v) {
         return v >= 0 && v < (int) ELEMENTSOF(priority_table) ? priority_table[v] : "off";
 }
 
+int tprofd_config_hook_check(const TprofdConfig *c) {
+        if (!c->on_bundle || !c->on_bundle[0])
+                return 0;
+        return access(c->on_bundle[0], X_OK) < 0 ? -errno : 0;
+}
+
 void tprofd_config_init(TprofdConfig *c) {
         *c = (TprofdConfig) {
                 .log_level = -1,

@@ -64,6 +64,10 @@ const char *tprofd_journal_context_to_string(int v);
 /* -ERANGE unless bytes is a stack copy size the sampler accepts. */
 int tprofd_unwind_stack_valid(uint64_t bytes);
 
+/* 0 when incidents.on_bundle is unset or this process may run its command, else -errno (a hook
+ * installed later, a path copied from the wrong place, a file nobody may execute). */
+int tprofd_config_hook_check(const TprofdConfig *c);
+
 void tprofd_config_init(TprofdConfig *c);
 void tprofd_config_done(TprofdConfig *c);
 

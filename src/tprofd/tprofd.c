@@ -407,22 +407,18 @@ static int run(int argc, char *argv[]) {
         case ACTION_CHECK_CONFIG:
                 /* The configuration already loaded, or we would not be here. */
                 printf("configuration: %s\n", arg_config.config_path ?: "defaults (no " TPROFD_CONFIG_FILE ")");
-                r = 0;
-                /* A hook that is not there fails every bundle; one this user may not run (a check
-                 * run without root) may well run for the daemon. */
-                if (arg_config.on_bundle && access(arg_config.on_bundle[0], X_OK) < 0) {
-                        /* root is refused only a file nobody may execute: the daemon's refusal too */
-                        if (errno == ENOENT || errno == ENOTDIR || (errno == EACCES && geteuid() == 0)) {
-                                config_error = true;
-                                r = log_error_errno(errno, "%s: incidents.on_bundle: '%s' cannot be run: %m",
-                                                    arg_config.config_path ?: "configuration", arg_config.on_bundle[0]);
-                        } else
-                                log_warning_errno(errno, "%s: incidents.on_bundle: '%s' cannot be run by this user: %m",
-                                                  arg_config.config_path ?: "configuration", arg_config.on_bundle[0]);
-                }
-                int k = rules_tester_check(arg_config.rules_path, stdout, stderr, &config_error);
-                if (r >= 0)
-                        r = k;
+                r = rules_tester_check(arg_config.rules_path, stdout, stderr, &config_error);
+                /* A hook that is not there fails every bundle, and so does one nobody may execute
+                 * (root is refused only that); one this user may not run (a check run without root)
+                 * may well run for the daemon. */
+                int k = tprofd_config_hook_check(&arg_config);
+                if (k == -ENOENT || k == -ENOTDIR || (k == -EACCES && geteuid() == 0)) {
+                        config_error = true;
+                        r = log_error_errno(k, "%s: incidents.on_bundle: '%s' cannot be run: %m",
+                                            arg_config.config_path ?: "configuration", arg_config.on_bundle[0]);
+                } else if (k < 0)
+                        log_warning_errno(k, "%s: incidents.on_bundle: '%s' cannot be run by this user: %m",
+                                          arg_config.config_path ?: "configuration", arg_config.on_bundle[0]);
                 break;
         case ACTION_ONCE: {
                 OnceOptions o = {
