@@ -427,19 +427,28 @@ static bool is_scalar(const JsonValue *v) {
         return v && v->type != JSON_TYPE_OBJECT && v->type != JSON_TYPE_ARRAY;
 }
 
-static const char *const filter_scopes[] = { "", "event.", "event.captures.", "rule." };
+/* A filter's FIELD in the manifest: the first scalar of that name as a dotted path, then at the
+ * top level, under "event", "event.captures" and "rule". NULL if none. */
+static const JsonValue *manifest_field(const BundleManifest *m, const char *field) {
+        static const char *const scopes[] = { "", "event.", "event.captures.", "rule." };
+
+        for (size_t i = 0; m && i < ELEMENTSOF(scopes); i++) {
+                char path[300];
+                snprintf(path, sizeof path, "%s%s", scopes[i], field);
+                const JsonValue *v = json_object_get_path(m->json, path);
+                if (is_scalar(v))
+                        return v;
+        }
+        return NULL;
+}
+
+/* The fields an entry has whatever its manifest holds. */
+static bool entry_field(const char *field) {
+        return streq(field, "status") || streq(field, "rule") || streq(field, "id") || streq(field, "short_id");
+}
 
 bool bundle_entry_has_field(const BundleEntry *e, const char *field) {
-        if (streq(field, "status") || streq(field, "rule") || streq(field, "id") || streq(field, "short_id") ||
-            bundle_cgroups_field(field))
-                return true;
-        for (size_t i = 0; e->manifest && i < ELEMENTSOF(filter_scopes); i++) {
-                char path[300];
-                snprintf(path, sizeof path, "%s%s", filter_scopes[i], field);
-                if (is_scalar(json_object_get_path(e->manifest->json, path)))
-                        return true;
-        }
-        return false;
+        return entry_field(field) || bundle_cgroups_field(field) || manifest_field(e->manifest, field);
 }
 
 bool bundle_entry_matches(const BundleEntry *e, const char *filter) {
@@ -469,14 +478,8 @@ bool bundle_entry_matches(const BundleEntry *e, const char *filter) {
         if (bundle_cgroups_field(field) && bundle_cgroups_match(e->manifest, field, value))
                 return true;
 
-        for (size_t i = 0; i < ELEMENTSOF(filter_scopes); i++) {
-                char path[300];
-                snprintf(path, sizeof path, "%s%s", filter_scopes[i], field);
-                const JsonValue *v = json_object_get_path(e->manifest->json, path);
-                if (is_scalar(v))
-                        return scalar_equals(v, value);
-        }
-        return false;
+        const JsonValue *v = manifest_field(e->manifest, field);
+        return v && scalar_equals(v, value);
 }
 
 int bundle_list_resolve(const BundleList *l, const char *query, size_t **ret_candidates,
