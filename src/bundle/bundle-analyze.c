@@ -873,7 +873,9 @@ size_t activity_shortfalls(const Activity *a, uint64_t freq_hz, unsigned from, u
                                 first = MIN(first, sec);
                                 last = sec;
                         }
-                for (unsigned sec = first; sec <= last && first < to; sec++) {
+                if (first == to) /* none at all: offline, or never sampled */
+                        continue;
+                for (unsigned sec = first; sec <= last; sec++) {
                         if (!sampled[sec])
                                 continue;
                         judged++;

@@ -20,10 +20,10 @@
 #define THREAD_COMM_BYTES_MAX 64U
 
 struct IncidentThreads {
-        /* pid -> its main thread's comm (owned, strdup'd), as its samples last carried it */
+        /* pid -> its main thread's comm (owned, strdup'd), as its slice samples last carried it, or
+         * as /proc said it (incident_threads_resolve()) */
         Hashmap *mains;
-        /* comm '\0' pid (4 bytes) -> slice samples << 32 | the last tid seen, for threads whose
-         * tid is not their pid */
+        /* comm '\0' pid (4 bytes) -> slice samples << 32 | the last tid seen, main threads included */
         Hashmap *threads;
 };
 
@@ -82,7 +82,6 @@ int incident_threads_add(IncidentThreads *t, const Sample *s, bool in_slice) {
         size_t l = strlen(comm);
         char key[THREAD_COMM_BYTES_MAX + 1 + sizeof(uint32_t)];
         uint64_t *v;
-
         int r;
 
         /* Only the slice's seconds: a main thread seen minutes before may be another program's by

@@ -94,6 +94,26 @@ static int line_reader_next(LineReader *lr, char **ret, size_t *ret_len) {
         }
 }
 
+/* 0 when every file ("-": stdin) can be opened and is not a directory, else the first's -errno,
+ * said on err. */
+static int files_readable(char *const *files, size_t n_files, FILE *err) {
+        for (size_t i = 0; i < n_files; i++) {
+                struct stat st;
+                if (streq(files[i], "-"))
+                        continue;
+                if (stat(files[i], &st) < 0 || access(files[i], R_OK) < 0) {
+                        int r = -errno;
+                        fprintf(err, "%s: cannot open: %s\n", files[i], strerror(-r));
+                        return r;
+                }
+                if (S_ISDIR(st.st_mode)) {
+                        fprintf(err, "%s: cannot read: %s\n", files[i], strerror(EISDIR));
+                        return -EISDIR;
+                }
+        }
+        return 0;
+}
+
 typedef struct Tester {
         RuleSet *rs;
         FILE *out;
@@ -270,22 +290,9 @@ int rules_tester_run(const char *rules_path, char *const *files, size_t n_files,
 
         start = now_usec(CLOCK_MONOTONIC);
         /* Every file is checked before any is read: a typo in the last one does not come after the
-         * matches of the first. */
-        for (size_t i = 0; i < n_files && r >= 0; i++) {
-                struct stat st;
-                if (streq(files[i], "-"))
-                        continue;
-                if (stat(files[i], &st) < 0 || access(files[i], R_OK) < 0) {
-                        r = -errno;
-                        fprintf(err, "%s: cannot open: %s\n", files[i], strerror(errno));
-                } else if (S_ISDIR(st.st_mode)) {
-                        r = -EISDIR;
-                        fprintf(err, "%s: cannot read: %s\n", files[i], strerror(EISDIR));
-                }
-        }
-        if (r < 0)
-                ;
-        else if (n_files == 0)
+         * matches of the first. (With none given, stdin is read.) */
+        r = files_readable(files, n_files, err);
+        if (n_files == 0)
                 r = tester_feed(&t, stdin, "-", err);
         else
                 for (size_t i = 0; i < n_files && r >= 0; i++) {

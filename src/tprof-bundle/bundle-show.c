@@ -290,8 +290,8 @@ static void load_all(Show *s) {
         s->activity_error = p1 ? activity_load(p1, s->n_seconds, &s->activity) : -ENOMEM;
         if (s->activity_error >= 0)
                 s->n_seconds = s->activity.n_seconds;
-        /* Judged over the whole seconds the slice's samples cover: its first and last are partial. */
-        /* Only the cpu-clock event fires while a CPU idles: cycles stop in idle. */
+        /* CPUs short of samples, judged over the whole seconds the slice's samples cover (the first
+         * and last are partial), and only on cpu-clock: cycles stop while a CPU idles. */
         if (s->activity_error >= 0 && m && m->has_slice && m->profile_freq_hz > 0 && m->profile_event &&
             streq(m->profile_event, "cpu-clock") &&
             m->slice_covered_to_perf_ns > m->slice_covered_from_perf_ns &&
