@@ -22,6 +22,7 @@ PACKAGES=(
         libsystemd-dev libpcre2-dev libyaml-dev libzstd-dev libelf-dev libdw-dev
         libprotobuf-c-dev protobuf-c-compiler zlib1g-dev  # pprof export: profile.proto, gzip
         libiberty-dev  # C++ and Rust symbols demangled
+        liblzma-dev    # MiniDebugInfo (.gnu_debugdata): named directly, not only through libdw-dev
         # tests and benchmarks
         libcmocka-dev clang libclang-rt-14-dev pcre2-utils linux-perf python3 jq libxml2-utils valgrind strace bc
         binutils  # nm and objcopy: the stripped fixtures and the function-start checks
