@@ -57,6 +57,11 @@ require_perf() {
         "$TPROFD" --once 0.2 >/dev/null 2>"$TEST_TMP/perf-probe" || skip "perf events unavailable: $(head -c 300 "$TEST_TMP/perf-probe")"
 }
 
+# Each test's daemon listens on a control socket of its own, and tprof-bundle finds it there: tests
+# running at once (and the host's own tprofd) never answer each other's status or capture. A test
+# may choose another (--control-socket after start_tprofd's, and TPROF_CONTROL_SOCKET).
+export TPROF_CONTROL_SOCKET="$TEST_TMP/control.sock"
+
 # start_tprofd ARGS...: runs tprofd in the background on $STATE with its log in $TEST_TMP/tprofd.log,
 # waits until it runs, stops it at exit. Sets TPROFD_PID.
 running_lines() {
@@ -68,7 +73,7 @@ running_more_than() { [ "$(running_lines)" -gt "$1" ]; }
 start_tprofd() {
         local before
         before=$(running_lines)
-        "$TPROFD" --state-dir "$STATE" "$@" >>"$TEST_TMP/tprofd.log" 2>&1 &
+        "$TPROFD" --state-dir "$STATE" --control-socket "$TEST_TMP/control.sock" "$@" >>"$TEST_TMP/tprofd.log" 2>&1 &
         TPROFD_PID=$!
         on_exit "kill $TPROFD_PID 2>/dev/null; wait $TPROFD_PID 2>/dev/null"
         # The log is appended across restarts: wait for this run's line, not an earlier one.
