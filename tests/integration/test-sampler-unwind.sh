@@ -217,13 +217,21 @@ container_short_lived() {
         mkdir -p "$host" "$ns"
         cp "$TPROF_UNWIND_FIXTURE" "$ns/appgone"
         # Runs of 2 ms: a busy machine stretches them, and one read before it ends (tprofd
-        # --once reads every 100 ms) checks nothing; of 60, some are always gone when read.
-        unshare -m --propagation private sh -c 'mount --bind "$1" "$2" && sleep 2 && i=0 &&
+        # --once reads every 100 ms) checks nothing; of 60, some are always gone when read. They
+        # start once tprofd samples (its start-up takes seconds on a loaded machine).
+        unshare -m --propagation private sh -c 'mount --bind "$1" "$2" &&
+                while [ ! -e "$3" ]; do sleep 0.05; done && i=0 &&
                 while [ $i -lt 60 ]; do "$2/appgone" spin 0.002 || exit 1; i=$((i + 1)); done &&
-                exec "$2/appgone" spin 4' sh "$ns" "$host" 2>"$TEST_TMP/ctr2.err" &
+                exec "$2/appgone" spin 4' sh "$ns" "$host" "$TEST_TMP/ctr2.go" 2>"$TEST_TMP/ctr2.err" &
         pid=$!
         on_exit "kill $pid 2>/dev/null"
-        once 10 --freq 997 --unwind auto
+        "$TPROFD" --once 10 --freq 997 --unwind auto >"$OUT" 2>"$ERR" &
+        local tp=$!
+        on_exit "kill $tp 2>/dev/null"
+        wait_for 30 eval "ls -l /proc/$tp/fd 2>/dev/null | grep -q perf_event" ||
+                fail "container, short-lived first: tprofd did not start sampling: $(cat "$ERR")"
+        touch "$TEST_TMP/ctr2.go"
+        wait "$tp" || fail "container, short-lived first: tprofd --once failed: $(cat "$ERR")"
         wait "$pid" || fail "container, short-lived first: $(cat "$TEST_TMP/ctr2.err")"
         unreadable=$(sed -nE 's/.*files read: [0-9]+ \(([0-9]+) unreadable\).*/\1/p' "$ERR")
         [ "${unreadable:-0}" -ge 1 ] ||
