@@ -11,15 +11,11 @@
  *
  * Everything runs on this one thread (docs/design.md). Nothing here blocks on anything but local disk.
  */
-#include <grp.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/file.h>
-#include <sys/stat.h>
 #include <sys/utsname.h>
 #include <unistd.h>
 
@@ -31,7 +27,6 @@
 #include "basic/clock-map.h"
 #include "basic/fileio.h"
 #include "basic/log.h"
-#include "basic/parse-util.h"
 #include "basic/string-util.h"
 #include "basic/time-util.h"
 #include "bundle/bundle-format.h"
@@ -43,7 +38,9 @@
 #include "rules/rules.h"
 #include "sampler/sampler.h"
 #include "store/ring-store.h"
+#include "tprofd/daemon-control.h"
 #include "tprofd/manager.h"
+#include "tprofd/state-dir.h"
 
 /*
  * sd-event priorities, most urgent first. The sampler's rings overflow if not drained, so they
@@ -127,63 +124,6 @@ static int host_info(Manager *m) {
         if (r < 0)
                 m->boot_id = strdup("unknown");
         if (!m->host || !m->kernel_release || !m->boot_id)
-                return log_oom();
-        return 0;
-}
-
-/*
- * Bundles and windows are for root and group tprof (docs/design.md). Under the shipped unit tprofd runs
- * with Group=tprof and everything it creates has that group; started by hand it runs as root:root,
- * so the state directories get group tprof and the setgid bit, and what is created below them
- * inherits the group either way.
- */
-static void set_state_group(const char *path, gid_t gid) {
-        struct stat st;
-
-        if (stat(path, &st) < 0)
-                return;
-        if (st.st_gid != gid && chown(path, (uid_t) -1, gid) < 0) {
-                log_debug_errno(errno, "Failed to give '%s' group " CONTROL_GROUP ", ignoring: %m", path);
-                return;
-        }
-        if ((st.st_mode & 07777) != (BUNDLE_DIR_MODE | S_ISGID))
-                (void) chmod(path, BUNDLE_DIR_MODE | S_ISGID);
-}
-
-static int make_state_dirs(Manager *m) {
-        static const char *const subdirs[] = { "ring", "incidents", "state" };
-        const char *state = m->config->state_dir;
-        const struct group *g = getgrnam(CONTROL_GROUP);
-        gid_t gid = g ? g->gr_gid : (gid_t) -1;
-        int r;
-
-        if (!g)
-                log_notice("No group " CONTROL_GROUP " on this host: bundles and the control socket are for root only "
-                           "(systemd-sysusers makes the group from tprof's sysusers.d file).");
-        r = mkdir_p(state, BUNDLE_DIR_MODE);
-        if (r < 0)
-                return log_error_errno(r, "Failed to create state directory '%s': %m", state);
-        /* A second daemon on the same ring would finalize the first one's open window and rotate
-         * and vacuum under it. The lock goes with the process, however it ends. */
-        m->state_lock_fd = open(state, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        if (m->state_lock_fd < 0)
-                return log_error_errno(errno, "Failed to open state directory '%s': %m", state);
-        if (flock(m->state_lock_fd, LOCK_EX | LOCK_NB) < 0)
-                return log_error_errno(errno, errno == EWOULDBLOCK ?
-                                                      "State directory '%s' is in use by another tprofd; not starting a second one on it." :
-                                                      "Failed to lock state directory '%s': %m", state);
-        if (gid != (gid_t) -1)
-                set_state_group(state, gid);
-        for (size_t i = 0; i < ELEMENTSOF(subdirs); i++) {
-                _cleanup_free_ char *p = NULL;
-                if (asprintf(&p, "%s/%s", state, subdirs[i]) < 0)
-                        return log_oom();
-                if (mkdir(p, BUNDLE_DIR_MODE) < 0 && errno != EEXIST)
-                        return log_error_errno(errno, "Failed to create '%s': %m", p);
-                if (gid != (gid_t) -1)
-                        set_state_group(p, gid);
-        }
-        if (asprintf(&m->ring_dir, "%s/ring", state) < 0)
                 return log_oom();
         return 0;
 }
@@ -400,152 +340,22 @@ static void manager_incident_hook(const Manager *m, IncidentHookOptions *ret) {
         *ret = (IncidentHookOptions) { .argv = argv, .timeout_usec = m->config->on_bundle_timeout_usec };
 }
 
-#define CAPTURE_BEFORE_USEC_DEFAULT (60 * USEC_PER_SEC)
-#define CAPTURE_AFTER_USEC_DEFAULT (10 * USEC_PER_SEC)
-#define CAPTURE_BEFORE_USEC_MAX (15 * USEC_PER_MINUTE)
-#define CAPTURE_AFTER_USEC_MAX (5 * USEC_PER_MINUTE)
-
-static int parse_usec_field(const ControlMessage *msg, const char *key, uint64_t def, uint64_t max, uint64_t *ret) {
-        const char *v = control_message_get(msg, key);
-
-        if (!v) {
-                *ret = def;
-                return 0;
-        }
-        if (safe_atou64(v, ret) < 0 || *ret > max)
-                return -EINVAL;
-        return 0;
-}
-
-/* The capture's bundle is written (or failed, or abandoned): answer the client that waits for it. */
-static void on_capture_done(const IncidentResult *res, void *userdata) {
-        ControlRequest *req = userdata;
-        _cleanup_strbuf_ StrBuf b = STRBUF_NULL;
-        char text[256];
-
-        if (res->error == -ECANCELED) {
-                (void) control_request_error(req, "the capture was abandoned");
-                return;
-        }
-        if (res->error < 0) {
-                snprintf(text, sizeof text, "failed to write the bundle: %s", strerror(-res->error));
-                (void) control_request_error(req, text);
-                return;
-        }
-        (void) control_message_append(&b, "OK", "1");
-        (void) control_message_append(&b, "ID", res->id);
-        (void) control_message_append(&b, "PATH", res->path);
-        (void) control_message_append(&b, "STATUS", bundle_status_to_string(res->status));
-        (void) control_request_reply(req, b.data ?: "", b.len);
-}
-
-static void control_capture(Manager *m, ControlRequest *req, const ControlMessage *msg) {
-        const char *note = control_message_get(msg, "NOTE"), *short_id = NULL;
-        uint64_t before_usec, after_usec;
-        int r;
-
-        if (parse_usec_field(msg, "BEFORE_USEC", CAPTURE_BEFORE_USEC_DEFAULT, CAPTURE_BEFORE_USEC_MAX,
-                             &before_usec) < 0 ||
-            parse_usec_field(msg, "AFTER_USEC", CAPTURE_AFTER_USEC_DEFAULT, CAPTURE_AFTER_USEC_MAX, &after_usec) < 0) {
-                (void) control_request_error(req, "BEFORE_USEC must be at most 15 min, AFTER_USEC at most 5 min");
-                return;
-        }
-        r = incident_manager_capture(m->incidents, before_usec, after_usec, note, on_capture_done, req, &short_id);
-        if (r == -EBUSY) {
-                (void) control_request_error(req, "too many incidents are being recorded, try again later");
-                return;
-        }
-        if (r == -ENOMEM) {
-                (void) control_request_error(req, "out of memory");
-                return;
-        }
-        if (r < 0) {
-                log_error_errno(r, "Failed to start a manual capture: %m");
-                (void) control_request_error(req, "failed to stage the bundle");
-                return;
-        }
-        log_info("Manual capture %s requested by UID %u: %s before, %s after.", short_id,
-                 (unsigned) control_request_uid(req), FORMAT_TIMESPAN(before_usec), FORMAT_TIMESPAN(after_usec));
-}
-
-static void control_status(Manager *m, ControlRequest *req) {
-        _cleanup_strbuf_ StrBuf b = STRBUF_NULL;
-        SamplerStats st = {};
-        IncidentManagerStats is = {};
-        LogSourceStats ks = {}, js = {};
-        SamplerDebugStats ds = {};
-        uint64_t rss = 0;
-
-        (void) sampler_drain_if_older(m->sampler, USEC_PER_SEC); /* counts of a second ago at most */
-        sampler_get_stats(m->sampler, &st);
-        sampler_get_debug_stats(m->sampler, &ds);
-        (void) self_rss_bytes(&rss);
-        incident_manager_get_stats(m->incidents, &is);
-        kmsg_source_get_stats(m->kmsg, &ks);
-        if (m->journal)
-                journal_source_get_stats(m->journal, &js);
-        (void) control_message_append(&b, "OK", "1");
-        (void) control_message_append(&b, "VERSION", TPROF_VERSION);
-        (void) control_message_appendf(&b, "PID", "%d", (int) getpid());
-        (void) control_message_appendf(&b, "UPTIME_USEC", "%llu", (unsigned long long) (now_usec(CLOCK_MONOTONIC) - m->started_usec));
-        (void) control_message_append(&b, "STATE_DIR", m->config->state_dir);
-        (void) control_message_append(&b, "RULES_PATH", m->config->rules_path);
-        (void) control_message_appendf(&b, "RULES", "%zu", rule_set_size(m->rules));
-        (void) control_message_append(&b, "EVENT", sampler_event_name(m->sampler));
-        (void) control_message_appendf(&b, "FREQ_HZ", "%u", m->config->freq_hz);
-        (void) control_message_appendf(&b, "CPUS", "%u", sampler_n_cpus(m->sampler));
-        (void) control_message_appendf(&b, "SAMPLES", "%llu", (unsigned long long) st.samples);
-        (void) control_message_appendf(&b, "LOST", "%llu", (unsigned long long) st.lost);
-        (void) control_message_appendf(&b, "THROTTLED", "%llu", (unsigned long long) st.throttled);
-        (void) control_message_appendf(&b, "WINDOW_USEC", "%llu", (unsigned long long) m->config->window_usec);
-        (void) control_message_append(&b, "WINDOW_OPEN", ring_store_current_name(m->ring) ?: "");
-        (void) control_message_append(&b, "CLOCK_MAP", clock_map_method_to_string(m->clock.method));
-        (void) control_message_appendf(&b, "CLOCK_ERROR_NS", "%llu", (unsigned long long) m->clock.error_ns);
-        (void) control_message_appendf(&b, "KMSG_RECORDS", "%llu", (unsigned long long) ks.records);
-        (void) control_message_appendf(&b, "KMSG_LOST", "%llu", (unsigned long long) ks.lost);
-        (void) control_message_append(&b, "JOURNAL", m->journal ? "yes" : "no");
-        (void) control_message_appendf(&b, "JOURNAL_RECORDS", "%llu", (unsigned long long) js.records);
-        (void) control_message_appendf(&b, "MATCHES", "%llu", (unsigned long long) is.trigger.matches);
-        (void) control_message_appendf(&b, "INCIDENTS_OPEN", "%u", is.open);
-        (void) control_message_appendf(&b, "INCIDENTS_WRITTEN", "%llu", (unsigned long long) is.written);
-        (void) control_message_appendf(&b, "INCIDENTS_FAILED", "%llu", (unsigned long long) is.failed);
-        (void) control_message_appendf(&b, "INCIDENTS_WRITING", "%u", is.writing);
-        (void) control_message_appendf(&b, "INCIDENTS_QUEUED", "%u", is.queued);
-        (void) control_message_appendf(&b, "MATCHES_DROPPED", "%llu",
-                                       (unsigned long long) (is.trigger.rate_limited + is.trigger.too_many_open));
-        (void) control_message_appendf(&b, "HOOKS_STARTED", "%llu", (unsigned long long) is.hook.started);
-        (void) control_message_appendf(&b, "HOOKS_FAILED", "%llu", (unsigned long long) (is.hook.failed + is.hook.timed_out));
-        (void) control_message_appendf(&b, "HOOKS_DROPPED", "%llu", (unsigned long long) is.hook.dropped);
-        (void) control_message_appendf(&b, "HOOKS_RUNNING", "%u", is.hook.running);
-        (void) control_message_appendf(&b, "RSS_BYTES", "%llu", (unsigned long long) rss);
-        (void) control_message_appendf(&b, "HEAP_BYTES", "%llu", (unsigned long long) self_heap_bytes());
-        (void) control_message_appendf(&b, "TASKS", "%llu", (unsigned long long) ds.tasks_live);
-        (void) control_message_appendf(&b, "SYMBOL_FILES", "%llu", (unsigned long long) ds.files_loaded);
-        (void) control_message_appendf(&b, "SYMBOL_CACHE_BYTES", "%llu", (unsigned long long) ds.cache_bytes);
-        (void) control_message_appendf(&b, "SYMBOL_CACHE_DROPS", "%llu", (unsigned long long) ds.cache_flushes);
-        (void) control_message_appendf(&b, "SYMBOL_LOADS_DEFERRED", "%llu", (unsigned long long) ds.loads_deferred);
-        (void) control_message_appendf(&b, "STACK_CACHE_BYTES", "%llu", (unsigned long long) ds.stack_cache_bytes);
-        (void) control_message_appendf(&b, "UNWIND_CACHE_BYTES", "%llu", (unsigned long long) ds.unwind_cache_bytes);
-        (void) control_message_appendf(&b, "UNWIND_CACHE_DROPS", "%llu", (unsigned long long) ds.unwind_cache_flushes);
-        (void) control_message_appendf(&b, "UNWIND_LOADS_DEFERRED", "%llu", (unsigned long long) ds.unwind_loads_deferred);
-        (void) control_request_reply(req, b.data ?: "", b.len);
-}
-
 static void on_control_request(ControlRequest *req, const ControlMessage *msg, void *userdata) {
         Manager *m = userdata;
-        const char *op = control_message_get(msg, "OP");
+        DaemonParts p = {
+                .config = m->config,
+                .rules = m->rules,
+                .sampler = m->sampler,
+                .ring = m->ring,
+                .incidents = m->incidents,
+                .kmsg = m->kmsg,
+                .journal = m->journal,
+                .clock = &m->clock,
+                .started_usec = m->started_usec,
+        };
 
-        if (!op)
-                (void) control_request_error(req, "missing OP");
-        else if (streq(op, "status"))
-                control_status(m, req);
-        else if (streq(op, "capture"))
-                control_capture(m, req, msg);
-        else
-                (void) control_request_error(req, "unknown OP");
+        daemon_control_request(&p, req, msg);
 }
-
-/* Publishes every incident still recording, with what was sampled so far (SIGTERM). */
 
 /* --- log records and rules ----------------------------------------------------------------------- */
 
@@ -798,9 +608,11 @@ static int manager_new(TprofdConfig *c, ManagerReload reload, Manager **ret) {
         r = host_info(m);
         if (r < 0)
                 return r;
-        r = make_state_dirs(m);
-        if (r < 0)
-                return r;
+        m->state_lock_fd = state_dir_open_locked(c->state_dir);
+        if (m->state_lock_fd < 0)
+                return m->state_lock_fd;
+        if (asprintf(&m->ring_dir, "%s/ring", c->state_dir) < 0)
+                return log_oom();
         incident_manager_remove_unfinished(c->state_dir);
 
         r = sd_event_default(&m->event);
