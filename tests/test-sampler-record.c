@@ -97,9 +97,9 @@ static void test_sample(void **state) {
         assert_int_equal(record_time(h, ST | PERF_SAMPLE_ADDR), 0);
 }
 
-/* With REGS_USER and STACK_USER: registers in mask order (bp, sp, ip), then the copy and its
- * filled size; a kernel thread has ABI NONE and no registers; a copy longer than the record or a
- * filled size beyond the copy is refused. */
+/* With REGS_USER and STACK_USER: registers in mask order (ax, bx, cx, dx, si, di, bp, sp, ip,
+ * r8-r11), then the copy and its filled size; a kernel thread has ABI NONE and no registers; a copy
+ * longer than the record or a filled size beyond the copy is refused. */
 static void test_sample_unwind(void **state) {
         const uint64_t st = ST | SAMPLER_SAMPLE_TYPE_UNWIND;
         uint8_t stack[64];
@@ -116,10 +116,17 @@ static void test_sample_unwind(void **state) {
         put64(&b, 1000000);
         put64(&b, 0); /* no callchain: exclude_callchain_user and a user-mode sample */
         put64(&b, PERF_SAMPLE_REGS_ABI_64);
+        put64(&b, 0xa0);       /* ax */
         put64(&b, 0x1234);     /* bx */
+        put64(&b, 0xc0);       /* cx */
+        put64(&b, 0xd0);       /* dx */
+        put64(&b, 0x50);       /* si */
+        put64(&b, 0xd1);       /* di */
         put64(&b, 0x7ffd0010); /* bp */
         put64(&b, 0x7ffd0000); /* sp */
         put64(&b, 0x401000);   /* ip */
+        for (uint64_t r = 8; r <= 11; r++)
+                put64(&b, r); /* r8-r11 */
         put64(&b, sizeof(stack));
         put(&b, stack, sizeof(stack));
         put64(&b, 48); /* dyn_size */
@@ -128,6 +135,15 @@ static void test_sample_unwind(void **state) {
         assert_int_equal(s.user_bp, 0x7ffd0010);
         assert_int_equal(s.user_sp, 0x7ffd0000);
         assert_int_equal(s.user_ip, 0x401000);
+        assert_int_equal(s.user_bx, 0x1234);
+        /* the caller-saved ones in their bit order */
+        assert_int_equal(s.user_scratch[0], 0xa0);
+        assert_int_equal(s.user_scratch[1], 0xc0);
+        assert_int_equal(s.user_scratch[2], 0xd0);
+        assert_int_equal(s.user_scratch[3], 0x50);
+        assert_int_equal(s.user_scratch[4], 0xd1);
+        assert_int_equal(s.user_scratch[6], 9);
+        assert_int_equal(s.user_scratch[8], 11);
         assert_int_equal(s.stack_size, sizeof(stack));
         assert_int_equal(s.stack_dyn_size, 48);
         assert_memory_equal(s.stack, stack, sizeof(stack));

@@ -5,9 +5,11 @@
  * sits at the end of side-band records and holds, in sample_type order, only TID, TIME, ID,
  * STREAM_ID, CPU and IDENTIFIER: we compute its size from the end.
  */
+#include <assert.h>
 #include <errno.h>
 #include <string.h>
 
+#include "basic/macro.h"
 #include "sampler/sampler-record.h"
 
 typedef struct Cursor {
@@ -127,10 +129,18 @@ int record_parse_sample(const struct perf_event_header *h, uint64_t st, RecordSa
         if (st & PERF_SAMPLE_REGS_USER) {
                 if (!cursor_u64(&c, &s.regs_abi))
                         return -EBADMSG;
-                /* With no user context (a kernel thread) the ABI is NONE and no registers follow. */
-                if (s.regs_abi != PERF_SAMPLE_REGS_ABI_NONE &&
-                    (!cursor_u64(&c, &s.user_bx) || !cursor_u64(&c, &s.user_bp) || !cursor_u64(&c, &s.user_sp) || !cursor_u64(&c, &s.user_ip)))
-                        return -EBADMSG;
+                /* With no user context (a kernel thread) the ABI is NONE and no registers follow.
+                 * Else SAMPLER_REGS_USER_MASK's, in bit order. */
+                uint64_t *regs[] = {
+                        &s.user_scratch[0], &s.user_bx, &s.user_scratch[1], &s.user_scratch[2], &s.user_scratch[3],
+                        &s.user_scratch[4], &s.user_bp, &s.user_sp, &s.user_ip, &s.user_scratch[5],
+                        &s.user_scratch[6], &s.user_scratch[7], &s.user_scratch[8],
+                };
+                static_assert(ELEMENTSOF(regs) == __builtin_popcountll(SAMPLER_REGS_USER_MASK),
+                              "one field per register asked for");
+                for (size_t i = 0; s.regs_abi != PERF_SAMPLE_REGS_ABI_NONE && i < ELEMENTSOF(regs); i++)
+                        if (!cursor_u64(&c, regs[i]))
+                                return -EBADMSG;
         }
         if (st & PERF_SAMPLE_STACK_USER) {
                 if (!cursor_u64(&c, &s.stack_size))

@@ -23,12 +23,26 @@
 /* Added to SAMPLER_SAMPLE_TYPE when user stacks are unwound from a copy of the stack. */
 #define SAMPLER_SAMPLE_TYPE_UNWIND (PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER)
 /* The user registers asked for with SAMPLER_SAMPLE_TYPE_UNWIND (x86-64 numbering, asm/perf_regs.h:
- * BP 6, SP 7, IP 8); they come in the record in bit order. */
+ * AX 0, BX 1, CX 2, DX 3, SI 4, DI 5, BP 6, SP 7, IP 8, R8-R11 16-19); they come in the record in
+ * bit order. Besides ip, sp, bp and bx, the caller-saved ones hand-written code keeps its CFA in
+ * while it realigns the stack (OpenSSL's: r9, rax, r10, r11, rsi), read for the interrupted frame
+ * only: SAMPLER_SCRATCH_REGS of them, in bit order, in RecordSample.user_scratch. */
+#define SAMPLER_REG_AX 0U
 #define SAMPLER_REG_BX 1U
+#define SAMPLER_REG_CX 2U
+#define SAMPLER_REG_DX 3U
+#define SAMPLER_REG_SI 4U
+#define SAMPLER_REG_DI 5U
 #define SAMPLER_REG_BP 6U
 #define SAMPLER_REG_SP 7U
 #define SAMPLER_REG_IP 8U
-#define SAMPLER_REGS_USER_MASK ((1ULL << SAMPLER_REG_BX) | (1ULL << SAMPLER_REG_BP) | (1ULL << SAMPLER_REG_SP) | (1ULL << SAMPLER_REG_IP))
+#define SAMPLER_REG_R8 16U
+#define SAMPLER_REG_R11 19U
+#define SAMPLER_SCRATCH_REGS 9U
+#define SAMPLER_REGS_USER_MASK                                                                               \
+        ((1ULL << SAMPLER_REG_AX) | (1ULL << SAMPLER_REG_BX) | (1ULL << SAMPLER_REG_CX) | (1ULL << SAMPLER_REG_DX) | \
+         (1ULL << SAMPLER_REG_SI) | (1ULL << SAMPLER_REG_DI) | (1ULL << SAMPLER_REG_BP) | (1ULL << SAMPLER_REG_SP) | \
+         (1ULL << SAMPLER_REG_IP) | (((1ULL << (SAMPLER_REG_R11 + 1)) - 1) & ~((1ULL << SAMPLER_REG_R8) - 1)))
 #define SAMPLER_SAMPLE_TYPE_CGROUP (SAMPLER_SAMPLE_TYPE | PERF_SAMPLE_CGROUP)
 
 typedef struct RecordId { /* the sample_id_all trailer, or the sample's own fields */
@@ -50,6 +64,7 @@ typedef struct RecordSample {
          * stack from regs sp on: stack_size bytes, of which stack_dyn_size were filled. */
         uint64_t regs_abi;
         uint64_t user_bx, user_bp, user_sp, user_ip;
+        uint64_t user_scratch[SAMPLER_SCRATCH_REGS]; /* ax, cx, dx, si, di, r8, r9, r10, r11 */
         const uint8_t *stack;
         uint64_t stack_size, stack_dyn_size;
         uint64_t cgroup;      /* PERF_SAMPLE_CGROUP: the task's cgroup id; 0 without it */

@@ -17,6 +17,7 @@
 /* The DWARF register numbers of one architecture, and its word. */
 typedef struct UnwindArch {
         uint8_t sp, bp, ra, bx;
+        uint8_t scratch[UNWIND_SCRATCH_REGS]; /* UnwindRegs.scratch's registers; 0xff: none */
         uint8_t word; /* bytes */
 } UnwindArch;
 

@@ -373,9 +373,13 @@ static int load_elf(UnwindCfiFile *f, int fd) {
                 /* x32's programs too (ELFCLASS32, EM_X86_64): 64-bit registers and return slots. */
                 if (eh.e_machine == EM_X86_64)
                         f->arch = (UnwindArch) { .sp = UNWIND_DWARF_REG_SP, .bp = UNWIND_DWARF_REG_BP, .bx = 3,
-                                                 .ra = UNWIND_DWARF_REG_RA, .word = 8 };
+                                                 .ra = UNWIND_DWARF_REG_RA, .word = 8,
+                                                 /* rax rcx rdx rsi rdi r8 r9 r10 r11 */
+                                                 .scratch = { 0, 2, 1, 4, 5, 8, 9, 10, 11 } };
                 else if (eh.e_ident[EI_CLASS] == ELFCLASS32 && eh.e_machine == EM_386)
-                        f->arch = (UnwindArch) { .sp = 4, .bp = 5, .ra = 8, .bx = 3, .word = 4 };
+                        f->arch = (UnwindArch) { .sp = 4, .bp = 5, .ra = 8, .bx = 3, .word = 4,
+                                                 /* eax ecx edx esi edi, and no r8-r11 */
+                                                 .scratch = { 0, 1, 2, 6, 7, 0xff, 0xff, 0xff, 0xff } };
         }
         read_segments(f);
         n = dwelf_elf_gnu_build_id(f->elf, &bid);

@@ -169,6 +169,11 @@ static bool reg_value(const UnwindArch *a, const UnwindRegs *regs, uint64_t reg,
                 *ret = regs->bx;
                 return regs->bx_valid;
         }
+        for (unsigned i = 0; i < UNWIND_SCRATCH_REGS; i++)
+                if (reg == a->scratch[i]) {
+                        *ret = regs->scratch[i];
+                        return regs->scratch_valid & (1U << i);
+                }
         return false;
 }
 
@@ -330,8 +335,8 @@ static UnwindStepResult step_expr(UnwindCfiFile *f, uint64_t vaddr, UnwindRegs *
         Dwarf_Frame *frame = NULL;
         Dwarf_Op *ops;
         size_t nops;
-        uint64_t cfa, ra, bp, bx;
-        bool is_value, ra_defined, bp_defined, bx_defined, same, bx_same, eh_frame;
+        uint64_t cfa, ra, bp, bx, scratch[UNWIND_SCRATCH_REGS];
+        bool is_value, ra_defined, bp_defined, bx_defined, same, bx_same, eh_frame, scratch_valid[UNWIND_SCRATCH_REGS];
         UnwindStepResult r;
 
         frame = frame_at(f, vaddr, &eh_frame);
@@ -363,6 +368,24 @@ static UnwindStepResult step_expr(UnwindCfiFile *f, uint64_t vaddr, UnwindRegs *
         r = caller_reg(&f->arch, frame, f->arch.bx, regs, mem, cfa, regs->bx, &bx, &bx_defined, &bx_same);
         if (r != UNWIND_STEP_OK)
                 bx_defined = false, bx_same = false;
+        /* The caller-saved registers only where the CFI says where they were saved (a signal
+         * frame): a rule of "same value" (libdw's default for registers the CFI leaves out) cannot
+         * hold for them across a call. All are read before any changes: their rules read this
+         * frame's registers. */
+        for (unsigned i = 0; i < UNWIND_SCRATCH_REGS; i++) {
+                bool defined, scratch_same;
+
+                scratch_valid[i] = f->arch.scratch[i] != 0xff &&
+                                   caller_reg(&f->arch, frame, f->arch.scratch[i], regs, mem, cfa, 0, &scratch[i],
+                                              &defined, &scratch_same) == UNWIND_STEP_OK &&
+                                   defined && !scratch_same;
+        }
+        regs->scratch_valid = 0;
+        for (unsigned i = 0; i < UNWIND_SCRATCH_REGS; i++)
+                if (scratch_valid[i]) {
+                        regs->scratch[i] = scratch[i];
+                        regs->scratch_valid |= (uint16_t) (1U << i);
+                }
         if (!same) {
                 regs->bp_valid = bp_defined;
                 regs->bp = bp_defined ? bp : 0;
@@ -419,6 +442,7 @@ UnwindStepResult unwind_cfi_apply(UnwindCfiFile *f, uint64_t vaddr, const Unwind
                 return UNWIND_STEP_MEMORY;
         restore_saved_reg(a, rule->bp_kind, rule->bp_off, cfa, regs->sp, mem, &regs->bp, &regs->bp_valid);
         restore_saved_reg(a, rule->bx_kind, rule->bx_off, cfa, regs->sp, mem, &regs->bx, &regs->bx_valid);
+        regs->scratch_valid = 0; /* caller-saved: lost in the caller */
         regs->ip = ra;
         regs->sp = cfa;
         return UNWIND_STEP_OK;

@@ -55,10 +55,20 @@ typedef struct UnwindRule {
         int32_t bx_off;
 } UnwindRule;
 
-/* The registers a step needs and gives: ip, sp, bp; bp_valid false once BP is unknown. */
+/* The caller-saved registers a sample carries besides ip, sp, bp and bx: ax, cx, dx, si, di, r8,
+ * r9, r10, r11 in this order (eax ... edi of a 32-bit process). Hand-written code may keep its CFA
+ * in one of them (OpenSSL's ChaCha20, SHA-512, AES-GCM: r9, rax, r10, r11, rsi) while it realigns
+ * the stack pointer. Known in the interrupted frame, and in the frame a signal interrupted (its
+ * signal frame saved them); in the caller of a call they are lost. */
+#define UNWIND_SCRATCH_REGS 9U
+
+/* The registers a step needs and gives: ip, sp, bp; bp_valid false once BP is unknown; bit i of
+ * scratch_valid set while scratch[i] is known. */
 typedef struct UnwindRegs {
         uint64_t ip, sp, bp, bx;
         bool bp_valid, bx_valid;
+        uint64_t scratch[UNWIND_SCRATCH_REGS];
+        uint16_t scratch_valid;
 } UnwindRegs;
 
 /* The copy of the user stack: size bytes that were at address base. */

@@ -601,6 +601,7 @@ static UnwindStepResult step_fp(UnwindRegs *regs, const UnwindMemory *mem, bool 
         regs->bp = nbp;
         regs->ip = ra;
         regs->bx_valid = false; /* a frame walked without its CFI may have used rbx: unknown now */
+        regs->scratch_valid = 0;
         return UNWIND_STEP_OK;
 }
 
@@ -623,6 +624,9 @@ size_t unwinder_unwind(Unwinder *u, ProcTable *procs, const UnwindInput *in, uin
 
         if (max < 2)
                 return 0;
+        for (unsigned i = 0; in->scratch && i < UNWIND_SCRATCH_REGS; i++)
+                regs.scratch[i] = in->scratch[i] & mask;
+        regs.scratch_valid = in->scratch ? (uint16_t) ((1U << UNWIND_SCRATCH_REGS) - 1) : 0;
         u->stats.stacks++;
         for (;;) {
                 const ProcMap *m;

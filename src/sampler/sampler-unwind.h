@@ -91,6 +91,7 @@ typedef struct UnwindStats {
 typedef struct UnwindInput {
         uint32_t pid;
         uint64_t ip, sp, bp, bx;  /* user registers of the sample */
+        const uint64_t *scratch;  /* and its caller-saved ones (UNWIND_SCRATCH_REGS of them), or NULL */
         bool kernel_mode;         /* sampled in the kernel: ip may follow a syscall instruction */
         const uint8_t *stack; /* the copy from sp on */
         size_t stack_size;    /* bytes of it that were filled */

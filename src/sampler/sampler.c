@@ -12,6 +12,7 @@
  * ring has been written; such a wakeup drains only a ring three eighths full (a rate that grew
  * since the plan). sd-event priorities: the ring fds and the timer share the caller's priority.
  */
+#include <assert.h>
 #include <errno.h>
 #include <linux/perf_event.h>
 #include <poll.h>
@@ -35,9 +36,12 @@
 #include "sampler/sampler-record.h"
 #include "sampler/sampler-ring.h"
 #include "sampler/sampler-stack-cache.h"
+#include "sampler/sampler-unwind-cfi.h"
 #include "sampler/sampler-unwind.h"
 #include "sampler/sampler.h"
 #include "symbolizer/symbolizer.h"
+
+static_assert(SAMPLER_SCRATCH_REGS == UNWIND_SCRATCH_REGS, "a sample's caller-saved registers go to the unwinder as they are");
 
 /* The timed drain's earliest (and its slack); a fill rate is measured over at least this long. */
 #define SAMPLER_DRAIN_USEC_MIN (50U * 1000U)
@@ -531,6 +535,7 @@ static void unwind_user(Sampler *s, RecordSample *rs) {
                                              .sp = rs->user_sp,
                                              .bp = rs->user_bp,
                                              .bx = rs->user_bx,
+                                             .scratch = rs->user_scratch, /* in the same order */
                                              .kernel_mode = rs->kernel_ip,
                                              .stack = rs->stack,
                                              .stack_size = rs->stack_dyn_size,

@@ -9,8 +9,12 @@
  *                   address is the one after the syscall instruction, past the end of
  *                   __restore_rt's FDE;
  *   deep SECONDS    spins under a frame of 16 KiB (a buffer on the stack): the caller's return
- *                   address is beyond the default 8 KiB copy of the stack.
- * Call path: main -> unwind_lazy_outer -> unwind_lazy_inner -> (rand | raise | unwind_lazy_deep).
+ *                   address is beyond the default 8 KiB copy of the stack;
+ *   cfareg SECONDS  spins in hand-written code that keeps its CFA in r9 while it realigns the
+ *                   stack pointer, as OpenSSL's ChaCha20, SHA-512 and AES-GCM code does (in r9,
+ *                   rax, r10, r11, rsi): the walk out of it needs that register of the sample.
+ * Call path: main -> unwind_lazy_outer -> unwind_lazy_inner -> (rand | raise | unwind_lazy_deep |
+ * unwind_lazy_cfareg).
  */
 #include <signal.h>
 #include <stdio.h>
@@ -45,10 +49,42 @@ __attribute__((noinline)) static long unwind_lazy_deep(void) {
         return unwind_lazy_spin(buf);
 }
 
+#if defined(__x86_64__)
+long unwind_lazy_cfareg(void);
+__asm__(".text\n"
+        ".globl unwind_lazy_cfareg\n"
+        ".type unwind_lazy_cfareg, @function\n"
+        "unwind_lazy_cfareg:\n"
+        ".cfi_startproc\n"
+        "        mov %rsp, %r9\n"
+        ".cfi_def_cfa_register %r9\n"
+        "        sub $256, %rsp\n"
+        "        and $-64, %rsp\n"
+        "        mov $200000, %ecx\n"
+        "1:      mov %rcx, (%rsp)\n"
+        "        dec %rcx\n"
+        "        jnz 1b\n"
+        "        mov (%rsp), %rax\n"
+        "        mov %r9, %rsp\n"
+        ".cfi_def_cfa_register %rsp\n"
+        "        ret\n"
+        ".cfi_endproc\n"
+        ".size unwind_lazy_cfareg, .-unwind_lazy_cfareg\n");
+#else
+static long unwind_lazy_cfareg(void) {
+        return 0;
+}
+#endif
+
 __attribute__((noinline)) static long unwind_lazy_inner(int use_signal) {
         long s = 0;
         if (use_signal == 2)
                 return unwind_lazy_deep();
+        if (use_signal == 3) {
+                for (int i = 0; i < 10; i++)
+                        s += unwind_lazy_cfareg();
+                return s;
+        }
         for (int i = 0; i < 1000; i++) {
                 if (use_signal)
                         raise(SIGUSR1);
@@ -68,11 +104,13 @@ int main(int argc, char *argv[]) {
         double end;
         int use_signal;
 
-        if (argc != 3 || (strcmp(argv[1], "lazy") != 0 && strcmp(argv[1], "signal") != 0 && strcmp(argv[1], "deep") != 0)) {
-                fprintf(stderr, "usage: %s lazy|signal|deep SECONDS\n", argv[0]);
+        if (argc != 3 || (strcmp(argv[1], "lazy") != 0 && strcmp(argv[1], "signal") != 0 && strcmp(argv[1], "deep") != 0 &&
+                          strcmp(argv[1], "cfareg") != 0)) {
+                fprintf(stderr, "usage: %s lazy|signal|deep|cfareg SECONDS\n", argv[0]);
                 return 64;
         }
-        use_signal = strcmp(argv[1], "signal") == 0 ? 1 : strcmp(argv[1], "deep") == 0 ? 2 : 0;
+        use_signal = strcmp(argv[1], "signal") == 0 ? 1 : strcmp(argv[1], "deep") == 0 ? 2 :
+                     strcmp(argv[1], "cfareg") == 0 ? 3 : 0;
         if (use_signal == 1) {
                 struct sigaction sa = { .sa_handler = on_signal };
                 sigaction(SIGUSR1, &sa, NULL);

@@ -158,6 +158,12 @@ sample_lazy deep --freq 997 --unwind-stack 32768
 fixture_check deep unwind-lazy "$lazy_path;unwind_lazy_deep;unwind_lazy_spin"
 ! grep -q 'ran past the' "$ERR" || fail "deep with a 32 KiB copy: advice given: $(cat "$ERR")"
 
+# --- hand-written code whose CFA is in r9 while it runs, as OpenSSL's ChaCha20 and SHA-512 code
+# keeps it in r9, rax, r10 or r11: without those registers of the sample every stack in it was cut.
+sample_lazy cfareg
+fixture_check cfareg unwind-lazy "$lazy_path;unwind_lazy_cfareg"
+! grep -q 'register not sampled' "$ERR" || fail "cfareg: stacks cut for want of a register: $(cat "$ERR")"
+
 # --- frame pointers only: the same program's stacks are cut, as before
 "$TPROF_UNWIND_FIXTURE" spin 3 &
 pid=$!
