@@ -334,7 +334,7 @@ static int dbgfile_teardown(void **state) {
         char cmd[2 * PATH_MAX];
 
         library_path_restore();
-        snprintf(cmd, sizeof(cmd), "rm -rf '%s' '%s/proc'", dbgfile_dir, tmpdir);
+        snprintf(cmd, sizeof(cmd), "rm -rf '%s' '%s/proc' '%s/dbgfile-store'", dbgfile_dir, tmpdir, tmpdir);
         (void) system(cmd);
         return 0;
 }
@@ -400,11 +400,12 @@ static void test_unwind_separate_debug_file(void **state) {
         snprintf(dbgfile_dir, sizeof(dbgfile_dir), "%s/dbgfile", tmpdir);
         snprintf(exe, sizeof(exe), "%s/unwind-fixture-debugframe", dbgfile_dir);
         snprintf(lib, sizeof(lib), "%s/libtprof-unwind-fixture-debugframe.so", dbgfile_dir);
-        snprintf(debug, sizeof(debug), "%s/lib.debug", dbgfile_dir);
+        snprintf(debug, sizeof(debug), "%s/dbgfile-store/lib.debug", tmpdir); /* not beside the library */
         snprintf(proc, sizeof(proc), "%s/proc", tmpdir);
         snprintf(root, sizeof(root), "%s/%u/root", proc, FIXTURE_PID);
         assert_true((size_t) snprintf(cmd, sizeof(cmd),
-                                      "mkdir -p '%1$s' '%6$s%1$s' && rmdir '%6$s%1$s' && ln -s '%1$s' '%6$s%1$s' && "
+                                      "mkdir -p '%1$s' '%6$s%1$s' \"$(dirname '%7$s')\" && rmdir '%6$s%1$s' && "
+                                      "ln -s '%1$s' '%6$s%1$s' && "
                                       "cp '%2$s' '%3$s' && "
                                       "'%4$s' --only-keep-debug '%5$s/libtprof-unwind-fixture-debugframe.so' '%7$s' && "
                                       "'%4$s' --strip-debug --add-gnu-debuglink='%7$s' "
@@ -533,6 +534,19 @@ static void test_unwind_separate_debug_file(void **state) {
         assert_int_equal(st.loads_deferred, 1);
         assert_int_equal(st.debug_files, 0);
         assert_true(st.cache_bytes <= plain_bytes + 1);
+
+        /* Beside the library, then in its directory's .debug/ (a vendor's build that leaves the
+         * debug file next to the program, where gdb and elfutils look too), with no /usr/lib/debug. */
+        snprintf(cmd, sizeof(cmd), "rm -rf '%1$s/usr/lib/debug' && cp '%2$s' '%3$s/lib.debug'", root, debug, dbgfile_dir);
+        assert_int_equal(system(cmd), 0);
+        expect_whole_path_with(exe, fixture, &(UnwinderOptions) { .mode = UNWIND_MODE_DWARF, .proc_root = proc }, false,
+                               &st);
+        assert_int_equal(st.debug_files, 1);
+        snprintf(cmd, sizeof(cmd), "mkdir '%1$s/.debug' && mv '%1$s/lib.debug' '%1$s/.debug/'", dbgfile_dir);
+        assert_int_equal(system(cmd), 0);
+        expect_whole_path_with(exe, fixture, &(UnwinderOptions) { .mode = UNWIND_MODE_DWARF, .proc_root = proc }, false,
+                               &st);
+        assert_int_equal(st.debug_files, 1);
 }
 
 /* The views a file's debug file was looked for in: the last UNWIND_DEBUG_VIEWS_MAX, a new one in

@@ -11,6 +11,7 @@
 #include "basic/cleanup.h"
 #include "basic/macro.h"
 #include "basic/open-in-root.h"
+#include "basic/string-util.h"
 #include "symbolizer/elf-debug-file.h"
 #include "symbolizer/elf-util.h"
 
@@ -48,10 +49,19 @@ bool elf_debug_file_path(ElfDebugWay way, const uint8_t *build_id, size_t build_
                 break;
         }
         case ELF_DEBUG_BY_LINK:
+        case ELF_DEBUG_BY_LINK_BESIDE:
+        case ELF_DEBUG_BY_LINK_DOT_DEBUG:
                 if (!link || !path || path[0] != '/')
                         return false;
                 slash = strrchr(path, '/');
-                n = snprintf(buf, size, "/usr/lib/debug%.*s/%s", (int) (slash - path), path, link);
+                if (way == ELF_DEBUG_BY_LINK)
+                        n = snprintf(buf, size, "/usr/lib/debug%.*s/%s", (int) (slash - path), path, link);
+                else if (way == ELF_DEBUG_BY_LINK_DOT_DEBUG)
+                        n = snprintf(buf, size, "%.*s/.debug/%s", (int) (slash - path), path, link);
+                else if (streq(slash + 1, link))
+                        return false; /* the file's own name: not a debug file of it */
+                else
+                        n = snprintf(buf, size, "%.*s/%s", (int) (slash - path), path, link);
                 break;
         default:
                 return false;
