@@ -221,6 +221,33 @@ static void test_common_labels_are_bounded(void **state) {
         assert_int_equal(pprof_builder_add_sample(b, &s, 0, many, 1), 0);
 }
 
+/* cpu 0, pid 0 and tid 0 (the idle task) are values: Go's profile package, which go tool pprof,
+ * Pyroscope and Parca read profiles with, drops a numeric label of value 0 that has no unit, so
+ * every numeric label carries one (its key, as pprof assumes for one without a unit). */
+static void test_zero_numeric_labels_survive(void **state) {
+        _cleanup_(pprof_builder_freep) PprofBuilder *b = NULL;
+        const Frame k[] = { kernel_leaf };
+        const PprofLabel extra[] = { { .key = "slot", .num = 0 } };
+        Sample s = { .t_ns = 5, .cpu = 0, .pid = 0, .tid = 0, .comm = "swapper/0", .n_frames = 1, .frames = k };
+
+        assert_int_equal(pprof_builder_new(1000000, &b), 0);
+        assert_int_equal(pprof_builder_add_sample(b, &s, 5, extra, 1), 0);
+        Perftools__Profiles__Profile *p = decode(b);
+        const Perftools__Profiles__Sample *ps = p->sample[0];
+        static const char *const keys[] = { "cpu", "pid", "tid", "slot" };
+        for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) {
+                const char *key = keys[i];
+                const Perftools__Profiles__Label *l = label(p, ps, key);
+                assert_non_null(l);
+                assert_int_equal(l->str, 0);
+                assert_int_equal(l->num, 0);
+                assert_int_not_equal(l->num_unit, 0);
+                assert_string_equal(str(p, l->num_unit), key);
+        }
+        assert_string_equal(str(p, label(p, ps, "time")->num_unit), "nanoseconds");
+        perftools__profiles__profile__free_unpacked(p, NULL);
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_same_frames_are_interned_once),
@@ -228,6 +255,7 @@ int main(void) {
                 cmocka_unit_test(test_strings_are_utf8),
                 cmocka_unit_test(test_gzip_output_inflates_to_the_profile),
                 cmocka_unit_test(test_common_labels_are_bounded),
+                cmocka_unit_test(test_zero_numeric_labels_survive),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -359,8 +359,10 @@ static PbLabel *label_from(PprofBuilder *b, const PprofLabel *l) {
                 str = intern(b, l->str);
                 if (str < 0)
                         return NULL;
-        } else if (l->num_unit) {
-                unit = intern(b, l->num_unit);
+        } else {
+                /* Without a unit of its own a number gets its key, so that 0 survives (see
+                 * pprof_builder_add_sample()). */
+                unit = l->num_unit ? intern(b, l->num_unit) : key;
                 if (unit < 0)
                         return NULL;
         }
@@ -406,9 +408,12 @@ int pprof_builder_add_sample(PprofBuilder *b, const Sample *s, int64_t time_ns, 
 
         profile_comm_tidy(s->comm ?: "", comm, sizeof comm);
         comm_i = intern(b, comm);
-        labels[0] = label_get(b, b->key_cpu, 0, s->cpu, 0);
-        labels[1] = label_get(b, b->key_pid, 0, s->pid, 0);
-        labels[2] = label_get(b, b->key_tid, 0, s->tid, 0);
+        /* A number's unit is its key, as pprof assumes for one without a unit: readers (Go's
+         * profile package, which go tool pprof, Pyroscope and Parca use) drop a numeric label
+         * whose value is 0 unless it has a unit, and cpu 0, pid 0 and tid 0 are real values. */
+        labels[0] = label_get(b, b->key_cpu, 0, s->cpu, b->key_cpu);
+        labels[1] = label_get(b, b->key_pid, 0, s->pid, b->key_pid);
+        labels[2] = label_get(b, b->key_tid, 0, s->tid, b->key_tid);
         labels[3] = comm_i < 0 ? NULL : label_get(b, b->key_comm, comm_i, 0, 0);
         if (!labels[0] || !labels[1] || !labels[2] || !labels[3]) {
                 free(box);

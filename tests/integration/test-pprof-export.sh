@@ -74,6 +74,13 @@ done
 for key in cpu pid tid comm time rule incident host slice; do
         grep -qE "^ *$key:" "$OUT" || fail "pprof -tags lacks label $key: $(head -40 "$OUT")"
 done
+# Every sample carries cpu, pid and tid, 0 included (Go's reader drops a 0 without a unit): each
+# label's total is the profile's.
+for key in cpu pid tid; do
+        t=$(awk -v k="$key" '$1 == k ":" { print $3; exit }' "$OUT")
+        c=$(awk '$1 == "comm:" { print $3; exit }' "$OUT")
+        [ -n "$t" ] && [ "$t" = "$c" ] || fail "label $key totals $t, the profile $c: $(head -40 "$OUT")"
+done
 pprof -top -tagfocus=pid="$BURN_PID" -sample_index=samples "$TEST_TMP/slice.pb.gz" >"$OUT" || fail "pid tagfocus failed"
 grep -q burn_leaf "$OUT" || fail "tagfocus pid=$BURN_PID does not show burn_leaf"
 pprof -raw "$TEST_TMP/slice.pb.gz" >"$OUT"
