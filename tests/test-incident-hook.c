@@ -63,6 +63,10 @@ static void test_hook_gets_the_documented_environment(void **state) {
         char *argv[] = { (char *) "/bin/sh", (char *) "-c", script, (char *) "first", (char *) "second", NULL };
         IncidentHookOptions o = { .argv = argv };
 
+        /* The daemon's own value of a bundle variable is replaced; settings for the hook
+         * (contrib/hooks: TPROF_SHIP_WINDOWS=0 in tprofd's environment) reach it. */
+        assert_int_equal(setenv("TPROF_BUNDLE_ID", "stale", 1), 0);
+        assert_int_equal(setenv("TPROF_SHIP_WINDOWS", "0", 1), 0);
         assert_int_equal(sd_event_new(&e), 0);
         assert_int_equal(incident_hook_new(e, 0, &o, &h), 0);
         IncidentHookBundle b = bundle("20261123T000000Z-ena-reset-abcd1234");
@@ -85,6 +89,10 @@ static void test_hook_gets_the_documented_environment(void **state) {
         assert_non_null(strstr(text, "TPROF_TRIGGER_PERF_NS=987654321\n"));
         /* One printable line: the tab is escaped as the log escapes it. */
         assert_non_null(strstr(text, "TPROF_TRIGGER_MESSAGE=ena 0000:00:05.0 eth0: Reset\\x09indication\n"));
+        assert_non_null(strstr(text, "TPROF_SHIP_WINDOWS=0\n"));
+        assert_null(strstr(text, "stale"));
+        assert_int_equal(unsetenv("TPROF_BUNDLE_ID"), 0);
+        assert_int_equal(unsetenv("TPROF_SHIP_WINDOWS"), 0);
 }
 
 static void test_running_and_queued_hooks_are_bounded(void **state) {

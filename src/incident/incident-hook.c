@@ -293,10 +293,19 @@ static int spawn(IncidentHook *h, char **env_tprof, pid_t *ret_pid, int *ret_out
         envp = new0(char *, n_env + n_tprof + 1);
         if (!envp)
                 return -ENOMEM;
-        /* Our own TPROF_* settings go; the bundle's replace them. */
-        for (char **e = environ; e && *e; e++)
-                if (!startswith(*e, "TPROF_"))
+        /* The daemon's own values of the variables that describe the bundle go, the bundle's
+         * replace them; every other variable stays, TPROF_* settings of the hooks included
+         * (TPROF_SHIP_WINDOWS=0 in tprofd's environment, contrib/hooks/). */
+        for (char **e = environ; e && *e; e++) {
+                const char *eq = strchr(*e, '=');
+                size_t l = eq ? (size_t) (eq - *e) : strlen(*e);
+                bool ours = false;
+
+                for (size_t i = 0; i < n_tprof && !ours; i++)
+                        ours = strncmp(env_tprof[i], *e, l) == 0 && env_tprof[i][l] == '=';
+                if (!ours)
                         envp[k++] = *e;
+        }
         for (size_t i = 0; i < n_tprof; i++)
                 envp[k++] = env_tprof[i];
 
