@@ -5,6 +5,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -58,8 +59,8 @@ static void strv_free_n(char **l, size_t n) {
         free(l);
 }
 
-void incident_limits_enforce(int incidents_fd, const IncidentLimits *limits, IncidentRemovedFunc cb,
-                             void *userdata) {
+void incident_limits_enforce(int incidents_fd, const IncidentLimits *limits, const char *keep,
+                             IncidentRemovedFunc cb, void *userdata) {
         _cleanup_closedir_ DIR *d = NULL;
         char **names = NULL;
         size_t n = 0, allocated = 0;
@@ -80,7 +81,8 @@ void incident_limits_enforce(int incidents_fd, const IncidentLimits *limits, Inc
         }
         if (n == 0)
                 goto out;
-        /* Bundle names start with their UTC time: name order is age order. */
+        /* Bundle names start with their UTC second: name order is age order, but for bundles of
+         * the same second, which sort by rule and short id. */
         qsort(names, n, sizeof(char *), cmp_string_ptr);
         bytes = new0(uint64_t, n ?: 1);
         if (!bytes)
@@ -89,8 +91,16 @@ void incident_limits_enforce(int incidents_fd, const IncidentLimits *limits, Inc
                 bytes[i] = dir_bytes_at(incidents_fd, names[i], 0);
                 total += bytes[i];
         }
-        /* The newest bundle always stays, even when it alone is over the size limit. */
-        for (size_t i = 0; i + 1 < n && (n - i > limits->max_bundles || total > limits->max_bundle_bytes); i++) {
+        /* The bundle to keep (else the last by name) always stays, even when it alone is over the
+         * size limit. A removal that fails counts against max_bundles all the same (cb hears of it). */
+        bool have_keep = false;
+        for (size_t i = 0; keep && i < n; i++)
+                have_keep = have_keep || streq(names[i], keep);
+        size_t left = n;
+        for (size_t i = 0; i < n && left > 1 && (left > limits->max_bundles || total > limits->max_bundle_bytes); i++) {
+                if (have_keep ? streq(names[i], keep) : i + 1 == n)
+                        continue;
+                left--;
                 int r = incident_bundle_remove(incidents_fd, names[i]);
                 if (cb)
                         cb(names[i], r, userdata);

@@ -16,9 +16,13 @@ typedef struct IncidentLimits {
 /* name is the bundle's directory name; error is 0 when it was removed, < 0 when that failed. */
 typedef void (*IncidentRemovedFunc)(const char *name, int error, void *userdata);
 
-/* Removes the oldest complete bundles beyond the limits; the newest always stays. */
-void incident_limits_enforce(int incidents_fd, const IncidentLimits *limits, IncidentRemovedFunc cb,
-                             void *userdata);
+/*
+ * Removes the oldest complete bundles beyond the limits. keep (the bundle just published) always
+ * stays: names order bundles by their UTC second only, so one published in the same second as
+ * others may sort before them. Without keep, the last by name stays.
+ */
+void incident_limits_enforce(int incidents_fd, const IncidentLimits *limits, const char *keep,
+                             IncidentRemovedFunc cb, void *userdata);
 
 /* Removes every .tmp-* bundle: after a crash they can never complete, and they hold pins. */
 void incident_limits_remove_unfinished(int incidents_fd, IncidentRemovedFunc cb, void *userdata);

@@ -139,8 +139,9 @@ static void on_removed_old(const char *name, int error, void *userdata) {
                            FORMAT_BYTES(im->opts.limits.max_bundle_bytes));
 }
 
-static void enforce_limits(IncidentManager *im) {
-        incident_limits_enforce(im->incidents_fd, &im->opts.limits, on_removed_old, im);
+/* keep: the bundle just published, which stays whatever its name sorts after. */
+static void enforce_limits(IncidentManager *im, const char *keep) {
+        incident_limits_enforce(im->incidents_fd, &im->opts.limits, keep, on_removed_old, im);
 }
 
 static const char *alignment_of(const LogRecord *rec) {
@@ -549,7 +550,7 @@ static int job_finish(IncidentManager *im, BundleJob *job) {
                   (unsigned long long) ((now_usec(CLOCK_MONOTONIC) - job->started_usec) / USEC_PER_MSEC));
         job_free(job);
         /* Limits first, so a capture's client sees the bundle folder as it will stay. */
-        enforce_limits(im);
+        enforce_limits(im, i->id);
         (void) incident_hook_submit(im->hook, &hb); /* a full queue is logged and counted there */
         report_done(oi, &(IncidentResult) { .id = i->id, .path = hb.path, .status = status });
         return 0;
