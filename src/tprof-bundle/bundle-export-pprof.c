@@ -49,9 +49,13 @@ static int bundle_window_paths(const BundleEntry *e, WindowInfo **ret_w, size_t 
                 window_info_array_free(w, n);
                 return -ENOMEM;
         }
-        for (size_t i = 0; i < n; i++)
-                if (w[i].error >= 0)
-                        paths[k++] = w[i].path;
+        for (size_t i = 0; i < n; i++) {
+                if (w[i].error < 0) {
+                        log_warning_errno(w[i].error, "Skipping unreadable window '%s': %m", w[i].path);
+                        continue;
+                }
+                paths[k++] = w[i].path;
+        }
         *ret_w = w;
         *ret_n = k;
         *ret_paths = paths;
@@ -113,6 +117,18 @@ int bundle_export_pprof(const BundleEntry *e, bool baseline, const char *output)
                 }
         }
         r = export_pprof(paths, n_paths, from, to, &meta, out, &st);
+        if (st.slice.corrupt_chunks > 0)
+                log_warning("Skipped %u damaged chunk%s; the first is in '%s' at byte offset %llu.",
+                            st.slice.corrupt_chunks, st.slice.corrupt_chunks == 1 ? "" : "s", st.slice.corrupt_path,
+                            (unsigned long long) st.slice.corrupt_offset);
+        /* Windows gone or damaged since the bundle was written: the profile is short of the
+         * folded file's total, and a backend would never know. */
+        uint64_t want = baseline ? m->baseline_samples : m->slice_samples;
+        if (r >= 0 && st.slice.samples < want)
+                log_warning("The profile holds %llu of the %llu samples the manifest counts in the %s: windows of "
+                            "the bundle are missing or damaged (tprof-bundle windows --ring %s/%s --verify).",
+                            (unsigned long long) st.slice.samples, (unsigned long long) want,
+                            baseline ? "baseline" : "slice", e->path, BUNDLE_WINDOWS_DIR);
         if (r >= 0 && out != stdout)
                 r = export_commit_output(out, tmp, output);
         else if (r >= 0 && fflush(stdout) != 0)

@@ -97,6 +97,22 @@ pprof -top -sample_index=samples -diff_base "$TEST_TMP/base.pb.gz" "$TEST_TMP/sl
 grep -q "flat%" "$OUT" || fail "no diff output: $(head "$OUT")"
 echo "baseline: $got samples; diff ok"
 
+# --- a bundle whose windows are damaged or gone: the export says so, and how short it is
+C="$TEST_TMP/copy"
+mkdir -p "$C/incidents"
+cp -a "$B" "$C/incidents/"
+last=$(ls "$C/incidents/$ID/windows" | tail -1)
+rm "$C/incidents/$ID/windows/$last"
+echo garbage >"$C/incidents/$ID/windows/$last"
+expect_exit 0 "$TPROF_BUNDLE" -D "$C" export "$ID" --format pprof -o "$TEST_TMP/short.pb.gz"
+got=$(raw_total "$TEST_TMP/short.pb.gz")
+want=$(folded_total "$B/stacks.folded")
+[ "$got" -lt "$want" ] || fail "without window $last the profile still has $got of $want samples"
+grep -q "Skipping unreadable window '.*$last'" "$ERR" || fail "no word of the unreadable window: $(cat "$ERR")"
+grep -q "holds $got of the $want samples the manifest counts in the slice" "$ERR" ||
+        fail "no word of the missing samples: $(cat "$ERR")"
+echo "damaged bundle: $got of $want samples, said so"
+
 # --- a ring range, against the folded export of the same range
 T0=$(python3 -c 'import time; print("@%.3f" % (time.time() - 9))')
 T1=$(python3 -c 'import time; print("@%.3f" % (time.time() - 2))')
