@@ -152,6 +152,51 @@ static void test_hook_past_its_limit_is_terminated_then_killed(void **state) {
         assert_int_equal(st.timed_out, 2);
 }
 
+static bool process_gone(pid_t pid) {
+        _cleanup_free_ char *path = NULL, *stat = NULL;
+        const char *p;
+
+        assert_true(asprintf(&path, "/proc/%d/stat", (int) pid) > 0);
+        if (read_full_file(path, 4096, &stat, NULL) < 0)
+                return true;
+        p = strrchr(stat, ')');
+        return p && p[1] == ' ' && p[2] == 'Z'; /* dead, not yet reaped by its new parent */
+}
+
+/* The hook's process group outlives the hook: what ignores SIGTERM there gets the SIGKILL too. */
+static void test_group_left_behind_is_killed(void **state) {
+        _cleanup_(sd_event_unrefp) sd_event *e = NULL;
+        _cleanup_(incident_hook_freep) IncidentHook *h = NULL;
+        _cleanup_free_ char *pidfile = NULL, *script = NULL, *text = NULL;
+        IncidentHookBundle b = bundle("straggler");
+        IncidentHookStats st;
+        uint64_t t0;
+
+        assert_true(asprintf(&pidfile, "%s/straggler", tmpdir) > 0);
+        assert_true(asprintf(&script, "(trap '' TERM; exec sleep 30) & echo $! >%s; sleep 30",
+                             pidfile) > 0);
+        char *argv[] = { (char *) "/bin/sh", (char *) "-c", script, NULL };
+        IncidentHookOptions o = { .argv = argv, .timeout_usec = 300 * USEC_PER_MSEC };
+
+        assert_int_equal(sd_event_new(&e), 0);
+        assert_int_equal(incident_hook_new(e, 0, &o, &h), 0);
+        t0 = now_usec(CLOCK_MONOTONIC);
+        assert_int_equal(incident_hook_submit(h, &b), 0);
+        run_until_idle(e, h, 20 * USEC_PER_SEC);
+        assert_true(now_usec(CLOCK_MONOTONIC) - t0 >= HOOK_KILL_USEC);
+        incident_hook_get_stats(h, &st);
+        assert_int_equal(st.timed_out, 1);
+        assert_int_equal(read_full_file(pidfile, 64, &text, NULL), 0);
+        pid_t pid = (pid_t) atoi(text);
+        assert_true(pid > 1);
+        for (int i = 0; i < 50 && !process_gone(pid); i++)
+                usleep(20000);
+        if (!process_gone(pid)) {
+                (void) kill(pid, SIGKILL);
+                fail_msg("PID %d of the hook's group outlived its SIGKILL", (int) pid);
+        }
+}
+
 static void test_failures_are_counted(void **state) {
         _cleanup_(sd_event_unrefp) sd_event *e = NULL;
         _cleanup_(incident_hook_freep) IncidentHook *h = NULL;
@@ -187,6 +232,7 @@ int main(void) {
                 cmocka_unit_test(test_hook_gets_the_documented_environment),
                 cmocka_unit_test(test_running_and_queued_hooks_are_bounded),
                 cmocka_unit_test(test_hook_past_its_limit_is_terminated_then_killed),
+                cmocka_unit_test(test_group_left_behind_is_killed),
                 cmocka_unit_test(test_failures_are_counted),
         };
         return cmocka_run_group_tests(tests, setup, teardown);

@@ -133,8 +133,7 @@ IncidentHook *incident_hook_free(IncidentHook *h) {
                 return NULL;
         for (size_t i = 0; i < h->n_running; i++) {
                 HookRun *run = h->running[i];
-                if (!run->exited)
-                        (void) kill(-run->pid, SIGTERM);
+                (void) kill(-run->pid, SIGTERM); /* its group, which may outlive it */
                 hook_run_free(run);
         }
         free(h->running);
@@ -257,6 +256,10 @@ static int on_hook_exit(sd_event_source *s, const siginfo_t *si, void *userdata)
                 log_warning("Bundle hook for %s (PID %d) was killed by signal %s.", run->id, (int) run->pid,
                             strsignal(si->si_status));
         }
+        /* Terminated at its limit, the hook may leave processes of its group that ignore SIGTERM:
+         * they get the SIGKILL when the timer fires, which then ends the run. */
+        if (run->term_sent && !run->kill_sent && run->timer && kill(-run->pid, 0) >= 0)
+                return 0;
         run_finished(run);
         return 0;
 }
@@ -275,6 +278,10 @@ static int on_hook_timer(sd_event_source *s, uint64_t usec, void *userdata) {
         }
         run->kill_sent = true;
         (void) kill(-run->pid, SIGKILL);
+        if (run->exited) { /* only the rest of its group was left */
+                run_finished(run);
+                return 0;
+        }
         return sd_event_source_set_enabled(s, SD_EVENT_OFF);
 }
 
