@@ -279,7 +279,7 @@ static void test_fall(void **state) {
          * wobbled 30% -> 25%; tiny went from 0.5% to 0 (too small to matter); idle rose. */
         load_text("steady;main;work 160\njava;main 485\nswapper;idle 1295\n", &near);
         load_text("steady;main;work 5000\njava;main 3490\ntiny;main 58\nswapper;idle 3092\n", &rest);
-        assert_int_equal(folded_fall(&near, &rest, 2, &r), 0);
+        assert_int_equal(folded_fall(&near, &rest, NULL, 2, &r), 0);
         assert_non_null(r.name);
         assert_string_equal(r.name, "steady");
         assert_true(r.z < -RISE_Z_MIN);
@@ -288,15 +288,49 @@ static void test_fall(void **state) {
 
         /* The same seconds as the rest: nothing fell. */
         load_text("steady;main;work 860\njava;main 600\nswapper;idle 480\n", &flat);
-        assert_int_equal(folded_fall(&flat, &rest, 2, &r), 0);
+        assert_int_equal(folded_fall(&flat, &rest, NULL, 2, &r), 0);
         assert_null(r.name);
 
-        /* The answer carries it beside (or without) a rise. */
+        /* The answer carries it beside (or without) a rise: the rest all slice, no baseline. */
+        _cleanup_(folded_donep) Folded slice = FOLDED_NULL, none = FOLDED_NULL, gone = FOLDED_NULL,
+                                       gone_rest = FOLDED_NULL, slice_gone = FOLDED_NULL, base_gone = FOLDED_NULL;
+        assert_int_equal(folded_rest(&near, &rest, &none, &slice), 0);
         AnswerInput in = { .near = &near, .rest = &rest, .n_cpus = 2 };
-        assert_int_equal(answer_choose(&in, &near, &rest, &a), 0);
+        assert_int_equal(answer_choose(&in, &slice, &none, &a), 0);
         assert_null(a.rise.name);
         assert_non_null(a.fall.name);
         assert_string_equal(a.fall.name, "steady");
+        answer_done(&a);
+
+        /* sqlite3 ran in the baseline only and had stopped before the slice began, half a minute
+         * before the event: near against the rest (which holds the baseline) sees it fall, the
+         * slice's own seconds say it did not stop at the event. steady, which stopped there, is
+         * still named. */
+        load_text("steady;main;work 5000\njava;main 3490\nswapper;idle 3092\n", &gone);
+        assert_int_equal(folded_rest(&near, &gone, &none, &slice_gone), 0);
+        load_text("sqlite3;main;step 6000\nswapper;idle 300\n", &base_gone);
+        assert_int_equal(folded_rest(&gone, &base_gone, &none, &gone_rest), 0);
+        assert_int_equal(folded_fall(&near, &gone_rest, NULL, 2, &r), 0);
+        assert_string_equal(r.name, "sqlite3"); /* against the rest alone it would be named */
+        rise_done(&r);
+        assert_int_equal(folded_fall(&near, &gone_rest, &slice_gone, 2, &r), 0);
+        assert_non_null(r.name);
+        assert_string_equal(r.name, "steady");
+        rise_done(&r);
+        in.rest = &gone_rest;
+        assert_int_equal(answer_choose(&in, &slice_gone, &base_gone, &a), 0);
+        assert_string_equal(a.fall.name, "steady");
+        answer_done(&a);
+        /* Without steady's fall, nothing fell at the event. */
+        folded_done(&gone);
+        folded_done(&gone_rest);
+        folded_done(&slice_gone);
+        load_text("steady;main;work 160\njava;main 3490\nswapper;idle 3092\n", &gone);
+        assert_int_equal(folded_rest(&near, &gone, &none, &slice_gone), 0);
+        assert_int_equal(folded_rest(&gone, &base_gone, &none, &gone_rest), 0);
+        in.rest = &gone_rest;
+        assert_int_equal(answer_choose(&in, &slice_gone, &base_gone, &a), 0);
+        assert_null(a.fall.name);
 }
 
 static void test_rise_under(void **state) {

@@ -604,14 +604,13 @@ void rises_truncate(Rise *r, size_t *n, size_t max_n) {
         *n = MIN(*n, max_n);
 }
 
-double folded_key_share(const Folded *f, RiseKind kind, const char *key) {
+/* The samples of f whose key (as folded_rises() makes it for kind) is key. */
+static uint64_t folded_key_count(const Folded *f, RiseKind kind, const char *key) {
         size_t klen = strlen(key);
         char buf[STACK_KEY_MAX];
         uint64_t n = 0;
 
-        if (!f || f->total == 0)
-                return 0;
-        for (size_t i = 0; i < f->n; i++) {
+        for (size_t i = 0; f && i < f->n; i++) {
                 const char *k;
                 size_t len;
 
@@ -619,7 +618,13 @@ double folded_key_share(const Folded *f, RiseKind kind, const char *key) {
                 if (len == klen && memcmp(k, key, klen) == 0)
                         n += f->lines[i].count;
         }
-        return (double) n / (double) f->total;
+        return n;
+}
+
+double folded_key_share(const Folded *f, RiseKind kind, const char *key) {
+        if (!f || f->total == 0)
+                return 0;
+        return (double) folded_key_count(f, kind, key) / (double) f->total;
 }
 
 /* The idle task's samples ("swapper", as perf names pid 0, or "swapper/N"): idle rising is what
@@ -692,7 +697,18 @@ const Rise *rises_answer(const AnswerInput *in, AnswerFrom *ret_from) {
         return NULL;
 }
 
-int folded_fall(const Folded *near, const Folded *rest, unsigned n_cpus, Rise *ret) {
+/* Whether key's share in the slice's samples outside near (near a part of slice) is as far above its
+ * share in near as a fall must be: it ran in the slice's own seconds before it fell. */
+static bool fall_in_slice(const Folded *near, const Folded *slice, const char *key, unsigned n_cpus) {
+        uint64_t in_slice = folded_key_count(slice, RISE_PROCESS, key), in_near = folded_key_count(near, RISE_PROCESS, key);
+
+        if (slice->total <= near->total || in_slice <= in_near)
+                return false;
+        return change_is_large((double) (in_slice - in_near) / (double) (slice->total - near->total),
+                               (double) in_near / (double) near->total, n_cpus);
+}
+
+int folded_fall(const Folded *near, const Folded *rest, const Folded *slice, unsigned n_cpus, Rise *ret) {
         CountTable t = {};
         const Counts *best = NULL;
         double best_z = 0;
@@ -708,7 +724,7 @@ int folded_fall(const Folded *near, const Folded *rest, unsigned n_cpus, Rise *r
                 double z = proportion_z(c->slice, near->total, c->baseline, rest->total);
 
                 if (z > -RISE_Z_MIN || c->baseline < RISE_SAMPLES_MIN || !change_is_large(s2, s1, n_cpus) ||
-                    key_is_idle(c->key) || (best && z >= best_z))
+                    key_is_idle(c->key) || (best && z >= best_z) || (slice && !fall_in_slice(near, slice, c->key, n_cpus)))
                         continue;
                 best = c;
                 best_z = z;
@@ -737,7 +753,7 @@ int answer_choose(const AnswerInput *in, const Folded *slice, const Folded *base
         *ret = (Answer) {};
         /* What stopped at the event, beside (or without) what rose. */
         if (in->near && in->rest) {
-                k = folded_fall(in->near, in->rest, in->n_cpus, &a.fall);
+                k = folded_fall(in->near, in->rest, slice, in->n_cpus, &a.fall);
                 if (k < 0)
                         return k;
         }

@@ -183,11 +183,13 @@ typedef struct Answer {
  * at the event (a service blocked on the disk or the network that went away) tells as much as
  * one that spun. Its share must at least halve (RISE_ANSWER_RATIO_MIN) and lose
  * RISE_ANSWER_CPUS_MIN of a CPU (RISE_ANSWER_GAIN_MIN of the samples without n_cpus), with z at
- * most -RISE_Z_MIN and at least RISE_SAMPLES_MIN samples in rest; the idle task is none. The
- * largest fall by z; ret->slice_* are near's, ret->baseline_* rest's, ret->z negative. ret->name
- * NULL when none.
+ * most -RISE_Z_MIN and at least RISE_SAMPLES_MIN samples in rest; the idle task is none. With the
+ * slice (near a part of it), the fall must hold by the same floors against the slice's seconds
+ * outside near too: a process that ran in the baseline and stopped before the slice began did
+ * not stop at the event. The largest fall by z; ret->slice_* are near's, ret->baseline_* rest's,
+ * ret->z negative. ret->name NULL when none.
  */
-int folded_fall(const Folded *near, const Folded *rest, unsigned n_cpus, Rise *ret);
+int folded_fall(const Folded *near, const Folded *rest, const Folded *slice, unsigned n_cpus, Rise *ret);
 
 int answer_choose(const AnswerInput *in, const Folded *slice, const Folded *baseline, Answer *ret);
 void answer_done(Answer *a);
