@@ -333,6 +333,32 @@ static void test_fall(void **state) {
         assert_null(a.fall.name);
 }
 
+/* A baseline of 150 samples (a bundle written seconds after tprofd started): show says it is too
+ * small to compare with, so a rise against it is no answer, however large its z; against 300
+ * samples the same shares are. */
+static void test_answer_small_baseline(void **state) {
+        _cleanup_(folded_donep) Folded slice = FOLDED_NULL, small = FOLDED_NULL, large = FOLDED_NULL;
+        _cleanup_(answer_done) Answer a = {};
+        Rise *r = NULL;
+        size_t n = 0;
+
+        load_text("java;main 6000\nkubelet;main;read;mem_cgroup_nr_lru_pages 800\nswapper;idle 3500\n", &slice);
+        load_text("java;main 90\nswapper;idle 60\n", &small);
+        assert_int_equal(folded_rises(&slice, &small, RISE_PROCESS, SIZE_MAX, &r, &n), 0);
+        assert_int_equal(n, 1); /* kubelet, 7.8% against none of 150: z = 3.5 */
+        assert_string_equal(r[0].name, "kubelet");
+        AnswerInput in = { .slice_proc = r, .n_slice_proc = n, .n_cpus = 2 };
+        assert_int_equal(answer_choose(&in, &slice, &small, &a), 0);
+        assert_null(a.rise.name);
+        answer_done(&a);
+
+        load_text("java;main 180\nswapper;idle 120\n", &large);
+        assert_int_equal(answer_choose(&in, &slice, &large, &a), 0);
+        assert_non_null(a.rise.name);
+        assert_string_equal(a.rise.name, "kubelet");
+        rises_free(r, n);
+}
+
 static void test_rise_under(void **state) {
         _cleanup_(folded_donep) Folded near = FOLDED_NULL, rest = FOLDED_NULL, fresh = FOLDED_NULL;
         _cleanup_free_ char *u = NULL;
@@ -540,6 +566,7 @@ int main(void) {
                 cmocka_unit_test(test_rest_and_burst),
                 cmocka_unit_test(test_answer),
                 cmocka_unit_test(test_fall),
+                cmocka_unit_test(test_answer_small_baseline),
                 cmocka_unit_test(test_rise_under),
                 cmocka_unit_test(test_rises_top_function_per_process),
                 cmocka_unit_test(test_z_huge),

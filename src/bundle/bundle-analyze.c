@@ -747,8 +747,16 @@ int folded_fall(const Folded *near, const Folded *rest, const Folded *slice, uns
 
 int answer_choose(const AnswerInput *in, const Folded *slice, const Folded *baseline, Answer *ret) {
         Answer a = {};
-        const Rise *r = rises_answer(in, &a.from);
+        AnswerInput used = *in;
         int k;
+
+        /* Against a baseline too small to compare with (show says so in its place), the slice's
+         * rises are noise however large their z: only the event's seconds against the rest count. */
+        if (!baseline || baseline->total < ANSWER_BASELINE_SAMPLES_MIN) {
+                used.n_slice_proc = used.n_slice_func = 0;
+                in = &used;
+        }
+        const Rise *r = rises_answer(in, &a.from);
 
         *ret = (Answer) {};
         /* What stopped at the event, beside (or without) what rose. */

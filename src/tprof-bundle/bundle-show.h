@@ -22,7 +22,7 @@
 /* A baseline of fewer seconds of samples than this is said to be short. */
 #define SHOW_BASELINE_SHORT_S 10u
 /* Fewer baseline samples than this cannot show a rise of a few percent at z >= 3 at all. */
-#define SHOW_BASELINE_SAMPLES_MIN 200u
+#define SHOW_BASELINE_SAMPLES_MIN ANSWER_BASELINE_SAMPLES_MIN
 #define STACK_FRAMES_SHOWN 5
 #define HEATMAP_ROWS_MAX 16
 #define TOP_SERVICES 5
