@@ -356,7 +356,17 @@ static void test_answer_small_baseline(void **state) {
         assert_int_equal(answer_choose(&in, &slice, &large, &a), 0);
         assert_non_null(a.rise.name);
         assert_string_equal(a.rise.name, "kubelet");
+        assert_true(a.clear);
+        answer_done(&a);
         rises_free(r, n);
+
+        /* A rise that passed none of the floors (0.4% of 2 CPUs, under 2% of a CPU) is still
+         * named, as the strongest there is, and said to be no clear one. */
+        Rise tiny[] = { RISE("b", 0.004, 0, 30) };
+        in = (AnswerInput) { .near_proc = tiny, .n_near_proc = 1, .n_cpus = 2 };
+        assert_int_equal(answer_choose(&in, &slice, &large, &a), 0);
+        assert_string_equal(a.rise.name, "b");
+        assert_false(a.clear);
 }
 
 static void test_rise_under(void **state) {

@@ -774,6 +774,7 @@ int answer_choose(const AnswerInput *in, const Folded *slice, const Folded *base
                 answer_done(&a);
                 return k;
         }
+        a.clear = answer_qualifies(in, r, a.from);
         bool near = answer_from_near(a.from);
         const Folded *x = near ? in->near : slice, *y = near ? in->rest : baseline;
         if (!answer_from_function(a.from) && x && y) {

@@ -175,7 +175,8 @@ typedef struct Answer {
         Rise rise;
         AnswerFrom from;
         char *under;
-        Rise fall; /* folded_fall() of near against rest; name NULL: none */
+        bool clear; /* the rise passed the floors above; false: the fallback, the strongest there is */
+        Rise fall;  /* folded_fall() of near against rest; name NULL: none */
 } Answer;
 
 /*

@@ -219,6 +219,7 @@ static int write_analysis(JsonWriter *w, const char *dir, const BundleManifest *
                 json_begin_object(w);
                 json_kv_string(w, "from", answer_from_near(answer.from) ? "near" : "slice");
                 json_kv_string(w, "kind", answer_from_function(answer.from) ? "function" : "process");
+                json_kv_bool(w, "clear", answer.clear);
                 json_kv_string(w, "name", answer.rise.name);
                 json_kv_double(w, "slice_share", answer.rise.slice_share);
                 json_kv_double(w, "baseline_share", answer.rise.baseline_share);

@@ -241,6 +241,8 @@ int show_print_json(const Show *s, bool pretty) {
                 json_begin_object(&w);
                 json_kv_string(&w, "from", answer_from_near(s->answer.from) ? "near" : "slice");
                 json_kv_string(&w, "kind", answer_from_function(s->answer.from) ? "function" : "process");
+                /* false: no rise passed the floors, this is the strongest there is */
+                json_kv_bool(&w, "clear", s->answer.clear);
                 json_rise_fields(&w, s, &s->answer.rise, !answer_from_function(s->answer.from));
                 json_kv_string(&w, "under", s->answer.under);
                 json_end_object(&w);

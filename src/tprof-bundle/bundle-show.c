@@ -447,6 +447,9 @@ static void print_summary(const Show *s) {
                 char b1[16], b2[16], when[64] = "";
                 if (near)
                         snprintf(when, sizeof when, " in the %gs around the event", near_seconds(s));
+                /* The fallback: no rise passed the floors, and the strongest one is said as such. */
+                if (!s->answer.clear)
+                        printf("nothing rose by 2%% of a CPU to twice its share; the strongest rise: ");
                 if (fn && leaf != comm)
                         printf("%s%s%s in ", s->color ? ANSI_RED : "", func ?: "?", s->color ? ANSI_NORMAL : "");
                 printf("%s rose to %s of the samples%s (%s %s, z=%.1f)", who ?: "?",
