@@ -449,7 +449,7 @@ static void print_summary(const Show *s) {
                         snprintf(when, sizeof when, " in the %gs around the event", near_seconds(s));
                 /* The fallback: no rise passed the floors, and the strongest one is said as such. */
                 if (!s->answer.clear)
-                        printf("nothing rose by 2%% of a CPU to twice its share; the strongest rise: ");
+                        printf("no clear rise; the strongest: ");
                 if (fn && leaf != comm)
                         printf("%s%s%s in ", s->color ? ANSI_RED : "", func ?: "?", s->color ? ANSI_NORMAL : "");
                 printf("%s rose to %s of the samples%s (%s %s, z=%.1f)", who ?: "?",

@@ -213,6 +213,17 @@ sed -n '/^Around the event/,/^Services/p' "$OUT" | grep -qE '^  sh +0\.4% \(rest
 grep -qE '^   In short: kubelet rose to 2\.0% of the samples \(baseline 0\.8%' "$OUT" ||
         fail "few: the summary chose the handful of samples: $(grep 'In short' "$OUT")"
 
+# A hog that drifted up by many CPUs' worth without doubling its share, and nothing else rose: no
+# clear rise, and the answer says so before naming the strongest.
+python3 "$FIXTURE" "$TEST_TMP/drift" drift --id 0d0d0d0d
+"$TPROF_BUNDLE" -D "$TEST_TMP/drift" show >"$OUT" 2>"$ERR" || fail "show drift: $(cat "$ERR")"
+grep -qE '^   In short: no clear rise; the strongest: kubelet rose to 55\.0% of the samples' "$OUT" ||
+        fail "drift: the answer reads as a clear one: $(grep 'In short' "$OUT")"
+"$TPROF_BUNDLE" -D "$TEST_TMP/drift" show --json | jq -e '.answer.clear == false' >/dev/null ||
+        fail "drift: --json answer.clear is not false"
+"$TPROF_BUNDLE" -D "$TEST_TMP/few" show --json | jq -e '.answer.clear == true' >/dev/null ||
+        fail "few: --json answer.clear is not true"
+
 # Without event.folded (a bundle from before it): the slice alone, and show says why.
 rm "$TEST_TMP"/burst/incidents/*/event.folded
 "$TPROF_BUNDLE" -D "$TEST_TMP/burst" show >"$OUT" 2>"$ERR" || fail "show burst without event.folded: $(cat "$ERR")"

@@ -113,4 +113,9 @@ python3 "$TPROF_SOURCE_ROOT/tests/helpers/make-fixture-bundle.py" "$TEST_TMP/thr
 expect_exit 0 "$TPROF_BUNDLE" -D "$TEST_TMP/thread" report 0f0f -o "$TEST_TMP/thread.html"
 "$PY" "$CHECK" "$TEST_TMP/thread.html" - "$SHOTS" --answer "VM_Thread of java (unit app.service) rose to 6.5% of the samples" ||
         fail "the thread's report header failed"
+# No rise passed the answer's floors: the page says so before the strongest, as show does.
+python3 "$TPROF_SOURCE_ROOT/tests/helpers/make-fixture-bundle.py" "$TEST_TMP/drift" drift --id 0d0d0d0d
+expect_exit 0 "$TPROF_BUNDLE" -D "$TEST_TMP/drift" report 0d0d -o "$TEST_TMP/drift.html"
+"$PY" "$CHECK" "$TEST_TMP/drift.html" - "$SHOTS" --answer "No clear rise; the strongest: kubelet rose to 55.0% of the samples" ||
+        fail "the drift's report header failed"
 echo "ok (screenshots in $SHOTS)"
