@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -126,6 +127,20 @@ int incident_hook_new(sd_event *e, int64_t priority, const IncidentHookOptions *
                 return -errno;
         *ret = TAKE_PTR(h);
         return 0;
+}
+
+bool incident_hook_has_network(void) {
+        static const int families[] = { AF_INET, AF_INET6 };
+
+        for (size_t i = 0; i < ELEMENTSOF(families); i++) {
+                int fd = socket(families[i], SOCK_DGRAM | SOCK_CLOEXEC, 0);
+
+                if (fd >= 0) {
+                        safe_close(fd);
+                        return true;
+                }
+        }
+        return false;
 }
 
 IncidentHook *incident_hook_free(IncidentHook *h) {

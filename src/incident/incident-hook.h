@@ -56,6 +56,13 @@ typedef struct IncidentHookStats {
 typedef struct IncidentHook IncidentHook;
 
 int incident_hook_new(sd_event *e, int64_t priority, const IncidentHookOptions *o, IncidentHook **ret);
+/*
+ * Whether a hook run now could open an IP socket: false where the process is sandboxed without
+ * them (systemd's RestrictAddressFamilies=AF_UNIX in the shipped unit, which the hook inherits),
+ * and an uploading hook would fail at every bundle.
+ */
+bool incident_hook_has_network(void);
+
 /* Running hooks get SIGTERM (their process group) and are not waited for; queued ones are dropped. */
 IncidentHook *incident_hook_free(IncidentHook *h);
 /* A reload: new runs use the new options; running ones keep theirs. */

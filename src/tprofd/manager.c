@@ -337,6 +337,11 @@ static void manager_incident_hook(const Manager *m, IncidentHookOptions *ret) {
         if (r < 0)
                 log_warning_errno(r, "The bundle hook '%s' cannot be run (%m): each bundle's hook will fail until it can.",
                                   argv[0]);
+        else if (argv && argv[0] && !incident_hook_has_network())
+                log_notice("The bundle hook '%s' runs in tprofd's sandbox, which has no IP sockets "
+                           "(RestrictAddressFamilies= of the service): a hook that uploads will fail. "
+                           "See \"The bundle hook\" in the README for the drop-in that allows them.",
+                           argv[0]);
         *ret = (IncidentHookOptions) { .argv = argv, .timeout_usec = m->config->on_bundle_timeout_usec };
 }
 

@@ -119,4 +119,19 @@ if [ -S /run/systemd/journal/socket ] && command -v journalctl >/dev/null; then
 fi
 
 stop_tprofd
+! grep -q "has no IP sockets" "$TEST_TMP/tprofd.log" || fail "the network notice where IP sockets work"
+
+# Without IP sockets (the shipped unit's RestrictAddressFamilies=AF_UNIX, which hooks inherit): the
+# daemon says at start that an uploading hook will fail, and where the README tells what to do.
+if [ -n "${TPROF_NO_INET:-}" ] && [ -x "$TPROF_NO_INET" ]; then
+        "$TPROF_NO_INET" "$TPROFD" --state-dir "$STATE" --control-socket "$TEST_TMP/noinet.sock" \
+                --config "$TEST_TMP/tprofd.yaml" --rules "$TPROF_SOURCE_ROOT/rules" >"$TEST_TMP/noinet.log" 2>&1 &
+        NOINET_PID=$!
+        on_exit "kill $NOINET_PID 2>/dev/null"
+        wait_for 30 grep -q "has no IP sockets" "$TEST_TMP/noinet.log" ||
+                fail "no notice of the missing network: $(tail -5 "$TEST_TMP/noinet.log")"
+        grep -q 'See "The bundle hook" in the README' "$TEST_TMP/noinet.log" || fail "the notice names no remedy"
+        kill "$NOINET_PID"
+        wait "$NOINET_PID" || true
+fi
 echo ok
