@@ -102,14 +102,20 @@ static void test_running_and_queued_hooks_are_bounded(void **state) {
         IncidentHookOptions o = { .argv = argv, .max_running = 1, .max_queued = 2 };
         IncidentHookStats st;
         IncidentHookBundle b = bundle("b");
+        IncidentHookBundle q = bundle("q"), d = bundle("d");
 
         assert_int_equal(sd_event_new(&e), 0);
         assert_int_equal(incident_hook_new(e, 0, &o, &h), 0);
         assert_int_equal(incident_hook_submit(h, &b), 0);        /* runs */
+        assert_int_equal(incident_hook_submit(h, &q), 0);        /* queued */
         assert_int_equal(incident_hook_submit(h, &b), 0);        /* queued */
-        assert_int_equal(incident_hook_submit(h, &b), 0);        /* queued */
+        assert_int_equal(incident_hook_submit(h, &d), -ENOBUFS); /* dropped */
         assert_int_equal(incident_hook_submit(h, &b), -ENOBUFS); /* dropped */
-        assert_int_equal(incident_hook_submit(h, &b), -ENOBUFS); /* dropped */
+        /* The bundles of running and waiting hooks are held (the limits pass them over). */
+        assert_true(incident_hook_holds(h, "b"));
+        assert_true(incident_hook_holds(h, "q"));
+        assert_false(incident_hook_holds(h, "d"));
+        assert_false(incident_hook_holds(h, "x"));
         incident_hook_get_stats(h, &st);
         assert_int_equal(st.running, 1);
         assert_int_equal(st.queued, 2);
@@ -120,6 +126,8 @@ static void test_running_and_queued_hooks_are_bounded(void **state) {
         assert_int_equal(st.started, 3);
         assert_int_equal(st.succeeded, 3);
         assert_int_equal(st.dropped, 2);
+        assert_false(incident_hook_holds(h, "b"));
+        assert_false(incident_hook_holds(h, "q"));
 }
 
 static void test_hook_past_its_limit_is_terminated_then_killed(void **state) {

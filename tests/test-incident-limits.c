@@ -55,7 +55,7 @@ static void test_oldest_go_first(void **state) {
         IncidentLimits lim = { .max_bundles = 2, .max_bundle_bytes = UINT64_MAX };
         int fd = open_fresh(names, 3);
 
-        incident_limits_enforce(fd, &lim, names[2], NULL, NULL);
+        incident_limits_enforce(fd, &lim, names[2], NULL, NULL, NULL);
         assert_false(present(fd, names[0]));
         assert_true(present(fd, names[1]));
         assert_true(present(fd, names[2]));
@@ -69,7 +69,7 @@ static void test_the_bundle_just_published_stays(void **state) {
         IncidentLimits lim = { .max_bundles = 2, .max_bundle_bytes = UINT64_MAX };
         int fd = open_fresh(names, 3);
 
-        incident_limits_enforce(fd, &lim, names[0], NULL, NULL);
+        incident_limits_enforce(fd, &lim, names[0], NULL, NULL, NULL);
         assert_true(present(fd, names[0]));
         assert_int_equal(present(fd, names[1]) + present(fd, names[2]), 1);
         close(fd);
@@ -77,7 +77,7 @@ static void test_the_bundle_just_published_stays(void **state) {
         /* Over the size limit alone it stays too, the only one left. */
         lim = (IncidentLimits) { .max_bundles = 100, .max_bundle_bytes = 0 };
         fd = open_fresh(names, 3);
-        incident_limits_enforce(fd, &lim, names[0], NULL, NULL);
+        incident_limits_enforce(fd, &lim, names[0], NULL, NULL, NULL);
         assert_true(present(fd, names[0]));
         assert_false(present(fd, names[1]));
         assert_false(present(fd, names[2]));
@@ -85,8 +85,35 @@ static void test_the_bundle_just_published_stays(void **state) {
 
         /* Without a bundle to keep, the last by name stays. */
         fd = open_fresh(names, 3);
-        incident_limits_enforce(fd, &lim, NULL, NULL, NULL);
+        incident_limits_enforce(fd, &lim, NULL, NULL, NULL, NULL);
         assert_false(present(fd, names[0]));
+        assert_false(present(fd, names[1]));
+        assert_true(present(fd, names[2]));
+        close(fd);
+}
+
+static bool held_first(const char *name, void *userdata) {
+        return streq(name, userdata);
+}
+
+/* A bundle whose hook has not run yet is passed over: the next oldest goes instead. */
+static void test_held_bundles_stay(void **state) {
+        const char *names[] = { "20261127T003557Z-manual-ffff0000", "20261127T003558Z-manual-00000001",
+                                "20261127T003559Z-manual-00000002" };
+        IncidentLimits lim = { .max_bundles = 2, .max_bundle_bytes = UINT64_MAX };
+        int fd = open_fresh(names, 3);
+
+        incident_limits_enforce(fd, &lim, names[2], held_first, NULL, (void *) names[0]);
+        assert_true(present(fd, names[0]));
+        assert_false(present(fd, names[1]));
+        assert_true(present(fd, names[2]));
+        close(fd);
+
+        /* Everything else held: over the limit until a later call. */
+        lim.max_bundles = 1;
+        fd = open_fresh(names, 3);
+        incident_limits_enforce(fd, &lim, names[2], held_first, NULL, (void *) names[0]);
+        assert_true(present(fd, names[0]));
         assert_false(present(fd, names[1]));
         assert_true(present(fd, names[2]));
         close(fd);
@@ -96,6 +123,7 @@ int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_oldest_go_first),
                 cmocka_unit_test(test_the_bundle_just_published_stays),
+                cmocka_unit_test(test_held_bundles_stay),
         };
         return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -378,6 +378,20 @@ static const char *env_get(char **env, const char *key) {
         return NULL;
 }
 
+bool incident_hook_holds(const IncidentHook *h, const char *id) {
+        if (!h || !id)
+                return false;
+        for (size_t i = 0; i < h->n_running; i++)
+                if (h->running[i]->id && streq(h->running[i]->id, id))
+                        return true;
+        for (size_t i = 0; i < h->n_queued; i++) {
+                const char *v = env_get(h->queue[i], "TPROF_BUNDLE_ID");
+                if (v && streq(v, id))
+                        return true;
+        }
+        return false;
+}
+
 static int run_start(IncidentHook *h, char **env) {
         _cleanup_free_ HookRun *run = NULL;
         int pidfd, r;

@@ -63,6 +63,9 @@ int incident_hook_new(sd_event *e, int64_t priority, const IncidentHookOptions *
  */
 bool incident_hook_has_network(void);
 
+/* Whether the hook for the bundle id is running or waiting to run (its bundle must stay). */
+bool incident_hook_holds(const IncidentHook *h, const char *id);
+
 /* Running hooks get SIGTERM (their process group) and are not waited for; queued ones are dropped. */
 IncidentHook *incident_hook_free(IncidentHook *h);
 /* A reload: new runs use the new options; running ones keep theirs. */

@@ -60,7 +60,7 @@ static void strv_free_n(char **l, size_t n) {
 }
 
 void incident_limits_enforce(int incidents_fd, const IncidentLimits *limits, const char *keep,
-                             IncidentRemovedFunc cb, void *userdata) {
+                             IncidentHeldFunc held, IncidentRemovedFunc cb, void *userdata) {
         _cleanup_closedir_ DIR *d = NULL;
         char **names = NULL;
         size_t n = 0, allocated = 0;
@@ -99,6 +99,8 @@ void incident_limits_enforce(int incidents_fd, const IncidentLimits *limits, con
         size_t left = n;
         for (size_t i = 0; i < n && left > 1 && (left > limits->max_bundles || total > limits->max_bundle_bytes); i++) {
                 if (have_keep ? streq(names[i], keep) : i + 1 == n)
+                        continue;
+                if (held && held(names[i], userdata))
                         continue;
                 left--;
                 int r = incident_bundle_remove(incidents_fd, names[i]);

@@ -6,6 +6,8 @@
  */
 #pragma once
 
+#include <stdbool.h>
+
 #include <stdint.h>
 
 typedef struct IncidentLimits {
@@ -16,13 +18,18 @@ typedef struct IncidentLimits {
 /* name is the bundle's directory name; error is 0 when it was removed, < 0 when that failed. */
 typedef void (*IncidentRemovedFunc)(const char *name, int error, void *userdata);
 
+/* Whether the bundle named name must stay for now (its hook has not run yet). */
+typedef bool (*IncidentHeldFunc)(const char *name, void *userdata);
+
 /*
  * Removes the oldest complete bundles beyond the limits. keep (the bundle just published) always
  * stays: names order bundles by their UTC second only, so one published in the same second as
- * others may sort before them. Without keep, the last by name stays.
+ * others may sort before them. Without keep, the last by name stays. Bundles held says must stay
+ * are passed over (the limits are then exceeded by them until a later call). cb and held get
+ * userdata.
  */
 void incident_limits_enforce(int incidents_fd, const IncidentLimits *limits, const char *keep,
-                             IncidentRemovedFunc cb, void *userdata);
+                             IncidentHeldFunc held, IncidentRemovedFunc cb, void *userdata);
 
 /* Removes every .tmp-* bundle: after a crash they can never complete, and they hold pins. */
 void incident_limits_remove_unfinished(int incidents_fd, IncidentRemovedFunc cb, void *userdata);

@@ -139,9 +139,16 @@ static void on_removed_old(const char *name, int error, void *userdata) {
                            FORMAT_BYTES(im->opts.limits.max_bundle_bytes));
 }
 
+/* A bundle whose hook has not run yet stays: the hook would find it gone. */
+static bool bundle_held(const char *name, void *userdata) {
+        const IncidentManager *im = userdata;
+
+        return incident_hook_holds(im->hook, name);
+}
+
 /* keep: the bundle just published, which stays whatever its name sorts after. */
 static void enforce_limits(IncidentManager *im, const char *keep) {
-        incident_limits_enforce(im->incidents_fd, &im->opts.limits, keep, on_removed_old, im);
+        incident_limits_enforce(im->incidents_fd, &im->opts.limits, keep, bundle_held, on_removed_old, im);
 }
 
 static const char *alignment_of(const LogRecord *rec) {
