@@ -561,8 +561,9 @@ static int gzip_pump(GzipBuffer *g, int flush) {
                 if (zr == Z_STREAM_ERROR)
                         return -EIO;
                 size_t have = sizeof g->chunk - g->zs.avail_out;
+                errno = 0;
                 if (have > 0 && fwrite(g->chunk, 1, have, g->out) != have)
-                        return -EIO;
+                        return errno > 0 ? -errno : -EIO; /* ENOSPC, EPIPE: what the writer hit */
         } while (g->zs.avail_out == 0);
         return 0;
 }

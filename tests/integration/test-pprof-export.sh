@@ -89,6 +89,9 @@ grep -q "Duration:" "$OUT" || true
 
 # --- the baseline, and a diff against it
 expect_exit 0 "$TPROF_BUNDLE" -D "$STATE" export "$ID" --format pprof --baseline -o "$TEST_TMP/base.pb.gz"
+# A full disk is said as such (it was "Input/output error").
+expect_exit 1 "$TPROF_BUNDLE" -D "$STATE" export "$ID" --format pprof -o /dev/full
+grep -q "No space left on device" "$ERR" || fail "export to a full disk: $(cat "$ERR")"
 want=$(folded_total "$B/baseline.folded")
 got=$(raw_total "$TEST_TMP/base.pb.gz")
 [ "$got" = "$want" ] || fail "baseline: pprof $got samples, baseline.folded $want"
