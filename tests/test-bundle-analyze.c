@@ -434,6 +434,98 @@ static void test_rise_under(void **state) {
         u = mfree(u);
 }
 
+/* Per-CPU kernel threads by their key; every other comm as it is. */
+static void test_comm_key(void **state) {
+        static const char *const cases[][2] = {
+                { "ksoftirqd/3", "ksoftirqd/*" },   { "ksoftirqd/15", "ksoftirqd/*" },
+                { "migration/0", "migration/*" },   { "rcuc/2", "rcuc/*" },
+                { "cpuhp/1", "cpuhp/*" },           { "idle_inject/0", "idle_inject/*" },
+                { "irq_work/7", "irq_work/*" },     { "rcuop/5", "rcuop/*" },
+                { "kworker/0:1", "kworker/*" },     { "kworker/3:2H", "kworker/*" },
+                { "kworker/u8:3", "kworker/*" },    { "kworker/R-kblockd", "kworker/*" },
+                { "ksoftirqd/*", "ksoftirqd/*" },   { "kworker/*", "kworker/*" },
+                /* not merged */
+                { "swapper/3", "swapper/3" },       { "swapper", "swapper" },
+                { "irq/45-eth0", "irq/45-eth0" },   { "jbd2/sda1-8", "jbd2/sda1-8" },
+                { "GC_Thread#0", "GC_Thread#0" },   { "Worker/3", "Worker/3" },
+                { "ksoftirqd/", "ksoftirqd/" },     { "/3", "/3" },
+                { "kworker/", "kworker/" },         { "ksoftirqd/3a", "ksoftirqd/3a" },
+                { "kubelet", "kubelet" },           { "a/b/1", "a/b/1" },
+        };
+        char buf[FOLDED_COMM_KEY_MAX];
+
+        for (size_t i = 0; i < ELEMENTSOF(cases); i++)
+                assert_string_equal(folded_comm_key(cases[i][0], buf), cases[i][1]);
+}
+
+/* A softirq storm of an ENA NIC reset on 16 CPUs: each ksoftirqd/N 1.6% of a CPU around the event
+ * (under the answer's 2%), all of them 26%: the answer, as one, where its rise ran and in its
+ * function that rose most. */
+static void test_answer_percpu_kthreads(void **state) {
+        _cleanup_(folded_donep) Folded near = FOLDED_NULL, rest = FOLDED_NULL;
+        _cleanup_(answer_done) Answer a = {};
+        _cleanup_free_ char *nt = NULL, *rt = NULL;
+        Rise *np = NULL, *nf = NULL;
+        size_t n_np = 0, n_nf = 0, len = 0;
+        const char *path = "ret_from_fork_asm;ret_from_fork;kthread;smpboot_thread_fn;run_ksoftirqd;handle_softirqs";
+        FILE *f;
+
+        /* 16 CPUs at 97 Hz: 10 s around the event, 60 s in the rest. */
+        f = open_memstream(&nt, &len);
+        assert_non_null(f);
+        fprintf(f, "java;main 9000\nswapper;do_idle %u\n", 15520u - 9000u - 16u * 16u);
+        for (unsigned cpu = 0; cpu < 16; cpu++)
+                fprintf(f, "ksoftirqd/%u;%s;net_rx_action;__napi_poll;ena_io_poll 13\nksoftirqd/%u;%s;rcu_core 3\n",
+                        cpu, path, cpu, path);
+        assert_int_equal(fclose(f), 0);
+        f = open_memstream(&rt, &len);
+        assert_non_null(f);
+        fprintf(f, "java;main 54000\nswapper;do_idle %u\n", 93120u - 54000u - 16u * 2u);
+        for (unsigned cpu = 0; cpu < 16; cpu++)
+                fprintf(f, "ksoftirqd/%u;%s;rcu_core 2\n", cpu, path);
+        assert_int_equal(fclose(f), 0);
+        load_text(nt, &near);
+        load_text(rt, &rest);
+
+        assert_int_equal(folded_rises(&near, &rest, RISE_PROCESS, SIZE_MAX, &np, &n_np), 0);
+        assert_int_equal(folded_rises(&near, &rest, RISE_FUNCTION, SIZE_MAX, &nf, &n_nf), 0);
+        assert_true(n_np >= 1);
+        assert_string_equal(np[0].name, "ksoftirqd/*");
+        assert_int_equal(np[0].slice, 256);
+        assert_string_equal(np[0].top_function, "ena_io_poll");
+        assert_true(n_nf >= 1);
+        assert_string_equal(nf[0].name, "ksoftirqd/*;ena_io_poll");
+
+        AnswerInput in = { .near_proc = np, .n_near_proc = n_np, .near_func = nf, .n_near_func = n_nf,
+                           .near = &near, .rest = &rest, .n_cpus = 16 };
+        assert_int_equal(answer_choose(&in, &near, NULL, &a), 0);
+        assert_non_null(a.rise.name);
+        assert_string_equal(a.rise.name, "ksoftirqd/*");
+        assert_true(a.clear);
+        assert_int_equal(a.from, ANSWER_NEAR_PROCESS);
+        assert_non_null(a.under);
+        assert_string_equal(a.under, "ena_io_poll");
+        assert_true(folded_key_share(&near, RISE_PROCESS, "ksoftirqd/*") > 0.016);
+        assert_true(folded_key_share(&near, RISE_FUNCTION, "ksoftirqd/*;ena_io_poll") > 0.013);
+        assert_true(folded_key_share(&near, RISE_PROCESS, "ksoftirqd/3") == 0); /* no key of its own */
+        rises_free(np, n_np);
+        rises_free(nf, n_nf);
+
+        /* Workers of two CPUs' pools are one too, under their work item. */
+        _cleanup_(folded_donep) Folded wn = FOLDED_NULL, wr = FOLDED_NULL;
+        _cleanup_free_ char *u = NULL;
+        load_text("java;main 600\n"
+                  "kworker/0:1;ret_from_fork;kthread;worker_thread;process_one_work;loop_process_work;memcpy 150\n"
+                  "kworker/1:2H;ret_from_fork;kthread;worker_thread;process_one_work;loop_process_work;memcpy 150\n"
+                  "kworker/1:2H;ret_from_fork;kthread;worker_thread;process_one_work;vmstat_update 10\n",
+                  &wn);
+        load_text("java;main 9000\nkworker/0:1;ret_from_fork;kthread;worker_thread;process_one_work;vmstat_update 30\n",
+                  &wr);
+        assert_int_equal(folded_rise_under(&wn, &wr, "kworker/*", &u), 0);
+        assert_non_null(u);
+        assert_string_equal(u, "loop_process_work");
+}
+
 /* Each process rise's top function is its own, also where one comm is the start of another's. */
 static void test_rises_top_function_per_process(void **state) {
         _cleanup_(folded_donep) Folded slice = FOLDED_NULL, base = FOLDED_NULL;
@@ -578,6 +670,8 @@ int main(void) {
                 cmocka_unit_test(test_fall),
                 cmocka_unit_test(test_answer_small_baseline),
                 cmocka_unit_test(test_rise_under),
+                cmocka_unit_test(test_comm_key),
+                cmocka_unit_test(test_answer_percpu_kthreads),
                 cmocka_unit_test(test_rises_top_function_per_process),
                 cmocka_unit_test(test_z_huge),
                 cmocka_unit_test(test_rises_nothing),

@@ -20,7 +20,8 @@ static const char manifest_text[] =
         "{\"path\":\"/system.slice/docker-d.scope\",\"samples\":15,\"baseline_samples\":550,\"unit\":\"docker-d.scope\","
         " \"container_runtime\":\"docker\",\"container_id\":\"fedcba9876543210\",\"comms\":[{\"comm\":\"java\",\"samples\":10},"
         "  {\"comm\":\"sh\",\"samples\":5}]},"
-        "{\"path\":\"/\",\"samples\":5,\"baseline_samples\":50,\"comms\":[{\"comm\":\"swapper\",\"samples\":5}]}"
+        "{\"path\":\"/\",\"samples\":5,\"baseline_samples\":50,\"comms\":[{\"comm\":\"swapper\",\"samples\":5},"
+        "  {\"comm\":\"ksoftirqd/0\",\"samples\":2},{\"comm\":\"ksoftirqd/1\",\"samples\":1}]}"
         "]}";
 
 static BundleManifest *load(void) {
@@ -72,6 +73,12 @@ static void test_process_cgroup(void **state) {
         assert_non_null(bundle_process_cgroup(m, "swapper", 0, buf, sizeof buf));
         assert_string_equal(buf, "");
         assert_null(bundle_process_cgroup(m, "nginx", 0, buf, sizeof buf));
+        /* per-CPU kernel threads ranked as one: found by their own names, in the root cgroup */
+        const JsonValue *c = bundle_process_cgroup(m, "ksoftirqd/*", +1, buf, sizeof buf);
+        assert_non_null(c);
+        assert_string_equal(json_string_value(json_object_get(c, "path")), "/");
+        assert_string_equal(buf, "");
+        assert_null(bundle_process_cgroup(m, "kworker/*", +1, buf, sizeof buf));
 
         /* Where it rose, where it fell: java's container c kept its 30% share, d went from 55% to
          * 15%; sh ran as much in kubelet.service (10% -> 50%) as in d. */

@@ -117,6 +117,41 @@ void folded_stack_leaf(const char *stack, const char **ret, size_t *ret_len) {
         *ret_len = strlen(*ret);
 }
 
+static bool is_lower_or_digit(char c) {
+        return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9');
+}
+
+size_t folded_comm_prefix(const char *comm, size_t len) {
+        size_t slash;
+
+        if (len > 8 && strneq(comm, "kworker/", 8))
+                return 8;
+        if (len < 3 || !(comm[0] >= 'a' && comm[0] <= 'z'))
+                return 0;
+        for (slash = 1; slash < len && comm[slash] != '/'; slash++)
+                if (!is_lower_or_digit(comm[slash]) && comm[slash] != '_' && comm[slash] != '-')
+                        return 0;
+        if (slash + 1 >= len || (slash == 7 && strneq(comm, "swapper", 7)))
+                return 0;
+        if (len == slash + 2 && comm[slash + 1] == '*') /* a key already */
+                return slash + 1;
+        for (size_t i = slash + 1; i < len; i++)
+                if (comm[i] < '0' || comm[i] > '9')
+                        return 0;
+        return slash + 1;
+}
+
+const char *folded_comm_key(const char *comm, char buf[static FOLDED_COMM_KEY_MAX]) {
+        size_t p = folded_comm_prefix(comm, strlen(comm));
+
+        if (p == 0 || p + 2 > FOLDED_COMM_KEY_MAX)
+                return comm;
+        memcpy(buf, comm, p);
+        buf[p] = '*';
+        buf[p + 1] = '\0';
+        return buf;
+}
+
 void function_stats_free(FunctionStat *s, size_t n) {
         for (size_t i = 0; i < n; i++)
                 free(s[i].name);
@@ -256,27 +291,32 @@ static int count_add(CountTable *t, const char *key, size_t len, uint64_t count,
         return 0;
 }
 
-/* A stack's key as the rankings count it. Process: the comm. Function: "comm;leaf" (the comm alone
- * when the stack has no frame), built in buf where it is not a run of stack itself. */
+/* A stack's key as the rankings count it. Process: the comm, a per-CPU kernel thread's merged
+ * ("ksoftirqd/" "*", folded_comm_prefix()). Function: "comm;leaf" (the comm alone when the stack has
+ * no frame), built in buf where it is not a run of stack itself. */
 #define STACK_KEY_MAX (FOLDED_LINE_MAX + 2)
 static void stack_key(const char *stack, RiseKind kind, char buf[static STACK_KEY_MAX], const char **ret,
                       size_t *ret_len) {
         const char *comm, *leaf;
-        size_t clen, llen;
+        size_t clen, llen, p;
 
         folded_stack_comm(stack, &comm, &clen);
-        if (kind == RISE_PROCESS) {
-                *ret = comm;
-                *ret_len = clen;
-                return;
-        }
         folded_stack_leaf(stack, &leaf, &llen);
-        if (leaf == comm) {
+        bool alone = leaf == comm;
+        p = folded_comm_prefix(comm, clen);
+        if (p > 0) { /* NAME "/" "*", never longer than the comm it stands for */
+                memcpy(buf, comm, p);
+                buf[p] = '*';
+                comm = buf;
+                clen = p + 1;
+        }
+        if (kind == RISE_PROCESS || alone) {
                 *ret = comm;
                 *ret_len = clen;
                 return;
         }
-        memcpy(buf, comm, clen);
+        if (comm != buf)
+                memcpy(buf, comm, clen);
         buf[clen] = ';';
         memcpy(buf + clen + 1, leaf, llen);
         *ret = buf;
@@ -440,11 +480,14 @@ finish:
 
 int folded_rise_under(const Folded *a, const Folded *b, const char *comm, char **ret) {
         const Folded *files[] = { a, b };
-        size_t clen = strlen(comm);
+        char kbuf[FOLDED_COMM_KEY_MAX], sbuf[FOLDED_COMM_KEY_MAX];
+        /* Matched by key: "ksoftirqd/" "*" is every ksoftirqd's stacks. */
+        const char *key = folded_comm_key(comm, kbuf);
+        size_t klen = strlen(key);
         uint64_t total[2] = {}; /* the process's samples in a and b */
         /* A workqueue worker runs whatever work is queued: its rise is under a work item, the
          * function process_one_work() called, and frames above that are every worker's. */
-        bool worker = startswith(comm, "kworker/");
+        bool worker = startswith(key, "kworker/");
         const Counts *best = NULL;
         CountTable t = {};
         double scale, excess;
@@ -462,7 +505,20 @@ int folded_rise_under(const Folded *a, const Folded *b, const char *comm, char *
                         uint64_t stamp = (uint64_t) k * a->n + i + 1;
                         size_t n_seen = 0;
 
-                        if (!strneq(l->stack, comm, clen) || (l->stack[clen] != ';' && l->stack[clen] != '\0'))
+                        const char *c, *ck;
+                        size_t clen, cklen, p;
+
+                        folded_stack_comm(l->stack, &c, &clen);
+                        p = folded_comm_prefix(c, clen);
+                        ck = c;
+                        cklen = clen;
+                        if (p > 0 && p + 2 <= sizeof sbuf) {
+                                memcpy(sbuf, c, p);
+                                sbuf[p] = '*';
+                                ck = sbuf;
+                                cklen = p + 1;
+                        }
+                        if (cklen != klen || !strneq(ck, key, klen))
                                 continue;
                         total[k] += l->count;
                         /* Each function once per stack: a recursive one is not counted twice. */

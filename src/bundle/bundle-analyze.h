@@ -44,6 +44,27 @@ void folded_sort_by_count(Folded *f);
 void folded_stack_comm(const char *stack, const char **ret, size_t *ret_len);
 void folded_stack_leaf(const char *stack, const char **ret, size_t *ret_len);
 
+/*
+ * Per-CPU kernel threads count as one in the rankings: a softirq storm spread over 16 CPUs is
+ * 16 ksoftirqd threads each with a sliver, and together a quarter of a CPU. The kernel names them
+ * NAME/CPU (kernel/smpboot.c, kernel/softirq.c: "ksoftirqd/3", "migration/0", "cpuhp/1",
+ * "rcuc/2", "idle_inject/0", "irq_work/7", "ktimers/1"; kernel/rcu: "rcuop/5") and its workqueue
+ * workers kworker/CPU:ID, kworker/CPU:IDH, kworker/uPOOL:ID or kworker/R-WQ (kernel/workqueue.c).
+ * The rule: "kworker/" and anything after it, or NAME "/" DIGITS where NAME is a lowercase letter
+ * then lowercase letters, digits, '_' or '-', is ranked as NAME, '/' and '*' (the
+ * keys "ksoftirqd/" "*", "kworker/" "*"), a key of that form as itself. Not merged: the idle task ("swapper/N" stays
+ * swapper/N, idle as ever), names with more after the digits (one thread per IRQ or device:
+ * "irq/45-eth0", "jbd2/sda1-8"), and the names user-space threads are given ("GC_Thread#0",
+ * "tokio-runtime-w", "Worker/3" with its capital). A user-space thread its program named
+ * "pool/3" would be merged too: the kernel's names cannot be told from it by name alone.
+ *
+ * folded_comm_prefix() returns the length of comm's NAME "/" (8 for "kworker/") when it is
+ * merged, else 0; folded_comm_key() its key: comm itself, or NAME "/" "*" written into buf.
+ */
+#define FOLDED_COMM_KEY_MAX 256u
+size_t folded_comm_prefix(const char *comm, size_t len);
+const char *folded_comm_key(const char *comm, char buf[static FOLDED_COMM_KEY_MAX]);
+
 typedef struct FunctionStat {
         char *name;
         uint64_t self;  /* samples with it as the leaf */
@@ -67,8 +88,8 @@ typedef struct Rise {
 } Rise;
 
 typedef enum RiseKind {
-        RISE_PROCESS,  /* keyed by the root frame (comm) */
-        RISE_FUNCTION, /* keyed by comm and leaf function */
+        RISE_PROCESS,  /* keyed by the root frame (comm), per-CPU kernel threads as one (folded_comm_key()) */
+        RISE_FUNCTION, /* keyed by that and the leaf function */
         _RISE_KIND_MAX,
         _RISE_KIND_INVALID = -EINVAL,
 } RiseKind;
@@ -98,7 +119,8 @@ int folded_rest(const Folded *a, const Folded *b, const Folded *minus, Folded *r
  * Where a process's rise ran: the most specific function (fewest samples of comm in a) under which
  * at least RISE_UNDER_SHARE of comm's samples in a beyond its share in b ran, each function counted
  * once per stack, leaving out those in RISE_UNDER_EVERYWHERE of comm's stacks in a and more (its
- * main loop, the start of every thread: they say nothing). A rise's top function is its leaf
+ * main loop, the start of every thread: they say nothing). comm is matched by its key: "ksoftirqd/" "*" (or any
+ * ksoftirqd/N) is every ksoftirqd's stacks. A rise's top function is its leaf
  * that rose most (vsnprintf, memcpy): this is the caller that explains it (a kubelet reading
  * memory.stat: memcg_stat_show). For a workqueue worker ("kworker/...") the work item, the
  * function process_one_work() called, however much of its stacks it is in (a worker busy with

@@ -24,11 +24,12 @@ static uint64_t u64(const JsonValue *c, const char *key) {
 }
 
 /* Whether a manifest's raw comm is the one the folded stacks name (tidied: "VM Thread" is
- * "VM_Thread" there). */
+ * "VM_Thread" there), or one of those a rise names as one ("ksoftirqd/3" of "ksoftirqd/" "*"). */
 static bool comm_is(const char *raw, const char *folded) {
-        char buf[256];
+        char buf[FOLDED_COMM_KEY_MAX], k1[FOLDED_COMM_KEY_MAX], k2[FOLDED_COMM_KEY_MAX];
 
-        return raw && streq(profile_comm_tidy(raw, buf, sizeof buf), folded);
+        return raw && folded &&
+               streq(folded_comm_key(profile_comm_tidy(raw, buf, sizeof buf), k1), folded_comm_key(folded, k2));
 }
 
 static const JsonValue *cgroups_of(const BundleManifest *m) {
@@ -209,7 +210,8 @@ const char *bundle_thread_process(const BundleManifest *m, const char *comm, cha
                 if (!process || !comm_is(str(e, "comm"), comm))
                         continue;
                 profile_comm_tidy(process, buf, l);
-                if (streq(buf, comm))
+                /* A kernel thread is its own process, "ksoftirqd/3" of "ksoftirqd/" "*" too. */
+                if (comm_is(buf, comm))
                         continue;
                 return buf;
         }

@@ -510,14 +510,21 @@
         const r = rows[Number(tr.dataset.i)][1];
         highlight = new Uint8Array(nNodes);
         if (tr.dataset.kind === 'process') {
-          for (const k of kids[0]) if (frames[frameOf[k]] === r.name) markSubtree(k);
+          for (const k of kids[0]) if (commKey(frames[frameOf[k]]) === r.name) markSubtree(k);
         } else {
           const semi = r.name.indexOf(';'), comm = r.name.slice(0, semi), fn = r.name.slice(semi + 1);
-          for (const k of kids[0]) if (frames[frameOf[k]] === comm) markNamed(k, fn);
+          for (const k of kids[0]) if (commKey(frames[frameOf[k]]) === comm) markNamed(k, fn);
         }
       }
       drawFlame();
     }));
+  }
+  // A comm frame as the rankings count it: per-CPU kernel threads as one (bundle-analyze.h:
+  // "kworker/" and anything after it, or NAME/DIGITS, NAME lowercase, not swapper) -> "NAME/*".
+  function commKey(c) {
+    if (c.length > 8 && c.startsWith('kworker/')) return 'kworker/*';
+    const m = /^([a-z][a-z0-9_-]*\/)([0-9]+|\*)$/.exec(c);
+    return m && m[1] !== 'swapper/' ? m[1] + '*' : c;
   }
   function markSubtree(i) { highlight[i] = 1; for (const k of kids[i]) markSubtree(k); }
   function markNamed(i, fn) { if (frames[frameOf[i]] === fn) highlight[i] = 1; for (const k of kids[i]) markNamed(k, fn); }
