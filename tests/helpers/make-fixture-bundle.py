@@ -17,6 +17,9 @@ KIND is one of:
   few       kubelet rises to 2.0% over the slice, and 8 samples of sh run only around the event:
             a large z for what took no CPU to speak of, which the summary must not name.
   quiet     a bundle whose slice looks like its baseline (nothing should be reported as unusual).
+  softirq   as quiet, but around the event every CPU's ksoftirqd/N polls the ENA NIC
+            (ena_io_poll): each 1.6% of a CPU, under the answer's floor, all of them a quarter
+            of a CPU (run it with --cpus 16); the manifest lists them in the root cgroup.
   drop      as quiet, but postgres (11% of the non-kubelet samples) stops in the 10 s around the
             event, its CPU idle: the summary says it fell.
   hostile   escape sequences, C1 controls, invalid UTF-8 and overlong text in the message, the
@@ -261,6 +264,32 @@ def make(args):
         for stack, n in near_c.items():
             slice_c[stack] = slice_c.get(stack, 0) + n
         base_c = profile(base_total, 0.008, 0.05)
+    elif kind == "softirq":
+        # Each CPU's ksoftirqd 1.6% of a CPU around the event, its usual sliver elsewhere.
+        ksoft = ("ksoftirqd/%d;ret_from_fork_asm;ret_from_fork;kthread;smpboot_thread_fn;run_ksoftirqd;"
+                 "handle_softirqs;")
+        each = round(0.016 * near_total / N_CPUS)
+        near_c = profile(near_total - each * N_CPUS, 0.008, 0.05)
+        slice_c = profile(total - near_total - N_CPUS, 0.008, 0.05)
+        base_c = profile(base_total - 2 * N_CPUS, 0.008, 0.05)
+        for cpu in range(N_CPUS):
+            near_c[ksoft % cpu + "net_rx_action;__napi_poll;ena_io_poll"] = each
+            slice_c[ksoft % cpu + "rcu_core"] = 1
+            base_c[ksoft % cpu + "rcu_core"] = 2
+        for stack, n in near_c.items():
+            slice_c[stack] = slice_c.get(stack, 0) + n
+        ks_slice = sum(n for k, n in slice_c.items() if k.startswith("ksoftirqd/"))
+
+        def extra(m):
+            m["cgroups"] = [
+                {"path": "/", "samples": ks_slice, "baseline_samples": 2 * N_CPUS,
+                 "comms": [{"comm": "ksoftirqd/%d" % cpu, "samples": ks_slice // N_CPUS} for cpu in range(N_CPUS)]},
+                {"path": "/system.slice/kubelet.service", "samples": total - ks_slice,
+                 "baseline_samples": base_total - 2 * N_CPUS, "unit": "kubelet.service",
+                 "comms": [{"comm": "kubelet", "samples": 100}]},
+            ]
+            m["threads"] = [{"comm": "ksoftirqd/%d" % cpu, "pid": 14 + 8 * cpu, "process": "ksoftirqd/%d" % cpu,
+                             "samples": ks_slice // N_CPUS} for cpu in range(N_CPUS)]
     elif kind == "drop":
         near_c = profile(near_total, 0.008, 0.05)
         pg = [k for k in near_c if k.startswith("postgres;")][0]
@@ -275,7 +304,8 @@ def make(args):
         slice_c = profile(total, 0.008, 0.05)
         base_c = profile(base_total, 0.008, 0.05)
         near_c = profile(near_total, 0.008, 0.05)
-    extra = None
+    if kind != "softirq":
+        extra = None
     if kind == "thread":
         # The rise is a JVM thread's ("VM Thread", "VM_Thread" in the stacks): the manifest says
         # whose thread it is and where that ran, by the raw name.
@@ -344,7 +374,7 @@ def make(args):
 def main():
     p = argparse.ArgumentParser()
     p.add_argument("state_dir")
-    p.add_argument("kind", choices=["anomaly", "thread", "steal", "drift", "burst", "under", "few", "quiet", "drop", "hostile", "corrupt", "pending",
+    p.add_argument("kind", choices=["anomaly", "thread", "steal", "drift", "burst", "under", "few", "quiet", "softirq", "drop", "hostile", "corrupt", "pending",
                                     "nocov"])
     p.add_argument("--id", default="3fa9c2d1")
     p.add_argument("--time", type=int, default=1795271400123456, help="event time, usec since the epoch")

@@ -169,6 +169,20 @@ assert all(p["thread_of"] is None for p in d["unusual"]["processes"] if p["proce
 f = [x for x in d["unusual"]["functions"] if x["process"] == "VM_Thread"]
 assert f and all(x["thread_of"] == "java" for x in f), d["unusual"]["functions"]
 PY
+# A softirq storm spread over 16 CPUs' ksoftirqd threads, each under the answer's floor: named as
+# one, in the root cgroup, no thread of another process.
+python3 "$FIXTURE" "$TEST_TMP/softirq" softirq --cpus 16 --id 0d0d0d0d
+"$TPROF_BUNDLE" -D "$TEST_TMP/softirq" show >"$TEST_TMP/softirq.txt" 2>"$ERR" || fail "show softirq: $(cat "$ERR")"
+grep -qE '^   In short: ksoftirqd/\* rose to 1\.6% of the samples in the 10s around the event .*; its function that rose most: ena_io_poll\.$' \
+        "$TEST_TMP/softirq.txt" || fail "softirq: $(grep 'In short' "$TEST_TMP/softirq.txt")"
+"$TPROF_BUNDLE" -D "$TEST_TMP/softirq" show --json >"$TEST_TMP/softirq.json" 2>"$ERR" || fail "show --json softirq: $(cat "$ERR")"
+python3 - "$TEST_TMP/softirq.json" <<'PY' || fail "json: per-CPU kernel threads as one"
+import json, sys
+d = json.load(open(sys.argv[1]))
+a = d["answer"]
+assert a["process"] == "ksoftirqd/*" and a["clear"] and a["top_function"] == "ena_io_poll", a
+assert a["thread_of"] is None and a["cgroup"]["path"] == "/", a
+PY
 # A vCPU the host did not run (a quarter of its samples): show says its work is undercounted.
 python3 "$FIXTURE" "$TEST_TMP/steal" steal --id 0c0c0c0c
 "$TPROF_BUNDLE" -D "$TEST_TMP/steal" show >"$TEST_TMP/steal.txt" 2>"$ERR" || fail "show steal: $(cat "$ERR")"
