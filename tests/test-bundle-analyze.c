@@ -526,6 +526,50 @@ static void test_answer_percpu_kthreads(void **state) {
         assert_string_equal(u, "loop_process_work");
 }
 
+/* Where a rise ran is never a frame that names nothing or one every thread starts from: a rise
+ * spread over three callers, with some stacks cut short of the program's start, is under none. */
+static void test_rise_under_says_nothing(void **state) {
+        static const char *const near_texts[] = {
+                /* cut chains: "[unknown]" in their root */
+                "java;main 900\napp;[unknown];a;x 20\napp;[unknown];b;y 20\napp;[unknown];c;z 20\n"
+                "app;main;loop 8\n",
+                /* a program without symbols: its own frames by its file's name */
+                "java;main 900\napp;_start;__libc_start_main@@GLIBC_2.34;__libc_start_call_main;[app];a;x 20\n"
+                "app;_start;__libc_start_main@@GLIBC_2.34;__libc_start_call_main;[app];b;y 20\n"
+                "app;_start;__libc_start_main@@GLIBC_2.34;__libc_start_call_main;[app];c;z 20\n"
+                "app;[unknown];loop 8\n",
+                /* main's frame lost (frame pointers), some stacks cut */
+                "java;main 900\napp;_start;__libc_start_main_impl;__libc_start_call_main;a;x 20\n"
+                "app;_start;__libc_start_main_impl;__libc_start_call_main;b;y 20\n"
+                "app;_start;__libc_start_main_impl;__libc_start_call_main;c;z 20\napp;[unknown];loop 8\n",
+                /* threads */
+                "java;main 900\napp;__clone3;start_thread;a;x 20\napp;__clone3;start_thread;b;y 20\n"
+                "app;__clone3;start_thread;c;z 20\napp;[unknown];loop 8\n",
+        };
+
+        for (size_t i = 0; i < ELEMENTSOF(near_texts); i++) {
+                _cleanup_(folded_donep) Folded near = FOLDED_NULL, rest = FOLDED_NULL;
+                _cleanup_free_ char *u = NULL;
+
+                load_text(near_texts[i], &near);
+                load_text("java;main 9300\napp;main;loop 100\n", &rest);
+                assert_int_equal(folded_rise_under(&near, &rest, "app", &u), 0);
+                if (u)
+                        fail_msg("case %zu: under %s", i, u);
+        }
+
+        /* With a caller that holds the rise, that caller, as before. */
+        _cleanup_(folded_donep) Folded near = FOLDED_NULL, rest = FOLDED_NULL;
+        _cleanup_free_ char *u = NULL;
+        load_text("java;main 900\napp;[unknown];handle;a;x 20\napp;[unknown];handle;b;y 20\n"
+                  "app;[unknown];c;z 20\napp;[unknown];loop 8\n",
+                  &near);
+        load_text("java;main 9300\napp;[unknown];loop 100\n", &rest);
+        assert_int_equal(folded_rise_under(&near, &rest, "app", &u), 0);
+        assert_non_null(u);
+        assert_string_equal(u, "handle");
+}
+
 /* Each process rise's top function is its own, also where one comm is the start of another's. */
 static void test_rises_top_function_per_process(void **state) {
         _cleanup_(folded_donep) Folded slice = FOLDED_NULL, base = FOLDED_NULL;
@@ -672,6 +716,7 @@ int main(void) {
                 cmocka_unit_test(test_rise_under),
                 cmocka_unit_test(test_comm_key),
                 cmocka_unit_test(test_answer_percpu_kthreads),
+                cmocka_unit_test(test_rise_under_says_nothing),
                 cmocka_unit_test(test_rises_top_function_per_process),
                 cmocka_unit_test(test_z_huge),
                 cmocka_unit_test(test_rises_nothing),

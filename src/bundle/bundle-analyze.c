@@ -478,6 +478,30 @@ finish:
 /* The frames of one stack looked at for folded_rise_under(); deeper ones are left out. */
 #define RISE_UNDER_FRAMES_MAX 256u
 
+/* Frames no rise is said to be under: those that name nothing ("[unknown]" of a cut chain,
+ * "[libfoo.so]" of a file without symbols) and those every thread of a program starts from, which
+ * a rise is under only because some of the process's stacks were cut short of them. */
+static bool frame_says_nothing(const char *f, size_t len) {
+        static const char *const start[] = {
+                "_start", "__libc_start_main", "__libc_start_main_impl", "__libc_start_main_alias_2",
+                "__libc_start_call_main", "libc_start_main_stage2", "_dl_start", "_dl_start_user",
+                "start_thread", "thread_start", "clone", "__clone", "clone3", "__clone3",
+                "__clone_internal", "ret_from_fork", "ret_from_fork_asm", "kthread", "runtime.goexit",
+                "runtime.goexit.abi0", "common_startup_64", "secondary_startup_64",
+                "secondary_startup_64_no_verify",
+        };
+        const char *at = memchr(f, '@', len);
+
+        if (len >= 2 && f[0] == '[' && f[len - 1] == ']')
+                return true;
+        if (at) /* "__libc_start_main@@GLIBC_2.34": the symbol's version says nothing more */
+                len = (size_t) (at - f);
+        for (size_t i = 0; i < ELEMENTSOF(start); i++)
+                if (strlen(start[i]) == len && strneq(f, start[i], len))
+                        return true;
+        return false;
+}
+
 int folded_rise_under(const Folded *a, const Folded *b, const char *comm, char **ret) {
         const Folded *files[] = { a, b };
         char kbuf[FOLDED_COMM_KEY_MAX], sbuf[FOLDED_COMM_KEY_MAX];
@@ -532,7 +556,7 @@ int folded_rise_under(const Folded *a, const Folded *b, const char *comm, char *
                                         continue;
                                 after_work = (size_t) (e - f) == strlen("process_one_work") &&
                                              strneq(f, "process_one_work", (size_t) (e - f));
-                                if (worker && !item) {
+                                if ((worker && !item) || frame_says_nothing(f, (size_t) (e - f))) {
                                         f = e;
                                         continue;
                                 }

@@ -119,7 +119,10 @@ int folded_rest(const Folded *a, const Folded *b, const Folded *minus, Folded *r
  * Where a process's rise ran: the most specific function (fewest samples of comm in a) under which
  * at least RISE_UNDER_SHARE of comm's samples in a beyond its share in b ran, each function counted
  * once per stack, leaving out those in RISE_UNDER_EVERYWHERE of comm's stacks in a and more (its
- * main loop, the start of every thread: they say nothing). comm is matched by its key: "ksoftirqd/" "*" (or any
+ * main loop, the start of every thread: they say nothing), and never a frame that names nothing
+ * ("[unknown]", "[libfoo.so]") or one every thread starts from (_start, __libc_start_call_main,
+ * start_thread, clone3, ret_from_fork, kthread...: a rise is under them only because some of its
+ * stacks were cut short of them). comm is matched by its key: "ksoftirqd/" "*" (or any
  * ksoftirqd/N) is every ksoftirqd's stacks. A rise's top function is its leaf
  * that rose most (vsnprintf, memcpy): this is the caller that explains it (a kubelet reading
  * memory.stat: memcg_stat_show). For a workqueue worker ("kworker/...") the work item, the
