@@ -1392,6 +1392,30 @@ static void test_go_table_relocations_by_segment(void **state) {
         assert_string_equal(name, "_rt0_amd64_linux");
 }
 
+/* The entries of .plt.sec are 16 bytes with no header, and their .plt holds only the lazy
+ * resolver's stubs: a push and a jump, nothing to name them by. Those have no name, and neither
+ * does the .plt's header anywhere. */
+static void test_plt_unnamed_stubs(void **state) {
+        _cleanup_(elf_symbols_freep) ElfSymbols *e = NULL;
+        const char *paths[] = { getenv("TPROF_PLT_FIXTURE"), getenv("TPROF_PLT_FIXTURE_IBT") };
+        const char *got;
+        uint64_t off;
+        GElf_Shdr sh;
+
+        for (size_t i = 0; i < ELEMENTSOF(paths); i++) {
+                assert_non_null(paths[i]);
+                e = elf_symbols_free(e);
+                assert_int_equal(elf_symbols_load_path(paths[i], NULL, &e), 0);
+                assert_true(test_elf_section(paths[i], ".plt", NULL, &sh));
+                assert_false(elf_symbols_lookup(e, sh.sh_addr + 4, &got, &off, NULL));
+                if (i == 1) {
+                        assert_true(test_elf_section(paths[i], ".plt.sec", NULL, NULL));
+                        for (uint64_t a = sh.sh_addr; a < sh.sh_addr + sh.sh_size; a++)
+                                assert_false(elf_symbols_lookup(e, a, &got, &off, NULL));
+                }
+        }
+}
+
 static int setup(void **state) {
         fixture = getenv("TPROF_ELF_FIXTURE");
         if (!fixture)
@@ -1419,6 +1443,7 @@ int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_symtab),
                 cmocka_unit_test(test_zero_size_marker),
+                cmocka_unit_test(test_plt_unnamed_stubs),
                 cmocka_unit_test(test_stripped_dynsym),
                 cmocka_unit_test(test_minidebuginfo),
                 cmocka_unit_test(test_debug_file_by_build_id),

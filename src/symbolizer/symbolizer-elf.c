@@ -3,7 +3,9 @@
  * ELF symbol tables with libelf. We only ever pread the file (ELF_C_READ, never mmap), so a file
  * truncated under us reads short instead of raising SIGBUS. Symbols kept: defined STT_FUNC and
  * STT_GNU_IFUNC with a non-empty name; sorted by address, duplicates at one address collapsed to
- * the first global one. Sizes of 0 (hand-written assembly) extend to the next symbol.
+ * the first global one. Sizes of 0 (hand-written assembly, _init) extend to the next symbol, but
+ * never past the end of their own section: the next symbol can be sections away, and what lies
+ * between (the PLT after .init) is not theirs.
  */
 #include <assert.h>
 #include <errno.h>
@@ -28,9 +30,10 @@
 
 
 typedef struct ElfSym {
-        uint64_t addr, size;
+        uint64_t addr, size; /* size 0: up to the next symbol, however far */
         uint32_t name; /* offset into names */
         bool global;
+        bool unsized; /* the file gave no size: size is at most what is left of its section */
 } ElfSym;
 
 typedef struct ElfSegment {
@@ -133,6 +136,28 @@ static int add_symbol_n(ElfSymbols *e, uint64_t *name_bytes_left, uint64_t addr,
 #define SYMBOL_NAME_BYTES_PER_STRTAB_BYTE 4U
 #define SYMBOL_NAME_BYTES_SLACK (1024U * 1024U)
 
+/* How far a symbol the file gives no size may stretch (*ret_size): to the end of its own section, so
+ * that, taken to the next symbol, it does not take in the sections between (the PLT, which follows
+ * .init and its _init). 0 when its section is not known (a special index, a header we cannot read,
+ * an address outside it): then as far as the next symbol, as before. False if it is at the very
+ * end of its section, where it covers nothing. */
+static bool unsized_symbol_size(Elf *elf, const GElf_Sym *sym, uint64_t *ret_size) {
+        Elf_Scn *scn;
+        GElf_Shdr sh;
+
+        *ret_size = 0;
+        if (sym->st_shndx == SHN_UNDEF || sym->st_shndx >= SHN_LORESERVE)
+                return true;
+        scn = elf_getscn(elf, sym->st_shndx);
+        if (!scn || !gelf_getshdr(scn, &sh) || !(sh.sh_flags & SHF_ALLOC) || sh.sh_size == 0 ||
+            sh.sh_addr + sh.sh_size < sh.sh_addr)
+                return true;
+        if (sym->st_value < sh.sh_addr || sym->st_value > sh.sh_addr + sh.sh_size)
+                return true;
+        *ret_size = sh.sh_addr + sh.sh_size - sym->st_value;
+        return *ret_size > 0;
+}
+
 /* The symbols of the file's section of type sh_type: the first one, as a file has one of each (a
  * hostile file's many headers that name the same bytes would each be read in full). */
 static int add_symbols(ElfSymbols *e, Elf *elf, GElf_Word sh_type) {
@@ -168,6 +193,7 @@ static int add_symbols(ElfSymbols *e, Elf *elf, GElf_Word sh_type) {
                 for (size_t i = 0; i < n; i++) {
                         GElf_Sym sym;
                         const char *name;
+                        uint64_t size;
                         int r;
 
                         if (!gelf_getsym(data, (int) MIN(i, (size_t) INT_MAX), &sym) || i > INT_MAX)
@@ -178,13 +204,17 @@ static int add_symbols(ElfSymbols *e, Elf *elf, GElf_Word sh_type) {
                         name = elf_strptr(elf, shdr.sh_link, sym.st_name);
                         if (!name || !*name)
                                 continue;
-                        r = add_symbol_n(e, &name_bytes_left, sym.st_value, sym.st_size, name,
+                        size = sym.st_size;
+                        if (size == 0 && !unsized_symbol_size(elf, &sym, &size))
+                                continue; /* at the very end of its section: it covers nothing */
+                        r = add_symbol_n(e, &name_bytes_left, sym.st_value, size, name,
                                          strnlen(name, PROFILE_NAME_BYTES_MAX - 1),
                                          GELF_ST_BIND(sym.st_info) != STB_LOCAL);
                         if (r == -ENOBUFS)
                                 break; /* the rest unnamed */
                         if (r < 0)
                                 return r;
+                        e->syms[e->n_syms - 1].unsized = sym.st_size == 0;
                         added++;
                 }
         }
@@ -198,8 +228,8 @@ static int sym_cmp(const void *a, const void *b) {
         const ElfSym *x = a, *y = b;
         if (x->addr != y->addr)
                 return x->addr < y->addr ? -1 : 1;
-        if ((x->size > 0) != (y->size > 0))
-                return x->size > 0 ? -1 : 1;
+        if (x->unsized != y->unsized)
+                return x->unsized ? 1 : -1;
         if (x->global != y->global)
                 return x->global ? -1 : 1;
         return x->name < y->name ? -1 : x->name > y->name;
@@ -213,7 +243,12 @@ static void sort_symbols(ElfSymbols *e) {
         qsort(e->syms, e->n_syms, sizeof(ElfSym), sym_cmp);
         for (size_t i = 0; i < e->n_syms; i++) {
                 if (k > 0 && e->syms[k - 1].addr == e->syms[i].addr) {
-                        e->syms[k - 1].size = MAX(e->syms[k - 1].size, e->syms[i].size);
+                        /* The size the file gave wins over the rest of a section; with none given,
+                         * the furthest bound (0, none at all, is the furthest). */
+                        ElfSym *kept = &e->syms[k - 1];
+                        if (kept->unsized == e->syms[i].unsized)
+                                kept->size = kept->size == 0 || e->syms[i].size == 0 ? 0 :
+                                        MAX(kept->size, e->syms[i].size);
                         continue;
                 }
                 e->syms[k++] = e->syms[i];
