@@ -62,6 +62,8 @@ static void test_symbol_tidy_table(void **state) {
                 { "RegExp:[&<>\"']", "RegExp:[&<>]" },
                 { "x->y", "x_>y" },
                 { "sym+0x1f", "sym" },
+                { "clock_gettime@plt", "clock_gettime@plt" },
+                { "fixture::gamma@plt", "fixture::gamma@plt" },
                 { "sym +0x1f", "sym" },
                 { "esc\x1b[0m", "esc\\x1b[0m" },
                 { "", "[unknown]" },

@@ -1511,6 +1511,41 @@ static void test_plt_unnamed_stubs(void **state) {
         }
 }
 
+/* A PLT frame through the symbolizer: a C++ function's entry is named demangled, without the
+ * parameters, whose '(' would cut the "@plt" off its folded name. */
+static void test_symbolizer_plt_frame(void **state) {
+        _cleanup_(symbolizer_freep) Symbolizer *z = NULL;
+        _cleanup_(elf_symbols_freep) ElfSymbols *e = NULL;
+        const char *path = getenv("TPROF_PLT_FIXTURE");
+        bool found = false;
+        struct stat st;
+        GElf_Shdr sh;
+        Frame f;
+
+        assert_non_null(path);
+        assert_int_equal(stat(path, &st), 0);
+        assert_int_equal(elf_symbols_load_path(path, NULL, &e), 0);
+        assert_true(test_elf_section(path, ".plt", NULL, &sh));
+        assert_int_equal(symbolizer_new(&(SymbolizerOptions) { .kallsyms_path = "", .jit_dir = tmpdir }, &z), 0);
+        SymbolizerMapping m = {
+                .start = 0x10000000, .end = 0x10100000,
+                .dev = st.st_dev, .ino = st.st_ino, .path = path,
+        };
+        symbolizer_begin(z);
+        for (uint64_t a = sh.sh_addr; a < sh.sh_addr + sh.sh_size; a += 16) {
+                const char *name;
+                uint64_t off;
+
+                if (!elf_symbols_lookup(e, a, &name, &off, NULL) || !streq(name, "_ZN7fixture5gammaEm@plt"))
+                        continue;
+                symbolizer_user(z, 0, &m, m.start + sh.sh_offset + (a - sh.sh_addr) + 2, false, &f);
+                assert_string_equal(f.symbol, "fixture::gamma@plt");
+                assert_int_equal(f.offset, 2);
+                found = true;
+        }
+        assert_true(found);
+}
+
 static int setup(void **state) {
         fixture = getenv("TPROF_ELF_FIXTURE");
         if (!fixture)
@@ -1540,6 +1575,7 @@ int main(void) {
                 cmocka_unit_test(test_zero_size_marker),
                 cmocka_unit_test(test_plt_entries),
                 cmocka_unit_test(test_plt_unnamed_stubs),
+                cmocka_unit_test(test_symbolizer_plt_frame),
                 cmocka_unit_test(test_stripped_dynsym),
                 cmocka_unit_test(test_minidebuginfo),
                 cmocka_unit_test(test_debug_file_by_build_id),

@@ -570,14 +570,32 @@ static JitMap *jit_map_for(Symbolizer *z, uint32_t pid, const char **ret_path) {
  * out as perf and rustfilt print them; LLVM's ".llvm.<n>" suffixes too) are tried as Rust first:
  * a C++ name is no Rust name to that demangler.
  */
-static char *demangle_name(const char *name) {
+static char *demangle_with(const char *name, int params) {
         char *d = NULL;
 
         if (name[1] == 'R' || name[2] == 'N')
-                d = cplus_demangle(name, DMGL_PARAMS | DMGL_RUST);
+                d = cplus_demangle(name, params | DMGL_RUST);
         if (!d && name[1] == 'Z')
-                d = cplus_demangle(name, DMGL_PARAMS | DMGL_ANSI);
+                d = cplus_demangle(name, params | DMGL_ANSI);
         return d;
+}
+
+static char *demangle_name(const char *name) {
+        const char *plt = endswith(name, "@plt");
+        _cleanup_free_ char *stem = NULL, *d = NULL;
+        char *r;
+
+        if (!plt)
+                return demangle_with(name, DMGL_PARAMS);
+        /* A PLT entry's NAME@plt (symbolizer-elf.c): NAME demangled without its parameters, as perf
+         * prints it, so that folded stacks, which cut a name at its '(', keep the "@plt". */
+        stem = strndup(name, (size_t) (plt - name));
+        if (!stem)
+                return NULL;
+        d = demangle_with(stem, 0);
+        if (!d || asprintf(&r, "%s@plt", d) < 0)
+                return NULL;
+        return r;
 }
 
 /* Results are cached per symbol until the file cache is dropped. */
