@@ -24,6 +24,7 @@
 #include "basic/macro.h"
 #include "profile/profile-sample.h"
 #include "symbolizer/elf-debug-file.h"
+#include "symbolizer/elf-plt.h"
 #include "symbolizer/elf-util.h"
 #include "symbolizer/symbolizer-elf.h"
 #include "symbolizer/symbolizer-gopclntab.h"
@@ -542,194 +543,24 @@ static bool load_minidebuginfo(ElfSymbols *e, Elf *elf) {
         return true;
 }
 
-/*
- * PLT entries, named NAME@plt from the relocation that fills the GOT slot each one jumps through,
- * as perf and objdump name them: no symbol table names them, and without a name of their own a
- * sample there would be taken for the function before them, or for none. x86 only: .plt (16-byte
- * entries after a 16-byte header, whether bound lazily or at load), .plt.sec (the entries of a PLT
- * built for indirect branch tracking, no header) and .plt.got (8 or 16 bytes each: functions also
- * called through the GOT). An entry's slot is read off its jump (jmp *slot(%rip) on x86-64;
- * jmp *slot or jmp *slot(%ebx), %ebx the GOT, on i386, after an endbr and a bnd prefix), not
- * guessed from the entries' order, so an entry the file lays out otherwise, the header, and the
- * lazy entries of a .plt with a .plt.sec (a push and a jump to the header: nothing to name them
- * by) are left unnamed rather than given another function's name.
- */
-#define PLT_SUFFIX_LEN (sizeof("@plt") - 1)
+/* PLT entries as NAME@plt (elf-plt.c), within the name bytes the dynamic symbols' strings allow. */
+typedef struct PltAdd {
+        ElfSymbols *e;
+        uint64_t name_bytes_left;
+} PltAdd;
 
-typedef struct PltSlot {
-        uint64_t got;
-        uint32_t sym;
-} PltSlot;
+static int add_plt_entry(uint64_t vaddr, uint64_t size, const char *name, size_t len, void *userdata) {
+        PltAdd *a = userdata;
 
-static int plt_slot_cmp(const void *a, const void *b) {
-        const PltSlot *x = a, *y = b;
-        return x->got < y->got ? -1 : x->got > y->got;
-}
-
-/* The GOT slots the dynamic relocations against symtab (index symtab_index) fill, sorted. */
-static int read_plt_slots(Elf *elf, size_t symtab_index, PltSlot **ret, size_t *ret_n) {
-        _cleanup_free_ PltSlot *slots = NULL;
-        size_t n = 0, allocated = 0;
-        Elf_Scn *scn = NULL;
-
-        while ((scn = elf_nextscn(elf, scn))) {
-                GElf_Shdr sh;
-                Elf_Data *data;
-                size_t count, one;
-
-                if (!gelf_getshdr(scn, &sh) || (sh.sh_type != SHT_RELA && sh.sh_type != SHT_REL) ||
-                    sh.sh_link != symtab_index || !(sh.sh_flags & SHF_ALLOC))
-                        continue;
-                data = elf_getdata(scn, NULL);
-                one = gelf_fsize(elf, sh.sh_type == SHT_RELA ? ELF_T_RELA : ELF_T_REL, 1, EV_CURRENT);
-                if (!data || !data->d_buf || one == 0)
-                        continue;
-                count = MIN(data->d_size / one, (size_t) INT_MAX);
-                for (size_t i = 0; i < count && n < ELF_SYMBOLS_MAX; i++) {
-                        GElf_Rela rela;
-                        GElf_Rel rel;
-                        uint64_t offset, info;
-
-                        if (sh.sh_type == SHT_RELA) {
-                                if (!gelf_getrela(data, (int) i, &rela))
-                                        break;
-                                offset = rela.r_offset;
-                                info = rela.r_info;
-                        } else {
-                                if (!gelf_getrel(data, (int) i, &rel))
-                                        break;
-                                offset = rel.r_offset;
-                                info = rel.r_info;
-                        }
-                        /* 0: no symbol (RELATIVE, IRELATIVE), nothing to name the entry by */
-                        if (GELF_R_SYM(info) == 0)
-                                continue;
-                        if (!GREEDY_REALLOC(slots, allocated, n + 1))
-                                return -ENOMEM;
-                        slots[n++] = (PltSlot) { .got = offset, .sym = (uint32_t) GELF_R_SYM(info) };
-                }
-        }
-        if (n > 0)
-                qsort(slots, n, sizeof(PltSlot), plt_slot_cmp);
-        *ret = TAKE_PTR(slots);
-        *ret_n = n;
-        return 0;
-}
-
-/* The GOT slot the PLT entry at p (size bytes, at vaddr) jumps through. got: where %ebx points on
- * i386 (the start of .got.plt), 0 if not known. */
-static bool plt_entry_slot(const uint8_t *p, size_t size, uint64_t vaddr, bool i386, uint64_t got,
-                           uint64_t *ret) {
-        static const uint8_t endbr[] = { 0xf3, 0x0f, 0x1e };
-        size_t k = 0;
-        uint32_t disp;
-
-        if (size >= 4 && memcmp(p, endbr, sizeof(endbr)) == 0 && p[3] == (i386 ? 0xfb : 0xfa))
-                k = 4;
-        if (k < size && p[k] == 0xf2) /* bnd */
-                k++;
-        if (size < k + 6 || p[k] != 0xff)
-                return false;
-        disp = read_u32(p + k + 2, /* big_endian= */ false);
-        if (!i386 && p[k + 1] == 0x25) /* jmp *disp(%rip) */
-                *ret = vaddr + k + 6 + (uint64_t) (int64_t) (int32_t) disp;
-        else if (i386 && p[k + 1] == 0x25) /* jmp *disp */
-                *ret = disp;
-        else if (i386 && p[k + 1] == 0xa3 && got != 0) /* jmp *disp(%ebx) */
-                *ret = (uint32_t) (got + disp);
-        else
-                return false;
-        return true;
+        return add_symbol_n(a->e, &a->name_bytes_left, vaddr, size, name, len, /* global= */ false);
 }
 
 static int add_plt_symbols(ElfSymbols *e, Elf *elf) {
-        static const char *const sections[] = { ".plt", ".plt.sec", ".plt.got" };
-        _cleanup_free_ PltSlot *slots = NULL;
-        size_t n_slots = 0, dynsym_index = 0, n_dynsyms;
-        Elf_Data *dynsyms = NULL;
-        uint64_t got = 0, name_bytes_left;
-        GElf_Shdr dynsym_sh, strsh;
-        Elf_Scn *scn = NULL;
-        GElf_Ehdr eh;
-        bool i386;
-        int r;
+        uint64_t strtab_bytes = elf_plt_strtab_bytes(elf);
+        PltAdd a = { e, MIN(strtab_bytes, (uint64_t) UINT32_MAX) * SYMBOL_NAME_BYTES_PER_STRTAB_BYTE + SYMBOL_NAME_BYTES_SLACK };
+        int r = elf_plt_entries(elf, ELF_SYMBOLS_MAX, add_plt_entry, &a);
 
-        if (!gelf_getehdr(elf, &eh) || eh.e_ident[EI_DATA] != ELFDATA2LSB ||
-            (eh.e_machine != EM_X86_64 && eh.e_machine != EM_386))
-                return 0;
-        i386 = eh.e_machine == EM_386;
-
-        while ((scn = elf_nextscn(elf, scn)))
-                if (gelf_getshdr(scn, &dynsym_sh) && dynsym_sh.sh_type == SHT_DYNSYM) {
-                        dynsyms = elf_getdata(scn, NULL);
-                        dynsym_index = elf_ndxscn(scn);
-                        break;
-                }
-        if (!dynsyms || !dynsyms->d_buf || gelf_fsize(elf, ELF_T_SYM, 1, EV_CURRENT) == 0)
-                return 0;
-        n_dynsyms = dynsyms->d_size / gelf_fsize(elf, ELF_T_SYM, 1, EV_CURRENT);
-        scn = elf_getscn(elf, dynsym_sh.sh_link);
-        if (!scn || !gelf_getshdr(scn, &strsh))
-                return 0;
-        name_bytes_left = MIN(strsh.sh_size, (uint64_t) UINT32_MAX) * SYMBOL_NAME_BYTES_PER_STRTAB_BYTE +
-                SYMBOL_NAME_BYTES_SLACK;
-
-        r = read_plt_slots(elf, dynsym_index, &slots, &n_slots);
-        if (r < 0 || n_slots == 0)
-                return r;
-        if (i386) {
-                GElf_Shdr sh;
-                scn = elf_section_by_name(elf, ".got.plt", /* with_contents= */ false);
-                if (!scn)
-                        scn = elf_section_by_name(elf, ".got", /* with_contents= */ false);
-                if (scn && gelf_getshdr(scn, &sh))
-                        got = sh.sh_addr;
-        }
-
-        for (size_t i = 0; i < ELEMENTSOF(sections); i++) {
-                Elf_Data *data;
-                GElf_Shdr sh;
-                uint64_t entry;
-
-                scn = elf_section_by_name(elf, sections[i], /* with_contents= */ true);
-                if (!scn || !gelf_getshdr(scn, &sh) || sh.sh_type != SHT_PROGBITS || !(sh.sh_flags & SHF_EXECINSTR))
-                        continue;
-                data = elf_getdata(scn, NULL);
-                if (!data || !data->d_buf)
-                        continue;
-                /* 8 or 16 bytes, as the section says, or as it is aligned (lld says nothing) */
-                entry = sh.sh_entsize == 8 || sh.sh_entsize == 16 ? sh.sh_entsize : sh.sh_addralign == 8 ? 8 : 16;
-                for (size_t off = 0; off + entry <= data->d_size; off += entry) {
-                        char name[PROFILE_NAME_BYTES_MAX];
-                        const PltSlot *slot;
-                        PltSlot key;
-                        const char *sym_name;
-                        GElf_Sym sym;
-                        size_t l;
-
-                        if (!plt_entry_slot((const uint8_t *) data->d_buf + off, entry, sh.sh_addr + off, i386,
-                                            got, &key.got))
-                                continue;
-                        slot = bsearch(&key, slots, n_slots, sizeof(PltSlot), plt_slot_cmp);
-                        if (!slot || slot->sym >= n_dynsyms || slot->sym > INT_MAX ||
-                            !gelf_getsym(dynsyms, (int) slot->sym, &sym))
-                                continue;
-                        sym_name = elf_strptr(elf, dynsym_sh.sh_link, sym.st_name);
-                        if (!sym_name || !*sym_name)
-                                continue;
-                        /* A long name loses its end, not its "@plt". */
-                        l = strnlen(sym_name, sizeof(name) - 1 - PLT_SUFFIX_LEN);
-                        memcpy(name, sym_name, l);
-                        memcpy(name + l, "@plt", PLT_SUFFIX_LEN + 1);
-                        r = add_symbol_n(e, &name_bytes_left, sh.sh_addr + off, entry, name, l + PLT_SUFFIX_LEN,
-                                         /* global= */ false);
-                        if (r == -ENOBUFS || r == -E2BIG)
-                                return 0; /* the rest unnamed */
-                        if (r < 0)
-                                return r;
-                }
-        }
-        return 0;
+        return r == -ENOBUFS || r == -E2BIG ? 0 : r; /* the rest unnamed */
 }
 
 static const char *const default_roots[] = { "", NULL };
