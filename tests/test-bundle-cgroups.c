@@ -66,30 +66,68 @@ static void test_process_cgroup(void **state) {
         char buf[512];
 
         /* java ran in two containers: the one with most of its samples */
-        assert_non_null(bundle_process_cgroup(m, "java", 0, buf, sizeof buf));
+        assert_non_null(bundle_process_cgroup(m, "java", 0, false, buf, sizeof buf));
         assert_string_equal(buf, "unit cri-containerd-c.scope, container web (containerd), pod shop/web-1");
-        assert_non_null(bundle_process_cgroup(m, "kubelet", 0, buf, sizeof buf));
+        assert_non_null(bundle_process_cgroup(m, "kubelet", 0, false, buf, sizeof buf));
         assert_string_equal(buf, "unit kubelet.service");
-        assert_non_null(bundle_process_cgroup(m, "swapper", 0, buf, sizeof buf));
+        assert_non_null(bundle_process_cgroup(m, "swapper", 0, false, buf, sizeof buf));
         assert_string_equal(buf, "");
-        assert_null(bundle_process_cgroup(m, "nginx", 0, buf, sizeof buf));
+        assert_null(bundle_process_cgroup(m, "nginx", 0, false, buf, sizeof buf));
         /* per-CPU kernel threads ranked as one: found by their own names, in the root cgroup */
-        const JsonValue *c = bundle_process_cgroup(m, "ksoftirqd/*", +1, buf, sizeof buf);
+        const JsonValue *c = bundle_process_cgroup(m, "ksoftirqd/*", +1, false, buf, sizeof buf);
         assert_non_null(c);
         assert_string_equal(json_string_value(json_object_get(c, "path")), "/");
         assert_string_equal(buf, "");
-        assert_null(bundle_process_cgroup(m, "kworker/*", +1, buf, sizeof buf));
+        assert_null(bundle_process_cgroup(m, "kworker/*", +1, false, buf, sizeof buf));
 
         /* Where it rose, where it fell: java's container c kept its 30% share, d went from 55% to
          * 15%; sh ran as much in kubelet.service (10% -> 50%) as in d. */
-        assert_non_null(bundle_process_cgroup(m, "java", +1, buf, sizeof buf));
+        assert_non_null(bundle_process_cgroup(m, "java", +1, false, buf, sizeof buf));
         assert_string_equal(buf, "unit cri-containerd-c.scope, container web (containerd), pod shop/web-1");
-        assert_non_null(bundle_process_cgroup(m, "java", -1, buf, sizeof buf));
+        assert_non_null(bundle_process_cgroup(m, "java", -1, false, buf, sizeof buf));
         assert_string_equal(buf, "unit docker-d.scope, container docker-fedcba987654 (docker)");
-        assert_non_null(bundle_process_cgroup(m, "sh", +1, buf, sizeof buf));
+        assert_non_null(bundle_process_cgroup(m, "sh", +1, false, buf, sizeof buf));
         assert_string_equal(buf, "unit kubelet.service");
-        assert_non_null(bundle_process_cgroup(m, "sh", -1, buf, sizeof buf));
+        assert_non_null(bundle_process_cgroup(m, "sh", -1, false, buf, sizeof buf));
         assert_string_equal(buf, "unit docker-d.scope, container docker-fedcba987654 (docker)");
+        bundle_manifest_free(m);
+}
+
+/*
+ * One program in two units, as written since the manifest counts each process's samples in the
+ * event's own seconds and in the baseline: svcworker ran steadily in a.service, beside a batch job
+ * there that rose over the whole slice (so a.service's share rose most); svcworker in b.service
+ * went from little to most of the event's seconds. Its rise around the event is b.service's, its
+ * rise over the slice against the baseline too (it was steady in a); the whole cgroups' change
+ * would name a.service for both.
+ */
+static const char two_units_text[] =
+        "{\"format\":1,\"slice\":{\"samples\":1000},\"baseline\":{\"samples\":1000},\"cgroups\":["
+        "{\"path\":\"/system.slice/a.service\",\"samples\":500,\"near_samples\":100,\"baseline_samples\":200,"
+        " \"unit\":\"a.service\",\"comms\":[{\"comm\":\"batch\",\"samples\":400,\"near_samples\":80,\"baseline_samples\":100},"
+        "  {\"comm\":\"svcworker\",\"samples\":100,\"near_samples\":20,\"baseline_samples\":100}]},"
+        "{\"path\":\"/system.slice/b.service\",\"samples\":200,\"near_samples\":150,\"baseline_samples\":150,"
+        " \"unit\":\"b.service\",\"comms\":[{\"comm\":\"svcworker\",\"samples\":200,\"near_samples\":150,\"baseline_samples\":150}]},"
+        "{\"path\":\"/\",\"samples\":300,\"near_samples\":50,\"baseline_samples\":650,"
+        " \"comms\":[{\"comm\":\"swapper\",\"samples\":300,\"near_samples\":50,\"baseline_samples\":650}]}"
+        "]}";
+
+static void test_process_cgroup_own_change(void **state) {
+        BundleManifest *m = NULL;
+        char buf[512];
+
+        assert_int_equal(bundle_manifest_parse(two_units_text, strlen(two_units_text), &m, NULL), 0);
+        assert_non_null(bundle_process_cgroup(m, "svcworker", +1, true, buf, sizeof buf));
+        assert_string_equal(buf, "unit b.service");
+        assert_non_null(bundle_process_cgroup(m, "svcworker", +1, false, buf, sizeof buf));
+        assert_string_equal(buf, "unit b.service");
+        /* Where it fell around the event: a.service's share of the event's seconds is its share
+         * of the rest (20/300 against 180/1700), b.service's far above: a.service. */
+        assert_non_null(bundle_process_cgroup(m, "svcworker", -1, true, buf, sizeof buf));
+        assert_string_equal(buf, "unit a.service");
+        /* Without a direction: where most of its samples are. */
+        assert_non_null(bundle_process_cgroup(m, "svcworker", 0, false, buf, sizeof buf));
+        assert_string_equal(buf, "unit b.service");
         bundle_manifest_free(m);
 }
 
@@ -133,6 +171,7 @@ int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_services_by_share),
                 cmocka_unit_test(test_process_cgroup),
+                cmocka_unit_test(test_process_cgroup_own_change),
                 cmocka_unit_test(test_filters),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);

@@ -156,30 +156,54 @@ int bundle_services(const BundleManifest *m, CgroupBy by, size_t max_n, Rise **r
         return 0;
 }
 
-const JsonValue *bundle_process_cgroup(const BundleManifest *m, const char *comm, int direction, char *buf, size_t l) {
+/* The samples in the event's own seconds, from the cgroups' counts (bundles written since they
+ * are kept); 0 when unknown. */
+static uint64_t near_total(const JsonValue *a) {
+        uint64_t n = 0;
+
+        for (size_t i = 0; i < json_length(a); i++) {
+                const JsonValue *c = json_array_get(a, i);
+                if (!json_object_get(c, "near_samples"))
+                        return 0;
+                n += u64(c, "near_samples");
+        }
+        return n;
+}
+
+const JsonValue *bundle_process_cgroup(const BundleManifest *m, const char *comm, int direction, bool near, char *buf,
+                                       size_t l) {
         const JsonValue *a = cgroups_of(m), *best = NULL;
         uint64_t best_n = 0;
         double best_gain = 0;
         char unit[BUNDLE_SERVICE_NAME_BYTES], ctr[BUNDLE_SERVICE_NAME_BYTES], pod[BUNDLE_SERVICE_NAME_BYTES];
         size_t p = 0;
-        /* A cgroup's gain in share is known only with samples on both sides. */
+        /* A gain in share is known only with samples on both sides. */
         bool by_gain = direction != 0 && m && m->slice_samples > 0 && m->baseline_samples > 0;
+        uint64_t n_near = by_gain && near ? near_total(a) : 0;
+        uint64_t n_rest = m && n_near < m->slice_samples ? m->slice_samples - n_near + m->baseline_samples : 0;
 
         if (l > 0)
                 buf[0] = '\0';
         for (size_t i = 0; comm && i < json_length(a); i++) {
                 const JsonValue *c = json_array_get(a, i), *comms = json_object_get(c, "comms");
-                double gain = by_gain ? (double) u64(c, "samples") / (double) m->slice_samples -
-                                                (double) u64(c, "baseline_samples") / (double) m->baseline_samples
-                                      : 0;
-                if (direction < 0)
-                        gain = -gain;
+                double cgroup_gain = by_gain ? (double) u64(c, "samples") / (double) m->slice_samples -
+                                                       (double) u64(c, "baseline_samples") / (double) m->baseline_samples
+                                             : 0;
                 for (size_t k = 0; k < json_length(comms); k++) {
                         const JsonValue *e = json_array_get(comms, k);
                         const char *n = str(e, "comm");
-                        uint64_t s = u64(e, "samples");
+                        uint64_t s = u64(e, "samples"), en = u64(e, "near_samples"), eb = u64(e, "baseline_samples");
+                        double gain = cgroup_gain;
+
                         if (!comm_is(n, comm))
                                 continue;
+                        /* The process's own change in this cgroup, where the manifest has it. */
+                        if (n_near > 0 && n_rest > 0 && json_object_get(e, "near_samples") && en <= s)
+                                gain = (double) en / (double) n_near - (double) (s - en + eb) / (double) n_rest;
+                        else if (by_gain && json_object_get(e, "baseline_samples"))
+                                gain = (double) s / (double) m->slice_samples - (double) eb / (double) m->baseline_samples;
+                        if (direction < 0)
+                                gain = -gain;
                         if (best && (by_gain ? gain < best_gain || (gain == best_gain && s <= best_n) : s <= best_n))
                                 continue;
                         best_n = s;

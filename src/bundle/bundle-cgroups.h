@@ -35,11 +35,15 @@ int bundle_services(const BundleManifest *m, CgroupBy by, size_t max_n, Rise **r
  * Where process comm ran in the slice (NULL if nowhere known), and a short text naming its unit,
  * container and pod ("unit kubelet.service", "container web (docker), pod default/web-1") into
  * buf ("" if nothing is known). Of the cgroups it ran in, for direction 0 the one with the most
- * of its samples; for a process that rose (direction > 0) the one whose share of the samples rose
- * most against the baseline, for one that fell (< 0) fell most: two services running one program
- * (java, python3) are told apart by which of them changed.
+ * of its samples; for a process that rose (direction > 0) the one where its share of the samples
+ * rose most, for one that fell (< 0) fell most: two services running one program (java,
+ * python3) are told apart by which of them changed. The change is the one the rise was found in:
+ * near, the event's own seconds against the rest of the bundle; else the slice against the
+ * baseline. It is the process's own in each cgroup where the manifest counts it so (bundles
+ * written since), else the whole cgroup's, in the slice against the baseline.
  */
-const JsonValue *bundle_process_cgroup(const BundleManifest *m, const char *comm, int direction, char *buf, size_t l);
+const JsonValue *bundle_process_cgroup(const BundleManifest *m, const char *comm, int direction, bool near, char *buf,
+                                       size_t l);
 
 /*
  * The process whose thread comm is (as the folded stacks name it), from the manifest's "threads",

@@ -21,8 +21,10 @@
 
 typedef struct CgroupEntry {
         char *path; /* "" for samples without a cgroup */
-        uint64_t slice, baseline;
-        Hashmap *comms; /* comm -> slice samples */
+        uint64_t slice, near, baseline;
+        /* comm -> samples in the slice, in the event's own seconds (a part of the slice), in the
+         * baseline: where a process ran in two cgroups, which of them rose where */
+        Hashmap *comms, *comms_near, *comms_baseline;
 } CgroupEntry;
 
 struct IncidentCgroups {
@@ -43,13 +45,27 @@ IncidentCgroups *incident_cgroups_new(void) {
         return c;
 }
 
+static void entry_done(CgroupEntry *e) {
+        free(e->path);
+        hashmap_free(e->comms);
+        hashmap_free(e->comms_near);
+        hashmap_free(e->comms_baseline);
+}
+
+static int count_comm(Hashmap *h, const Sample *s) {
+        uint64_t *n = hashmap_slot(h, s->comm ?: "", strlen(s->comm ?: ""), 0, NULL);
+
+        if (!n)
+                return -ENOMEM;
+        (*n)++;
+        return 0;
+}
+
 IncidentCgroups *incident_cgroups_free(IncidentCgroups *c) {
         if (!c)
                 return NULL;
-        for (size_t i = 0; i < c->n; i++) {
-                free(c->entries[i].path);
-                hashmap_free(c->entries[i].comms);
-        }
+        for (size_t i = 0; i < c->n; i++)
+                entry_done(&c->entries[i]);
         free(c->entries);
         hashmap_free(c->index);
         return mfree(c);
@@ -58,7 +74,7 @@ IncidentCgroups *incident_cgroups_free(IncidentCgroups *c) {
 /* Distinct cgroups kept while counting: far more than are listed, few enough to bound memory. */
 #define CGROUPS_COUNTED_MAX 65536U
 
-int incident_cgroups_add(IncidentCgroups *c, const Sample *s, bool in_slice) {
+int incident_cgroups_add(IncidentCgroups *c, const Sample *s, bool in_slice, bool in_near) {
         const char *path = s->cgroup ?: "";
         size_t l = strlen(path);
         CgroupEntry *e;
@@ -71,15 +87,12 @@ int incident_cgroups_add(IncidentCgroups *c, const Sample *s, bool in_slice) {
                 }
                 if (!GREEDY_REALLOC(c->entries, c->allocated, c->n + 1))
                         return -ENOMEM;
-                c->entries[c->n] = (CgroupEntry) { .path = strdup(path), .comms = hashmap_new() };
-                if (!c->entries[c->n].path || !c->entries[c->n].comms) {
-                        free(c->entries[c->n].path);
-                        hashmap_free(c->entries[c->n].comms);
-                        return -ENOMEM;
-                }
-                if (hashmap_put(c->index, path, l, c->n) < 0) {
-                        free(c->entries[c->n].path);
-                        hashmap_free(c->entries[c->n].comms);
+                e = &c->entries[c->n];
+                *e = (CgroupEntry) { .path = strdup(path), .comms = hashmap_new(), .comms_near = hashmap_new(),
+                                     .comms_baseline = hashmap_new() };
+                if (!e->path || !e->comms || !e->comms_near || !e->comms_baseline ||
+                    hashmap_put(c->index, path, l, c->n) < 0) {
+                        entry_done(e);
                         return -ENOMEM;
                 }
                 v = c->n++;
@@ -87,14 +100,15 @@ int incident_cgroups_add(IncidentCgroups *c, const Sample *s, bool in_slice) {
         e = &c->entries[v];
         if (!in_slice) {
                 e->baseline++;
-                return 0;
+                return count_comm(e->comms_baseline, s);
         }
         e->slice++;
-        uint64_t *n = hashmap_slot(e->comms, s->comm ?: "", strlen(s->comm ?: ""), 0, NULL);
-        if (!n)
-                return -ENOMEM;
-        (*n)++;
-        return 0;
+        if (in_near) {
+                e->near++;
+                if (count_comm(e->comms_near, s) < 0)
+                        return -ENOMEM;
+        }
+        return count_comm(e->comms, s);
 }
 
 /* ---------------------------------------------------------------- host metadata */
@@ -269,6 +283,9 @@ static void comms_json(const CgroupEntry *e, JsonWriter *w) {
                 json_key(w, "comm");
                 json_string_n(w, top[i].comm, top[i].len);
                 json_kv_u64(w, "samples", top[i].n);
+                json_kv_u64(w, "near_samples", hashmap_get(e->comms_near, top[i].comm, top[i].len, &v) ? v : 0);
+                json_kv_u64(w, "baseline_samples",
+                            hashmap_get(e->comms_baseline, top[i].comm, top[i].len, &v) ? v : 0);
                 json_end_object(w);
         }
         json_end_array(w);
@@ -306,6 +323,7 @@ void incident_cgroups_json(const IncidentCgroups *c, const char *root, JsonWrite
                 else
                         json_kv_string(w, "path", NULL);
                 json_kv_u64(w, "samples", e->slice);
+                json_kv_u64(w, "near_samples", e->near);
                 json_kv_u64(w, "baseline_samples", e->baseline);
                 kv_nonempty(w, "unit", names.unit);
                 if (names.container_id[0]) {

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * Which cgroups a bundle's samples ran in: per cgroup path, the samples in the slice and in the
- * baseline and the processes that had the most of them in the slice, written into the manifest
+ * Which cgroups a bundle's samples ran in: per cgroup path, the samples in the slice, in the
+ * event's own seconds and in the baseline, and the processes that had the most of them in the
+ * slice, with their samples in the same three, written into the manifest
  * ("cgroups") with the names profile-cgroup.h derives from the path and the names only the host
  * knows, looked up once when the bundle is written, from local files only (never a network call):
  *
@@ -31,7 +32,8 @@ typedef struct IncidentCgroups IncidentCgroups;
 
 IncidentCgroups *incident_cgroups_new(void);
 IncidentCgroups *incident_cgroups_free(IncidentCgroups *c);
-int incident_cgroups_add(IncidentCgroups *c, const Sample *s, bool in_slice);
+/* s in the slice or the baseline; in_near: in the event's own seconds too (a part of the slice). */
+int incident_cgroups_add(IncidentCgroups *c, const Sample *s, bool in_slice, bool in_near);
 /* Writes the "cgroups" array (key included). root is where the host's files are looked up ("/"). */
 void incident_cgroups_json(const IncidentCgroups *c, const char *root, JsonWriter *w);
 

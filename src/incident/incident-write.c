@@ -97,7 +97,8 @@ int incident_sink_add(IncidentSink *k, const Sample *s) {
         part.stack_slot = part.callers_slot = NULL;
 
         if (k->cgroups) {
-                r = incident_cgroups_add(k->cgroups, s, in_slice);
+                r = incident_cgroups_add(k->cgroups, s, in_slice,
+                                         in_slice && s->t_ns >= k->near_from_ns && s->t_ns <= k->near_to_ns);
                 if (r < 0)
                         return r;
         }

@@ -125,12 +125,12 @@ static void write_rises(JsonWriter *w, const char *key, const Rise *r, size_t n)
 
 /* "where": the unit, container and pod of a rise's (or fall's) process, as show names them; and
  * "thread_of": the process of a thread with a name of its own. */
-static void write_where(JsonWriter *w, const BundleManifest *m, const char *name, int direction) {
+static void write_where(JsonWriter *w, const BundleManifest *m, const char *name, int direction, bool near) {
         _cleanup_free_ char *comm = strndup(name, strcspn(name, ";"));
         char where[3 * BUNDLE_SERVICE_NAME_BYTES], pbuf[256];
 
         json_kv_string(w, "thread_of", comm ? bundle_thread_process(m, comm, pbuf, sizeof pbuf) : NULL);
-        if (comm && bundle_process_cgroup(m, comm, direction, where, sizeof where) && where[0])
+        if (comm && bundle_process_cgroup(m, comm, direction, near, where, sizeof where) && where[0])
                 json_kv_string(w, "where", where);
         else {
                 json_key(w, "where");
@@ -226,7 +226,7 @@ static int write_analysis(JsonWriter *w, const char *dir, const BundleManifest *
                 json_kv_double(w, "z", answer.rise.z);
                 json_kv_string(w, "top_function", answer.rise.top_function);
                 json_kv_string(w, "under", answer.under);
-                write_where(w, m, answer.rise.name, +1);
+                write_where(w, m, answer.rise.name, +1, answer_from_near(answer.from));
                 json_end_object(w);
         } else
                 json_null(w);
@@ -238,7 +238,7 @@ static int write_analysis(JsonWriter *w, const char *dir, const BundleManifest *
                 json_kv_double(w, "near_share", answer.fall.slice_share);
                 json_kv_double(w, "rest_share", answer.fall.baseline_share);
                 json_kv_double(w, "z", answer.fall.z);
-                write_where(w, m, answer.fall.name, -1);
+                write_where(w, m, answer.fall.name, -1, /* near= */ true);
                 json_end_object(w);
         } else
                 json_null(w);

@@ -56,9 +56,9 @@ static void json_value_write(JsonWriter *w, const JsonValue *v) {
 }
 
 /* A process's unit, container and pod, as bundle_process_cgroup() finds them for a rise
- * (direction > 0) or a fall (< 0). */
-static void json_attribution(JsonWriter *w, const Show *s, const char *comm, int direction) {
-        const JsonValue *c = bundle_process_cgroup(s->m, comm, direction, NULL, 0);
+ * (direction > 0) or a fall (< 0), in the event's own seconds (near) or the slice. */
+static void json_attribution(JsonWriter *w, const Show *s, const char *comm, int direction, bool near) {
+        const JsonValue *c = bundle_process_cgroup(s->m, comm, direction, near, NULL, 0);
         char b[BUNDLE_SERVICE_NAME_BYTES];
 
         json_key(w, "cgroup");
@@ -77,7 +77,7 @@ static void json_attribution(JsonWriter *w, const Show *s, const char *comm, int
 
 /* One rise's fields: "process" (and "function" for a function's rise), counts, shares and z; a
  * process's unit, container and pod and its function that rose most. */
-static void json_rise_fields(JsonWriter *w, const Show *s, const Rise *r, bool process) {
+static void json_rise_fields(JsonWriter *w, const Show *s, const Rise *r, bool process, bool near) {
         const char *semi = strchr(r->name, ';');
 
         _cleanup_free_ char *comm = strndup(r->name, !process && semi ? (size_t) (semi - r->name) : strlen(r->name));
@@ -94,7 +94,7 @@ static void json_rise_fields(JsonWriter *w, const Show *s, const Rise *r, bool p
         json_kv_double(w, "baseline_share", r->baseline_share);
         json_kv_double(w, "z", r->z);
         if (process) {
-                json_attribution(w, s, r->name, r->z < 0 ? -1 : +1);
+                json_attribution(w, s, r->name, r->z < 0 ? -1 : +1, near);
                 json_kv_string(w, "top_function", r->top_function);
                 if (r->top_function) {
                         json_kv_double(w, "top_function_slice_share", r->function_slice_share);
@@ -104,11 +104,11 @@ static void json_rise_fields(JsonWriter *w, const Show *s, const Rise *r, bool p
         }
 }
 
-static void json_rises(JsonWriter *w, const Show *s, const Rise *r, size_t n, bool process) {
+static void json_rises(JsonWriter *w, const Show *s, const Rise *r, size_t n, bool process, bool near) {
         json_begin_array(w);
         for (size_t i = 0; i < n; i++) {
                 json_begin_object(w);
-                json_rise_fields(w, s, &r[i], process);
+                json_rise_fields(w, s, &r[i], process, near);
                 json_end_object(w);
         }
         json_end_array(w);
@@ -243,7 +243,7 @@ int show_print_json(const Show *s, bool pretty) {
                 json_kv_string(&w, "kind", answer_from_function(s->answer.from) ? "function" : "process");
                 /* false: no rise passed the floors, this is the strongest there is */
                 json_kv_bool(&w, "clear", s->answer.clear);
-                json_rise_fields(&w, s, &s->answer.rise, !answer_from_function(s->answer.from));
+                json_rise_fields(&w, s, &s->answer.rise, !answer_from_function(s->answer.from), answer_from_near(s->answer.from));
                 json_kv_string(&w, "under", s->answer.under);
                 json_end_object(&w);
         } else
@@ -253,7 +253,7 @@ int show_print_json(const Show *s, bool pretty) {
         json_key(&w, "fall");
         if (s->answer.fall.name) {
                 json_begin_object(&w);
-                json_rise_fields(&w, s, &s->answer.fall, true);
+                json_rise_fields(&w, s, &s->answer.fall, true, /* near= */ true);
                 json_end_object(&w);
         } else
                 json_null(&w);
@@ -262,9 +262,9 @@ int show_print_json(const Show *s, bool pretty) {
         json_begin_object(&w);
         json_kv_double(&w, "z_min", RISE_Z_MIN);
         json_key(&w, "processes");
-        json_rises(&w, s, s->proc_rises, s->n_proc_rises, true);
+        json_rises(&w, s, s->proc_rises, s->n_proc_rises, true, false);
         json_key(&w, "functions");
-        json_rises(&w, s, s->func_rises, s->n_func_rises, false);
+        json_rises(&w, s, s->func_rises, s->n_func_rises, false, false);
         json_end_object(&w);
 
         /* event.folded against the rest of the bundle: "slice_*" are the event's seconds there,
@@ -277,9 +277,9 @@ int show_print_json(const Show *s, bool pretty) {
                 json_kv_u64(&w, "samples", s->near.total);
                 json_kv_u64(&w, "rest_samples", s->near_rest.total);
                 json_key(&w, "processes");
-                json_rises(&w, s, s->near_proc_rises, s->n_near_proc_rises, true);
+                json_rises(&w, s, s->near_proc_rises, s->n_near_proc_rises, true, true);
                 json_key(&w, "functions");
-                json_rises(&w, s, s->near_func_rises, s->n_near_func_rises, false);
+                json_rises(&w, s, s->near_func_rises, s->n_near_func_rises, false, true);
                 json_end_object(&w);
         } else
                 json_null(&w);
@@ -337,7 +337,7 @@ int show_print_json(const Show *s, bool pretty) {
                 json_kv_u64(&w, "slice_samples", s->cpu_slice.total);
                 json_kv_u64(&w, "baseline_samples", s->cpu_baseline.total);
                 json_key(&w, "processes");
-                json_rises(&w, s, s->cpu_rises, s->n_cpu_rises, true);
+                json_rises(&w, s, s->cpu_rises, s->n_cpu_rises, true, false);
                 json_end_object(&w);
         } else
                 json_null(&w);

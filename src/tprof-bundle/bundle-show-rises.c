@@ -27,7 +27,8 @@ static void print_rise(const Show *s, const Rise *r, bool process, size_t name_w
                 _cleanup_free_ char *w = NULL, *p = of ? text_for_terminal(of, 24) : NULL;
                 name = text_for_terminal(r->name, 24);
                 fn = text_for_terminal(r->top_function, s->columns > 60 ? s->columns - 60 : 0);
-                (void) bundle_process_cgroup(s->m, r->name, +1, where, sizeof where);
+                /* the around-the-event table compares with the rest of the bundle */
+                (void) bundle_process_cgroup(s->m, r->name, +1, streq(against, "rest"), where, sizeof where);
                 w = text_for_terminal(where, s->columns > 20 ? s->columns - 8 : 0);
                 printf("  %s%-*s %6s (%s %5s)  %s  %s%s\n", s->color ? ANSI_RED : "",
                        (int) (name_width + strlen(name ?: "") - utf8_width(name ?: "")), name ?: "?", b1, against, b2,

@@ -403,16 +403,16 @@ static double near_seconds(const Show *s) {
 }
 
 /* The process's name for the summary, in color, " of PROCESS" for a thread with a name of its
- * own, and " (unit ..., container ...)" where it rose (direction > 0) or fell (< 0), escaped for
- * the terminal. */
-static char *summary_process(const Show *s, const char *comm, int direction, const char *color) {
+ * own, and " (unit ..., container ...)" where it rose (direction > 0) or fell (< 0), in the event's
+ * own seconds (near) or in the slice, escaped for the terminal. */
+static char *summary_process(const Show *s, const char *comm, int direction, bool near, const char *color) {
         char where[3 * BUNDLE_SERVICE_NAME_BYTES], pbuf[256];
         const char *process = bundle_thread_process(s->m, comm, pbuf, sizeof pbuf);
         _cleanup_free_ char *name = text_for_terminal(comm, 40), *w = NULL,
                             *p = process ? text_for_terminal(process, 40) : NULL;
         char *ret = NULL;
 
-        (void) bundle_process_cgroup(s->m, comm, direction, where, sizeof where);
+        (void) bundle_process_cgroup(s->m, comm, direction, near, where, sizeof where);
         w = where[0] ? text_for_terminal(where, 160) : NULL;
         if (asprintf(&ret, "%s%s%s%s%s%s%s%s", s->color ? color : "", name ?: "?", s->color ? ANSI_NORMAL : "",
                      process ? " of " : "", process ? p ?: "?" : "", where[0] ? " (" : "", where[0] ? w ?: "?" : "",
@@ -442,7 +442,7 @@ static void print_summary(const Show *s) {
                 folded_stack_comm(ans->name, &comm, &clen);
                 folded_stack_leaf(ans->name, &leaf, &llen);
                 _cleanup_free_ char *cs = strndup(comm, clen);
-                _cleanup_free_ char *who = summary_process(s, cs ?: "", +1, ANSI_RED),
+                _cleanup_free_ char *who = summary_process(s, cs ?: "", +1, near, ANSI_RED),
                                     *func = text_for_terminal(leaf, 80), *top = text_for_terminal(ans->top_function, 80);
                 char b1[16], b2[16], when[64] = "";
                 if (near)
@@ -470,7 +470,7 @@ static void print_summary(const Show *s) {
         /* What stopped at the event: as telling as what spun. */
         if (s->answer.fall.name) {
                 const Rise *f = &s->answer.fall;
-                _cleanup_free_ char *who = summary_process(s, f->name, -1, ANSI_GREEN);
+                _cleanup_free_ char *who = summary_process(s, f->name, -1, /* near= */ true, ANSI_GREEN);
                 char b1[16], b2[16];
                 printf("%s  %s fell to %s of the samples in the %gs around the event (the rest of the bundle %s, "
                        "z=%.1f).\n",

@@ -111,7 +111,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
                         const char *p = bundle_thread_process(m, comms[i], pbuf, sizeof pbuf);
                         if (p)
                                 assert(strlen(p) < sizeof pbuf);
-                        sink += bundle_process_cgroup(m, comms[i], +1, where, sizeof where) != NULL;
+                        sink += bundle_process_cgroup(m, comms[i], +1, false, where, sizeof where) != NULL;
+                        sink += bundle_process_cgroup(m, comms[i], -1, true, where, sizeof where) != NULL;
                 }
         }
         return 0;

@@ -195,6 +195,15 @@ assert k["pod_namespace"] == tag + "ns" and k["pod_name"] == tag + "-pod", k
 g = [c for c in m["cgroups"] if c.get("pod_uid") == uid_g][0]
 assert g["pod_qos"] == "guaranteed" and g["container_runtime"] == "cri", g
 assert sum(c["samples"] for c in m["cgroups"]) == m["slice"]["samples"], "cgroup counts do not add up"
+# Each cgroup's and each of its processes' samples in the event's own seconds (a part of the slice)
+# and in the baseline: where one program ran in two units, which of them changed.
+assert sum(c["baseline_samples"] for c in m["cgroups"]) == m["baseline"]["samples"], "baseline counts do not add up"
+for c in m["cgroups"]:
+    assert 0 <= c["near_samples"] <= c["samples"], c
+    for p in c["comms"]:
+        assert 0 <= p["near_samples"] <= p["samples"] and p["baseline_samples"] >= 0, c
+assert 0 < sum(c["near_samples"] for c in m["cgroups"]) < m["slice"]["samples"], "no samples around the event"
+assert svc["comms"][0]["near_samples"] > 0 and svc["comms"][0]["baseline_samples"] > 0, svc
 PY
 
 # show names the unit, container or pod beside the process, and ranks the services.
