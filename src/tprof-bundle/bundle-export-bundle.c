@@ -18,7 +18,6 @@
 #include <sysexits.h>
 #include <unistd.h>
 
-#include <dirent.h>
 #include <errno.h>
 
 #include "basic/alloc-util.h"
@@ -182,9 +181,52 @@ int bundle_write_svg(const BundleEntry *e, bool diff, FILE *out) {
         return 0;
 }
 
+void bundle_export_warn_short(const BundleEntry *e, const SliceStats *st, uint64_t want, const char *what) {
+        if (st->corrupt_chunks > 0)
+                log_warning("Skipped %u damaged chunk%s; the first is in '%s' at byte offset %llu.", st->corrupt_chunks,
+                            st->corrupt_chunks == 1 ? "" : "s", st->corrupt_path ?: "?",
+                            (unsigned long long) st->corrupt_offset);
+        if (st->samples < want)
+                log_warning("The export holds %llu of the %llu samples the manifest counts in the %s: windows of "
+                            "the bundle are missing or damaged (tprof-bundle windows --ring %s/%s --verify).",
+                            (unsigned long long) st->samples, (unsigned long long) want, what, e->path,
+                            BUNDLE_WINDOWS_DIR);
+}
+
+int bundle_readable_windows(const BundleEntry *e, WindowInfo **ret_w, size_t *ret_n, char ***ret_paths,
+                            size_t *ret_n_paths) {
+        _cleanup_free_ char *dir = NULL;
+        WindowInfo *w = NULL;
+        char **paths;
+        size_t n = 0, k = 0;
+        int r;
+
+        if (asprintf(&dir, "%s/%s", e->path, BUNDLE_WINDOWS_DIR) < 0)
+                return -ENOMEM;
+        r = ring_list_windows(dir, /* verify= */ false, &w, &n);
+        if (r < 0)
+                return r;
+        paths = calloc(n + 1, sizeof(char *));
+        if (!paths) {
+                window_info_array_free(w, n);
+                return -ENOMEM;
+        }
+        for (size_t i = 0; i < n; i++) {
+                if (w[i].error < 0) {
+                        log_warning_errno(w[i].error, "Skipping unreadable window '%s': %m", w[i].path);
+                        continue;
+                }
+                paths[k++] = w[i].path;
+        }
+        *ret_w = w;
+        *ret_n = n;
+        *ret_paths = paths;
+        *ret_n_paths = k;
+        return 0;
+}
+
 /* The bundle's slice, cut again from its windows/ through the view. */
 static int export_bundle_view(const BundleEntry *e) {
-        _cleanup_free_ char *dir = NULL;
         _cleanup_free_ char **paths = NULL;
         WindowInfo *w = NULL;
         ExportStats st = {};
@@ -193,19 +235,9 @@ static int export_bundle_view(const BundleEntry *e) {
 
         if (!e->manifest || !e->manifest->has_slice)
                 return log_error_errno(SYNTHETIC_ERRNO(ENODATA), "Bundle %s has no slice to cut.", e->id);
-        if (asprintf(&dir, "%s/windows", e->path) < 0)
-                return log_oom();
-        r = ring_list_windows(dir, /* verify= */ false, &w, &n);
+        r = bundle_readable_windows(e, &w, &n, &paths, &n_paths);
         if (r < 0)
                 return log_error_errno(r, "Failed to list the windows of bundle %s: %m", e->id);
-        paths = calloc(n ?: 1, sizeof(char *));
-        if (!paths) {
-                window_info_array_free(w, n);
-                return log_oom();
-        }
-        for (size_t i = 0; i < n; i++)
-                if (w[i].error >= 0)
-                        paths[n_paths++] = w[i].path;
         if (streq(arg_format, "folded"))
                 r = export_folded_view(paths, n_paths, e->manifest->slice_from_perf_ns, e->manifest->slice_to_perf_ns,
                                        &arg_view, stdout, &st);
@@ -213,8 +245,15 @@ static int export_bundle_view(const BundleEntry *e) {
                 r = export_perf_script_view(paths, n_paths, e->manifest->slice_from_perf_ns,
                                             e->manifest->slice_to_perf_ns, e->manifest->profile_event, &arg_view,
                                             stdout, &st);
+        /* A filter leaves samples out by design: the count is judged without one only. */
+        if (r >= 0 || r == -ENODATA)
+                bundle_export_warn_short(e, &st.slice, arg_view.unit || arg_view.cgroup ? 0 : e->manifest->slice_samples,
+                                         "slice");
         export_stats_done(&st);
         window_info_array_free(w, n);
+        if (r == -ENODATA && n_paths == 0)
+                return log_error_errno(r, "Bundle %s has no readable windows left to cut its slice from (removed or "
+                                       "damaged since it was written).", e->id);
         if (r == -ENODATA)
                 return log_error_errno(r, "No sample of bundle %s passes the filter.", e->id);
         if (r < 0)
@@ -242,52 +281,33 @@ bool export_names_bundle(int argc, char *argv[]) {
         return false;
 }
 
-static int cmp_str(const void *a, const void *b) {
-        return strcmp(*(char *const *) a, *(char *const *) b);
-}
-
 /* The slice as perf script from the bundle's own windows/ (hard links that outlive the ring's). */
 static int perf_script_from_windows(const BundleEntry *e) {
-        _cleanup_free_ char *dir = NULL;
-        _cleanup_closedir_ DIR *d = NULL;
-        char **paths = NULL;
-        size_t n = 0, allocated = 0;
+        _cleanup_free_ char **paths = NULL;
+        WindowInfo *w = NULL;
         ExportStats st = {};
-        struct dirent *de;
+        size_t n = 0, n_paths = 0;
         int r;
 
         if (!e->manifest || !e->manifest->has_slice)
                 return log_error_errno(SYNTHETIC_ERRNO(ENODATA), "The bundle has no perf script and its manifest no slice.");
-        if (asprintf(&dir, "%s/%s", e->path, BUNDLE_WINDOWS_DIR) < 0)
-                return log_oom();
-        d = opendir(dir);
-        if (!d)
-                return log_error_errno(errno, "The bundle has no perf script, and no windows to make one from: %m");
-        while ((de = readdir(d))) {
-                if (de->d_name[0] == '.')
-                        continue;
-                if (!GREEDY_REALLOC(paths, allocated, n + 1) || asprintf(&paths[n], "%s/%s", dir, de->d_name) < 0) {
-                        r = log_oom();
-                        goto finish;
-                }
-                n++;
+        r = bundle_readable_windows(e, &w, &n, &paths, &n_paths);
+        if (r < 0)
+                return log_error_errno(r, "The bundle has no perf script, and no windows to make one from: %m");
+        if (n_paths == 0) {
+                window_info_array_free(w, n);
+                return log_error_errno(SYNTHETIC_ERRNO(ENODATA), "The bundle has no perf script and no readable windows.");
         }
-        if (n == 0) {
-                r = log_error_errno(SYNTHETIC_ERRNO(ENODATA), "The bundle has no perf script and no windows.");
-                goto finish;
-        }
-        qsort(paths, n, sizeof(char *), cmp_str);
-        r = export_perf_script(paths, n, e->manifest->slice_from_perf_ns, e->manifest->slice_to_perf_ns, NULL, stdout,
-                               &st);
+        r = export_perf_script(paths, n_paths, e->manifest->slice_from_perf_ns, e->manifest->slice_to_perf_ns, NULL,
+                               stdout, &st);
+        if (r >= 0 || r == -ENODATA)
+                bundle_export_warn_short(e, &st.slice, e->manifest->slice_samples, "slice");
         if (r == -ENODATA)
                 r = 0;
         if (r < 0)
                 log_error_errno(r, "Failed to make the perf script from the bundle's windows: %m");
         export_stats_done(&st);
-finish:
-        for (size_t i = 0; i < n; i++)
-                free(paths[i]);
-        free(paths);
+        window_info_array_free(w, n);
         return r;
 }
 

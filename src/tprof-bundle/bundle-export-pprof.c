@@ -31,37 +31,6 @@ int export_commit_output(FILE *out, const char *tmp, const char *path) {
         return 0;
 }
 
-/* Lists windows/ of a bundle as paths, sorted (window names start with their UTC start). */
-static int bundle_window_paths(const BundleEntry *e, WindowInfo **ret_w, size_t *ret_n, char ***ret_paths) {
-        _cleanup_free_ char *dir = NULL;
-        WindowInfo *w = NULL;
-        char **paths;
-        size_t n = 0, k = 0;
-        int r;
-
-        if (asprintf(&dir, "%s/%s", e->path, BUNDLE_WINDOWS_DIR) < 0)
-                return -ENOMEM;
-        r = ring_list_windows(dir, /* verify= */ false, &w, &n);
-        if (r < 0)
-                return r;
-        paths = calloc(n + 1, sizeof(char *));
-        if (!paths) {
-                window_info_array_free(w, n);
-                return -ENOMEM;
-        }
-        for (size_t i = 0; i < n; i++) {
-                if (w[i].error < 0) {
-                        log_warning_errno(w[i].error, "Skipping unreadable window '%s': %m", w[i].path);
-                        continue;
-                }
-                paths[k++] = w[i].path;
-        }
-        *ret_w = w;
-        *ret_n = k;
-        *ret_paths = paths;
-        return 0;
-}
-
 int bundle_export_pprof(const BundleEntry *e, bool baseline, const char *output) {
         _cleanup_free_ char **paths = NULL;
         _cleanup_free_ char *tmp = NULL, *c_rule = NULL, *c_event = NULL, *c_host = NULL;
@@ -105,10 +74,9 @@ int bundle_export_pprof(const BundleEntry *e, bool baseline, const char *output)
                 to = m->slice_to_perf_ns;
         }
 
-        r = bundle_window_paths(e, &w, &n_w, &paths);
+        r = bundle_readable_windows(e, &w, &n_w, &paths, &n_paths);
         if (r < 0)
                 return log_error_errno(r, "Failed to list the windows of bundle %s: %m", e->id);
-        n_paths = n_w;
         if (output) {
                 out = bundle_open_output(output, &tmp);
                 if (!out) {
@@ -117,25 +85,19 @@ int bundle_export_pprof(const BundleEntry *e, bool baseline, const char *output)
                 }
         }
         r = export_pprof(paths, n_paths, from, to, &meta, out, &st);
-        if (st.slice.corrupt_chunks > 0)
-                log_warning("Skipped %u damaged chunk%s; the first is in '%s' at byte offset %llu.",
-                            st.slice.corrupt_chunks, st.slice.corrupt_chunks == 1 ? "" : "s", st.slice.corrupt_path,
-                            (unsigned long long) st.slice.corrupt_offset);
-        /* Windows gone or damaged since the bundle was written: the profile is short of the
-         * folded file's total, and a backend would never know. */
-        uint64_t want = baseline ? m->baseline_samples : m->slice_samples;
-        if (r >= 0 && st.slice.samples < want)
-                log_warning("The profile holds %llu of the %llu samples the manifest counts in the %s: windows of "
-                            "the bundle are missing or damaged (tprof-bundle windows --ring %s/%s --verify).",
-                            (unsigned long long) st.slice.samples, (unsigned long long) want,
-                            baseline ? "baseline" : "slice", e->path, BUNDLE_WINDOWS_DIR);
+        if (r >= 0)
+                bundle_export_warn_short(e, &st.slice, baseline ? m->baseline_samples : m->slice_samples,
+                                         baseline ? "baseline" : "slice");
         if (r >= 0 && out != stdout)
                 r = export_commit_output(out, tmp, output);
         else if (r >= 0 && fflush(stdout) != 0)
                 r = -errno;
         if (r >= 0 && tmp)
                 tmp = mfree(tmp);
-        if (r == -ENODATA)
+        if (r == -ENODATA && n_paths == 0)
+                log_error("Bundle %s has no readable windows left to export its %s from (removed or damaged since it "
+                          "was written).", e->id, baseline ? "baseline" : "slice");
+        else if (r == -ENODATA)
                 log_error("Bundle %s has no samples in its %s.", e->id, baseline ? "baseline" : "slice");
         else if (r == -EFBIG)
                 log_error("The %s of bundle %s holds more samples than a pprof export takes.",

@@ -70,6 +70,22 @@ bool export_names_bundle(int argc, char *argv[]);
 #include <stdio.h>
 #include "bundle/bundle-read.h"
 
+/*
+ * The windows in a bundle's windows/, sorted (their names start with their UTC start): *ret_w all
+ * *ret_n of them (window_info_array_free(w, n)), *ret_paths the *ret_n_paths readable ones' paths
+ * (pointing into *ret_w; free the array only). Unreadable ones are said and left out.
+ */
+int bundle_readable_windows(const BundleEntry *e, WindowInfo **ret_w, size_t *ret_n, char ***ret_paths,
+                            size_t *ret_n_paths);
+
+/*
+ * After a bundle's slice (what: "slice" or "baseline") was cut again from its windows/: says so
+ * when chunks were damaged, and when the export holds fewer samples than the manifest counts
+ * there (want; 0: not judged, as for an export that filters). Windows removed or damaged since
+ * the bundle was written leave an export short, and whoever reads it would never know.
+ */
+void bundle_export_warn_short(const BundleEntry *e, const SliceStats *st, uint64_t want, const char *what);
+
 /* export ID --format pprof [--baseline] [-o FILE], see bundle-export-pprof.c. */
 int bundle_export_pprof(const BundleEntry *e, bool baseline, const char *output);
 /* Flushes an output of bundle_open_output(), syncs and renames its temporary file (if any) into place. */

@@ -114,6 +114,27 @@ want=$(folded_total "$B/stacks.folded")
 grep -q "Skipping unreadable window '.*$last'" "$ERR" || fail "no word of the unreadable window: $(cat "$ERR")"
 grep -q "holds $got of the $want samples the manifest counts in the slice" "$ERR" ||
         fail "no word of the missing samples: $(cat "$ERR")"
+# The slice cut again through a view says so too; a filter leaves samples out by design.
+expect_exit 0 "$TPROF_BUNDLE" -D "$C" export "$ID" --format folded --by unit
+grep -q "Skipping unreadable window '.*$last'" "$ERR" || fail "--by unit: no word of the unreadable window: $(cat "$ERR")"
+grep -q "holds [0-9]* of the $want samples the manifest counts in the slice" "$ERR" ||
+        fail "--by unit: no word of the missing samples: $(cat "$ERR")"
+"$TPROF_BUNDLE" -D "$C" export "$ID" --format folded --unit '[no-unit]' >"$OUT" 2>"$ERR" || true
+! grep -q "the manifest counts" "$ERR" || fail "a filtered export judged against the whole slice: $(cat "$ERR")"
+# Without its perf-script file the perf script is made from the windows: said as well.
+rm -f "$C/incidents/$ID/"*.perf-script*
+expect_exit 0 "$TPROF_BUNDLE" -D "$C" export "$ID" --format perf-script
+grep -q "holds [0-9]* of the $want samples the manifest counts in the slice" "$ERR" ||
+        fail "perf script from windows: no word of the missing samples: $(cat "$ERR")"
+# No window left at all: said as such, not as an empty slice.
+rm "$C/incidents/$ID/windows/"*
+expect_exit 1 "$TPROF_BUNDLE" -D "$C" export "$ID" --format pprof -o "$TEST_TMP/none.pb.gz"
+grep -q "has no readable windows left" "$ERR" || fail "pprof without windows: $(cat "$ERR")"
+expect_exit 1 "$TPROF_BUNDLE" -D "$C" export "$ID" --format folded --by unit
+grep -q "has no readable windows left" "$ERR" || fail "--by unit without windows: $(cat "$ERR")"
+# The intact bundle's exports say nothing of the kind.
+expect_exit 0 "$TPROF_BUNDLE" -D "$STATE" export "$ID" --format folded --by unit
+! grep -q "the manifest counts" "$ERR" || fail "an intact bundle's view export warns: $(cat "$ERR")"
 echo "damaged bundle: $got of $want samples, said so"
 
 # --- a ring range, against the folded export of the same range
