@@ -543,40 +543,32 @@ static bool load_minidebuginfo(ElfSymbols *e, Elf *elf) {
         return true;
 }
 
-/* PLT entries as NAME@plt (elf-plt.c), within the name bytes the dynamic symbols' strings allow. */
-typedef struct PltAdd {
+/* Symbols another reader names (a Go table's functions, PLT entries) going into e, and the name
+ * bytes they may still add: a real table's names are its own bytes, once each; a hostile one's
+ * could all name one long stretch. */
+typedef struct NamedAdd {
         ElfSymbols *e;
         uint64_t name_bytes_left;
-} PltAdd;
+        bool global;
+} NamedAdd;
 
-static int add_plt_entry(uint64_t vaddr, uint64_t size, const char *name, size_t len, void *userdata) {
-        PltAdd *a = userdata;
+static int on_named(uint64_t entry, uint64_t size, const char *name, size_t name_len, void *userdata) {
+        NamedAdd *a = userdata;
 
-        return add_symbol_n(a->e, &a->name_bytes_left, vaddr, size, name, len, /* global= */ false);
+        return add_symbol_n(a->e, &a->name_bytes_left, entry, size, name, name_len, a->global);
 }
 
+/* PLT entries as NAME@plt (elf-plt.c), within the name bytes the dynamic symbols' strings allow. */
 static int add_plt_symbols(ElfSymbols *e, Elf *elf) {
         uint64_t strtab_bytes = elf_plt_strtab_bytes(elf);
-        PltAdd a = { e, MIN(strtab_bytes, (uint64_t) UINT32_MAX) * SYMBOL_NAME_BYTES_PER_STRTAB_BYTE + SYMBOL_NAME_BYTES_SLACK };
-        int r = elf_plt_entries(elf, ELF_SYMBOLS_MAX, add_plt_entry, &a);
+        NamedAdd a = { e, MIN(strtab_bytes, (uint64_t) UINT32_MAX) * SYMBOL_NAME_BYTES_PER_STRTAB_BYTE + SYMBOL_NAME_BYTES_SLACK,
+                       /* global= */ false };
+        int r = elf_plt_entries(elf, ELF_SYMBOLS_MAX, on_named, &a);
 
         return r == -ENOBUFS || r == -E2BIG ? 0 : r; /* the rest unnamed */
 }
 
 static const char *const default_roots[] = { "", NULL };
-
-/* A Go table's functions going into e, and the name bytes they may still add: a real table's
- * names are its own bytes, once each; a hostile one's functions could all name one long stretch. */
-typedef struct GoAdd {
-        ElfSymbols *e;
-        uint64_t name_bytes_left;
-} GoAdd;
-
-static int on_go_func(uint64_t entry, uint64_t size, const char *name, size_t name_len, void *userdata) {
-        GoAdd *a = userdata;
-
-        return add_symbol_n(a->e, &a->name_bytes_left, entry, size, name, name_len, true);
-}
 
 /* A section larger than this is not copied to put its relocations in: a table there that needs
  * them goes unread. */
@@ -597,8 +589,8 @@ static int add_go_table(ElfSymbols *e, const uint8_t *data, size_t size, uint64_
         size_t before = e->n_syms, names_before = e->names_len;
         int r;
 
-        r = gopclntab_parse(data, size, /* big_endian= */ false, budget, on_go_func,
-                            &(GoAdd) { .e = e, .name_bytes_left = (uint64_t) size + GO_NAME_BYTES_SLACK });
+        r = gopclntab_parse(data, size, /* big_endian= */ false, budget, on_named,
+                            &(NamedAdd) { .e = e, .name_bytes_left = (uint64_t) size + GO_NAME_BYTES_SLACK, .global = true });
         if (r == -ENOMEM)
                 return r;
         if (r < 0 || e->n_syms == before) {
