@@ -131,6 +131,65 @@ static void test_process_cgroup_own_change(void **state) {
         bundle_manifest_free(m);
 }
 
+/*
+ * A bundle written seconds after tprofd started: no baseline, so only the event's own seconds
+ * against the rest of the slice tell a rise. svcworker ran mostly in a.service (300 samples, 20 of
+ * them around the event), yet rose around the event in b.service (150 of its 200 there).
+ */
+static const char no_baseline_text[] =
+        "{\"format\":1,\"slice\":{\"samples\":1000},\"baseline\":{\"samples\":0},\"cgroups\":["
+        "{\"path\":\"/system.slice/a.service\",\"samples\":600,\"near_samples\":50,\"baseline_samples\":0,"
+        " \"unit\":\"a.service\",\"comms\":[{\"comm\":\"svcworker\",\"samples\":300,\"near_samples\":20,\"baseline_samples\":0}]},"
+        "{\"path\":\"/system.slice/b.service\",\"samples\":400,\"near_samples\":150,\"baseline_samples\":0,"
+        " \"unit\":\"b.service\",\"comms\":[{\"comm\":\"svcworker\",\"samples\":200,\"near_samples\":150,\"baseline_samples\":0}]}"
+        "]}";
+
+static void test_process_cgroup_near_without_baseline(void **state) {
+        BundleManifest *m = NULL;
+        char buf[512];
+
+        assert_int_equal(bundle_manifest_parse(no_baseline_text, strlen(no_baseline_text), &m, NULL), 0);
+        assert_non_null(bundle_process_cgroup(m, "svcworker", +1, true, buf, sizeof buf));
+        assert_string_equal(buf, "unit b.service");
+        assert_non_null(bundle_process_cgroup(m, "svcworker", -1, true, buf, sizeof buf));
+        assert_string_equal(buf, "unit a.service");
+        /* Over the slice there is nothing to compare with: where most of its samples are. */
+        assert_non_null(bundle_process_cgroup(m, "svcworker", +1, false, buf, sizeof buf));
+        assert_string_equal(buf, "unit a.service");
+        bundle_manifest_free(m);
+}
+
+/*
+ * Threads ranked as one key ("pool/" "*") counted in each cgroup together: pool/0..2 have 90 of
+ * its samples in a.service, pool/0 40 in b.service. Each cgroup's largest single entry would name
+ * b.service.
+ */
+static const char merged_text[] =
+        "{\"format\":1,\"slice\":{\"samples\":1000},\"baseline\":{\"samples\":1000},\"cgroups\":["
+        "{\"path\":\"/system.slice/a.service\",\"samples\":90,\"near_samples\":30,\"baseline_samples\":0,"
+        " \"unit\":\"a.service\",\"comms\":[{\"comm\":\"pool/0\",\"samples\":30,\"near_samples\":10,\"baseline_samples\":0},"
+        "  {\"comm\":\"pool/1\",\"samples\":30,\"near_samples\":10,\"baseline_samples\":0},"
+        "  {\"comm\":\"pool/2\",\"samples\":30,\"near_samples\":10,\"baseline_samples\":0}]},"
+        "{\"path\":\"/system.slice/b.service\",\"samples\":40,\"near_samples\":10,\"baseline_samples\":0,"
+        " \"unit\":\"b.service\",\"comms\":[{\"comm\":\"pool/0\",\"samples\":40,\"near_samples\":10,\"baseline_samples\":0}]},"
+        "{\"path\":\"/\",\"samples\":870,\"near_samples\":60,\"baseline_samples\":1000,"
+        " \"comms\":[{\"comm\":\"swapper\",\"samples\":870,\"near_samples\":60,\"baseline_samples\":1000}]}"
+        "]}";
+
+static void test_process_cgroup_merged_key(void **state) {
+        BundleManifest *m = NULL;
+        char buf[512];
+
+        assert_int_equal(bundle_manifest_parse(merged_text, strlen(merged_text), &m, NULL), 0);
+        assert_non_null(bundle_process_cgroup(m, "pool/*", 0, false, buf, sizeof buf));
+        assert_string_equal(buf, "unit a.service");
+        assert_non_null(bundle_process_cgroup(m, "pool/*", +1, false, buf, sizeof buf));
+        assert_string_equal(buf, "unit a.service");
+        assert_non_null(bundle_process_cgroup(m, "pool/*", +1, true, buf, sizeof buf));
+        assert_string_equal(buf, "unit a.service");
+        bundle_manifest_free(m);
+}
+
 static void test_filters(void **state) {
         static const struct {
                 const char *field, *value;
@@ -172,6 +231,8 @@ int main(void) {
                 cmocka_unit_test(test_services_by_share),
                 cmocka_unit_test(test_process_cgroup),
                 cmocka_unit_test(test_process_cgroup_own_change),
+                cmocka_unit_test(test_process_cgroup_near_without_baseline),
+                cmocka_unit_test(test_process_cgroup_merged_key),
                 cmocka_unit_test(test_filters),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);

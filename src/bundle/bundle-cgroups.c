@@ -177,39 +177,53 @@ const JsonValue *bundle_process_cgroup(const BundleManifest *m, const char *comm
         double best_gain = 0;
         char unit[BUNDLE_SERVICE_NAME_BYTES], ctr[BUNDLE_SERVICE_NAME_BYTES], pod[BUNDLE_SERVICE_NAME_BYTES];
         size_t p = 0;
-        /* A gain in share is known only with samples on both sides. */
-        bool by_gain = direction != 0 && m && m->slice_samples > 0 && m->baseline_samples > 0;
-        uint64_t n_near = by_gain && near ? near_total(a) : 0;
+        /* A gain in share is known only with samples on both sides: the slice against the baseline,
+         * or the event's own seconds against the rest (which needs no baseline). */
+        bool by_slice = direction != 0 && m && m->slice_samples > 0 && m->baseline_samples > 0;
+        uint64_t n_near = direction != 0 && near && m ? near_total(a) : 0;
         uint64_t n_rest = m && n_near < m->slice_samples ? m->slice_samples - n_near + m->baseline_samples : 0;
+        bool by_near = n_near > 0 && n_rest > 0, by_gain = by_slice || by_near;
 
         if (l > 0)
                 buf[0] = '\0';
         for (size_t i = 0; comm && i < json_length(a); i++) {
                 const JsonValue *c = json_array_get(a, i), *comms = json_object_get(c, "comms");
-                double cgroup_gain = by_gain ? (double) u64(c, "samples") / (double) m->slice_samples -
-                                                       (double) u64(c, "baseline_samples") / (double) m->baseline_samples
-                                             : 0;
+                /* The process's samples in this cgroup: every entry of its key ("ksoftirqd/0",
+                 * "ksoftirqd/1" ... of "ksoftirqd/" "*") summed. */
+                uint64_t s = 0, en = 0, eb = 0;
+                bool found = false, has_near = true, has_baseline = true;
+                double gain = 0;
+
                 for (size_t k = 0; k < json_length(comms); k++) {
                         const JsonValue *e = json_array_get(comms, k);
-                        const char *n = str(e, "comm");
-                        uint64_t s = u64(e, "samples"), en = u64(e, "near_samples"), eb = u64(e, "baseline_samples");
-                        double gain = cgroup_gain;
 
-                        if (!comm_is(n, comm))
+                        if (!comm_is(str(e, "comm"), comm))
                                 continue;
-                        /* The process's own change in this cgroup, where the manifest has it. */
-                        if (n_near > 0 && n_rest > 0 && json_object_get(e, "near_samples") && en <= s)
-                                gain = (double) en / (double) n_near - (double) (s - en + eb) / (double) n_rest;
-                        else if (by_gain && json_object_get(e, "baseline_samples"))
-                                gain = (double) s / (double) m->slice_samples - (double) eb / (double) m->baseline_samples;
-                        if (direction < 0)
-                                gain = -gain;
-                        if (best && (by_gain ? gain < best_gain || (gain == best_gain && s <= best_n) : s <= best_n))
-                                continue;
-                        best_n = s;
-                        best_gain = gain;
-                        best = c;
+                        found = true;
+                        s += u64(e, "samples");
+                        en += u64(e, "near_samples");
+                        eb += u64(e, "baseline_samples");
+                        has_near = has_near && json_object_get(e, "near_samples");
+                        has_baseline = has_baseline && json_object_get(e, "baseline_samples");
                 }
+                if (!found)
+                        continue;
+                /* The process's own change in this cgroup, where the manifest has it; else the
+                 * whole cgroup's, in the slice against the baseline. */
+                if (by_near && has_near && en <= s)
+                        gain = (double) en / (double) n_near - (double) (s - en + eb) / (double) n_rest;
+                else if (by_slice && has_baseline)
+                        gain = (double) s / (double) m->slice_samples - (double) eb / (double) m->baseline_samples;
+                else if (by_slice)
+                        gain = (double) u64(c, "samples") / (double) m->slice_samples -
+                               (double) u64(c, "baseline_samples") / (double) m->baseline_samples;
+                if (direction < 0)
+                        gain = -gain;
+                if (best && (by_gain ? gain < best_gain || (gain == best_gain && s <= best_n) : s <= best_n))
+                        continue;
+                best_n = s;
+                best_gain = gain;
+                best = c;
         }
         if (!best || l == 0)
                 return best;

@@ -39,8 +39,10 @@ int bundle_services(const BundleManifest *m, CgroupBy by, size_t max_n, Rise **r
  * rose most, for one that fell (< 0) fell most: two services running one program (java,
  * python3) are told apart by which of them changed. The change is the one the rise was found in:
  * near, the event's own seconds against the rest of the bundle; else the slice against the
- * baseline. It is the process's own in each cgroup where the manifest counts it so (bundles
- * written since), else the whole cgroup's, in the slice against the baseline.
+ * baseline (the event's seconds need none). It is the process's own in each cgroup where the
+ * manifest counts it so (bundles written since), else the whole cgroup's, in the slice against the
+ * baseline; a process is all the entries of its key in a cgroup ("ksoftirqd/0", "ksoftirqd/1" of
+ * "ksoftirqd/" "*"), their samples summed.
  */
 const JsonValue *bundle_process_cgroup(const BundleManifest *m, const char *comm, int direction, bool near, char *buf,
                                        size_t l);
