@@ -245,9 +245,15 @@ static int export_bundle_view(const BundleEntry *e) {
                 r = export_perf_script_view(paths, n_paths, e->manifest->slice_from_perf_ns,
                                             e->manifest->slice_to_perf_ns, e->manifest->profile_event, &arg_view,
                                             stdout, &st);
-        /* A filter leaves samples out by design: the count is judged without one only. */
+        /* A filter leaves samples out by design, and perf script those of another event (said
+         * here): the count is judged without either. */
+        if (st.skipped_other_event > 0)
+                log_warning("Left out up to %llu samples recorded with another event (one event per file).",
+                            (unsigned long long) st.skipped_other_event);
         if (r >= 0 || r == -ENODATA)
-                bundle_export_warn_short(e, &st.slice, arg_view.unit || arg_view.cgroup ? 0 : e->manifest->slice_samples,
+                bundle_export_warn_short(e, &st.slice,
+                                         arg_view.unit || arg_view.cgroup || st.skipped_other_event > 0 ? 0 :
+                                                                                                   e->manifest->slice_samples,
                                          "slice");
         export_stats_done(&st);
         window_info_array_free(w, n);
@@ -300,8 +306,12 @@ static int perf_script_from_windows(const BundleEntry *e) {
         }
         r = export_perf_script(paths, n_paths, e->manifest->slice_from_perf_ns, e->manifest->slice_to_perf_ns, NULL,
                                stdout, &st);
-        if (r >= 0 || r == -ENODATA)
-                bundle_export_warn_short(e, &st.slice, e->manifest->slice_samples, "slice");
+        if (st.skipped_other_event > 0)
+                log_warning("Left out up to %llu samples recorded with another event (one event per file).",
+                            (unsigned long long) st.skipped_other_event);
+        if (r >= 0 || r == -ENODATA) /* samples of another event are left out on purpose, and said */
+                bundle_export_warn_short(e, &st.slice, st.skipped_other_event > 0 ? 0 : e->manifest->slice_samples,
+                                         "slice");
         if (r == -ENODATA)
                 r = 0;
         if (r < 0)
