@@ -190,6 +190,33 @@ static void test_process_cgroup_merged_key(void **state) {
         bundle_manifest_free(m);
 }
 
+/*
+ * More than 256 cgroups ran: the manifest lists the 256 largest, and the event's own seconds of the
+ * rest (450 of its 600) are in slice.near_samples only. Against those 600, svcworker's share of the
+ * event's seconds in b.service (50 of 600) is far below its share of the rest there (350 of 1900);
+ * a.service's barely moved: a.service. Against the listed cgroups' 150 alone, b.service.
+ */
+static const char unlisted_text[] =
+        "{\"format\":1,\"slice\":{\"samples\":1500,\"near_samples\":600},\"baseline\":{\"samples\":1000},\"cgroups\":["
+        "{\"path\":\"/\",\"samples\":800,\"near_samples\":80,\"baseline_samples\":700,"
+        " \"comms\":[{\"comm\":\"swapper\",\"samples\":800,\"near_samples\":80,\"baseline_samples\":700}]},"
+        "{\"path\":\"/system.slice/a.service\",\"samples\":100,\"near_samples\":20,\"baseline_samples\":0,"
+        " \"unit\":\"a.service\",\"comms\":[{\"comm\":\"svcworker\",\"samples\":100,\"near_samples\":20,\"baseline_samples\":0}]},"
+        "{\"path\":\"/system.slice/b.service\",\"samples\":100,\"near_samples\":50,\"baseline_samples\":300,"
+        " \"unit\":\"b.service\",\"comms\":[{\"comm\":\"svcworker\",\"samples\":100,\"near_samples\":50,\"baseline_samples\":300}]}"
+        "]}";
+
+static void test_process_cgroup_unlisted_near(void **state) {
+        BundleManifest *m = NULL;
+        char buf[512];
+
+        assert_int_equal(bundle_manifest_parse(unlisted_text, strlen(unlisted_text), &m, NULL), 0);
+        assert_int_equal(m->slice_near_samples, 600);
+        assert_non_null(bundle_process_cgroup(m, "svcworker", +1, true, buf, sizeof buf));
+        assert_string_equal(buf, "unit a.service");
+        bundle_manifest_free(m);
+}
+
 static void test_filters(void **state) {
         static const struct {
                 const char *field, *value;
@@ -231,6 +258,7 @@ int main(void) {
                 cmocka_unit_test(test_services_by_share),
                 cmocka_unit_test(test_process_cgroup),
                 cmocka_unit_test(test_process_cgroup_own_change),
+                cmocka_unit_test(test_process_cgroup_unlisted_near),
                 cmocka_unit_test(test_process_cgroup_near_without_baseline),
                 cmocka_unit_test(test_process_cgroup_merged_key),
                 cmocka_unit_test(test_filters),

@@ -180,7 +180,8 @@ const JsonValue *bundle_process_cgroup(const BundleManifest *m, const char *comm
         /* A gain in share is known only with samples on both sides: the slice against the baseline,
          * or the event's own seconds against the rest (which needs no baseline). */
         bool by_slice = direction != 0 && m && m->slice_samples > 0 && m->baseline_samples > 0;
-        uint64_t n_near = direction != 0 && near && m ? near_total(a) : 0;
+        /* The manifest's count of them, else the listed cgroups' (all of them but past 256 cgroups) */
+        uint64_t n_near = direction != 0 && near && m ? m->slice_near_samples ?: near_total(a) : 0;
         uint64_t n_rest = m && n_near < m->slice_samples ? m->slice_samples - n_near + m->baseline_samples : 0;
         bool by_near = n_near > 0 && n_rest > 0, by_gain = by_slice || by_near;
 

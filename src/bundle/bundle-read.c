@@ -49,7 +49,7 @@ static bool fields_typed(const JsonValue *j) {
                 { "event", 'o' },        { "event.t_perf_ns", 'n' },  { "event.t_realtime_usec", 'n' },
                 { "event.message", 's' }, { "repeats", 'n' },         { "profile", 'o' },
                 { "profile.freq_hz", 'n' }, { "profile.n_cpus", 'n' }, { "slice", 'o' },
-                { "slice.from_perf_ns", 'n' }, { "slice.to_perf_ns", 'n' }, { "slice.samples", 'n' },
+                { "slice.from_perf_ns", 'n' }, { "slice.to_perf_ns", 'n' }, { "slice.samples", 'n' }, { "slice.near_samples", 'n' },
                 { "slice.lost", 'n' },   { "baseline", 'o' },         { "baseline.samples", 'n' },
                 { "windows", 'a' },      { "cgroups", 'a' },          { "threads", 'a' },
         };
@@ -150,6 +150,7 @@ int bundle_manifest_parse(const char *text, size_t size, BundleManifest **ret, s
                        u64(j, "slice.to_perf_ns", &m->slice_to_perf_ns) &&
                        m->slice_to_perf_ns >= m->slice_from_perf_ns;
         (void) u64(j, "slice.samples", &m->slice_samples);
+        (void) u64(j, "slice.near_samples", &m->slice_near_samples);
         (void) u64(j, "slice.lost", &m->slice_lost);
         (void) u64(j, "slice.covered_from_perf_ns", &m->slice_covered_from_perf_ns);
         (void) u64(j, "slice.covered_to_perf_ns", &m->slice_covered_to_perf_ns);

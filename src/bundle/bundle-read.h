@@ -44,6 +44,7 @@ typedef struct BundleManifest {
         uint64_t profile_freq_hz, profile_n_cpus;
 
         uint64_t slice_from_perf_ns, slice_to_perf_ns, slice_samples, slice_lost;
+        uint64_t slice_near_samples; /* of slice_samples, the event's own seconds'; 0 in bundles written before */
         uint64_t slice_covered_from_perf_ns, slice_covered_to_perf_ns;
         bool has_slice;
         uint64_t baseline_from_perf_ns, baseline_to_perf_ns, baseline_samples;

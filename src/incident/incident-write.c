@@ -128,8 +128,10 @@ int incident_sink_add(IncidentSink *k, const Sample *s) {
         r = folder_add(k->slice, s, 1);
         if (r >= 0 && on_cpu)
                 r = folder_add(k->cpu_slice, &part, 1);
-        if (r >= 0 && s->t_ns >= k->near_from_ns && s->t_ns <= k->near_to_ns)
+        if (r >= 0 && s->t_ns >= k->near_from_ns && s->t_ns <= k->near_to_ns) {
+                k->stats.near_samples++;
                 r = folder_add(k->near, &part, 1);
+        }
         if (r < 0)
                 return r;
 

@@ -302,6 +302,7 @@ int incident_manifest_json(const Incident *i, const IncidentHost *h, const Incid
         kv_time(&w, "from_utc", &i->clock, i->from_ns);
         kv_time(&w, "to_utc", &i->clock, i->to_ns);
         json_kv_u64(&w, "samples", s->samples);
+        json_kv_u64(&w, "near_samples", s->near_samples);
         json_kv_u64(&w, "lost", s->lost);
         json_kv_u64(&w, "covered_from_perf_ns", s->covered_from_ns);
         json_kv_u64(&w, "covered_to_perf_ns", s->covered_to_ns);

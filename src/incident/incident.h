@@ -46,6 +46,7 @@ typedef struct IncidentProfile {
 
 typedef struct IncidentSlice {
         uint64_t samples, lost;
+        uint64_t near_samples; /* of samples, those in the event's own seconds (event.folded's) */
         uint64_t covered_from_ns, covered_to_ns; /* first and last sample inside the slice; 0 if none */
         uint64_t baseline_from_ns, baseline_to_ns, baseline_samples;
         const struct IncidentCgroups *cgroups; /* the cgroups its samples ran in; NULL: none known yet */

@@ -203,6 +203,7 @@ for c in m["cgroups"]:
     for p in c["comms"]:
         assert 0 <= p["near_samples"] <= p["samples"] and p["baseline_samples"] >= 0, c
 assert 0 < sum(c["near_samples"] for c in m["cgroups"]) < m["slice"]["samples"], "no samples around the event"
+assert sum(c["near_samples"] for c in m["cgroups"]) == m["slice"]["near_samples"], "near counts do not add up"
 assert svc["comms"][0]["near_samples"] > 0 and svc["comms"][0]["baseline_samples"] > 0, svc
 PY
 
