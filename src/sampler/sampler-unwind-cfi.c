@@ -42,6 +42,12 @@ bool unwind_memory_read_word(const UnwindMemory *m, uint64_t addr, unsigned byte
         return true;
 }
 
+/* Why a read of addr failed: below the copy (the copy starts at the stack pointer, so no size of
+ * it would help), or past its end. */
+static UnwindStepResult memory_fault(const UnwindMemory *m, uint64_t addr) {
+        return addr < m->base ? UNWIND_STEP_BELOW_SP : UNWIND_STEP_MEMORY;
+}
+
 bool unwind_memory_read(const UnwindMemory *m, uint64_t addr, uint64_t *ret) {
         return unwind_memory_read_word(m, addr, sizeof(uint64_t), ret);
 }
@@ -251,7 +257,7 @@ static UnwindStepResult eval_expr(const UnwindArch *arch, const Dwarf_Op *ops, s
                 case DW_OP_deref:
                         NEED(1);
                         if (!unwind_memory_read_word(mem, arch_addr(arch, st[sp - 1]), arch->word, &st[sp - 1]))
-                                return UNWIND_STEP_MEMORY;
+                                return memory_fault(mem, arch_addr(arch, st[sp - 1]));
                         break;
                 case DW_OP_plus_uconst:
                         NEED(1);
@@ -325,7 +331,7 @@ static UnwindStepResult caller_reg(const UnwindArch *a, Dwarf_Frame *frame, int 
         if (r != UNWIND_STEP_OK)
                 return r;
         if (!is_value && !unwind_memory_read_word(mem, v, a->word, &v))
-                return UNWIND_STEP_MEMORY;
+                return memory_fault(mem, v);
         *ret = v;
         *ret_defined = true;
         return UNWIND_STEP_OK;
@@ -361,7 +367,7 @@ static UnwindStepResult step_expr(UnwindCfiFile *f, uint64_t vaddr, UnwindRegs *
                 goto finish;
         }
         r = caller_reg(&f->arch, frame, f->arch.bp, regs, mem, cfa, regs->bp, &bp, &bp_defined, &same);
-        if (r == UNWIND_STEP_REGISTER || r == UNWIND_STEP_MEMORY) /* BP is lost, the walk goes on */
+        if (r == UNWIND_STEP_REGISTER || r == UNWIND_STEP_MEMORY || r == UNWIND_STEP_BELOW_SP) /* BP is lost, the walk goes on */
                 bp_defined = false;
         else if (r != UNWIND_STEP_OK)
                 goto finish;
@@ -439,7 +445,7 @@ UnwindStepResult unwind_cfi_apply(UnwindCfiFile *f, uint64_t vaddr, const Unwind
         } else
                 cfa = arch_addr(a, regs->sp + (uint64_t) (int64_t) rule->cfa_off);
         if (!unwind_memory_read_word(mem, arch_addr(a, cfa + (uint64_t) (int64_t) rule->ra_off), a->word, &ra))
-                return UNWIND_STEP_MEMORY;
+                return memory_fault(mem, arch_addr(a, cfa + (uint64_t) (int64_t) rule->ra_off));
         restore_saved_reg(a, rule->bp_kind, rule->bp_off, cfa, regs->sp, mem, &regs->bp, &regs->bp_valid);
         restore_saved_reg(a, rule->bx_kind, rule->bx_off, cfa, regs->sp, mem, &regs->bx, &regs->bx_valid);
         regs->scratch_valid = 0; /* caller-saved: lost in the caller */

@@ -137,7 +137,8 @@ typedef enum UnwindStepResult {
         UNWIND_STEP_OK,
         UNWIND_STEP_END,      /* outermost frame */
         UNWIND_STEP_NO_CFI,   /* no rule for this address */
-        UNWIND_STEP_MEMORY,   /* needed memory outside the stack copy */
+        UNWIND_STEP_MEMORY,   /* needed memory past the end of the stack copy */
+        UNWIND_STEP_BELOW_SP, /* needed memory below the stack pointer, which no copy holds */
         UNWIND_STEP_REGISTER, /* needed a register we do not have */
         UNWIND_STEP_BAD,      /* a rule or expression we cannot use */
 } UnwindStepResult;

@@ -110,6 +110,7 @@ static const char *const cut_table[_UNWIND_CUT_MAX] = {
         [UNWIND_CUT_DEPTH] = "frame limit",
         [UNWIND_CUT_TIME] = "time budget",
         [UNWIND_CUT_FULL] = "unwind tables full",
+        [UNWIND_CUT_BELOW_SP] = "below the stack pointer",
 };
 
 bool unwind_stats_copy_hint(const UnwindStats *st, uint32_t copy_bytes, char *buf, size_t len) {
@@ -574,6 +575,8 @@ static UnwindCut step_result_to_cut(UnwindStepResult r) {
                 return UNWIND_CUT_NO_CFI;
         case UNWIND_STEP_MEMORY:
                 return UNWIND_CUT_STACK;
+        case UNWIND_STEP_BELOW_SP:
+                return UNWIND_CUT_BELOW_SP;
         case UNWIND_STEP_REGISTER:
                 return UNWIND_CUT_REGISTER;
         default:

@@ -48,6 +48,7 @@ typedef enum UnwindCut {
         UNWIND_CUT_DEPTH,    /* the frame limit */
         UNWIND_CUT_TIME,     /* the time budget */
         UNWIND_CUT_FULL,     /* the file's CFI not loaded: the tables were full (see above) */
+        UNWIND_CUT_BELOW_SP, /* a rule read below the stack pointer, which no copy of the stack holds */
         _UNWIND_CUT_MAX,
         _UNWIND_CUT_INVALID = -22,
 } UnwindCut;

@@ -12,9 +12,12 @@
  *                   address is beyond the default 8 KiB copy of the stack;
  *   cfareg SECONDS  spins in hand-written code that keeps its CFA in r9 while it realigns the
  *                   stack pointer, as OpenSSL's ChaCha20, SHA-512 and AES-GCM code does (in r9,
- *                   rax, r10, r11, rsi): the walk out of it needs that register of the sample.
+ *                   rax, r10, r11, rsi): the walk out of it needs that register of the sample;
+ *   belowsp SECONDS spins in hand-written code whose CFA rule reads the word below the stack
+ *                   pointer (CFA = *(rsp - 8) + 8, as OpenSSL's SHA-512 AVX2 code has it): no copy
+ *                   of the stack, which starts at the stack pointer, holds it.
  * Call path: main -> unwind_lazy_outer -> unwind_lazy_inner -> (rand | raise | unwind_lazy_deep |
- * unwind_lazy_cfareg).
+ * unwind_lazy_cfareg | unwind_lazy_belowsp).
  */
 #include <signal.h>
 #include <stdio.h>
@@ -70,8 +73,28 @@ __asm__(".text\n"
         "        ret\n"
         ".cfi_endproc\n"
         ".size unwind_lazy_cfareg, .-unwind_lazy_cfareg\n");
+long unwind_lazy_belowsp(void);
+/* DW_CFA_def_cfa_expression, 5 bytes: DW_OP_breg7 (rsp) -8, DW_OP_deref, DW_OP_plus_uconst 8. */
+__asm__(".text\n"
+        ".globl unwind_lazy_belowsp\n"
+        ".type unwind_lazy_belowsp, @function\n"
+        "unwind_lazy_belowsp:\n"
+        ".cfi_startproc\n"
+        "        mov %rsp, -8(%rsp)\n"
+        ".cfi_escape 0x0f, 0x05, 0x77, 0x78, 0x06, 0x23, 0x08\n"
+        "        mov $200000, %ecx\n"
+        "1:      dec %rcx\n"
+        "        jnz 1b\n"
+        "        xor %eax, %eax\n"
+        ".cfi_def_cfa %rsp, 8\n"
+        "        ret\n"
+        ".cfi_endproc\n"
+        ".size unwind_lazy_belowsp, .-unwind_lazy_belowsp\n");
 #else
 static long unwind_lazy_cfareg(void) {
+        return 0;
+}
+static long unwind_lazy_belowsp(void) {
         return 0;
 }
 #endif
@@ -80,9 +103,9 @@ __attribute__((noinline)) static long unwind_lazy_inner(int use_signal) {
         long s = 0;
         if (use_signal == 2)
                 return unwind_lazy_deep();
-        if (use_signal == 3) {
+        if (use_signal == 3 || use_signal == 4) {
                 for (int i = 0; i < 10; i++)
-                        s += unwind_lazy_cfareg();
+                        s += use_signal == 3 ? unwind_lazy_cfareg() : unwind_lazy_belowsp();
                 return s;
         }
         for (int i = 0; i < 1000; i++) {
@@ -105,12 +128,12 @@ int main(int argc, char *argv[]) {
         int use_signal;
 
         if (argc != 3 || (strcmp(argv[1], "lazy") != 0 && strcmp(argv[1], "signal") != 0 && strcmp(argv[1], "deep") != 0 &&
-                          strcmp(argv[1], "cfareg") != 0)) {
-                fprintf(stderr, "usage: %s lazy|signal|deep|cfareg SECONDS\n", argv[0]);
+                          strcmp(argv[1], "cfareg") != 0 && strcmp(argv[1], "belowsp") != 0)) {
+                fprintf(stderr, "usage: %s lazy|signal|deep|cfareg|belowsp SECONDS\n", argv[0]);
                 return 64;
         }
         use_signal = strcmp(argv[1], "signal") == 0 ? 1 : strcmp(argv[1], "deep") == 0 ? 2 :
-                     strcmp(argv[1], "cfareg") == 0 ? 3 : 0;
+                     strcmp(argv[1], "cfareg") == 0 ? 3 : strcmp(argv[1], "belowsp") == 0 ? 4 : 0;
         if (use_signal == 1) {
                 struct sigaction sa = { .sa_handler = on_signal };
                 sigaction(SIGUSR1, &sa, NULL);

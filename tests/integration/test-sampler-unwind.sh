@@ -164,6 +164,14 @@ sample_lazy cfareg
 fixture_check cfareg unwind-lazy "$lazy_path;unwind_lazy_cfareg"
 ! grep -q 'register not sampled' "$ERR" || fail "cfareg: stacks cut for want of a register: $(cat "$ERR")"
 
+# --- a CFA rule that reads below the stack pointer (OpenSSL's SHA-512 AVX2): no copy holds that
+# word, so the walk is cut there, said as such, and no advice to copy more is given.
+sample_lazy belowsp --freq 997
+[ "$(comm_matching unwind-lazy 'unwind_lazy_belowsp')" -gt 0 ] ||
+        fail "belowsp: no sample in the function, nothing checked: $(head -5 "$OUT")"
+grep -q 'below the stack pointer' "$ERR" || fail "belowsp: the cut is not said as below the stack pointer: $(cat "$ERR")"
+! grep -q 'ran past the' "$ERR" || fail "belowsp: advice to copy more, which cannot help: $(cat "$ERR")"
+
 # --- frame pointers only: the same program's stacks are cut, as before
 "$TPROF_UNWIND_FIXTURE" spin 3 &
 pid=$!
