@@ -504,7 +504,7 @@ static bool frame_says_nothing(const char *f, size_t len) {
 
 int folded_rise_under(const Folded *a, const Folded *b, const char *comm, char **ret) {
         const Folded *files[] = { a, b };
-        char kbuf[FOLDED_COMM_KEY_MAX], sbuf[FOLDED_COMM_KEY_MAX];
+        char kbuf[FOLDED_COMM_KEY_MAX], sbuf[STACK_KEY_MAX];
         /* Matched by key: "ksoftirqd/" "*" is every ksoftirqd's stacks. */
         const char *key = folded_comm_key(comm, kbuf);
         size_t klen = strlen(key);
@@ -529,21 +529,13 @@ int folded_rise_under(const Folded *a, const Folded *b, const char *comm, char *
                         uint64_t stamp = (uint64_t) k * a->n + i + 1;
                         size_t n_seen = 0;
 
-                        const char *c, *ck;
-                        size_t clen, cklen, p;
+                        const char *ck;
+                        size_t cklen, clen;
 
-                        folded_stack_comm(l->stack, &c, &clen);
-                        p = folded_comm_prefix(c, clen);
-                        ck = c;
-                        cklen = clen;
-                        if (p > 0 && p + 2 <= sizeof sbuf) {
-                                memcpy(sbuf, c, p);
-                                sbuf[p] = '*';
-                                ck = sbuf;
-                                cklen = p + 1;
-                        }
+                        stack_key(l->stack, RISE_PROCESS, sbuf, &ck, &cklen);
                         if (cklen != klen || !strneq(ck, key, klen))
                                 continue;
+                        clen = strcspn(l->stack, ";"); /* its frames follow its own comm */
                         total[k] += l->count;
                         /* Each function once per stack: a recursive one is not counted twice. */
                         bool after_work = false;
