@@ -181,12 +181,10 @@ int bundle_write_svg(const BundleEntry *e, bool diff, FILE *out) {
         return 0;
 }
 
-void bundle_export_warn_short(const BundleEntry *e, const SliceStats *st, uint64_t want, const char *what) {
-        if (st->corrupt_chunks > 0)
-                log_warning("Skipped %u damaged chunk%s; the first is in '%s' at byte offset %llu.", st->corrupt_chunks,
-                            st->corrupt_chunks == 1 ? "" : "s", st->corrupt_path ?: "?",
-                            (unsigned long long) st->corrupt_offset);
-        if (st->samples < want)
+void bundle_export_warn_short(const BundleEntry *e, const SliceStats *st, uint64_t skipped_other_event, uint64_t want,
+                              const char *what) {
+        export_warn_skipped(st, skipped_other_event);
+        if (skipped_other_event == 0 && st->samples < want)
                 log_warning("The export holds %llu of the %llu samples the manifest counts in the %s: windows of "
                             "the bundle are missing or damaged (tprof-bundle windows --ring %s/%s --verify).",
                             (unsigned long long) st->samples, (unsigned long long) want, what, e->path,
@@ -245,16 +243,10 @@ static int export_bundle_view(const BundleEntry *e) {
                 r = export_perf_script_view(paths, n_paths, e->manifest->slice_from_perf_ns,
                                             e->manifest->slice_to_perf_ns, e->manifest->profile_event, &arg_view,
                                             stdout, &st);
-        /* A filter leaves samples out by design, and perf script those of another event (said
-         * here): the count is judged without either. */
-        if (st.skipped_other_event > 0)
-                log_warning("Left out up to %llu samples recorded with another event (one event per file).",
-                            (unsigned long long) st.skipped_other_event);
+        /* A filter leaves samples out by design: the count is judged without one only. */
         if (r >= 0 || r == -ENODATA)
-                bundle_export_warn_short(e, &st.slice,
-                                         arg_view.unit || arg_view.cgroup || st.skipped_other_event > 0 ? 0 :
-                                                                                                   e->manifest->slice_samples,
-                                         "slice");
+                bundle_export_warn_short(e, &st.slice, st.skipped_other_event,
+                                         arg_view.unit || arg_view.cgroup ? 0 : e->manifest->slice_samples, "slice");
         export_stats_done(&st);
         window_info_array_free(w, n);
         if (r == -ENODATA && n_paths == 0)
@@ -306,12 +298,8 @@ static int perf_script_from_windows(const BundleEntry *e) {
         }
         r = export_perf_script(paths, n_paths, e->manifest->slice_from_perf_ns, e->manifest->slice_to_perf_ns, NULL,
                                stdout, &st);
-        if (st.skipped_other_event > 0)
-                log_warning("Left out up to %llu samples recorded with another event (one event per file).",
-                            (unsigned long long) st.skipped_other_event);
-        if (r >= 0 || r == -ENODATA) /* samples of another event are left out on purpose, and said */
-                bundle_export_warn_short(e, &st.slice, st.skipped_other_event > 0 ? 0 : e->manifest->slice_samples,
-                                         "slice");
+        if (r >= 0 || r == -ENODATA)
+                bundle_export_warn_short(e, &st.slice, st.skipped_other_event, e->manifest->slice_samples, "slice");
         if (r == -ENODATA)
                 r = 0;
         if (r < 0)

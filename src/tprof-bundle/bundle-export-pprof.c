@@ -86,7 +86,7 @@ int bundle_export_pprof(const BundleEntry *e, bool baseline, const char *output)
         }
         r = export_pprof(paths, n_paths, from, to, &meta, out, &st);
         if (r >= 0)
-                bundle_export_warn_short(e, &st.slice, baseline ? m->baseline_samples : m->slice_samples,
+                bundle_export_warn_short(e, &st.slice, 0, baseline ? m->baseline_samples : m->slice_samples,
                                          baseline ? "baseline" : "slice");
         if (r >= 0 && out != stdout)
                 r = export_commit_output(out, tmp, output);

@@ -252,6 +252,16 @@ fail:
         return r < 0 ? r : -ENODATA;
 }
 
+void export_warn_skipped(const SliceStats *st, uint64_t skipped_other_event) {
+        if (st->corrupt_chunks > 0)
+                log_warning("Skipped %u damaged chunk%s; the first is in '%s' at byte offset %llu.", st->corrupt_chunks,
+                            st->corrupt_chunks == 1 ? "" : "s", st->corrupt_path ?: "?",
+                            (unsigned long long) st->corrupt_offset);
+        if (skipped_other_event > 0)
+                log_warning("Left out up to %llu samples recorded with another event (one event per file).",
+                            (unsigned long long) skipped_other_event);
+}
+
 int verb_export(int argc, char *argv[]) {
         enum { ARG_RING = 0x100, ARG_FROM, ARG_TO, ARG_BY, ARG_UNIT, ARG_CGROUP };
         static const struct option options[] = {
@@ -399,13 +409,7 @@ int verb_export(int argc, char *argv[]) {
                 if (r >= 0)
                         tmp = mfree(tmp);
         }
-        if (st.slice.corrupt_chunks > 0)
-                log_warning("Skipped %u damaged chunk%s; the first is in '%s' at byte offset %llu.",
-                            st.slice.corrupt_chunks, st.slice.corrupt_chunks == 1 ? "" : "s", st.slice.corrupt_path,
-                            (unsigned long long) st.slice.corrupt_offset);
-        if (st.skipped_other_event > 0)
-                log_warning("Left out up to %llu samples recorded with another event (one event per file).",
-                            (unsigned long long) st.skipped_other_event);
+        export_warn_skipped(&st.slice, st.skipped_other_event);
         if (r == -ENODATA) {
                 log_error("No samples between %s and %s in '%s'.", arg_from, arg_to, arg_ring);
                 goto finish;

@@ -78,13 +78,19 @@ bool export_names_bundle(int argc, char *argv[]);
 int bundle_readable_windows(const BundleEntry *e, WindowInfo **ret_w, size_t *ret_n, char ***ret_paths,
                             size_t *ret_n_paths);
 
+/* After an export from windows: says what it left out, damaged chunks and samples of another
+ * event than the file's (skipped_other_event, perf script keeps one event a file). */
+void export_warn_skipped(const SliceStats *st, uint64_t skipped_other_event);
+
 /*
- * After a bundle's slice (what: "slice" or "baseline") was cut again from its windows/: says so
- * when chunks were damaged, and when the export holds fewer samples than the manifest counts
- * there (want; 0: not judged, as for an export that filters). Windows removed or damaged since
- * the bundle was written leave an export short, and whoever reads it would never know.
+ * After a bundle's slice (what: "slice" or "baseline") was cut again from its windows/: says what
+ * export_warn_skipped() says, and when the export holds fewer samples than the manifest counts
+ * there (want; 0: not judged, as for an export that filters; nor when samples of another event
+ * were left out on purpose). Windows removed or damaged since the bundle was written leave an
+ * export short, and whoever reads it would never know.
  */
-void bundle_export_warn_short(const BundleEntry *e, const SliceStats *st, uint64_t want, const char *what);
+void bundle_export_warn_short(const BundleEntry *e, const SliceStats *st, uint64_t skipped_other_event, uint64_t want,
+                              const char *what);
 
 /* export ID --format pprof [--baseline] [-o FILE], see bundle-export-pprof.c. */
 int bundle_export_pprof(const BundleEntry *e, bool baseline, const char *output);
