@@ -88,6 +88,7 @@ IncidentSink *incident_sink_free(IncidentSink *k) {
 
 int incident_sink_add(IncidentSink *k, const Sample *s) {
         bool in_slice = s->t_ns >= k->from_ns && s->t_ns <= k->to_ns;
+        bool in_near = in_slice && s->t_ns >= k->near_from_ns && s->t_ns <= k->near_to_ns; /* event.folded's */
         bool on_cpu = k->cpu >= 0 && s->cpu == (uint64_t) k->cpu;
         /* The producer's stack slots remember one folder's entry: the slice's and the baseline's,
          * which see every sample. The others fold without them rather than overwrite them. */
@@ -97,8 +98,7 @@ int incident_sink_add(IncidentSink *k, const Sample *s) {
         part.stack_slot = part.callers_slot = NULL;
 
         if (k->cgroups) {
-                r = incident_cgroups_add(k->cgroups, s, in_slice,
-                                         in_slice && s->t_ns >= k->near_from_ns && s->t_ns <= k->near_to_ns);
+                r = incident_cgroups_add(k->cgroups, s, in_slice, in_near);
                 if (r < 0)
                         return r;
         }
@@ -128,7 +128,7 @@ int incident_sink_add(IncidentSink *k, const Sample *s) {
         r = folder_add(k->slice, s, 1);
         if (r >= 0 && on_cpu)
                 r = folder_add(k->cpu_slice, &part, 1);
-        if (r >= 0 && s->t_ns >= k->near_from_ns && s->t_ns <= k->near_to_ns) {
+        if (r >= 0 && in_near) {
                 k->stats.near_samples++;
                 r = folder_add(k->near, &part, 1);
         }
