@@ -102,7 +102,7 @@ static void test_process_cgroup(void **state) {
  * would name a.service for both.
  */
 static const char two_units_text[] =
-        "{\"format\":1,\"slice\":{\"samples\":1000},\"baseline\":{\"samples\":1000},\"cgroups\":["
+        "{\"format\":1,\"slice\":{\"samples\":1000,\"near_samples\":300},\"baseline\":{\"samples\":1000},\"cgroups\":["
         "{\"path\":\"/system.slice/a.service\",\"samples\":500,\"near_samples\":100,\"baseline_samples\":200,"
         " \"unit\":\"a.service\",\"comms\":[{\"comm\":\"batch\",\"samples\":400,\"near_samples\":80,\"baseline_samples\":100},"
         "  {\"comm\":\"svcworker\",\"samples\":100,\"near_samples\":20,\"baseline_samples\":100}]},"
@@ -137,7 +137,7 @@ static void test_process_cgroup_own_change(void **state) {
  * them around the event), yet rose around the event in b.service (150 of its 200 there).
  */
 static const char no_baseline_text[] =
-        "{\"format\":1,\"slice\":{\"samples\":1000},\"baseline\":{\"samples\":0},\"cgroups\":["
+        "{\"format\":1,\"slice\":{\"samples\":1000,\"near_samples\":200},\"baseline\":{\"samples\":0},\"cgroups\":["
         "{\"path\":\"/system.slice/a.service\",\"samples\":600,\"near_samples\":50,\"baseline_samples\":0,"
         " \"unit\":\"a.service\",\"comms\":[{\"comm\":\"svcworker\",\"samples\":300,\"near_samples\":20,\"baseline_samples\":0}]},"
         "{\"path\":\"/system.slice/b.service\",\"samples\":400,\"near_samples\":150,\"baseline_samples\":0,"
@@ -165,7 +165,7 @@ static void test_process_cgroup_near_without_baseline(void **state) {
  * b.service.
  */
 static const char merged_text[] =
-        "{\"format\":1,\"slice\":{\"samples\":1000},\"baseline\":{\"samples\":1000},\"cgroups\":["
+        "{\"format\":1,\"slice\":{\"samples\":1000,\"near_samples\":100},\"baseline\":{\"samples\":1000},\"cgroups\":["
         "{\"path\":\"/system.slice/a.service\",\"samples\":90,\"near_samples\":30,\"baseline_samples\":0,"
         " \"unit\":\"a.service\",\"comms\":[{\"comm\":\"pool/0\",\"samples\":30,\"near_samples\":10,\"baseline_samples\":0},"
         "  {\"comm\":\"pool/1\",\"samples\":30,\"near_samples\":10,\"baseline_samples\":0},"

@@ -156,20 +156,6 @@ int bundle_services(const BundleManifest *m, CgroupBy by, size_t max_n, Rise **r
         return 0;
 }
 
-/* The samples in the event's own seconds, from the cgroups' counts (bundles written since they
- * are kept); 0 when unknown. */
-static uint64_t near_total(const JsonValue *a) {
-        uint64_t n = 0;
-
-        for (size_t i = 0; i < json_length(a); i++) {
-                const JsonValue *c = json_array_get(a, i);
-                if (!json_object_get(c, "near_samples"))
-                        return 0;
-                n += u64(c, "near_samples");
-        }
-        return n;
-}
-
 const JsonValue *bundle_process_cgroup(const BundleManifest *m, const char *comm, int direction, bool near, char *buf,
                                        size_t l) {
         const JsonValue *a = cgroups_of(m), *best = NULL;
@@ -180,8 +166,7 @@ const JsonValue *bundle_process_cgroup(const BundleManifest *m, const char *comm
         /* A gain in share is known only with samples on both sides: the slice against the baseline,
          * or the event's own seconds against the rest (which needs no baseline). */
         bool by_slice = direction != 0 && m && m->slice_samples > 0 && m->baseline_samples > 0;
-        /* The manifest's count of them, else the listed cgroups' (all of them but past 256 cgroups) */
-        uint64_t n_near = direction != 0 && near && m ? m->slice_near_samples ?: near_total(a) : 0;
+        uint64_t n_near = direction != 0 && near && m ? m->slice_near_samples : 0;
         uint64_t n_rest = m && n_near < m->slice_samples ? m->slice_samples - n_near + m->baseline_samples : 0;
         bool by_near = n_near > 0 && n_rest > 0, by_gain = by_slice || by_near;
 
