@@ -22,6 +22,7 @@ typedef struct Event {
         const char *what;
         const char *rule; /* the one rule the event must open an incident of */
         const char *lines[EVENT_LINES_MAX];
+        unsigned opens; /* the line that must open the incident, counted from 1; 0: the first that matches */
 } Event;
 
 static const Event events[] = {
@@ -35,6 +36,25 @@ static const Event events[] = {
             "ena 0000:00:06.0 ens6: Trigger reset is on",
             "ena 0000:00:06.0: Device reset completed, status: 0, Driver info: Elastic Network Adapter (ENA) "
             "v2.17.0g" } },
+        /* The admin command's own timeout comes a second before the timer finds the queue stopped. */
+        { "ENA admin command lost, amzn-drivers 2.17", "ena-reset",
+          { "ena 0000:00:05.0 eth0: The ena device didn't send a completion for the admin cmd 5 status 1",
+            "ena 0000:00:05.0 eth0: Failed to submit get_feature command 7 error: -62",
+            "ena 0000:00:05.0 eth0: ENA admin queue is not in running state!",
+            "ena 0000:00:05.0 eth0: Trigger reset is on",
+            "ena 0000:00:05.0: Device reset completed, status: 0, Driver info: Elastic Network Adapter (ENA) "
+            "v2.17.0g" },
+          1 },
+        { "ENA admin interrupt lost, Linux 4.9", "ena-reset",
+          { "ena: The ena device have completion but the driver didn't receive any MSI-X interrupt (cmd 4)",
+            "ena 0000:00:05.0 eth0: ENA admin queue is not in running state!",
+            "ena 0000:00:05.0 eth0: Trigger reset is on", "ena 0000:00:05.0: Device reset completed successfully" },
+          1 },
+        { "ENA admin polling timeout, amzn-drivers 2.2.10", "ena-reset",
+          { "ena: Wait for completion (polling) timeout", "ena: Failed to submit get_feature command 7 error: -62",
+            "ena 0000:00:05.0 eth0: ENA admin queue is not in running state!",
+            "ena 0000:00:05.0 eth0: Trigger reset is on" },
+          1 },
         { "ENA TX stall, Linux 6.12", "ena-reset",
           { "ena 0000:00:05.0 eth0: TX q 3 is paused for too long (threshold 5000000). Time since last napi 6012000 "
             "usec. napi scheduled: 1",
@@ -157,6 +177,9 @@ static void test_one_event_is_one_incident(void **state) {
                                  events[e].rule);
                 if (run.n_new != 1)
                         fail_msg("%s: %u incidents, expected one", events[e].what, run.n_new);
+                if (events[e].opens > 0 && run.first_new_line != events[e].opens - 1)
+                        fail_msg("%s: the incident opened on line %u, not on line %u", events[e].what,
+                                 run.first_new_line + 1, events[e].opens);
                 if (run.first_new_line != first_matching_line)
                         fail_msg("%s: the incident opened on line %u, not on the first that matched (%u)",
                                  events[e].what, run.first_new_line, first_matching_line);

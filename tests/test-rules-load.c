@@ -243,6 +243,26 @@ static void test_limits(void **state) {
                 assert_int_equal(e.column, 12);
                 rule_error_done(&e);
         }
+        for (unsigned n = RULE_CAPTURES_MAX; n <= RULE_CAPTURES_MAX + 1; n++) {
+                /* One name per alternative, as the shipped ena-reset rule repeats pci and dev. */
+                _cleanup_strbuf_ StrBuf b = STRBUF_NULL;
+                assert_int_equal(strbuf_append(&b, "rules:\n  - name: x\n    source: kernel\n    match: '"), 0);
+                for (unsigned i = 0; i < n; i++)
+                        assert_int_equal(strbuf_appendf(&b, "%s^w%u (?<g%u>\\d+)", i ? "|" : "", i, i), 0);
+                assert_int_equal(strbuf_append(&b, "'\n"), 0);
+                int r = rule_set_load_string("groups.yaml", b.data, b.len, &rs, &e);
+                if (n == RULE_CAPTURES_MAX) {
+                        assert_int_equal(r, 0);
+                        rs = rule_set_free(rs);
+                        continue;
+                }
+                assert_int_equal(r, -EBADMSG);
+                assert_null(rs);
+                assert_string_equal(e.message, "invalid pattern in rule 'x': too many named groups (129, at most 128) "
+                                               "(at offset 0 of the pattern)");
+                assert_int_equal(e.line, 4);
+                rule_error_done(&e);
+        }
         {
                 size_t n = RULES_FILE_BYTES_MAX + 1;
                 _cleanup_free_ char *s = malloc(n);

@@ -37,7 +37,7 @@
 #define RULE_PATTERN_BYTES_MAX 4096U             /* one match: pattern */
 #define RULE_NAME_BYTES_MAX 64U
 #define RULE_TEXT_BYTES_MAX 1024U /* description and filter values */
-#define RULE_CAPTURES_MAX 64U     /* named groups of a pattern (a name in several alternatives: each) */
+#define RULE_CAPTURES_MAX 128U    /* named groups of a pattern (a name in several alternatives: each) */
 
 /* PCRE2 limits: a pattern that needs more than this on one line counts a limit hit, not a match. */
 #define RULE_MATCH_LIMIT 200000U
