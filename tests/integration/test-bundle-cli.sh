@@ -280,7 +280,7 @@ expect_exit 0 tb show 5e5e
 grep -q "no-coverage" "$OUT" || fail "no-coverage not explained"
 # A corrupt bundle: what its files hold is shown, with a warning, and nothing to open is offered
 # (the report and exports need the manifest); another bundle's command does not warn about it.
-expect_exit 0 tb show 0bad
+expect_exit 1 tb show 0bad
 grep -q "manifest cannot be read" "$OUT" || fail "corrupt bundle not explained"
 grep -q "invalid manifest" "$ERR" || fail "show of a corrupt bundle: no warning: $(cat "$ERR")"
 grep -q "^Open with" "$OUT" && fail "show of a corrupt bundle offers to open it"
@@ -358,7 +358,9 @@ assert ans["top_function"] == "mem_cgroup_nr_lru_pages" and "function" not in an
 assert ans["under"] is None, ans  # its hot stack is nine in ten of its samples: nothing to add
 PY
 for id in 3fb0 5e5e 0bad 77aa; do
-        expect_exit 0 tb show --json=short $id
+        want=0
+        [ $id = 0bad ] && want=1 # the corrupt one: its JSON still, and exit 1
+        expect_exit $want tb show --json=short $id
         python3 -m json.tool "$OUT" >/dev/null || fail "show --json $id is not JSON"
 done
 
