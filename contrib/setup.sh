@@ -30,6 +30,7 @@ PACKAGES=(
         zstd      # the zstd command: the second window reader decompresses chunks with it
         chromium chromium-driver python3-selenium  # report.html is tested in a real browser
         golang-go # go tool pprof reads the pprof exports in the tests; a Go program is unwound in one
+        curl      # the page-webhook.sh hook recipe posts with it (its test, to a receiver here)
         # runtime: journald for the journal source and its tests, logger/setpriv for tests
         systemd util-linux procps
 )

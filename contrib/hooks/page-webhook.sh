@@ -12,8 +12,11 @@ if [ -n "${TPROF_PAGE_RULES:-}" ]; then
 fi
 # JSON string escaping of the values (they come from logs: quotes and backslashes happen).
 j() { printf '%s' "$1" | sed -e 's/\\/\\\\/g' -e 's/"/\\"/g'; }
+# tprofd hands the trigger line over escaped (a backslash doubled, control bytes as \xNN): the
+# page shows it with one backslash again, the control bytes still as \xNN.
+message=$(printf '%s' "$TPROF_TRIGGER_MESSAGE" | sed -e 's/\\\\/\\/g')
 body=$(printf '{"text":"tprof: %s on %s at %s (%s): %s","host":"%s","rule":"%s","status":"%s","time":"%s","id":"%s","path":"%s","message":"%s"}' \
         "$(j "$TPROF_RULE")" "$(j "$TPROF_HOST")" "$(j "$TPROF_TRIGGER_TIME")" "$(j "$TPROF_STATUS")" \
-        "$(j "$TPROF_TRIGGER_MESSAGE")" "$(j "$TPROF_HOST")" "$(j "$TPROF_RULE")" "$(j "$TPROF_STATUS")" \
-        "$(j "$TPROF_TRIGGER_TIME")" "$(j "$TPROF_BUNDLE_ID")" "$(j "$TPROF_BUNDLE_PATH")" "$(j "$TPROF_TRIGGER_MESSAGE")")
+        "$(j "$message")" "$(j "$TPROF_HOST")" "$(j "$TPROF_RULE")" "$(j "$TPROF_STATUS")" \
+        "$(j "$TPROF_TRIGGER_TIME")" "$(j "$TPROF_BUNDLE_ID")" "$(j "$TPROF_BUNDLE_PATH")" "$(j "$message")")
 exec curl -fsS --max-time 30 -H 'Content-Type: application/json' --data-binary "$body" "$url"
