@@ -225,6 +225,57 @@ static void test_perf_script_last_timestamp_not_whole(void **state) {
         window_info_array_free(w, n);
 }
 
+/* Windows recorded with another event (tprofd restarted with --event) are left out of a perf
+ * script, which holds one event, and counted; asked for, that event's alone are written. */
+static void test_perf_script_one_event(void **state) {
+        static const char *const events[] = { "cpu-clock", "task-clock" };
+        Frame fr = { .symbol = "main", .dso = "/usr/bin/x", .addr = 0x401000, .offset = 0x10 };
+        Sample s = { .comm = "ev", .pid = 1, .tid = 1, .period = 0, .n_frames = 1, .frames = &fr };
+        WindowInfo *w[2] = {};
+        size_t n[2];
+        char *p[2];
+
+        for (unsigned e = 0; e < 2; e++) {
+                WindowHeaderInfo info = test_header_info();
+                RingStore *rs = NULL;
+                char ring[128];
+
+                info.event = events[e];
+                snprintf(ring, sizeof ring, "%s/event-%u", tmpdir, e);
+                assert_int_equal(ring_store_open(ring, NULL, &info, &rs), 0);
+                for (unsigned i = 0; i < 3 - e; i++) { /* 3 samples of cpu-clock, then 2 of task-clock */
+                        s.t_ns = (10 * e + i + 1) * NSEC_PER_SEC;
+                        assert_int_equal(ring_store_add_sample(rs, &s), 0);
+                }
+                ring_store_free(rs);
+                assert_int_equal(ring_list_windows(ring, false, &w[e], &n[e]), 0);
+                assert_int_equal(n[e], 1);
+                p[e] = w[e][0].path;
+        }
+
+        for (unsigned e = 0; e < 3; e++) {
+                const char *want = e == 2 ? "task-clock" : "cpu-clock"; /* NULL: the first window's */
+                char *buf = NULL, *line;
+                size_t len = 0, samples = 0;
+                FILE *f = open_memstream(&buf, &len);
+                ExportStats st;
+
+                assert_int_equal(export_perf_script(p, 2, 0, UINT64_MAX, e == 0 ? NULL : want, f, &st), 0);
+                fclose(f);
+                assert_int_equal(st.slice.samples, e == 2 ? 2 : 3);
+                assert_int_equal(st.skipped_other_event, e == 2 ? 3 : 2);
+                export_stats_done(&st);
+                for (line = buf; (line = strstr(line, ": 1 ")); line++) {
+                        assert_true(strneq(line + 4, want, strlen(want)));
+                        samples++;
+                }
+                assert_int_equal(samples, e == 2 ? 2 : 3);
+                free(buf);
+        }
+        for (unsigned e = 0; e < 2; e++)
+                window_info_array_free(w[e], n[e]);
+}
+
 static void test_perf_script_empty_range(void **state) {
         ExportStats st;
         char *buf;
@@ -245,6 +296,7 @@ int main(void) {
                 cmocka_unit_test(test_perf_script_names),
                 cmocka_unit_test(test_perf_script_last_timestamp_not_whole),
                 cmocka_unit_test(test_perf_script_empty_range),
+                cmocka_unit_test(test_perf_script_one_event),
         };
         return cmocka_run_group_tests(tests, setup, teardown);
 }
