@@ -53,66 +53,88 @@ int incident_bundle_remove(int incidents_fd, const char *name) {
         return rm_rf_at(incidents_fd, tmp, BUNDLE_DEPTH_MAX);
 }
 
-static void strv_free_n(char **l, size_t n) {
-        for (size_t i = 0; l && i < n; i++)
-                free(l[i]);
-        free(l);
+typedef struct Bundle {
+        char *name;
+        struct statx_timestamp made; /* its folder's birth time; zero where the file system keeps none */
+        uint64_t bytes;
+} Bundle;
+
+static void bundles_free(Bundle *b, size_t n) {
+        for (size_t i = 0; b && i < n; i++)
+                free(b[i].name);
+        free(b);
+}
+
+/* Age order: bundle names start with their event's UTC second ("20261127T003559Z-"), and within
+ * one second the folder made first is the older bundle (the name's rule and short id say nothing
+ * of age; the manifest is written again when repeats join, the folder only renamed into place);
+ * the name breaks what is left of a tie. */
+static int bundle_cmp(const void *pa, const void *pb) {
+        const Bundle *a = pa, *b = pb;
+        const char *za = strchr(a->name, 'Z'), *zb = strchr(b->name, 'Z');
+        size_t la = za ? (size_t) (za - a->name) : 0, lb = zb ? (size_t) (zb - b->name) : 0;
+        int c;
+
+        if (la > 0 && la == lb && (c = strncmp(a->name, b->name, la)) == 0) {
+                if (a->made.tv_sec != b->made.tv_sec)
+                        return a->made.tv_sec < b->made.tv_sec ? -1 : 1;
+                if (a->made.tv_nsec != b->made.tv_nsec)
+                        return a->made.tv_nsec < b->made.tv_nsec ? -1 : 1;
+        }
+        return strcmp(a->name, b->name);
 }
 
 void incident_limits_enforce(int incidents_fd, const IncidentLimits *limits, const char *keep,
                              IncidentHeldFunc held, IncidentRemovedFunc cb, void *userdata) {
         _cleanup_closedir_ DIR *d = NULL;
-        char **names = NULL;
+        Bundle *b = NULL;
         size_t n = 0, allocated = 0;
-        uint64_t *bytes = NULL, total = 0;
+        uint64_t total = 0;
         struct dirent *de;
 
         if (opendir_at(incidents_fd, ".", 0, &d) < 0)
                 return;
         while ((de = readdir(d))) {
+                struct statx stx;
+
                 if (de->d_name[0] == '.')
                         continue;
-                if (!GREEDY_REALLOC(names, allocated, n + 1))
+                if (!GREEDY_REALLOC(b, allocated, n + 1))
                         goto out;
-                names[n] = strdup(de->d_name);
-                if (!names[n])
+                b[n] = (Bundle) { .name = strdup(de->d_name) };
+                if (!b[n].name)
                         goto out;
+                if (statx(incidents_fd, de->d_name, AT_SYMLINK_NOFOLLOW, STATX_BTIME, &stx) == 0 &&
+                    (stx.stx_mask & STATX_BTIME))
+                        b[n].made = stx.stx_btime;
+                b[n].bytes = dir_bytes_at(incidents_fd, de->d_name, 0);
+                total += b[n].bytes;
                 n++;
         }
         if (n == 0)
                 goto out;
-        /* Bundle names start with their UTC second: name order is age order, but for bundles of
-         * the same second, which sort by rule and short id. */
-        qsort(names, n, sizeof(char *), cmp_string_ptr);
-        bytes = new0(uint64_t, n ?: 1);
-        if (!bytes)
-                goto out;
-        for (size_t i = 0; i < n; i++) {
-                bytes[i] = dir_bytes_at(incidents_fd, names[i], 0);
-                total += bytes[i];
-        }
-        /* The bundle to keep (else the last by name) always stays, even when it alone is over the
-         * size limit. A removal that fails counts against max_bundles all the same (cb hears of it). */
+        qsort(b, n, sizeof(Bundle), bundle_cmp);
+        /* The bundle to keep (else the newest) always stays, even when it alone is over the size
+         * limit. A removal that fails counts against max_bundles all the same (cb hears of it). */
         bool have_keep = false;
         for (size_t i = 0; keep && i < n; i++)
-                have_keep = have_keep || streq(names[i], keep);
+                have_keep = have_keep || streq(b[i].name, keep);
         size_t left = n;
         for (size_t i = 0; i < n && left > 1 && (left > limits->max_bundles || total > limits->max_bundle_bytes); i++) {
-                if (have_keep ? streq(names[i], keep) : i + 1 == n)
+                if (have_keep ? streq(b[i].name, keep) : i + 1 == n)
                         continue;
-                if (held && held(names[i], userdata))
+                if (held && held(b[i].name, userdata))
                         continue;
                 left--;
-                int r = incident_bundle_remove(incidents_fd, names[i]);
+                int r = incident_bundle_remove(incidents_fd, b[i].name);
                 if (cb)
-                        cb(names[i], r, userdata);
+                        cb(b[i].name, r, userdata);
                 if (r < 0)
                         continue;
-                total -= bytes[i];
+                total -= b[i].bytes;
         }
 out:
-        free(bytes);
-        strv_free_n(names, n);
+        bundles_free(b, n);
 }
 
 void incident_limits_remove_unfinished(int incidents_fd, IncidentRemovedFunc cb, void *userdata) {

@@ -22,11 +22,12 @@ typedef void (*IncidentRemovedFunc)(const char *name, int error, void *userdata)
 typedef bool (*IncidentHeldFunc)(const char *name, void *userdata);
 
 /*
- * Removes the oldest complete bundles beyond the limits. keep (the bundle just published) always
- * stays: names order bundles by their UTC second only, so one published in the same second as
- * others may sort before them. Without keep, the last by name stays. Bundles held says must stay
- * are passed over (the limits are then exceeded by them until a later call). cb and held get
- * userdata.
+ * Removes the oldest complete bundles beyond the limits: by the UTC second their names start
+ * with, then within a second by when their folder was made (where the file system keeps birth
+ * times; else by name). keep (the bundle just
+ * published) always stays, whatever its folder's time says (a clock set back); without keep,
+ * the newest stays. Bundles held says must stay are passed over (the limits are then exceeded by
+ * them until a later call). cb and held get userdata.
  */
 void incident_limits_enforce(int incidents_fd, const IncidentLimits *limits, const char *keep,
                              IncidentHeldFunc held, IncidentRemovedFunc cb, void *userdata);
