@@ -133,6 +133,20 @@ static void test_line_forms_table(void **state) {
                   -1, 0, "nvme nvme0: x", "kernel" },
                 { "2026-11-26T11:40:09.649404+00:00 vm kernel: [  12.5][  T99] m", LINE_FORMAT_JOURNAL,
                   LOG_SOURCE_TEXT, true, -1, 0, "m", "kernel" },
+                /* busybox's and OpenWrt's logread: ctime with the year, FACILITY.LEVEL in the host's place */
+                { "Tue Aug 12 16:40:43 2025 kern.crit kernel: [  901.234567] m", LINE_FORMAT_JOURNAL, LOG_SOURCE_TEXT,
+                  true, 2, 0, "m", "kernel" },
+                { "Sat Nov  1 04:05:06 2025 kern.warn kernel: m", LINE_FORMAT_JOURNAL, LOG_SOURCE_TEXT, true, 4, 0, "m",
+                  "kernel" },
+                { "Tue Aug 12 16:40:43 2025 daemon.err app[12]: m", LINE_FORMAT_JOURNAL, LOG_SOURCE_JOURNAL, false, 3, 3,
+                  "m", "app" },
+                { "Tue Aug 12 16:40:43 2025 user.err kernel: m", LINE_FORMAT_JOURNAL, LOG_SOURCE_JOURNAL, false, 3, 1,
+                  "m", "kernel" },
+                /* a syslog line pasted without its time and host */
+                { "kernel: [  901.234567] INFO: task x:1 blocked", LINE_FORMAT_JOURNAL, LOG_SOURCE_TEXT, true, -1, 0,
+                  "INFO: task x:1 blocked", "kernel" },
+                { "kernel: m", LINE_FORMAT_JOURNAL, LOG_SOURCE_TEXT, true, -1, 0, "m", "kernel" },
+                { "kernel:m", LINE_FORMAT_PLAIN, LOG_SOURCE_TEXT, true, -1, -1, "kernel:m", NULL },
                 /* RFC 5424, and RFC 3164 with its PRI */
                 { "<4>1 2026-11-26T11:40:09.649404+00:00 vm kernel - - - m", LINE_FORMAT_JOURNAL, LOG_SOURCE_TEXT, true,
                   4, 0, "m", "kernel" },

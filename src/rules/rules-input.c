@@ -350,7 +350,9 @@ static void dmesg_record(char *line, size_t len, size_t i, int facility, int lev
  * short ("Nov 26 11:40:09"), short-precise (".649404" after it), short-iso and short-iso-precise
  * ("2026-11-26T11:40:09.649404+0000"; also rsyslog's RFC 3339 file format), short-full
  * ("Thu 2026-11-26 11:40:09 UTC"), short-unix ("1795693209.649404"); short-monotonic and
- * short-delta begin with a bracket as dmesg does (see parse_bracketed()).
+ * short-delta begin with a bracket as dmesg does (see parse_bracketed()). And busybox's and
+ * OpenWrt's logread: ctime with the year, then "FACILITY.LEVEL" where the host would be
+ * ("Tue Aug 12 16:40:43 2025 kern.crit kernel: ...").
  */
 static size_t syslog_timestamp_len(const char *s, size_t len) {
         size_t i = 0;
@@ -367,6 +369,21 @@ static size_t syslog_timestamp_len(const char *s, size_t len) {
                 i++;
                 if (!skip_clock(s, len, &i, true))
                         return 0;
+        } else if (weekday_at(s, len, 0) && month_at(s, len, 4)) {
+                /* ctime's "Tue Aug 12 16:40:43 2025" (busybox and OpenWrt logread) */
+                i = 4 + 3;
+                if (!char_at(s, len, i, ' '))
+                        return 0;
+                skip_spaces(s, len, &i);
+                if (!skip_digits(s, len, &i, 1, 2) || !char_at(s, len, i, ' '))
+                        return 0;
+                i++;
+                if (!skip_clock(s, len, &i, true) || !char_at(s, len, i, ' '))
+                        return 0;
+                i++;
+                if (!skip_digits(s, len, &i, 4, 4))
+                        return 0;
+                return char_at(s, len, i, ' ') ? i + 1 : 0;
         } else if (weekday_at(s, len, 0)) {
                 i = 3;
                 if (!char_at(s, len, i, ' '))
@@ -470,9 +487,21 @@ static bool parse_host_identifier(char *line, size_t len, size_t i, bool require
 }
 
 static bool parse_syslog(char *line, size_t len, LogRecord *rec) {
-        size_t i = syslog_timestamp_len(line, len);
+        size_t i = syslog_timestamp_len(line, len), j = i;
+        int facility, level = -1;
 
-        return i > 0 && parse_host_identifier(line, len, i, /* require_kernel= */ false, rec);
+        if (i == 0 || !parse_host_identifier(line, len, i, /* require_kernel= */ false, rec))
+                return false;
+        /* logread's "kern.crit" in the host's place: the record's facility and level */
+        if ((facility = skip_name(line, len, &j, facility_names, ELEMENTSOF(facility_names))) >= 0 &&
+            char_at(line, len, j, '.') && (j++, level = skip_name(line, len, &j, level_names, ELEMENTSOF(level_names))) >= 0 &&
+            char_at(line, len, j, ' ')) {
+                rec->facility = facility;
+                rec->priority = level;
+                rec->kernel_origin = rec->kernel_origin && facility == 0;
+                rec->source = rec->kernel_origin ? LOG_SOURCE_TEXT : LOG_SOURCE_JOURNAL;
+        }
+        return true;
 }
 
 /*
@@ -611,6 +640,13 @@ LineFormat rules_input_parse_line(char *line, size_t len, LogRecord *ret) {
         }
         if (parse_syslog(line, len, ret))
                 return LINE_FORMAT_JOURNAL;
+        if ((i = len > 8 && memcmp(line, "kernel: ", 8) == 0 ? 8 : 0) > 0) {
+                /* a syslog line pasted without its time and host: the kernel's, as in the syslog form */
+                i += dmesg_bracket_len(line + i, len - i);
+                dmesg_record(line, len, i, 0, -1, ret);
+                ret->identifier = "kernel";
+                return LINE_FORMAT_JOURNAL;
+        }
 
         *ret = LOG_RECORD_NULL;
         ret->source = LOG_SOURCE_TEXT;
