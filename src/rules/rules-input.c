@@ -432,17 +432,29 @@ static size_t syslog_timestamp_len(const char *s, size_t len) {
  * keeps the kernel's time stamp in its text ("kernel: [  123.456789] message": rsyslog's imklog
  * unless told to parse it): it is dropped as dmesg's is. require_kernel: only the kernel's line is
  * taken (after a dmesg-like bracket, where "nvme nvme0: I/O ..." has the same shape).
+ * journalctl --no-hostname leaves the host out ("Nov 26 11:40:09 kernel: m", "[  123.456789]
+ * kernel: m"), and so do many logs pasted into bug reports: a first word that ends in ':' or
+ * '[' is the identifier (no host name holds either), taken only when ": " follows it, so that an
+ * IPv6 address ("fe80::1 kernel: m") is not.
  */
 static bool parse_host_identifier(char *line, size_t len, size_t i, bool require_kernel, LogRecord *rec) {
-        size_t host = i, ident, ident_end;
-        bool kernel;
+        size_t host, ident, ident_end;
+        bool kernel, no_host = false;
         pid_t pid = 0;
 
+        while (char_at(line, len, i, ' '))
+                i++;
+        host = i;
         while (i < len && line[i] != ' ' && line[i] != ':' && line[i] != '[')
                 i++;
-        if (i == host || !char_at(line, len, i, ' '))
+        if (i == host)
                 return false;
-        ident = ++i;
+        if (char_at(line, len, i, ' '))
+                ident = ++i;
+        else {
+                ident = i = host;
+                no_host = true;
+        }
         /* identifier, up to "[pid]: " or ": " */
         while (i < len && line[i] != ':' && line[i] != '[' && line[i] != ' ')
                 i++;
@@ -460,6 +472,8 @@ static bool parse_host_identifier(char *line, size_t len, size_t i, bool require
         if (!char_at(line, len, i, ':'))
                 return false;
         i++;
+        if (no_host && i < len && line[i] != ' ')
+                return false;
         if (char_at(line, len, i, ' '))
                 i++;
         kernel = pid == 0 && ident_end - ident == 6 && memcmp(line + ident, "kernel", 6) == 0;
