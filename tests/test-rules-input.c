@@ -142,6 +142,17 @@ static void test_line_forms_table(void **state) {
                   "m", "app" },
                 { "Tue Aug 12 16:40:43 2025 user.err kernel: m", LINE_FORMAT_JOURNAL, LOG_SOURCE_JOURNAL, false, 3, 1,
                   "m", "kernel" },
+                /* talosctl dmesg, alone and after the node it asked */
+                { "kern: warning: [2024-10-29T13:44:17.655294812Z]: nvme nvme2: queue 0: x", LINE_FORMAT_DMESG,
+                  LOG_SOURCE_TEXT, true, 4, 0, "nvme nvme2: queue 0: x", NULL },
+                { "10.5.0.3: kern:    info: [2022-07-28T11:49:42.504764063Z]: cni0: m", LINE_FORMAT_DMESG,
+                  LOG_SOURCE_TEXT, true, 6, 0, "cni0: m", NULL },
+                { "k8s-3: kern:     err: [2026-05-05T21:49:51.885321319Z]: m", LINE_FORMAT_DMESG, LOG_SOURCE_TEXT,
+                  true, 3, 0, "m", NULL },
+                { "k8s-3: user: warning: [2026-05-05T21:49:51.885321319Z]: m", LINE_FORMAT_DMESG, LOG_SOURCE_TEXT,
+                  false, 4, 1, "m", NULL },
+                { "kern: warning: no time", LINE_FORMAT_PLAIN, LOG_SOURCE_TEXT, true, -1, -1,
+                  "kern: warning: no time", NULL },
                 /* journalctl --no-hostname, and logs pasted with the host taken out */
                 { "May 17 18:48:11 kernel: [ 6141.921740] INFO: task x:5 blocked", LINE_FORMAT_JOURNAL, LOG_SOURCE_TEXT,
                   true, -1, 0, "INFO: task x:5 blocked", "kernel" },

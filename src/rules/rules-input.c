@@ -323,6 +323,58 @@ static size_t dmesg_decode_len(const char *s, size_t len, int *ret_facility, int
         return i + 2;
 }
 
+/*
+ * talosctl dmesg (Talos Linux, which has no journald): "%s: %7s: [%s]: %s" of the facility, the
+ * level ("warning" where util-linux says "warn") and the RFC 3339 time, perhaps after the node it
+ * asked, "10.5.0.3: kern:    info: [2022-07-28T11:49:42.504764063Z]: msg": index past it, or 0.
+ */
+static size_t talos_len(const char *s, size_t len, int *ret_facility, int *ret_level) {
+        size_t start = 0;
+
+        for (int pass = 0; pass < 2; pass++) {
+                size_t i = start;
+                int f, l;
+
+                if (pass == 1) {
+                        /* "<node>: " first: a host name or address, no space in it */
+                        while (i < len && s[i] != ' ' && !(s[i] == ':' && char_at(s, len, i + 1, ' ')))
+                                i++;
+                        if (i == 0 || !char_at(s, len, i, ':'))
+                                return 0;
+                        i += 2;
+                }
+                if ((f = skip_name(s, len, &i, facility_names, ELEMENTSOF(facility_names))) < 0 ||
+                    !char_at(s, len, i, ':'))
+                        continue;
+                i++;
+                skip_spaces(s, len, &i);
+                if (len - i >= 7 && memcmp(s + i, "warning", 7) == 0) {
+                        l = 4;
+                        i += 7;
+                } else if ((l = skip_name(s, len, &i, level_names, ELEMENTSOF(level_names))) < 0)
+                        continue;
+                if (!char_at(s, len, i, ':') || !char_at(s, len, i + 1, ' ') || !char_at(s, len, i + 2, '['))
+                        continue;
+                i += 3;
+                if (!skip_date(s, len, &i) || !char_at(s, len, i, 'T'))
+                        continue;
+                i++;
+                if (!skip_clock(s, len, &i, true))
+                        continue;
+                while (i < len && (digit_at(s, len, i) || strchr(".+-:Z", s[i])))
+                        i++;
+                if (!char_at(s, len, i, ']') || !char_at(s, len, i + 1, ':'))
+                        continue;
+                i += 2;
+                if (char_at(s, len, i, ' '))
+                        i++;
+                *ret_facility = f;
+                *ret_level = l;
+                return i;
+        }
+        return 0;
+}
+
 /* "<PRI>": index past it, or 0. */
 static size_t syslog_pri_len(const char *s, size_t len, int *ret_pri) {
         size_t i = 1;
@@ -638,6 +690,10 @@ LineFormat rules_input_parse_line(char *line, size_t len, LogRecord *ret) {
                 }
                 i += dmesg_bracket_len(line + i, len - i);
                 dmesg_record(line, len, i, pri >> 3, pri & 7, ret);
+                return LINE_FORMAT_DMESG;
+        }
+        if ((i = talos_len(line, len, &facility, &level)) > 0) {
+                dmesg_record(line, len, i, facility, level, ret);
                 return LINE_FORMAT_DMESG;
         }
         if ((i = dmesg_decode_len(line, len, &facility, &level)) > 0) {
