@@ -159,6 +159,27 @@ static bool skip_date(const char *s, size_t len, size_t *i) {
         return true;
 }
 
+/* strftime's "%a %b %e %H:%M:%S %Y" (ctime's "Tue Aug  2 16:40:43 2025": the day padded with a space) */
+static bool skip_ctime(const char *s, size_t len, size_t *i) {
+        size_t j = *i;
+
+        if (!weekday_at(s, len, j) || !char_at(s, len, j + 3, ' ') || !month_at(s, len, j + 4) ||
+            !char_at(s, len, j + 7, ' '))
+                return false;
+        j += 8;
+        skip_spaces(s, len, &j);
+        if (!skip_digits(s, len, &j, 1, 2) || !char_at(s, len, j, ' '))
+                return false;
+        j++;
+        if (!skip_clock(s, len, &j, true) || !char_at(s, len, j, ' '))
+                return false;
+        j++;
+        if (!skip_digits(s, len, &j, 4, 4))
+                return false;
+        *i = j;
+        return true;
+}
+
 /* A delta after a time stamp or alone: dmesg's "< 1118.575697>", journalctl's "<    1.537409 >". */
 static bool skip_delta(const char *s, size_t len, size_t *i) {
         size_t j = *i;
@@ -205,19 +226,7 @@ static size_t dmesg_bracket_len(const char *s, size_t len) {
                 if (!skip_delta(s, len, &i))
                         return 0;
         } else if (weekday_at(s, len, i)) {
-                /* strftime "%a %b %e %H:%M:%S %Y": the day padded with a space */
-                i += 3;
-                if (!char_at(s, len, i, ' ') || !month_at(s, len, i + 1) || !char_at(s, len, i + 4, ' '))
-                        return 0;
-                i += 5;
-                skip_spaces(s, len, &i);
-                if (!skip_digits(s, len, &i, 1, 2) || !char_at(s, len, i, ' '))
-                        return 0;
-                i++;
-                if (!skip_clock(s, len, &i, true) || !char_at(s, len, i, ' '))
-                        return 0;
-                i++;
-                if (!skip_digits(s, len, &i, 4, 4))
+                if (!skip_ctime(s, len, &i))
                         return 0;
                 (void) skip_delta(s, len, &i);
         } else if (month_at(s, len, i)) {
@@ -422,18 +431,8 @@ static size_t syslog_timestamp_len(const char *s, size_t len) {
                 if (!skip_clock(s, len, &i, true))
                         return 0;
         } else if (weekday_at(s, len, 0) && month_at(s, len, 4)) {
-                /* ctime's "Tue Aug 12 16:40:43 2025" (busybox and OpenWrt logread) */
-                i = 4 + 3;
-                if (!char_at(s, len, i, ' '))
-                        return 0;
-                skip_spaces(s, len, &i);
-                if (!skip_digits(s, len, &i, 1, 2) || !char_at(s, len, i, ' '))
-                        return 0;
-                i++;
-                if (!skip_clock(s, len, &i, true) || !char_at(s, len, i, ' '))
-                        return 0;
-                i++;
-                if (!skip_digits(s, len, &i, 4, 4))
+                /* busybox's and OpenWrt's logread */
+                if (!skip_ctime(s, len, &i))
                         return 0;
                 return char_at(s, len, i, ' ') ? i + 1 : 0;
         } else if (weekday_at(s, len, 0)) {
