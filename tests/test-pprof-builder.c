@@ -248,6 +248,32 @@ static void test_zero_numeric_labels_survive(void **state) {
         perftools__profiles__profile__free_unpacked(p, NULL);
 }
 
+/* go tool pprof "simplifies" a function whose name equals its system_name as if it were a
+ * demangled C++ name, dropping every <...>: two Rust Drop impls would both show as "::drop".
+ * system_name is written only when it differs from name; then pprof keeps name as written. */
+static void test_system_name_only_when_it_differs(void **state) {
+        _cleanup_(pprof_builder_freep) PprofBuilder *b = NULL;
+        const Frame fr[] = {
+                { .symbol = "<alloc::vec::Vec<T> as core::ops::drop::Drop>::drop", .dso = "/usr/bin/rs", .addr = 0x401000 },
+                { .symbol = "<std::fs::File as core::ops::drop::Drop>::drop", .dso = "/usr/bin/rs", .addr = 0x402000 },
+                { .symbol = "std::vector<int>::push_back(int const&)", .dso = "/usr/bin/rs", .addr = 0x403000 },
+        };
+        Sample s = { .t_ns = 1000, .pid = 42, .tid = 42, .comm = "rs", .n_frames = 3, .frames = fr };
+
+        assert_int_equal(pprof_builder_new(10309278, &b), 0);
+        assert_int_equal(pprof_builder_add_sample(b, &s, 1000, NULL, 0), 0);
+        Perftools__Profiles__Profile *p = decode(b);
+        assert_int_equal(p->n_function, 3);
+        assert_string_equal(str(p, p->function[0]->name), fr[0].symbol);
+        assert_int_equal(p->function[0]->system_name, 0);
+        assert_string_equal(str(p, p->function[1]->name), fr[1].symbol);
+        assert_int_equal(p->function[1]->system_name, 0);
+        /* Tidied as in stacks.folded, the full name kept beside it. */
+        assert_string_equal(str(p, p->function[2]->name), "std::vector<int>::push_back");
+        assert_string_equal(str(p, p->function[2]->system_name), fr[2].symbol);
+        perftools__profiles__profile__free_unpacked(p, NULL);
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_same_frames_are_interned_once),
@@ -256,6 +282,7 @@ int main(void) {
                 cmocka_unit_test(test_gzip_output_inflates_to_the_profile),
                 cmocka_unit_test(test_common_labels_are_bounded),
                 cmocka_unit_test(test_zero_numeric_labels_survive),
+                cmocka_unit_test(test_system_name_only_when_it_differs),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -288,7 +288,11 @@ static PbFunction *function_get(PprofBuilder *b, const Frame *f, const char *dso
         if (hashmap_get(b->function_index, key, kl, &v))
                 return HASHMAP_PTR(v);
         n = intern(b, name);
-        sn = intern(b, f->symbol ?: "[unknown]");
+        /* system_name only when it tells more than name. pprof takes a function whose two names
+         * are equal for one it has still to demangle, and "simplifies" what looks like C++ by
+         * cutting every <...> and (...): "<Vec<T> as Drop>::drop" and "<File as Drop>::drop"
+         * would both show as "::drop", one function. An empty system_name leaves name alone. */
+        sn = streq(name, f->symbol ?: "[unknown]") ? 0 : intern(b, f->symbol ?: "[unknown]");
         fl = intern(b, dso);
         if (n < 0 || sn < 0 || fl < 0 || !GREEDY_REALLOC(b->functions, b->allocated_functions, b->n_functions + 1))
                 return NULL;
