@@ -20,7 +20,16 @@ static void test_comm_tidy_table(void **state) {
                 { "semi;colon", "semi:colon" },
                 { "tab\tnl\n", "tab_nl_" },
                 { "kworker/0:1", "kworker/0:1" },
-                { "caf\xc3\xa9", "caf??" },
+                /* UTF-8 stays: two threads named in another script are never merged into one
+                 * name of question marks. Blanks beyond ASCII are blanks (speedscope's \s matches
+                 * them), C1 controls are controls, bytes that are not UTF-8 (a name the kernel cut
+                 * inside a character) are escaped as in symbols, and so is the backslash. */
+                { "caf\xc3\xa9", "caf\xc3\xa9" },
+                { "\xe7\xba\xbf\xe7\xa8\x8b\xe6\xb1\xa0-1", "\xe7\xba\xbf\xe7\xa8\x8b\xe6\xb1\xa0-1" },
+                { "\xe7\xba\xbf", "\xe7\xba\xbf_" },
+                { "a\xe3\x80\x80" "b\xc2\xa0" "c\xc2\x85" "d", "a_b_c_d" },
+                { "ab\xe7\xba", "ab\\xe7\\xba" },
+                { "a\\b", "a\\\\b" },
                 /* perf script readers (Flamescope, stackcollapse-perf.pl, speedscope) skip '#' lines */
                 { "#hidden", "_hidden" },
                 { "a#b", "a#b" },
@@ -29,6 +38,9 @@ static void test_comm_tidy_table(void **state) {
 
         for (size_t i = 0; i < ELEMENTSOF(cases); i++)
                 assert_string_equal(profile_comm_tidy(cases[i].in, buf, sizeof buf), cases[i].out);
+        /* Cut to the buffer between characters, never inside one. */
+        assert_string_equal(profile_comm_tidy("ab\xe7\xba\xbf", buf, 5), "ab");
+        assert_string_equal(profile_comm_tidy("ab\xff", buf, 5), "ab");
 }
 
 static void test_dso_tidy_table(void **state) {

@@ -13,24 +13,75 @@ static const char *set_unknown_if_empty(char *buf, size_t l) {
         return buf;
 }
 
-const char *profile_comm_tidy(const char *comm, char *buf, size_t l) {
-        size_t n = 0;
+/* The blanks beyond ASCII that JavaScript's and Python's \s match (speedscope's event-line regex
+ * would split the comm at them), as UTF-8. */
+static bool is_unicode_blank(const char *p, size_t k) {
+        static const char *const blanks[] = {
+                "\u00a0", "\u1680", "\u2000", "\u2001", "\u2002", "\u2003", "\u2004", "\u2005", "\u2006",
+                "\u2007", "\u2008", "\u2009", "\u200a", "\u2028", "\u2029", "\u202f", "\u205f", "\u3000",
+                "\ufeff",
+        };
 
-        for (const char *p = comm ? comm : ""; *p && n + 1 < l; p++) {
+        for (size_t i = 0; i < ELEMENTSOF(blanks); i++)
+                if (strlen(blanks[i]) == k && memcmp(p, blanks[i], k) == 0)
+                        return true;
+        return false;
+}
+
+const char *profile_comm_tidy(const char *comm, char *buf, size_t l) {
+        static const char hex[] = "0123456789abcdef";
+        size_t n = 0, chars = 0;
+        const char *end;
+
+        if (!comm)
+                comm = "";
+        end = comm + strlen(comm);
+        /* Character by character, so that a name cut at l never ends inside one or an escape. */
+        for (const char *p = comm; p < end;) {
                 unsigned char c = (unsigned char) *p;
+                char out[4];
+                size_t k = 1, m = 1;
+
                 if (c <= ' ' || c == 0x7f || (c == '#' && n == 0))
-                        buf[n++] = '_'; /* a line starting with '#' is a comment to every perf script reader */
+                        out[0] = '_'; /* a line starting with '#' is a comment to every perf script reader */
                 else if (c == ';')
-                        buf[n++] = ':';
-                else if (c >= 0x80)
-                        buf[n++] = '?'; /* comm is at most 15 bytes of anything; keep it ASCII */
-                else
-                        buf[n++] = (char) c;
+                        out[0] = ':';
+                else if (c == '\\') {
+                        out[0] = out[1] = '\\';
+                        m = 2;
+                } else if (c < 0x80)
+                        out[0] = (char) c;
+                else if ((k = utf8_sequence_length(p, (size_t) (end - p))) > 0) {
+                        /* A thread's own name in any script stays itself, so two are never merged
+                         * into one of question marks; its blanks and C1 controls are blanks. */
+                        if ((k == 2 && c == 0xc2 && (unsigned char) p[1] < 0xa0) || is_unicode_blank(p, k))
+                                out[0] = '_';
+                        else {
+                                if (n + k >= l)
+                                        break;
+                                memcpy(buf + n, p, k);
+                                n += k;
+                                p += k;
+                                chars++;
+                                continue;
+                        }
+                } else {
+                        /* Not UTF-8 (a name the kernel cut inside a character): escaped as in symbols. */
+                        k = 1;
+                        out[0] = '\\', out[1] = 'x', out[2] = hex[c >> 4], out[3] = hex[c & 15];
+                        m = 4;
+                }
+                if (n + m >= l)
+                        break;
+                memcpy(buf + n, out, m);
+                n += m;
+                p += k;
+                chars++;
         }
         buf[n] = '\0';
-        if (n == 1 && l > 2) {
-                buf[1] = '_';
-                buf[2] = '\0';
+        if (chars == 1 && n + 1 < l) {
+                buf[n++] = '_';
+                buf[n] = '\0';
         }
         return set_unknown_if_empty(buf, l);
 }

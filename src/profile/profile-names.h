@@ -3,9 +3,11 @@
  * The one place that decides how names appear in exports, so that the perf-script export, when
  * folded by stackcollapse-perf.pl, gives byte for byte our folded export (VIEWERS.md):
  *
- *  - comm: blanks and control bytes become '_', ';' becomes ':', a leading '#' becomes '_' (every
- *    perf script reader skips a line that starts with it), an empty comm is "[unknown]", and a
- *    one-character comm gets a trailing '_' (the viewers' event-line regexes need two).
+ *  - comm: blanks and control bytes become '_' (so do the Unicode blanks JavaScript's \s matches,
+ *    and C1 controls), ';' becomes ':', a leading '#' becomes '_' (every perf script reader skips
+ *    a line that starts with it), an empty comm is "[unknown]", and a one-character comm gets a
+ *    trailing '_' (the viewers' event-line regexes need two). Other UTF-8 is kept; bytes that are
+ *    not UTF-8 become "\xNN" and '\' "\\", as in symbols. Cut between characters.
  *  - DSO: blanks and parentheses are dropped and a trailing " (deleted)" is cut
  *    ("/usr/bin/x (deleted)" -> "/usr/bin/x"); an empty DSO is "[unknown]".
  *  - symbol: what stackcollapse-perf.pl's tidy step would make of it, done up front: ';' -> ':',
