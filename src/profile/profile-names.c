@@ -117,6 +117,15 @@ static bool looks_like_go_method(const char *s) {
         return close && close[1] == '.';
 }
 
+/* Flamescope's heatmap looks for its event regex " +([0-9.]+): .+?:" in every line, frame lines
+ * too: a name such as "x 0.5: y:" would add a sample at time 0.5 and stretch the heatmap over
+ * the whole uptime. The blank before such a "<digits and dots>: " is written '_'. */
+static bool looks_like_event_time(const char *p) {
+        size_t k = strspn(p, "0123456789.");
+
+        return k > 0 && p[k] == ':' && p[k + 1] == ' ';
+}
+
 const char *profile_symbol_tidy(const char *symbol, char *buf, size_t l) {
         _cleanup_strbuf_ StrBuf esc = STRBUF_NULL;
         bool go;
@@ -157,6 +166,8 @@ const char *profile_symbol_tidy(const char *symbol, char *buf, size_t l) {
                         buf[n++] = '_';
                 else if ((*p == ' ' && n == 0) || *p == '"' || *p == '\'')
                         ; /* no leading blanks: the frame-line regex would eat them; no quotes */
+                else if (*p == ' ' && looks_like_event_time(p + 1))
+                        buf[n++] = '_';
                 else
                         buf[n++] = *p;
                 p++;

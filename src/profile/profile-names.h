@@ -14,8 +14,9 @@
  *    quotes removed, everything from the first '(' dropped (unless the name looks like a Go
  *    method "pkg.(*T).M" or the paren opens "(anonymous namespace)"), "->" broken up so it is
  *    not read as an inline marker, control bytes and invalid UTF-8 escaped, a trailing
- *    "+0x<hex>" removed, and a leading '(' (stackcollapse would take the frame for a process
- *    name) made '_'. A name longer than the buffer is cut between characters, never inside a
+ *    "+0x<hex>" removed, a leading '(' (stackcollapse would take the frame for a process
+ *    name) made '_', and so is a blank before "<digits and dots>: " (Flamescope's heatmap reads
+ *    its event regex in frame lines too). A name longer than the buffer is cut between characters, never inside a
  *    UTF-8 sequence or an escape. An empty result is "[unknown]".
  *  - folded frame: the tidied symbol, or "[basename-of-dso]" when the symbol is "[unknown]" and
  *    the DSO is known, as stackcollapse-perf.pl does; for comms starting with "java" a leading 'L' is dropped
