@@ -274,6 +274,24 @@ static void test_system_name_only_when_it_differs(void **state) {
         perftools__profiles__profile__free_unpacked(p, NULL);
 }
 
+/* A JIT frame of a java process is named without the class name's 'L', as stacks.folded names
+ * it; the same symbol in another process keeps it. */
+static void test_java_frames_named_as_folded(void **state) {
+        _cleanup_(pprof_builder_freep) PprofBuilder *b = NULL;
+        const Frame fr[] = { { .symbol = "Lcom/foo/Bar;::baz", .dso = "/tmp/perf-42.map", .addr = 0x401000 } };
+        Sample s = { .t_ns = 1000, .pid = 42, .tid = 42, .comm = "java", .n_frames = 1, .frames = fr };
+
+        assert_int_equal(pprof_builder_new(10309278, &b), 0);
+        assert_int_equal(pprof_builder_add_sample(b, &s, 1000, NULL, 0), 0);
+        s.comm = "other";
+        assert_int_equal(pprof_builder_add_sample(b, &s, 1000, NULL, 0), 0);
+        Perftools__Profiles__Profile *p = decode(b);
+        assert_int_equal(p->n_function, 2);
+        assert_string_equal(str(p, p->function[0]->name), "com/foo/Bar:::baz");
+        assert_string_equal(str(p, p->function[1]->name), "Lcom/foo/Bar:::baz");
+        perftools__profiles__profile__free_unpacked(p, NULL);
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_same_frames_are_interned_once),
@@ -283,6 +301,7 @@ int main(void) {
                 cmocka_unit_test(test_common_labels_are_bounded),
                 cmocka_unit_test(test_zero_numeric_labels_survive),
                 cmocka_unit_test(test_system_name_only_when_it_differs),
+                cmocka_unit_test(test_java_frames_named_as_folded),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }

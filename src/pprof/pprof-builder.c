@@ -271,8 +271,9 @@ static PbMapping *mapping_get(PprofBuilder *b, const char *dso, uint64_t addr) {
         return m;
 }
 
-/* The function named as the folded file names the frame: the tidied symbol, or [dso] when unknown. */
-static PbFunction *function_get(PprofBuilder *b, const Frame *f, const char *dso) {
+/* The function named as the folded file names the frame: the tidied symbol, or [dso] when unknown;
+ * in a process whose name starts with "java" without the leading 'L' of a class name. */
+static PbFunction *function_get(PprofBuilder *b, const Frame *f, const char *dso, const char *tidy_comm) {
         char sym[PROFILE_NAME_BYTES_MAX], tdso[PROFILE_NAME_BYTES_MAX], name[PROFILE_NAME_BYTES_MAX + 2];
         _cleanup_free_ char *key = NULL;
         PbFunction *fn;
@@ -281,7 +282,7 @@ static PbFunction *function_get(PprofBuilder *b, const Frame *f, const char *dso
 
         profile_symbol_tidy(f->symbol ?: "[unknown]", sym, sizeof sym);
         profile_dso_tidy(dso, tdso, sizeof tdso);
-        profile_folded_frame("", sym, tdso, name, sizeof name);
+        profile_folded_frame(tidy_comm, sym, tdso, name, sizeof name);
         if (asprintf(&key, "%s%c%s", name, 0, dso) < 0)
                 return NULL;
         size_t kl = strlen(name) + 1 + strlen(dso);
@@ -313,7 +314,7 @@ static PbFunction *function_get(PprofBuilder *b, const Frame *f, const char *dso
 }
 
 /* The location of a frame, keyed by (mapping, address, function): returns its id, 0 on ENOMEM. */
-static uint64_t location_get(PprofBuilder *b, const Frame *f) {
+static uint64_t location_get(PprofBuilder *b, const Frame *f, const char *tidy_comm) {
         const char *dso = mapping_name(f);
         PbMapping *m;
         PbFunction *fn;
@@ -323,7 +324,7 @@ static uint64_t location_get(PprofBuilder *b, const Frame *f) {
         m = mapping_get(b, dso, f->addr);
         if (!m)
                 return 0;
-        fn = function_get(b, f, dso);
+        fn = function_get(b, f, dso, tidy_comm);
         if (!fn)
                 return 0;
         key[0] = m->id;
@@ -400,8 +401,9 @@ int pprof_builder_add_sample(PprofBuilder *b, const Sample *s, int64_t time_ns, 
         box->sample.n_value = 2;
         box->sample.value = box->values;
 
+        profile_comm_tidy(s->comm ?: "", comm, sizeof comm);
         for (size_t i = 0; i < n_frames; i++) {
-                locs[i] = location_get(b, &s->frames[i]);
+                locs[i] = location_get(b, &s->frames[i], comm);
                 if (locs[i] == 0) {
                         free(box);
                         return -ENOMEM;
@@ -410,7 +412,6 @@ int pprof_builder_add_sample(PprofBuilder *b, const Sample *s, int64_t time_ns, 
         box->sample.n_location_id = n_frames;
         box->sample.location_id = locs;
 
-        profile_comm_tidy(s->comm ?: "", comm, sizeof comm);
         comm_i = intern(b, comm);
         /* A number's unit is its key, as pprof assumes for one without a unit: readers (Go's
          * profile package, which go tool pprof, Pyroscope and Parca use) drop a numeric label
