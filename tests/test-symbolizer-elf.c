@@ -101,6 +101,25 @@ static void test_zero_size_marker(void **state) {
         expect_name(e, marker, "fixture_sized_local");
 }
 
+/* Labels (STT_NOTYPE) in code name what no function covers, as perf names them; one inside a
+ * function leaves it its name. */
+static void test_untyped_labels(void **state) {
+        _cleanup_(elf_symbols_freep) ElfSymbols *e = NULL;
+        void *entry = dlsym(handle, "fixture_untyped_entry"), *inner = dlsym(handle, "fixture_inner_label");
+        uint64_t vaddr, off;
+        const char *got;
+
+        if (!entry || !inner)
+                skip(); /* not built on this architecture */
+        assert_int_equal(elf_symbols_load_path(fixture, NULL, &e), 0);
+        expect_name(e, entry, "fixture_untyped_entry");
+        /* inner is fixture_typed_with_label + 4; expect_name() looks 4 bytes further on */
+        assert_true(elf_symbols_offset_to_vaddr(e, offset_of(inner), &vaddr));
+        assert_true(elf_symbols_lookup(e, vaddr, &got, &off, NULL));
+        assert_string_equal(got, "fixture_typed_with_label");
+        assert_int_equal(off, 4);
+}
+
 static int run(const char *cmd) {
         int r = system(cmd);
         return WIFEXITED(r) ? WEXITSTATUS(r) : -1;
@@ -1573,6 +1592,7 @@ int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_symtab),
                 cmocka_unit_test(test_zero_size_marker),
+                cmocka_unit_test(test_untyped_labels),
                 cmocka_unit_test(test_plt_entries),
                 cmocka_unit_test(test_plt_unnamed_stubs),
                 cmocka_unit_test(test_symbolizer_plt_frame),

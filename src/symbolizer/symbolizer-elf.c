@@ -2,8 +2,8 @@
 /*
  * ELF symbol tables with libelf. We only ever pread the file (ELF_C_READ, never mmap), so a file
  * truncated under us reads short instead of raising SIGBUS. Symbols kept: defined STT_FUNC and
- * STT_GNU_IFUNC with a non-empty name; sorted by address, duplicates at one address collapsed to
- * the first global one. Sizes of 0 (hand-written assembly, _init) extend to the next symbol, but
+ * STT_GNU_IFUNC with a non-empty name, and labels (STT_NOTYPE) in code where no function covers
+ * them; sorted by address, duplicates at one address collapsed to the first global one. Sizes of 0 (hand-written assembly, _init) extend to the next symbol, but
  * never past the end of their own section: the next symbol can be sections away, and what lies
  * between (the PLT after .init) is not theirs.
  */
@@ -22,6 +22,7 @@
 #include "basic/alloc-util.h"
 #include "basic/cleanup.h"
 #include "basic/macro.h"
+#include "basic/string-util.h"
 #include "profile/profile-sample.h"
 #include "symbolizer/elf-debug-file.h"
 #include "symbolizer/elf-plt.h"
@@ -35,6 +36,7 @@ typedef struct ElfSym {
         uint32_t name; /* offset into names */
         bool global;
         bool unsized; /* the file gave no size: size is at most what is left of its section */
+        bool label;   /* STT_NOTYPE in code: names only what no function covers (sort_symbols()) */
 } ElfSym;
 
 typedef struct ElfSegment {
@@ -159,6 +161,18 @@ static bool unsized_symbol_size(Elf *elf, const GElf_Sym *sym, uint64_t *ret_siz
         return *ret_size > 0;
 }
 
+/* A label (STT_NOTYPE) in an allocated, executable section: where hand-written assembly without
+ * .type puts its entry points, which perf names by them too. */
+static bool in_code_section(Elf *elf, const GElf_Sym *sym) {
+        Elf_Scn *scn;
+        GElf_Shdr sh;
+
+        if (sym->st_shndx >= SHN_LORESERVE)
+                return false;
+        scn = elf_getscn(elf, sym->st_shndx);
+        return scn && gelf_getshdr(scn, &sh) && (sh.sh_flags & (SHF_ALLOC | SHF_EXECINSTR)) == (SHF_ALLOC | SHF_EXECINSTR);
+}
+
 /* The symbols of the file's section of type sh_type: the first one, as a file has one of each (a
  * hostile file's many headers that name the same bytes would each be read in full). */
 static int add_symbols(ElfSymbols *e, Elf *elf, GElf_Word sh_type) {
@@ -199,11 +213,18 @@ static int add_symbols(ElfSymbols *e, Elf *elf, GElf_Word sh_type) {
 
                         if (!gelf_getsym(data, (int) MIN(i, (size_t) INT_MAX), &sym) || i > INT_MAX)
                                 break;
-                        if ((GELF_ST_TYPE(sym.st_info) != STT_FUNC && GELF_ST_TYPE(sym.st_info) != STT_GNU_IFUNC) || sym.st_shndx == SHN_UNDEF ||
-                            sym.st_value == 0)
+                        bool label = GELF_ST_TYPE(sym.st_info) == STT_NOTYPE;
+                        if ((GELF_ST_TYPE(sym.st_info) != STT_FUNC && GELF_ST_TYPE(sym.st_info) != STT_GNU_IFUNC &&
+                             !label) ||
+                            sym.st_shndx == SHN_UNDEF || sym.st_value == 0)
+                                continue;
+                        if (label && !in_code_section(elf, &sym))
                                 continue;
                         name = elf_strptr(elf, shdr.sh_link, sym.st_name);
                         if (!name || !*name)
+                                continue;
+                        /* ARM's mapping symbols ($x, $d.1) and assemblers' local labels name no function */
+                        if (label && (name[0] == '$' || startswith(name, ".L")))
                                 continue;
                         size = sym.st_size;
                         if (size == 0 && !unsized_symbol_size(elf, &sym, &size))
@@ -216,7 +237,8 @@ static int add_symbols(ElfSymbols *e, Elf *elf, GElf_Word sh_type) {
                         if (r < 0)
                                 return r;
                         e->syms[e->n_syms - 1].unsized = sym.st_size == 0;
-                        added++;
+                        e->syms[e->n_syms - 1].label = label;
+                        added += !label;
                 }
         }
         return added > 0;
@@ -229,6 +251,8 @@ static int sym_cmp(const void *a, const void *b) {
         const ElfSym *x = a, *y = b;
         if (x->addr != y->addr)
                 return x->addr < y->addr ? -1 : 1;
+        if (x->label != y->label)
+                return x->label ? 1 : -1;
         if (x->unsized != y->unsized)
                 return x->unsized ? 1 : -1;
         if (x->global != y->global)
@@ -236,23 +260,63 @@ static int sym_cmp(const void *a, const void *b) {
         return x->name < y->name ? -1 : x->name > y->name;
 }
 
+/* The end of what a kept function covers: its size, or when the file gave none (crtstuff's
+ * frame_dummy, hand-written assembly with .type alone) up to the next function (next_fn), never
+ * past the end of its section. */
+static uint64_t function_end(const ElfSym *s, uint64_t next_fn) {
+        uint64_t end = s->size > 0 && s->addr + s->size > s->addr ? s->addr + s->size : UINT64_MAX;
+        return s->unsized ? MIN(end, next_fn) : end;
+}
+
 static void sort_symbols(ElfSymbols *e) {
+        _cleanup_free_ uint64_t *next_fn = NULL;
+        uint64_t covered = 0; /* the end of what the functions kept so far cover */
         size_t k = 0;
 
         if (e->n_syms == 0)
                 return;
         qsort(e->syms, e->n_syms, sizeof(ElfSym), sym_cmp);
+        /* For each symbol, the address of the first function after its own address. */
+        next_fn = new(uint64_t, e->n_syms);
+        if (next_fn) {
+                uint64_t above = UINT64_MAX;
+                for (size_t i = e->n_syms; i > 0;) {
+                        size_t g = i;
+                        bool has_fn = false;
+                        while (g > 0 && e->syms[g - 1].addr == e->syms[i - 1].addr)
+                                has_fn |= !e->syms[--g].label;
+                        for (size_t t = g; t < i; t++)
+                                next_fn[t] = above;
+                        if (has_fn)
+                                above = e->syms[g].addr;
+                        i = g;
+                }
+        } else
+                covered = UINT64_MAX; /* no memory to place them: no labels */
+
         for (size_t i = 0; i < e->n_syms; i++) {
-                if (k > 0 && e->syms[k - 1].addr == e->syms[i].addr) {
+                const ElfSym *s = &e->syms[i];
+
+                if (k > 0 && e->syms[k - 1].addr == s->addr) {
                         /* The size the file gave wins over the rest of a section; with none given,
-                         * the furthest bound (0, none at all, is the furthest). */
+                         * the furthest bound (0, none at all, is the furthest). Labels sort last
+                         * and add nothing. */
                         ElfSym *kept = &e->syms[k - 1];
-                        if (kept->unsized == e->syms[i].unsized)
-                                kept->size = kept->size == 0 || e->syms[i].size == 0 ? 0 :
-                                        MAX(kept->size, e->syms[i].size);
+                        if (s->label)
+                                continue;
+                        if (kept->unsized == s->unsized)
+                                kept->size = kept->size == 0 || s->size == 0 ? 0 : MAX(kept->size, s->size);
+                        if (next_fn)
+                                covered = MAX(covered, function_end(kept, next_fn[i]));
                         continue;
                 }
-                e->syms[k++] = e->syms[i];
+                /* A label inside a function (a loop's) is not a function: labels name only code no
+                 * function covers, up to the next symbol or their section's end. */
+                if (s->label && s->addr < covered)
+                        continue;
+                e->syms[k++] = *s;
+                if (!s->label && next_fn)
+                        covered = MAX(covered, function_end(s, next_fn[i]));
         }
         e->n_syms = k;
 }

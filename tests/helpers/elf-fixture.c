@@ -90,3 +90,27 @@ __asm__(".text\n"
         "        ret\n"
         ".size fixture_after_marker, .-fixture_after_marker\n");
 #endif
+
+#ifdef __x86_64__
+/* Hand-written assembly without .type or .size, as some runtimes' interpreters are: its entry
+ * points are labels (STT_NOTYPE), which name the code no function covers; a label inside a
+ * function (here at its fifth byte) does not rename it. */
+__asm__(".text\n"
+        ".p2align 4\n"
+        ".globl fixture_untyped_entry\n"
+        "fixture_untyped_entry:\n"
+        "        leaq 5(%rdi), %rax\n"
+        "        nop; nop; nop; nop; nop; nop; nop; nop\n"
+        "        ret\n"
+        ".p2align 4\n"
+        ".globl fixture_typed_with_label\n"
+        ".type fixture_typed_with_label, @function\n"
+        "fixture_typed_with_label:\n"
+        "        nop; nop; nop; nop\n"
+        ".globl fixture_inner_label\n"
+        "fixture_inner_label:\n"
+        "        leaq 6(%rdi), %rax\n"
+        "        nop; nop; nop; nop; nop; nop; nop; nop\n"
+        "        ret\n"
+        ".size fixture_typed_with_label, .-fixture_typed_with_label\n");
+#endif
