@@ -142,6 +142,18 @@ static void test_line_forms_table(void **state) {
                   "m", "app" },
                 { "Tue Aug 12 16:40:43 2025 user.err kernel: m", LINE_FORMAT_JOURNAL, LOG_SOURCE_JOURNAL, false, 3, 1,
                   "m", "kernel" },
+                /* busybox's syslogd writes FACILITY.LEVEL after the host, as OpenWrt's logread -h does */
+                { "Aug 12 16:40:43 router kern.crit kernel: m", LINE_FORMAT_JOURNAL, LOG_SOURCE_TEXT, true, 2, 0, "m",
+                  "kernel" },
+                { "Aug 12 16:40:43 router daemon.err app[12]: m", LINE_FORMAT_JOURNAL, LOG_SOURCE_JOURNAL, false, 3, 3,
+                  "m", "app" },
+                { "Tue Aug 12 16:40:43 2025 router user.err kernel: m", LINE_FORMAT_JOURNAL, LOG_SOURCE_JOURNAL, false,
+                  3, 1, "m", "kernel" },
+                /* elsewhere that word is the host, whatever it looks like */
+                { "Nov 26 11:40:09 news.info kernel: m", LINE_FORMAT_JOURNAL, LOG_SOURCE_TEXT, true, -1, 0, "m",
+                  "kernel" },
+                { "2026-11-26T11:40:09.649404+00:00 mail.info kernel: m", LINE_FORMAT_JOURNAL, LOG_SOURCE_TEXT, true,
+                  -1, 0, "m", "kernel" },
                 /* talosctl dmesg, alone and after the node it asked */
                 { "kern: warning: [2024-10-29T13:44:17.655294812Z]: nvme nvme2: queue 0: x", LINE_FORMAT_DMESG,
                   LOG_SOURCE_TEXT, true, 4, 0, "nvme nvme2: queue 0: x", NULL },

@@ -411,9 +411,9 @@ static void dmesg_record(char *line, size_t len, size_t i, int facility, int lev
  * short ("Nov 26 11:40:09"), short-precise (".649404" after it), short-iso and short-iso-precise
  * ("2026-11-26T11:40:09.649404+0000"; also rsyslog's RFC 3339 file format), short-full
  * ("Thu 2026-11-26 11:40:09 UTC"), short-unix ("1795693209.649404"); short-monotonic and
- * short-delta begin with a bracket as dmesg does (see parse_bracketed()). And busybox's and
- * OpenWrt's logread: ctime with the year, then "FACILITY.LEVEL" where the host would be
- * ("Tue Aug 12 16:40:43 2025 kern.crit kernel: ...").
+ * short-delta begin with a bracket as dmesg does (see parse_bracketed()). And OpenWrt's logread:
+ * ctime with the year ("Tue Aug 12 16:40:43 2025 kern.crit kernel: ..."; FACILITY.LEVEL: see
+ * parse_syslog()).
  */
 static size_t syslog_timestamp_len(const char *s, size_t len) {
         size_t i = 0;
@@ -551,16 +551,48 @@ static bool parse_host_identifier(char *line, size_t len, size_t i, bool require
         return true;
 }
 
+/* logread's "FACILITY.LEVEL " at s[*i] ("kern.crit "): skips it and gives both, or returns false. */
+static bool skip_facility_level(const char *s, size_t len, size_t *i, int *ret_facility, int *ret_level) {
+        size_t j = *i;
+        int f, l;
+
+        if ((f = skip_name(s, len, &j, facility_names, ELEMENTSOF(facility_names))) < 0 || !char_at(s, len, j, '.'))
+                return false;
+        j++;
+        if ((l = skip_name(s, len, &j, level_names, ELEMENTSOF(level_names))) < 0 || !char_at(s, len, j, ' '))
+                return false;
+        *i = j + 1;
+        *ret_facility = f;
+        *ret_level = l;
+        return true;
+}
+
 static bool parse_syslog(char *line, size_t len, LogRecord *rec) {
         size_t i = syslog_timestamp_len(line, len), j = i;
-        int facility, level = -1;
+        int facility = -1, level = -1;
 
-        if (i == 0 || !parse_host_identifier(line, len, i, /* require_kernel= */ false, rec))
+        if (i == 0)
                 return false;
-        /* logread's "kern.crit" in the host's place: the record's facility and level */
-        if ((facility = skip_name(line, len, &j, facility_names, ELEMENTSOF(facility_names))) >= 0 &&
-            char_at(line, len, j, '.') && (j++, level = skip_name(line, len, &j, level_names, ELEMENTSOF(level_names))) >= 0 &&
-            char_at(line, len, j, ' ')) {
+        /* "FACILITY.LEVEL" before the identifier: busybox's syslogd writes it after the host ("Aug
+         * 12 16:40:43 host kern.crit kernel: m"), OpenWrt's logread in the host's place after ctime
+         * with the year ("Tue Aug 12 16:40:43 2025 kern.crit kernel: m", the host first with -h).
+         * Only there: after any other time stamp that word is a host, which may well be
+         * "news.info". */
+        while (j < len && line[j] != ' ' && line[j] != ':' && line[j] != '[')
+                j++;
+        if (char_at(line, len, j, ' ')) {
+                size_t k = j + 1;
+                if (skip_facility_level(line, len, &k, &facility, &level))
+                        i = j + 1; /* the host, then FACILITY.LEVEL: the latter in the host's place */
+                else if (weekday_at(line, len, 0) && month_at(line, len, 4)) {
+                        k = i;
+                        if (!skip_facility_level(line, len, &k, &facility, &level))
+                                facility = -1;
+                }
+        }
+        if (!parse_host_identifier(line, len, i, /* require_kernel= */ false, rec))
+                return false;
+        if (facility >= 0) {
                 rec->facility = facility;
                 rec->priority = level;
                 rec->kernel_origin = rec->kernel_origin && facility == 0;
