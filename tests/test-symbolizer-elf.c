@@ -120,6 +120,27 @@ static void test_untyped_labels(void **state) {
         assert_int_equal(off, 4);
 }
 
+/* A global label after a function the file gives no size (crtstuff's frame_dummy is one, and the
+ * first object's code follows it) is an entry point of its own, as perf names it; a local label
+ * there is the function's. */
+static void test_global_label_after_unsized_function(void **state) {
+        _cleanup_(elf_symbols_freep) ElfSymbols *e = NULL;
+        void *fn = dlsym(handle, "fixture_unsized_typed"), *entry = dlsym(handle, "fixture_entry_after_unsized");
+        uint64_t vaddr, off;
+        const char *got;
+
+        if (!fn || !entry)
+                skip(); /* not built on this architecture */
+        assert_int_equal(elf_symbols_load_path(fixture, NULL, &e), 0);
+        expect_name(e, fn, "fixture_unsized_typed");
+        /* past the local label, 8 bytes in: still the function's */
+        assert_true(elf_symbols_offset_to_vaddr(e, offset_of(fn), &vaddr));
+        assert_true(elf_symbols_lookup(e, vaddr + 8, &got, &off, NULL));
+        assert_string_equal(got, "fixture_unsized_typed");
+        assert_int_equal(off, 8);
+        expect_name(e, entry, "fixture_entry_after_unsized");
+}
+
 static int run(const char *cmd) {
         int r = system(cmd);
         return WIFEXITED(r) ? WEXITSTATUS(r) : -1;
@@ -1593,6 +1614,7 @@ int main(void) {
                 cmocka_unit_test(test_symtab),
                 cmocka_unit_test(test_zero_size_marker),
                 cmocka_unit_test(test_untyped_labels),
+                cmocka_unit_test(test_global_label_after_unsized_function),
                 cmocka_unit_test(test_plt_entries),
                 cmocka_unit_test(test_plt_unnamed_stubs),
                 cmocka_unit_test(test_symbolizer_plt_frame),

@@ -270,7 +270,11 @@ static uint64_t function_end(const ElfSym *s, uint64_t next_fn) {
 
 static void sort_symbols(ElfSymbols *e) {
         _cleanup_free_ uint64_t *next_fn = NULL;
-        uint64_t covered = 0; /* the end of what the functions kept so far cover */
+        /* The end of what the functions kept so far cover: those with a size, and those without
+         * one, whose end is only a guess (up to the next function). A global label is an entry
+         * point that other code calls: it ends a function without a size before it (crtstuff's
+         * frame_dummy, which the first object's code follows), as perf ends it there. */
+        uint64_t covered = 0, covered_unsized = 0;
         size_t k = 0;
 
         if (e->n_syms == 0)
@@ -292,7 +296,7 @@ static void sort_symbols(ElfSymbols *e) {
                         i = g;
                 }
         } else
-                covered = UINT64_MAX; /* no memory to place them: no labels */
+                covered = covered_unsized = UINT64_MAX; /* no memory to place them: no labels */
 
         for (size_t i = 0; i < e->n_syms; i++) {
                 const ElfSym *s = &e->syms[i];
@@ -306,16 +310,20 @@ static void sort_symbols(ElfSymbols *e) {
                                 continue;
                         if (kept->unsized == s->unsized)
                                 kept->size = kept->size == 0 || s->size == 0 ? 0 : MAX(kept->size, s->size);
-                        if (next_fn)
+                        if (next_fn && kept->unsized)
+                                covered_unsized = MAX(covered_unsized, function_end(kept, next_fn[i]));
+                        else if (next_fn)
                                 covered = MAX(covered, function_end(kept, next_fn[i]));
                         continue;
                 }
                 /* A label inside a function (a loop's) is not a function: labels name only code no
                  * function covers, up to the next symbol or their section's end. */
-                if (s->label && s->addr < covered)
+                if (s->label && (s->addr < covered || (s->addr < covered_unsized && !s->global)))
                         continue;
                 e->syms[k++] = *s;
-                if (!s->label && next_fn)
+                if (!s->label && next_fn && s->unsized)
+                        covered_unsized = MAX(covered_unsized, function_end(s, next_fn[i]));
+                else if (!s->label && next_fn)
                         covered = MAX(covered, function_end(s, next_fn[i]));
         }
         e->n_syms = k;

@@ -113,4 +113,29 @@ __asm__(".text\n"
         "        nop; nop; nop; nop; nop; nop; nop; nop\n"
         "        ret\n"
         ".size fixture_typed_with_label, .-fixture_typed_with_label\n");
+
+/* A function with .type but no .size, as crtstuff's frame_dummy is, and right after it the
+ * global entry of code without .type: the entry names its code, not the function before it. A
+ * local label after it (a loop's) leaves the function its name. */
+__asm__(".text\n"
+        ".p2align 4\n"
+        ".globl fixture_unsized_typed\n"
+        ".type fixture_unsized_typed, @function\n"
+        "fixture_unsized_typed:\n"
+        "        nop; nop; nop; nop\n"
+        "fixture_unsized_local_label:\n"
+        "        leaq 7(%rdi), %rax\n"
+        "        nop; nop; nop; nop; nop; nop; nop; nop\n"
+        "        ret\n"
+        ".globl fixture_entry_after_unsized\n"
+        "fixture_entry_after_unsized:\n"
+        "        leaq 8(%rdi), %rax\n"
+        "        nop; nop; nop; nop; nop; nop; nop; nop\n"
+        "        ret\n"
+        ".p2align 4\n"
+        ".globl fixture_after_entry\n"
+        ".type fixture_after_entry, @function\n"
+        "fixture_after_entry:\n"
+        "        ret\n"
+        ".size fixture_after_entry, .-fixture_after_entry\n");
 #endif
