@@ -161,6 +161,27 @@ static void test_stripped_dynsym(void **state) {
         expect_name(e, beta, "fixture_beta");
 }
 
+/* A .symtab left with a label and no function is no symbol table: the functions are still named
+ * from .dynsym, not all taken for code after the label. */
+static void test_symtab_of_labels_only(void **state) {
+        _cleanup_(elf_symbols_freep) ElfSymbols *e = NULL;
+        char path[256], cmd[1024];
+
+        if (!dlsym(handle, "fixture_untyped_entry"))
+                skip(); /* not built on this architecture */
+        snprintf(path, sizeof(path), "%s/labels-only.so", tmpdir);
+        snprintf(cmd, sizeof(cmd),
+                 "objcopy --strip-all --keep-symbol=fixture_untyped_entry --remove-section=.gnu_debuglink '%s' '%s' "
+                 "2>/dev/null && readelf -sW '%s' | grep -q 'NOTYPE.*fixture_untyped_entry'",
+                 fixture, path, path);
+        if (run(cmd) != 0)
+                skip();
+        assert_int_equal(elf_symbols_load_path(path, NULL, &e), 0);
+        assert_int_equal(elf_symbols_source(e), ELF_SYMBOLS_DYNSYM);
+        expect_name(e, alpha, "fixture_alpha");
+        expect_name(e, beta, "fixture_beta");
+}
+
 static void test_minidebuginfo(void **state) {
         _cleanup_(elf_symbols_freep) ElfSymbols *e = NULL;
         char cmd[2048];
@@ -1619,6 +1640,7 @@ int main(void) {
                 cmocka_unit_test(test_plt_unnamed_stubs),
                 cmocka_unit_test(test_symbolizer_plt_frame),
                 cmocka_unit_test(test_stripped_dynsym),
+                cmocka_unit_test(test_symtab_of_labels_only),
                 cmocka_unit_test(test_minidebuginfo),
                 cmocka_unit_test(test_debug_file_by_build_id),
                 cmocka_unit_test(test_debug_file_by_debuglink),

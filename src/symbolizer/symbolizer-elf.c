@@ -762,8 +762,12 @@ int elf_symbols_load_fd(int fd, const char *path, const char *const *debug_roots
                 r = add_symbols(e, elf, SHT_SYMTAB);
                 if (r == -ENOMEM)
                         return r;
-                if (e->n_syms > 0)
+                /* Labels alone are no symbol table: a file stripped but for a label or two still
+                 * takes its functions' names from the debug file or .dynsym. */
+                if (r > 0 || (r < 0 && e->n_syms > 0))
                         e->source = ELF_SYMBOLS_SYMTAB;
+                else
+                        e->n_syms = 0;
         }
         if (e->source == ELF_SYMBOLS_NONE &&
             load_debug_file(e, elf, debug_roots, path))
