@@ -83,6 +83,9 @@ static void test_symbol_tidy_table(void **state) {
                 { "[unknown]", "[unknown]" },
                 /* Flamescope's heatmap would take " 0.5: y:" in a frame line for a sample's time. */
                 { "x 0.5: y:z", "x_0.5: y:z" },
+                /* also where the quotes it loses made one */
+                { "x 0.5\": y:z", "x_0.5: y:z" },
+                { "x \"0.5: y:z", "x_0.5: y:z" },
                 { "JS:~f /srv/x.js:10:5", "JS:~f /srv/x.js:10:5" },
                 { "a 12:b", "a 12:b" },
         };

@@ -166,8 +166,6 @@ const char *profile_symbol_tidy(const char *symbol, char *buf, size_t l) {
                         buf[n++] = '_';
                 else if ((*p == ' ' && n == 0) || *p == '"' || *p == '\'')
                         ; /* no leading blanks: the frame-line regex would eat them; no quotes */
-                else if (*p == ' ' && looks_like_event_time(p + 1))
-                        buf[n++] = '_';
                 else
                         buf[n++] = *p;
                 p++;
@@ -187,6 +185,10 @@ const char *profile_symbol_tidy(const char *symbol, char *buf, size_t l) {
         /* A frame starting with '(' is skipped by stackcollapse as a process name. */
         if (buf[0] == '(')
                 buf[0] = '_';
+        /* On what is written, after the quotes are gone: "x 0.5\": y:" is "x 0.5: y:" by now. */
+        for (size_t i = 0; i < n; i++)
+                if (buf[i] == ' ' && looks_like_event_time(buf + i + 1))
+                        buf[i] = '_';
         return set_unknown_if_empty(buf, l);
 }
 
