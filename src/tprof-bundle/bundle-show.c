@@ -928,8 +928,8 @@ int verb_show(int argc, char *argv[]) {
         show_done(&s);
         if (fflush(stdout) != 0 && r >= 0)
                 r = log_error_errno(SYNTHETIC_ERRNO(EIO), "Failed to write output.");
-        /* What the other files hold is shown, but a script must not take a bundle whose manifest
-         * cannot be read (the warning names why) for a good one. */
+        /* What can be read is shown, but a script must not take a bundle ls calls corrupt (the
+         * warning names why: no manifest to read, no status, a newer writer's) for a good one. */
         if (r >= 0 && s.entry->manifest_error < 0)
                 r = -EBADMSG;
         return r < 0 ? EXIT_FAILURE : EXIT_SUCCESS;
