@@ -369,6 +369,52 @@ static void test_answer_small_baseline(void **state) {
         assert_false(a.clear);
 }
 
+/* A bundle taken seconds after tprofd started: a 4 s slice that is all the event's seconds, so the
+ * rest it is compared with is the baseline, 118 samples. That comparison is as rough as the
+ * slice's against the same baseline, which show calls too small to tell anything: neither names a
+ * rise, nor a fall. */
+static void test_answer_small_rest(void **state) {
+        _cleanup_(folded_donep) Folded slice = FOLDED_NULL, base = FOLDED_NULL, rest = FOLDED_NULL,
+                                       big = FOLDED_NULL, bigrest = FOLDED_NULL;
+        _cleanup_(answer_done) Answer a = {};
+        Rise *np = NULL, *nf = NULL;
+        size_t n_np = 0, n_nf = 0;
+
+        load_text("shortp;main;steady_work 290\nswapper;do_idle;halt 300\nbash;main;read 26\n", &slice);
+        load_text("shortp;main;steady_work 10\nswapper;do_idle;halt 60\nbash;main;read 48\n", &base);
+        /* event.folded is the whole slice: its rest is the baseline */
+        assert_int_equal(folded_rest(&slice, &base, &slice, &rest), 0);
+        assert_int_equal(rest.total, 118);
+        assert_int_equal(folded_rises(&slice, &rest, RISE_PROCESS, SIZE_MAX, &np, &n_np), 0);
+        assert_int_equal(folded_rises(&slice, &rest, RISE_FUNCTION, SIZE_MAX, &nf, &n_nf), 0);
+        assert_true(n_np >= 1);
+        assert_string_equal(np[0].name, "shortp"); /* z = 7.8, on 118 samples */
+        AnswerInput in = { .near_proc = np, .n_near_proc = n_np, .near_func = nf, .n_near_func = n_nf,
+                           .near = &slice, .rest = &rest, .n_cpus = 2 };
+        assert_int_equal(answer_choose(&in, &slice, &base, &a), 0);
+        assert_null(a.rise.name);
+        assert_null(a.fall.name); /* nor bash, 26 of 616 against 48 of 118 */
+        answer_done(&a);
+
+        /* The same near against a rest of 200 samples and more is compared. */
+        load_text("shortp;main;steady_work 17\nswapper;do_idle;halt 102\nbash;main;read 81\n", &big);
+        assert_int_equal(folded_rest(&slice, &big, &slice, &bigrest), 0);
+        assert_int_equal(bigrest.total, 200);
+        rises_free(np, n_np);
+        rises_free(nf, n_nf);
+        assert_int_equal(folded_rises(&slice, &bigrest, RISE_PROCESS, SIZE_MAX, &np, &n_np), 0);
+        assert_int_equal(folded_rises(&slice, &bigrest, RISE_FUNCTION, SIZE_MAX, &nf, &n_nf), 0);
+        in = (AnswerInput) { .near_proc = np, .n_near_proc = n_np, .near_func = nf, .n_near_func = n_nf,
+                             .near = &slice, .rest = &bigrest, .n_cpus = 2 };
+        assert_int_equal(answer_choose(&in, &slice, &big, &a), 0);
+        assert_non_null(a.rise.name);
+        assert_string_equal(a.rise.name, "shortp");
+        assert_true(answer_from_near(a.from));
+        assert_true(a.clear);
+        rises_free(np, n_np);
+        rises_free(nf, n_nf);
+}
+
 static void test_rise_under(void **state) {
         _cleanup_(folded_donep) Folded near = FOLDED_NULL, rest = FOLDED_NULL, fresh = FOLDED_NULL;
         _cleanup_free_ char *u = NULL;
@@ -713,6 +759,7 @@ int main(void) {
                 cmocka_unit_test(test_answer),
                 cmocka_unit_test(test_fall),
                 cmocka_unit_test(test_answer_small_baseline),
+                cmocka_unit_test(test_answer_small_rest),
                 cmocka_unit_test(test_rise_under),
                 cmocka_unit_test(test_comm_key),
                 cmocka_unit_test(test_answer_percpu_kthreads),

@@ -828,6 +828,13 @@ int answer_choose(const AnswerInput *in, const Folded *slice, const Folded *base
                 used.n_slice_proc = used.n_slice_func = 0;
                 in = &used;
         }
+        /* The same holds for the event's seconds against a rest as small: a bundle taken seconds
+         * after tprofd started has a short slice that is all near, and its rest is the baseline. */
+        if (in->rest && in->rest->total < ANSWER_BASELINE_SAMPLES_MIN) {
+                used.n_near_proc = used.n_near_func = 0;
+                used.near = used.rest = NULL;
+                in = &used;
+        }
         const Rise *r = rises_answer(in, &a.from);
 
         *ret = (Answer) {};

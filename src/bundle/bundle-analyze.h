@@ -218,11 +218,13 @@ typedef struct Answer {
 int folded_fall(const Folded *near, const Folded *rest, const Folded *slice, unsigned n_cpus, Rise *ret);
 
 /* Fewer baseline samples than this cannot show a rise of a few percent at z >= 3 at all, and a
- * rise against them is noise: the slice's rises against such a baseline are no answer. */
+ * rise against them is noise: the slice's rises against such a baseline are no answer, nor the
+ * event's seconds' against a rest as small. */
 #define ANSWER_BASELINE_SAMPLES_MIN 200u
 
 /* The answer from in (rises_answer(), the slice's rises left out when baseline has fewer than
- * ANSWER_BASELINE_SAMPLES_MIN samples), where it ran, and what fell. */
+ * ANSWER_BASELINE_SAMPLES_MIN samples, near's rises and the fall when rest has), where it ran,
+ * and what fell. */
 int answer_choose(const AnswerInput *in, const Folded *slice, const Folded *baseline, Answer *ret);
 void answer_done(Answer *a);
 

@@ -98,6 +98,12 @@ static void print_near(const Show *s) {
                 printf("  (no samples %s to compare)\n", s->near.total == 0 ? "around the event" : "outside it");
                 return;
         }
+        if (s->near_rest.total < SHOW_BASELINE_SAMPLES_MIN) {
+                /* As the slice's baseline: the event's seconds are all of a short slice. */
+                printf("  Nothing to tell: the rest has %" PRIu64 " samples, too few to compare with.\n",
+                       s->near_rest.total);
+                return;
+        }
         if (s->n_near_proc_rises == 0 && s->n_near_func_rises == 0) {
                 printf("  Nothing rose significantly (z >= %.0f): the event's seconds look like the rest.\n", RISE_Z_MIN);
                 return;

@@ -465,6 +465,12 @@ static void print_summary(const Show *s) {
                 printf(".\n");
         } else if (s->slice_error < 0 || s->baseline_error < 0)
                 printf("no comparison with the baseline possible (missing stacks).\n");
+        else if (s->baseline.total < SHOW_BASELINE_SAMPLES_MIN &&
+                 (s->near_error < 0 || s->near_rest.total < SHOW_BASELINE_SAMPLES_MIN))
+                /* Not "nothing rose": nothing could be compared (a bundle taken as tprofd started). */
+                printf("no comparison possible: the baseline has %" PRIu64 " samples, too few to compare "
+                       "with; see the top stacks.\n",
+                       s->baseline.total);
         else
                 printf("nothing rose significantly against the baseline; see the top stacks.\n");
         /* What stopped at the event: as telling as what spun. */

@@ -269,6 +269,18 @@ printf 'java;main 10\nswapper;idle 7\n' >"$TEST_TMP/tiny/incidents/20261121T1200
 "$TPROF_BUNDLE" -D "$TEST_TMP/tiny" show 3fb0 >"$TEST_TMP/tiny.txt" 2>"$ERR" || fail "show, tiny baseline: $(cat "$ERR")"
 sed -n '/^Unusual/,/^Files/p' "$TEST_TMP/tiny.txt" | grep -q "the baseline has 17 samples, too few to compare with" ||
         fail "tiny baseline: $(sed -n '/^Unusual/,/^Around/p' "$TEST_TMP/tiny.txt")"
+# Nor can the event's seconds when they are the whole slice (a bundle taken seconds after tprofd
+# started): their rest is the same 17 samples, and the answer says that nothing could be compared.
+T=$TEST_TMP/tiny/incidents/20261121T120000Z-oom-kill-3fb01234
+cp "$T/stacks.folded" "$T/event.folded"
+"$TPROF_BUNDLE" -D "$TEST_TMP/tiny" show 3fb0 >"$TEST_TMP/tiny.txt" 2>"$ERR" || fail "show, tiny rest: $(cat "$ERR")"
+grep -q '^   In short: no comparison possible: the baseline has 17 samples, too few to compare with; see the top stacks\.$' \
+        "$TEST_TMP/tiny.txt" || fail "tiny rest, answer: $(grep -A1 'In short' "$TEST_TMP/tiny.txt")"
+sed -n '/^Around/,/^Services/p' "$TEST_TMP/tiny.txt" | grep -q "the rest has 17 samples, too few to compare with" ||
+        fail "tiny rest: $(sed -n '/^Around/,/^Services/p' "$TEST_TMP/tiny.txt")"
+"$TPROF_BUNDLE" -D "$TEST_TMP/tiny" show --json 3fb0 >"$TEST_TMP/tiny.json" 2>"$ERR" || fail "show --json, tiny rest"
+python3 -c 'import json, sys; j = json.load(open(sys.argv[1])); assert j["answer"] is None and j["fall"] is None, j["answer"]' \
+        "$TEST_TMP/tiny.json" || fail "tiny rest: an answer in --json"
 # Without log.jsonl, the log comes from log.txt.
 rm "$STATE/incidents/20261121T120000Z-oom-kill-3fb01234/log.jsonl"
 expect_exit 0 tb show 3fb0
