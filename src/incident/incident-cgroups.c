@@ -262,30 +262,74 @@ static int cmp_comm(const void *a, const void *b) {
         return c != 0 ? c : (x->len > y->len) - (x->len < y->len);
 }
 
-static void comms_json(const CgroupEntry *e, JsonWriter *w) {
-        CommCount top[INCIDENT_CGROUP_COMMS_MAX + 1];
-        size_t n = 0;
+/* The comms of e with the most samples by one count: in the slice, in the event's own seconds, or
+ * in the rest of the bundle (the slice outside them and the baseline), into top (the largest
+ * INCIDENT_CGROUP_COMMS_MAX, n as the count, largest first). */
+typedef enum CommRank {
+        COMM_RANK_SLICE,
+        COMM_RANK_NEAR,
+        COMM_RANK_REST,
+        _COMM_RANK_MAX,
+} CommRank;
+
+static uint64_t comm_get(const Hashmap *h, const void *k, size_t kl) {
+        uint64_t v;
+        return hashmap_get(h, k, kl, &v) ? v : 0;
+}
+
+static size_t comms_top(const CgroupEntry *e, CommRank rank, CommCount top[static INCIDENT_CGROUP_COMMS_MAX + 1]) {
         const void *k;
-        size_t kl;
+        size_t kl, n = 0;
         uint64_t v;
 
         /* keep the largest few: insert and cut */
         for (size_t i = 0; hashmap_iterate(e->comms, &i, &k, &kl, &v);) {
-                top[n++] = (CommCount) { k, kl, v };
+                uint64_t near = comm_get(e->comms_near, k, kl);
+                uint64_t x = rank == COMM_RANK_SLICE ? v
+                             : rank == COMM_RANK_NEAR ? near
+                                                      : v - MIN(near, v) + comm_get(e->comms_baseline, k, kl);
+                if (x == 0)
+                        continue;
+                top[n++] = (CommCount) { k, kl, x };
                 qsort(top, n, sizeof top[0], cmp_comm);
                 if (n > INCIDENT_CGROUP_COMMS_MAX)
                         n = INCIDENT_CGROUP_COMMS_MAX;
         }
+        return n;
+}
+
+/* The processes of the cgroup the rankings of show may name: the most slice samples, and also
+ * those with the most in the event's own seconds (a burst there, diluted over the slice) and in
+ * the rest (one that stopped at the event), listed by slice samples. */
+static void comms_json(const CgroupEntry *e, JsonWriter *w) {
+        CommCount list[_COMM_RANK_MAX * INCIDENT_CGROUP_COMMS_MAX], top[INCIDENT_CGROUP_COMMS_MAX + 1];
+        size_t n = 0;
+
+        for (CommRank rank = 0; rank < _COMM_RANK_MAX; rank++) {
+                size_t m = comms_top(e, rank, top);
+
+                for (size_t i = 0; i < m; i++) {
+                        bool dup = false;
+
+                        for (size_t j = 0; j < n && !dup; j++)
+                                dup = list[j].len == top[i].len && memcmp(list[j].comm, top[i].comm, top[i].len) == 0;
+                        if (dup)
+                                continue;
+                        top[i].n = comm_get(e->comms, top[i].comm, top[i].len);
+                        list[n++] = top[i];
+                }
+        }
+        if (n > 1)
+                qsort(list, n, sizeof list[0], cmp_comm);
         json_key(w, "comms");
         json_begin_array(w);
         for (size_t i = 0; i < n; i++) {
                 json_begin_object(w);
                 json_key(w, "comm");
-                json_string_n(w, top[i].comm, top[i].len);
-                json_kv_u64(w, "samples", top[i].n);
-                json_kv_u64(w, "near_samples", hashmap_get(e->comms_near, top[i].comm, top[i].len, &v) ? v : 0);
-                json_kv_u64(w, "baseline_samples",
-                            hashmap_get(e->comms_baseline, top[i].comm, top[i].len, &v) ? v : 0);
+                json_string_n(w, list[i].comm, list[i].len);
+                json_kv_u64(w, "samples", list[i].n);
+                json_kv_u64(w, "near_samples", comm_get(e->comms_near, list[i].comm, list[i].len));
+                json_kv_u64(w, "baseline_samples", comm_get(e->comms_baseline, list[i].comm, list[i].len));
                 json_end_object(w);
         }
         json_end_array(w);

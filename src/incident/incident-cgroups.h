@@ -2,7 +2,8 @@
 /*
  * Which cgroups a bundle's samples ran in: per cgroup path, the samples in the slice, in the
  * event's own seconds and in the baseline, and the processes that had the most of them in the
- * slice, with their samples in the same three, written into the manifest
+ * slice, in the event's own seconds and in the rest of the bundle (a burst at the event, a process
+ * that stopped at it: what show names), with their samples in the same three, written into the manifest
  * ("cgroups") with the names profile-cgroup.h derives from the path and the names only the host
  * knows, looked up once when the bundle is written, from local files only (never a network call):
  *
