@@ -244,6 +244,15 @@ int show_print_json(const Show *s, bool pretty) {
                 /* false: no rise passed the floors, this is the strongest there is */
                 json_kv_bool(&w, "clear", s->answer.clear);
                 json_rise_fields(&w, s, &s->answer.rise, !answer_from_function(s->answer.from), answer_from_near(s->answer.from));
+                if (answer_from_function(s->answer.from)) {
+                        /* A function's process is said with its unit, container and pod too, as the
+                         * text's In short says them. */
+                        const char *semi = strchr(s->answer.rise.name, ';');
+                        _cleanup_free_ char *comm = strndup(s->answer.rise.name, semi ? (size_t) (semi - s->answer.rise.name)
+                                                                                      : strlen(s->answer.rise.name));
+                        if (comm)
+                                json_attribution(&w, s, comm, +1, answer_from_near(s->answer.from));
+                }
                 json_kv_string(&w, "under", s->answer.under);
                 json_end_object(&w);
         } else

@@ -254,6 +254,24 @@ ans = json.load(open(sys.argv[1]))["answer"]
 assert ans["from"] == "slice" and ans["kind"] == "function", ans
 assert ans["process"] == "kubelet" and ans["function"] == "mem_cgroup_nr_lru_pages", ans
 PY
+# The function's process is said with its unit, in the text and in --json alike.
+python3 - "$TEST_TMP"/burst/incidents/*/manifest.json <<'PY'
+import json, sys
+m = json.load(open(sys.argv[1]))
+m["cgroups"] = [{"path": "/system.slice/kubelet.service", "samples": m["slice"]["samples"],
+                 "baseline_samples": m["baseline"]["samples"], "unit": "kubelet.service",
+                 "comms": [{"comm": "kubelet", "samples": 200}]}]
+json.dump(m, open(sys.argv[1], "w"))
+PY
+"$TPROF_BUNDLE" -D "$TEST_TMP/burst" show >"$OUT" 2>"$ERR" || fail "show burst with cgroups: $(cat "$ERR")"
+grep -qE '^   In short: mem_cgroup_nr_lru_pages in kubelet \(unit kubelet\.service\) rose to ' "$OUT" ||
+        fail "burst with cgroups: $(grep 'In short' "$OUT")"
+"$TPROF_BUNDLE" -D "$TEST_TMP/burst" show --json >"$TEST_TMP/burst.json" 2>"$ERR" || fail "show --json burst with cgroups"
+python3 - "$TEST_TMP/burst.json" <<'PY' || fail "json: a function's answer without its unit"
+import json, sys
+ans = json.load(open(sys.argv[1]))["answer"]
+assert ans["kind"] == "function" and ans["cgroup"]["unit"] == "kubelet.service", ans
+PY
 grep -q '^> .*Trigger reset is on' "$OUT" || fail "trigger line not marked"
 grep -q "\.\.\. 4 more lines in" "$OUT" || fail "no note on the log lines left out"
 grep -q -- '-1m30s \.\. +15s around the event' "$OUT" || fail "slice bounds not relative to the event"
