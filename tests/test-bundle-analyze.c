@@ -415,6 +415,60 @@ static void test_answer_small_rest(void **state) {
         rises_free(nf, n_nf);
 }
 
+/* A host idle but for one process, whose idle CPUs take no samples (cycles; a vCPU whose clock does
+ * not fire in idle): the samples are those of its one busy CPU, and a process with 1% of a CPU has
+ * 1% of them. Counted as a share times the host's 64 CPUs that is 0.64 of a CPU, far over the 2%
+ * floor; counted in the CPUs the samples stand for (one) it is 1%, under it. */
+static void test_answer_sampled_cpus(void **state) {
+        _cleanup_(answer_done) Answer a = {};
+        Rise tiny[] = { RISE("tinyp", 0.010, 0.0, 13.5) }, real[] = { RISE("realp", 0.030, 0.0, 20) };
+        AnswerInput in = { .near_proc = tiny, .n_near_proc = 1, .n_cpus = 64 };
+
+        assert_int_equal(answer_choose(&in, NULL, NULL, &a), 0);
+        assert_true(a.clear); /* share times the host's CPUs: 0.64 of a CPU */
+        answer_done(&a);
+        in.cpus = (SampledCpus) { .slice = 1.0, .baseline = 1.0, .near = 1.0, .rest = 1.0 };
+        assert_int_equal(answer_choose(&in, NULL, NULL, &a), 0);
+        assert_string_equal(a.rise.name, "tinyp"); /* still the strongest there is, */
+        assert_false(a.clear);                      /* said as no clear rise */
+        answer_done(&a);
+        /* 3% of the one CPU sampled is 3% of a CPU: a rise. */
+        in.near_proc = real;
+        assert_int_equal(answer_choose(&in, NULL, NULL, &a), 0);
+        assert_true(a.clear);
+        answer_done(&a);
+
+        /* Each side in its own CPUs: 3% of the 0.5 CPUs the event's seconds sampled is 1.5% of a
+         * CPU, and against 0.2% of the 4 the rest sampled (0.8%) no gain to speak of. */
+        Rise half[] = { RISE("halfp", 0.030, 0.002, 9) };
+        in = (AnswerInput) { .near_proc = half, .n_near_proc = 1, .n_cpus = 4,
+                             .cpus = { .near = 0.5, .rest = 4 } };
+        assert_int_equal(answer_choose(&in, NULL, NULL, &a), 0);
+        assert_false(a.clear);
+        answer_done(&a);
+
+        /* A fall the same way: postgres had 20% of the rest's samples, which stood for 0.12 of a
+         * CPU (2.4% of a CPU), and none around the event: a fall. With the rest's samples standing
+         * for a twentieth of a CPU it is 1% of a CPU: none. */
+        _cleanup_(folded_donep) Folded near = FOLDED_NULL, rest = FOLDED_NULL;
+        Rise f = {};
+        load_text("app;main;work 50\nswapper;idle 50\n", &near);
+        load_text("app;main;work 300\npostgres;main;scan 100\nswapper;idle 100\n", &rest);
+        SampledCpus c = { .near = 0.1, .rest = 0.12 };
+        assert_int_equal(folded_fall_cpus(&near, &rest, NULL, 64, &c, &f), 0);
+        assert_non_null(f.name);
+        assert_string_equal(f.name, "postgres");
+        rise_done(&f);
+        c.rest = 0.05;
+        assert_int_equal(folded_fall_cpus(&near, &rest, NULL, 64, &c, &f), 0);
+        assert_null(f.name);
+        /* Unknown (0): the host's CPUs, as before. */
+        c = (SampledCpus) {};
+        assert_int_equal(folded_fall_cpus(&near, &rest, NULL, 64, &c, &f), 0);
+        assert_non_null(f.name);
+        rise_done(&f);
+}
+
 static void test_rise_under(void **state) {
         _cleanup_(folded_donep) Folded near = FOLDED_NULL, rest = FOLDED_NULL, fresh = FOLDED_NULL;
         _cleanup_free_ char *u = NULL;
@@ -760,6 +814,7 @@ int main(void) {
                 cmocka_unit_test(test_fall),
                 cmocka_unit_test(test_answer_small_baseline),
                 cmocka_unit_test(test_answer_small_rest),
+                cmocka_unit_test(test_answer_sampled_cpus),
                 cmocka_unit_test(test_rise_under),
                 cmocka_unit_test(test_comm_key),
                 cmocka_unit_test(test_answer_percpu_kthreads),

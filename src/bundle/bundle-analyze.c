@@ -709,21 +709,36 @@ static bool key_is_idle(const char *key) {
         return (len == 7 || (len > 8 && comm[7] == '/')) && strneq(comm, "swapper", 7);
 }
 
-/* Whether a change of share from less to more is worth naming (RISE_ANSWER_*): a rise from less
- * to more, or a fall from more to less. */
-static bool change_is_large(double more, double less, unsigned n_cpus) {
-        double change = more - less;
+double sampled_cpus(uint64_t samples, uint64_t freq_hz, uint64_t ns) {
+        double d = (double) freq_hz * (double) ns / 1e9;
 
-        if (n_cpus > 0 ? change * n_cpus < RISE_ANSWER_CPUS_MIN : change < RISE_ANSWER_GAIN_MIN)
+        return samples > 0 && d > 0 ? (double) samples / d : 0;
+}
+
+/* The CPUs a side's samples stand for: as measured (c), else the host's, else 0 (unknown). */
+static double side_cpus(double c, unsigned n_cpus) {
+        return c > 0 && isfinite(c) ? c : (double) n_cpus;
+}
+
+/* Whether a change of share from less to more is worth naming (RISE_ANSWER_*): a rise from less
+ * to more, or a fall from more to less; more_cpus and less_cpus are the CPUs each side's samples
+ * stand for (side_cpus()), the CPU time of a share. */
+static bool change_is_large(double more, double more_cpus, double less, double less_cpus) {
+        if (more_cpus > 0 && less_cpus > 0 ? more * more_cpus - less * less_cpus < RISE_ANSWER_CPUS_MIN
+                                           : more - less < RISE_ANSWER_GAIN_MIN)
                 return false;
         return more >= RISE_ANSWER_RATIO_MIN * less;
 }
 
 static bool answer_qualifies(const AnswerInput *in, const Rise *r, AnswerFrom from) {
-        if (key_is_idle(r->name) || !change_is_large(r->slice_share, r->baseline_share, in->n_cpus))
+        bool near = answer_from_near(from);
+        double c1 = side_cpus(near ? in->cpus.near : in->cpus.slice, in->n_cpus),
+               c2 = side_cpus(near ? in->cpus.rest : in->cpus.baseline, in->n_cpus);
+
+        if (key_is_idle(r->name) || !change_is_large(r->slice_share, c1, r->baseline_share, c2))
                 return false;
         /* An empty event.folded (the event outside its slice, its seconds lost) says nothing. */
-        if (!answer_from_near(from) && in->near && in->rest && in->near->total > 0 && in->rest->total > 0) {
+        if (!near && in->near && in->rest && in->near->total > 0 && in->rest->total > 0) {
                 RiseKind kind = answer_from_function(from) ? RISE_FUNCTION : RISE_PROCESS;
                 if (folded_key_share(in->near, kind, r->name) < folded_key_share(in->rest, kind, r->name))
                         return false;
@@ -771,19 +786,30 @@ const Rise *rises_answer(const AnswerInput *in, AnswerFrom *ret_from) {
 
 /* Whether key's share in the slice's samples outside near (near a part of slice) is as far above its
  * share in near as a fall must be: it ran in the slice's own seconds before it fell. */
-static bool fall_in_slice(const Folded *near, const Folded *slice, const char *key, unsigned n_cpus) {
+static bool fall_in_slice(const Folded *near, const Folded *slice, const char *key, unsigned n_cpus,
+                          const SampledCpus *cpus) {
         uint64_t in_slice = folded_key_count(slice, RISE_PROCESS, key), in_near = folded_key_count(near, RISE_PROCESS, key);
+        double outside = 0;
 
         if (slice->total <= near->total || in_slice <= in_near)
                 return false;
+        /* The slice's seconds outside near: the slice's CPU time less near's, over their samples. */
+        if (cpus && cpus->slice > 0 && cpus->near > 0) {
+                double t_slice = (double) slice->total / cpus->slice, t_near = (double) near->total / cpus->near;
+                if (t_slice > t_near)
+                        outside = (double) (slice->total - near->total) / (t_slice - t_near);
+        }
         return change_is_large((double) (in_slice - in_near) / (double) (slice->total - near->total),
-                               (double) in_near / (double) near->total, n_cpus);
+                               side_cpus(outside, n_cpus), (double) in_near / (double) near->total,
+                               side_cpus(cpus ? cpus->near : 0, n_cpus));
 }
 
-int folded_fall(const Folded *near, const Folded *rest, const Folded *slice, unsigned n_cpus, Rise *ret) {
+int folded_fall_cpus(const Folded *near, const Folded *rest, const Folded *slice, unsigned n_cpus,
+                     const SampledCpus *cpus, Rise *ret) {
         CountTable t = {};
         const Counts *best = NULL;
         double best_z = 0;
+        double c_near = side_cpus(cpus ? cpus->near : 0, n_cpus), c_rest = side_cpus(cpus ? cpus->rest : 0, n_cpus);
         int r;
 
         *ret = (Rise) {};
@@ -795,8 +821,9 @@ int folded_fall(const Folded *near, const Folded *rest, const Folded *slice, uns
                 double s1 = (double) c->slice / (double) near->total, s2 = (double) c->baseline / (double) rest->total;
                 double z = proportion_z(c->slice, near->total, c->baseline, rest->total);
 
-                if (z > -RISE_Z_MIN || c->baseline < RISE_SAMPLES_MIN || !change_is_large(s2, s1, n_cpus) ||
-                    key_is_idle(c->key) || (best && z >= best_z) || (slice && !fall_in_slice(near, slice, c->key, n_cpus)))
+                if (z > -RISE_Z_MIN || c->baseline < RISE_SAMPLES_MIN || !change_is_large(s2, c_rest, s1, c_near) ||
+                    key_is_idle(c->key) || (best && z >= best_z) ||
+                    (slice && !fall_in_slice(near, slice, c->key, n_cpus, cpus)))
                         continue;
                 best = c;
                 best_z = z;
@@ -815,6 +842,10 @@ int folded_fall(const Folded *near, const Folded *rest, const Folded *slice, uns
         }
         count_table_done(&t);
         return r < 0 ? r : 0;
+}
+
+int folded_fall(const Folded *near, const Folded *rest, const Folded *slice, unsigned n_cpus, Rise *ret) {
+        return folded_fall_cpus(near, rest, slice, n_cpus, NULL, ret);
 }
 
 int answer_choose(const AnswerInput *in, const Folded *slice, const Folded *baseline, Answer *ret) {
@@ -840,7 +871,7 @@ int answer_choose(const AnswerInput *in, const Folded *slice, const Folded *base
         *ret = (Answer) {};
         /* What stopped at the event, beside (or without) what rose. */
         if (in->near && in->rest) {
-                k = folded_fall(in->near, in->rest, slice, in->n_cpus, &a.fall);
+                k = folded_fall_cpus(in->near, in->rest, slice, in->n_cpus, &in->cpus, &a.fall);
                 if (k < 0)
                         return k;
         }

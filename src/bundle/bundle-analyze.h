@@ -145,8 +145,9 @@ void rise_done(Rise *r);
 double folded_key_share(const Folded *f, RiseKind kind, const char *key);
 
 /* What a rise must have to be the one-line answer: at least RISE_ANSWER_CPUS_MIN of a CPU gained
- * (its gain in share times the host's CPUs; RISE_ANSWER_GAIN_MIN of the samples where the bundle
- * does not say how many CPUs there were), and at least RISE_ANSWER_RATIO_MIN times its share in
+ * (its samples over the rate and the seconds on each side, AnswerInput.cpus; else its gain in
+ * share times the host's CPUs; RISE_ANSWER_GAIN_MIN of the samples where the bundle does not say
+ * how many CPUs there were), and at least RISE_ANSWER_RATIO_MIN times its share in
  * what it is compared with. The first keeps out a process that ran a moment only around the
  * event (the one that logged it) and whose z is large on a handful of samples; the second a
  * large process whose share drifts a few points while everything else changes (its z is large
@@ -154,6 +155,21 @@ double folded_key_share(const Folded *f, RiseKind kind, const char *key);
 #define RISE_ANSWER_CPUS_MIN 0.02
 #define RISE_ANSWER_GAIN_MIN 0.01
 #define RISE_ANSWER_RATIO_MIN 2.0
+
+/*
+ * The CPUs each part of a bundle's samples stands for: its samples over the rate times its
+ * seconds (sampled_cpus()). Where every CPU is sampled while it idles that is the host's CPUs, and
+ * a share of the samples times n_cpus is the CPU time it was; where idle CPUs take no samples
+ * (cycles, some hypervisors' idle states, a vCPU whose clock does not fire in idle) it is fewer,
+ * the shares of a mostly idle host are those of its few busy CPUs, and a share times n_cpus
+ * overstates the CPU time many times. 0 where not known: n_cpus stands in.
+ */
+typedef struct SampledCpus {
+        double slice, baseline, near, rest;
+} SampledCpus;
+
+/* samples / (freq_hz * ns / 1e9); 0 when either is 0. */
+double sampled_cpus(uint64_t samples, uint64_t freq_hz, uint64_t ns);
 
 /* What the one-line answer is chosen from: every rise (untruncated) of the slice against the
  * baseline and, when the bundle has event.folded, of the event's own seconds (near) against the
@@ -163,6 +179,7 @@ typedef struct AnswerInput {
         size_t n_slice_proc, n_slice_func, n_near_proc, n_near_func;
         const Folded *near, *rest; /* NULL without event.folded */
         unsigned n_cpus;           /* of the host; 0: unknown */
+        SampledCpus cpus;          /* a CPU gained is counted in these where known */
 } AnswerInput;
 
 typedef enum AnswerFrom {
@@ -216,6 +233,10 @@ typedef struct Answer {
  * ret->z negative. ret->name NULL when none.
  */
 int folded_fall(const Folded *near, const Folded *rest, const Folded *slice, unsigned n_cpus, Rise *ret);
+/* The same, a CPU lost counted in cpus where known (near, rest, and slice for the slice's
+ * seconds outside near). */
+int folded_fall_cpus(const Folded *near, const Folded *rest, const Folded *slice, unsigned n_cpus,
+                     const SampledCpus *cpus, Rise *ret);
 
 /* Fewer baseline samples than this cannot show a rise of a few percent at z >= 3 at all, and a
  * rise against them is noise: the slice's rises against such a baseline are no answer, nor the

@@ -6,6 +6,7 @@
  */
 #include <dirent.h>
 #include <errno.h>
+#include <math.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,6 +19,7 @@
 #include "basic/string-util.h"
 #include "basic/time-util.h"
 #include "bundle/bundle-cgroups.h"
+#include "bundle/bundle-analyze.h"
 #include "bundle/bundle-read.h"
 
 BundleManifest *bundle_manifest_free(BundleManifest *m) {
@@ -514,4 +516,45 @@ int bundle_list_resolve(const BundleList *l, const char *query, size_t **ret_can
                 *ret_n_candidates = n;
         }
         return -ENOTUNIQ;
+}
+
+void bundle_sampled_cpus(const BundleManifest *m, uint64_t slice, uint64_t baseline, uint64_t near, uint64_t rest,
+                         SampledCpus *ret) {
+        uint64_t slice_ns, near_ns = 0, baseline_ns = 0, from, to;
+        double cap;
+
+        *ret = (SampledCpus) {};
+        if (!m || !m->has_slice || m->profile_freq_hz == 0 || m->slice_to_perf_ns <= m->slice_from_perf_ns)
+                return;
+        /* The seconds that were sampled: where the daemon sampled part of the slice only, those. */
+        from = m->slice_from_perf_ns;
+        to = m->slice_to_perf_ns;
+        if (m->slice_covered_to_perf_ns > m->slice_covered_from_perf_ns && m->slice_covered_from_perf_ns >= from &&
+            m->slice_covered_to_perf_ns <= to) {
+                from = m->slice_covered_from_perf_ns;
+                to = m->slice_covered_to_perf_ns;
+        }
+        slice_ns = to - from;
+        if (m->has_event_perf_ns) {
+                uint64_t a, b;
+                bundle_near_event_range(m->event_t_perf_ns, from, to, &a, &b);
+                near_ns = b > a ? b - a : 0;
+        }
+        /* The baseline's first and last sample, around the slice or on one side of it. */
+        if (m->has_baseline && m->baseline_to_perf_ns > m->baseline_from_perf_ns) {
+                baseline_ns = m->baseline_to_perf_ns - m->baseline_from_perf_ns;
+                if (m->baseline_from_perf_ns < m->slice_from_perf_ns && m->baseline_to_perf_ns > m->slice_to_perf_ns)
+                        baseline_ns -= MIN(baseline_ns, m->slice_to_perf_ns - m->slice_from_perf_ns);
+        }
+        ret->slice = sampled_cpus(slice, m->profile_freq_hz, slice_ns);
+        ret->near = sampled_cpus(near, m->profile_freq_hz, near_ns);
+        ret->baseline = sampled_cpus(baseline, m->profile_freq_hz, baseline_ns);
+        ret->rest = slice_ns > near_ns && baseline_ns > 0 ?
+                sampled_cpus(rest, m->profile_freq_hz, slice_ns - near_ns + baseline_ns) : 0;
+        /* Never more than the host has: the seconds of a few samples are rough. */
+        cap = m->profile_n_cpus > 0 ? (double) m->profile_n_cpus : INFINITY;
+        ret->slice = MIN(ret->slice, cap);
+        ret->near = MIN(ret->near, cap);
+        ret->baseline = MIN(ret->baseline, cap);
+        ret->rest = MIN(ret->rest, cap);
 }

@@ -63,6 +63,13 @@ BundleManifest *bundle_manifest_free(BundleManifest *m);
 /* The capture named cpu as a CPU number; false when there is none or it is not a number. */
 bool bundle_manifest_capture_cpu(const BundleManifest *m, unsigned *ret_cpu);
 
+/* The CPUs the samples of the slice, the baseline, the event's own seconds and the rest of the
+ * bundle stand for (bundle-analyze.h, SampledCpus), from their totals as read and the seconds the
+ * manifest gives them, each at most the host's CPUs; 0 where the manifest does not say. */
+struct SampledCpus;
+void bundle_sampled_cpus(const BundleManifest *m, uint64_t slice, uint64_t baseline, uint64_t near, uint64_t rest,
+                         struct SampledCpus *ret);
+
 typedef enum BundleEntryState {
         BUNDLE_ENTRY_COMPLETE,
         BUNDLE_ENTRY_PARTIAL,

@@ -174,6 +174,9 @@ static int write_analysis(JsonWriter *w, const char *dir, const BundleManifest *
         }
         /* The one-line answer from every rise, as show chooses it; then the lists cut for the page. */
         _cleanup_(answer_done) Answer answer = {};
+        SampledCpus cpus;
+        bundle_sampled_cpus(m, rs >= 0 ? slice.total : 0, rb >= 0 ? baseline.total : 0, rn >= 0 ? near.total : 0,
+                            rn >= 0 ? rest.total : 0, &cpus);
         (void) answer_choose(&(AnswerInput) {
                                      .slice_proc = proc,
                                      .n_slice_proc = n_proc,
@@ -186,6 +189,7 @@ static int write_analysis(JsonWriter *w, const char *dir, const BundleManifest *
                                      .near = rn >= 0 ? &near : NULL,
                                      .rest = rn >= 0 ? &rest : NULL,
                                      .n_cpus = n_cpus,
+                                     .cpus = cpus,
                              },
                              &slice, &baseline, &answer);
         rises_truncate(proc, &n_proc, REPORT_RISES);

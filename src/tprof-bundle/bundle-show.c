@@ -263,6 +263,11 @@ static void choose_answer(Show *s) {
                 .n_cpus = s->m ? (unsigned) MIN(s->m->profile_n_cpus, (uint64_t) UINT32_MAX) : 0,
         };
 
+        /* A CPU gained is counted in the CPUs the samples stand for, fewer than the host's where
+         * idle CPUs take no samples. */
+        bundle_sampled_cpus(s->m, s->slice_error >= 0 ? s->slice.total : 0,
+                            s->baseline_error >= 0 ? s->baseline.total : 0, near ? s->near.total : 0,
+                            near ? s->near_rest.total : 0, &in.cpus);
         (void) answer_choose(&in, &s->slice, &s->baseline, &s->answer);
         rises_truncate(s->proc_rises, &s->n_proc_rises, TOP_RISES);
         rises_truncate(s->func_rises, &s->n_func_rises, TOP_RISES);

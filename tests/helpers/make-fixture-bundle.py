@@ -20,6 +20,10 @@ KIND is one of:
   softirq   as quiet, but around the event every CPU's ksoftirqd/N polls the ENA NIC
             (ena_io_poll): each 1.6% of a CPU, under the answer's floor, all of them a quarter
             of a CPU (run it with --cpus 16); the manifest lists them in the root cgroup.
+  idle      a mostly idle host (run it with --cpus 16) sampled with cycles, which idle CPUs take
+            no samples of: the samples are those of about one busy CPU, and around the event cron
+            has 1% of them, 1% of a CPU (a share times the 16 CPUs would make it 16%): no clear
+            rise.
   drop      as quiet, but postgres (11% of the non-kubelet samples) stops in the 10 s around the
             event, its CPU idle: the summary says it fell.
   hostile   escape sequences, C1 controls, invalid UTF-8 and overlong text in the message, the
@@ -290,6 +294,20 @@ def make(args):
             ]
             m["threads"] = [{"comm": "ksoftirqd/%d" % cpu, "pid": 14 + 8 * cpu, "process": "ksoftirqd/%d" % cpu,
                              "samples": ks_slice // N_CPUS} for cpu in range(N_CPUS)]
+    elif kind == "idle":
+        # One CPU's worth of samples: the other CPUs idled, and cycles does not fire in idle.
+        total = (BEFORE_S + AFTER_S) * FREQ
+        base_total = 420 * FREQ - total
+        near_total = 2 * 5 * FREQ
+        java = NOISE[0][0]
+        near_c = {java: near_total - 5, "cron;__libc_start_main;main;run_job": 5}
+        slice_c = {java: total - near_total}
+        for stack, n in near_c.items():
+            slice_c[stack] = slice_c.get(stack, 0) + n
+        base_c = {java: base_total}
+
+        def extra(m):
+            m["profile"]["event"] = "cycles"
     elif kind == "drop":
         near_c = profile(near_total, 0.008, 0.05)
         pg = [k for k in near_c if k.startswith("postgres;")][0]
@@ -304,7 +322,7 @@ def make(args):
         slice_c = profile(total, 0.008, 0.05)
         base_c = profile(base_total, 0.008, 0.05)
         near_c = profile(near_total, 0.008, 0.05)
-    if kind != "softirq":
+    if kind not in ("softirq", "idle"):
         extra = None
     if kind == "thread":
         # The rise is a JVM thread's ("VM Thread", "VM_Thread" in the stacks): the manifest says
@@ -374,7 +392,7 @@ def make(args):
 def main():
     p = argparse.ArgumentParser()
     p.add_argument("state_dir")
-    p.add_argument("kind", choices=["anomaly", "thread", "steal", "drift", "burst", "under", "few", "quiet", "softirq", "drop", "hostile", "corrupt", "pending",
+    p.add_argument("kind", choices=["anomaly", "thread", "steal", "drift", "burst", "under", "few", "quiet", "softirq", "idle", "drop", "hostile", "corrupt", "pending",
                                     "nocov"])
     p.add_argument("--id", default="3fa9c2d1")
     p.add_argument("--time", type=int, default=1795271400123456, help="event time, usec since the epoch")

@@ -183,6 +183,15 @@ a = d["answer"]
 assert a["process"] == "ksoftirqd/*" and a["clear"] and a["top_function"] == "ena_io_poll", a
 assert a["thread_of"] is None and a["cgroup"]["path"] == "/", a
 PY
+# A mostly idle 16-CPU host sampled with cycles: the samples are one busy CPU's, and cron's 1% of
+# them around the event is 1% of a CPU, under the floor, not 16% (its share times the CPUs).
+python3 "$FIXTURE" "$TEST_TMP/idle" idle --cpus 16 --id 0e0e0e0e
+"$TPROF_BUNDLE" -D "$TEST_TMP/idle" show >"$TEST_TMP/idle.txt" 2>"$ERR" || fail "show idle: $(cat "$ERR")"
+grep -qE '^   In short: no clear rise; the strongest: cron rose to 1\.0% of the samples in the 10s around the event ' \
+        "$TEST_TMP/idle.txt" || fail "idle: $(grep 'In short' "$TEST_TMP/idle.txt")"
+"$TPROF_BUNDLE" -D "$TEST_TMP/idle" show --json >"$TEST_TMP/idle.json" 2>"$ERR" || fail "show --json idle: $(cat "$ERR")"
+python3 -c 'import json, sys; a = json.load(open(sys.argv[1]))["answer"]; assert a["process"] == "cron" and not a["clear"], a' \
+        "$TEST_TMP/idle.json" || fail "json: idle host, a clear rise of 1% of a CPU"
 # A vCPU the host did not run (a quarter of its samples): show says its work is undercounted.
 python3 "$FIXTURE" "$TEST_TMP/steal" steal --id 0c0c0c0c
 "$TPROF_BUNDLE" -D "$TEST_TMP/steal" show >"$TEST_TMP/steal.txt" 2>"$ERR" || fail "show steal: $(cat "$ERR")"
