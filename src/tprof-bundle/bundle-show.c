@@ -476,6 +476,11 @@ static void print_summary(const Show *s) {
                 printf("no comparison possible: the baseline has %" PRIu64 " samples, too few to compare "
                        "with; see the top stacks.\n",
                        s->baseline.total);
+        else if (s->baseline.total < SHOW_BASELINE_SAMPLES_MIN)
+                /* Only the event's seconds were compared, with the rest: not the slice with the baseline. */
+                printf("nothing rose significantly in the %gs around the event against the rest of the bundle (the "
+                       "baseline has %" PRIu64 " samples, too few to compare the slice with); see the top stacks.\n",
+                       near_seconds(s), s->baseline.total);
         else
                 printf("nothing rose significantly against the baseline; see the top stacks.\n");
         /* What stopped at the event: as telling as what spun. */

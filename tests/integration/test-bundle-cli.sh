@@ -296,6 +296,9 @@ printf 'java;main 10\nswapper;idle 7\n' >"$TEST_TMP/tiny/incidents/20261121T1200
 "$TPROF_BUNDLE" -D "$TEST_TMP/tiny" show 3fb0 >"$TEST_TMP/tiny.txt" 2>"$ERR" || fail "show, tiny baseline: $(cat "$ERR")"
 sed -n '/^Unusual/,/^Files/p' "$TEST_TMP/tiny.txt" | grep -q "the baseline has 17 samples, too few to compare with" ||
         fail "tiny baseline: $(sed -n '/^Unusual/,/^Around/p' "$TEST_TMP/tiny.txt")"
+# Nothing rose around the event against the rest: said as that, not as a comparison with the baseline.
+grep -q '^   In short: nothing rose significantly in the 10s around the event against the rest of the bundle (the baseline has 17 samples, too few to compare the slice with); see the top stacks\.$' \
+        "$TEST_TMP/tiny.txt" || fail "tiny baseline, answer: $(grep -A1 'In short' "$TEST_TMP/tiny.txt")"
 # Nor can the event's seconds when they are the whole slice (a bundle taken seconds after tprofd
 # started): their rest is the same 17 samples, and the answer says that nothing could be compared.
 T=$TEST_TMP/tiny/incidents/20261121T120000Z-oom-kill-3fb01234
