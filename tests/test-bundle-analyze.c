@@ -12,6 +12,7 @@
 
 #include "tests.h"
 
+#include "bundle/bundle-activity.h"
 #include "bundle/bundle-analyze.h"
 
 static void load_text(const char *text, Folded *ret) {

@@ -9,6 +9,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "bundle/bundle-activity.h"
 #include "bundle/bundle-analyze.h"
 #include "bundle/bundle-cgroups.h"
 #include "bundle/bundle-read.h"
