@@ -56,8 +56,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
 
         profile_comm_tidy(parts[0], comm, l);
         check(comm, l, true);
-        if (strlen(parts[0]) == 1 && l > 3)
-                assert(strlen(comm) == 2);
+        /* The viewers' event-line regexes need two characters: a one-byte comm gets a '_' (a byte
+         * that is not UTF-8 is already four, "\xNN", and a backslash two). */
+        if (strlen(parts[0]) == 1 && l > 6)
+                assert(strlen(comm) >= 2 && strlen(comm) <= 5);
         profile_dso_tidy(parts[1], dso, l);
         check(dso, l, false);
         assert(!strpbrk(dso, " ()"));
