@@ -159,9 +159,13 @@ static void test_drain_period(void **state) {
         uint64_t start, give_up;
 
         assert_int_equal(sd_event_new(&e), 0);
-        /* 20 Hz of small records (frame pointers): a few KiB a second, far from half a ring */
-        assert_int_equal(sampler_new(&(SamplerOptions) { .freq_hz = 20, .drain_usec = 3 * USEC_PER_SEC }, on_sample,
-                                     &seen, &s), 0);
+        /* 20 Hz of small records (frame pointers): a few KiB a second, far from half a ring. The
+         * rings also carry every exec's and mmap's records, which a machine busy building and
+         * testing writes by the thousand a second: 16 MiB rings, which those do not fill in the
+         * seconds this waits (512 KiB ones did, and were drained early). */
+        assert_int_equal(sampler_new(&(SamplerOptions) { .freq_hz = 20, .mmap_pages = 4096,
+                                                         .drain_usec = 3 * USEC_PER_SEC },
+                                     on_sample, &seen, &s), 0);
         start = now_usec(CLOCK_MONOTONIC); /* the timer is set from here */
         assert_int_equal(sampler_attach_event(s, e, 0), 0);
         assert_int_equal(sampler_enable(s), 0);
