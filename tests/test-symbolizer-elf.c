@@ -815,6 +815,12 @@ static void test_symbolizer_user_frames(void **state) {
         assert_true(g < 0x10100000);
         symbolizer_user(z, 0, &m, g, false, &f);
         assert_string_equal(f.symbol, "fixture::gamma(unsigned long)");
+        /* A function template's without its return type, which perf leaves out too: folded, the
+         * frame is "fixture::pick<false>", not "fixture::Result fixture::pick<false>". */
+        void *pick = dlsym(handle, "_ZN7fixture4pickILb0EEENS_6ResultEPFivE");
+        assert_non_null(pick);
+        symbolizer_user(z, 0, &m, 0x10000000 + (offset_of(pick) - off) + 1, false, &f);
+        assert_string_equal(f.symbol, "fixture::pick<false>(int (*)())");
 
         /* Rust's, as perf and rustfilt print them: v0, and legacy without its hash. */
         static const struct {

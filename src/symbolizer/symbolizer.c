@@ -565,10 +565,14 @@ static JitMap *jit_map_for(Symbolizer *z, uint32_t pid, const char **ret_path) {
 /*
  * "_ZN3foo3barEv" -> "foo::bar()", as perf prints C++ frames: C++ and Rust names, by libiberty's
  * demangler (the one binutils, gdb and the C++ runtime's __cxa_demangle use: the same text for
- * C++ names, 44,082 of libstdc++'s, libLLVM's and cc1plus's compared). Rust's v0 names ("_R...")
- * and legacy ones (C++-like "_ZN...E" whose last component is the "h<16 hex digits>" hash, left
- * out as perf and rustfilt print them; LLVM's ".llvm.<n>" suffixes too) are tried as Rust first:
- * a C++ name is no Rust name to that demangler.
+ * C++ names, 44,082 of libstdc++'s, libLLVM's and cc1plus's compared). A function template's
+ * return type is left out (DMGL_RET_DROP): "v8::internal::JsonStringifier::Serialize_<false>(...)"
+ * rather than c++filt's "v8::internal::JsonStringifier::Result v8::internal::...", as perf and
+ * gdb's backtraces name the frame; folded stacks cut a name at its '(' and would otherwise start
+ * the frame with the return type. The return types of function types among the parameters stay.
+ * Rust's v0 names ("_R...") and legacy ones (C++-like "_ZN...E" whose last component is the
+ * "h<16 hex digits>" hash, left out as perf and rustfilt print them; LLVM's ".llvm.<n>" suffixes
+ * too) are tried as Rust first: a C++ name is no Rust name to that demangler.
  */
 static char *demangle_with(const char *name, int params) {
         char *d = NULL;
@@ -586,7 +590,7 @@ static char *demangle_name(const char *name) {
         char *r;
 
         if (!plt)
-                return demangle_with(name, DMGL_PARAMS);
+                return demangle_with(name, DMGL_PARAMS | DMGL_RET_DROP);
         /* A PLT entry's NAME@plt (symbolizer-elf.c): NAME demangled without its parameters, as perf
          * prints it, so that folded stacks, which cut a name at its '(', keep the "@plt". */
         stem = strndup(name, (size_t) (plt - name));

@@ -9,6 +9,9 @@ uint64_t fixture_alpha(uint64_t x);
 uint64_t fixture_beta(uint64_t x);
 /* A C++-mangled name, fixture::gamma(unsigned long), for the demangling test. */
 uint64_t fixture_gamma(uint64_t x) __asm__("_ZN7fixture5gammaEm");
+/* A function template's, fixture::pick<false>(int (*)()), whose return type fixture::Result
+ * c++filt prints first. */
+uint64_t fixture_pick(uint64_t x) __asm__("_ZN7fixture4pickILb0EEENS_6ResultEPFivE");
 /* Rust's two manglings: fixture::rust::legacy (the hash and an LLVM suffix are left out) and
  * fixture::rust::worker (v0). */
 uint64_t fixture_rust_legacy(uint64_t x) __asm__("_ZN7fixture4rust6legacy17h0123456789abcdefE.llvm.123");
@@ -35,6 +38,10 @@ __attribute__((noinline)) uint64_t fixture_beta(uint64_t x) {
         for (uint64_t i = 0; i < x; i++)
                 r += fixture_alpha(i);
         return r;
+}
+
+__attribute__((noinline)) uint64_t fixture_pick(uint64_t x) {
+        return x * 7 + 3;
 }
 
 __attribute__((noinline)) uint64_t fixture_gamma(uint64_t x) {
