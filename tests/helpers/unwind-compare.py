@@ -44,8 +44,13 @@ def machine_frames(lines):
     whose next line has another address is a frame of its own (perf's DWARF lookup can call an
     alias "inlined")."""
     out = []
+    first_user = next((i for i, line in enumerate(lines) if not line[0].startswith('ffffffff')), None)
     for i, (addr, name, inlined) in enumerate(lines):
         if inlined and i + 1 < len(lines) and lines[i + 1][0] == addr:
+            continue
+        # perf may print the interrupted user address twice, as the kernel's chain ends and as its
+        # DWARF walk starts (redis-server in write(): a third of its samples): one frame.
+        if i == first_user and i + 1 < len(lines) and lines[i + 1][0] == addr and not lines[i + 1][2]:
             continue
         out.append(name)
     return out
