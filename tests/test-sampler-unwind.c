@@ -23,6 +23,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <sys/wait.h>
@@ -238,6 +239,60 @@ static void test_unwind_fp_chain_ends_at_zero_bp(void **state) {
         assert_int_equal(ips[2], 0);
         unwinder_get_stats(u, &st);
         assert_int_equal(st.stacks_cut, 2);
+}
+
+/* JIT code that keeps no frame pointer, reached with a bp of 0 (PHP's tracing JIT, in a shared
+ * memory mapping that shows as "/dev/zero (deleted)"; any code in anonymous memory), is not the
+ * outermost frame: no thread starts there. The walk is cut there, no unwind information, where a
+ * file's code with that bp ends it whole (test_unwind_fp_chain_ends_at_zero_bp). */
+static void test_unwind_zero_bp_in_jit_code_is_cut(void **state) {
+        _cleanup_(unwinder_freep) Unwinder *u = NULL;
+        _cleanup_(snapshot_done) Snapshot s = {};
+        uint64_t ips[128], frame[2], lib_ip;
+        char data[] = "/tmp/tprof-unwind-jit-XXXXXX";
+        struct stat st;
+        UnwindStats before, after;
+        size_t n;
+        int fd;
+
+        take_snapshot(getenv("TPROF_UNWIND_FIXTURE_NOCFI"), &s);
+        assert_int_equal(unwinder_new(&(UnwinderOptions) { .mode = UNWIND_MODE_AUTO }, &u), 0);
+        n = walk(u, &s, s.size, ips, ELEMENTSOF(ips));
+        assert_true(n > 3);
+        lib_ip = ips[2]; /* in unwind_fixture_lib_middle, walked by its frame pointer */
+
+        /* Anonymous code, and a mapping of a file that is no ELF file. */
+        fd = mkstemp(data);
+        assert_true(fd >= 0);
+        assert_int_equal(write(fd, "not an ELF file, JIT code", 25), 25);
+        assert_int_equal(fstat(fd, &st), 0);
+        assert_int_equal(proc_table_mmap(s.procs, FIXTURE_PID,
+                                         &(ProcMap) { .start = UINT64_C(0x7e0000000000), .end = UINT64_C(0x7e0000010000),
+                                                      .prot = PROT_READ | PROT_EXEC, .path = (char *) "" }),
+                         0);
+        assert_int_equal(proc_table_mmap(s.procs, FIXTURE_PID,
+                                         &(ProcMap) { .start = UINT64_C(0x7e0000100000), .end = UINT64_C(0x7e0000110000),
+                                                      .prot = PROT_READ | PROT_EXEC, .dev = st.st_dev, .ino = st.st_ino,
+                                                      .path = data }),
+                         0);
+        for (unsigned i = 0; i < 2; i++) {
+                uint64_t jit_ip = (i == 0 ? UINT64_C(0x7e0000000000) : UINT64_C(0x7e0000100000)) + 0x123;
+
+                /* The library's frame returns into the JIT code, whose bp is then 0. */
+                frame[0] = 0;
+                frame[1] = jit_ip;
+                unwinder_get_stats(u, &before);
+                n = walk_frame(u, &s, lib_ip, SYNTH_SP, frame, ips, ELEMENTSOF(ips));
+                unwinder_get_stats(u, &after);
+                assert_int_equal(n, 3);
+                assert_int_equal(ips[0], lib_ip);
+                assert_int_equal(ips[1], jit_ip);
+                assert_int_equal(ips[2], 0);
+                assert_int_equal(after.stacks_cut, before.stacks_cut + 1);
+                assert_int_equal(after.cut[UNWIND_CUT_NO_CFI], before.cut[UNWIND_CUT_NO_CFI] + 1);
+        }
+        safe_close(fd);
+        (void) unlink(data);
 }
 
 /* A library with .debug_frame only (-g, no unwind tables, no frame pointers: its .eh_frame holds
@@ -1132,6 +1187,7 @@ int main(void) {
                 cmocka_unit_test(test_unwind_stripped),
                 cmocka_unit_test(test_unwind_auto_falls_back_to_frame_pointers),
                 cmocka_unit_test(test_unwind_fp_chain_ends_at_zero_bp),
+        cmocka_unit_test(test_unwind_zero_bp_in_jit_code_is_cut),
                 cmocka_unit_test(test_unwind_debug_frame),
                 cmocka_unit_test_teardown(test_unwind_zdebug_frame, zdebug_teardown),
                 cmocka_unit_test_teardown(test_unwind_separate_debug_file, dbgfile_teardown),

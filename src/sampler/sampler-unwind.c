@@ -586,7 +586,8 @@ static UnwindCut step_result_to_cut(UnwindStepResult r) {
 
 /* One frame-pointer step: [bp] is the caller's bp, [bp + word] the return address (word: 8, or 4
  * in a 32-bit process). A zero bp that an earlier frame saved ends the chain (the x86-64 psABI:
- * the outermost frame's rbp is 0, as _start and Go's goroutine entry leave it); the interrupted
+ * the outermost frame's rbp is 0, as _start and Go's goroutine entry leave it; in a file's code
+ * only, see unwinder_unwind()); the interrupted
  * frame's live rbp may be 0 as any register (code without frame pointers), which ends nothing. A
  * caller without frame pointers that zeroed rbp ends a walk early too: frame-pointer walking
  * cannot tell. */
@@ -651,6 +652,9 @@ size_t unwinder_unwind(Unwinder *u, ProcTable *procs, const UnwindInput *in, uin
                         break;
                 }
                 f = file_for(u, procs, in->pid, m, in->compat32, &load_nsec, &deferred);
+                /* Code no ELF file holds: anonymous memory, or a mapping of something else
+                 * (PHP's JIT buffer in shared memory shows as "/dev/zero (deleted)"). */
+                bool jit = f ? f != u->gone && unwind_cfi_file_word(f) == 0 : !deferred;
                 if (f && unwind_cfi_file_word(f) != word)
                         f = NULL; /* i386 CFI in a 64-bit process, or the other way round */
                 if (f && unwind_cfi_file_offset_to_vaddr(f, lookup - m->start + m->pgoff, &vaddr)) {
@@ -685,6 +689,11 @@ size_t unwinder_unwind(Unwinder *u, ProcTable *procs, const UnwindInput *in, uin
                 }
                 if (r == UNWIND_STEP_NO_CFI && u->mode == UNWIND_MODE_AUTO) {
                         r = step_fp(&regs, &mem, /* first= */ n == 1, word);
+                        /* No thread starts in JIT code: a zero bp there is code that keeps no frame
+                         * pointer (PHP's JIT: 97% of a script's stacks ended at a trace and were
+                         * counted whole), not the outermost frame. */
+                        if (r == UNWIND_STEP_END && jit)
+                                r = UNWIND_STEP_NO_CFI;
                         if (r == UNWIND_STEP_OK) {
                                 u->stats.frames_fp++;
                                 used_fp = true;
