@@ -74,6 +74,17 @@ static void expect_name(const ElfSymbols *e, const void *addr, const char *name)
         assert_int_equal(off, 4);
 }
 
+/* addr + delta is name + off. */
+static void expect_name_at(const ElfSymbols *e, const void *addr, uint64_t delta, const char *name, uint64_t off) {
+        uint64_t vaddr, got_off;
+        const char *got = NULL;
+
+        assert_true(elf_symbols_offset_to_vaddr(e, offset_of(addr), &vaddr));
+        assert_true(elf_symbols_lookup(e, vaddr + delta, &got, &got_off, NULL));
+        assert_string_equal(got, name);
+        assert_int_equal(got_off, off);
+}
+
 static void *handle;
 static void *alpha, *beta, *gamma_fn;
 
@@ -106,18 +117,13 @@ static void test_zero_size_marker(void **state) {
 static void test_untyped_labels(void **state) {
         _cleanup_(elf_symbols_freep) ElfSymbols *e = NULL;
         void *entry = dlsym(handle, "fixture_untyped_entry"), *inner = dlsym(handle, "fixture_inner_label");
-        uint64_t vaddr, off;
-        const char *got;
 
         if (!entry || !inner)
                 skip(); /* not built on this architecture */
         assert_int_equal(elf_symbols_load_path(fixture, NULL, &e), 0);
         expect_name(e, entry, "fixture_untyped_entry");
-        /* inner is fixture_typed_with_label + 4; expect_name() looks 4 bytes further on */
-        assert_true(elf_symbols_offset_to_vaddr(e, offset_of(inner), &vaddr));
-        assert_true(elf_symbols_lookup(e, vaddr, &got, &off, NULL));
-        assert_string_equal(got, "fixture_typed_with_label");
-        assert_int_equal(off, 4);
+        /* inner is fixture_typed_with_label + 4 */
+        expect_name_at(e, inner, 0, "fixture_typed_with_label", 4);
 }
 
 /* A global label after a function the file gives no size (crtstuff's frame_dummy is one, and the
@@ -126,18 +132,13 @@ static void test_untyped_labels(void **state) {
 static void test_global_label_after_unsized_function(void **state) {
         _cleanup_(elf_symbols_freep) ElfSymbols *e = NULL;
         void *fn = dlsym(handle, "fixture_unsized_typed"), *entry = dlsym(handle, "fixture_entry_after_unsized");
-        uint64_t vaddr, off;
-        const char *got;
 
         if (!fn || !entry)
                 skip(); /* not built on this architecture */
         assert_int_equal(elf_symbols_load_path(fixture, NULL, &e), 0);
         expect_name(e, fn, "fixture_unsized_typed");
         /* past the local label, 8 bytes in: still the function's */
-        assert_true(elf_symbols_offset_to_vaddr(e, offset_of(fn), &vaddr));
-        assert_true(elf_symbols_lookup(e, vaddr + 8, &got, &off, NULL));
-        assert_string_equal(got, "fixture_unsized_typed");
-        assert_int_equal(off, 8);
+        expect_name_at(e, fn, 8, "fixture_unsized_typed", 8);
         expect_name(e, entry, "fixture_entry_after_unsized");
 }
 
