@@ -58,10 +58,8 @@ kill -HUP "$TPROFD_PID"
 wait_for 10 grep -q "RELOADING=1" "$TEST_TMP/notify.log" || fail "no RELOADING=1 on SIGHUP"
 
 # Socket access: outside group tprof refused, inside admitted.
-CREATED_GROUP=
 if ! getent group tprof >/dev/null; then
         groupadd -r tprof || skip "cannot create group tprof"
-        CREATED_GROUP=1
         on_exit "groupdel tprof 2>/dev/null"
 fi
 OUTSIDER=tprof-out-$$
@@ -70,8 +68,9 @@ useradd -r -M -N -s /usr/sbin/nologin "$OUTSIDER" || skip "cannot create users"
 on_exit "userdel $OUTSIDER 2>/dev/null"
 useradd -r -M -N -G tprof -s /usr/sbin/nologin "$INSIDER"
 on_exit "userdel $INSIDER 2>/dev/null"
-# The group was made after tprofd started: restart it so the socket gets the group.
-if [ -n "$CREATED_GROUP" ]; then
+# The group was made after tprofd started (here, or by another run of this test on the machine):
+# restart it so the socket gets the group.
+if [ "$(stat -c %G "$SOCK")" != tprof ]; then
         kill -TERM "$TPROFD_PID"; wait "$TPROFD_PID" || true
         : >"$TEST_TMP/notify.log"
         NOTIFY_SOCKET="$TEST_TMP/notify.sock" "$TPROFD" --state-dir "$STATE" --rules "$TEST_TMP/rules.yaml" \
