@@ -745,7 +745,8 @@ LineFormat rules_input_parse_line(char *line, size_t len, LogRecord *ret) {
                 /* a syslog line pasted without its time and host: the kernel's, as in the syslog form */
                 i += dmesg_bracket_len(line + i, len - i);
                 dmesg_record(line, len, i, 0, -1, ret);
-                ret->identifier = "kernel";
+                line[6] = '\0'; /* the ':': the identifier, like every field, is in the line */
+                ret->identifier = line;
                 return LINE_FORMAT_JOURNAL;
         }
 
