@@ -159,6 +159,22 @@ static bool skip_date(const char *s, size_t len, size_t *i) {
         return true;
 }
 
+/* RFC 3339's "2026-11-26T11:40:09.649404+00:00" (any fraction, "Z" or an offset with or without
+ * its colon), as short-iso and talosctl write it. */
+static bool skip_rfc3339(const char *s, size_t len, size_t *i) {
+        size_t j = *i;
+
+        if (!skip_date(s, len, &j) || !char_at(s, len, j, 'T'))
+                return false;
+        j++;
+        if (!skip_clock(s, len, &j, true))
+                return false;
+        while (j < len && (isdigit((unsigned char) s[j]) || (s[j] != '\0' && strchr(".+-:Z", s[j]))))
+                j++;
+        *i = j;
+        return true;
+}
+
 /* strftime's "%a %b %e %H:%M:%S %Y" (ctime's "Tue Aug  2 16:40:43 2025": the day padded with a space) */
 static bool skip_ctime(const char *s, size_t len, size_t *i) {
         size_t j = *i;
@@ -365,14 +381,7 @@ static size_t talos_len(const char *s, size_t len, int *ret_facility, int *ret_l
                 if (!char_at(s, len, i, ':') || !char_at(s, len, i + 1, ' ') || !char_at(s, len, i + 2, '['))
                         continue;
                 i += 3;
-                if (!skip_date(s, len, &i) || !char_at(s, len, i, 'T'))
-                        continue;
-                i++;
-                if (!skip_clock(s, len, &i, true))
-                        continue;
-                while (i < len && (digit_at(s, len, i) || strchr(".+-:Z", s[i])))
-                        i++;
-                if (!char_at(s, len, i, ']') || !char_at(s, len, i + 1, ':'))
+                if (!skip_rfc3339(s, len, &i) || !char_at(s, len, i, ']') || !char_at(s, len, i + 1, ':'))
                         continue;
                 i += 2;
                 if (char_at(s, len, i, ' '))
@@ -455,16 +464,9 @@ static size_t syslog_timestamp_len(const char *s, size_t len) {
                 for (i++; i < len && s[i] != ' '; i++)
                         ;
                 return char_at(s, len, i, ' ') ? i + 1 : 0;
-        } else if (skip_date(s, len, &i)) {
-                if (!char_at(s, len, i, 'T'))
-                        return 0;
-                i++;
-                if (!skip_clock(s, len, &i, true))
-                        return 0;
-                while (i < len && (isdigit((unsigned char) s[i]) || (s[i] != '\0' && strchr(".+-:Z", s[i]))))
-                        i++;
+        } else if (skip_rfc3339(s, len, &i)) {
                 return char_at(s, len, i, ' ') ? i + 1 : 0;
-        } else if (skip_seconds(s, len, &i))
+        } else if (skip_seconds(s, len, &i)) /* never a date: "2026-" has no '.' */
                 return char_at(s, len, i, ' ') ? i + 1 : 0;
         else
                 return 0;
@@ -741,14 +743,10 @@ LineFormat rules_input_parse_line(char *line, size_t len, LogRecord *ret) {
         }
         if (parse_syslog(line, len, ret))
                 return LINE_FORMAT_JOURNAL;
-        if ((i = len > 8 && memcmp(line, "kernel: ", 8) == 0 ? 8 : 0) > 0) {
-                /* a syslog line pasted without its time and host: the kernel's, as in the syslog form */
-                i += dmesg_bracket_len(line + i, len - i);
-                dmesg_record(line, len, i, 0, -1, ret);
-                line[6] = '\0'; /* the ':': the identifier, like every field, is in the line */
-                ret->identifier = line;
+        /* A syslog line pasted without its time and host: the kernel's, as in the syslog form. */
+        if (len > 8 && memcmp(line, "kernel: ", 8) == 0 &&
+            parse_host_identifier(line, len, 0, /* require_kernel= */ true, ret))
                 return LINE_FORMAT_JOURNAL;
-        }
 
         *ret = LOG_RECORD_NULL;
         ret->source = LOG_SOURCE_TEXT;
