@@ -268,6 +268,13 @@ static uint64_t function_end(const ElfSym *s, uint64_t next_fn) {
         return s->unsized ? MIN(end, next_fn) : end;
 }
 
+/* Extends what the functions kept so far cover by f's code: *covered by a function with a size,
+ * *covered_unsized by one without (its end a guess). */
+static void cover(const ElfSym *f, uint64_t next_fn, uint64_t *covered, uint64_t *covered_unsized) {
+        uint64_t *c = f->unsized ? covered_unsized : covered;
+        *c = MAX(*c, function_end(f, next_fn));
+}
+
 static void sort_symbols(ElfSymbols *e) {
         _cleanup_free_ uint64_t *next_fn = NULL;
         /* The end of what the functions kept so far cover: those with a size, and those without
@@ -310,10 +317,8 @@ static void sort_symbols(ElfSymbols *e) {
                                 continue;
                         if (kept->unsized == s->unsized)
                                 kept->size = kept->size == 0 || s->size == 0 ? 0 : MAX(kept->size, s->size);
-                        if (next_fn && kept->unsized)
-                                covered_unsized = MAX(covered_unsized, function_end(kept, next_fn[i]));
-                        else if (next_fn)
-                                covered = MAX(covered, function_end(kept, next_fn[i]));
+                        if (next_fn)
+                                cover(kept, next_fn[i], &covered, &covered_unsized);
                         continue;
                 }
                 /* A label inside a function (a loop's) is not a function: labels name only code no
@@ -321,10 +326,8 @@ static void sort_symbols(ElfSymbols *e) {
                 if (s->label && (s->addr < covered || (s->addr < covered_unsized && !s->global)))
                         continue;
                 e->syms[k++] = *s;
-                if (!s->label && next_fn && s->unsized)
-                        covered_unsized = MAX(covered_unsized, function_end(s, next_fn[i]));
-                else if (!s->label && next_fn)
-                        covered = MAX(covered, function_end(s, next_fn[i]));
+                if (!s->label && next_fn)
+                        cover(s, next_fn[i], &covered, &covered_unsized);
         }
         e->n_syms = k;
 }
