@@ -280,7 +280,7 @@ static void test_fall(void **state) {
          * wobbled 30% -> 25%; tiny went from 0.5% to 0 (too small to matter); idle rose. */
         load_text("steady;main;work 160\njava;main 485\nswapper;idle 1295\n", &near);
         load_text("steady;main;work 5000\njava;main 3490\ntiny;main 58\nswapper;idle 3092\n", &rest);
-        assert_int_equal(folded_fall(&near, &rest, NULL, 2, &r), 0);
+        assert_int_equal(folded_fall(&near, &rest, NULL, 2, NULL, &r), 0);
         assert_non_null(r.name);
         assert_string_equal(r.name, "steady");
         assert_true(r.z < -RISE_Z_MIN);
@@ -289,7 +289,7 @@ static void test_fall(void **state) {
 
         /* The same seconds as the rest: nothing fell. */
         load_text("steady;main;work 860\njava;main 600\nswapper;idle 480\n", &flat);
-        assert_int_equal(folded_fall(&flat, &rest, NULL, 2, &r), 0);
+        assert_int_equal(folded_fall(&flat, &rest, NULL, 2, NULL, &r), 0);
         assert_null(r.name);
 
         /* The answer carries it beside (or without) a rise: the rest all slice, no baseline. */
@@ -311,10 +311,10 @@ static void test_fall(void **state) {
         assert_int_equal(folded_rest(&near, &gone, &none, &slice_gone), 0);
         load_text("sqlite3;main;step 6000\nswapper;idle 300\n", &base_gone);
         assert_int_equal(folded_rest(&gone, &base_gone, &none, &gone_rest), 0);
-        assert_int_equal(folded_fall(&near, &gone_rest, NULL, 2, &r), 0);
+        assert_int_equal(folded_fall(&near, &gone_rest, NULL, 2, NULL, &r), 0);
         assert_string_equal(r.name, "sqlite3"); /* against the rest alone it would be named */
         rise_done(&r);
-        assert_int_equal(folded_fall(&near, &gone_rest, &slice_gone, 2, &r), 0);
+        assert_int_equal(folded_fall(&near, &gone_rest, &slice_gone, 2, NULL, &r), 0);
         assert_non_null(r.name);
         assert_string_equal(r.name, "steady");
         rise_done(&r);
@@ -456,16 +456,16 @@ static void test_answer_sampled_cpus(void **state) {
         load_text("app;main;work 50\nswapper;idle 50\n", &near);
         load_text("app;main;work 300\npostgres;main;scan 100\nswapper;idle 100\n", &rest);
         SampledCpus c = { .near = 0.1, .rest = 0.12 };
-        assert_int_equal(folded_fall_cpus(&near, &rest, NULL, 64, &c, &f), 0);
+        assert_int_equal(folded_fall(&near, &rest, NULL, 64, &c, &f), 0);
         assert_non_null(f.name);
         assert_string_equal(f.name, "postgres");
         rise_done(&f);
         c.rest = 0.05;
-        assert_int_equal(folded_fall_cpus(&near, &rest, NULL, 64, &c, &f), 0);
+        assert_int_equal(folded_fall(&near, &rest, NULL, 64, &c, &f), 0);
         assert_null(f.name);
         /* Unknown (0): the host's CPUs, as before. */
         c = (SampledCpus) {};
-        assert_int_equal(folded_fall_cpus(&near, &rest, NULL, 64, &c, &f), 0);
+        assert_int_equal(folded_fall(&near, &rest, NULL, 64, &c, &f), 0);
         assert_non_null(f.name);
         rise_done(&f);
 }

@@ -804,8 +804,8 @@ static bool fall_in_slice(const Folded *near, const Folded *slice, const char *k
                                side_cpus(cpus ? cpus->near : 0, n_cpus));
 }
 
-int folded_fall_cpus(const Folded *near, const Folded *rest, const Folded *slice, unsigned n_cpus,
-                     const SampledCpus *cpus, Rise *ret) {
+int folded_fall(const Folded *near, const Folded *rest, const Folded *slice, unsigned n_cpus,
+                const SampledCpus *cpus, Rise *ret) {
         CountTable t = {};
         const Counts *best = NULL;
         double best_z = 0;
@@ -844,10 +844,6 @@ int folded_fall_cpus(const Folded *near, const Folded *rest, const Folded *slice
         return r < 0 ? r : 0;
 }
 
-int folded_fall(const Folded *near, const Folded *rest, const Folded *slice, unsigned n_cpus, Rise *ret) {
-        return folded_fall_cpus(near, rest, slice, n_cpus, NULL, ret);
-}
-
 int answer_choose(const AnswerInput *in, const Folded *slice, const Folded *baseline, Answer *ret) {
         Answer a = {};
         AnswerInput used = *in;
@@ -871,7 +867,7 @@ int answer_choose(const AnswerInput *in, const Folded *slice, const Folded *base
         *ret = (Answer) {};
         /* What stopped at the event, beside (or without) what rose. */
         if (in->near && in->rest) {
-                k = folded_fall_cpus(in->near, in->rest, slice, in->n_cpus, &in->cpus, &a.fall);
+                k = folded_fall(in->near, in->rest, slice, in->n_cpus, &in->cpus, &a.fall);
                 if (k < 0)
                         return k;
         }

@@ -231,13 +231,11 @@ typedef struct Answer {
  * slice (near a part of it), the fall must hold by the same floors against the slice's seconds
  * outside near too: a process that ran in the baseline and stopped before the slice began did
  * not stop at the event. The largest fall by z; ret->slice_* are near's, ret->baseline_* rest's,
- * ret->z negative. ret->name NULL when none.
+ * ret->z negative. ret->name NULL when none. A CPU lost is counted in cpus where known (near,
+ * rest, and slice for the slice's seconds outside near; NULL: none known).
  */
-int folded_fall(const Folded *near, const Folded *rest, const Folded *slice, unsigned n_cpus, Rise *ret);
-/* The same, a CPU lost counted in cpus where known (near, rest, and slice for the slice's
- * seconds outside near). */
-int folded_fall_cpus(const Folded *near, const Folded *rest, const Folded *slice, unsigned n_cpus,
-                     const SampledCpus *cpus, Rise *ret);
+int folded_fall(const Folded *near, const Folded *rest, const Folded *slice, unsigned n_cpus,
+                const SampledCpus *cpus, Rise *ret);
 
 /* Fewer baseline samples than this cannot show a rise of a few percent at z >= 3 at all, and a
  * rise against them is noise: the slice's rises against such a baseline are no answer, nor the
