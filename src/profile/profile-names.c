@@ -40,6 +40,7 @@ const char *profile_comm_tidy(const char *comm, char *buf, size_t l) {
         for (const char *p = comm; p < end;) {
                 unsigned char c = (unsigned char) *p;
                 char out[4];
+                const char *src = out; /* what is written for the k bytes at p: m bytes */
                 size_t k = 1, m = 1;
 
                 if (c <= ' ' || c == 0x7f || (c == '#' && n == 0))
@@ -57,13 +58,8 @@ const char *profile_comm_tidy(const char *comm, char *buf, size_t l) {
                         if ((k == 2 && c == 0xc2 && (unsigned char) p[1] < 0xa0) || is_unicode_blank(p, k))
                                 out[0] = '_';
                         else {
-                                if (n + k >= l)
-                                        break;
-                                memcpy(buf + n, p, k);
-                                n += k;
-                                p += k;
-                                chars++;
-                                continue;
+                                src = p;
+                                m = k;
                         }
                 } else {
                         /* Not UTF-8 (a name the kernel cut inside a character): escaped as in symbols. */
@@ -73,7 +69,7 @@ const char *profile_comm_tidy(const char *comm, char *buf, size_t l) {
                 }
                 if (n + m >= l)
                         break;
-                memcpy(buf + n, out, m);
+                memcpy(buf + n, src, m);
                 n += m;
                 p += k;
                 chars++;
