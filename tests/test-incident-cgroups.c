@@ -7,9 +7,8 @@
  */
 #include <string.h>
 
-#include "basic/json-reader.h"
-#include "basic/json-writer.h"
 #include "incident/incident-cgroups.h"
+#include "json-test-util.h"
 #include "tests.h"
 
 #define CG "/system.slice/build.service"
@@ -24,19 +23,13 @@ static void add(IncidentCgroups *c, const char *comm, unsigned slice, unsigned n
 }
 
 static JsonValue *listing(const IncidentCgroups *c) {
-        _cleanup_free_ char *text = NULL;
-        JsonValue *v = NULL;
         JsonWriter w;
-        int r;
 
         json_writer_init(&w, false);
         json_begin_object(&w);
         incident_cgroups_json(c, "/nonexistent", &w);
         json_end_object(&w);
-        text = json_finish(&w, &r);
-        assert_non_null(text);
-        assert_int_equal(json_parse(text, strlen(text), 8, &v, NULL), 0);
-        return v;
+        return test_json_finish_parse(&w);
 }
 
 static uint64_t u64(const JsonValue *o, const char *k) {

@@ -12,9 +12,8 @@
 #include <sys/stat.h>
 
 #include "basic/fileio.h"
-#include "basic/json-reader.h"
-#include "basic/json-writer.h"
 #include "incident/incident-threads.h"
+#include "json-test-util.h"
 #include "tests.h"
 
 static char root[] = "/tmp/test-incident-threads-XXXXXX";
@@ -36,19 +35,13 @@ static void add(IncidentThreads *t, uint32_t pid, uint32_t tid, const char *comm
 
 /* The manifest's "threads" as parsed JSON (an object holding the array). */
 static JsonValue *listing(const IncidentThreads *t) {
-        _cleanup_free_ char *text = NULL;
-        JsonValue *v = NULL;
         JsonWriter w;
-        int r;
 
         json_writer_init(&w, false);
         json_begin_object(&w);
         incident_threads_json(t, &w);
         json_end_object(&w);
-        text = json_finish(&w, &r);
-        assert_non_null(text);
-        assert_int_equal(json_parse(text, strlen(text), 8, &v, NULL), 0);
-        return v;
+        return test_json_finish_parse(&w);
 }
 
 static const JsonValue *entry(const JsonValue *v, size_t i) {
