@@ -201,6 +201,17 @@ static size_t walk_frame(Unwinder *u, const Snapshot *s, uint64_t ip, uint64_t b
                                ips, max);
 }
 
+/* The no-CFI fixture's snapshot in *s and an AUTO unwinder in *u; returns a return address in
+ * unwind_fixture_lib_middle, built without unwind tables and walked by its frame pointer. */
+static uint64_t nocfi_middle_ip(Unwinder **u, Snapshot *s) {
+        uint64_t ips[128];
+
+        take_snapshot(getenv("TPROF_UNWIND_FIXTURE_NOCFI"), s);
+        assert_int_equal(unwinder_new(&(UnwinderOptions) { .mode = UNWIND_MODE_AUTO }, u), 0);
+        assert_true(walk(*u, s, s->size, ips, ELEMENTSOF(ips)) > 3);
+        return ips[2];
+}
+
 static void test_unwind_fp_chain_ends_at_zero_bp(void **state) {
         _cleanup_(unwinder_freep) Unwinder *u = NULL;
         _cleanup_(snapshot_done) Snapshot s = {};
@@ -208,11 +219,7 @@ static void test_unwind_fp_chain_ends_at_zero_bp(void **state) {
         UnwindStats st;
         size_t n;
 
-        take_snapshot(getenv("TPROF_UNWIND_FIXTURE_NOCFI"), &s);
-        assert_int_equal(unwinder_new(&(UnwinderOptions) { .mode = UNWIND_MODE_AUTO }, &u), 0);
-        n = walk(u, &s, s.size, ips, ELEMENTSOF(ips));
-        assert_true(n > 3);
-        lib_ip = ips[2]; /* in unwind_fixture_lib_middle, built without unwind tables */
+        lib_ip = nocfi_middle_ip(&u, &s);
         assert_non_null(strstr(proc_table_find_map(s.procs, FIXTURE_PID, lib_ip - 1)->path, "nocfi"));
 
         frame[0] = 0;      /* the caller's bp: none */
@@ -255,11 +262,7 @@ static void test_unwind_zero_bp_in_jit_code_is_cut(void **state) {
         size_t n;
         int fd;
 
-        take_snapshot(getenv("TPROF_UNWIND_FIXTURE_NOCFI"), &s);
-        assert_int_equal(unwinder_new(&(UnwinderOptions) { .mode = UNWIND_MODE_AUTO }, &u), 0);
-        n = walk(u, &s, s.size, ips, ELEMENTSOF(ips));
-        assert_true(n > 3);
-        lib_ip = ips[2]; /* in unwind_fixture_lib_middle, walked by its frame pointer */
+        lib_ip = nocfi_middle_ip(&u, &s);
 
         /* Anonymous code, and a mapping of a file that is no ELF file. */
         fd = mkstemp(data);
