@@ -85,6 +85,12 @@ static const Event events[] = {
         { "NVMe timeout, abort, reset, Linux 6.1", "nvme-io-timeout",
           { "nvme nvme0: I/O 137 (Write) QID 4 timeout, aborting", "nvme nvme0: Abort status: 0x371",
             "nvme nvme0: I/O 137 QID 4 timeout, reset controller" } },
+        /* Linux 4.4: on the PCI device, "Timeout I/O" before the abort and again before the reset. */
+        { "NVMe timeout, abort, reset, Linux 4.4", "nvme-io-timeout",
+          { "nvme 0000:00:04.0: Timeout I/O 137 QID 4", "nvme 0000:00:04.0: Aborting I/O 137 QID 4",
+            "nvme 0000:00:04.0: Timeout I/O 137 QID 4", "nvme 0000:00:04.0: I/O 137 QID 4 timeout, reset controller",
+            "nvme 0000:00:04.0: Cancelling I/O 137 QID 4" },
+          1 },
         { "ext4 journal abort, Linux 5.15", "ext4-error",
           { "Aborting journal on device nvme1n1p1-8.",
             "EXT4-fs error (device nvme1n1p1): ext4_journal_check_start:83: comm kworker/u16:1: Detected aborted "
