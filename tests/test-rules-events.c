@@ -106,6 +106,22 @@ static const Event events[] = {
           { "mce: [Hardware Error]: Machine check events logged",
             "EDAC MC0: 1 CE memory read error on CPU_SrcID#0_MC#0_Chan#1_DIMM#0 (channel:1 slot:0 page:0x1a2b3c "
             "offset:0x0 grain:32 syndrome:0x0)" } },
+        /* With an EDAC decoder loaded the core prints nothing; the decoder's first line opens. */
+        { "corrected memory error through sb_edac, Linux 4.4", "machine-check",
+          { "EDAC sbridge MC0: HANDLING MCE MEMORY ERROR",
+            "EDAC sbridge MC0: CPU 0: Machine Check Event: 0 Bank 7: 8c00004000010090",
+            "EDAC sbridge MC0: PROCESSOR 0:306f2 TIME 1700000000 SOCKET 0 APIC 0",
+            "EDAC MC0: 1 CE memory read error on CPU_SrcID#0_Ha#0_Chan#1_DIMM#0 (channel:1 slot:0 page:0x1a2b3c "
+            "offset:0x0 grain:32 syndrome:0x0)" },
+          1 },
+        { "corrected memory error through mce_amd, Linux 6.19", "machine-check",
+          { "[Hardware Error]: Corrected error, no action required.",
+            "[Hardware Error]: CPU:2 (19:1:1) MC16_STATUS[-|CE|MiscV|AddrV|-|-|SyndV|CECC|-|-|-]: 0x9c2040000000011b",
+            "[Hardware Error]: Error Addr: 0x00000001a2b3c5c0",
+            "[Hardware Error]: IPID: 0x0000009600450f00, Syndrome: 0x000000005a020001",
+            "EDAC MC0: 1 CE on mc#0csrow#1channel#0 (csrow:1 channel:0 page:0x1a2b3c offset:0x5c0 grain:64 "
+            "syndrome:0x5a02)" },
+          1 },
 };
 
 typedef struct Run {
