@@ -432,6 +432,7 @@ static void test_default_rules_capture_what_an_incident_needs(void **state) {
                   "bank=13 cpu=24 mc=MC2" },
                 { "CPU 0: Machine Check Exception: 0 Bank 7: 8c00004000010090", "machine-check", "bank=7 cpu=0" },
                 { "{3}Hardware error detected on CPU17", "machine-check", "cpu=17" },
+                { "SError Interrupt on CPU3, code 0x00000000be000011 -- SError", "machine-check", "cpu=3" },
                 { "INFO: task kworker/u16:2:123 blocked for more than 120 seconds.", "hung-task",
                   "comm=kworker/u16:2 pid=123 secs=120" },
                 { "Aborting journal on device dm-0-8.", "ext4-error", "dev=dm-0" },
