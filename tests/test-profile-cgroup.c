@@ -77,6 +77,21 @@ static void test_names_table(void **state) {
                 { "/kubepods/burstable/pod" UID "/crio-" ID, "", CGROUP_RUNTIME_CRIO, ID, UID, KUBE_QOS_BURSTABLE },
                 { "/kubepods/burstable/pod" UID "/crio-conmon-" ID, "", CGROUP_RUNTIME_NONE, "", UID,
                   KUBE_QOS_BURSTABLE },
+                /* podman 5.8.2 (libpod/container_internal_linux.go, getOCICgroupPath()): the cgroupfs
+                 * manager's <cgroup parent>/libpod-<id>, under --cgroup-parent too; --cgroups=split
+                 * (Quadlet's default, pkg/systemd/quadlet/quadlet.go) makes libpod-payload-<id>
+                 * below the cgroup podman ran in (the unit Quadlet made), and moves conmon to "runtime"
+                 * there (libpod/oci_conmon_linux.go): no container. */
+                { "/libpod_parent/" ID "/libpod-" ID, "", CGROUP_RUNTIME_PODMAN, ID, "", KUBE_QOS_NONE },
+                { "/batch/libpod-" ID, "", CGROUP_RUNTIME_PODMAN, ID, "", KUBE_QOS_NONE },
+                { "/libpod_parent/conmon", "", CGROUP_RUNTIME_NONE, "", "", KUBE_QOS_NONE },
+                { "/system.slice/web.service/libpod-payload-" ID, "web.service", CGROUP_RUNTIME_PODMAN, ID, "",
+                  KUBE_QOS_NONE },
+                { "/user.slice/user-1000.slice/user@1000.service/app.slice/web.service/libpod-payload-" ID
+                  "/container",
+                  "user@1000.service", CGROUP_RUNTIME_PODMAN, ID, "", KUBE_QOS_NONE },
+                { "/system.slice/web.service/runtime", "web.service", CGROUP_RUNTIME_NONE, "", "",
+                  KUBE_QOS_NONE },
                 /* Amazon ECS on cgroup v1: /ecs/<task id>/<container id> */
                 { "/ecs/5a7e0e2f3a4b4c6d8e9f0a1b2c3d4e5f/" ID, "", CGROUP_RUNTIME_DOCKER, ID, "", KUBE_QOS_NONE },
                 /* kind: the kubelet's cgroupRoot /kubelet joined into every slice name */

@@ -227,7 +227,11 @@ void cgroup_names_parse(const char *path, CgroupNames *ret) {
                            match_id(c, "crio-", ".scope", ret, CGROUP_RUNTIME_CRIO) ||
                            match_id(c, "libpod-", ".scope", ret, CGROUP_RUNTIME_PODMAN) ||
                            /* CRI-O's cgroupfs manager: "crio-<id>", no suffix (not crio-conmon-) */
-                           match_id(c, "crio-", "", ret, CGROUP_RUNTIME_CRIO))
+                           match_id(c, "crio-", "", ret, CGROUP_RUNTIME_CRIO) ||
+                           /* podman's cgroupfs manager, below any --cgroup-parent, and its split
+                            * mode (Quadlet's default), below the cgroup podman ran in */
+                           match_id(c, "libpod-", "", ret, CGROUP_RUNTIME_PODMAN) ||
+                           match_id(c, "libpod-payload-", "", ret, CGROUP_RUNTIME_PODMAN))
                         ;
                 else if (is_container_id(c.p, c.n)) {
                         /* ECS on cgroup v1: docker run --cgroup-parent /ecs/<task> */
@@ -239,9 +243,7 @@ void cgroup_names_parse(const char *path, CgroupNames *ret) {
                                 ret->container_id[c.n] = '\0';
                                 ret->runtime = rt;
                         }
-                } else if (part_eq(prev, "libpod_parent") || part_eq(prev2, "libpod_parent"))
-                        (void) match_id(c, "libpod-", "", ret, CGROUP_RUNTIME_PODMAN);
-                else
+                } else
                         (void) match_lxc(c, prev, ret);
                 prev2 = prev;
                 prev = c;

@@ -17,7 +17,8 @@
  *  - containers: "docker-<id>.scope" and "/docker/<id>" (Docker, systemd and cgroupfs drivers),
  *    "/ecs/<task>/<id>" (Amazon ECS on cgroup v1), "cri-containerd-<id>.scope" (containerd CRI),
  *    "crio-<id>.scope" and "crio-<id>" (CRI-O, systemd and cgroupfs managers),
- *    "libpod-<id>.scope" and "/libpod_parent/libpod-<id>" (podman); a bare 64-hex component
+ *    "libpod-<id>.scope", "libpod-<id>" (below any cgroup parent, /libpod_parent by default) and
+ *    "libpod-payload-<id>" (--cgroups=split, Quadlet's default) (podman); a bare 64-hex component
  *    under a pod (the kubelet's cgroupfs driver) is a container of unknown runtime; LXC and LXD
  *    guests, "lxc.payload.<name>" (or "/lxc.payload/<name>", "/lxc/<name>"), by name;
  *  - pods: "kubepods-<qos>-pod<uid with _>.slice" and "kubepods-pod<uid>.slice" (systemd driver,
