@@ -92,6 +92,20 @@ static void test_names_table(void **state) {
                   "user@1000.service", CGROUP_RUNTIME_PODMAN, ID, "", KUBE_QOS_NONE },
                 { "/system.slice/web.service/runtime", "web.service", CGROUP_RUNTIME_NONE, "", "",
                   KUBE_QOS_NONE },
+                /* containerd without Kubernetes: with no cgroup asked for, containerd 2.3.4's spec is
+                 * /<namespace>/<id> (pkg/oci/spec.go; ctr and nerdctl use "default", the CRI "k8s.io"),
+                 * a namespace of any other name is not told from any other parent; nerdctl 2.3.5 asks
+                 * runc's systemd manager for "system.slice:nerdctl:<id>" (pkg/cmd/container/
+                 * run_cgroup_linux.go), "user.slice:..." rootless, a unit nerdctl-<id>.scope */
+                { "/default/" ID, "", CGROUP_RUNTIME_CONTAINERD, ID, "", KUBE_QOS_NONE },
+                { "/k8s.io/" ID, "", CGROUP_RUNTIME_CONTAINERD, ID, "", KUBE_QOS_NONE },
+                { "/batch/" ID, "", CGROUP_RUNTIME_NONE, "", "", KUBE_QOS_NONE },
+                { "/batch/default/" ID, "", CGROUP_RUNTIME_NONE, "", "", KUBE_QOS_NONE },
+                { "/system.slice/nerdctl-" ID ".scope", "nerdctl-" ID ".scope", CGROUP_RUNTIME_CONTAINERD, ID, "",
+                  KUBE_QOS_NONE },
+                { "/user.slice/user-1000.slice/user@1000.service/user.slice/nerdctl-" ID ".scope",
+                  "user@1000.service", CGROUP_RUNTIME_CONTAINERD, ID, "", KUBE_QOS_NONE },
+                { "/system.slice/" ID, "", CGROUP_RUNTIME_NONE, "", "", KUBE_QOS_NONE },
                 /* Amazon ECS on cgroup v1: /ecs/<task id>/<container id> */
                 { "/ecs/5a7e0e2f3a4b4c6d8e9f0a1b2c3d4e5f/" ID, "", CGROUP_RUNTIME_DOCKER, ID, "", KUBE_QOS_NONE },
                 /* kind: the kubelet's cgroupRoot /kubelet joined into every slice name */

@@ -179,6 +179,7 @@ static bool match_lxc(Part c, Part prev, CgroupNames *ret) {
 void cgroup_names_parse(const char *path, CgroupNames *ret) {
         Part prev = {}, prev2 = {};
         bool in_kubepods = false, past_slices = false;
+        unsigned depth = 0;
         const char *p = path ?: "";
 
         *ret = (CgroupNames) {};
@@ -192,6 +193,7 @@ void cgroup_names_parse(const char *path, CgroupNames *ret) {
                 c.p = p;
                 c.n = strcspn(p, "/");
                 p += c.n;
+                depth++;
 
                 /*
                  * The unit, as systemd's cg_path_get_unit() finds it: past the leading slices, the
@@ -226,6 +228,8 @@ void cgroup_names_parse(const char *path, CgroupNames *ret) {
                            match_id(c, "cri-containerd-", ".scope", ret, CGROUP_RUNTIME_CONTAINERD) ||
                            match_id(c, "crio-", ".scope", ret, CGROUP_RUNTIME_CRIO) ||
                            match_id(c, "libpod-", ".scope", ret, CGROUP_RUNTIME_PODMAN) ||
+                           /* nerdctl's systemd cgroup manager: containerd without Kubernetes */
+                           match_id(c, "nerdctl-", ".scope", ret, CGROUP_RUNTIME_CONTAINERD) ||
                            /* CRI-O's cgroupfs manager: "crio-<id>", no suffix (not crio-conmon-) */
                            match_id(c, "crio-", "", ret, CGROUP_RUNTIME_CRIO) ||
                            /* podman's cgroupfs manager, below any --cgroup-parent, and its split
@@ -234,10 +238,14 @@ void cgroup_names_parse(const char *path, CgroupNames *ret) {
                            match_id(c, "libpod-payload-", "", ret, CGROUP_RUNTIME_PODMAN))
                         ;
                 else if (is_container_id(c.p, c.n)) {
-                        /* ECS on cgroup v1: docker run --cgroup-parent /ecs/<task> */
+                        /* ECS on cgroup v1: docker run --cgroup-parent /ecs/<task>; containerd's own
+                         * default where no cgroup was asked for (ctr, nerdctl's cgroupfs manager) is
+                         * /<namespace>/<id>, in its default namespace or the CRI's */
                         CgroupRuntime rt = part_eq(prev, "docker") || part_eq(prev2, "ecs")      ? CGROUP_RUNTIME_DOCKER
                                            : ret->pod_uid[0] != '\0' && part_starts(prev, "pod") ? CGROUP_RUNTIME_CRI
-                                                                                                  : CGROUP_RUNTIME_NONE;
+                                           : depth == 2 && (part_eq(prev, "default") || part_eq(prev, "k8s.io"))
+                                                   ? CGROUP_RUNTIME_CONTAINERD
+                                                   : CGROUP_RUNTIME_NONE;
                         if (rt != CGROUP_RUNTIME_NONE) {
                                 memcpy(ret->container_id, c.p, c.n);
                                 ret->container_id[c.n] = '\0';

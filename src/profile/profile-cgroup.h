@@ -16,6 +16,9 @@
  *    this host's; cg_escape()'s leading '_' is taken off;
  *  - containers: "docker-<id>.scope" and "/docker/<id>" (Docker, systemd and cgroupfs drivers),
  *    "/ecs/<task>/<id>" (Amazon ECS on cgroup v1), "cri-containerd-<id>.scope" (containerd CRI),
+ *    "nerdctl-<id>.scope" and "/default/<id>", "/k8s.io/<id>" (containerd without Kubernetes:
+ *    nerdctl's systemd manager, containerd's own /<namespace>/<id> in its default namespace or the
+ *    CRI's),
  *    "crio-<id>.scope" and "crio-<id>" (CRI-O, systemd and cgroupfs managers),
  *    "libpod-<id>.scope", "libpod-<id>" (below any cgroup parent, /libpod_parent by default) and
  *    "libpod-payload-<id>" (--cgroups=split, Quadlet's default) (podman); a bare 64-hex component
