@@ -145,52 +145,79 @@ static void take(char **dst, const JsonValue *v) {
                 *dst = strdup(s);
 }
 
-static void meta_container(const char *root, const CgroupNames *n, Meta *m) {
-        JsonValue *v;
+/* Docker's config.v2.json: the kubelet's labels where cri-dockerd made the container (its Name
+ * there is "k8s_<container>_<pod>_<namespace>_<uid>_<attempt>"), else its Name. */
+static void meta_docker(const char *root, const char *id, Meta *m) {
+        _cleanup_(json_value_freep) JsonValue *v = NULL;
         char path[256];
 
+        snprintf(path, sizeof path, "/var/lib/docker/containers/%s/config.v2.json", id);
+        v = load_json(root, path);
+        if (!v)
+                return;
+        const JsonValue *labels = json_object_get(json_object_get(v, "Config"), "Labels");
+        take(&m->container_name, json_object_get(labels, "io.kubernetes.container.name"));
+        take(&m->pod_name, json_object_get(labels, "io.kubernetes.pod.name"));
+        take(&m->pod_namespace, json_object_get(labels, "io.kubernetes.pod.namespace"));
+        const char *name = json_string_value(json_object_get(v, "Name"));
+        if (!m->container_name && !isempty(name) && !streq(name, "/"))
+                m->container_name = strdup(name[0] == '/' ? name + 1 : name);
+}
+
+/* containerd's bundle, in the CRI's namespace (its annotations) or the default one (nerdctl's). */
+static void meta_containerd(const char *root, const char *id, Meta *m) {
+        static const char *const namespaces[] = { "k8s.io", "default" };
+
+        for (size_t i = 0; i < ELEMENTSOF(namespaces) && !m->container_name; i++) {
+                _cleanup_(json_value_freep) JsonValue *v = NULL;
+                char path[256];
+
+                snprintf(path, sizeof path, "/run/containerd/io.containerd.runtime.v2.task/%s/%s/config.json",
+                         namespaces[i], id);
+                v = load_json(root, path);
+                if (!v)
+                        continue;
+                const JsonValue *a = json_object_get(v, "annotations");
+                take(&m->container_name, json_object_get(a, "io.kubernetes.cri.container-name"));
+                take(&m->pod_name, json_object_get(a, "io.kubernetes.cri.sandbox-name"));
+                take(&m->pod_namespace, json_object_get(a, "io.kubernetes.cri.sandbox-namespace"));
+                take(&m->container_name, json_object_get(a, "nerdctl/name"));
+        }
+}
+
+/* containers/storage's, CRI-O's and podman's: the kubelet's annotations where there are any. */
+static void meta_containers_storage(const char *root, const char *id, Meta *m) {
+        _cleanup_(json_value_freep) JsonValue *v = NULL;
+        char path[256];
+
+        snprintf(path, sizeof path, "/var/lib/containers/storage/overlay-containers/%s/userdata/config.json", id);
+        v = load_json(root, path);
+        if (!v)
+                return;
+        const JsonValue *a = json_object_get(v, "annotations");
+        take(&m->container_name, json_object_get(a, "io.kubernetes.container.name"));
+        take(&m->pod_name, json_object_get(a, "io.kubernetes.pod.name"));
+        take(&m->pod_namespace, json_object_get(a, "io.kubernetes.pod.namespace"));
+}
+
+static void meta_container(const char *root, const CgroupNames *n, Meta *m) {
         switch (n->runtime) {
         case CGROUP_RUNTIME_DOCKER:
-                snprintf(path, sizeof path, "/var/lib/docker/containers/%s/config.v2.json", n->container_id);
-                v = load_json(root, path);
-                if (v) {
-                        const char *name = json_string_value(json_object_get(v, "Name"));
-                        if (!isempty(name))
-                                m->container_name = strdup(name[0] == '/' ? name + 1 : name);
-                        /* dockershim pods: the kubelet's labels */
-                        const JsonValue *labels = json_object_get(json_object_get(v, "Config"), "Labels");
-                        take(&m->pod_name, json_object_get(labels, "io.kubernetes.pod.name"));
-                        take(&m->pod_namespace, json_object_get(labels, "io.kubernetes.pod.namespace"));
-                        json_value_free(v);
-                }
+                meta_docker(root, n->container_id, m);
                 break;
         case CGROUP_RUNTIME_CONTAINERD:
-        case CGROUP_RUNTIME_CRI:
-                snprintf(path, sizeof path, "/run/containerd/io.containerd.runtime.v2.task/k8s.io/%s/config.json",
-                         n->container_id);
-                v = load_json(root, path);
-                if (v) {
-                        const JsonValue *a = json_object_get(v, "annotations");
-                        take(&m->container_name, json_object_get(a, "io.kubernetes.cri.container-name"));
-                        take(&m->pod_name, json_object_get(a, "io.kubernetes.cri.sandbox-name"));
-                        take(&m->pod_namespace, json_object_get(a, "io.kubernetes.cri.sandbox-namespace"));
-                        json_value_free(v);
-                }
-                if (n->runtime == CGROUP_RUNTIME_CONTAINERD)
-                        break;
-                __attribute__((fallthrough));
+                meta_containerd(root, n->container_id, m);
+                break;
+        case CGROUP_RUNTIME_CRI: /* the kubelet's cgroupfs driver: any runtime it can have */
+                meta_containerd(root, n->container_id, m);
+                if (!m->container_name)
+                        meta_containers_storage(root, n->container_id, m);
+                if (!m->container_name)
+                        meta_docker(root, n->container_id, m);
+                break;
         case CGROUP_RUNTIME_CRIO:
         case CGROUP_RUNTIME_PODMAN:
-                snprintf(path, sizeof path, "/var/lib/containers/storage/overlay-containers/%s/userdata/config.json",
-                         n->container_id);
-                v = load_json(root, path);
-                if (v) {
-                        const JsonValue *a = json_object_get(v, "annotations");
-                        take(&m->container_name, json_object_get(a, "io.kubernetes.container.name"));
-                        take(&m->pod_name, json_object_get(a, "io.kubernetes.pod.name"));
-                        take(&m->pod_namespace, json_object_get(a, "io.kubernetes.pod.namespace"));
-                        json_value_free(v);
-                }
+                meta_containers_storage(root, n->container_id, m);
                 break;
         case CGROUP_RUNTIME_LXC: /* the path names the guest */
                 m->container_name = strdup(n->container_id);

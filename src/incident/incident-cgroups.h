@@ -7,10 +7,13 @@
  * ("cgroups") with the names profile-cgroup.h derives from the path and the names only the host
  * knows, looked up once when the bundle is written, from local files only (never a network call):
  *
- *  - Docker: /var/lib/docker/containers/<id>/config.v2.json, "Name" (and the kubelet's
- *    io.kubernetes.pod.name/namespace labels under dockershim);
- *  - containerd (CRI): /run/containerd/io.containerd.runtime.v2.task/k8s.io/<id>/config.json,
- *    annotations io.kubernetes.cri.container-name, .sandbox-name, .sandbox-namespace;
+ *  - Docker: /var/lib/docker/containers/<id>/config.v2.json, "Name", or where the kubelet made
+ *    the container (dockershim, cri-dockerd) its labels io.kubernetes.container.name,
+ *    io.kubernetes.pod.name, .pod.namespace;
+ *  - containerd: /run/containerd/io.containerd.runtime.v2.task/k8s.io/<id>/config.json (the CRI),
+ *    annotations io.kubernetes.cri.container-name, .sandbox-name, .sandbox-namespace; in the
+ *    default namespace, .../default/<id>/config.json, nerdctl's annotation nerdctl/name;
+ *  - a container of the kubelet's cgroupfs driver (runtime unknown): each of these in turn;
  *  - CRI-O and podman: /var/lib/containers/storage/overlay-containers/<id>/userdata/config.json,
  *    annotations io.kubernetes.container.name, io.kubernetes.pod.name, .pod.namespace (a podman
  *    container outside Kubernetes has none of them: it is named by its id);
