@@ -3,8 +3,8 @@
 # Every sample is attributed to its cgroup, from the sampler to the CLI. Cgroups are made by hand
 # in the cgroup v2 hierarchy (found in /proc/self/mountinfo: /sys/fs/cgroup on a pure v2 host,
 # /sys/fs/cgroup/unified on a hybrid one), named as systemd, Docker (both drivers), containerd,
-# CRI-O, podman and the kubelet (both drivers) name theirs, with a known burner in each; one burner
-# moves from one cgroup to another while sampled. Then: tprofd --once --by (from perf and from
+# CRI-O, podman (also split, as Quadlet runs it), nerdctl and the kubelet (both drivers) name
+# theirs, with a known burner in each; one burner moves from one cgroup to another while sampled. Then: tprofd --once --by (from perf and from
 # /proc), the daemon's ring through export --by/--unit/--cgroup, a captured bundle's manifest
 # (counts, derived names, container and pod names from the runtimes' local files), show, show
 # --json, ls filters and the bundle's own export --by. Everything made is removed at exit.
@@ -22,6 +22,7 @@ ROOT="$V2/$TAG.slice"
 hex64() { head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n'; }
 uuid() { cat /proc/sys/kernel/random/uuid; }
 ID_DOCKER=$(hex64); ID_DOCKERFS=$(hex64); ID_CTRD=$(hex64); ID_CRIO=$(hex64); ID_PODMAN=$(hex64); ID_KFS=$(hex64)
+ID_SPLIT=$(hex64); ID_NERD=$(hex64)
 UID_B=$(uuid); UID_E=$(uuid); UID_G=$(uuid)
 
 # name -> cgroup path below the v2 root, and what it should be named
@@ -34,6 +35,9 @@ declare -A CG=(
         [podman]="/$TAG.slice/machine.slice/libpod-$ID_PODMAN.scope"
         [kfs]="/$TAG.slice/kubepods/pod$UID_G/$ID_KFS"
         [moveto]="/$TAG.slice/$TAG-other.service"
+        # podman --cgroups=split (Quadlet's services), nerdctl's systemd manager
+        [split]="/$TAG.slice/$TAG-quadlet.service/libpod-payload-$ID_SPLIT"
+        [nerd]="/$TAG.slice/nerdctl-$ID_NERD.scope"
 )
 remove_cgroups() {
         local p
@@ -51,6 +55,11 @@ mkdir -p "/var/lib/docker/containers/$ID_DOCKER" "/var/log/pods/${TAG}ns_${TAG}-
 on_exit "rm -rf /var/lib/docker/containers/$ID_DOCKER /var/log/pods/${TAG}ns_${TAG}-pod_$UID_B"
 printf '{"ID":"%s","Name":"/%s-web","Config":{"Labels":{}}}\n' "$ID_DOCKER" "$TAG" \
         >"/var/lib/docker/containers/$ID_DOCKER/config.v2.json"
+# the kubelet's cgroupfs container as cri-dockerd makes it: Docker's, named and labelled by the kubelet
+mkdir -p "/var/lib/docker/containers/$ID_KFS"
+on_exit "rm -rf /var/lib/docker/containers/$ID_KFS"
+printf '{"ID":"%s","Name":"/k8s_app_%s-g_%sns_%s_0","Config":{"Labels":{"io.kubernetes.container.name":"app","io.kubernetes.pod.name":"%s-g","io.kubernetes.pod.namespace":"%sns"}}}\n' \
+        "$ID_KFS" "$TAG" "$TAG" "$UID_G" "$TAG" "$TAG" >"/var/lib/docker/containers/$ID_KFS/config.v2.json"
 
 # run_in NAME SECONDS: a burner named NAME (its comm) in cgroup CG[NAME]; its pid in LAST_PID.
 BURNERS=()
@@ -70,13 +79,14 @@ stop_burners() {
 }
 
 # --- tprofd --once --by, from perf (PERF_SAMPLE_CGROUP) and from /proc/PID/cgroup -----------------
-for k in svc docker ctrd; do run_in "$k" 30; done
+for k in svc docker ctrd split nerd; do run_in "$k" 30; done
 sleep 0.3
 for src in "" --cgroups-from-proc; do
         once 3 --by unit $src
         want=perf; [ -z "$src" ] || want=proc
         grep -q "cgroups: from $want" "$ERR" || fail "--once $src: $(cat "$ERR")"
-        for u in "$TAG-web.service" "docker-$ID_DOCKER.scope" "cri-containerd-$ID_CTRD.scope"; do
+        for u in "$TAG-web.service" "docker-$ID_DOCKER.scope" "cri-containerd-$ID_CTRD.scope" "$TAG-quadlet.service" \
+                 "nerdctl-$ID_NERD.scope"; do
                 [ "$(comm_total "$u")" -gt 0 ] || fail "--once --by unit $src: no samples rooted at $u: $(cut -d";" -f1 "$OUT" | sort | uniq -c)"
         done
         grep -q '^svc;' "$OUT" && fail "--once --by unit $src still roots by process: $(head -5 "$OUT")"
@@ -86,6 +96,8 @@ once 3 --by pod
 once 3 --by container
 [ "$(comm_total "containerd-${ID_CTRD:0:12}")" -gt 0 ] || fail "--once --by container: $(head -20 "$OUT")"
 [ "$(comm_total "docker-${ID_DOCKER:0:12}")" -gt 0 ] || fail "--once --by container: $(head -20 "$OUT")"
+[ "$(comm_total "podman-${ID_SPLIT:0:12}")" -gt 0 ] || fail "--once --by container (podman split): $(head -20 "$OUT")"
+[ "$(comm_total "containerd-${ID_NERD:0:12}")" -gt 0 ] || fail "--once --by container (nerdctl): $(head -20 "$OUT")"
 stop_burners
 
 # In a cgroup namespace of its own (a container without --cgroupns=host): with the hierarchy
@@ -194,6 +206,7 @@ assert k["container_runtime"] == "containerd" and k["pod_uid"] == uid_b and k["p
 assert k["pod_namespace"] == tag + "ns" and k["pod_name"] == tag + "-pod", k
 g = [c for c in m["cgroups"] if c.get("pod_uid") == uid_g][0]
 assert g["pod_qos"] == "guaranteed" and g["container_runtime"] == "cri", g
+assert g["container_name"] == "app" and g["pod_name"] == tag + "-g" and g["pod_namespace"] == tag + "ns", g
 assert sum(c["samples"] for c in m["cgroups"]) == m["slice"]["samples"], "cgroup counts do not add up"
 # Each cgroup's and each of its processes' samples in the event's own seconds (a part of the slice)
 # and in the baseline: where one program ran in two units, which of them changed.
