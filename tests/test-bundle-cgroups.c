@@ -217,6 +217,46 @@ static void test_process_cgroup_unlisted_near(void **state) {
         bundle_manifest_free(m);
 }
 
+#define ID "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
+#define UID "8f3c2a10-5b7e-4d2a-9c11-0e6f4b3a2d19"
+
+/* Named containers and pods as the daemon writes them (incident-cgroups.c), with real paths. */
+static const char named_text[] =
+        "{\"format\":1,\"slice\":{\"samples\":20},\"cgroups\":["
+        "{\"path\":\"/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod8f3c2a10_5b7e_4d2a_9c11_0e6f4b3a2d19.slice/"
+        "cri-containerd-" ID ".scope\",\"samples\":10,\"unit\":\"cri-containerd-" ID ".scope\","
+        " \"container_runtime\":\"containerd\",\"container_id\":\"" ID "\",\"container_name\":\"web\","
+        " \"pod_uid\":\"" UID "\",\"pod_qos\":\"burstable\",\"pod_namespace\":\"shop\",\"pod_name\":\"web-1\"},"
+        "{\"path\":\"/lxc.payload.frontend-canary-02/init.scope\",\"samples\":10,\"container_runtime\":\"lxc\","
+        " \"container_id\":\"frontend-canary-02\",\"container_name\":\"frontend-canary-02\"}"
+        "]}";
+
+/* ls container= and pod= take the names export --by, --once --by and the pprof labels give, which
+ * come from the path alone, for a container or pod the runtime or the kubelet named too. */
+static void test_filters_by_export_names(void **state) {
+        static const struct {
+                const char *field, *value;
+                bool match;
+        } cases[] = {
+                { "container", "web", true },
+                { "container", "containerd-0123456789ab", true },
+                { "container", "docker-0123456789ab", false },
+                { "container", "lxc-frontend-canary-02", true },
+                { "container", "frontend-canary-02", true },
+                { "pod", "shop/web-1", true },
+                { "pod", "pod-" UID, true },
+                { "pod", "pod-web-1", false },
+        };
+        BundleManifest *m = NULL;
+
+        assert_int_equal(bundle_manifest_parse(named_text, strlen(named_text), &m, NULL), 0);
+        for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
+                print_message("%s=%s\n", cases[i].field, cases[i].value);
+                assert_int_equal(bundle_cgroups_match(m, cases[i].field, cases[i].value), cases[i].match);
+        }
+        bundle_manifest_free(m);
+}
+
 static void test_filters(void **state) {
         static const struct {
                 const char *field, *value;
@@ -262,6 +302,7 @@ int main(void) {
                 cmocka_unit_test(test_process_cgroup_near_without_baseline),
                 cmocka_unit_test(test_process_cgroup_merged_key),
                 cmocka_unit_test(test_filters),
+                cmocka_unit_test(test_filters_by_export_names),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }

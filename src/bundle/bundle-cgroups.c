@@ -260,13 +260,17 @@ bool bundle_cgroups_match(const BundleManifest *m, const char *field, const char
                         return true;
                 if (streq(field, "cgroup") && (v = str(c, "path")) && streq(v, value))
                         return true;
-                if (streq(field, "container") && str(c, "container_id") &&
+                /* by the runtime's and the kubelet's names, and by those exports and --once give
+                 * from the path alone ("<runtime>-<id12>", "pod-<uid>") */
+                if (streq(field, "container") && (v = str(c, "container_id")) &&
                     (streq(bundle_cgroup_name(c, CGROUP_BY_CONTAINER, name, sizeof name), value) ||
-                     (strlen(value) >= 4 && strneq(str(c, "container_id"), value, strlen(value)))))
+                     streq(cgroup_group_name(str(c, "path"), CGROUP_BY_CONTAINER, name, sizeof name), value) ||
+                     (strlen(value) >= 4 && strneq(v, value, strlen(value)))))
                         return true;
-                if (streq(field, "pod") && str(c, "pod_uid") &&
+                if (streq(field, "pod") && (v = str(c, "pod_uid")) &&
                     (streq(bundle_cgroup_name(c, CGROUP_BY_POD, name, sizeof name), value) ||
-                     streq(str(c, "pod_uid"), value) || ((v = str(c, "pod_name")) && streq(v, value))))
+                     streq(cgroup_group_name(str(c, "path"), CGROUP_BY_POD, name, sizeof name), value) ||
+                     streq(v, value) || ((v = str(c, "pod_name")) && streq(v, value))))
                         return true;
         }
         return false;
