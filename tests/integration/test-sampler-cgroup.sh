@@ -262,7 +262,8 @@ PY
 
 # ls filters on the cgroups of the slice.
 for f in "unit=$TAG-web.service" "unit=docker-$ID_DOCKER.scope" "container=$TAG-web" "container=${ID_CRIO:0:12}" \
-         "pod=${TAG}ns/$TAG-pod" "pod=$UID_G" "pod=$TAG-pod" "cgroup=${CG[kfs]}"; do
+         "pod=${TAG}ns/$TAG-pod" "pod=$UID_G" "pod=$TAG-pod" "cgroup=${CG[kfs]}" \
+         "container=cri-${ID_KFS:0:12}" "pod=pod-$UID_B"; do # named, by the names exports give
         expect_exit 0 "$TPROF_BUNDLE" -D "$STATE" ls --no-legend "$f"
         grep -q "${ID##*-}" "$OUT" || fail "ls $f does not list the bundle: $(cat "$OUT")"
 done
