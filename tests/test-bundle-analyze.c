@@ -280,7 +280,7 @@ static void test_fall(void **state) {
          * wobbled 30% -> 25%; tiny went from 0.5% to 0 (too small to matter); idle rose. */
         load_text("steady;main;work 160\njava;main 485\nswapper;idle 1295\n", &near);
         load_text("steady;main;work 5000\njava;main 3490\ntiny;main 58\nswapper;idle 3092\n", &rest);
-        assert_int_equal(folded_fall(&near, &rest, NULL, 2, NULL, &r), 0);
+        assert_int_equal(folded_fall(&near, &rest, NULL, NULL, 2, NULL, &r), 0);
         assert_non_null(r.name);
         assert_string_equal(r.name, "steady");
         assert_true(r.z < -RISE_Z_MIN);
@@ -289,7 +289,7 @@ static void test_fall(void **state) {
 
         /* The same seconds as the rest: nothing fell. */
         load_text("steady;main;work 860\njava;main 600\nswapper;idle 480\n", &flat);
-        assert_int_equal(folded_fall(&flat, &rest, NULL, 2, NULL, &r), 0);
+        assert_int_equal(folded_fall(&flat, &rest, NULL, NULL, 2, NULL, &r), 0);
         assert_null(r.name);
 
         /* The answer carries it beside (or without) a rise: the rest all slice, no baseline. */
@@ -305,16 +305,16 @@ static void test_fall(void **state) {
 
         /* sqlite3 ran in the baseline only and had stopped before the slice began, half a minute
          * before the event: near against the rest (which holds the baseline) sees it fall, the
-         * slice's own seconds say it did not stop at the event. steady, which stopped there, is
-         * still named. */
+         * slice's own seconds say it did not stop at the event. steady, which ran in the baseline
+         * too and stopped there, is still named. */
         load_text("steady;main;work 5000\njava;main 3490\nswapper;idle 3092\n", &gone);
         assert_int_equal(folded_rest(&near, &gone, &none, &slice_gone), 0);
-        load_text("sqlite3;main;step 6000\nswapper;idle 300\n", &base_gone);
+        load_text("steady;main;work 2000\nsqlite3;main;step 6000\nswapper;idle 300\n", &base_gone);
         assert_int_equal(folded_rest(&gone, &base_gone, &none, &gone_rest), 0);
-        assert_int_equal(folded_fall(&near, &gone_rest, NULL, 2, NULL, &r), 0);
+        assert_int_equal(folded_fall(&near, &gone_rest, NULL, NULL, 2, NULL, &r), 0);
         assert_string_equal(r.name, "sqlite3"); /* against the rest alone it would be named */
         rise_done(&r);
-        assert_int_equal(folded_fall(&near, &gone_rest, &slice_gone, 2, NULL, &r), 0);
+        assert_int_equal(folded_fall(&near, &gone_rest, &slice_gone, NULL, 2, NULL, &r), 0);
         assert_non_null(r.name);
         assert_string_equal(r.name, "steady");
         rise_done(&r);
@@ -332,6 +332,53 @@ static void test_fall(void **state) {
         in.rest = &gone_rest;
         assert_int_equal(answer_choose(&in, &slice_gone, &base_gone, &a), 0);
         assert_null(a.fall.name);
+        answer_done(&a);
+}
+
+/* A job that began after the baseline and ended in the slice before the event's seconds (a
+ * compiler run on a build host, a cron job) fell against the rest and against the slice's own
+ * seconds, but it never ran before the slice: it did not stop at the event. A service that ran in
+ * the baseline as well and stopped there did. */
+static void test_fall_not_before(void **state) {
+        _cleanup_(folded_donep) Folded near = FOLDED_NULL, outside = FOLDED_NULL, base = FOLDED_NULL,
+                                       small = FOLDED_NULL, slice = FOLDED_NULL, rest = FOLDED_NULL,
+                                       rest_small = FOLDED_NULL, none = FOLDED_NULL;
+        _cleanup_(answer_done) Answer a = {};
+        Rise r;
+
+        /* 2 CPUs at 97 Hz: 10 s near, 15 s of the slice outside it, 7 s of baseline. cc1 had 15% of
+         * the slice outside near, none in the baseline nor near; steady 5% in the baseline and in
+         * the slice, 0.5% near. */
+        load_text("steady;main;work 10\nxz;main 900\nswapper;idle 1030\n", &near);
+        load_text("cc1;main;parse 440\nsteady;main;work 145\nxz;main 1300\nswapper;idle 1025\n", &outside);
+        load_text("steady;main;work 68\nxz;main 600\nswapper;idle 690\n", &base);
+        assert_int_equal(folded_rest(&near, &outside, &none, &slice), 0);
+        assert_int_equal(folded_rest(&outside, &base, &none, &rest), 0);
+
+        /* Against the rest and the slice alone, cc1 fell most. */
+        assert_int_equal(folded_fall(&near, &rest, &slice, NULL, 2, NULL, &r), 0);
+        assert_non_null(r.name);
+        assert_string_equal(r.name, "cc1");
+        rise_done(&r);
+        /* The baseline says it never ran before the slice: steady is what stopped at the event. */
+        assert_int_equal(folded_fall(&near, &rest, &slice, &base, 2, NULL, &r), 0);
+        assert_non_null(r.name);
+        assert_string_equal(r.name, "steady");
+        assert_true(r.z <= -RISE_Z_MIN);
+        rise_done(&r);
+        AnswerInput in = { .near = &near, .rest = &rest, .n_cpus = 2 };
+        assert_int_equal(answer_choose(&in, &slice, &base, &a), 0);
+        assert_non_null(a.fall.name);
+        assert_string_equal(a.fall.name, "steady");
+        answer_done(&a);
+
+        /* A baseline too small to compare with says nothing either way: cc1, as before. */
+        load_text("steady;main;work 5\nxz;main 60\nswapper;idle 70\n", &small);
+        assert_int_equal(folded_rest(&outside, &small, &none, &rest_small), 0);
+        in.rest = &rest_small;
+        assert_int_equal(answer_choose(&in, &slice, &small, &a), 0);
+        assert_non_null(a.fall.name);
+        assert_string_equal(a.fall.name, "cc1");
 }
 
 /* A baseline of 150 samples (a bundle written seconds after tprofd started): show says it is too
@@ -456,16 +503,16 @@ static void test_answer_sampled_cpus(void **state) {
         load_text("app;main;work 50\nswapper;idle 50\n", &near);
         load_text("app;main;work 300\npostgres;main;scan 100\nswapper;idle 100\n", &rest);
         SampledCpus c = { .near = 0.1, .rest = 0.12 };
-        assert_int_equal(folded_fall(&near, &rest, NULL, 64, &c, &f), 0);
+        assert_int_equal(folded_fall(&near, &rest, NULL, NULL, 64, &c, &f), 0);
         assert_non_null(f.name);
         assert_string_equal(f.name, "postgres");
         rise_done(&f);
         c.rest = 0.05;
-        assert_int_equal(folded_fall(&near, &rest, NULL, 64, &c, &f), 0);
+        assert_int_equal(folded_fall(&near, &rest, NULL, NULL, 64, &c, &f), 0);
         assert_null(f.name);
         /* Unknown (0): the host's CPUs, as before. */
         c = (SampledCpus) {};
-        assert_int_equal(folded_fall(&near, &rest, NULL, 64, &c, &f), 0);
+        assert_int_equal(folded_fall(&near, &rest, NULL, NULL, 64, &c, &f), 0);
         assert_non_null(f.name);
         rise_done(&f);
 }
@@ -813,6 +860,7 @@ int main(void) {
                 cmocka_unit_test(test_rest_and_burst),
                 cmocka_unit_test(test_answer),
                 cmocka_unit_test(test_fall),
+                cmocka_unit_test(test_fall_not_before),
                 cmocka_unit_test(test_answer_small_baseline),
                 cmocka_unit_test(test_answer_small_rest),
                 cmocka_unit_test(test_answer_sampled_cpus),

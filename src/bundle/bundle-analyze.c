@@ -804,7 +804,19 @@ static bool fall_in_slice(const Folded *near, const Folded *slice, const char *k
                                side_cpus(cpus ? cpus->near : 0, n_cpus));
 }
 
-int folded_fall(const Folded *near, const Folded *rest, const Folded *slice, unsigned n_cpus,
+/* Whether key's share in the baseline is as far above its share in near as a fall must be: it ran
+ * before the slice too. A baseline of too few samples to compare with says nothing either way. */
+static bool fall_in_baseline(const Folded *near, const Folded *baseline, const char *key, unsigned n_cpus,
+                             const SampledCpus *cpus) {
+        if (baseline->total < ANSWER_BASELINE_SAMPLES_MIN)
+                return true;
+        return change_is_large((double) folded_key_count(baseline, RISE_PROCESS, key) / (double) baseline->total,
+                               side_cpus(cpus ? cpus->baseline : 0, n_cpus),
+                               (double) folded_key_count(near, RISE_PROCESS, key) / (double) near->total,
+                               side_cpus(cpus ? cpus->near : 0, n_cpus));
+}
+
+int folded_fall(const Folded *near, const Folded *rest, const Folded *slice, const Folded *baseline, unsigned n_cpus,
                 const SampledCpus *cpus, Rise *ret) {
         CountTable t = {};
         const Counts *best = NULL;
@@ -823,7 +835,8 @@ int folded_fall(const Folded *near, const Folded *rest, const Folded *slice, uns
 
                 if (z > -RISE_Z_MIN || c->baseline < RISE_SAMPLES_MIN || !change_is_large(s2, c_rest, s1, c_near) ||
                     key_is_idle(c->key) || (best && z >= best_z) ||
-                    (slice && !fall_in_slice(near, slice, c->key, n_cpus, cpus)))
+                    (slice && !fall_in_slice(near, slice, c->key, n_cpus, cpus)) ||
+                    (baseline && !fall_in_baseline(near, baseline, c->key, n_cpus, cpus)))
                         continue;
                 best = c;
                 best_z = z;
@@ -867,7 +880,7 @@ int answer_choose(const AnswerInput *in, const Folded *slice, const Folded *base
         *ret = (Answer) {};
         /* What stopped at the event, beside (or without) what rose. */
         if (in->near && in->rest) {
-                k = folded_fall(in->near, in->rest, slice, in->n_cpus, &in->cpus, &a.fall);
+                k = folded_fall(in->near, in->rest, slice, baseline, in->n_cpus, &in->cpus, &a.fall);
                 if (k < 0)
                         return k;
         }

@@ -230,11 +230,14 @@ typedef struct Answer {
  * most -RISE_Z_MIN and at least RISE_SAMPLES_MIN samples in rest; the idle task is none. With the
  * slice (near a part of it), the fall must hold by the same floors against the slice's seconds
  * outside near too: a process that ran in the baseline and stopped before the slice began did
- * not stop at the event. The largest fall by z; ret->slice_* are near's, ret->baseline_* rest's,
- * ret->z negative. ret->name NULL when none. A CPU lost is counted in cpus where known (near,
- * rest, and slice for the slice's seconds outside near; NULL: none known).
+ * not stop at the event. With the baseline, of ANSWER_BASELINE_SAMPLES_MIN samples or more, it
+ * must hold against the baseline too: a job that began after the baseline and ended in the slice
+ * before near (a compiler, a cron job) did not stop at the event either. The largest fall by z;
+ * ret->slice_* are near's, ret->baseline_* rest's, ret->z negative. ret->name NULL when none. A
+ * CPU lost is counted in cpus where known (near, rest, baseline, and slice for the slice's seconds
+ * outside near; NULL: none known).
  */
-int folded_fall(const Folded *near, const Folded *rest, const Folded *slice, unsigned n_cpus,
+int folded_fall(const Folded *near, const Folded *rest, const Folded *slice, const Folded *baseline, unsigned n_cpus,
                 const SampledCpus *cpus, Rise *ret);
 
 /* Fewer baseline samples than this cannot show a rise of a few percent at z >= 3 at all, and a
