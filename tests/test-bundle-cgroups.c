@@ -4,6 +4,7 @@
  * slice, the unit, container and pod a process ran in, and the ls filters; a manifest without the
  * list has none of it.
  */
+#include <stdio.h>
 #include <string.h>
 
 #include "bundle/bundle-cgroups.h"
@@ -257,6 +258,120 @@ static void test_filters_by_export_names(void **state) {
         bundle_manifest_free(m);
 }
 
+/*
+ * A pool's work spread over its threads wrk-0 ... wrk-7 (as the daemon lists them in "threads": raw
+ * comm, pid and process), each with a sliver: ranked as one, "wrk-*", the rise is the pool's. One
+ * GC thread of java, and two threads of alike names of two processes, are not grouped.
+ */
+static const char threads_text[] =
+        "{\"format\":1,\"slice\":{\"samples\":5820,\"near_samples\":1940},\"baseline\":{\"samples\":1000},"
+        "\"threads\":[{\"comm\":\"wrk-0\",\"pid\":10,\"process\":\"pool\",\"samples\":6},"
+        " {\"comm\":\"wrk-1\",\"pid\":10,\"process\":\"pool\",\"samples\":6},"
+        " {\"comm\":\"wrk-2\",\"pid\":10,\"process\":\"pool\",\"samples\":6},"
+        " {\"comm\":\"wrk-3\",\"pid\":10,\"process\":\"pool\",\"samples\":6},"
+        " {\"comm\":\"wrk-4\",\"pid\":10,\"process\":\"pool\",\"samples\":6},"
+        " {\"comm\":\"wrk-5\",\"pid\":10,\"process\":\"pool\",\"samples\":6},"
+        " {\"comm\":\"wrk-6\",\"pid\":10,\"process\":\"pool\",\"samples\":6},"
+        " {\"comm\":\"wrk-7\",\"pid\":10,\"process\":\"pool\",\"samples\":6},"
+        " {\"comm\":\"GC Thread#0\",\"pid\":20,\"process\":\"java\",\"samples\":7},"
+        " {\"comm\":\"job-1\",\"pid\":30,\"process\":\"a\",\"samples\":1},"
+        " {\"comm\":\"job-2\",\"pid\":31,\"process\":\"b\",\"samples\":1}],"
+        "\"cgroups\":[{\"path\":\"/system.slice/pool.service\",\"samples\":50,\"near_samples\":48,"
+        " \"baseline_samples\":0,\"unit\":\"pool.service\",\"comms\":[{\"comm\":\"wrk-0\",\"samples\":6,"
+        "  \"near_samples\":6,\"baseline_samples\":0},{\"comm\":\"wrk-5\",\"samples\":6,\"near_samples\":6,"
+        "  \"baseline_samples\":0},{\"comm\":\"pool\",\"samples\":2,\"near_samples\":0,\"baseline_samples\":0}]}]}";
+
+static void test_thread_groups(void **state) {
+        static const struct {
+                const char *comm, *key;
+        } keys[] = {
+                { "wrk-12", "wrk-*" },           { "GC_Thread#0", "GC_Thread#*" },
+                { "CPU_0/KVM", "CPU_*/KVM" },     { "pool-1-thread-3", "pool-1-thread-*" },
+                { "7zip", "*zip" },               { "VM_Thread", NULL },
+                { "1234", NULL },                 { "", NULL },
+        };
+        _cleanup_(folded_donep) Folded near = FOLDED_NULL, rest = FOLDED_NULL, gnear = FOLDED_NULL,
+                                       grest = FOLDED_NULL, g = FOLDED_NULL;
+        BundleManifest *m = NULL, *old = NULL;
+        char buf[FOLDED_COMM_KEY_MAX], pbuf[64];
+        Rise *r;
+        size_t n;
+
+        for (size_t i = 0; i < ELEMENTSOF(keys); i++) {
+                const char *k = bundle_thread_group_key(keys[i].comm, buf);
+                print_message("%s\n", keys[i].comm);
+                if (keys[i].key)
+                        assert_string_equal(k, keys[i].key);
+                else
+                        assert_null(k);
+        }
+
+        assert_int_equal(bundle_manifest_parse(threads_text, strlen(threads_text), &m, NULL), 0);
+        /* 2 CPUs at 97 Hz, 10 s around the event and 20 s of rest: each thread of the pool had 6
+         * samples near (0.3%), the pool 48 (2.5%: 5% of a CPU), none in the rest. */
+        FILE *f = fmemopen((void *) "wrk-0;main;spin 6\nwrk-1;main;spin 6\nwrk-2;main;spin 6\nwrk-3;main;spin 6\n"
+                                    "wrk-4;main;spin 6\nwrk-5;main;spin 6\nwrk-6;main;spin 6\nwrk-7;main;spin 6\n"
+                                    "GC_Thread#0;gc 20\njob-1;x 3\njob-2;x 3\nswapper;idle 1846\n",
+                           strlen("wrk-0;main;spin 6\nwrk-1;main;spin 6\nwrk-2;main;spin 6\nwrk-3;main;spin 6\n"
+                                  "wrk-4;main;spin 6\nwrk-5;main;spin 6\nwrk-6;main;spin 6\nwrk-7;main;spin 6\n"
+                                  "GC_Thread#0;gc 20\njob-1;x 3\njob-2;x 3\nswapper;idle 1846\n"),
+                           "r");
+        assert_non_null(f);
+        assert_int_equal(folded_load_file(f, &near), 0);
+        fclose(f);
+        f = fmemopen((void *) "pool;main;loop 10\nGC_Thread#0;gc 40\nswapper;idle 3830\n",
+                     strlen("pool;main;loop 10\nGC_Thread#0;gc 40\nswapper;idle 3830\n"), "r");
+        assert_non_null(f);
+        assert_int_equal(folded_load_file(f, &rest), 0);
+        fclose(f);
+
+        /* Thread by thread nothing rose that an answer names. */
+        AnswerInput in = { .near = &near, .rest = &rest, .n_cpus = 2 };
+        Answer a = {};
+        assert_int_equal(folded_rises(&near, &rest, RISE_PROCESS, SIZE_MAX, &r, &n), 0);
+        in.near_proc = r;
+        in.n_near_proc = n;
+        assert_int_equal(answer_choose(&in, NULL, NULL, &a), 0);
+        assert_false(a.clear);
+        answer_done(&a);
+        rises_free(r, n);
+
+        /* Grouped, the pool's threads rose as one: the answer. */
+        assert_int_equal(bundle_threads_grouped(m, &near, &gnear), 1);
+        assert_int_equal(gnear.total, near.total);
+        assert_int_equal(bundle_threads_grouped(m, &rest, &grest), 0); /* no thread of a group in it */
+        assert_int_equal(folded_rises(&gnear, &rest, RISE_PROCESS, SIZE_MAX, &r, &n), 0);
+        in.near = &gnear;
+        in.near_proc = r;
+        in.n_near_proc = n;
+        assert_int_equal(answer_choose(&in, NULL, NULL, &a), 0);
+        assert_true(a.clear);
+        assert_string_equal(a.rise.name, "wrk-*");
+        assert_int_equal(a.rise.slice, 48);
+        answer_done(&a);
+        rises_free(r, n);
+        /* The thread alone of its name in java, and those of two processes, as they were. */
+        assert_true(folded_key_share(&gnear, RISE_PROCESS, "job-1") > 0);
+        assert_true(folded_key_share(&gnear, RISE_PROCESS, "job-2") > 0);
+        assert_true(folded_key_share(&gnear, RISE_PROCESS, "GC_Thread#0") == folded_key_share(&near, RISE_PROCESS, "GC_Thread#0"));
+        assert_true(folded_key_share(&gnear, RISE_PROCESS, "job-*") == 0);
+        assert_true(folded_key_share(&gnear, RISE_PROCESS, "GC_Thread#*") == 0);
+
+        /* Whose threads they are, and where they ran: every thread of the group. */
+        assert_string_equal(bundle_thread_process(m, "wrk-*", pbuf, sizeof pbuf), "pool");
+        assert_string_equal(bundle_thread_process(m, "wrk-3", pbuf, sizeof pbuf), "pool");
+        assert_string_equal(bundle_thread_process(m, "GC_Thread#0", pbuf, sizeof pbuf), "java");
+        assert_non_null(bundle_process_cgroup(m, "wrk-*", +1, true, buf, sizeof buf));
+        assert_string_equal(buf, "unit pool.service");
+
+        /* A bundle written before the list: nothing is grouped. */
+        assert_int_equal(bundle_manifest_parse("{\"format\":1}", 12, &old, NULL), 0);
+        assert_int_equal(bundle_threads_grouped(old, &near, &g), 0);
+        assert_int_equal(g.n, 0);
+        bundle_manifest_free(old);
+        bundle_manifest_free(m);
+}
+
 static void test_filters(void **state) {
         static const struct {
                 const char *field, *value;
@@ -301,6 +416,7 @@ int main(void) {
                 cmocka_unit_test(test_process_cgroup_unlisted_near),
                 cmocka_unit_test(test_process_cgroup_near_without_baseline),
                 cmocka_unit_test(test_process_cgroup_merged_key),
+                cmocka_unit_test(test_thread_groups),
                 cmocka_unit_test(test_filters),
                 cmocka_unit_test(test_filters_by_export_names),
         };

@@ -56,8 +56,10 @@ void folded_stack_leaf(const char *stack, const char **ret, size_t *ret_len);
  * keys "ksoftirqd/" "*", "kworker/" "*"), a key of that form as itself. Not merged: the idle task ("swapper/N" stays
  * swapper/N, idle as ever), names with more after the digits (one thread per IRQ or device:
  * "irq/45-eth0", "jbd2/sda1-8"), and the names user-space threads are given ("GC_Thread#0",
- * "tokio-runtime-w", "Worker/3" with its capital). A user-space thread its program named
- * "pool/3" would be merged too: the kernel's names cannot be told from it by name alone.
+ * "tokio-runtime-w", "Worker/3" with its capital: by name alone; where the manifest says they are
+ * threads of one process, bundle_threads_grouped() ranks them as one, "GC_Thread#*"). A
+ * user-space thread its program named "pool/3" would be merged too: the kernel's names cannot be
+ * told from it by name alone.
  *
  * folded_comm_prefix() returns the length of comm's NAME "/" (8 for "kworker/") when it is
  * merged, else 0; folded_comm_key() its key: comm itself, or NAME "/" "*" written into buf.

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "basic/alloc-util.h"
+#include "basic/hashmap.h"
 #include "basic/json-reader.h"
 #include "basic/macro.h"
 #include "bundle/bundle-cgroups.h"
@@ -23,13 +24,38 @@ static uint64_t u64(const JsonValue *c, const char *key) {
         return v;
 }
 
+static bool is_digit(char c) {
+        return c >= '0' && c <= '9';
+}
+
+const char *bundle_thread_group_key(const char *comm, char buf[static FOLDED_COMM_KEY_MAX]) {
+        size_t len = strlen(comm), end = len, start;
+
+        while (end > 0 && !is_digit(comm[end - 1]))
+                end--;
+        for (start = end; start > 0 && is_digit(comm[start - 1]); start--)
+                ;
+        if (end == 0 || (start == 0 && end == len) || len - (end - start) + 2 > FOLDED_COMM_KEY_MAX)
+                return NULL;
+        memcpy(buf, comm, start);
+        buf[start] = '*';
+        memcpy(buf + start + 1, comm + end, len - end + 1);
+        return buf;
+}
+
 /* Whether a manifest's raw comm is the one the folded stacks name (tidied: "VM Thread" is
- * "VM_Thread" there), or one of those a rise names as one ("ksoftirqd/3" of "ksoftirqd/" "*"). */
+ * "VM_Thread" there), or one of those a rise names as one ("ksoftirqd/3" of "ksoftirqd/" "*",
+ * "wrk-3" of the group "wrk-*"). */
 static bool comm_is(const char *raw, const char *folded) {
         char buf[FOLDED_COMM_KEY_MAX], k1[FOLDED_COMM_KEY_MAX], k2[FOLDED_COMM_KEY_MAX];
+        const char *tidy, *g;
 
-        return raw && folded &&
-               streq(folded_comm_key(profile_comm_tidy(raw, buf, sizeof buf), k1), folded_comm_key(folded, k2));
+        if (!raw || !folded)
+                return false;
+        tidy = profile_comm_tidy(raw, buf, sizeof buf);
+        if (streq(folded_comm_key(tidy, k1), folded_comm_key(folded, k2)))
+                return true;
+        return strchr(folded, '*') && (g = bundle_thread_group_key(tidy, k1)) && streq(g, folded);
 }
 
 static const JsonValue *cgroups_of(const BundleManifest *m) {
@@ -240,6 +266,112 @@ const char *bundle_thread_process(const BundleManifest *m, const char *comm, cha
                 return buf;
         }
         return NULL;
+}
+
+/* The key of the manifest's thread entry i where two or more threads of its process share it (as
+ * the stacks name them: comm and process tidied), into key; else NULL. Its comm, tidied, into comm. */
+static const char *thread_grouped(const JsonValue *a, size_t i, char key[static FOLDED_COMM_KEY_MAX],
+                                  char comm[static FOLDED_COMM_KEY_MAX]) {
+        const JsonValue *e = json_array_get(a, i);
+        char process[FOLDED_COMM_KEY_MAX];
+        size_t n = 0;
+
+        if (!str(e, "comm") || !str(e, "process"))
+                return NULL;
+        profile_comm_tidy(str(e, "comm"), comm, FOLDED_COMM_KEY_MAX);
+        profile_comm_tidy(str(e, "process"), process, sizeof process);
+        if (streq(comm, process) || !bundle_thread_group_key(comm, key))
+                return NULL;
+        for (size_t j = 0; j < json_length(a) && n < 2; j++) {
+                const JsonValue *o = json_array_get(a, j);
+                char c[FOLDED_COMM_KEY_MAX], p[FOLDED_COMM_KEY_MAX], k[FOLDED_COMM_KEY_MAX];
+                const char *g;
+
+                if (!str(o, "comm") || !str(o, "process"))
+                        continue;
+                g = bundle_thread_group_key(profile_comm_tidy(str(o, "comm"), c, sizeof c), k);
+                n += g && streq(g, key) && streq(profile_comm_tidy(str(o, "process"), p, sizeof p), process);
+        }
+        return n >= 2 ? key : NULL;
+}
+
+int bundle_threads_grouped(const BundleManifest *m, const Folded *f, Folded *ret) {
+        const JsonValue *a = m ? json_object_get(m->json, "threads") : NULL;
+        _cleanup_(hashmap_freep) Hashmap *groups = NULL, *stacks = NULL;
+        _cleanup_(folded_donep) Folded g = FOLDED_NULL;
+        char key[FOLDED_COMM_KEY_MAX], comm[FOLDED_COMM_KEY_MAX];
+        _cleanup_free_ char **keys = NULL;
+        size_t n_keys = 0;
+        bool any = false;
+        int r = 0;
+
+        *ret = FOLDED_NULL;
+        if (!a || a->type != JSON_TYPE_ARRAY)
+                return 0;
+        /* Each grouped thread's comm, to its key (an index into keys). */
+        groups = hashmap_new();
+        keys = new0(char *, json_length(a) + 1);
+        if (!groups || !keys)
+                return -ENOMEM;
+        for (size_t i = 0; i < json_length(a); i++) {
+                if (!thread_grouped(a, i, key, comm))
+                        continue;
+                keys[n_keys] = strdup(key);
+                if (!keys[n_keys] || hashmap_put(groups, comm, strlen(comm), n_keys) < 0) {
+                        r = -ENOMEM;
+                        goto finish;
+                }
+                n_keys++;
+        }
+        if (n_keys == 0)
+                goto finish;
+        stacks = hashmap_new();
+        if (!stacks) {
+                r = -ENOMEM;
+                goto finish;
+        }
+        for (size_t i = 0; i < f->n; i++) {
+                const char *stack = f->lines[i].stack, *c;
+                _cleanup_free_ char *renamed = NULL;
+                size_t clen;
+                uint64_t k, *slot;
+                bool added;
+
+                folded_stack_comm(stack, &c, &clen);
+                if (hashmap_get(groups, c, clen, &k)) {
+                        if (asprintf(&renamed, "%s%s", keys[k], c + clen) < 0) {
+                                r = -ENOMEM;
+                                goto finish;
+                        }
+                        stack = renamed;
+                        any = true;
+                }
+                slot = hashmap_slot(stacks, stack, strlen(stack), g.n, &added);
+                if (!slot || (added && !GREEDY_REALLOC(g.lines, g.allocated, g.n + 1))) {
+                        r = -ENOMEM;
+                        goto finish;
+                }
+                if (added) {
+                        g.lines[g.n] = (FoldedLine) { .stack = renamed ? TAKE_PTR(renamed) : strdup(stack) };
+                        if (!g.lines[g.n++].stack) {
+                                r = -ENOMEM;
+                                goto finish;
+                        }
+                }
+                /* The sum of counts of one file fits (folded_load_file() checks). */
+                g.lines[*slot].count += f->lines[i].count;
+        }
+        if (!any)
+                goto finish;
+        g.total = f->total;
+        g.n_skipped = f->n_skipped;
+        *ret = g;
+        g = FOLDED_NULL;
+        r = 1;
+finish:
+        for (size_t i = 0; i < n_keys; i++)
+                free(keys[i]);
+        return r;
 }
 
 bool bundle_cgroups_field(const char *field) {

@@ -5,7 +5,8 @@
  * the host's container runtimes and kubelet gave): the services (units, containers, pods) ranked
  * by their share of the slice against the baseline, which service a process ran in, and the
  * unit=, container=, pod= and cgroup= filters of `tprof-bundle ls`. Bundles without the list
- * (written before it existed) have no services and match none of those filters.
+ * (written before it existed) have no services and match none of those filters. From its
+ * "threads" list: whose thread a comm is, and the threads of one process ranked as one.
  */
 #pragma once
 
@@ -48,11 +49,29 @@ const JsonValue *bundle_process_cgroup(const BundleManifest *m, const char *comm
                                        size_t l);
 
 /*
- * The process whose thread comm is (as the folded stacks name it), from the manifest's "threads",
- * tidied into buf as a comm is: "r3-mt" for its thread "r3-wrk". NULL when comm is no thread of a
- * process of another name (or the bundle predates the list).
+ * The process whose thread comm is (as the folded stacks name it, a group of threads by its key:
+ * "wrk-*"), from the manifest's "threads", tidied into buf as a comm is: "r3-mt" for its thread
+ * "r3-wrk". NULL when comm is no thread of a process of another name (or the bundle predates the
+ * list).
  */
 const char *bundle_thread_process(const BundleManifest *m, const char *comm, char *buf, size_t l);
+
+/*
+ * Threads of one process that differ only in a number rank as one, as per-CPU kernel threads do
+ * (folded_comm_key()): a pool's work spread over "wrk-0" ... "wrk-15", each with a sliver, is a
+ * rise of the process, which no thread alone shows. Their key is the name with its last run of
+ * digits as '*' ("wrk-*", "GC_Thread#*", "CPU_*" "/KVM"), and threads are grouped only where the
+ * manifest's "threads" names two or more of one process with that key: by name alone a pool's
+ * threads cannot be told from programs of alike names ("python3", "gcc-12"). Bundles without the
+ * list, and threads beyond the 64 it holds, are not grouped.
+ *
+ * bundle_thread_group_key() writes comm's key into buf and returns it, NULL for a comm without
+ * digits or of digits only. bundle_threads_grouped() makes *ret from f with the first frame of the
+ * stacks of every grouped thread its key, the stacks that then read alike summed, and returns 1;
+ * 0 (and *ret empty) when the manifest groups none of f's threads.
+ */
+const char *bundle_thread_group_key(const char *comm, char buf[static FOLDED_COMM_KEY_MAX]);
+int bundle_threads_grouped(const BundleManifest *m, const Folded *f, Folded *ret);
 
 /* For `ls`: whether field is one of unit, container, pod, cgroup, and whether a cgroup of the
  * slice has that value. */

@@ -33,9 +33,10 @@ static void print_rise(const Show *s, const Rise *r, bool process, size_t name_w
                 printf("  %s%-*s %6s (%s %5s)  %s  %s%s\n", s->color ? ANSI_RED : "",
                        (int) (name_width + strlen(name ?: "") - utf8_width(name ?: "")), name ?: "?", b1, against, b2,
                        fn ?: "-", z, s->color ? ANSI_NORMAL : "");
-                /* Whose thread it is and where it ran, on a line of their own. */
+                /* Whose thread it is (a group of them: "wrk-*") and where it ran, on a line of their own. */
                 if (of || where[0])
-                        printf("  %*s %s%s%s%s%s\n", (int) name_width, "", of ? "thread of " : "", of ? p ?: "?" : "",
+                        printf("  %*s %s%s%s%s%s\n", (int) name_width, "",
+                               !of ? "" : strchr(r->name, '*') ? "threads of " : "thread of ", of ? p ?: "?" : "",
                                of && where[0] ? ", " : "", where[0] ? "in " : "", where[0] ? w ?: "?" : "");
         } else {
                 /* "comm;function" -> "function (comm)" */

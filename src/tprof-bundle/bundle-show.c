@@ -96,6 +96,7 @@ static void show_done(Show *s) {
         free(s->log);
         activity_done(&s->activity);
         folded_done(&s->slice);
+        folded_done(&s->slice_grouped);
         folded_done(&s->baseline);
         folded_done(&s->cpu_slice);
         folded_done(&s->cpu_baseline);
@@ -220,6 +221,23 @@ static int load_log(Show *s) {
         return 0;
 }
 
+/* The slice as it is ranked (Show.slice_grouped). */
+static const Folded *ranked_slice(const Show *s) {
+        return s->grouped ? &s->slice_grouped : &s->slice;
+}
+
+/* f with the manifest's groups of threads as one, in place (bundle_threads_grouped()). */
+static int group_threads(const Show *s, Folded *f) {
+        Folded g;
+        int r = bundle_threads_grouped(s->m, f, &g);
+
+        if (r <= 0)
+                return r;
+        folded_done(f);
+        *f = g;
+        return 0;
+}
+
 /* event.folded against the rest of the slice and the baseline: a rise in the event's own seconds
  * that the whole slice, many times longer, dilutes below notice. */
 static void load_near(Show *s) {
@@ -235,9 +253,11 @@ static void load_near(Show *s) {
                 s->near_to_ns = to > t ? to - t : 0;
         }
         s->near_error = p ? folded_load(p, &s->near) : -ENOMEM;
+        if (s->near_error >= 0)
+                s->near_error = group_threads(s, &s->near);
         if (s->near_error < 0 || s->slice_error < 0 || s->baseline_error < 0)
                 return;
-        s->near_error = folded_rest(&s->slice, &s->baseline, &s->near, &s->near_rest);
+        s->near_error = folded_rest(ranked_slice(s), &s->baseline, &s->near, &s->near_rest);
         if (s->near_error < 0)
                 return;
         (void) folded_rises(&s->near, &s->near_rest, RISE_PROCESS, SIZE_MAX, &s->near_proc_rises,
@@ -268,7 +288,7 @@ static void choose_answer(Show *s) {
         bundle_sampled_cpus(s->m, s->slice_error >= 0 ? s->slice.total : 0,
                             s->baseline_error >= 0 ? s->baseline.total : 0, near ? s->near.total : 0,
                             near ? s->near_rest.total : 0, &in.cpus);
-        (void) answer_choose(&in, &s->slice, &s->baseline, &s->answer);
+        (void) answer_choose(&in, ranked_slice(s), &s->baseline, &s->answer);
         rises_truncate(s->proc_rises, &s->n_proc_rises, TOP_RISES);
         rises_truncate(s->func_rises, &s->n_func_rises, TOP_RISES);
         rises_truncate(s->near_proc_rises, &s->n_near_proc_rises, TOP_RISES);
@@ -316,13 +336,18 @@ static void load_all(Show *s) {
         s->baseline_error = p2 ? folded_load(p2, &s->baseline) : -ENOMEM;
         if (s->slice_error >= 0) {
                 r = folded_functions(&s->slice, &s->functions, &s->n_functions);
+                if (r >= 0)
+                        r = bundle_threads_grouped(m, &s->slice, &s->slice_grouped);
                 if (r < 0)
                         s->slice_error = r;
+                s->grouped = r > 0;
         }
+        if (s->baseline_error >= 0)
+                s->baseline_error = group_threads(s, &s->baseline);
         if (s->slice_error >= 0 && s->baseline_error >= 0) {
-                (void) folded_rises(&s->slice, &s->baseline, RISE_PROCESS, SIZE_MAX, &s->proc_rises,
+                (void) folded_rises(ranked_slice(s), &s->baseline, RISE_PROCESS, SIZE_MAX, &s->proc_rises,
                                     &s->n_proc_rises);
-                (void) folded_rises(&s->slice, &s->baseline, RISE_FUNCTION, SIZE_MAX, &s->func_rises,
+                (void) folded_rises(ranked_slice(s), &s->baseline, RISE_FUNCTION, SIZE_MAX, &s->func_rises,
                                     &s->n_func_rises);
         }
         load_near(s);
@@ -346,6 +371,10 @@ static void load_all(Show *s) {
                 s->cpu_error = p1 && p2 ? folded_load(p1, &s->cpu_slice) : -ENOMEM;
                 if (s->cpu_error >= 0)
                         s->cpu_error = folded_load(p2, &s->cpu_baseline);
+                if (s->cpu_error >= 0)
+                        s->cpu_error = group_threads(s, &s->cpu_slice);
+                if (s->cpu_error >= 0)
+                        s->cpu_error = group_threads(s, &s->cpu_baseline);
                 if (s->cpu_error >= 0)
                         (void) folded_rises(&s->cpu_slice, &s->cpu_baseline, RISE_PROCESS, TOP_RISES,
                                             &s->cpu_rises, &s->n_cpu_rises);

@@ -62,6 +62,11 @@ typedef struct Show {
 
         Folded slice, baseline;
         int slice_error, baseline_error;
+        /* The slice as it is ranked: its grouped threads as one (bundle_threads_grouped()), where
+         * the manifest groups any; the top stacks are slice's, as sampled. The baseline, near and
+         * the captured CPU's are ranked only, and grouped in place. */
+        Folded slice_grouped;
+        bool grouped;
         FunctionStat *functions;
         size_t n_functions;
         Rise *proc_rises, *func_rises;

@@ -9,6 +9,9 @@
  *   burn --file-code PATH [SECONDS] the same code, written to PATH (not an ELF file) and mapped from it
  *   burn --thread NAME [SECONDS]   the user-space path in a thread named NAME, while the main thread
  *                                  (comm "burn") waits for it and never runs
+ *   burn --threads N [SECONDS]     the user-space path in N threads (at most 64) named COMM-0 ...
+ *                                  COMM-(N-1) after the process's comm, each a quarter of a CPU
+ *                                  (10 ms of every 40), while the main thread waits for them
  *
  * Built with frame pointers and no sibling calls, so every frame is in the chain.
  */
@@ -133,6 +136,37 @@ static int run_thread(const char *name, double end) {
         return pthread_join(t, NULL) == 0 ? 0 : 1;
 }
 
+static void *pool_thread(void *userdata) {
+        (void) userdata;
+        while (now() < thread_end) {
+                struct timespec pause = { 0, 30 * 1000 * 1000 };
+
+                sink += burn_outer(now() + 0.01);
+                (void) nanosleep(&pause, NULL);
+        }
+        return NULL;
+}
+
+static int run_threads(int n, double end) {
+        pthread_t t[64];
+        char comm[16] = "", name[16];
+        int r = 0;
+
+        if (n < 1 || n > 64)
+                return 2;
+        thread_end = end;
+        (void) prctl(PR_GET_NAME, comm);
+        for (int i = 0; i < n; i++) {
+                if (pthread_create(&t[i], NULL, pool_thread, NULL) != 0)
+                        return 1;
+                snprintf(name, sizeof(name), "%.12s-%d", comm, i);
+                (void) pthread_setname_np(t[i], name);
+        }
+        for (int i = 0; i < n; i++)
+                r |= pthread_join(t[i], NULL) != 0;
+        return r;
+}
+
 int main(int argc, char *argv[]) {
         double seconds = 5;
         const char *mode = NULL, *path = NULL;
@@ -140,7 +174,8 @@ int main(int argc, char *argv[]) {
 
         if (i < argc && argv[i][0] == '-' && argv[i][1] == '-') {
                 mode = argv[i++];
-                if (strcmp(mode, "--file-code") == 0 || strcmp(mode, "--thread") == 0) {
+                if (strcmp(mode, "--file-code") == 0 || strcmp(mode, "--thread") == 0 ||
+                    strcmp(mode, "--threads") == 0) {
                         if (i >= argc)
                                 return 2;
                         path = argv[i++];
@@ -162,6 +197,8 @@ int main(int argc, char *argv[]) {
         }
         if (strcmp(mode, "--thread") == 0)
                 return run_thread(path, end);
+        if (strcmp(mode, "--threads") == 0)
+                return run_threads(atoi(path), end);
 #if defined(__x86_64__)
         if (strcmp(mode, "--jit") == 0)
                 return run_jit(end);
