@@ -122,6 +122,17 @@ static const Event events[] = {
             "EDAC MC0: 1 CE on mc#0csrow#1channel#0 (csrow:1 channel:0 page:0x1a2b3c offset:0x5c0 grain:64 "
             "syndrome:0x5a02)" },
           1 },
+        /* A memory error a task consumed (SRAR), Linux 6.6 (arch/x86/kernel/cpu/mce/core.c):
+         * kill_me_maybe() runs as task_work on the return to user space and calls memory_failure();
+         * the notifier chain prints from a kworker, here after it. */
+        { "recoverable memory error in user space, Linux 6.6", "machine-check",
+          { "mce: Uncorrected hardware memory error in user-access at 1a2b3c000",
+            "Memory failure: 0x1a2b3c: Sending SIGBUS to java:4321 due to hardware memory corruption",
+            "Memory failure: 0x1a2b3c: recovery action for dirty LRU page: Recovered",
+            "mce: [Hardware Error]: Machine check events logged",
+            "EDAC MC0: 1 UE memory read error on CPU_SrcID#0_MC#0_Chan#1_DIMM#0 (channel:1 slot:0 page:0x1a2b3c "
+            "offset:0x0 grain:32 syndrome:0x0)" },
+          1 },
 };
 
 typedef struct Run {
