@@ -440,6 +440,8 @@ static void test_default_rules_capture_what_an_incident_needs(void **state) {
                   "pfn=0x1a2b3c" },
                 { "MCE 0x1a2b3c: Killing java:4321 due to hardware memory corruption", "machine-check",
                   "pfn=0x1a2b3c" },
+                { "NMI: PCI system error (SERR) for reason a1 on CPU 0.", "machine-check", "cpu=0 reason=a1" },
+                { "NMI: IOCK error (debug interrupt?) for reason 71 on CPU 4.", "machine-check", "cpu=4 reason=71" },
                 { "INFO: task kworker/u16:2:123 blocked for more than 120 seconds.", "hung-task",
                   "comm=kworker/u16:2 pid=123 secs=120" },
                 { "Aborting journal on device dm-0-8.", "ext4-error", "dev=dm-0" },
