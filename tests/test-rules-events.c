@@ -5,7 +5,7 @@
  * abort, then its reset; the stack's NETDEV WATCHDOG, then ENA's reset) becomes ONE incident,
  * opened by its first line, with the later lines joined as repeats, also when they are another
  * rule's that shares the first rule's cooldown group. The lines go through rule_set_match() and trigger_decide()/register() as
- * tprofd's manager calls them, one second apart on the kernel clock.
+ * tprofd's manager calls them, one second apart on the kernel clock unless the event gives their times.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,7 +23,16 @@ typedef struct Event {
         const char *rule; /* the one rule the event must open an incident of */
         const char *lines[EVENT_LINES_MAX];
         unsigned opens; /* the line that must open the incident, counted from 1; 0: the first that matches */
+        unsigned at[EVENT_LINES_MAX]; /* each line's second, counted from the first; all 0: one second apart */
 } Event;
+
+/* The second of line i of e, counted from its first line. */
+static uint64_t line_second(const Event *e, unsigned i) {
+        for (unsigned k = 0; k < EVENT_LINES_MAX; k++)
+                if (e->at[k] > 0)
+                        return e->at[i];
+        return i;
+}
 
 static const Event events[] = {
         { "ENA keep-alive reset, Linux 5.10", "ena-reset",
@@ -133,6 +142,18 @@ static const Event events[] = {
             "EDAC MC0: 1 UE memory read error on CPU_SrcID#0_MC#0_Chan#1_DIMM#0 (channel:1 slot:0 page:0x1a2b3c "
             "offset:0x0 grain:32 syndrome:0x0)" },
           1 },
+        /* Tasks RCU, Linux 6.6 (kernel/rcu/tasks.h, rcu_tasks_wait_gp(), check_holdout_task(); HZ
+         * 250): the pre-stall lines 10, 40, 130 and 400 s into the grace period, then the stall
+         * report at 600 s, inside the cooldown of the first. */
+        { "Tasks RCU grace period held up, Linux 6.6", "rcu-stall",
+          { "rcu_tasks_wait_gp: rcu_tasks grace period number 1093 (since boot) is 2502 jiffies old.",
+            "rcu_tasks_wait_gp: rcu_tasks grace period number 1093 (since boot) is 10003 jiffies old.",
+            "rcu_tasks_wait_gp: rcu_tasks grace period number 1093 (since boot) is 32504 jiffies old.",
+            "rcu_tasks_wait_gp: rcu_tasks grace period number 1093 (since boot) is 100005 jiffies old.",
+            "INFO: rcu_tasks detected stalls on tasks:",
+            "00000000a1b2c3d4: .N nvcsw: 21/21 holdout: 1 idle_cpu: -1/3" },
+          1,
+          { 0, 30, 120, 390, 590, 590 } },
 };
 
 typedef struct Run {
@@ -195,7 +216,7 @@ static void test_one_event_is_one_incident(void **state) {
                         rec.priority = 3;
                         rec.message = events[e].lines[i];
                         rec.message_len = strlen(events[e].lines[i]);
-                        rec.t_ns = run.t_ns + i * NSEC_PER_SEC;
+                        rec.t_ns = run.t_ns + line_second(&events[e], i) * NSEC_PER_SEC;
                         run.line = i;
                         run.rules[0] = '\0';
                         k = rule_set_match(rs, &rec, on_match, &run);

@@ -406,6 +406,11 @@ static void test_default_rules_capture_what_an_incident_needs(void **state) {
                   "comm=stress-ng cpu=7 pid=9876 secs=22" },
                 { "NMI watchdog: Watchdog detected hard LOCKUP on cpu 3", "hard-lockup", "cpu=3" },
                 { "INFO: rcu_tasks detected stalls on tasks:", "rcu-stall", "flavor=rcu_tasks" },
+                { "rcu_tasks_wait_gp: rcu_tasks_trace grace period number 4221 (since boot) is 10001 jiffies old.",
+                  "rcu-stall", "flavor=rcu_tasks_trace" },
+                { "tasks_rcu_exit_srcu_stall: rcu_tasks grace period number 57 (since boot) gp_state: "
+                  "RTGS_POST_SCAN_TASKLIST is 10000 jiffies old.",
+                  "rcu-stall", "flavor=rcu_tasks" },
                 { "java invoked oom-killer: gfp_mask=0x6200ca(GFP_HIGHUSER_MOVABLE), order=0, oom_score_adj=0",
                   "oom-kill", "comm=java" },
                 { "Out of memory: Killed process 4321 (java) total-vm:1kB", "oom-kill",
