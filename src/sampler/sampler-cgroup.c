@@ -137,6 +137,30 @@ static bool mount_is_part(const char *mount, bool v2) {
         return v2 ? access(p, F_OK) == 0 : access(p, F_OK) < 0 && errno == ENOENT;
 }
 
+/* One line of mountinfo, split in place: the mount's root, where it is mounted (escaped still),
+ * the file system type and the super block's options. */
+typedef struct MountLine {
+        char *root, *where, *fstype, *super;
+} MountLine;
+
+static bool mount_line_parse(char *line, MountLine *ret) {
+        char *f[6] = {}, *dash, *s = NULL;
+        size_t n = 0;
+
+        dash = strstr(line, " - ");
+        if (!dash)
+                return false;
+        *dash = '\0';
+        for (char *t = strtok_r(line, " ", &s); t && n < ELEMENTSOF(f); t = strtok_r(NULL, " ", &s))
+                f[n++] = t;
+        s = NULL;
+        *ret = (MountLine) { .root = f[3], .where = f[4] };
+        ret->fstype = strtok_r(dash + 3, " ", &s);
+        (void) strtok_r(NULL, " ", &s); /* source */
+        ret->super = strtok_r(NULL, " ", &s);
+        return ret->fstype;
+}
+
 int cgroup_hierarchy_find(const char *mountinfo, char **ret_mount, CgroupHierarchyFlags *ret_flags) {
         _cleanup_free_ char *data = NULL, *v1 = NULL, *v2 = NULL;
         char *line, *save = NULL;
@@ -147,36 +171,25 @@ int cgroup_hierarchy_find(const char *mountinfo, char **ret_mount, CgroupHierarc
         if (r < 0)
                 return r;
         for (line = strtok_r(data, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
-                char *f[6] = {}, *dash, *fstype, *super, *s2 = NULL;
-                size_t n = 0;
+                MountLine ml;
 
-                dash = strstr(line, " - ");
-                if (!dash)
+                if (!mount_line_parse(line, &ml))
                         continue;
-                *dash = '\0';
-                for (char *t = strtok_r(line, " ", &s2); t && n < ELEMENTSOF(f); t = strtok_r(NULL, " ", &s2))
-                        f[n++] = t;
-                s2 = NULL;
-                fstype = strtok_r(dash + 3, " ", &s2);
-                (void) strtok_r(NULL, " ", &s2); /* source */
-                super = strtok_r(NULL, " ", &s2);
-                if (!fstype)
-                        continue;
-                if (streq(fstype, "cgroup"))
+                if (streq(ml.fstype, "cgroup"))
                         any_v1 = true;
-                if (n < 5)
+                if (!ml.where)
                         continue;
-                if (!root_is_whole(f[3])) {
-                        part = part || streq(fstype, "cgroup2") ||
-                               (streq(fstype, "cgroup") && super && has_option(super, "perf_event"));
+                if (!root_is_whole(ml.root)) {
+                        part = part || streq(ml.fstype, "cgroup2") ||
+                               (streq(ml.fstype, "cgroup") && ml.super && has_option(ml.super, "perf_event"));
                         continue;
                 }
-                if (streq(fstype, "cgroup2") && !v2) {
-                        v2 = strdup(f[4]);
+                if (streq(ml.fstype, "cgroup2") && !v2) {
+                        v2 = strdup(ml.where);
                         if (!v2)
                                 return -ENOMEM;
-                } else if (streq(fstype, "cgroup") && super && has_option(super, "perf_event") && !v1) {
-                        v1 = strdup(f[4]);
+                } else if (streq(ml.fstype, "cgroup") && ml.super && has_option(ml.super, "perf_event") && !v1) {
+                        v1 = strdup(ml.where);
                         if (!v1)
                                 return -ENOMEM;
                 }
