@@ -283,6 +283,233 @@ static void test_renew_when_full(void **state) {
         assert_int_equal(cgroup_map_renew(p, 5000), 1);
 }
 
+/*
+ * Run in a cgroup namespace of its own, tprofd reads /proc/PID/cgroup relative to the namespace's
+ * root. The forms are kernfs_path_from_node()'s (fs/kernfs/dir.c, Linux 6.1, the examples of its
+ * comment): from /n1/n2/n3 to /n1/n2/n3/n4/n5 "/n4/n5", from /n1/n2/n3/n4 to /n1/n2/n5
+ * "/../../n5", from /n1/n2/n3/n4/n5 to /n1/n2/n3 "/../..", and "/" for the root itself.
+ */
+static void test_path_resolve(void **state) {
+        static const struct {
+                const char *ns_root, *path, *want; /* want NULL: cannot be told */
+        } cases[] = {
+                { "/n1/n2/n3", "/n4/n5", "/n1/n2/n3/n4/n5" },
+                { "/n1/n2/n3/n4", "/../../n5", "/n1/n2/n5" },
+                { "/n1/n2/n3/n4/n5", "/../..", "/n1/n2/n3" },
+                { "/n1/n2", "/", "/n1/n2" },
+                { "/n1/n2", "/../..", "/" },
+                { "/n1/n2", "/../../kubepods.slice/pod1", "/kubepods.slice/pod1" },
+                { "/n1/n2", "/../../..", NULL }, /* above the hierarchy's root */
+                { "/", "/", "/" },                /* the host's namespace: unchanged */
+                { "/", "/system.slice/a.service", "/system.slice/a.service" },
+                { "/", "/../a", NULL }, /* a namespace's own mount: outside it, nothing */
+                { "/n1", "/..a/..", "/n1/..a/.." }, /* names that only start with dots */
+                { NULL, "/", NULL },                 /* the namespace's root not found */
+                { NULL, "/a", NULL },
+        };
+
+        for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
+                _cleanup_free_ char *got = NULL;
+                int r = cgroup_path_resolve(cases[i].ns_root, cases[i].path, &got);
+
+                if (!cases[i].want) {
+                        assert_int_equal(r, -ENOENT);
+                        continue;
+                }
+                assert_int_equal(r, 0);
+                assert_string_equal(got, cases[i].want);
+        }
+}
+
+/* The namespace's root: the directory at the mount's depth under which the reader's own path
+ * lists its pid in cgroup.procs (a number, not a prefix of one). */
+static void test_ns_root_find(void **state) {
+        _cleanup_close_ int fd = -EBADF;
+        char *root = NULL, p[PATH_MAX];
+
+        make_dir("nsh");
+        make_dir("nsh/a.slice");
+        make_dir("nsh/a.slice/web.service");
+        make_dir("nsh/a.slice/tprofd.service");
+        make_dir("nsh/a.slice/tprofd.service/sub");
+        make_dir("nsh/b.slice");
+        make_dir("nsh/b.slice/tprofd.service");
+        put("nsh/cgroup.procs", "1\n");
+        put("nsh/a.slice/web.service/cgroup.procs", "300\n");
+        put("nsh/a.slice/tprofd.service/cgroup.procs", "");
+        put("nsh/a.slice/tprofd.service/sub/cgroup.procs", "17\n4242\n");
+        put("nsh/b.slice/tprofd.service/cgroup.procs", "42420\n");
+        snprintf(p, sizeof p, "%s/nsh", dir);
+        fd = open(p, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        assert_true(fd >= 0);
+
+        assert_int_equal(cgroup_ns_root_find(fd, 2, "/sub", 4242, &root), 0);
+        assert_string_equal(root, "/a.slice/tprofd.service");
+        free(root);
+        assert_int_equal(cgroup_ns_root_find(fd, 3, "/", 4242, &root), 0);
+        assert_string_equal(root, "/a.slice/tprofd.service/sub");
+        free(root);
+        assert_int_equal(cgroup_ns_root_find(fd, 2, "/", 42420, &root), 0);
+        assert_string_equal(root, "/b.slice/tprofd.service");
+        free(root);
+        assert_int_equal(cgroup_ns_root_find(fd, 2, "/", 4242, &root), -ENOENT); /* not there */
+        assert_int_equal(cgroup_ns_root_find(fd, 2, "/sub", 424, &root), -ENOENT);
+        /* moved out of its namespace's root: which root it was cannot be told */
+        assert_int_equal(cgroup_ns_root_find(fd, 2, "/../web.service", 300, &root), -ENOENT);
+}
+
+/* mountinfo as a process sees it in a cgroup namespace made two levels down, with the host's
+ * mounts (the root "/../.." as cgroup_show_path() gives it, kernel/cgroup/cgroup.c, Linux 6.1). */
+static void put_ns_mountinfo(const char *name, const char *v2, const char *perf, const char *systemd) {
+        char mi[4 * PATH_MAX] = "", line[2 * PATH_MAX];
+
+        if (v2) {
+                snprintf(line, sizeof line, "41 31 0:38 /../.. %s/%s rw - cgroup2 cgroup2 rw\n", dir, v2);
+                strcat(mi, line);
+        }
+        if (systemd) {
+                snprintf(line, sizeof line, "40 31 0:37 /../.. %s/%s rw - cgroup cgroup rw,xattr,name=systemd\n", dir,
+                         systemd);
+                strcat(mi, line);
+        }
+        if (perf) {
+                snprintf(line, sizeof line, "34 31 0:32 /../.. %s/%s rw - cgroup cgroup rw,perf_event\n", dir, perf);
+                strcat(mi, line);
+        }
+        put(name, mi);
+}
+
+/* On v2, the proc source, and an id unknown to the walk looked up in /proc: host paths. */
+static void test_namespace_v2(void **state) {
+        _cleanup_(cgroup_map_freep) CgroupMap *m = NULL;
+        char hier[PATH_MAX], proc[PATH_MAX], mi[PATH_MAX], self[PATH_MAX];
+
+        make_dir("nsv2");
+        make_dir("nsv2/h2.slice");
+        make_dir("nsv2/h2.slice/h2ns-tprofd.service");
+        make_dir("nsv2/h2.slice/h2ns-web.service");
+        make_dir("nsv2/kubepods.slice");
+        put("nsv2/h2.slice/h2ns-tprofd.service/cgroup.procs", "4242\n");
+        make_dir("nsv2proc");
+        make_dir("nsv2proc/300");
+        make_dir("nsv2proc/301");
+        make_dir("nsv2proc/302");
+        make_dir("nsv2proc/303");
+        put("nsv2proc/300/cgroup", "0::/../h2ns-web.service\n");
+        put("nsv2proc/301/cgroup", "0::/\n"); /* in tprofd's own */
+        put("nsv2proc/302/cgroup", "0::/../../..\n");
+        put("nsv2proc/303/cgroup", "0::/../../kubepods.slice/new.scope\n");
+        put_ns_mountinfo("nsv2-mountinfo", "nsv2", NULL, NULL);
+        snprintf(hier, sizeof hier, "%s/nsv2", dir);
+        snprintf(proc, sizeof proc, "%s/nsv2proc", dir);
+        snprintf(mi, sizeof mi, "%s/nsv2-mountinfo", dir);
+
+        assert_int_equal(cgroup_map_new(hier, CGROUP_HIERARCHY_V2 | CGROUP_HIERARCHY_ONLY, &m), 0);
+        cgroup_map_set_proc_root(m, proc);
+        put("nsv2-self", "0::/\n");
+        snprintf(self, sizeof self, "%s/nsv2-self", dir);
+        assert_int_equal(cgroup_map_set_namespace(m, mi, self, 4242), 0);
+        assert_null(cgroup_map_namespace_problem(m));
+        assert_string_equal(cgroup_map_by_pid(m, proc, 300), "/h2.slice/h2ns-web.service");
+        assert_string_equal(cgroup_map_by_pid(m, proc, 301), "/h2.slice/h2ns-tprofd.service");
+        assert_null(cgroup_map_by_pid(m, proc, 302)); /* above the root: nothing there */
+
+        /* an id the walk did not see, looked up in /proc and checked against the hierarchy */
+        assert_int_equal(cgroup_map_scan(m), 0);
+        make_dir("nsv2/kubepods.slice/new.scope");
+        assert_string_equal(cgroup_map_by_id(m, inode_of("nsv2/kubepods.slice/new.scope"), 303),
+                            "/kubepods.slice/new.scope");
+}
+
+/* The namespace's own mount (a part), and a root that cannot be found: nothing outside is named,
+ * and the second is said. */
+static void test_namespace_part_and_unfound(void **state) {
+        _cleanup_(cgroup_map_freep) CgroupMap *part = NULL, *lost = NULL;
+        char hier[PATH_MAX], proc[PATH_MAX], mi[PATH_MAX], self[PATH_MAX], line[2 * PATH_MAX];
+
+        make_dir("nspart");
+        make_dir("nspart/sub");
+        put("nspart/cgroup.events", "populated 1\nfrozen 0\n");
+        make_dir("nspartproc");
+        make_dir("nspartproc/300");
+        make_dir("nspartproc/301");
+        put("nspartproc/300/cgroup", "0::/../h2ns-web.service\n");
+        put("nspartproc/301/cgroup", "0::/sub\n");
+        snprintf(hier, sizeof hier, "%s/nspart", dir);
+        snprintf(proc, sizeof proc, "%s/nspartproc", dir);
+        snprintf(line, sizeof line, "41 31 0:38 / %s rw - cgroup2 cgroup2 rw\n", hier);
+        put("nspart-mountinfo", line);
+        snprintf(mi, sizeof mi, "%s/nspart-mountinfo", dir);
+
+        assert_int_equal(cgroup_map_new(hier, CGROUP_HIERARCHY_V2 | CGROUP_HIERARCHY_PART, &part), 0);
+        put("nspart-self", "0::/\n");
+        snprintf(self, sizeof self, "%s/nspart-self", dir);
+        assert_int_equal(cgroup_map_set_namespace(part, mi, self, 4242), 0);
+        assert_null(cgroup_map_namespace_problem(part)); /* the part is said by the sampler */
+        assert_null(cgroup_map_by_pid(part, proc, 300));
+        assert_string_equal(cgroup_map_by_pid(part, proc, 301), "/sub");
+
+        /* the host's mount, but tprofd is in no cgroup there (it moved out of its root) */
+        put_ns_mountinfo("nslost-mountinfo", "nspart", NULL, NULL);
+        snprintf(mi, sizeof mi, "%s/nslost-mountinfo", dir);
+        assert_int_equal(cgroup_map_new(hier, CGROUP_HIERARCHY_V2, &lost), 0);
+        put("nslost-self", "0::/../elsewhere\n");
+        snprintf(self, sizeof self, "%s/nslost-self", dir);
+        assert_int_equal(cgroup_map_set_namespace(lost, mi, self, 4242), 0);
+        assert_non_null(cgroup_map_namespace_problem(lost));
+        assert_null(cgroup_map_by_pid(lost, proc, 301));
+}
+
+/* v1: the perf_event hierarchy and name=systemd's each have a root of their own; a sample at the
+ * perf_event root is named by its name=systemd path, made the host's. */
+static void test_namespace_v1(void **state) {
+        _cleanup_(cgroup_map_freep) CgroupMap *m = NULL, *nosd = NULL;
+        char perf[PATH_MAX], proc[PATH_MAX], mi[PATH_MAX], self[PATH_MAX];
+
+        make_dir("nsperf");
+        make_dir("nsperf/docker");
+        make_dir("nsperf/docker/abc");
+        put("nsperf/docker/abc/cgroup.procs", "4242\n");
+        make_dir("nssd");
+        make_dir("nssd/system.slice");
+        make_dir("nssd/system.slice/docker-abc.scope");
+        put("nssd/system.slice/docker-abc.scope/cgroup.procs", "1\n4242\n");
+        make_dir("nsv1proc");
+        make_dir("nsv1proc/300");
+        make_dir("nsv1proc/301");
+        make_dir("nsv1proc/302");
+        put("nsv1proc/300/cgroup", "12:perf_event:/../..\n1:name=systemd:/../kubelet.service\n");
+        put("nsv1proc/301/cgroup", "12:perf_event:/\n1:name=systemd:/\n"); /* in the container */
+        put("nsv1proc/302/cgroup", "12:perf_event:/../..\n1:name=systemd:/../..\n"); /* systemd's root */
+        put_ns_mountinfo("nsv1-mountinfo", NULL, "nsperf", "nssd");
+        put("nsv1-self", "12:perf_event:/\n1:name=systemd:/\n0::/\n");
+        snprintf(self, sizeof self, "%s/nsv1-self", dir);
+        snprintf(perf, sizeof perf, "%s/nsperf", dir);
+        snprintf(proc, sizeof proc, "%s/nsv1proc", dir);
+        snprintf(mi, sizeof mi, "%s/nsv1-mountinfo", dir);
+
+        assert_int_equal(cgroup_map_new(perf, 0, &m), 0);
+        cgroup_map_set_proc_root(m, proc);
+        assert_int_equal(cgroup_map_set_namespace(m, mi, self, 4242), 0);
+        assert_null(cgroup_map_namespace_problem(m));
+        assert_int_equal(cgroup_map_scan(m), 0);
+        uint64_t root = inode_of("nsperf"), abc = inode_of("nsperf/docker/abc");
+        assert_string_equal(cgroup_map_by_id(m, root, 300), "/system.slice/kubelet.service");
+        assert_string_equal(cgroup_map_by_id(m, abc, 301), "/docker/abc"); /* a perf_event cgroup of its own */
+        assert_string_equal(cgroup_map_by_id(m, root, 302), "/"); /* the perf_event line's */
+        assert_string_equal(cgroup_map_by_pid(m, proc, 301), "/system.slice/docker-abc.scope");
+
+        /* name=systemd not mounted here: the perf_event line names it, and that is said */
+        put_ns_mountinfo("nsv1nosd-mountinfo", NULL, "nsperf", NULL);
+        snprintf(mi, sizeof mi, "%s/nsv1nosd-mountinfo", dir);
+        assert_int_equal(cgroup_map_new(perf, 0, &nosd), 0);
+        cgroup_map_set_proc_root(nosd, proc);
+        assert_int_equal(cgroup_map_set_namespace(nosd, mi, self, 4242), 0);
+        assert_non_null(cgroup_map_namespace_problem(nosd));
+        assert_string_equal(cgroup_map_by_pid(nosd, proc, 301), "/docker/abc");
+        assert_string_equal(cgroup_map_by_pid(nosd, proc, 300), "/");
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_hierarchy_of_a_hybrid_host),
@@ -291,6 +518,11 @@ int main(void) {
                 cmocka_unit_test(test_v1_samples_named_by_systemd_path),
                 cmocka_unit_test(test_v2_samples_named_by_id),
                 cmocka_unit_test(test_renew_when_full),
+                cmocka_unit_test(test_path_resolve),
+                cmocka_unit_test(test_ns_root_find),
+                cmocka_unit_test(test_namespace_v2),
+                cmocka_unit_test(test_namespace_part_and_unfound),
+                cmocka_unit_test(test_namespace_v1),
         };
         return cmocka_run_group_tests(tests, setup, teardown);
 }

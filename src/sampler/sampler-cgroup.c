@@ -24,6 +24,8 @@
 
 #define CGROUP_PROC_FILE_BYTES_MAX (64U * 1024U)
 #define MOUNTINFO_BYTES_MAX (4U * 1024U * 1024U)
+/* A cgroup.procs read to find the reader in (a cgroup of some 100,000 processes). */
+#define NS_PROCS_BYTES_MAX (1024U * 1024U)
 
 struct CgroupMap {
         int mount_fd;
@@ -32,6 +34,12 @@ struct CgroupMap {
         uint64_t renewed_usec; /* CLOCK_MONOTONIC of the last cgroup_map_renew() that did something */
         bool only; /* no other hierarchy: every PERF_RECORD_CGROUP is of ours */
         const char *proc_root; /* "/proc", or a test's */
+        char *mount;           /* the hierarchy's mount point */
+        /* The root of the reader's cgroup namespace in the hierarchy and in name=systemd's,
+         * which the paths /proc gives are relative to: "/" outside a namespace of its own (or
+         * where the mount is the namespace's own); NULL: not found, nothing from /proc told. */
+        char *ns_root, *ns_root_systemd;
+        const char *ns_problem;
         Hashmap *paths; /* path -> index + 1 */
         char **list;
         size_t n, allocated;
@@ -63,6 +71,9 @@ CgroupMap *cgroup_map_free(CgroupMap *m) {
                 return NULL;
         safe_close(m->mount_fd);
         map_tables_free(m);
+        free(m->mount);
+        free(m->ns_root);
+        free(m->ns_root_systemd);
         free(m->list);
         return mfree(m);
 }
@@ -78,7 +89,14 @@ int cgroup_map_new(const char *mount, CgroupHierarchyFlags flags, CgroupMap **re
         m->proc_root = "/proc";
         if (map_tables_new(m) < 0)
                 return -ENOMEM;
+        m->ns_root = strdup("/");
+        m->ns_root_systemd = strdup("/");
+        if (!m->ns_root || !m->ns_root_systemd)
+                return -ENOMEM;
         if (mount) {
+                m->mount = strdup(mount);
+                if (!m->mount)
+                        return -ENOMEM;
                 m->mount_fd = open(mount, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
                 if (m->mount_fd < 0)
                         return -errno;
@@ -250,10 +268,137 @@ int cgroup_proc_parse(const char *text, CgroupProcLine which, char **ret_path) {
         }
         if (!best || best_len == 0 || best_len >= CGROUP_PATH_BYTES_MAX)
                 return -ENOENT;
-        if (which == CGROUP_LINE_SYSTEMD && best_len == 1)
-                return -ENOENT; /* systemd's root says nothing: the caller asks the hierarchy's own line */
         *ret_path = strndup(best, best_len);
         return *ret_path ? 0 : -ENOMEM;
+}
+
+/* The number of leading "/.." components of path, and where the rest starts. */
+static unsigned parent_steps(const char *path, const char **ret_rest) {
+        unsigned n = 0;
+
+        while (startswith(path, "/..") && (path[3] == '/' || path[3] == '\0')) {
+                path += 3;
+                n++;
+        }
+        *ret_rest = path;
+        return n;
+}
+
+int cgroup_path_resolve(const char *ns_root, const char *path, char **ret) {
+        const char *rest;
+        size_t keep;
+        unsigned up;
+
+        if (!ns_root || path[0] != '/')
+                return -ENOENT;
+        up = parent_steps(path, &rest);
+        if (streq(rest, "/"))
+                rest = ""; /* the namespace's root itself */
+        /* ns_root less its last up components: what rest ("" or "/a/b") goes below */
+        keep = strlen(ns_root);
+        while (keep > 0 && ns_root[keep - 1] == '/')
+                keep--;
+        for (; up > 0; up--) {
+                if (keep == 0)
+                        return -ENOENT; /* above the root: outside what is mounted here */
+                while (keep > 0 && ns_root[keep - 1] != '/')
+                        keep--;
+                while (keep > 0 && ns_root[keep - 1] == '/')
+                        keep--;
+        }
+        if (keep + strlen(rest) + 1 >= CGROUP_PATH_BYTES_MAX)
+                return -ENOENT;
+        if (keep == 0 && *rest == '\0')
+                *ret = strdup("/");
+        else if (asprintf(ret, "%.*s%s", (int) keep, ns_root, rest) < 0)
+                *ret = NULL;
+        return *ret ? 0 : -ENOMEM;
+}
+
+/* Whether the file procs below dir_fd (a cgroup.procs) lists pid. */
+static bool procs_list(int dir_fd, const char *procs, uint32_t pid) {
+        _cleanup_free_ char *data = NULL;
+        _cleanup_close_ int fd = openat(dir_fd, procs, O_RDONLY | O_CLOEXEC);
+        char want[16];
+        size_t l;
+
+        if (fd < 0 || read_full_fd(fd, NS_PROCS_BYTES_MAX, &data, NULL) < 0)
+                return false;
+        l = (size_t) snprintf(want, sizeof want, "%" PRIu32, pid);
+        for (const char *p = data; *p; p = strchrnul(p, '\n'), p = *p ? p + 1 : p)
+                if (strncmp(p, want, l) == 0 && (p[l] == '\n' || p[l] == '\0'))
+                        return true;
+        return false;
+}
+
+/* Depth-first over the directories depth levels below dir_fd (its path in path, len long) for
+ * the one whose procs lists pid; true: found, its path left in path. */
+static bool ns_root_search(int dir_fd, char *path, size_t len, unsigned depth, const char *procs, uint32_t pid) {
+        _cleanup_(closedirp) DIR *d = NULL;
+        struct dirent *de;
+
+        if (depth == 0)
+                return procs_list(dir_fd, procs, pid);
+        if (opendir_at(dir_fd, ".", O_NOFOLLOW, &d) < 0)
+                return false; /* removed meanwhile */
+        while ((de = readdir(d))) {
+                size_t l = strlen(de->d_name);
+                bool found;
+                int fd;
+
+                if (de->d_type != DT_DIR || streq(de->d_name, ".") || streq(de->d_name, ".."))
+                        continue;
+                if (len + 1 + l >= CGROUP_PATH_BYTES_MAX)
+                        continue;
+                fd = openat(dirfd(d), de->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+                if (fd < 0)
+                        continue; /* removed meanwhile */
+                path[len] = '/';
+                memcpy(path + len + 1, de->d_name, l + 1);
+                found = ns_root_search(fd, path, len + 1 + l, depth - 1, procs, pid);
+                safe_close(fd);
+                if (found)
+                        return true;
+                path[len] = '\0';
+        }
+        return false;
+}
+
+int cgroup_ns_root_find(int dir_fd, unsigned depth, const char *self, uint32_t pid, char **ret) {
+        _cleanup_free_ char *path = NULL, *procs = NULL;
+        const char *rest;
+        bool found;
+        int fd;
+
+        /* Below the root the reader is in a cgroup whose path ends in self; a self that climbs
+         * out names no root. */
+        if (self[0] != '/' || parent_steps(self, &rest) > 0 || depth > CGROUP_MAP_DEPTH_MAX)
+                return -ENOENT;
+        while (*self == '/')
+                self++;
+        if (asprintf(&procs, "%s%scgroup.procs", self, *self ? "/" : "") < 0)
+                return -ENOMEM;
+        path = malloc(CGROUP_PATH_BYTES_MAX);
+        if (!path)
+                return -ENOMEM;
+        path[0] = '\0';
+        fd = openat(dir_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (fd < 0)
+                return -errno;
+        found = ns_root_search(fd, path, 0, depth, procs, pid);
+        safe_close(fd);
+        if (!found)
+                return -ENOENT;
+        *ret = strdup(path[0] ? path : "/");
+        return *ret ? 0 : -ENOMEM;
+}
+
+bool cgroup_ns_is_initial(const char *ns_file) {
+        struct stat st;
+
+        /* PROC_CGROUP_INIT_INO (include/linux/proc_ns.h, Linux 4.6 and later): the initial
+         * namespace's inode number, fixed; no file: a kernel before cgroup namespaces. */
+        return stat(ns_file, &st) < 0 || st.st_ino == UINT32_C(0xEFFFFFFB);
 }
 
 /* Interns path; returns its index + 1, or 0 when the table is full. -ENOMEM. */
@@ -402,11 +547,12 @@ static const char *path_of(const CgroupMap *m, uint64_t v) {
 }
 
 /*
- * pid's line of /proc/PID/cgroup: with for_names on a v1 host its name=systemd one, where systemd
- * keeps its units (it makes no cgroups in the perf_event hierarchy), else the hierarchy's own.
+ * pid's line of /proc/PID/cgroup, made the hierarchy's: with for_names on a v1 host its
+ * name=systemd one, where systemd keeps its units (it makes no cgroups in the perf_event
+ * hierarchy), else the hierarchy's own.
  */
 static int read_proc_cgroup(CgroupMap *m, const char *proc_root, uint32_t pid, bool for_names, char **ret) {
-        _cleanup_free_ char *data = NULL;
+        _cleanup_free_ char *data = NULL, *rel = NULL;
         char fn[PATH_MAX];
         int r;
 
@@ -415,9 +561,21 @@ static int read_proc_cgroup(CgroupMap *m, const char *proc_root, uint32_t pid, b
         r = read_full_file(fn, CGROUP_PROC_FILE_BYTES_MAX, &data, NULL);
         if (r < 0)
                 return r;
-        if (for_names && !m->v2 && cgroup_proc_parse(data, CGROUP_LINE_SYSTEMD, ret) >= 0)
-                return 0;
-        return cgroup_proc_parse(data, m->v2 ? CGROUP_LINE_V2 : CGROUP_LINE_PERF, ret);
+        if (for_names && !m->v2 && cgroup_proc_parse(data, CGROUP_LINE_SYSTEMD, &rel) >= 0) {
+                _cleanup_free_ char *path = NULL;
+
+                /* systemd's root says nothing (nor a path that cannot be told): the
+                 * hierarchy's own line names it */
+                if (cgroup_path_resolve(m->ns_root_systemd, rel, &path) >= 0 && !streq(path, "/")) {
+                        *ret = TAKE_PTR(path);
+                        return 0;
+                }
+                rel = mfree(rel);
+        }
+        r = cgroup_proc_parse(data, m->v2 ? CGROUP_LINE_V2 : CGROUP_LINE_PERF, &rel);
+        if (r < 0)
+                return r;
+        return cgroup_path_resolve(m->ns_root, rel, ret);
 }
 
 /* The proc source's path of pid, read once per process; NULL when it cannot be read. */
@@ -483,6 +641,80 @@ const char *cgroup_map_by_pid(CgroupMap *m, const char *proc_root, uint32_t pid)
 
 void cgroup_map_set_proc_root(CgroupMap *m, const char *proc_root) {
         m->proc_root = proc_root;
+}
+
+/*
+ * The root of the reader's namespace in the hierarchy mounted whole at where (root: the mount's
+ * root in mountinfo, "/" or "/.." repeated; self: the reader's own line): "/" where the mount's
+ * root is the namespace's (the hierarchy's root too, or the namespace's own mount: a part, which
+ * "/.." climbs out of), else searched as many levels below the mount's top as root has "/..".
+ * NULL: not found.
+ */
+static int ns_root_of(const char *where, const char *root, const char *self, uint32_t pid, char **ret) {
+        _cleanup_close_ int fd = -EBADF;
+        const char *rest;
+        unsigned depth = parent_steps(root, &rest);
+        int r;
+
+        *ret = NULL;
+        if (depth == 0) {
+                *ret = strdup("/");
+                return *ret ? 0 : -ENOMEM;
+        }
+        fd = open(where, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (fd < 0)
+                return 0;
+        r = cgroup_ns_root_find(fd, depth, self, pid, ret);
+        return r == -ENOMEM ? r : 0;
+}
+
+int cgroup_map_set_namespace(CgroupMap *m, const char *mountinfo, const char *self_cgroup_file, uint32_t pid) {
+        _cleanup_free_ char *data = NULL, *self_cgroup = NULL, *self = NULL, *self_systemd = NULL;
+        char *line, *save = NULL;
+        bool found = false, found_systemd = false;
+        int r;
+
+        m->ns_root = mfree(m->ns_root);
+        m->ns_root_systemd = mfree(m->ns_root_systemd);
+        m->ns_problem = NULL;
+        if (m->mount && read_full_file(self_cgroup_file, CGROUP_PROC_FILE_BYTES_MAX, &self_cgroup, NULL) >= 0 &&
+            read_full_file(mountinfo, MOUNTINFO_BYTES_MAX, &data, NULL) >= 0 &&
+            cgroup_proc_parse(self_cgroup, m->v2 ? CGROUP_LINE_V2 : CGROUP_LINE_PERF, &self) >= 0)
+                for (line = strtok_r(data, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+                        MountLine ml;
+
+                        if (!mount_line_parse(line, &ml) || !ml.where || !root_is_whole(ml.root))
+                                continue;
+                        unescape_octal(ml.where);
+                        if (!found && streq(ml.where, m->mount) &&
+                            streq(ml.fstype, m->v2 ? "cgroup2" : "cgroup")) {
+                                /* the mount cgroup_hierarchy_find() took: the first whole one there */
+                                found = true;
+                                r = ns_root_of(ml.where, ml.root, self, pid, &m->ns_root);
+                                if (r < 0)
+                                        return r;
+                        } else if (!found_systemd && !m->v2 && streq(ml.fstype, "cgroup") && ml.super &&
+                                   has_option(ml.super, "name=systemd") &&
+                                   cgroup_proc_parse(self_cgroup, CGROUP_LINE_SYSTEMD, &self_systemd) >= 0) {
+                                found_systemd = true;
+                                r = ns_root_of(ml.where, ml.root, self_systemd, pid, &m->ns_root_systemd);
+                                if (r < 0)
+                                        return r;
+                        }
+                }
+        if (!m->ns_root)
+                m->ns_problem = "tprofd runs in a cgroup namespace of its own and its root was not found in the "
+                                "cgroup hierarchy mounted here: the cgroups read from /proc/PID/cgroup cannot be "
+                                "told; run tprofd in the host's cgroup namespace";
+        else if (!m->v2 && !m->ns_root_systemd)
+                m->ns_problem = "tprofd runs in a cgroup namespace of its own and the name=systemd hierarchy is "
+                                "not mounted here whole: samples at the perf_event hierarchy's root name no unit, "
+                                "container or pod; run tprofd in the host's cgroup namespace";
+        return 0;
+}
+
+const char *cgroup_map_namespace_problem(const CgroupMap *m) {
+        return m->ns_problem;
 }
 
 void cgroup_map_forget_pid(CgroupMap *m, uint32_t pid) {

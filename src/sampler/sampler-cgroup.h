@@ -25,6 +25,13 @@
  * process gone before it was read. A perf_event cgroup of its own (a container's, cgexec's)
  * names the sample as before.
  *
+ * Run in a cgroup namespace of its own, the reader sees /proc/PID/cgroup relative to that
+ * namespace's root: "/" is the root, "/../x" a cgroup beside it (kernfs_path_from_node() in
+ * fs/kernfs/dir.c, Linux 6.1, called with the reader's namespace by proc_cgroup_show() in
+ * kernel/cgroup/cgroup.c). PERF_RECORD_CGROUP paths and the walk are the hierarchy's own, so
+ * where the hierarchy is mounted whole the namespace root's path in it is found once
+ * (cgroup_map_set_namespace()) and every path read from /proc is made the hierarchy's from it.
+ *
  * Paths are interned once and live until cgroup_map_free(); everything is bounded
  * (CGROUP_MAP_PATHS_MAX paths, CGROUP_MAP_DEPTH_MAX levels walked).
  */
@@ -68,13 +75,34 @@ int cgroup_hierarchy_find(const char *mountinfo, char **ret_mount, CgroupHierarc
 typedef enum CgroupProcLine {
         CGROUP_LINE_V2,      /* the "0::" line */
         CGROUP_LINE_PERF,    /* the v1 hierarchy carrying perf_event, else name=systemd */
-        CGROUP_LINE_SYSTEMD, /* name=systemd alone, and not its root "/" */
+        CGROUP_LINE_SYSTEMD, /* name=systemd alone */
         _CGROUP_LINE_MAX,
 } CgroupProcLine;
 
 /* The path of pid's cgroup in a /proc/PID/cgroup text, from the line which names. -ENOENT if
  * there is none. */
 int cgroup_proc_parse(const char *text, CgroupProcLine which, char **ret_path);
+
+/*
+ * path, relative to the root of a cgroup namespace as /proc/PID/cgroup gives it ("/", "/a",
+ * "/../b"), made relative to the root of the hierarchy (or of its mount) given the namespace's
+ * root there (ns_root, "/" for the hierarchy's own root). -ENOENT if it climbs above that root
+ * (or ns_root is NULL: not known): a cgroup that cannot be told from here.
+ */
+int cgroup_path_resolve(const char *ns_root, const char *path, char **ret);
+
+/*
+ * Where the root of the reader's cgroup namespace is in a hierarchy whose top is open at dir_fd:
+ * depth levels below that top (as many as the "/.." of the mount's root in mountinfo), the one
+ * directory there under which self (the reader's own path from its namespace's root, "/" or
+ * "/sub") lists pid in cgroup.procs. Returns its path from the top ("/x/y"); -ENOENT if there is
+ * none (self climbing out of the namespace's root with "/.." names none).
+ */
+int cgroup_ns_root_find(int dir_fd, unsigned depth, const char *self, uint32_t pid, char **ret);
+
+/* Whether the reader is in the initial cgroup namespace (ns_file: "/proc/self/ns/cgroup"); true
+ * too on a kernel without cgroup namespaces. */
+bool cgroup_ns_is_initial(const char *ns_file);
 
 /* mount: the hierarchy's mount point (NULL: none, every lookup is unknown). */
 int cgroup_map_new(const char *mount, CgroupHierarchyFlags flags, CgroupMap **ret);
@@ -94,6 +122,16 @@ const char *cgroup_map_by_id(CgroupMap *m, uint64_t id, uint32_t pid);
 const char *cgroup_map_by_pid(CgroupMap *m, const char *proc_root, uint32_t pid);
 /* Where by_id reads /proc/PID/cgroup (default "/proc"; tests give another). Not copied. */
 void cgroup_map_set_proc_root(CgroupMap *m, const char *proc_root);
+/*
+ * For a reader in a cgroup namespace of its own: finds the namespace's root in the hierarchy
+ * (from mountinfo, "/proc/self/mountinfo", the reader's own cgroup file, "/proc/self/cgroup", and
+ * its pid) and, on a v1 hierarchy, in name=systemd's, so that the paths read from /proc are made
+ * the hierarchy's. A root not found names nothing from /proc (the name=systemd one: the
+ * hierarchy's own line names the sample); cgroup_map_namespace_problem() says so. -ENOMEM.
+ */
+int cgroup_map_set_namespace(CgroupMap *m, const char *mountinfo, const char *self_cgroup_file, uint32_t pid);
+/* Why paths read from /proc cannot be told, as a sentence; NULL when they can. */
+const char *cgroup_map_namespace_problem(const CgroupMap *m);
 /* Process pid exec'd (or exited): read its cgroup again next time. */
 void cgroup_map_forget_pid(CgroupMap *m, uint32_t pid);
 

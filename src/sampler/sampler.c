@@ -114,6 +114,13 @@ static int sampler_cgroup_setup(Sampler *s) {
         r = cgroup_map_new(mount, flags, &s->cgroups);
         if (r < 0)
                 return r;
+        if (!cgroup_ns_is_initial("/proc/self/ns/cgroup")) {
+                /* /proc/PID/cgroup reads relative to our namespace's root: find it in the hierarchy */
+                r = cgroup_map_set_namespace(s->cgroups, "/proc/self/mountinfo", "/proc/self/cgroup",
+                                             (uint32_t) getpid());
+                if (r < 0)
+                        return r;
+        }
         if (!s->opts.cgroups_from_proc) {
                 s->sample_type = SAMPLER_SAMPLE_TYPE_CGROUP;
                 r = cgroup_map_scan(s->cgroups);
@@ -124,10 +131,11 @@ static int sampler_cgroup_setup(Sampler *s) {
 }
 
 const char *sampler_cgroup_problem(const Sampler *s) {
-        return s->cgroups_part ? "only part of the cgroup hierarchy is mounted here (tprofd runs in a cgroup "
-                                 "namespace of its own, or sees a sub-cgroup only): samples outside it carry no "
-                                 "cgroup, so no unit, container or pod; run tprofd in the host's cgroup namespace"
-                               : NULL;
+        if (s->cgroups_part)
+                return "only part of the cgroup hierarchy is mounted here (tprofd runs in a cgroup namespace of its "
+                       "own, or sees a sub-cgroup only): samples outside it carry no cgroup, so no unit, container "
+                       "or pod; run tprofd in the host's cgroup namespace";
+        return s->cgroups ? cgroup_map_namespace_problem(s->cgroups) : NULL;
 }
 
 const char *sampler_cgroup_source(const Sampler *s) {
