@@ -146,6 +146,10 @@ static void test_proc_lines(void **state) {
         assert_int_equal(cgroup_proc_parse(no_systemd, CGROUP_LINE_SYSTEMD, &p), -ENOENT);
         /* a controller whose name only starts like it is not it */
         assert_int_equal(cgroup_proc_parse("1:name=systemdx:/a\n", CGROUP_LINE_SYSTEMD, &p), -ENOENT);
+        /* an exiting task whose v2 cgroup was removed before it was reaped (proc_cgroup_show()) */
+        assert_int_equal(cgroup_proc_parse("0::/system.slice/job.service (deleted)\n", CGROUP_LINE_V2, &p), 0);
+        assert_string_equal(p, "/system.slice/job.service");
+        free(p);
 }
 
 /* A v1 perf_event hierarchy: every service is at its root there. */

@@ -224,6 +224,8 @@ int cgroup_hierarchy_find(const char *mountinfo, char **ret_mount, CgroupHierarc
         return 0;
 }
 
+#define DELETED_SUFFIX " (deleted)"
+
 int cgroup_proc_parse(const char *text, CgroupProcLine which, char **ret_path) {
         /* The lines that can answer: [CGROUP_LINE_V2] "0::", [CGROUP_LINE_PERF] perf_event's,
          * [CGROUP_LINE_SYSTEMD] name=systemd's. */
@@ -256,6 +258,12 @@ int cgroup_proc_parse(const char *text, CgroupProcLine which, char **ret_path) {
                         if (line >= 0) {
                                 found[line] = c2 + 1;
                                 found_len[line] = (size_t) (eol - found[line]);
+                                /* proc_cgroup_show() (kernel/cgroup/cgroup.c) marks a v2 cgroup
+                                 * removed while a task of it lives on (an exiting one, not yet
+                                 * reaped) " (deleted)": the path still names where it ran */
+                                if (line == CGROUP_LINE_V2 && found_len[line] > strlen(DELETED_SUFFIX) &&
+                                    memcmp(eol - strlen(DELETED_SUFFIX), DELETED_SUFFIX, strlen(DELETED_SUFFIX)) == 0)
+                                        found_len[line] -= strlen(DELETED_SUFFIX);
                         }
                 }
                 p = *eol ? eol + 1 : eol;
