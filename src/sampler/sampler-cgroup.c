@@ -339,19 +339,24 @@ static bool procs_list(int dir_fd, const char *procs, uint32_t pid) {
         return false;
 }
 
-/* Depth-first over the directories depth levels below dir_fd (its path in path, len long) for
- * the one whose procs lists pid; true: found, its path left in path. */
-static bool ns_root_search(int dir_fd, char *path, size_t len, unsigned depth, const char *procs, uint32_t pid) {
+/*
+ * Calls visit for each subdirectory of dir_fd (whose path is in path, len long): opened, its name
+ * appended to path. path is put back after each, unless visit returns > 0, which ends the walk
+ * with that (leaving path as it was visited). -ENOENT from visit (a cgroup removed meanwhile) goes
+ * on; any other error ends the walk with it. 0 when every subdirectory was visited.
+ */
+typedef int (*SubdirVisit)(int fd, char *path, size_t len, void *userdata);
+
+static int subdirs_visit(int dir_fd, char *path, size_t len, SubdirVisit visit, void *userdata) {
         _cleanup_(closedirp) DIR *d = NULL;
         struct dirent *de;
+        int r;
 
-        if (depth == 0)
-                return procs_list(dir_fd, procs, pid);
-        if (opendir_at(dir_fd, ".", O_NOFOLLOW, &d) < 0)
-                return false; /* removed meanwhile */
+        r = opendir_at(dir_fd, ".", O_NOFOLLOW, &d);
+        if (r < 0)
+                return r;
         while ((de = readdir(d))) {
                 size_t l = strlen(de->d_name);
-                bool found;
                 int fd;
 
                 if (de->d_type != DT_DIR || streq(de->d_name, ".") || streq(de->d_name, ".."))
@@ -363,13 +368,32 @@ static bool ns_root_search(int dir_fd, char *path, size_t len, unsigned depth, c
                         continue; /* removed meanwhile */
                 path[len] = '/';
                 memcpy(path + len + 1, de->d_name, l + 1);
-                found = ns_root_search(fd, path, len + 1 + l, depth - 1, procs, pid);
+                r = visit(fd, path, len + 1 + l, userdata);
                 safe_close(fd);
-                if (found)
-                        return true;
+                if (r > 0)
+                        return r;
                 path[len] = '\0';
+                if (r < 0 && r != -ENOENT)
+                        return r;
         }
-        return false;
+        return 0;
+}
+
+typedef struct NsRootSearch {
+        unsigned depth; /* levels left below the directory visited */
+        const char *procs;
+        uint32_t pid;
+} NsRootSearch;
+
+/* Depth-first over the directories depth levels below dir_fd (its path in path, len long) for
+ * the one whose procs lists pid; 1: found, its path left in path; else 0. */
+static int ns_root_search(int dir_fd, char *path, size_t len, void *userdata) {
+        NsRootSearch *q = userdata, below;
+
+        if (q->depth == 0)
+                return procs_list(dir_fd, q->procs, q->pid);
+        below = (NsRootSearch) { .depth = q->depth - 1, .procs = q->procs, .pid = q->pid };
+        return subdirs_visit(dir_fd, path, len, ns_root_search, &below) > 0; /* removed meanwhile: not here */
 }
 
 int cgroup_ns_root_find(int dir_fd, unsigned depth, const char *self, uint32_t pid, char **ret) {
@@ -393,7 +417,7 @@ int cgroup_ns_root_find(int dir_fd, unsigned depth, const char *self, uint32_t p
         fd = openat(dir_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         if (fd < 0)
                 return -errno;
-        found = ns_root_search(fd, path, 0, depth, procs, pid);
+        found = ns_root_search(fd, path, 0, &(NsRootSearch) { .depth = depth, .procs = procs, .pid = pid }) > 0;
         safe_close(fd);
         if (!found)
                 return -ENOENT;
@@ -465,42 +489,24 @@ static int id_of(CgroupMap *m, const char *path, uint64_t *ret) {
         return 0;
 }
 
-static int walk(CgroupMap *m, int dir_fd, char *path, size_t len, unsigned depth) {
-        _cleanup_(closedirp) DIR *d = NULL;
-        struct dirent *de;
+typedef struct Walk {
+        CgroupMap *m;
+        unsigned depth; /* of the directory visited */
+} Walk;
+
+static int walk(int dir_fd, char *path, size_t len, void *userdata) {
+        const Walk *w = userdata;
         struct stat st;
         int r;
 
         if (fstat(dir_fd, &st) < 0)
                 return -errno;
-        r = put_id(m, st.st_ino, len == 0 ? "/" : path);
+        r = put_id(w->m, st.st_ino, len == 0 ? "/" : path);
         if (r < 0)
                 return r;
-        if (depth >= CGROUP_MAP_DEPTH_MAX || m->n >= CGROUP_MAP_PATHS_MAX)
+        if (w->depth >= CGROUP_MAP_DEPTH_MAX || w->m->n >= CGROUP_MAP_PATHS_MAX)
                 return 0;
-        r = opendir_at(dir_fd, ".", O_NOFOLLOW, &d);
-        if (r < 0)
-                return r;
-        while ((de = readdir(d))) {
-                size_t l = strlen(de->d_name);
-                int fd;
-
-                if (de->d_type != DT_DIR || streq(de->d_name, ".") || streq(de->d_name, ".."))
-                        continue;
-                if (len + 1 + l >= CGROUP_PATH_BYTES_MAX)
-                        continue;
-                fd = openat(dirfd(d), de->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-                if (fd < 0)
-                        continue; /* removed meanwhile */
-                path[len] = '/';
-                memcpy(path + len + 1, de->d_name, l + 1);
-                r = walk(m, fd, path, len + 1 + l, depth + 1);
-                safe_close(fd);
-                path[len] = '\0';
-                if (r < 0 && r != -ENOENT)
-                        return r;
-        }
-        return 0;
+        return subdirs_visit(dir_fd, path, len, walk, &(Walk) { .m = w->m, .depth = w->depth + 1 });
 }
 
 int cgroup_map_scan(CgroupMap *m) {
@@ -517,7 +523,7 @@ int cgroup_map_scan(CgroupMap *m) {
         fd = openat(m->mount_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         if (fd < 0)
                 return -errno;
-        r = walk(m, fd, path, 0, 0);
+        r = walk(fd, path, 0, &(Walk) { .m = m, .depth = 0 });
         safe_close(fd);
         return r;
 }
