@@ -145,6 +145,14 @@ static void take(char **dst, const JsonValue *v) {
                 *dst = strdup(s);
 }
 
+/* The names the kubelet gives a container it made, as labels (Docker's) or annotations (the OCI
+ * config's, CRI-O's and podman's): kv is the object that holds them. */
+static void take_kubelet_names(const JsonValue *kv, Meta *m) {
+        take(&m->container_name, json_object_get(kv, "io.kubernetes.container.name"));
+        take(&m->pod_name, json_object_get(kv, "io.kubernetes.pod.name"));
+        take(&m->pod_namespace, json_object_get(kv, "io.kubernetes.pod.namespace"));
+}
+
 /* Docker's config.v2.json: the kubelet's labels where cri-dockerd made the container (its Name
  * there is "k8s_<container>_<pod>_<namespace>_<uid>_<attempt>"), else its Name. */
 static void meta_docker(const char *root, const char *id, Meta *m) {
@@ -155,10 +163,7 @@ static void meta_docker(const char *root, const char *id, Meta *m) {
         v = load_json(root, path);
         if (!v)
                 return;
-        const JsonValue *labels = json_object_get(json_object_get(v, "Config"), "Labels");
-        take(&m->container_name, json_object_get(labels, "io.kubernetes.container.name"));
-        take(&m->pod_name, json_object_get(labels, "io.kubernetes.pod.name"));
-        take(&m->pod_namespace, json_object_get(labels, "io.kubernetes.pod.namespace"));
+        take_kubelet_names(json_object_get(json_object_get(v, "Config"), "Labels"), m);
         const char *name = json_string_value(json_object_get(v, "Name"));
         if (!m->container_name && !isempty(name) && !streq(name, "/"))
                 m->container_name = strdup(name[0] == '/' ? name + 1 : name);
@@ -194,10 +199,7 @@ static void meta_containers_storage(const char *root, const char *id, Meta *m) {
         v = load_json(root, path);
         if (!v)
                 return;
-        const JsonValue *a = json_object_get(v, "annotations");
-        take(&m->container_name, json_object_get(a, "io.kubernetes.container.name"));
-        take(&m->pod_name, json_object_get(a, "io.kubernetes.pod.name"));
-        take(&m->pod_namespace, json_object_get(a, "io.kubernetes.pod.namespace"));
+        take_kubelet_names(json_object_get(v, "annotations"), m);
 }
 
 static void meta_container(const char *root, const CgroupNames *n, Meta *m) {
