@@ -99,8 +99,17 @@
   let first = Infinity, last = -Infinity;
   for (const g of groups) if (g.end > g.start) { first = Math.min(first, T[g.start]); last = Math.max(last, T[g.end - 1]); }
   if (!isFinite(first)) { first = D.slice_from_us || D.trigger_us || 0; last = D.slice_to_us || first; }
-  const base = Math.floor(first / US) * US; // Flamescope: columns count from floor(first sample)
-  const nCols = Math.max(1, Math.floor((last - base) / US) + 1);
+  // Flamescope's columns count from floor(first sample) and end with the last one's; a bundle's
+  // columns span its whole slice, so the trigger and every log line have their place on the axis
+  // even where tprofd was not sampling (it started or stopped inside the slice). The cells are the
+  // same whole seconds of the perf clock either way.
+  let spanFrom = first, spanTo = last;
+  if (D.kind === 'bundle' && D.slice_from_us !== undefined && D.slice_to_us > D.slice_from_us) {
+    spanFrom = Math.min(spanFrom, D.slice_from_us);
+    spanTo = Math.max(spanTo, D.slice_to_us - 1);
+  }
+  const base = Math.floor(spanFrom / US) * US;
+  const nCols = Math.max(1, Math.floor((spanTo - base) / US) + 1);
   const off = D.realtime_offset_us;
   function wall(tUs, withDate) {
     if (off === undefined) return '';
@@ -212,7 +221,7 @@
         g.fillRect(c * cellW, r * cellH, cellW - (cellW > 4 ? 1 : 0), cellH);
       }
     heat.dataset.cols = nCols; heat.dataset.rows = nRows; heat.dataset.rowMs = rowUs / 1000; heat.dataset.samples = N;
-    // axis: seconds from floor(first sample), and the trigger's wall-clock second
+    // axis: seconds from the first column
     const ax = $('heat-axis'), step = Math.max(1, Math.ceil(40 / cellW));
     let html = '';
     for (let c = 0; c < nCols; c += step) html += '<span style="left:' + (c * cellW + cellW / 2) + 'px">' + c + '</span>';

@@ -8,7 +8,8 @@
 # per-CPU lanes), highlight a search, mark the log lines on the time axis and fetch nothing.
 # `tprof-bundle report ID` makes the same file again; `report --from --to` makes one for a range
 # of the ring that agrees with `export --format perf-script` of that range; a fixture bundle's
-# report shows show's one-line answer and the unusual ranking. The checker must fail on a
+# report shows show's one-line answer and the unusual ranking; a line matched after a restart,
+# logged while tprofd was down, is marked on the heatmap, which spans the slice. The checker must fail on a
 # perf-script file that lost one sample. Screenshots: build/tests/report-browser/.
 set -eu
 . "$(dirname "$0")/lib.sh"
@@ -38,6 +39,12 @@ rules:
     before: 8s
     after: 3s
     cooldown: 60s
+  - name: report-down
+    source: kernel
+    origin: any
+    match: 'tprof-report-$TOKEN-down'
+    before: 8s
+    after: 3s
 RULES
 
 start_tprofd --rules "$TEST_TMP/rules.yaml" --window 4s --control-socket ""
@@ -90,6 +97,20 @@ mkdir -p "$SHOTS/range"
         fail "the ring range's report failed in the browser"
 expect_exit 64 "$TPROF_BUNDLE" -D "$STATE" report --from "$FROM"
 expect_exit 64 "$TPROF_BUNDLE" -D "$STATE" report "$ID" --from "$FROM" --to "$TO"
+
+# A line logged while tprofd was down, matched when it starts again (it resumes after the last
+# record it handled): the slice ends before the new run's first sample, so the trigger comes after
+# the last sample. The heatmap still spans the slice and marks the trigger and every log line.
+echo "tprof-report-$TOKEN-down while the daemon is stopped" >/dev/kmsg
+sleep 4
+start_tprofd --rules "$TEST_TMP/rules.yaml" --window 4s --control-socket ""
+down_ready() { compgen -G "$STATE/incidents/*-report-down-*/manifest.json" >/dev/null; }
+wait_for 20 down_ready || fail "no bundle of the line logged while tprofd was down: $(tail -20 "$TEST_TMP/tprofd.log")"
+stop_tprofd
+DOWN=$(compgen -G "$STATE/incidents/*-report-down-*")
+mkdir -p "$SHOTS/down"
+"$PY" "$CHECK" "$DOWN/report.html" "$DOWN/stacks.perf-script" "$SHOTS/down" ||
+        fail "the report of a trigger after the last sample failed in the browser"
 
 # The header and the unusual ranking, on the fixture whose answer is known (kubelet rose).
 FX="$TEST_TMP/fixture"
