@@ -318,18 +318,20 @@
   }
   function cellStart(c, r) { return base + c * US + r * rowUs; }
   function cellEnd(c, r) { return Math.min(base + c * US + (r + 1) * rowUs, base + (c + 1) * US); }
+  // A drag selects from the cell it started in to the one under the mouse: a click, the one cell.
   let drag = null;
-  heatOv.addEventListener('mousedown', (ev) => { ev.preventDefault(); drag = { a: cellAt(ev), kind: 'heat' }; });
+  function heatDragTo(c) {
+    const a = drag.a, k1 = a[0] * nRows + a[1], k2 = c[0] * nRows + c[1];
+    const lo = k1 <= k2 ? a : c, hi = k1 <= k2 ? c : a;
+    sel = { from: cellStart(lo[0], lo[1]), to: cellEnd(hi[0], hi[1]), cpus: null };
+    drawOverlays();
+  }
+  heatOv.addEventListener('mousedown', (ev) => { ev.preventDefault(); drag = { a: cellAt(ev), kind: 'heat' }; heatDragTo(drag.a); });
   heatOv.addEventListener('mousemove', (ev) => {
     const c = cellAt(ev), n = counts[c[0] * nRows + c[1]];
     showTip(ev, 'second ' + c[0] + ', ' + (c[1] * rowUs / 1000) + '-' + ((c[1] + 1) * rowUs / 1000) + ' ms: ' + n + ' sample' + (n === 1 ? '' : 's') +
       '\n' + wall(cellStart(c[0], c[1])) + ' (' + rel(cellStart(c[0], c[1])) + ')');
-    if (drag && drag.kind === 'heat') {
-      const a = drag.a, k1 = a[0] * nRows + a[1], k2 = c[0] * nRows + c[1];
-      const lo = k1 <= k2 ? a : c, hi = k1 <= k2 ? c : a;
-      sel = { from: cellStart(lo[0], lo[1]), to: cellEnd(hi[0], hi[1]), cpus: null };
-      drawOverlays();
-    }
+    if (drag && drag.kind === 'heat') heatDragTo(c);
   });
   heatOv.addEventListener('mouseleave', hideTip);
   function binAt(ev) {
@@ -338,18 +340,19 @@
     const r = Math.max(0, Math.min(cpus.length - 1, Math.floor((ev.clientY - b.top) / laneH)));
     return [x, r];
   }
-  cpuOv.addEventListener('mousedown', (ev) => { ev.preventDefault(); drag = { a: binAt(ev), kind: 'cpu' }; });
+  function cpuDragTo(p) {
+    const a = drag.a;
+    const x0 = Math.min(a[0], p[0]), x1 = Math.max(a[0], p[0]) + 1;
+    const set = new Set();
+    for (let i = Math.min(a[1], p[1]); i <= Math.max(a[1], p[1]); i++) set.add(cpus[i]);
+    sel = { from: base + x0 / cellW * US, to: base + x1 / cellW * US, cpus: set.size === cpus.length ? null : set };
+    drawOverlays();
+  }
+  cpuOv.addEventListener('mousedown', (ev) => { ev.preventDefault(); drag = { a: binAt(ev), kind: 'cpu' }; cpuDragTo(drag.a); });
   cpuOv.addEventListener('mousemove', (ev) => {
     const p = binAt(ev), t = base + p[0] / cellW * US;
     showTip(ev, 'CPU ' + cpus[p[1]] + ', ' + wall(t) + ' (' + rel(t) + ')');
-    if (drag && drag.kind === 'cpu') {
-      const a = drag.a;
-      const x0 = Math.min(a[0], p[0]), x1 = Math.max(a[0], p[0]) + 1;
-      const set = new Set();
-      for (let i = Math.min(a[1], p[1]); i <= Math.max(a[1], p[1]); i++) set.add(cpus[i]);
-      sel = { from: base + x0 / cellW * US, to: base + x1 / cellW * US, cpus: set.size === cpus.length ? null : set };
-      drawOverlays();
-    }
+    if (drag && drag.kind === 'cpu') cpuDragTo(p);
   });
   cpuOv.addEventListener('mouseleave', hideTip);
   window.addEventListener('mouseup', () => { if (drag) { drag = null; zoomNode = 0; update(); } });

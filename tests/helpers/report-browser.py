@@ -9,7 +9,8 @@ python3-selenium) and checks it against the bundle's perf-script file:
     own, must be empty);
   - every log line is marked on the time axis, the trigger among them;
   - a selection dragged with the mouse over the heatmap gives a flame graph whose root total is
-    the number of samples in those cells, and so does a drag over the per-CPU lanes (CPU and time);
+    the number of samples in those cells, a click on one cell the samples in it, and so does a
+    drag over the per-CPU lanes (CPU and time);
   - a search highlights frames and counts the samples of the selection that match;
   - the page made no network request and carries a Content-Security-Policy of default-src 'none';
   - a screenshot is saved.
@@ -110,6 +111,12 @@ def drag(driver, element, x1, y1, x2, y2):
     a.move_to_element_with_offset(element, int(x1 - cx), int(y1 - cy)).click_and_hold()
     a.move_to_element_with_offset(element, int((x1 + x2) / 2 - cx), int((y1 + y2) / 2 - cy))
     a.move_to_element_with_offset(element, int(x2 - cx), int(y2 - cy)).release().perform()
+
+
+def click_at(driver, element, x, y):
+    """A real click, with no movement in between, at (x, y) in CSS pixels from the element's top left."""
+    r = driver.execute_script("const b = arguments[0].getBoundingClientRect(); return [b.width, b.height];", element)
+    ActionChains(driver).move_to_element_with_offset(element, int(x - r[0] / 2), int(y - r[1] / 2)).click().perform()
 
 
 def load(driver, path):
@@ -262,6 +269,15 @@ def main():
             box.clear()
             driver.execute_script("document.getElementById('search').dispatchEvent(new Event('input'))")
             check(driver.execute_script("return window.tprof.highlighted()") == 0, "clearing the search clears the highlight")
+
+        # a click on a cell, with no drag, selects that cell
+        click_at(driver, heat, c2 * cw + cw / 2, r2 * ch + ch / 2)
+        sel = driver.execute_script("return window.tprof.selection()")
+        total = driver.execute_script("return window.tprof.rootTotal()")
+        check(sel["from"] == base + c2 * 1000000 + r2 * 20000 and sel["to"] == base + c2 * 1000000 + (r2 + 1) * 20000 and
+              total == want[k2],
+              "a click on cell (%d, %d) selects its %d samples (from %s to %s, root %d)" %
+              (c2, r2, want[k2], sel["from"], sel["to"], total))
 
         # drag over the per-CPU lanes: the first CPU only, over the same seconds
         cpus = lay["cpus"]
