@@ -91,9 +91,6 @@ int export_pprof(char *const *paths, size_t n, uint64_t from_perf_ns, uint64_t t
                 r = pprof_builder_add_comment(b, meta->comments[i]);
         if (r < 0)
                 goto finish;
-        pprof_builder_set_time(b, (int64_t) clock_map_perf_to_realtime(&info.header.info.clock, from_perf_ns),
-                               to_perf_ns >= from_perf_ns ? (int64_t) (to_perf_ns - from_perf_ns) : 0);
-
         e.builder = b;
         e.clock = &info.header.info.clock;
         if (meta && (meta->exclude_from_ns || meta->exclude_to_ns)) {
@@ -101,6 +98,17 @@ int export_pprof(char *const *paths, size_t n, uint64_t from_perf_ns, uint64_t t
                 e.exclude_from_ns = meta->exclude_from_ns;
                 e.exclude_to_ns = meta->exclude_to_ns;
         }
+        /* The duration is the time the samples come from: a baseline's leaves its slice out, or
+         * pprof's share of the wall time ("Total samples = 7.7s (51.7%)") would be a fraction of
+         * what the CPUs did. */
+        uint64_t duration_ns = to_perf_ns >= from_perf_ns ? to_perf_ns - from_perf_ns : 0;
+        if (e.exclude) {
+                uint64_t lo = MAX(from_perf_ns, e.exclude_from_ns), hi = MIN(to_perf_ns, e.exclude_to_ns);
+                if (hi >= lo)
+                        duration_ns -= MIN(duration_ns, hi - lo);
+        }
+        pprof_builder_set_time(b, (int64_t) clock_map_perf_to_realtime(&info.header.info.clock, from_perf_ns),
+                               (int64_t) duration_ns);
         r = slice_read(paths, n, from_perf_ns, to_perf_ns, pprof_handler, &e, &st.slice);
         if (r < 0)
                 goto finish;

@@ -3,7 +3,8 @@
  * pprof export of a range of windows (a ring range, a bundle's slice or its baseline): reads the
  * samples with slice_read() and writes one gzipped Profile (pprof-builder.h). The period is 1e9 /
  * the windows' sampling frequency; time_nanos and duration_nanos are the range, mapped to UTC
- * through the clock mapping of the newest window; every sample's time label is its UTC time.
+ * through the clock mapping of the newest window, the duration without the part left out (a
+ * baseline's slice); every sample's time label is its UTC time.
  *
  * The caller describes the profile (host, rule, incident id, trigger line) in PprofMeta: the
  * non-NULL ones become labels on every sample (host, rule, incident) and comments.

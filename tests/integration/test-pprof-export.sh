@@ -100,6 +100,26 @@ pprof -top -sample_index=samples -diff_base "$TEST_TMP/base.pb.gz" "$TEST_TMP/sl
 grep -q "flat%" "$OUT" || fail "no diff output: $(head "$OUT")"
 echo "baseline: $got samples; diff ok"
 
+# Durations, as pprof prints them: the slice's is its span; the baseline's the time its samples come
+# from, its span without the slice, so that "Total samples = X (Y%)" is what the CPUs did then.
+# duration_of FILE: pprof's "Duration: 3.83s," of FILE, in seconds.
+duration_of() {
+        pprof -top "$1" | python3 -c 'import re, sys
+m = re.search(r"^Duration: ([0-9.]+)(ms|s|mins|hrs),", sys.stdin.read(), re.M)
+print(float(m.group(1)) * {"ms": 0.001, "s": 1, "mins": 60, "hrs": 3600}[m.group(2)] if m else "none")'
+}
+read -r want_slice want_base < <(python3 -c 'import json, sys
+m = json.load(open(sys.argv[1])); s, b = m["slice"], m["baseline"]
+cut = max(0, min(b["to_perf_ns"], s["to_perf_ns"]) - max(b["from_perf_ns"], s["from_perf_ns"]))
+print((s["to_perf_ns"] - s["from_perf_ns"]) / 1e9, (b["to_perf_ns"] - b["from_perf_ns"] - cut) / 1e9)' "$B/manifest.json")
+for f in "slice $want_slice" "base $want_base"; do
+        set -- $f
+        got=$(duration_of "$TEST_TMP/$1.pb.gz")
+        python3 -c 'import sys; sys.exit(abs(float(sys.argv[1]) - float(sys.argv[2])) > 0.011)' "$got" "$2" 2>/dev/null ||
+                fail "$1: pprof says the profile lasts ${got}s, its samples come from ${2}s: $(pprof -top "$TEST_TMP/$1.pb.gz" | head -8)"
+done
+echo "durations: slice ${want_slice}s, baseline ${want_base}s"
+
 # --- a bundle whose windows are damaged or gone: the export says so, and how short it is
 C="$TEST_TMP/copy"
 mkdir -p "$C/incidents"
