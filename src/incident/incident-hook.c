@@ -25,6 +25,9 @@
 extern char **environ;
 
 #define HOOK_ENV_VARS 11U
+/* Output past what is logged is drained a pipe's worth at a time, ten times a second. */
+#define HOOK_DRAIN_BYTES (64U * 1024U)
+#define HOOK_DRAIN_USEC (USEC_PER_SEC / 10)
 
 typedef struct HookRun HookRun;
 
@@ -47,7 +50,7 @@ struct HookRun {
         IncidentHook *hook;
         pid_t pid;
         char *id; /* the bundle id, for the log */
-        sd_event_source *child, *output, *timer;
+        sd_event_source *child, *output, *timer, *drain;
         int output_fd;
         bool term_sent, kill_sent, exited;
         char line[512];
@@ -61,6 +64,7 @@ static void hook_run_free(HookRun *run) {
         sd_event_source_disable_unref(run->child);
         sd_event_source_disable_unref(run->output);
         sd_event_source_disable_unref(run->timer);
+        sd_event_source_disable_unref(run->drain);
         safe_close(run->output_fd);
         free(run->id);
         free(run);
@@ -192,11 +196,14 @@ static void output_flush(HookRun *run) {
         run->line_len = 0;
 }
 
-/* Reads what is there; returns 0 at EOF or error (the fd is closed then), 1 if more may come. */
-static int output_read(HookRun *run) {
+/* Reads what is there, at most budget bytes; returns 0 at EOF or error (the fd is closed then), 1 if
+ * more may come, 2 if the budget ran out first. */
+static int output_read(HookRun *run, size_t budget) {
         char buf[4096];
 
-        for (;;) {
+        for (size_t total = 0;; total += sizeof buf) {
+                if (total >= budget)
+                        return 2;
                 ssize_t n = read(run->output_fd, buf, sizeof buf);
                 if (n < 0 && errno == EINTR)
                         continue;
@@ -220,8 +227,32 @@ static int output_read(HookRun *run) {
         }
 }
 
+static int on_hook_drain(sd_event_source *s, uint64_t usec, void *userdata) {
+        HookRun *run = userdata;
+
+        return run->output ? sd_event_source_set_enabled(run->output, SD_EVENT_ON) : 0;
+}
+
 static int on_hook_output(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
-        (void) output_read(userdata);
+        HookRun *run = userdata;
+        int r;
+
+        /* A pipe's worth per call. Past the log's limit the output is thrown away: reading all a
+         * hook writes without end (a loop that prints, yes) would cost the daemon a CPU until the
+         * timeout. A pipe's worth ten times a second lets a chatty hook go on at 640 KiB/s and
+         * costs nothing. */
+        if (output_read(run, HOOK_DRAIN_BYTES) != 2 || run->logged_bytes < HOOK_OUTPUT_BYTES_MAX)
+                return 0;
+        r = sd_event_source_set_enabled(s, SD_EVENT_OFF);
+        if (r >= 0 && run->drain)
+                r = sd_event_source_set_time_relative(run->drain, HOOK_DRAIN_USEC);
+        else if (r >= 0)
+                r = sd_event_add_time_relative(run->hook->event, &run->drain, CLOCK_MONOTONIC, HOOK_DRAIN_USEC, 0,
+                                               on_hook_drain, run);
+        if (r >= 0)
+                r = sd_event_source_set_enabled(run->drain, SD_EVENT_ONESHOT);
+        if (r < 0) /* without the timer, read on as before */
+                (void) sd_event_source_set_enabled(s, SD_EVENT_ON);
         return 0;
 }
 
@@ -250,7 +281,7 @@ static int on_hook_exit(sd_event_source *s, const siginfo_t *si, void *userdata)
         /* What the hook wrote before it exited is in the pipe: log it now. A grandchild that kept
          * the pipe open is not waited for. */
         if (run->output_fd >= 0)
-                (void) output_read(run);
+                (void) output_read(run, HOOK_DRAIN_BYTES);
         output_flush(run);
         if (run->dropped_bytes > 0)
                 log_info("Bundle hook for %s (PID %d): %zu more bytes of output not logged.", run->id, (int) run->pid,

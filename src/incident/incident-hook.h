@@ -8,7 +8,8 @@
  * runs for at most timeout_usec, then gets SIGTERM (its whole process group), then SIGKILL
  * HOOK_KILL_USEC later. Processes are watched through pidfds on the event loop; their standard
  * output and error share one pipe read on the loop, and at most HOOK_OUTPUT_BYTES_MAX of it per run
- * is logged, line by line, with the exit status. The owner must block SIGCHLD
+ * is logged, line by line, with the exit status; the rest is read a pipe's worth ten times a second
+ * and thrown away (a hook that writes faster waits on the pipe). The owner must block SIGCHLD
  * (incident_hook_new() does) so sd-event can reap the children.
  *
  * Like the incident manager, it logs what happens to each run.

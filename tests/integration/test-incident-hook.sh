@@ -3,8 +3,8 @@
 # The bundle hook (incidents.on_bundle) with the real daemon: it runs after each bundle with the
 # documented environment, its output and exit status are logged; a failing hook, a hook that
 # sleeps past its limit and a storm of bundles with a hanging hook do not disturb the daemon
-# (status answers, bundles are still written, sampling goes on). The journal announcement carries
-# the same facts.
+# (status answers, bundles are still written, sampling goes on), nor does one that writes without
+# end cost it a CPU. The journal announcement carries the same facts.
 set -eu
 . "$(dirname "$0")/lib.sh"
 
@@ -134,4 +134,25 @@ if [ -n "${TPROF_NO_INET:-}" ] && [ -x "$TPROF_NO_INET" ]; then
         kill "$NOINET_PID"
         wait "$NOINET_PID" || true
 fi
+
+# --- a hook that writes without end (yes): past the 8 KiB it logs, its output is thrown away
+# without costing the daemon a CPU until the timeout; it is still stopped at its limit.
+printf '%s\n' 'incidents:' '  on_bundle: [/usr/bin/yes, "a chatty hook"]' '  on_bundle_timeout: 4s' \
+        >"$TEST_TMP/chatty.yaml"
+start_tprofd --config "$TEST_TMP/chatty.yaml" --rules "$TPROF_SOURCE_ROOT/rules" --window 4s --control-socket "$SOCK"
+ID=$("$TPROF_BUNDLE" capture --before 1s --after 1s) || fail "capture with a chatty hook failed"
+wait_for 10 grep -q "Bundle hook for $ID (PID [0-9]*): a chatty hook" "$TEST_TMP/tprofd.log" || fail "the chatty hook's output not logged"
+cpu_ticks() { awk '{ print $14 + $15 }' "/proc/$TPROFD_PID/stat"; }
+t0=$(cpu_ticks)
+sleep 2
+t1=$(cpu_ticks)
+hz=$(getconf CLK_TCK)
+echo "chatty hook: the daemon used $((t1 - t0)) of $((2 * hz)) ticks in 2 s"
+[ $(((t1 - t0) * 10)) -le $((2 * hz)) ] || fail "the daemon used $((t1 - t0)) ticks of CPU in 2 s reading a hook's output"
+wait_for 20 grep -q "Bundle hook for $ID (PID [0-9]*) ran longer than 4s and was terminated" "$TEST_TMP/tprofd.log" ||
+        fail "the chatty hook was not stopped: $(grep -v 'a chatty hook$' "$TEST_TMP/tprofd.log" | tail -5)"
+grep -q "Bundle hook for $ID (PID [0-9]*): [0-9]* more bytes of output not logged" "$TEST_TMP/tprofd.log" ||
+        fail "no count of the output not logged"
+[ "$(grep -c "Bundle hook for $ID (PID [0-9]*): a chatty hook$" "$TEST_TMP/tprofd.log")" -le 1000 ] || fail "more than 8 KiB of output logged"
+stop_tprofd
 echo ok
