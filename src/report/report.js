@@ -326,14 +326,48 @@
     sel = { from: cellStart(lo[0], lo[1]), to: cellEnd(hi[0], hi[1]), cpus: null };
     drawOverlays();
   }
-  heatOv.addEventListener('mousedown', (ev) => { ev.preventDefault(); drag = { a: cellAt(ev), kind: 'heat' }; heatDragTo(drag.a); });
-  heatOv.addEventListener('mousemove', (ev) => {
-    const c = cellAt(ev), n = counts[c[0] * nRows + c[1]];
+  function cellTip(ev, c) {
+    const n = counts[c[0] * nRows + c[1]];
     showTip(ev, 'second ' + c[0] + ', ' + (c[1] * rowUs / 1000) + '-' + ((c[1] + 1) * rowUs / 1000) + ' ms: ' + n + ' sample' + (n === 1 ? '' : 's') +
       '\n' + wall(cellStart(c[0], c[1])) + ' (' + rel(cellStart(c[0], c[1])) + ')');
-    if (drag && drag.kind === 'heat') heatDragTo(c);
+  }
+  // The keyboard's cell and the end of the selection it grows from (with Shift), where the mouse
+  // left them.
+  let keyCell = null, keyAnchor = null;
+  heatOv.addEventListener('mousedown', (ev) => {
+    ev.preventDefault();
+    drag = { a: cellAt(ev), kind: 'heat' };
+    keyCell = keyAnchor = drag.a;
+    heatOv.focus({ preventScroll: true });
+    heatDragTo(drag.a);
+  });
+  heatOv.addEventListener('mousemove', (ev) => {
+    const c = cellAt(ev);
+    cellTip(ev, c);
+    if (drag && drag.kind === 'heat') { keyCell = c; heatDragTo(c); }
   });
   heatOv.addEventListener('mouseleave', hideTip);
+  // Keyboard (Tab to the heatmap): the arrows select the next cell, with Shift they grow the
+  // selection from the cell it started in; the flame graph follows at once.
+  heatOv.tabIndex = 0;
+  heatOv.addEventListener('keydown', (ev) => {
+    const d = { ArrowLeft: [-1, 0], ArrowRight: [1, 0], ArrowUp: [0, -1], ArrowDown: [0, 1] }[ev.key];
+    if (!d || ev.altKey || ev.ctrlKey || ev.metaKey) return;
+    ev.preventDefault();
+    const prev = keyCell || cellOf(Math.max(sel.from, base));
+    const c = [Math.max(0, Math.min(nCols - 1, prev[0] + d[0])), Math.max(0, Math.min(nRows - 1, prev[1] + d[1]))];
+    if (!ev.shiftKey) keyAnchor = c;
+    else if (!keyAnchor) keyAnchor = prev;
+    keyCell = c;
+    drag = { a: keyAnchor, kind: 'heat' };
+    heatDragTo(c);
+    drag = null;
+    zoomNode = 0;
+    update();
+    const b = heatOv.getBoundingClientRect();
+    cellTip({ clientX: b.left + (c[0] + 1) * cellW, clientY: b.top + (c[1] + 1) * cellH }, c);
+  });
+  heatOv.addEventListener('blur', hideTip);
   function binAt(ev) {
     const b = cpuOv.getBoundingClientRect();
     const x = Math.max(0, Math.min(nCols * cellW - 1, Math.floor(ev.clientX - b.left)));
@@ -364,7 +398,7 @@
   }
 
   // ---- flame graph ----
-  let tot = new Float64Array(nNodes), selTotal = 0, zoomNode = 0;
+  let tot = new Float64Array(nNodes), selTotal = 0, zoomNode = 0, focusNode = -1;
   function lowerBound(a, lo, hi, x) { while (lo < hi) { const m = (lo + hi) >> 1; if (a[m] < x) lo = m + 1; else hi = m; } return lo; }
   function countSelection() {
     tot = new Float64Array(nNodes);
@@ -432,8 +466,10 @@
         const maxc = Math.floor((w - 6) / 6.2);
         g.fillText(label.length > maxc ? label.slice(0, Math.max(0, maxc - 2)) + '..' : label, x + 3, y + ROW / 2);
       }
+      if (i === focusNode) { g.strokeStyle = '#000'; g.lineWidth = 2; g.strokeRect(x + 1, y + 1, Math.max(1, w - 2.5), ROW - 3); }
       rects.push([x, y, w, i]);
     }
+    flame.dataset.focus = focusNode;
     flame.dataset.rootTotal = tot[0];
     flame.dataset.zoom = zoomNode;
     flame.dataset.frames = items.length;
@@ -445,16 +481,47 @@
     return -1;
   }
   function pathOf(i) { const p = []; for (; i > 0; i = parent[i]) p.unshift(frames[frameOf[i]]); return p; }
-  flame.addEventListener('mousemove', (ev) => {
-    const i = frameAt(ev);
-    if (i < 0) { hideTip(); return; }
+  function frameTip(ev, i) {
     let t = (i === 0 ? 'all' : frames[frameOf[i]]) + '\n' + tot[i] + ' samples, ' + pct(selTotal ? tot[i] / selTotal : 0) + ' of the selection';
     if (i > 0) t += '\nprocess ' + pathOf(i)[0];
     if (baseTotal) t += '\nbaseline ' + pct(baseTot[i] / baseTotal);
     showTip(ev, t);
+  }
+  flame.addEventListener('mousemove', (ev) => {
+    const i = frameAt(ev);
+    if (i < 0) { hideTip(); return; }
+    frameTip(ev, i);
   });
   flame.addEventListener('mouseleave', hideTip);
-  flame.addEventListener('click', (ev) => { const i = frameAt(ev); if (i >= 0) { zoomNode = i; drawFlame(); } });
+  flame.addEventListener('click', (ev) => { const i = frameAt(ev); if (i >= 0) { zoomNode = i; focusNode = -1; drawFlame(); } });
+  // Keyboard (Tab to the flame graph): Up to the frame's busiest callee, Down to its caller, Left
+  // and Right to its neighbours; Enter zooms to it, Escape zooms out.
+  flame.tabIndex = 0;
+  flame.addEventListener('keydown', (ev) => {
+    if (ev.altKey || ev.ctrlKey || ev.metaKey) return;
+    const drawn = new Set(rects.map((r) => r[3]));
+    let f = drawn.has(focusNode) ? focusNode : zoomNode;
+    if (ev.key === 'ArrowUp') {
+      let best = -1;
+      for (const k of kids[f]) if (drawn.has(k) && (best < 0 || tot[k] > tot[best])) best = k;
+      if (best >= 0) f = best;
+    } else if (ev.key === 'ArrowDown') {
+      if (f > 0) f = parent[f];
+    } else if (ev.key === 'ArrowLeft' || ev.key === 'ArrowRight') {
+      if (f > 0 && f !== zoomNode && drawn.has(parent[f])) {
+        const sib = kids[parent[f]].filter((k) => drawn.has(k)), at = sib.indexOf(f);
+        f = sib[Math.max(0, Math.min(sib.length - 1, at + (ev.key === 'ArrowLeft' ? -1 : 1)))];
+      }
+    } else if (ev.key === 'Enter') zoomNode = f;
+    else if (ev.key === 'Escape') { zoomNode = 0; f = -1; }
+    else return;
+    ev.preventDefault();
+    focusNode = f;
+    drawFlame();
+    const r = rects.find((x) => x[3] === f), b = flame.getBoundingClientRect();
+    if (r) frameTip({ clientX: b.left + r[0] + Math.min(r[2], 40), clientY: b.top + r[1] }, f); else hideTip();
+  });
+  flame.addEventListener('blur', hideTip);
   $('reset-zoom').addEventListener('click', () => { zoomNode = 0; drawFlame(); });
   $('select-all').addEventListener('click', () => { sel = { from: first, to: last + 1, cpus: null }; zoomNode = 0; drawOverlays(); update(); });
   $('diff').addEventListener('change', (ev) => { diff = ev.target.checked; drawFlame(); });
@@ -510,9 +577,10 @@
         const semi = r.name.indexOf(';'), comm = semi >= 0 ? r.name.slice(0, semi) : r.name, fn = semi >= 0 ? r.name.slice(semi + 1) : '-';
         name = esc(fn) + ' <span class="hint">in ' + esc(comm) + '</span>';
       }
-      h += '<tr class="rise" data-kind="' + kind + '" data-i="' + i + '"><td>' + kind + where + '</td><td>' + name + '</td><td class="num">' + pct(r.slice_share) + '</td><td class="num">' + pct(r.baseline_share) + '</td><td class="num">' + r.z.toFixed(1) + '</td><td>' + (kind === 'process' ? esc(r.top_function || '-') : '') + '</td></tr>';
+      h += '<tr class="rise" tabindex="0" data-kind="' + kind + '" data-i="' + i + '"><td>' + kind + where + '</td><td>' + name + '</td><td class="num">' + pct(r.slice_share) + '</td><td class="num">' + pct(r.baseline_share) + '</td><td class="num">' + r.z.toFixed(1) + '</td><td>' + (kind === 'process' ? esc(r.top_function || '-') : '') + '</td></tr>';
     });
     body.innerHTML = h + '</table>';
+    body.querySelectorAll('tr.rise').forEach((tr) => tr.addEventListener('keydown', clickByKey));
     body.querySelectorAll('tr.rise').forEach((tr) => tr.addEventListener('click', () => {
       const on = tr.classList.contains('on');
       body.querySelectorAll('tr.rise').forEach((x) => x.classList.remove('on'));
@@ -541,12 +609,22 @@
   function markSubtree(i) { highlight[i] = 1; for (const k of kids[i]) markSubtree(k); }
   function markNamed(i, fn) { if (frames[frameOf[i]] === fn) highlight[i] = 1; for (const k of kids[i]) markNamed(k, fn); }
 
+  // Rows and log lines take the focus (Tab); Enter or Space does what a click does.
+  function clickByKey(ev) {
+    if (ev.key !== 'Enter' && ev.key !== ' ') return;
+    ev.preventDefault();
+    ev.currentTarget.click();
+  }
+
   // ---- log ----
   function logList() {
     const body = $('log-body'), logs = D.logs || [];
     if (!logs.length) { $('log').hidden = D.kind !== 'bundle'; body.textContent = 'No log lines.'; return; }
-    body.innerHTML = logs.map((l, i) => '<div class="logline' + (l[1] ? ' trigger' : '') + '" data-i="' + i + '"><span class="t">' + (l[1] ? '&gt; ' : '  ') + esc(l[2] || wall(l[0])) + ' ' + esc(rel(l[0])) + ' ' + esc(l[3]) + '</span> ' + esc(l[4]) + '</div>').join('');
-    body.querySelectorAll('.logline').forEach((d) => d.addEventListener('click', () => selectAround(logs[Number(d.dataset.i)][0])));
+    body.innerHTML = logs.map((l, i) => '<div class="logline' + (l[1] ? ' trigger' : '') + '" tabindex="0" data-i="' + i + '"><span class="t">' + (l[1] ? '&gt; ' : '  ') + esc(l[2] || wall(l[0])) + ' ' + esc(rel(l[0])) + ' ' + esc(l[3]) + '</span> ' + esc(l[4]) + '</div>').join('');
+    body.querySelectorAll('.logline').forEach((d) => {
+      d.addEventListener('click', () => selectAround(logs[Number(d.dataset.i)][0]));
+      d.addEventListener('keydown', clickByKey);
+    });
     const trig = body.querySelector('.trigger');
     if (trig) body.scrollTop = Math.max(0, trig.offsetTop - body.offsetTop - 100);
   }
@@ -577,6 +655,7 @@
     rootTotal: () => tot[0],
     search: (q) => { $('search').value = q; applySearch(); return Number($('search-info').dataset.samples); },
     highlighted: () => Number(flame.dataset.highlighted),
+    focus: () => (focusNode < 0 ? null : { node: focusNode, name: focusNode === 0 ? 'all' : frames[frameOf[focusNode]], samples: tot[focusNode], zoom: zoomNode }),
     samples: () => N,
   };
   document.body.dataset.ready = '1';

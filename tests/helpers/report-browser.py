@@ -12,6 +12,9 @@ python3-selenium) and checks it against the bundle's perf-script file:
     the number of samples in those cells, a click on one cell the samples in it, and so does a
     drag over the per-CPU lanes (CPU and time);
   - a search highlights frames and counts the samples of the selection that match;
+  - the keyboard: Tab reaches the heatmap, whose arrow keys select a cell and with Shift grow the
+    selection, and the flame graph, where Up goes to the busiest process, Enter zooms to it and
+    Escape out; Enter on a log line selects its second, on a ranking row marks it;
   - the page made no network request and carries a Content-Security-Policy of default-src 'none';
   - a screenshot is saved.
 
@@ -38,6 +41,7 @@ try:
     from selenium.webdriver.chrome.service import Service
     from selenium.webdriver.common.action_chains import ActionChains
     from selenium.webdriver.common.by import By
+    from selenium.webdriver.common.keys import Keys
 except ImportError as e:
     print("SKIP: python3-selenium is not installed: %s" % e, file=sys.stderr)
     sys.exit(77)
@@ -143,6 +147,8 @@ def check_header(args):
         check(len(rows) > 0, "the unusual ranking has %d rows" % len(rows))
         rows[0].click()
         check("on" in rows[0].get_attribute("class").split(), "clicking a row marks it")
+        rows[-1].send_keys(Keys.ENTER)
+        check("on" in rows[-1].get_attribute("class").split(), "Enter on a row marks it, as a click does")
         for want in args.row or []:
             found = [r for r in rows if want in r.text]
             check(len(found) > 0, "a ranking row says %r: %r" % (want, [r.text for r in rows]))
@@ -278,6 +284,51 @@ def main():
               total == want[k2],
               "a click on cell (%d, %d) selects its %d samples (from %s to %s, root %d)" %
               (c2, r2, want[k2], sel["from"], sel["to"], total))
+
+        # the keyboard: Tab from the row-height list to the heatmap, an arrow selects the next cell,
+        # Shift and an arrow grow the selection from there
+        driver.execute_script("document.getElementById('rowms').focus()")
+        ActionChains(driver).send_keys(Keys.TAB).perform()
+        check(driver.execute_script("return document.activeElement.id") == "heat-overlay", "Tab reaches the heatmap")
+        r3 = r2 - 1 if r2 > 0 else r2 + 1
+        ActionChains(driver).send_keys(Keys.ARROW_UP if r2 > 0 else Keys.ARROW_DOWN).perform()
+        sel = driver.execute_script("return window.tprof.selection()")
+        total = driver.execute_script("return window.tprof.rootTotal()")
+        check(sel["from"] == base + c2 * 1000000 + r3 * 20000 and total == want[c2 * rows + r3],
+              "an arrow key selects cell (%d, %d) and its %d samples (from %s, root %d)" % (c2, r3, want[c2 * rows + r3], sel["from"], total))
+        c4 = c2 - 1 if c2 > 0 else min(c2 + 1, cols - 1)
+        ActionChains(driver).key_down(Keys.SHIFT).send_keys(Keys.ARROW_LEFT if c2 > 0 else Keys.ARROW_RIGHT).key_up(Keys.SHIFT).perform()
+        ka, kb = sorted((c2 * rows + r3, c4 * rows + r3))
+        total = driver.execute_script("return window.tprof.rootTotal()")
+        check(total == sum(want[ka:kb + 1]), "Shift and an arrow grow it to cells (%d, %d)-(%d, %d): %d samples (root %d)" %
+              (ka // rows, ka % rows, kb // rows, kb % rows, sum(want[ka:kb + 1]), total))
+        # the flame graph: Tab to it, Up to the busiest process, Enter zooms to it, Escape zooms out
+        lo, hi = base + ka // rows * 1000000 + ka % rows * 20000, base + kb // rows * 1000000 + (kb % rows + 1) * 20000
+        by_comm = {}
+        for t, _, comm in samples:
+            if lo <= t < hi:
+                by_comm[comm] = by_comm.get(comm, 0) + 1
+        driver.execute_script("document.getElementById('select-all').focus()")
+        ActionChains(driver).send_keys(Keys.TAB).perform()
+        check(driver.execute_script("return document.activeElement.id") == "flame", "Tab reaches the flame graph")
+        ActionChains(driver).send_keys(Keys.ARROW_UP).perform()
+        foc = driver.execute_script("return window.tprof.focus()")
+        check(foc is not None and foc["samples"] == max(by_comm.values()),
+              "Up goes to the busiest process of the selection, %d samples: %s" % (max(by_comm.values()), foc))
+        ActionChains(driver).send_keys(Keys.ENTER).perform()
+        flame = driver.find_element(By.ID, "flame")
+        check(flame.get_attribute("data-zoom") == str(foc["node"]), "Enter zooms to it (zoom %s)" % flame.get_attribute("data-zoom"))
+        ActionChains(driver).send_keys(Keys.ESCAPE).perform()
+        check(flame.get_attribute("data-zoom") == "0", "Escape zooms out (zoom %s)" % flame.get_attribute("data-zoom"))
+        # a log line: Enter selects the second around it, as a click does
+        if not args.no_log:
+            driver.find_elements(By.CSS_SELECTOR, "#log-body .logline")[0].send_keys(Keys.ENTER)
+            sel = driver.execute_script("return window.tprof.selection()")
+            col = (sel["from"] - base) // 1000000
+            total = driver.execute_script("return window.tprof.rootTotal()")
+            check(sel["to"] - sel["from"] == 1000000 and total == sum(want[col * rows:(col + 1) * rows]),
+                  "Enter on the first log line selects second %d and its %d samples (root %d)" %
+                  (col, sum(want[col * rows:(col + 1) * rows]), total))
 
         # drag over the per-CPU lanes: the first CPU only, over the same seconds
         cpus = lay["cpus"]
