@@ -378,14 +378,15 @@
     const a = drag.a;
     const x0 = Math.min(a[0], p[0]), x1 = Math.max(a[0], p[0]) + 1;
     const set = new Set();
-    for (let i = Math.min(a[1], p[1]); i <= Math.max(a[1], p[1]); i++) set.add(cpus[i]);
+    if (cpus.length) // no samples: one empty lane, no CPU
+      for (let i = Math.min(a[1], p[1]); i <= Math.max(a[1], p[1]); i++) set.add(cpus[i]);
     sel = { from: base + x0 / cellW * US, to: base + x1 / cellW * US, cpus: set.size === cpus.length ? null : set };
     drawOverlays();
   }
   cpuOv.addEventListener('mousedown', (ev) => { ev.preventDefault(); drag = { a: binAt(ev), kind: 'cpu' }; cpuDragTo(drag.a); });
   cpuOv.addEventListener('mousemove', (ev) => {
     const p = binAt(ev), t = base + p[0] / cellW * US;
-    showTip(ev, 'CPU ' + cpus[p[1]] + ', ' + wall(t) + ' (' + rel(t) + ')');
+    showTip(ev, (cpus.length ? 'CPU ' + cpus[p[1]] : 'no samples') + ', ' + wall(t) + ' (' + rel(t) + ')');
     if (drag && drag.kind === 'cpu') cpuDragTo(p);
   });
   cpuOv.addEventListener('mouseleave', hideTip);

@@ -20,10 +20,15 @@ python3-selenium) and checks it against the bundle's perf-script file:
 
     report-browser.py REPORT PERF_SCRIPT OUTDIR [--search COMM] [--no-log] [--bench]
     report-browser.py REPORT - OUTDIR --answer TEXT
+    report-browser.py REPORT - OUTDIR --empty
 
 With --answer it checks the header and the unusual ranking only (with --row, repeated: a row of
 the ranking says ROW, and clicking it marks it): the one-line answer contains TEXT,
 the ranking has rows, and clicking one marks it.
+
+With --empty it checks the page of a bundle without samples: it says so, marks the trigger and
+every log line on the time axis, and a drag over the CPU lanes or the arrow keys select a time
+range of no samples on all CPUs, with no error.
 
 With --bench it prints the timings only (heatmap drawn after load, a selection's redraw) and checks
 nothing but the cell counts. Exit 0 when every check passes, 1 otherwise, 77 when no browser runs.
@@ -168,6 +173,37 @@ def check_header(args):
     return 0
 
 
+def check_empty(args):
+    driver = start_browser()
+    try:
+        load(driver, args.report)
+        answer = driver.find_element(By.ID, "answer").text
+        check(answer.startswith("No samples in the slice"), "the page says the slice has no samples: %r" % answer)
+        marks = driver.execute_script(
+            "return Array.from(document.querySelectorAll('#marks .mark')).map(m => [m.className, m.title])")
+        n_logs = len(driver.find_elements(By.CSS_SELECTOR, "#log-body .logline"))
+        check(len(marks) == n_logs and any("trigger" in c for c, _ in marks),
+              "%d of the %d log lines marked on the time axis, the trigger among them" % (len(marks), n_logs))
+        lanes = driver.find_element(By.ID, "cpu-overlay")
+        driver.execute_script("arguments[0].scrollIntoView({block: 'center'})", lanes)
+        lay = driver.execute_script("return window.tprof.layout()")
+        drag(driver, lanes, 2, lay["laneH"] / 2, 3 * lay["cellW"], lay["laneH"] / 2)
+        sel = driver.execute_script("return window.tprof.selection()")
+        info = driver.find_element(By.ID, "sel-info").text
+        check(sel["cpus"] is None and sel["samples"] == 0 and info.endswith("all CPUs)"),
+              "a drag over the empty lane selects no samples on all CPUs: %s, %r" % (sel, info))
+        driver.execute_script("document.getElementById('rowms').focus()")
+        ActionChains(driver).send_keys(Keys.TAB, Keys.ARROW_RIGHT).perform()
+        sel = driver.execute_script("return window.tprof.selection()")
+        check(sel["samples"] == 0 and sel["to"] - sel["from"] == 20000, "an arrow key selects one empty cell: %s" % sel)
+        errors = [e for e in driver.get_log("browser") if e.get("level") == "SEVERE"]
+        check(not errors, "no error (%s)" % (errors[:3] or "none"))
+        driver.save_screenshot(os.path.join(args.outdir, "report-empty.png"))
+    finally:
+        driver.quit()
+    return 0
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("report")
@@ -178,9 +214,12 @@ def main():
     ap.add_argument("--answer", default=None)
     ap.add_argument("--row", action="append", help="with --answer: a row of the ranking that says this")
     ap.add_argument("--no-log", action="store_true", help="a ring range: no log lines to mark")
+    ap.add_argument("--empty", action="store_true", help="a bundle without samples")
     args = ap.parse_args()
     if args.answer is not None:
         return check_header(args)
+    if args.empty:
+        return check_empty(args)
 
     samples = read_perf_script(args.perf_script)
     if len(samples) < 2:

@@ -9,7 +9,8 @@
 # `tprof-bundle report ID` makes the same file again; `report --from --to` makes one for a range
 # of the ring that agrees with `export --format perf-script` of that range; a fixture bundle's
 # report shows show's one-line answer and the unusual ranking; a line matched after a restart,
-# logged while tprofd was down, is marked on the heatmap, which spans the slice. The checker must fail on a
+# logged while tprofd was down, is marked on the heatmap, which spans the slice, and a bundle without
+# samples shows its slice, its log and empty lanes. The checker must fail on a
 # perf-script file that lost one sample. Screenshots: build/tests/report-browser/.
 set -eu
 . "$(dirname "$0")/lib.sh"
@@ -43,6 +44,12 @@ rules:
     source: kernel
     origin: any
     match: 'tprof-report-$TOKEN-down'
+    before: 8s
+    after: 3s
+  - name: report-past
+    source: kernel
+    origin: any
+    match: 'tprof-report-$TOKEN-past'
     before: 8s
     after: 3s
 RULES
@@ -111,6 +118,25 @@ DOWN=$(compgen -G "$STATE/incidents/*-report-down-*")
 mkdir -p "$SHOTS/down"
 "$PY" "$CHECK" "$DOWN/report.html" "$DOWN/stacks.perf-script" "$SHOTS/down" ||
         fail "the report of a trigger after the last sample failed in the browser"
+
+# A bundle without samples: a kernel line of five minutes ago, replayed from a file into a daemon
+# on a fresh state directory, whose ring begins now.
+uptime_s=$(cut -d. -f1 /proc/uptime)
+if [ "$uptime_s" -gt 400 ]; then
+        STATE="$TEST_TMP/state-past"
+        printf '6,1,%d,-;tprof-report-%s-past a line from before tprofd ran\n' $(((uptime_s - 300) * 1000000)) "$TOKEN" \
+                >"$TEST_TMP/past.kmsg"
+        start_tprofd --rules "$TEST_TMP/rules.yaml" --window 4s --control-socket "" --kmsg "$TEST_TMP/past.kmsg"
+        past_ready() { compgen -G "$STATE/incidents/*-report-past-*/manifest.json" >/dev/null; }
+        wait_for 20 past_ready || fail "no bundle of the replayed line: $(tail -20 "$TEST_TMP/tprofd.log")"
+        stop_tprofd
+        PAST=$(compgen -G "$STATE/incidents/*-report-past-*")
+        grep -q '"status": *"no-coverage"' "$PAST/manifest.json" || fail "the replayed line's bundle has samples: $(cat "$PAST/manifest.json")"
+        mkdir -p "$SHOTS/empty"
+        "$PY" "$CHECK" "$PAST/report.html" - "$SHOTS/empty" --empty || fail "the report without samples failed in the browser"
+else
+        echo "up for only ${uptime_s}s: the bundle without samples is not tried"
+fi
 
 # The header and the unusual ranking, on the fixture whose answer is known (kubelet rose).
 FX="$TEST_TMP/fixture"
