@@ -83,14 +83,21 @@
   const baseTot = new Float64Array(baseCount);
   for (let i = nNodes - 1; i > 0; i--) baseTot[parent[i]] += baseTot[i];
 
-  // children, sorted by name as flamegraph.pl sorts them
-  const kids = new Array(nNodes);
-  for (let i = 0; i < nNodes; i++) kids[i] = [];
-  for (let i = 1; i < nNodes; i++) kids[parent[i]].push(i);
+  // children, sorted by name as flamegraph.pl sorts them: node i's are kidList[kidStart[i] ..
+  // kidStart[i + 1]), in two typed arrays (an array per node took 80 bytes a node more and five
+  // times the time: 900,000 nodes, 12,788 stacks 127 frames deep, cost 116 MB and 0.47 s)
+  const kidStart = new Int32Array(nNodes + 1), kidList = new Int32Array(Math.max(0, nNodes - 1));
+  for (let i = 1; i < nNodes; i++) kidStart[parent[i] + 1]++;
+  for (let i = 0; i < nNodes; i++) kidStart[i + 1] += kidStart[i];
+  {
+    const next = kidStart.slice(0, nNodes);
+    for (let i = 1; i < nNodes; i++) kidList[next[parent[i]]++] = i;
+  }
+  const kids = (i) => kidList.subarray(kidStart[i], kidStart[i + 1]);
   const rank = new Int32Array(frames.length);
   frames.map((f, i) => i).sort((a, b) => (frames[a] < frames[b] ? -1 : frames[a] > frames[b] ? 1 : 0)).forEach((f, i) => { rank[f] = i; });
   for (let i = 0; i < nNodes; i++)
-    if (kids[i].length > 1) kids[i].sort((a, b) => rank[frameOf[a]] - rank[frameOf[b]]);
+    if (kidStart[i + 1] - kidStart[i] > 1) kids(i).sort((a, b) => rank[frameOf[a]] - rank[frameOf[b]]);
   const cpus = groups.map((g) => g.cpu).sort((a, b) => a - b);
   const cpuRow = new Map(cpus.map((c, i) => [c, i]));
   const T_DECODED = performance.now();
@@ -441,7 +448,7 @@
     chain.forEach((z) => { items.push([z, 0, W]); });
     (function walk(i, x) {
       let cx = x;
-      for (const k of kids[i]) {
+      for (const k of kids(i)) {
         const w = tot[k] * scale;
         if (w >= 0.4) { items.push([k, cx, w]); if (depth[k] > maxD) maxD = depth[k]; walk(k, cx); }
         cx += w;
@@ -504,13 +511,13 @@
     let f = drawn.has(focusNode) ? focusNode : zoomNode;
     if (ev.key === 'ArrowUp') {
       let best = -1;
-      for (const k of kids[f]) if (drawn.has(k) && (best < 0 || tot[k] > tot[best])) best = k;
+      for (const k of kids(f)) if (drawn.has(k) && (best < 0 || tot[k] > tot[best])) best = k;
       if (best >= 0) f = best;
     } else if (ev.key === 'ArrowDown') {
       if (f > 0) f = parent[f];
     } else if (ev.key === 'ArrowLeft' || ev.key === 'ArrowRight') {
       if (f > 0 && f !== zoomNode && drawn.has(parent[f])) {
-        const sib = kids[parent[f]].filter((k) => drawn.has(k)), at = sib.indexOf(f);
+        const sib = kids(parent[f]).filter((k) => drawn.has(k)), at = sib.indexOf(f);
         f = sib[Math.max(0, Math.min(sib.length - 1, at + (ev.key === 'ArrowLeft' ? -1 : 1)))];
       }
     } else if (ev.key === 'Enter') zoomNode = f;
@@ -591,10 +598,10 @@
         const r = rows[Number(tr.dataset.i)][1];
         highlight = new Uint8Array(nNodes);
         if (tr.dataset.kind === 'process') {
-          for (const k of kids[0]) if (commKey(frames[frameOf[k]]) === r.name) markSubtree(k);
+          for (const k of kids(0)) if (commKey(frames[frameOf[k]]) === r.name) markSubtree(k);
         } else {
           const semi = r.name.indexOf(';'), comm = r.name.slice(0, semi), fn = r.name.slice(semi + 1);
-          for (const k of kids[0]) if (commKey(frames[frameOf[k]]) === comm) markNamed(k, fn);
+          for (const k of kids(0)) if (commKey(frames[frameOf[k]]) === comm) markNamed(k, fn);
         }
       }
       drawFlame();
@@ -607,8 +614,8 @@
     const m = /^([a-z][a-z0-9_-]*\/)([0-9]+|\*)$/.exec(c);
     return m && m[1] !== 'swapper/' ? m[1] + '*' : c;
   }
-  function markSubtree(i) { highlight[i] = 1; for (const k of kids[i]) markSubtree(k); }
-  function markNamed(i, fn) { if (frames[frameOf[i]] === fn) highlight[i] = 1; for (const k of kids[i]) markNamed(k, fn); }
+  function markSubtree(i) { highlight[i] = 1; for (const k of kids(i)) markSubtree(k); }
+  function markNamed(i, fn) { if (frames[frameOf[i]] === fn) highlight[i] = 1; for (const k of kids(i)) markNamed(k, fn); }
 
   // Rows and log lines take the focus (Tab); Enter or Space does what a click does.
   function clickByKey(ev) {

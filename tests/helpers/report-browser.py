@@ -21,6 +21,7 @@ python3-selenium) and checks it against the bundle's perf-script file:
     report-browser.py REPORT PERF_SCRIPT OUTDIR [--search COMM] [--no-log] [--bench]
     report-browser.py REPORT - OUTDIR --answer TEXT
     report-browser.py REPORT - OUTDIR --empty
+    report-browser.py REPORT - OUTDIR --heap-per-node BYTES
 
 With --answer it checks the header and the unusual ranking only (with --row, repeated: a row of
 the ranking says ROW, and clicking it marks it): the one-line answer contains TEXT,
@@ -29,6 +30,10 @@ the ranking has rows, and clicking one marks it.
 With --empty it checks the page of a bundle without samples: it says so, marks the trigger and
 every log line on the time axis, and a drag over the CPU lanes or the arrow keys select a time
 range of no samples on all CPUs, with no error.
+
+With --heap-per-node it checks that the page, once loaded and collected, holds at most BYTES of
+JavaScript heap per node of its call tree (and 16 MiB more), and that its flame graph has every
+sample; it prints the heap and the timings.
 
 With --bench it prints the timings only (heatmap drawn after load, a selection's redraw) and checks
 nothing but the cell counts. Exit 0 when every check passes, 1 otherwise, 77 when no browser runs.
@@ -81,10 +86,10 @@ def flamescope_bins(samples, row_us=20000):
     return base, cols, rows, counts
 
 
-def start_browser():
+def start_browser(extra=()):
     opts = Options()
     for a in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
-              "--window-size=1500,1300", "--hide-scrollbars", "--force-device-scale-factor=1"):
+              "--window-size=1500,1300", "--hide-scrollbars", "--force-device-scale-factor=1") + tuple(extra):
         opts.add_argument(a)
     opts.set_capability("goog:loggingPrefs", {"browser": "ALL"})
     for binary in ("/usr/bin/chromium", "/usr/bin/chromium-browser", "/usr/bin/google-chrome"):
@@ -204,6 +209,27 @@ def check_empty(args):
     return 0
 
 
+def check_heap(args):
+    driver = start_browser(("--enable-precise-memory-info", "--js-flags=--expose-gc"))
+    try:
+        load(driver, args.report)
+        got = driver.execute_script("""gc();
+            const D = JSON.parse(document.getElementById('tprof-data').textContent), t = window.tprof.timings;
+            return { heap: performance.memory.usedJSHeapSize, nodes: D.n_nodes, samples: D.n_samples,
+                     root: window.tprof.rootTotal(), decode_ms: t.decoded - t.start, heatmap_ms: t.heatmap }""")
+        print("%d samples, %d nodes: %.1f MiB of heap (%.0f bytes a node), decoded in %.0f ms, heatmap drawn %.0f ms after navigation" %
+              (got["samples"], got["nodes"], got["heap"] / 1048576, got["heap"] / max(1, got["nodes"]), got["decode_ms"], got["heatmap_ms"]))
+        driver.find_element(By.ID, "select-all").click()
+        check(driver.execute_script("return window.tprof.rootTotal()") == got["samples"] > 0,
+              "the flame graph of everything holds all %d samples" % got["samples"])
+        limit = args.heap_per_node * got["nodes"] + 16 * 1048576
+        check(got["heap"] <= limit, "the page holds %d bytes of heap, at most %d (%d a node of %d)" %
+              (got["heap"], limit, args.heap_per_node, got["nodes"]))
+    finally:
+        driver.quit()
+    return 0
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("report")
@@ -215,7 +241,10 @@ def main():
     ap.add_argument("--row", action="append", help="with --answer: a row of the ranking that says this")
     ap.add_argument("--no-log", action="store_true", help="a ring range: no log lines to mark")
     ap.add_argument("--empty", action="store_true", help="a bundle without samples")
+    ap.add_argument("--heap-per-node", type=int, default=None, help="the page's heap, at most, per node of its tree")
     args = ap.parse_args()
+    if args.heap_per_node is not None:
+        return check_heap(args)
     if args.answer is not None:
         return check_header(args)
     if args.empty:

@@ -10,7 +10,8 @@
 # of the ring that agrees with `export --format perf-script` of that range; a fixture bundle's
 # report shows show's one-line answer and the unusual ranking; a line matched after a restart,
 # logged while tprofd was down, is marked on the heatmap, which spans the slice, and a bundle without
-# samples shows its slice, its log and empty lanes. The checker must fail on a
+# samples shows its slice, its log and empty lanes, and a page of a million call-tree nodes stays
+# small. The checker must fail on a
 # perf-script file that lost one sample. Screenshots: build/tests/report-browser/.
 set -eu
 . "$(dirname "$0")/lib.sh"
@@ -165,4 +166,21 @@ python3 "$TPROF_SOURCE_ROOT/tests/helpers/make-fixture-bundle.py" "$TEST_TMP/dri
 expect_exit 0 "$TPROF_BUNDLE" -D "$TEST_TMP/drift" report 0d0d -o "$TEST_TMP/drift.html"
 "$PY" "$CHECK" "$TEST_TMP/drift.html" - "$SHOTS" --answer "No clear rise; the strongest: kubelet rose to 55.0% of the samples" ||
         fail "the drift's report header failed"
+
+# Thousands of distinct stacks 100 frames deep (a JVM's, a deep recursion's): a ring of 10,000
+# such samples, each a random walk over ten functions, written by the store from perf script text,
+# gives a page whose call tree has about a million nodes. It holds at most 64 bytes of heap a node.
+if [ -n "${STORE_TOOL:-}" ] && [ -x "$STORE_TOOL" ]; then
+        python3 -c 'import random
+rnd = random.Random(1)
+for i in range(10000):
+    print("deep %d/%d [%03d] %.6f: 1003009 cpu-clock:" % (4000 + i % 2, 4000 + i % 2, i % 2, 1000 + i // 2 / 997))
+    for d in range(100):
+        f = rnd.randrange(10)
+        print("\t%x f%d+0x0 (/usr/bin/deep)" % (0x401000 + f * 0x100, f))
+    print("\t400f00 main+0x0 (/usr/bin/deep)\n")' >"$TEST_TMP/deep.perf-script"
+        "$STORE_TOOL" import "$TEST_TMP/deep-ring" 120 <"$TEST_TMP/deep.perf-script" >/dev/null
+        expect_exit 0 "$TPROF_BUNDLE" report --ring "$TEST_TMP/deep-ring" --from -2h --to now -o "$TEST_TMP/deep.html"
+        "$PY" "$CHECK" "$TEST_TMP/deep.html" - "$SHOTS" --heap-per-node 64 || fail "the page of deep, distinct stacks"
+fi
 echo "ok (screenshots in $SHOTS)"
