@@ -1,6 +1,6 @@
 #!/bin/bash
 # SPDX-License-Identifier: LGPL-2.1-or-later
-# The shipped hook recipe page-webhook.sh (contrib/hooks/) against a real HTTP receiver on this
+# The shipped hook recipes (contrib/hooks/): page-webhook.sh against a real HTTP receiver on this
 # host: one JSON document per bundle whose fields are the bundle's facts as tprofd hands them over
 # (the trigger line unescaped once: a backslash in the log is one backslash on the page), and
 # nothing posted for a rule TPROF_PAGE_RULES leaves out.
@@ -66,3 +66,23 @@ PY
 # A receiver that refuses: the hook fails (curl's status), which tprofd logs.
 expect_exit 22 "$HOOK" "http://127.0.0.1:$(cat "$TEST_TMP/port")/refuse"
 grep -q "500" "$ERR" || fail "the refusal is not said: $(cat "$ERR")"
+
+# pyroscope-upload.sh with tprof-bundle on fixture bundles (tests/helpers/make-fixture-bundle.py)
+# and a profilecli that records its calls (Grafana's own is not packaged for Debian): a bundle
+# without samples uploads nothing and succeeds, where the export would fail (there is no profile),
+# and an empty baseline is found by the query the recipe asks tprof-bundle.
+PYRO="$TPROF_SOURCE_ROOT/contrib/hooks/pyroscope-upload.sh"
+FX="$TEST_TMP/fx"
+python3 "$TPROF_SOURCE_ROOT/tests/helpers/make-fixture-bundle.py" "$FX" nocov --id 1111aaaa >/dev/null
+python3 "$TPROF_SOURCE_ROOT/tests/helpers/make-fixture-bundle.py" "$FX" anomaly --id 2222bbbb >/dev/null
+mkdir -p "$TEST_TMP/bin"
+ln -sf "$TPROF_BUNDLE" "$TEST_TMP/bin/tprof-bundle"
+printf '#!/bin/sh\necho "$@" >>"%s"\n' "$TEST_TMP/profilecli.calls" >"$TEST_TMP/bin/profilecli"
+chmod +x "$TEST_TMP/bin/profilecli"
+PATH="$TEST_TMP/bin:$PATH" TPROF_STATE_DIR="$FX" TPROF_BUNDLE_ID=20261121T143000Z-ena-reset-1111aaaa \
+        TPROF_STATUS=no-coverage TPROF_UPLOAD_BASELINE=1 expect_exit 0 "$PYRO" http://127.0.0.1:1
+[ ! -e "$TEST_TMP/profilecli.calls" ] || fail "a bundle without samples was uploaded: $(cat "$TEST_TMP/profilecli.calls")"
+grep -q "no samples (no-coverage): nothing to upload" "$ERR" || fail "the skipped upload is not said: $(cat "$ERR")"
+expect_exit 1 "$TPROF_BUNDLE" -D "$FX" ls --no-legend id=20261121T143000Z-ena-reset-2222bbbb baseline.samples=0
+sed -i 's/"samples": 61740/"samples": 0/' "$FX"/incidents/*2222bbbb/manifest.json
+expect_exit 0 "$TPROF_BUNDLE" -D "$FX" ls --no-legend id=20261121T143000Z-ena-reset-2222bbbb baseline.samples=0
