@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * The ring directory: window names and rotation at wall-clock boundaries, crash recovery (a child
- * writer killed with SIGKILL, plus a torn last chunk), pinning finalized windows and the open one,
+ * writer killed with SIGKILL, plus a torn last chunk; one killed between the hard link and the
+ * unlink that finish a window where renameat2() is missing), pinning finalized windows and the open one,
  * and time-ordered slices across a window boundary.
  */
 #include <fcntl.h>
@@ -150,7 +151,9 @@ static void test_lost_waits_for_a_sample(void **state) {
         window_info_array_free(w, n);
 }
 
-static void test_crash_recovery(void **state) {
+/* A run killed while it wrote; with linked, one killed while it finished that window where
+ * renameat2() is missing, between its hard link under the final name and removing the old one. */
+static void crash_recovery(bool linked) {
         WindowHeaderInfo info = test_header_info();
         RingOptions o = { .window_usec = 3600 * USEC_PER_SEC };
         char ring[128], partial[PATH_MAX] = "";
@@ -219,6 +222,11 @@ static void test_crash_recovery(void **state) {
                 assert_int_equal(write(fd, "TPCK\1\0\0\0garbage", 15), 15);
                 close(fd);
         }
+        if (linked) {
+                char final[PATH_MAX];
+                snprintf(final, sizeof final, "%.*s", (int) (strlen(partial) - strlen(".partial")), partial);
+                assert_int_equal(link(partial, final), 0);
+        }
 
         assert_int_equal(ring_store_open(ring, &o, &info, &rs), 0);
         assert_int_equal(access(partial, F_OK), -1); /* renamed */
@@ -233,6 +241,14 @@ static void test_crash_recovery(void **state) {
         assert_false(w[0].truncated); /* recovery cut the torn tail */
         assert_false(w[0].corrupt);
         window_info_array_free(w, n);
+}
+
+static void test_crash_recovery(void **state) {
+        crash_recovery(false);
+}
+
+static void test_crash_recovery_linked(void **state) {
+        crash_recovery(true);
 }
 
 static void test_pin_finalized_and_open(void **state) {
@@ -429,6 +445,7 @@ int main(void) {
                 cmocka_unit_test_setup_teardown(test_rotation_and_listing, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_lost_waits_for_a_sample, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_crash_recovery, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_crash_recovery_linked, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_pin_finalized_and_open, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_slice_across_boundary, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_clock_updates_and_retention_events, setup, teardown),

@@ -73,6 +73,28 @@ int ring_window_name(const char *host, uint64_t start_realtime_usec, uint64_t sp
 
 /* ---------------------------------------------------------------- recovery */
 
+/* renameat2(RENAME_NOREPLACE) within dir_fd; where the kernel has none (before 3.15: ENOSYS) or
+ * the file system does not take the flag (EINVAL), a hard link under the new name, which fails as
+ * well when it exists, then the old name removed. A run stopped between the two leaves both names
+ * on one file: the next one removes the old name. */
+static int rename_noreplace(int dir_fd, const char *from, const char *to) {
+        struct stat a, b;
+
+        if (renameat2(dir_fd, from, dir_fd, to, RENAME_NOREPLACE) >= 0)
+                return 0;
+        if (errno == ENOSYS || errno == EINVAL) {
+                if (linkat(dir_fd, from, dir_fd, to, 0) >= 0)
+                        return unlinkat(dir_fd, from, 0) < 0 ? -errno : 0;
+        }
+        if (errno != EEXIST)
+                return -errno;
+        if (fstatat(dir_fd, from, &a, AT_SYMLINK_NOFOLLOW) < 0 || fstatat(dir_fd, to, &b, AT_SYMLINK_NOFOLLOW) < 0)
+                return -EEXIST;
+        if (a.st_dev != b.st_dev || a.st_ino != b.st_ino)
+                return -EEXIST;
+        return unlinkat(dir_fd, from, 0) < 0 ? -errno : 0;
+}
+
 static int recover_one(int dir_fd, const char *name, const RingOptions *o) {
         _cleanup_(window_file_freep) WindowFile *w = NULL;
         _cleanup_close_ int fd = -EBADF;
@@ -108,8 +130,9 @@ static int recover_one(int dir_fd, const char *name, const RingOptions *o) {
                 return -errno;
 
         snprintf(final, sizeof final, "%.*s", (int) (strlen(name) - strlen(".partial")), name);
-        if (renameat2(dir_fd, name, dir_fd, final, RENAME_NOREPLACE) < 0)
-                return -errno;
+        r = rename_noreplace(dir_fd, name, final);
+        if (r < 0)
+                return r;
         emit(o, RING_EVENT_RECOVERED, final, cut > 0 ? "cut an unfinished chunk" : "finalized", cut);
         return 0;
 }
