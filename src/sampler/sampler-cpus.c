@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * The sampler's perf event on each online CPU: the attributes, opening it with its ring (smaller
- * rings for every CPU when the locked-memory allowance says no), and following CPUs that go
- * offline and come back (sampler_update_cpus()).
+ * The sampler's perf event on each online CPU: the attributes, less what an older kernel lacks
+ * (sampler_probe_kernel()), opening it with its ring (smaller rings for every CPU when the
+ * locked-memory allowance says no), and following CPUs that go offline and come back
+ * (sampler_update_cpus()).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -37,6 +38,26 @@ void sampler_cpu_close(Sampler *s, SamplerCpu *c) {
 int sampler_perf_event_open(struct perf_event_attr *attr, pid_t pid, int cpu, int group_fd, unsigned long flags) {
         int fd = (int) syscall(SYS_perf_event_open, attr, pid, cpu, group_fd, flags);
         return fd < 0 ? -errno : fd;
+}
+
+/* What going without each part costs, by its SamplerLack bit. */
+static const char *const lack_table[_SAMPLER_LACK_MAX] = {
+        [0] = "no PERF_SAMPLE_CGROUP (Linux 5.7): cgroups are read from /proc/PID/cgroup when samples are "
+              "drained, so a process that moves without exec keeps its first cgroup",
+        [1] = "no sample_max_stack (Linux 4.8): kernel call chains are cut at the kernel's own depth, not at "
+              "kernel.perf_event_max_stack",
+        [2] = "no comm_exec (Linux 3.16): an exec is not told from a rename, so a process keeps its old "
+              "image's mappings until the new image's replace them, and its cgroup from /proc is not read again",
+        [3] = "no PERF_FLAG_FD_CLOEXEC (Linux 3.14): close-on-exec is set on each event just after it opens",
+        [4] = "no PERF_RECORD_MMAP2 (Linux 3.12): a new mapping comes with its path only, so its file is known "
+              "by path: another container's file at that path, or one put there later, is taken for the one read first",
+};
+
+const char *sampler_kernel_lack(const Sampler *s, unsigned i) {
+        for (unsigned k = 0; k < _SAMPLER_LACK_MAX; k++)
+                if ((s->lacks & (1U << k)) && i-- == 0)
+                        return lack_table[k];
+        return NULL;
 }
 
 static void attr_init(Sampler *s, bool hardware) {
@@ -74,6 +95,72 @@ static void attr_init(Sampler *s, bool hardware) {
                 a->sample_stack_user = s->opts.unwind_stack_bytes;
                 a->exclude_callchain_user = 1;
         }
+        if (s->lacks & SAMPLER_LACK_CGROUP) {
+                a->sample_type &= ~(uint64_t) PERF_SAMPLE_CGROUP;
+                a->cgroup = 0;
+        }
+        if (s->lacks & SAMPLER_LACK_MAX_STACK)
+                a->sample_max_stack = 0; /* the kernel's own depth: 127 before 4.8 */
+        if (s->lacks & SAMPLER_LACK_COMM_EXEC)
+                a->comm_exec = 0;
+        if (s->lacks & SAMPLER_LACK_MMAP2)
+                a->mmap2 = 0; /* PERF_RECORD_MMAP instead, executable mappings only */
+}
+
+int sampler_event_open(Sampler *s, int cpu) {
+        int fd, r;
+
+        if (!(s->lacks & SAMPLER_LACK_CLOEXEC))
+                return sampler_perf_event_open(&s->attr, -1, cpu, -1, PERF_FLAG_FD_CLOEXEC);
+        /* Opened and marked by the thread that runs the sampler, in tprofd the event loop's, the only
+         * one that starts programs (hooks): none can inherit it in between. */
+        fd = sampler_perf_event_open(&s->attr, -1, cpu, -1, 0);
+        if (fd >= 0 && fcntl(fd, F_SETFD, FD_CLOEXEC) < 0) {
+                r = -errno;
+                safe_close(fd);
+                return r;
+        }
+        return fd;
+}
+
+/* 0 if the software event as attr_init() makes it without the parts in lacks opens on CPU 0. */
+static int probe(Sampler *s, unsigned lacks) {
+        int fd;
+
+        s->lacks = lacks;
+        attr_init(s, false);
+        fd = sampler_event_open(s, 0);
+        if (fd < 0)
+                return fd;
+        safe_close(fd);
+        return 0;
+}
+
+void sampler_probe_kernel(Sampler *s) {
+        unsigned lacks = 0;
+        int r;
+
+        /* perf_copy_attr() refuses a bit, a field or a flag it does not know with EINVAL, a non-zero
+         * byte past its struct with E2BIG; anything else is not for want of a part. */
+        r = probe(s, 0);
+        if (r != -EINVAL && r != -E2BIG) {
+                s->lacks = 0;
+                return;
+        }
+        /* Without the newest parts first, as kernels gained them, until the event opens... */
+        for (unsigned k = 0; k < _SAMPLER_LACK_MAX && r < 0; k++) {
+                lacks |= 1U << k;
+                r = probe(s, lacks);
+        }
+        if (r < 0) {
+                s->lacks = 0;
+                return;
+        }
+        /* ...then each back that still opens: a kernel with backports has newer parts without older ones. */
+        for (unsigned k = 0; k < _SAMPLER_LACK_MAX; k++)
+                if ((lacks & (1U << k)) && probe(s, lacks & ~(1U << k)) == 0)
+                        lacks &= ~(1U << k);
+        s->lacks = lacks;
 }
 
 
@@ -87,7 +174,7 @@ static int cpu_open(Sampler *s, unsigned cpu) {
         if (!c)
                 return -ENOMEM;
         c->cpu = cpu;
-        c->fd = sampler_perf_event_open(&s->attr, -1, (int) cpu, -1, PERF_FLAG_FD_CLOEXEC);
+        c->fd = sampler_event_open(s, (int) cpu);
         if (c->fd < 0)
                 return c->fd;
         for (;;) {
@@ -102,7 +189,7 @@ static int cpu_open(Sampler *s, unsigned cpu) {
                         return r;
                 s->opts.mmap_pages /= 2;
                 s->attr.wakeup_watermark = (uint32_t) (s->opts.mmap_pages * s->page_size / 2);
-                c->fd = sampler_perf_event_open(&s->attr, -1, (int) cpu, -1, PERF_FLAG_FD_CLOEXEC);
+                c->fd = sampler_event_open(s, (int) cpu);
                 if (c->fd < 0)
                         return c->fd;
         }

@@ -32,6 +32,18 @@ typedef struct SamplerCpu {
         bool hup;
 } SamplerCpu;
 
+/* Parts of the perf ABI tprofd uses that older kernels refuse (EINVAL, or E2BIG for a field past
+ * their struct perf_event_attr), newest first, with the version that brought each. What the
+ * running kernel refuses is done without (sampler_probe_kernel()). */
+typedef enum SamplerLack {
+        SAMPLER_LACK_CGROUP = 1U << 0,    /* PERF_SAMPLE_CGROUP and attr.cgroup: 5.7 */
+        SAMPLER_LACK_MAX_STACK = 1U << 1, /* attr.sample_max_stack: 4.8, past the struct before 4.1 */
+        SAMPLER_LACK_COMM_EXEC = 1U << 2, /* attr.comm_exec: 3.16 */
+        SAMPLER_LACK_CLOEXEC = 1U << 3,   /* PERF_FLAG_FD_CLOEXEC: 3.14 */
+        SAMPLER_LACK_MMAP2 = 1U << 4,     /* attr.mmap2: 3.12 */
+        _SAMPLER_LACK_MAX = 5,
+} SamplerLack;
+
 typedef struct BatchEntry {
         uint64_t time;
         const struct perf_event_header *in_ring; /* the record where the kernel wrote it, or NULL: */
@@ -47,6 +59,7 @@ struct Sampler {
         void *userdata;
 
         struct perf_event_attr attr;
+        unsigned lacks; /* SamplerLack: what attr goes without */
         uint64_t sample_type; /* SAMPLER_SAMPLE_TYPE, with PERF_SAMPLE_CGROUP where the kernel has it */
         bool cgroups_part; /* only part of the cgroup hierarchy is mounted here */
         const char *event_name;
@@ -103,6 +116,11 @@ struct Sampler {
 
 /* sampler-cpus.c */
 int sampler_perf_event_open(struct perf_event_attr *attr, pid_t pid, int cpu, int group_fd, unsigned long flags);
+/* s->attr on one CPU, close-on-exec; the fd or -errno. */
+int sampler_event_open(Sampler *s, int cpu);
+/* Finds what of the perf ABI the kernel refuses, into s->lacks; none when the event does not open
+ * for another reason (sampler_open_events() then fails with it). */
+void sampler_probe_kernel(Sampler *s);
 /* Opens the event on every online CPU: cycles where the PMU has them, else the software clock. */
 int sampler_open_events(Sampler *s);
 void sampler_cpu_close(Sampler *s, SamplerCpu *c);

@@ -224,6 +224,8 @@ int sampler_once_run(const OnceOptions *o, FILE *out, FILE *err) {
                 dbg.stack_cache_hits, dbg.stack_cache_leaves, dbg.stack_cache_leaves_in_function, dbg.stack_cache_misses, dbg.stack_cache_bytes / 1024);
         if (sampler_cgroup_problem(s))
                 fprintf(err, "  cgroups: %s\n", sampler_cgroup_problem(s));
+        for (unsigned i = 0; sampler_kernel_lack(s, i); i++)
+                fprintf(err, "  kernel: %s\n", sampler_kernel_lack(s, i));
         if (dbg.corrupt > 0 || dbg.decode_errors > 0)
                 fprintf(err, "  ring records skipped: %" PRIu64 " corrupt, %" PRIu64 " undecodable\n", dbg.corrupt,
                         dbg.decode_errors);

@@ -240,19 +240,15 @@ int sampler_new(const SamplerOptions *o, SampleHandler handler, void *userdata, 
         r = sampler_cgroup_setup(s);
         if (r < 0)
                 return r;
+        sampler_probe_kernel(s);
+        if (s->lacks & SAMPLER_LACK_CGROUP)
+                s->sample_type = SAMPLER_SAMPLE_TYPE; /* before 5.7: cgroups from /proc */
         r = sampler_open_events(s);
         if (r < 0)
                 return r;
-        if (s->n_open == 0 && (s->sample_type & PERF_SAMPLE_CGROUP)) {
-                /* Before 5.7 PERF_SAMPLE_CGROUP is EINVAL: name cgroups from /proc instead. */
-                s->sample_type = SAMPLER_SAMPLE_TYPE;
-                r = sampler_open_events(s);
-                if (r < 0)
-                        return r;
-        }
         if (s->n_open == 0) {
                 /* Try once more to get the reason. */
-                r = sampler_perf_event_open(&s->attr, -1, 0, -1, PERF_FLAG_FD_CLOEXEC);
+                r = sampler_event_open(s, 0);
                 if (r >= 0) {
                         safe_close(r);
                         r = -ENODEV;

@@ -110,6 +110,9 @@ const char *sampler_event_name(const Sampler *s); /* "cpu-clock" or "cycles" */
 const char *sampler_cgroup_source(const Sampler *s);
 /* Why samples carry no cgroup where that is a mistake to fix, as a sentence; NULL if not so. */
 const char *sampler_cgroup_problem(const Sampler *s);
+/* The i-th part of the perf ABI the kernel lacks, as a sentence saying what goes without it; NULL
+ * past the last (none on 5.7 and later). */
+const char *sampler_kernel_lack(const Sampler *s, unsigned i);
 unsigned sampler_n_cpus(const Sampler *s);        /* CPUs with an open event */
 size_t sampler_ring_bytes(const Sampler *s);      /* each CPU's ring data area, as mapped */
 

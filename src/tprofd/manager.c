@@ -671,6 +671,8 @@ static int manager_new(TprofdConfig *c, ManagerReload reload, Manager **ret) {
                  clock_map_method_to_string(m->clock.method), (unsigned long long) m->clock.error_ns);
         if (sampler_cgroup_problem(m->sampler))
                 log_warning("Attribution: %s.", sampler_cgroup_problem(m->sampler));
+        for (unsigned i = 0; sampler_kernel_lack(m->sampler, i); i++)
+                log_notice("Perf events: %s.", sampler_kernel_lack(m->sampler, i));
 
         WindowHeaderInfo h = {
                 .host = m->host,
