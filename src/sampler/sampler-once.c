@@ -156,7 +156,7 @@ int sampler_once_run(const OnceOptions *o, FILE *out, FILE *err) {
                 return log_error_errno(r, "Sampling at %" PRIu32 " Hz is above kernel.perf_event_max_sample_rate.",
                                        o->freq_hz);
         if (r < 0)
-                return log_error_errno(r, "Failed to open perf events (root or kernel.perf_event_paranoid): %m");
+                return log_error_errno(r, "Failed to open perf events (%s): %m", sampler_open_error_hint(r));
 
         (void) sigaction(SIGINT, &sa, &old_int);
         (void) sigaction(SIGTERM, &sa, &old_term);

@@ -293,6 +293,31 @@ int sampler_disable(Sampler *s) {
         return sampler_cpus_ioctl(s, PERF_EVENT_IOC_DISABLE);
 }
 
+const char *sampler_open_error_hint(int error) {
+        switch (error) {
+        case -EACCES:
+                return "needs root or CAP_PERFMON (CAP_SYS_ADMIN before Linux 5.8), or kernel.perf_event_paranoid 0 or lower (1 for --once --pid)";
+        case -EPERM:
+                /* perf_event_open()'s own refusal, or mmap()'s of a ring over the allowance */
+                return "needs root or CAP_PERFMON (CAP_SYS_ADMIN before Linux 5.8), kernel.perf_event_paranoid 0 or lower (1 for --once --pid), "
+                       "or locked memory for the rings (kernel.perf_event_mlock_kb, RLIMIT_MEMLOCK)";
+        case -EINVAL:
+        case -E2BIG:
+        case -EOPNOTSUPP:
+                /* what sampler_probe_kernel() could not do without: user register and stack copies
+                 * (Linux 3.7) or the event itself */
+                return "the kernel refuses the sampling event even without its newer parts; --unwind fp asks for less";
+        case -ENOENT:
+        case -ENODEV:
+                return "no such event on this kernel or CPU";
+        case -EMFILE:
+        case -ENFILE:
+                return "too many open files: raise the limit (one event per CPU)";
+        default:
+                return "needs root or CAP_PERFMON";
+        }
+}
+
 const char *sampler_event_name(const Sampler *s) {
         return s->event_name;
 }

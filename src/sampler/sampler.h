@@ -106,6 +106,10 @@ int sampler_disable(Sampler *s);
 int sampler_update_cpus(Sampler *s);
 
 const char *sampler_event_name(const Sampler *s); /* "cpu-clock" or "cycles" */
+
+/* Why sampler_new() may have failed with error (negative errno), for the message that says so:
+ * "needs root or CAP_PERFMON, or kernel.perf_event_paranoid 0 or lower (1 for --once --pid)" for EACCES, ... */
+const char *sampler_open_error_hint(int error);
 /* Where samples' cgroups come from: "perf" (PERF_SAMPLE_CGROUP), "proc" (/proc/PID/cgroup), "none". */
 const char *sampler_cgroup_source(const Sampler *s);
 /* Why samples carry no cgroup where that is a mistake to fix, as a sentence; NULL if not so. */

@@ -651,7 +651,7 @@ static int manager_new(TprofdConfig *c, ManagerReload reload, Manager **ret) {
                               .drain_usec = FLUSH_USEC };
         r = sampler_new(&so, on_sample, m, &m->sampler);
         if (r < 0)
-                return log_error_errno(r, "Failed to open perf events for sampling (needs root or CAP_PERFMON): %m");
+                return log_error_errno(r, "Failed to open perf events for sampling (%s): %m", sampler_open_error_hint(r));
         sampler_set_lost_handler(m->sampler, on_lost);
         r = sampler_attach_event(m->sampler, m->event, PRIORITY_SAMPLER);
         if (r < 0)

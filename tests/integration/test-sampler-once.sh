@@ -43,4 +43,11 @@ once 1 --pid "$pid"
 others=$(awk '!/^burn;/' "$OUT" | wc -l)
 [ "$others" -eq 0 ] || fail "--pid $pid let other processes through: $(head -5 "$OUT")"
 [ "$(comm_total burn)" -gt 0 ] || fail "--pid $pid sampled nothing"
+
+# Without the right to sample every CPU, the error says what gives it.
+if [ "$(cat /proc/sys/kernel/perf_event_paranoid)" -ge 1 ] && command -v setpriv >/dev/null; then
+        expect_exit 1 setpriv --reuid 65534 --regid 65534 --clear-groups --inh-caps=-all -- "$TPROFD" --once 1
+        grep -q 'CAP_PERFMON.*perf_event_paranoid 0 or lower' "$ERR" ||
+                fail "the refusal does not say what sampling needs: $(cat "$ERR")"
+fi
 echo OK
