@@ -381,6 +381,53 @@ static void test_fall_not_before(void **state) {
         assert_string_equal(a.fall.name, "cc1");
 }
 
+/* A host at 100%: in the event's own seconds kubelet spins on 1.2 of its 2 CPUs, and the
+ * scheduler (CFS shares a runqueue's time by weight, kernel/sched/fair.c) takes that from
+ * everything else: java and envoy each keep 40% of their CPU, their shares fall from 40% to 16%
+ * without either of them having stopped. Among the samples of what did not rise they hold their
+ * share: no fall. postgres, which did stop, is named beside them. */
+static void test_fall_stolen(void **state) {
+        _cleanup_(folded_donep) Folded near = FOLDED_NULL, rest = FOLDED_NULL, near_pg = FOLDED_NULL,
+                                       rest_pg = FOLDED_NULL, slice = FOLDED_NULL, base = FOLDED_NULL,
+                                       none = FOLDED_NULL;
+        _cleanup_(answer_done) Answer a = {};
+        Rise r;
+
+        /* 2 CPUs at 97 Hz: 10 s near, 60 s of the rest; nothing idles. */
+        load_text("kubelet;main;spin 1164\njava;main;work 310\nenvoy;main;work 310\nxz;main 156\n", &near);
+        load_text("kubelet;main;spin 58\njava;main;work 4656\nenvoy;main;work 4656\nxz;main 2270\n", &rest);
+        assert_int_equal(folded_fall(&near, &rest, NULL, NULL, 2, NULL, &r), 0);
+        assert_null(r.name);
+        /* The same measured as the samples stand for (every CPU sampled: the host's 2). */
+        SampledCpus cpus = { .near = 2, .rest = 2, .slice = 2, .baseline = 2 };
+        assert_int_equal(folded_fall(&near, &rest, NULL, NULL, 2, &cpus, &r), 0);
+        assert_null(r.name);
+        assert_int_equal(folded_rest(&near, &rest, &none, &slice), 0);
+        AnswerInput in = { .near = &near, .rest = &rest, .n_cpus = 2 };
+        assert_int_equal(answer_choose(&in, &slice, &base, &a), 0);
+        assert_null(a.fall.name);
+        answer_done(&a);
+
+        /* postgres had a fifth of the CPUs and stopped at the event: it fell, with or without the
+         * rise beside it; its shares are said as all the samples have them. */
+        load_text("kubelet;main;spin 1164\njava;main;work 388\nenvoy;main;work 388\n", &near_pg);
+        load_text("kubelet;main;spin 58\njava;main;work 3725\nenvoy;main;work 3725\npostgres;main;scan 2328\nxz;main 1804\n",
+                  &rest_pg);
+        assert_int_equal(folded_fall(&near_pg, &rest_pg, NULL, NULL, 2, NULL, &r), 0);
+        assert_non_null(r.name);
+        assert_string_equal(r.name, "postgres");
+        assert_true(r.slice_share == 0);
+        assert_true(fabs(r.baseline_share - 2328.0 / 11640) < 1e-9);
+        assert_true(r.z <= -RISE_Z_MIN);
+        rise_done(&r);
+
+        /* Everything in the event's seconds rose: nothing is left to compare with, nothing fell. */
+        folded_done(&near);
+        load_text("kubelet;main;spin 1940\n", &near);
+        assert_int_equal(folded_fall(&near, &rest, NULL, NULL, 2, NULL, &r), 0);
+        assert_null(r.name);
+}
+
 /* A baseline of 150 samples (a bundle written seconds after tprofd started): show says it is too
  * small to compare with, so a rise against it is no answer, however large its z; against 300
  * samples the same shares are. */
@@ -861,6 +908,7 @@ int main(void) {
                 cmocka_unit_test(test_answer),
                 cmocka_unit_test(test_fall),
                 cmocka_unit_test(test_fall_not_before),
+                cmocka_unit_test(test_fall_stolen),
                 cmocka_unit_test(test_answer_small_baseline),
                 cmocka_unit_test(test_answer_small_rest),
                 cmocka_unit_test(test_answer_sampled_cpus),

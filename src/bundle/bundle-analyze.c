@@ -786,8 +786,8 @@ const Rise *rises_answer(const AnswerInput *in, AnswerFrom *ret_from) {
 
 /* Whether key's share in the slice's samples outside near (near a part of slice) is as far above its
  * share in near as a fall must be: it ran in the slice's own seconds before it fell. */
-static bool fall_in_slice(const Folded *near, const Folded *slice, const char *key, unsigned n_cpus,
-                          const SampledCpus *cpus) {
+static bool fall_in_slice(const Folded *near, uint64_t near_others, double near_cpus, const Folded *slice,
+                          const char *key, unsigned n_cpus, const SampledCpus *cpus) {
         uint64_t in_slice = folded_key_count(slice, RISE_PROCESS, key), in_near = folded_key_count(near, RISE_PROCESS, key);
         double outside = 0;
 
@@ -800,20 +800,18 @@ static bool fall_in_slice(const Folded *near, const Folded *slice, const char *k
                         outside = (double) (slice->total - near->total) / (t_slice - t_near);
         }
         return change_is_large((double) (in_slice - in_near) / (double) (slice->total - near->total),
-                               side_cpus(outside, n_cpus), (double) in_near / (double) near->total,
-                               side_cpus(cpus ? cpus->near : 0, n_cpus));
+                               side_cpus(outside, n_cpus), (double) in_near / (double) near_others, near_cpus);
 }
 
 /* Whether key's share in the baseline is as far above its share in near as a fall must be: it ran
  * before the slice too. A baseline of too few samples to compare with says nothing either way. */
-static bool fall_in_baseline(const Folded *near, const Folded *baseline, const char *key, unsigned n_cpus,
-                             const SampledCpus *cpus) {
+static bool fall_in_baseline(const Folded *near, uint64_t near_others, double near_cpus, const Folded *baseline,
+                             const char *key, unsigned n_cpus, const SampledCpus *cpus) {
         if (baseline->total < ANSWER_BASELINE_SAMPLES_MIN)
                 return true;
         return change_is_large((double) folded_key_count(baseline, RISE_PROCESS, key) / (double) baseline->total,
                                side_cpus(cpus ? cpus->baseline : 0, n_cpus),
-                               (double) folded_key_count(near, RISE_PROCESS, key) / (double) near->total,
-                               side_cpus(cpus ? cpus->near : 0, n_cpus));
+                               (double) folded_key_count(near, RISE_PROCESS, key) / (double) near_others, near_cpus);
 }
 
 int folded_fall(const Folded *near, const Folded *rest, const Folded *slice, const Folded *baseline, unsigned n_cpus,
@@ -822,37 +820,63 @@ int folded_fall(const Folded *near, const Folded *rest, const Folded *slice, con
         const Counts *best = NULL;
         double best_z = 0;
         double c_near = side_cpus(cpus ? cpus->near : 0, n_cpus), c_rest = side_cpus(cpus ? cpus->rest : 0, n_cpus);
+        uint64_t near_others, rest_others;
         int r;
 
         *ret = (Rise) {};
         if (near->total == 0 || rest->total == 0)
                 return 0;
         r = count_both(&t, near, rest, RISE_PROCESS);
-        for (size_t i = 0; r >= 0 && i < t.n; i++) {
+        if (r < 0)
+                goto finish;
+        /* The samples of the processes that did not rise: on a busy host what rose took its CPU
+         * from all the others (the scheduler shares it out), and each one's share fell with it
+         * without any of them having stopped. A fall is a share that fell among these. The idle
+         * task is one of them: idle rising is the work that stopped. */
+        near_others = near->total;
+        rest_others = rest->total;
+        for (size_t i = 0; i < t.n; i++) {
                 const Counts *c = &t.c[i];
-                double s1 = (double) c->slice / (double) near->total, s2 = (double) c->baseline / (double) rest->total;
-                double z = proportion_z(c->slice, near->total, c->baseline, rest->total);
+
+                if (key_is_idle(c->key) || c->slice < RISE_SAMPLES_MIN ||
+                    (double) c->slice / (double) near->total <= (double) c->baseline / (double) rest->total ||
+                    proportion_z(c->slice, near->total, c->baseline, rest->total) < RISE_Z_MIN)
+                        continue;
+                near_others -= c->slice;
+                rest_others -= c->baseline;
+        }
+        if (near_others == 0 || rest_others == 0)
+                goto finish;
+        /* Their CPUs: a share of them times these is the same CPU time as before. */
+        c_near *= (double) near_others / (double) near->total;
+        c_rest *= (double) rest_others / (double) rest->total;
+        for (size_t i = 0; i < t.n; i++) {
+                const Counts *c = &t.c[i];
+                double s1 = (double) c->slice / (double) near_others, s2 = (double) c->baseline / (double) rest_others;
+                double z = proportion_z(c->slice, near_others, c->baseline, rest_others);
 
                 if (z > -RISE_Z_MIN || c->baseline < RISE_SAMPLES_MIN || !change_is_large(s2, c_rest, s1, c_near) ||
                     key_is_idle(c->key) || (best && z >= best_z) ||
-                    (slice && !fall_in_slice(near, slice, c->key, n_cpus, cpus)) ||
-                    (baseline && !fall_in_baseline(near, baseline, c->key, n_cpus, cpus)))
+                    (slice && !fall_in_slice(near, near_others, c_near, slice, c->key, n_cpus, cpus)) ||
+                    (baseline && !fall_in_baseline(near, near_others, c_near, baseline, c->key, n_cpus, cpus)))
                         continue;
                 best = c;
                 best_z = z;
         }
-        if (r >= 0 && best) {
+        if (best) {
+                /* Said as the samples have it: its share of all of them, on each side. */
                 *ret = (Rise) {
                         .name = strdup(best->key),
                         .slice = best->slice,
                         .baseline = best->baseline,
                         .slice_share = (double) best->slice / (double) near->total,
                         .baseline_share = (double) best->baseline / (double) rest->total,
-                        .z = best_z,
+                        .z = proportion_z(best->slice, near->total, best->baseline, rest->total),
                 };
                 if (!ret->name)
                         r = -ENOMEM;
         }
+finish:
         count_table_done(&t);
         return r < 0 ? r : 0;
 }

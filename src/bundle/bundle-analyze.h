@@ -229,13 +229,17 @@ typedef struct Answer {
  * at the event (a service blocked on the disk or the network that went away) tells as much as
  * one that spun. Its share must at least halve (RISE_ANSWER_RATIO_MIN) and lose
  * RISE_ANSWER_CPUS_MIN of a CPU (RISE_ANSWER_GAIN_MIN of the samples without n_cpus), with z at
- * most -RISE_Z_MIN and at least RISE_SAMPLES_MIN samples in rest; the idle task is none. With the
+ * most -RISE_Z_MIN and at least RISE_SAMPLES_MIN samples in rest; the idle task is none. Shares
+ * are judged among the samples of the processes that did not rise in near (as folded_rises()
+ * finds a rise; the idle task counts among them): on a busy host what rose took its CPU from
+ * every other process, whose shares all fell with it, and none of them stopped. With the
  * slice (near a part of it), the fall must hold by the same floors against the slice's seconds
  * outside near too: a process that ran in the baseline and stopped before the slice began did
  * not stop at the event. With the baseline, of ANSWER_BASELINE_SAMPLES_MIN samples or more, it
  * must hold against the baseline too: a job that began after the baseline and ended in the slice
  * before near (a compiler, a cron job) did not stop at the event either. The largest fall by z;
- * ret->slice_* are near's, ret->baseline_* rest's, ret->z negative. ret->name NULL when none. A
+ * ret->slice_* are near's, ret->baseline_* rest's, ret->z negative, all of all the samples on each
+ * side. ret->name NULL when none. A
  * CPU lost is counted in cpus where known (near, rest, baseline, and slice for the slice's seconds
  * outside near; NULL: none known).
  */

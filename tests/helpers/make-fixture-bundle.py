@@ -26,6 +26,9 @@ KIND is one of:
             rise.
   drop      as quiet, but postgres (11% of the non-kubelet samples) stops in the 10 s around the
             event, its CPU idle: the summary says it fell.
+  starve    a host at 100% (no idle): in the 10 s around the event kubelet spins on 55% of the
+            CPUs, which the scheduler takes from every other process: each keeps 45% of its
+            share, none of them stopped, and the summary names the rise and no fall.
   hostile   escape sequences, C1 controls, invalid UTF-8 and overlong text in the message, the
             log, the rule and the process names.
   corrupt   a bundle directory whose manifest.json is not JSON.
@@ -308,6 +311,20 @@ def make(args):
 
         def extra(m):
             m["profile"]["event"] = "cycles"
+    elif kind == "starve":
+        busy = [(stack, share) for stack, share in NOISE if not stack.startswith("swapper;")]
+        busy_total = sum(share for _, share in busy)
+
+        def host(n, kubelet):
+            counts = {KUBELET_HOT: round(n * kubelet)}
+            for stack, share in busy:
+                counts[stack] = round((n - counts[KUBELET_HOT]) * share / busy_total)
+            return counts
+        near_c = host(near_total, 0.55)
+        slice_c = host(total - near_total, 0.008)
+        for stack, n in near_c.items():
+            slice_c[stack] = slice_c.get(stack, 0) + n
+        base_c = host(base_total, 0.008)
     elif kind == "drop":
         near_c = profile(near_total, 0.008, 0.05)
         pg = [k for k in near_c if k.startswith("postgres;")][0]
@@ -392,7 +409,7 @@ def make(args):
 def main():
     p = argparse.ArgumentParser()
     p.add_argument("state_dir")
-    p.add_argument("kind", choices=["anomaly", "thread", "steal", "drift", "burst", "under", "few", "quiet", "softirq", "idle", "drop", "hostile", "corrupt", "pending",
+    p.add_argument("kind", choices=["anomaly", "thread", "steal", "drift", "burst", "under", "few", "quiet", "softirq", "idle", "drop", "starve", "hostile", "corrupt", "pending",
                                     "nocov"])
     p.add_argument("--id", default="3fa9c2d1")
     p.add_argument("--time", type=int, default=1795271400123456, help="event time, usec since the epoch")

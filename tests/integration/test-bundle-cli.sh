@@ -149,6 +149,23 @@ d = json.load(open(sys.argv[1]))
 assert d["answer"] is None, d["answer"]
 assert d["fall"]["process"] == "postgres" and d["fall"]["slice_share"] == 0 and d["fall"]["z"] < -3, d["fall"]
 PY
+# A host at 100% where kubelet spins on 55% of the CPUs around the event: every other process keeps
+# 45% of its share, starved by the rise, not stopped. The summary names the rise and no fall, in
+# show, show --json and the page's data.
+python3 "$FIXTURE" "$TEST_TMP/starve" starve --id 0c0c0c0c
+"$TPROF_BUNDLE" -D "$TEST_TMP/starve" show >"$TEST_TMP/starve.txt" 2>"$ERR" || fail "show starve: $(cat "$ERR")"
+grep -qE '^   In short: kubelet rose to 55\.0% of the samples in the 10s around the event ' "$TEST_TMP/starve.txt" ||
+        fail "starve: the summary does not name the rise: $(grep -A1 'In short' "$TEST_TMP/starve.txt")"
+grep -q ' fell to ' "$TEST_TMP/starve.txt" && fail "starve: a starved process named as a fall: $(grep -A1 'In short' "$TEST_TMP/starve.txt")"
+"$TPROF_BUNDLE" -D "$TEST_TMP/starve" show --json >"$TEST_TMP/starve.json" 2>"$ERR" || fail "show --json starve: $(cat "$ERR")"
+"$TPROF_BUNDLE" -D "$TEST_TMP/starve" report 0c0c -o "$TEST_TMP/starve.html" 2>"$ERR" || fail "report starve: $(cat "$ERR")"
+python3 - "$TEST_TMP/starve.json" "$TEST_TMP/starve.html" <<'PY' || fail "starve: a fall in --json or the page"
+import json, sys
+d, html = json.load(open(sys.argv[1])), open(sys.argv[2]).read()
+page = json.JSONDecoder().raw_decode(html[html.index('"analysis":') + len('"analysis":'):])[0]
+assert d["fall"] is None and page["fall"] is None, (d["fall"], page["fall"])
+assert d["answer"]["process"] == "kubelet" and page["answer"]["name"] == "kubelet", (d["answer"], page["answer"])
+PY
 # A named thread rose (a JVM's "VM Thread", "VM_Thread" in the stacks): the summary, the table
 # and --json say whose thread it is, and its unit is found by the manifest's raw name.
 python3 "$FIXTURE" "$TEST_TMP/thread" thread --id 0f0f0f0f
