@@ -218,6 +218,9 @@ static int write_analysis(JsonWriter *w, const char *dir, const BundleManifest *
         json_kv_bool(w, "has_baseline", rb >= 0);
         json_kv_u64(w, "slice_total", rs >= 0 ? slice.total : 0);
         json_kv_u64(w, "baseline_total", rb >= 0 ? baseline.total : 0);
+        /* Fewer samples to compare with than this, and show says that nothing could be told from
+         * the comparison instead of giving its rankings: the page does the same. */
+        json_kv_u64(w, "samples_min", ANSWER_BASELINE_SAMPLES_MIN);
         write_rises(w, "processes", proc, n_proc);
         write_rises(w, "functions", func, n_func);
         /* event.folded against the rest: "slice" is the event's seconds, "baseline" the rest */

@@ -153,6 +153,11 @@
         (!fn && r.top_function ? '; its function that rose most: <b>' + esc(r.top_function) + '</b>' : '') +
         (r.under && r.under !== r.top_function ? (r.top_function ? ',' : ';') + ' most of the rise under <b>' + esc(r.under) + '</b>' : '') + '.';
     } else if (a && (!a.has_slice || !a.has_baseline)) ans = 'No comparison with the baseline possible (missing stacks).';
+    // A baseline (or a rest) too small to compare with, as show says it: nothing could be told.
+    else if (a && a.baseline_total < a.samples_min && (!a.near || a.near.rest_total < a.samples_min))
+      ans = 'No comparison possible: the baseline has ' + a.baseline_total + ' samples, too few to compare with; see the flame graph.';
+    else if (a && a.baseline_total < a.samples_min)
+      ans = 'Nothing rose significantly around the event against the rest of the bundle (the baseline has ' + a.baseline_total + ' samples, too few to compare the slice with); see the flame graph.';
     else if (a) ans = 'Nothing rose significantly against the baseline; see the flame graph.';
     else ans = N + ' samples; no baseline in a ring range.';
     // What stopped at the event, as show says it.
@@ -570,12 +575,20 @@
     if (!a) { $('unusual').hidden = true; return; }
     if (!a.has_slice || !a.has_baseline) { body.textContent = 'Needs stacks.folded and baseline.folded.'; return; }
     const near = a.near || { processes: [], functions: [] };
-    if (!a.processes.length && !a.functions.length && !near.processes.length && !near.functions.length) { body.textContent = 'Nothing rose significantly (z >= 3): the slice looks like the baseline.'; return; }
+    // Against fewer samples than samples_min a rise is noise, and show gives none: neither do we.
+    const few = a.baseline_total < a.samples_min, nearFew = a.near && a.near.rest_total < a.samples_min;
+    if (few && (!a.near || nearFew)) { body.textContent = 'Nothing to tell: the baseline has ' + a.baseline_total + ' samples, too few to compare with.'; return; }
+    const slice = few ? { processes: [], functions: [] } : a;
+    if (!slice.processes.length && !slice.functions.length && !near.processes.length && !near.functions.length) {
+      body.textContent = few ? 'Nothing rose significantly (z >= 3) around the event against the rest of the bundle; the baseline has ' + a.baseline_total + ' samples, too few to compare the slice with.'
+        : 'Nothing rose significantly (z >= 3): the slice looks like the baseline.';
+      return;
+    }
     // Rows of the slice against the baseline, then of the event's own seconds against the rest
     // (event.folded): "slice" and "baseline" are then those two.
     const rows = [];
-    a.processes.forEach((r) => rows.push(['process', r, '']));
-    a.functions.forEach((r) => rows.push(['function', r, '']));
+    slice.processes.forEach((r) => rows.push(['process', r, '']));
+    slice.functions.forEach((r) => rows.push(['function', r, '']));
     near.processes.forEach((r) => rows.push(['process', r, ' around the event']));
     near.functions.forEach((r) => rows.push(['function', r, ' around the event']));
     let h = '<table><tr><th>kind</th><th>name</th><th class="num">slice (or the event&#39;s seconds)</th><th class="num">baseline (or the rest)</th><th class="num">z</th><th>function that rose most</th></tr>';

@@ -19,13 +19,14 @@ python3-selenium) and checks it against the bundle's perf-script file:
   - a screenshot is saved.
 
     report-browser.py REPORT PERF_SCRIPT OUTDIR [--search COMM] [--no-log] [--bench]
-    report-browser.py REPORT - OUTDIR --answer TEXT
+    report-browser.py REPORT - OUTDIR --answer TEXT [--row ROW]... [--unusual TEXT]
     report-browser.py REPORT - OUTDIR --empty
     report-browser.py REPORT - OUTDIR --heap-per-node BYTES
 
 With --answer it checks the header and the unusual ranking only (with --row, repeated: a row of
 the ranking says ROW, and clicking it marks it): the one-line answer contains TEXT,
-the ranking has rows, and clicking one marks it.
+the ranking has rows, and clicking one marks it; with --unusual, that the ranking has no rows and
+says TEXT instead.
 
 With --empty it checks the page of a bundle without samples: it says so, marks the trigger and
 every log line on the time axis, and a drag over the CPU lanes or the arrow keys select a time
@@ -154,6 +155,12 @@ def check_header(args):
         for label in ("Rule", "Time", "Host", "Alignment", "Status"):
             check(label in facts, "the header shows %s" % label)
         rows = driver.find_elements(By.CSS_SELECTOR, "#unusual-body tr.rise")
+        if args.unusual is not None:
+            said = driver.find_element(By.ID, "unusual-body").text
+            check(not rows and args.unusual in said, "the unusual ranking has no rows and says %r: %d rows, %r" %
+                  (args.unusual, len(rows), said))
+            driver.save_screenshot(os.path.join(args.outdir, "report-header-unusual.png"))
+            return 0
         check(len(rows) > 0, "the unusual ranking has %d rows" % len(rows))
         rows[0].click()
         check("on" in rows[0].get_attribute("class").split(), "clicking a row marks it")
@@ -239,6 +246,7 @@ def main():
     ap.add_argument("--bench", action="store_true")
     ap.add_argument("--answer", default=None)
     ap.add_argument("--row", action="append", help="with --answer: a row of the ranking that says this")
+    ap.add_argument("--unusual", default=None, help="with --answer: the ranking has no rows and says this")
     ap.add_argument("--no-log", action="store_true", help="a ring range: no log lines to mark")
     ap.add_argument("--empty", action="store_true", help="a bundle without samples")
     ap.add_argument("--heap-per-node", type=int, default=None, help="the page's heap, at most, per node of its tree")

@@ -8,10 +8,11 @@
 # per-CPU lanes), highlight a search, mark the log lines on the time axis and fetch nothing.
 # `tprof-bundle report ID` makes the same file again; `report --from --to` makes one for a range
 # of the ring that agrees with `export --format perf-script` of that range; a fixture bundle's
-# report shows show's one-line answer and the unusual ranking; a line matched after a restart,
-# logged while tprofd was down, is marked on the heatmap, which spans the slice, and a bundle without
-# samples shows its slice, its log and empty lanes, and a page of a million call-tree nodes stays
-# small. The checker must fail on a
+# report shows show's one-line answer and the unusual ranking (or, against a baseline too small to
+# compare with, says so as show does); a line matched after a restart, logged while tprofd was
+# down, is marked on the heatmap, which spans the slice, and a bundle without samples shows its
+# slice, its log and empty lanes, and a page of a million call-tree nodes stays small. The checker
+# must fail on a
 # perf-script file that lost one sample. Screenshots: build/tests/report-browser/.
 set -eu
 . "$(dirname "$0")/lib.sh"
@@ -166,6 +167,22 @@ python3 "$TPROF_SOURCE_ROOT/tests/helpers/make-fixture-bundle.py" "$TEST_TMP/dri
 expect_exit 0 "$TPROF_BUNDLE" -D "$TEST_TMP/drift" report 0d0d -o "$TEST_TMP/drift.html"
 "$PY" "$CHECK" "$TEST_TMP/drift.html" - "$SHOTS" --answer "No clear rise; the strongest: kubelet rose to 55.0% of the samples" ||
         fail "the drift's report header failed"
+# A baseline of a handful of samples (tprofd started just before the event): the page says that
+# the slice could not be compared and lists no rise against it, as show does; nor when the event's
+# seconds are the whole slice and their rest is as small.
+python3 "$TPROF_SOURCE_ROOT/tests/helpers/make-fixture-bundle.py" "$TEST_TMP/tiny" quiet --id 3fb01234
+T=$(compgen -G "$TEST_TMP/tiny/incidents/*-3fb01234")
+printf 'java;main 10\nswapper;idle 7\n' >"$T/baseline.folded"
+expect_exit 0 "$TPROF_BUNDLE" -D "$TEST_TMP/tiny" report 3fb0 -o "$TEST_TMP/tiny.html"
+"$PY" "$CHECK" "$TEST_TMP/tiny.html" - "$SHOTS" \
+        --answer "Nothing rose significantly around the event against the rest of the bundle (the baseline has 17 samples, too few to compare the slice with)" \
+        --unusual "the baseline has 17 samples, too few to compare the slice with" || fail "the tiny baseline's report header failed"
+cp "$T/stacks.folded" "$T/event.folded"
+expect_exit 0 "$TPROF_BUNDLE" -D "$TEST_TMP/tiny" report 3fb0 -o "$TEST_TMP/tiny-rest.html"
+"$PY" "$CHECK" "$TEST_TMP/tiny-rest.html" - "$SHOTS" \
+        --answer "No comparison possible: the baseline has 17 samples, too few to compare with" \
+        --unusual "Nothing to tell: the baseline has 17 samples, too few to compare with." ||
+        fail "the tiny rest's report header failed"
 
 # Thousands of distinct stacks 100 frames deep (a JVM's, a deep recursion's): a ring of 10,000
 # such samples, each a random walk over ten functions, written by the store from perf script text,
