@@ -12,8 +12,7 @@
 # compare with, says so as show does); a line matched after a restart, logged while tprofd was
 # down, is marked on the heatmap, which spans the slice, and a bundle without samples shows its
 # slice, its log and empty lanes, and a page of a million call-tree nodes stays small. The checker
-# must fail on a
-# perf-script file that lost one sample. Screenshots: build/tests/report-browser/.
+# must fail on a perf-script file that lost one sample. Screenshots: build/tests/report-browser/.
 set -eu
 . "$(dirname "$0")/lib.sh"
 
