@@ -56,4 +56,27 @@ sh -c 'exit 0' & gone=$!
 wait "$gone"
 expect_exit 1 "$TPROFD" --once 1 --pid "$gone"
 grep -q "no such process" "$ERR" || fail "--once --pid of a gone process: $(cat "$ERR")"
+# The man pages name every option --help lists, of each program and each of tprof-bundle's commands,
+# and every exit status --help gives.
+man_text() {
+        sed 's/\\-/-/g; s/\\f[BIRP]//g' "$TPROF_SOURCE_ROOT/man/$1"
+}
+# check_man PAGE HELP-TEXT
+check_man() {
+        local text status o
+        text=$(man_text "$1")
+        status=$(man_text "$1" | awk '/^\.SH /{ p = $0 == ".SH EXIT STATUS" } p')
+        for o in $(grep -oE -- '--[a-z][a-z-]*' <<<"$2" | sort -u); do
+                grep -qF -- "$o" <<<"$text" || fail "man/$1 does not name $o, which --help lists"
+        done
+        for o in $(sed -n '/^Exit status:/,$p' <<<"$2" | grep -oE '(^|[ :,])[0-9]+ (on|when|from)' | grep -oE '[0-9]+'); do
+                grep -qw -- "$o" <<<"$status" || fail "man/$1's EXIT STATUS does not give $o, which --help does"
+        done
+}
+check_man tprofd.8 "$("$TPROFD" --help)"
+help=$("$TPROF_BUNDLE" --help)
+for c in ls show export "export 0123" report windows rm open capture status; do
+        help+=$'\n'$("$TPROF_BUNDLE" $c --help)
+done
+check_man tprof-bundle.1 "$help"
 echo "ok"
