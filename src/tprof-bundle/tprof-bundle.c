@@ -26,7 +26,7 @@ static int verb_export_dispatch(int argc, char *argv[]) {
 static const Verb verbs[] = {
         { "ls", "List incident bundles", verb_list },
         { "show", "Explain one bundle: what happened, the log, CPU activity, unusual stacks", verb_show },
-        { "export", "Write a bundle's slice or a range of the ring as folded stacks or perf script",
+        { "export", "Write a bundle's slice or a range of the ring: folded stacks, perf script, pprof, SVG",
           verb_export_dispatch },
         { "report", "Write report.html: heatmap, flame graphs and log of a bundle or a range, one file",
           verb_report },

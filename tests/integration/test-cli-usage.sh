@@ -79,4 +79,6 @@ for c in ls show export "export 0123" report windows rm open capture status; do
         help+=$'\n'$("$TPROF_BUNDLE" $c --help)
 done
 check_man tprof-bundle.1 "$help"
+# The list of commands says what export writes.
+"$TPROF_BUNDLE" --help | grep -E '^  export ' | grep -q 'pprof' || fail "tprof-bundle --help: export names no pprof"
 echo "ok"
