@@ -501,7 +501,7 @@ static int env_add(char **env, size_t *n, const char *key, const char *value) {
         return 0;
 }
 
-/* The environment assignments for one bundle (README "Bundle hook"). */
+/* The environment assignments for one bundle (README, "The bundle hook"). */
 static char **make_env(const IncidentHookBundle *b) {
         char **env = new0(char *, HOOK_ENV_VARS + 1);
         char utc[64] = "", usec[32], ns[32];

@@ -38,7 +38,7 @@ on_exit "kill $!"
 wait_for 10 test -s "$TEST_TMP/port" || fail "the receiver did not start"
 URL="http://127.0.0.1:$(cat "$TEST_TMP/port")/T0/B0"
 
-# The environment tprofd gives a hook (README, "Hooks"); the trigger line as tprofd escapes it:
+# The environment tprofd gives a hook (README, "The bundle hook"); the trigger line as tprofd escapes it:
 # the log said  ena 0000:00:05.0 eth0: C:\tmp "x" ESC 50%  (ESC the control byte).
 export TPROF_BUNDLE_ID=20261127T031500Z-ena-reset-3fa9c2d1 TPROF_SHORT_ID=3fa9c2d1 \
         TPROF_BUNDLE_PATH=/var/lib/tprof/incidents/20261127T031500Z-ena-reset-3fa9c2d1 \
