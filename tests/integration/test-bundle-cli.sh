@@ -57,6 +57,12 @@ complete_words tprof-bundle export x --format s | grep -qx svg || fail "--format
 complete_words tprof-bundle export x -f p | grep -qx pprof || fail "-f values not completed"
 [ "$(complete_words tprof-bundle --control-socket /tmp/s -D "$STATE" show 3fa | tr '\n' ' ')" = "3fa9c2d1 " ] ||
         fail "--control-socket's value taken for the verb"
+# Every long option a command's --help lists is completed for it.
+for v in ls show export report windows rm open capture status; do
+        for o in $("$TPROF_BUNDLE" $v --help | grep -oE -- '--[a-z][a-z-]*' | sort -u); do
+                complete_words tprof-bundle $v "$o" | grep -qx -- "$o" || fail "$v: $o, which its --help lists, is not completed"
+        done
+done
 
 # ls: the table, the corrupt one listed with a warning, never a crash.
 expect_exit 0 tb ls
