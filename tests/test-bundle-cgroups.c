@@ -6,6 +6,7 @@
  */
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 #include "bundle/bundle-cgroups.h"
 #include "tests.h"
@@ -372,6 +373,50 @@ static void test_thread_groups(void **state) {
         bundle_manifest_free(m);
 }
 
+/* A manifest read from elsewhere may list as many threads as its megabyte holds (tprofd writes
+ * 64): each of some 30,000, of names alike but for a letter, is looked at a bounded number of
+ * times, not once per other thread (which took minutes). The pair at the end is still grouped. */
+static void test_thread_groups_long_list(void **state) {
+        _cleanup_(folded_donep) Folded f = FOLDED_NULL, g = FOLDED_NULL;
+        _cleanup_free_ char *text = malloc(BUNDLE_MANIFEST_BYTES_MAX);
+        size_t len = 0, n = 0;
+        BundleManifest *m = NULL;
+        clock_t start;
+
+        assert_non_null(text);
+        len += (size_t) snprintf(text, BUNDLE_MANIFEST_BYTES_MAX, "{\"format\":1,\"threads\":[");
+        while (len < BUNDLE_MANIFEST_BYTES_MAX - 256) {
+                char name[5];
+                size_t x = n++;
+
+                for (size_t d = 0; d < 4; d++, x /= 26)
+                        name[d] = (char) ('a' + x % 26);
+                name[4] = '\0';
+                len += (size_t) snprintf(text + len, BUNDLE_MANIFEST_BYTES_MAX - len,
+                                         "{\"comm\":\"%s1\",\"process\":\"p\"},", name);
+        }
+        len += (size_t) snprintf(text + len, BUNDLE_MANIFEST_BYTES_MAX - len,
+                                 "{\"comm\":\"wrk-0\",\"process\":\"pool\"},"
+                                 "{\"comm\":\"wrk-1\",\"process\":\"pool\"}]}");
+        assert_true(n > 30000);
+        assert_int_equal(bundle_manifest_parse(text, len, &m, NULL), 0);
+
+        FILE *ff = fmemopen((void *) "wrk-0;spin 3\nwrk-1;spin 4\naaaa1;x 1\n",
+                            strlen("wrk-0;spin 3\nwrk-1;spin 4\naaaa1;x 1\n"), "r");
+        assert_non_null(ff);
+        assert_int_equal(folded_load_file(ff, &f), 0);
+        fclose(ff);
+
+        start = clock();
+        assert_int_equal(bundle_threads_grouped(m, &f, &g), 1);
+        /* Well under a second even with sanitizers; minutes when quadratic. */
+        assert_true(clock() - start < 10 * CLOCKS_PER_SEC);
+        assert_int_equal(g.n, 2);
+        assert_true(folded_key_share(&g, RISE_PROCESS, "wrk-*") == 7.0 / 8.0);
+        assert_true(folded_key_share(&g, RISE_PROCESS, "aaaa1") == 1.0 / 8.0);
+        bundle_manifest_free(m);
+}
+
 static void test_filters(void **state) {
         static const struct {
                 const char *field, *value;
@@ -417,6 +462,7 @@ int main(void) {
                 cmocka_unit_test(test_process_cgroup_near_without_baseline),
                 cmocka_unit_test(test_process_cgroup_merged_key),
                 cmocka_unit_test(test_thread_groups),
+                cmocka_unit_test(test_thread_groups_long_list),
                 cmocka_unit_test(test_filters),
                 cmocka_unit_test(test_filters_by_export_names),
         };

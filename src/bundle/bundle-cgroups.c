@@ -268,55 +268,69 @@ const char *bundle_thread_process(const BundleManifest *m, const char *comm, cha
         return NULL;
 }
 
-/* The key of the manifest's thread entry i where two or more threads of its process share it (as
- * the stacks name them: comm and process tidied), into key; else NULL. Its comm, tidied, into comm. */
-static const char *thread_grouped(const JsonValue *a, size_t i, char key[static FOLDED_COMM_KEY_MAX],
-                                  char comm[static FOLDED_COMM_KEY_MAX]) {
-        const JsonValue *e = json_array_get(a, i);
-        char process[FOLDED_COMM_KEY_MAX];
-        size_t n = 0;
+/* The key of the manifest's thread entry e (as the stacks name it: comm and process tidied) and its
+ * process, as one string into buf (key, NUL, process); its length, or 0 when it has none. Its comm,
+ * tidied, into comm; whether it is the process's main thread (comm and process alike) into
+ * *ret_main. */
+static size_t thread_key(const JsonValue *e, char buf[static 2 * FOLDED_COMM_KEY_MAX],
+                         char comm[static FOLDED_COMM_KEY_MAX], bool *ret_main) {
+        char key[FOLDED_COMM_KEY_MAX], process[FOLDED_COMM_KEY_MAX];
+        size_t kl, pl;
 
         if (!str(e, "comm") || !str(e, "process"))
-                return NULL;
+                return 0;
         profile_comm_tidy(str(e, "comm"), comm, FOLDED_COMM_KEY_MAX);
         profile_comm_tidy(str(e, "process"), process, sizeof process);
-        if (streq(comm, process) || !bundle_thread_group_key(comm, key))
-                return NULL;
-        for (size_t j = 0; j < json_length(a) && n < 2; j++) {
-                const JsonValue *o = json_array_get(a, j);
-                char c[FOLDED_COMM_KEY_MAX], p[FOLDED_COMM_KEY_MAX], k[FOLDED_COMM_KEY_MAX];
-                const char *g;
-
-                if (!str(o, "comm") || !str(o, "process"))
-                        continue;
-                g = bundle_thread_group_key(profile_comm_tidy(str(o, "comm"), c, sizeof c), k);
-                n += g && streq(g, key) && streq(profile_comm_tidy(str(o, "process"), p, sizeof p), process);
-        }
-        return n >= 2 ? key : NULL;
+        if (!bundle_thread_group_key(comm, key))
+                return 0;
+        *ret_main = streq(comm, process);
+        kl = strlen(key);
+        pl = strlen(process);
+        memcpy(buf, key, kl + 1);
+        memcpy(buf + kl + 1, process, pl);
+        return kl + 1 + pl;
 }
 
 int bundle_threads_grouped(const BundleManifest *m, const Folded *f, Folded *ret) {
         const JsonValue *a = m ? json_object_get(m->json, "threads") : NULL;
-        _cleanup_(hashmap_freep) Hashmap *groups = NULL, *stacks = NULL;
+        _cleanup_(hashmap_freep) Hashmap *pairs = NULL, *groups = NULL, *stacks = NULL;
         _cleanup_(folded_donep) Folded g = FOLDED_NULL;
-        char key[FOLDED_COMM_KEY_MAX], comm[FOLDED_COMM_KEY_MAX];
+        char pair[2 * FOLDED_COMM_KEY_MAX], comm[FOLDED_COMM_KEY_MAX];
         _cleanup_free_ char **keys = NULL;
         size_t n_keys = 0;
-        bool any = false;
+        bool any = false, main_thread;
         int r = 0;
 
         *ret = FOLDED_NULL;
         if (!a || a->type != JSON_TYPE_ARRAY)
                 return 0;
-        /* Each grouped thread's comm, to its key (an index into keys). */
+        /* How many threads of each process have each key, main threads included: one pass, as the
+         * list of a manifest read from elsewhere may be as long as the file allows. */
+        pairs = hashmap_new();
         groups = hashmap_new();
         keys = new0(char *, json_length(a) + 1);
-        if (!groups || !keys)
+        if (!pairs || !groups || !keys)
                 return -ENOMEM;
         for (size_t i = 0; i < json_length(a); i++) {
-                if (!thread_grouped(a, i, key, comm))
+                size_t l = thread_key(json_array_get(a, i), pair, comm, &main_thread);
+                uint64_t *n;
+
+                if (l == 0)
                         continue;
-                keys[n_keys] = strdup(key);
+                n = hashmap_slot(pairs, pair, l, 0, NULL);
+                if (!n)
+                        return -ENOMEM;
+                (*n)++;
+        }
+        /* Each thread's comm whose key two or more threads of its process share, to that key (an
+         * index into keys). */
+        for (size_t i = 0; i < json_length(a); i++) {
+                size_t l = thread_key(json_array_get(a, i), pair, comm, &main_thread);
+                uint64_t n;
+
+                if (l == 0 || main_thread || !hashmap_get(pairs, pair, l, &n) || n < 2)
+                        continue;
+                keys[n_keys] = strdup(pair); /* the key, up to its NUL */
                 if (!keys[n_keys] || hashmap_put(groups, comm, strlen(comm), n_keys) < 0) {
                         r = -ENOMEM;
                         goto finish;
