@@ -383,7 +383,9 @@ int bundle_threads_grouped(const BundleManifest *m, const Folded *f, Folded *ret
         g = FOLDED_NULL;
         r = 1;
 finish:
-        for (size_t i = 0; i < n_keys; i++)
+        /* up to the first NULL (keys has one more slot than entries): a key strdup()ed whose
+         * hashmap_put() then failed is not counted in n_keys */
+        for (size_t i = 0; keys && keys[i]; i++)
                 free(keys[i]);
         return r;
 }
