@@ -88,9 +88,11 @@ char *text_for_terminal(const char *s, size_t width) {
 }
 
 void json_text_print(const char *text) {
-        /* json-writer already escaped every control character, C1 included. */
+        /* json-writer already escaped every control character, C1 included; its pretty form ends
+         * in a newline of its own. */
         fputs(text, stdout);
-        putchar('\n');
+        if (!endswith(text, "\n"))
+                putchar('\n');
 }
 
 int bundles_load(BundleList *ret) {

@@ -37,11 +37,8 @@ char *text_for_terminal_n(const char *s, size_t n, size_t width);
 /* Characters (code points) of a valid UTF-8 string. */
 size_t utf8_width(const char *s);
 
-/*
- * Writes JSON text from json-writer to stdout with a newline, writing C1 controls (U+0080..U+009F,
- * which json-writer passes as UTF-8 and terminals may obey) as \u00XX escapes: the same JSON
- * value, but safe to print on a terminal.
- */
+/* Writes JSON text from json-writer (which escapes every control character, C1 included, so it
+ * is safe on a terminal) to stdout, ending in one newline. */
 void json_text_print(const char *text);
 
 #define FORMAT_BYTES_MAX 16

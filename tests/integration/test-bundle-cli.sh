@@ -114,6 +114,8 @@ expect_exit 64 tb ls --json=yaml
 expect_exit 0 tb ls --json=short
 python3 -m json.tool "$OUT" >/dev/null || fail "ls --json is not JSON"
 [ "$(wc -l <"$OUT")" = 1 ] || fail "--json=short is not one line"
+expect_exit 0 tb ls --json
+[ "$(tail -c 2 "$OUT" | od -An -c | tr -d ' ')" = ']\n' ] || fail "ls --json does not end in one newline"
 python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert len(d)==5; assert d[3]["id"]=="20261121T143000Z-ena-reset-3fa9c2d1"; assert d[2]["status"]=="corrupt"' "$OUT" ||
         fail "ls --json content"
 
