@@ -73,7 +73,8 @@ echo "bundle of $SAMPLES samples: $BYTES bytes besides windows/:" $(find "$B" -p
 # machine running many different programs (a build beside the test) nearly every sample can be a
 # stack of its own, so a bound in bytes per sample depends on the load (contrib/bench-scale.sh
 # measures the size). What must hold on any load: the folded files have one line per distinct
-# stack, the report is no more than the stacks it shows, and nothing else grows with the slice.
+# stack, the report is no more than the stacks it shows, the log no more than the daemon keeps of
+# it, and nothing else grows with the slice.
 python3 - "$B" <<'PY' || fail "bundle files: $(find "$B" -path "$B/windows" -prune -o -type f -printf '%s %P\n')"
 import os, sys
 b = sys.argv[1]
@@ -84,10 +85,16 @@ for f in ("stacks.folded", "baseline.folded", "event.folded"):
 # event.folded is a part of stacks.folded (the event's own seconds): its lines are a subset.
 assert size("event.folded") <= size("stacks.folded"), "event.folded larger than stacks.folded"
 folded = size("stacks.folded") + size("baseline.folded")
-assert size("report.html") <= 2 * folded + (1 << 20), "report.html %d bytes for %d of folded stacks" % (size("report.html"), folded)
+assert size("report.html") <= 2 * folded + size("log.jsonl") + (1 << 20), "report.html %d bytes for %d of folded stacks and %d of log" % (size("report.html"), folded, size("log.jsonl"))
+# The log grows with what the kernel and the journal said in the slice, not with its samples, and
+# is bounded by what the daemon keeps of it (20,000 lines and 16 MiB per source, kernel and
+# journal): another suite flooding /dev/kmsg at the same time fills it.
+lines = sum(1 for _ in open(os.path.join(b, "log.jsonl"), errors="replace"))
+assert lines <= 2 * 20000, "%d lines in log.jsonl" % lines
+assert size("log.txt") <= 2 * (16 << 20) and size("log.jsonl") <= 4 * (16 << 20), "log files of %d and %d bytes" % (size("log.txt"), size("log.jsonl"))
 rest = sum(size(f) for f in os.listdir(b)
-           if f not in ("stacks.folded", "baseline.folded", "event.folded", "report.html", "windows"))
-assert rest <= 1 << 20, "%d bytes besides the stacks and the report" % rest
+           if f not in ("stacks.folded", "baseline.folded", "event.folded", "report.html", "windows", "log.txt", "log.jsonl"))
+assert rest <= 1 << 20, "%d bytes besides the stacks, the report and the log" % rest
 PY
 
 # The perf script made on demand from the bundle's windows folds to exactly stacks.folded.
