@@ -248,6 +248,14 @@ typedef struct Counts {
         uint64_t stamp; /* folded_rise_under(): the last stack it was counted in, + 1 */
 } Counts;
 
+/* Whether c rose, as folded_rises() lists a rise: a larger share of the slice's slice_total samples
+ * than of the baseline's baseline_total, by z >= RISE_Z_MIN, with RISE_SAMPLES_MIN samples. */
+static bool counts_rose(const Counts *c, uint64_t slice_total, uint64_t baseline_total) {
+        return c->slice >= RISE_SAMPLES_MIN &&
+               (double) c->slice / (double) slice_total > (double) c->baseline / (double) baseline_total &&
+               proportion_z(c->slice, slice_total, c->baseline, baseline_total) >= RISE_Z_MIN;
+}
+
 typedef struct CountTable {
         Hashmap *h;
         Counts *c;
@@ -391,7 +399,7 @@ int folded_rises(const Folded *slice, const Folded *baseline, RiseKind kind, siz
                 double s2 = (double) c->baseline / (double) baseline->total;
                 double z = proportion_z(c->slice, slice->total, c->baseline, baseline->total);
 
-                if (s1 <= s2 || z < RISE_Z_MIN || c->slice < RISE_SAMPLES_MIN)
+                if (!counts_rose(c, slice->total, baseline->total))
                         continue;
                 if (!GREEDY_REALLOC(rises, allocated, n + 1)) {
                         r = -ENOMEM;
@@ -838,9 +846,7 @@ int folded_fall(const Folded *near, const Folded *rest, const Folded *slice, con
         for (size_t i = 0; i < t.n; i++) {
                 const Counts *c = &t.c[i];
 
-                if (key_is_idle(c->key) || c->slice < RISE_SAMPLES_MIN ||
-                    (double) c->slice / (double) near->total <= (double) c->baseline / (double) rest->total ||
-                    proportion_z(c->slice, near->total, c->baseline, rest->total) < RISE_Z_MIN)
+                if (key_is_idle(c->key) || !counts_rose(c, near->total, rest->total))
                         continue;
                 near_others -= c->slice;
                 rest_others -= c->baseline;
