@@ -390,6 +390,17 @@ finish:
         return r;
 }
 
+int bundle_threads_group(const BundleManifest *m, Folded *f) {
+        Folded g;
+        int r = bundle_threads_grouped(m, f, &g);
+
+        if (r <= 0)
+                return r;
+        folded_done(f);
+        *f = g;
+        return 0;
+}
+
 bool bundle_cgroups_field(const char *field) {
         return streq(field, "unit") || streq(field, "container") || streq(field, "pod") || streq(field, "cgroup");
 }

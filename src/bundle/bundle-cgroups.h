@@ -72,6 +72,9 @@ const char *bundle_thread_process(const BundleManifest *m, const char *comm, cha
  */
 const char *bundle_thread_group_key(const char *comm, char buf[static FOLDED_COMM_KEY_MAX]);
 int bundle_threads_grouped(const BundleManifest *m, const Folded *f, Folded *ret);
+/* f made its grouped form in place (bundle_threads_grouped()), where there is anything to group.
+ * 0, or a negative errno (f as it was). */
+int bundle_threads_group(const BundleManifest *m, Folded *f);
 
 /* For `ls`: whether field is one of unit, container, pod, cgroup, and whether a cgroup of the
  * slice has that value. */

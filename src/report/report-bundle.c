@@ -163,19 +163,9 @@ static int write_analysis(JsonWriter *w, const char *dir, const BundleManifest *
                 }
         /* Ranked as show ranks them: a process's threads that differ only in a number as one. */
         Folded *ranked[] = { rs >= 0 ? &slice : NULL, rb >= 0 ? &baseline : NULL, rn >= 0 ? &near : NULL };
-        for (size_t i = 0; i < ELEMENTSOF(ranked); i++) {
-                Folded g;
-
-                if (!ranked[i])
-                        continue;
-                r = bundle_threads_grouped(m, ranked[i], &g);
-                if (r < 0)
+        for (size_t i = 0; i < ELEMENTSOF(ranked); i++)
+                if (ranked[i] && (r = bundle_threads_group(m, ranked[i])) < 0)
                         return r;
-                if (r > 0) {
-                        folded_done(ranked[i]);
-                        *ranked[i] = g;
-                }
-        }
         if (rs >= 0 && rb >= 0) {
                 (void) folded_rises(&slice, &baseline, RISE_PROCESS, SIZE_MAX, &proc, &n_proc);
                 (void) folded_rises(&slice, &baseline, RISE_FUNCTION, SIZE_MAX, &func, &n_func);

@@ -226,18 +226,6 @@ static const Folded *ranked_slice(const Show *s) {
         return s->grouped ? &s->slice_grouped : &s->slice;
 }
 
-/* f with the manifest's groups of threads as one, in place (bundle_threads_grouped()). */
-static int group_threads(const Show *s, Folded *f) {
-        Folded g;
-        int r = bundle_threads_grouped(s->m, f, &g);
-
-        if (r <= 0)
-                return r;
-        folded_done(f);
-        *f = g;
-        return 0;
-}
-
 /* event.folded against the rest of the slice and the baseline: a rise in the event's own seconds
  * that the whole slice, many times longer, dilutes below notice. */
 static void load_near(Show *s) {
@@ -254,7 +242,7 @@ static void load_near(Show *s) {
         }
         s->near_error = p ? folded_load(p, &s->near) : -ENOMEM;
         if (s->near_error >= 0)
-                s->near_error = group_threads(s, &s->near);
+                s->near_error = bundle_threads_group(s->m, &s->near);
         if (s->near_error < 0 || s->slice_error < 0 || s->baseline_error < 0)
                 return;
         s->near_error = folded_rest(ranked_slice(s), &s->baseline, &s->near, &s->near_rest);
@@ -343,7 +331,7 @@ static void load_all(Show *s) {
                 s->grouped = r > 0;
         }
         if (s->baseline_error >= 0)
-                s->baseline_error = group_threads(s, &s->baseline);
+                s->baseline_error = bundle_threads_group(s->m, &s->baseline);
         if (s->slice_error >= 0 && s->baseline_error >= 0) {
                 (void) folded_rises(ranked_slice(s), &s->baseline, RISE_PROCESS, SIZE_MAX, &s->proc_rises,
                                     &s->n_proc_rises);
@@ -372,9 +360,9 @@ static void load_all(Show *s) {
                 if (s->cpu_error >= 0)
                         s->cpu_error = folded_load(p2, &s->cpu_baseline);
                 if (s->cpu_error >= 0)
-                        s->cpu_error = group_threads(s, &s->cpu_slice);
+                        s->cpu_error = bundle_threads_group(s->m, &s->cpu_slice);
                 if (s->cpu_error >= 0)
-                        s->cpu_error = group_threads(s, &s->cpu_baseline);
+                        s->cpu_error = bundle_threads_group(s->m, &s->cpu_baseline);
                 if (s->cpu_error >= 0)
                         (void) folded_rises(&s->cpu_slice, &s->cpu_baseline, RISE_PROCESS, TOP_RISES,
                                             &s->cpu_rises, &s->n_cpu_rises);
