@@ -137,6 +137,11 @@
   function hideTip() { tip.hidden = true; }
 
   // ---- header ----
+  // As show judges a comparison: against a baseline (or a rest of the bundle around the event) of
+  // fewer than samples_min samples a rise is noise, and nothing is told from it.
+  const baselineFew = (a) => a.baseline_total < a.samples_min;
+  const nothingComparable = (a) => baselineFew(a) && (!a.near || a.near.rest_total < a.samples_min);
+
   function header() {
     const h = D.header || {};
     $('title').textContent = D.kind === 'bundle' ? 'Bundle ' + (h.id || '') : 'Ring range ' + (h.from_utc || '') + ' .. ' + (h.to_utc || '');
@@ -154,9 +159,9 @@
         (r.under && r.under !== r.top_function ? (r.top_function ? ',' : ';') + ' most of the rise under <b>' + esc(r.under) + '</b>' : '') + '.';
     } else if (a && (!a.has_slice || !a.has_baseline)) ans = 'No comparison with the baseline possible (missing stacks).';
     // A baseline (or a rest) too small to compare with, as show says it: nothing could be told.
-    else if (a && a.baseline_total < a.samples_min && (!a.near || a.near.rest_total < a.samples_min))
+    else if (a && nothingComparable(a))
       ans = 'No comparison possible: the baseline has ' + a.baseline_total + ' samples, too few to compare with; see the flame graph.';
-    else if (a && a.baseline_total < a.samples_min)
+    else if (a && baselineFew(a))
       ans = 'Nothing rose significantly around the event against the rest of the bundle (the baseline has ' + a.baseline_total + ' samples, too few to compare the slice with); see the flame graph.';
     else if (a) ans = 'Nothing rose significantly against the baseline; see the flame graph.';
     else ans = N + ' samples; no baseline in a ring range.';
@@ -575,9 +580,9 @@
     if (!a) { $('unusual').hidden = true; return; }
     if (!a.has_slice || !a.has_baseline) { body.textContent = 'Needs stacks.folded and baseline.folded.'; return; }
     const near = a.near || { processes: [], functions: [] };
-    // Against fewer samples than samples_min a rise is noise, and show gives none: neither do we.
-    const few = a.baseline_total < a.samples_min, nearFew = a.near && a.near.rest_total < a.samples_min;
-    if (few && (!a.near || nearFew)) { body.textContent = 'Nothing to tell: the baseline has ' + a.baseline_total + ' samples, too few to compare with.'; return; }
+    // Show gives no rise against too few samples: neither do we.
+    const few = baselineFew(a);
+    if (nothingComparable(a)) { body.textContent = 'Nothing to tell: the baseline has ' + a.baseline_total + ' samples, too few to compare with.'; return; }
     const slice = few ? { processes: [], functions: [] } : a;
     if (!slice.processes.length && !slice.functions.length && !near.processes.length && !near.functions.length) {
       body.textContent = few ? 'Nothing rose significantly (z >= 3) around the event against the rest of the bundle; the baseline has ' + a.baseline_total + ' samples, too few to compare the slice with.'
