@@ -13,9 +13,7 @@ set -eu
 . "$(dirname "$0")/test-sampler-lib.sh"
 
 require_perf
-V2=$(awk '$9 == "cgroup2" { print $5; exit }' /proc/self/mountinfo)
-[ -n "$V2" ] || skip "no cgroup v2 hierarchy is mounted"
-[ -w "$V2" ] || skip "the cgroup v2 hierarchy at $V2 is not writable"
+require_cgroup_v2
 
 TAG=tp$$$RANDOM
 ROOT="$V2/$TAG.slice"

@@ -11,6 +11,14 @@ require_perf() {
                 skip "perf events unavailable: $(head -c 300 "$TEST_TMP/probe.err")"
 }
 
+# require_cgroup_v2: skips unless a cgroup v2 hierarchy is mounted and writable; its mount point
+# in V2, where the tests make their cgroups.
+require_cgroup_v2() {
+        V2=$(awk '$9 == "cgroup2" { print $5; exit }' /proc/self/mountinfo)
+        [ -n "$V2" ] || skip "no cgroup v2 hierarchy is mounted"
+        [ -w "$V2" ] || skip "the cgroup v2 hierarchy at $V2 is not writable"
+}
+
 # burn_as NAME: a copy of the burner under NAME in $TEST_TMP, so its comm is unique to this test
 # (integration tests run in parallel). Prints the path.
 burn_as() {
