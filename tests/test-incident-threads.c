@@ -140,6 +140,31 @@ static void test_from_proc(void **state) {
         json_value_free(v);
 }
 
+/* A main thread sampled only between its fork and its exec bore its parent's name: /proc, where
+ * the process still has the thread, says what it is now; where it is gone, the samples' name
+ * stands. */
+static void test_exec_after_sample(void **state) {
+        _cleanup_(incident_threads_freep) IncidentThreads *t = incident_threads_new();
+        JsonValue *v;
+
+        assert_non_null(t);
+        add(t, 800, 800, "run-tests.sh", true, 1); /* the shell's child, before its exec */
+        add(t, 800, 801, "pool-0", true, 30);
+        add(t, 800, 802, "pool-1", true, 20);
+        proc_file(800, 801, "pool-0");
+        proc_file(800, 802, "pool-1");
+        proc_file(800, 0, "pool");
+        add(t, 900, 900, "sh", true, 1); /* exited before the bundle */
+        add(t, 900, 901, "gone-0", true, 10);
+        incident_threads_resolve(t, root);
+        v = listing(t);
+        assert_entry(entry(v, 0), "pool-0", 800, "pool", 30);
+        assert_entry(entry(v, 1), "pool-1", 800, "pool", 20);
+        assert_entry(entry(v, 2), "gone-0", 900, "sh", 10);
+        assert_null(entry(v, 3));
+        json_value_free(v);
+}
+
 /* Names known from the slice's main threads cost no lookup: hundreds of single-threaded
  * processes ranking above it leave a named thread's /proc lookup its turn. */
 static void test_budget(void **state) {
@@ -204,6 +229,7 @@ int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_from_samples),
                 cmocka_unit_test(test_from_proc),
+                cmocka_unit_test(test_exec_after_sample),
                 cmocka_unit_test(test_budget),
                 cmocka_unit_test(test_shared_name),
                 cmocka_unit_test(test_bounded),

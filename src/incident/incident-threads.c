@@ -215,10 +215,14 @@ typedef struct Resolve {
 static bool resolve_one(const ThreadCount *c, void *ud) {
         Resolve *r = ud;
         _cleanup_free_ char *name = NULL;
+        uint64_t v;
 
-        /* Names known from the slice cost nothing; only the lookups in /proc are counted. */
-        if (hashmap_get(r->t->mains, &c->pid, sizeof c->pid, NULL))
+        /* A thread named as its process's main thread is not listed: no lookup. */
+        if (hashmap_get(r->t->mains, &c->pid, sizeof c->pid, &v) && streq(HASHMAP_PTR(v), c->comm))
                 return true;
+        /* /proc before the slice's samples: a main thread last sampled between its fork and its
+         * exec bears its parent's name ("bash"), and one that only waits on its threads is never
+         * sampled again. Only the lookups in /proc are counted. */
         if (proc_name(r->root, c, &name) >= 0)
                 (void) main_seen(r->t, c->pid, name);
         return --r->left > 0;
@@ -241,7 +245,10 @@ static bool list_one(const ThreadCount *c, void *ud) {
         Listing *l = ud;
         uint64_t v;
 
-        if (!hashmap_get(l->t->mains, &c->pid, sizeof c->pid, &v) || streq(HASHMAP_PTR(v), c->comm))
+        /* A main thread under another name than its process's is that process before an exec or
+         * a rename, not one of its threads. */
+        if (c->tid == c->pid || !hashmap_get(l->t->mains, &c->pid, sizeof c->pid, &v) ||
+            streq(HASHMAP_PTR(v), c->comm))
                 return true;
         json_begin_object(l->w);
         json_kv_string(l->w, "comm", c->comm);

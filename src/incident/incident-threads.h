@@ -5,9 +5,10 @@
  * that names its threads ("pool-1-thread-3", "r3-wrk") rises under that name, and the answer
  * should say whose thread it is. Written into the manifest as "threads": for each comm with
  * samples in the slice, the process (pid) that had most of them, main threads included, and that
- * process's name, where it is not the comm itself: its main thread's comm as the slice's samples
- * carried it, else as /proc says it when the bundle is written (only while the process still has
- * a thread of that comm, so that a reused pid names nothing).
+ * process's name, where it is not the comm itself: as /proc says it when the bundle is written,
+ * while the process still has a thread of that comm (so that a reused pid names nothing), else its
+ * main thread's comm as the slice's samples last carried it (which, for a main thread sampled only
+ * between its fork and its exec, is its parent's).
  *
  * Bounded: at most INCIDENT_THREADS_COUNTED_MAX threads and processes are counted, and
  * INCIDENT_THREADS_MAX thread names listed (most samples first).
@@ -28,8 +29,8 @@ typedef struct IncidentThreads IncidentThreads;
 IncidentThreads *incident_threads_new(void);
 IncidentThreads *incident_threads_free(IncidentThreads *t);
 int incident_threads_add(IncidentThreads *t, const Sample *s, bool in_slice);
-/* Names the processes of the threads to be listed whose main thread had no sample, from /proc
- * under root ("/"), once, when the bundle is written: a manifest written again later says the same. */
+/* Names the processes of the threads to be listed from /proc under root ("/") where it still has
+ * them, once, when the bundle is written: a manifest written again later says the same. */
 void incident_threads_resolve(IncidentThreads *t, const char *root);
 /* Writes the "threads" array (key included). */
 void incident_threads_json(const IncidentThreads *t, JsonWriter *w);
