@@ -212,6 +212,15 @@ static void test_comm_tidy(void **state) {
         }
 }
 
+/* As perf script names a task it has no comm for; a task already unhashed is -1 (its u32 pid). */
+static void test_unnamed(void **state) {
+        char buf[PROC_UNNAMED_BYTES];
+
+        assert_string_equal(proc_unnamed(4242, buf), ":4242");
+        assert_string_equal(proc_unnamed(UINT32_MAX, buf), ":-1");
+        assert_string_equal(proc_unnamed(4194304, buf), ":4194304"); /* PID_MAX_LIMIT */
+}
+
 static void test_parse_maps_lines(void **state) {
         for (size_t i = 0; i < ELEMENTSOF(maps_lines); i++) {
                 ProcMap m = {};
@@ -314,6 +323,7 @@ int main(void) {
                 cmocka_unit_test(test_reap_in_steps),
                 cmocka_unit_test(test_many_tasks),
                 cmocka_unit_test(test_comm_tidy),
+                cmocka_unit_test(test_unnamed),
                 cmocka_unit_test(test_parse_maps_lines),
                 cmocka_unit_test(test_scan_fixture),
         };

@@ -158,6 +158,11 @@ const char *proc_table_comm(ProcTable *t, uint32_t pid, uint32_t tid) {
         return NULL;
 }
 
+const char *proc_unnamed(uint32_t tid, char buf[static PROC_UNNAMED_BYTES]) {
+        snprintf(buf, PROC_UNNAMED_BYTES, ":%" PRId32, (int32_t) tid);
+        return buf;
+}
+
 const ProcMap *proc_table_find_map(ProcTable *t, uint32_t pid, uint64_t addr) {
         ProcTask *task = proc_table_get(t, pid);
         size_t lo = 0, hi;

@@ -60,6 +60,10 @@ ProcTable *proc_table_free(ProcTable *t);
 ProcTask *proc_table_get(ProcTable *t, uint32_t tid);
 /* The name of tid (or of its process when the thread is unknown); NULL if neither is known. */
 const char *proc_table_comm(ProcTable *t, uint32_t pid, uint32_t tid);
+/* The name perf gives a task whose comm it never learnt: ":TID"; ":-1" for a sample of a task the
+ * kernel already unhashed, whose pid and tid it reports as -1 (perf_event_pid_type()). */
+#define PROC_UNNAMED_BYTES 16U
+const char *proc_unnamed(uint32_t tid, char buf[static PROC_UNNAMED_BYTES]);
 /* The mapping covering addr in process pid, or NULL. */
 const ProcMap *proc_table_find_map(ProcTable *t, uint32_t pid, uint64_t addr);
 /* Whether the table holds any executable mapping of process pid: if not, a NULL from

@@ -513,6 +513,8 @@ static const char *sample_comm(Sampler *s, uint32_t pid, uint32_t tid) {
 
         if (pid == 0)
                 return "swapper";
+        if (pid == UINT32_MAX) /* exiting, its pid already gone: nothing in /proc to look at */
+                return proc_unnamed(tid, s->comm_buf);
         comm = proc_table_comm(s->procs, pid, tid);
         if (!comm && !proc_table_get(s->procs, pid)) {
                 /* Started between our scan and the events being enabled: look once, remember either way. */
@@ -522,8 +524,7 @@ static const char *sample_comm(Sampler *s, uint32_t pid, uint32_t tid) {
         }
         if (comm)
                 return comm;
-        snprintf(s->comm_buf, sizeof(s->comm_buf), ":%" PRIu32, tid);
-        return s->comm_buf;
+        return proc_unnamed(tid, s->comm_buf);
 }
 
 /*
