@@ -2,7 +2,7 @@
 /*
  * The shipped rules and the incident trigger together: an event that prints several lines (the
  * OOM killer's header, task dump and kill; ENA's reason, then "Trigger reset is on"; an NVMe
- * abort, then its reset; the stack's NETDEV WATCHDOG, then ENA's reset) becomes ONE incident,
+ * abort, then its reset; the stack's NETDEV WATCHDOG, then ENA's or another driver's reset) becomes ONE incident,
  * opened by its first line, with the later lines joined as repeats, also when they are another
  * rule's that shares the first rule's cooldown group. The lines go through rule_set_match() and trigger_decide()/register() as
  * tprofd's manager calls them, one second apart on the kernel clock unless the event gives their times.
@@ -79,6 +79,35 @@ static const Event events[] = {
             "ena 0000:00:05.0 eth0: TX q 2 is paused for too long (threshold 5000000). Time since last napi 6012000 "
             "usec. napi scheduled: 1",
             "ena 0000:00:05.0 eth0: Trigger reset is on" } },
+        /* Other drivers' own hang reports and the resets they start (rule nic-reset); Intel's is one record. */
+        { "ixgbe TX unit hang and its reset, Linux 6.1", "nic-reset",
+          { "ixgbe 0000:3b:00.0 ens1f0: Detected Tx Unit Hang \n  Tx Queue             <5>\n"
+            "  TDH, TDT             <1a0>, <1c4>\n  next_to_use          <1c4>",
+            "ixgbe 0000:3b:00.0 ens1f0: tx hang 1 detected on queue 5, resetting adapter",
+            "ixgbe 0000:3b:00.0 ens1f0: initiating reset due to tx timeout", "ixgbe 0000:3b:00.0 ens1f0: Reset adapter",
+            "ixgbe 0000:3b:00.0 ens1f0: NIC Link is Up 10 Gbps, Flow Control: RX/TX" } },
+        { "mlx5 fatal error and recovery, Linux 6.1", "nic-reset",
+          { "mlx5_core 0000:08:00.0: poll_health:824:(pid 0): Fatal error 1 detected",
+            "mlx5_core 0000:08:00.0: print_health_info:431:(pid 0): assert_var[0] 0x00000001",
+            "mlx5_core 0000:08:00.0: mlx5_health_try_recover:335:(pid 9): handling bad device here",
+            "mlx5_core 0000:08:00.0: mlx5_health_try_recover:345:(pid 9): starting health recovery flow",
+            "mlx5_core 0000:08:00.0: health recovery succeeded" } },
+        { "NETDEV WATCHDOG on mlx5, Linux 6.1", "netdev-tx-timeout",
+          { "------------[ cut here ]------------", "NETDEV WATCHDOG: eth2 (mlx5_core): transmit queue 3 timed out",
+            "WARNING: CPU: 7 PID: 0 at net/sched/sch_generic.c:525 dev_watchdog+0x207/0x210",
+            "mlx5_core 0000:08:00.0 eth2: TX timeout detected",
+            "mlx5_core 0000:08:00.0 eth2: TX timeout on queue: 3, SQ: 0x8a, CQ: 0x4f2, SQ Cons: 0x1c SQ Prod: 0x2a, "
+            "usecs since last trans: 8204000" } },
+        /* WARN_ONCE(): a later stall of the same boot prints the driver's lines alone. */
+        { "i40e TX timeout after the boot's first, Linux 5.15", "nic-reset",
+          { "i40e 0000:3b:00.0 ens1f0: tx_timeout: VSI_seid: 390, Q 6, NTC: 0x1a, HWB: 0x1a, NTU: 0x2b, TAIL: 0x2b, "
+            "INT: 0x1",
+            "i40e 0000:3b:00.0 ens1f0: tx_timeout recovery level 1, txqueue 6",
+            "i40e 0000:3b:00.0 ens1f0: NIC Link is Up, 25 Gbps Full Duplex, Flow Control: None" } },
+        { "bnxt_en firmware fatal condition, Linux 6.12", "nic-reset",
+          { "bnxt_en 0000:5e:00.0 ens2f0np0: Detected firmware fatal condition, initiating reset",
+            "bnxt_en 0000:5e:00.0 ens2f0np0: Fatal firmware reset event, data1: 0x2, data2: 0x80000010, min wait 1500 "
+            "ms, max wait 12000 ms" } },
         { "OOM kill, Linux 4.14", "oom-kill",
           { "java invoked oom-killer: gfp_mask=0x14200ca(GFP_HIGHUSER_MOVABLE), nodemask=(null),  order=0, "
             "oom_score_adj=0",
