@@ -44,7 +44,7 @@ typedef struct LocationBox {
 } LocationBox;
 
 struct PprofBuilder {
-        uint64_t period_ns;
+        uint64_t period_ns, sample_period_ns;
         int64_t time_nanos, duration_nanos;
 
         Hashmap *string_index;
@@ -148,7 +148,7 @@ int pprof_builder_new(uint64_t period_ns, PprofBuilder **ret) {
         b = new0(PprofBuilder, 1);
         if (!b)
                 return -ENOMEM;
-        b->period_ns = period_ns ?: 1;
+        b->period_ns = b->sample_period_ns = period_ns ?: 1;
         b->string_index = hashmap_new();
         b->mapping_index = hashmap_new();
         b->function_index = hashmap_new();
@@ -228,6 +228,10 @@ int pprof_builder_add_comment(PprofBuilder *b, const char *text) {
 void pprof_builder_set_time(PprofBuilder *b, int64_t time_nanos, int64_t duration_nanos) {
         b->time_nanos = time_nanos;
         b->duration_nanos = duration_nanos;
+}
+
+void pprof_builder_set_sample_period(PprofBuilder *b, uint64_t period_ns) {
+        b->sample_period_ns = period_ns ?: b->period_ns;
 }
 
 static const char *mapping_name(const Frame *f) {
@@ -397,7 +401,7 @@ int pprof_builder_add_sample(PprofBuilder *b, const Sample *s, int64_t time_ns, 
 
         box->sample = (PbSample) PERFTOOLS__PROFILES__SAMPLE__INIT;
         box->values[0] = 1;
-        box->values[1] = (int64_t) b->period_ns;
+        box->values[1] = (int64_t) b->sample_period_ns;
         box->sample.n_value = 2;
         box->sample.value = box->values;
 

@@ -4,7 +4,7 @@
  * writes it gzipped, as go tool pprof, Pyroscope, Parca and the other profiling backends read it.
  *
  * What the profile holds: sample types samples/count and cpu/nanoseconds (each sample counts 1 and
- * weighs one period, 1e9 / sampling frequency); one mapping per DSO (kernel frames without a module
+ * weighs one period, 1e9 / the sampling frequency of its window); one mapping per DSO (kernel frames without a module
  * go to [kernel.kallsyms]), one function per (symbol, DSO), one location per (DSO, address,
  * symbol), each interned once; per-sample labels cpu, pid, tid (numbers whose unit is their key:
  * Go's reader drops a 0 without a unit), comm (string), time
@@ -37,6 +37,7 @@ typedef struct PprofLabel {
         const char *num_unit;
 } PprofLabel;
 
+/* period_ns: the profile's period, and the weight of each sample unless said otherwise below. */
 int pprof_builder_new(uint64_t period_ns, PprofBuilder **ret);
 PprofBuilder *pprof_builder_free(PprofBuilder *b);
 
@@ -44,6 +45,9 @@ PprofBuilder *pprof_builder_free(PprofBuilder *b);
 int pprof_builder_set_common_labels(PprofBuilder *b, const PprofLabel *labels, size_t n);
 int pprof_builder_add_comment(PprofBuilder *b, const char *text);
 void pprof_builder_set_time(PprofBuilder *b, int64_t time_nanos, int64_t duration_nanos);
+/* The CPU time the samples added from now on weigh (0: the profile's period): samples from windows
+ * taken at another frequency than the profile's period says. */
+void pprof_builder_set_sample_period(PprofBuilder *b, uint64_t period_ns);
 
 /*
  * time_ns: the value of the sample's time label (UTC nanoseconds since the epoch). extra: labels of

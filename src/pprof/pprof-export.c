@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "basic/alloc-util.h"
 #include "basic/macro.h"
 #include "basic/string-util.h"
 #include "basic/time-util.h"
@@ -13,18 +14,45 @@
 #include "pprof/pprof-export.h"
 #include "profile/profile-cgroup.h"
 
+/* A window's samples from first_ns on were taken every period_ns (1e9 / its frequency). */
+typedef struct WindowPeriod {
+        uint64_t first_ns, period_ns;
+} WindowPeriod;
+
 typedef struct ExportPprof {
         PprofBuilder *builder;
         const ClockMap *clock;
         uint64_t exclude_from_ns, exclude_to_ns;
         bool exclude;
+        WindowPeriod *periods; /* by first_ns */
+        size_t n_periods, cur;
 } ExportPprof;
+
+static int window_period_compare(const void *a, const void *b) {
+        const WindowPeriod *x = a, *y = b;
+        return x->first_ns < y->first_ns ? -1 : x->first_ns > y->first_ns;
+}
+
+/* The period of the window a sample comes from: the last to start at or before it (a window being
+ * written may have grown past the end its info gave). Samples come in time order. */
+static uint64_t sample_period(ExportPprof *e, uint64_t t_ns) {
+        if (e->n_periods == 0)
+                return 0;
+        if (t_ns < e->periods[e->cur].first_ns)
+                e->cur = 0;
+        while (e->cur + 1 < e->n_periods && e->periods[e->cur + 1].first_ns <= t_ns)
+                e->cur++;
+        return e->periods[e->cur].period_ns;
+}
 
 static int pprof_handler(const Sample *s, void *ud) {
         ExportPprof *e = ud;
 
         if (e->exclude && s->t_ns >= e->exclude_from_ns && s->t_ns <= e->exclude_to_ns)
                 return 0;
+        /* A daemon restarted with another --freq between two windows: each sample weighs its own
+         * window's period, not the newest's. */
+        pprof_builder_set_sample_period(e->builder, sample_period(e, s->t_ns));
         /* Attribution: the cgroup path and the names derived from it, only those the path has, so a
          * backend can filter and group by service, container and pod. */
         PprofLabel extra[4];
@@ -61,18 +89,35 @@ int export_pprof(char *const *paths, size_t n, uint64_t from_perf_ns, uint64_t t
         uint32_t freq_hz;
         int r;
 
-        /* The newest readable window gives the frequency and the clock mapping. */
-        for (size_t i = n; i > 0 && !have_info; i--) {
-                r = window_info_load(paths[i - 1], /* verify= */ false, &info);
-                if (r < 0)
+        /* The newest readable window gives the profile's period and the clock mapping; every
+         * window with samples the period of its own. */
+        e.periods = new0(WindowPeriod, MAX(n, 1U));
+        if (!e.periods)
+                return -ENOMEM;
+        for (size_t i = n; i > 0; i--) {
+                WindowInfo wi = {};
+
+                r = window_info_load(paths[i - 1], /* verify= */ false, &wi);
+                if (r < 0) {
+                        if (have_info)
+                                window_info_done(&info);
+                        free(e.periods);
                         return r;
-                if (info.error >= 0)
+                }
+                if (wi.error >= 0 && wi.samples > 0)
+                        e.periods[e.n_periods++] = (WindowPeriod) {
+                                .first_ns = wi.first_ns, .period_ns = NSEC_PER_SEC / (wi.header.info.freq_hz ?: 1) };
+                if (wi.error >= 0 && !have_info) {
+                        info = wi;
                         have_info = true;
-                else
-                        window_info_done(&info);
+                } else
+                        window_info_done(&wi);
         }
-        if (!have_info)
+        if (!have_info) {
+                free(e.periods);
                 return -ENODATA;
+        }
+        qsort(e.periods, e.n_periods, sizeof *e.periods, window_period_compare);
         freq_hz = info.header.info.freq_hz ?: 1;
 
         r = pprof_builder_new(NSEC_PER_SEC / freq_hz, &b);
@@ -122,6 +167,7 @@ int export_pprof(char *const *paths, size_t n, uint64_t from_perf_ns, uint64_t t
         r = pprof_builder_write(b, out);
 
 finish:
+        free(e.periods);
         window_info_done(&info);
         if (ret_stats)
                 *ret_stats = st;

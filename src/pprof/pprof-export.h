@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * pprof export of a range of windows (a ring range, a bundle's slice or its baseline): reads the
- * samples with slice_read() and writes one gzipped Profile (pprof-builder.h). The period is 1e9 /
- * the windows' sampling frequency; time_nanos and duration_nanos are the range, mapped to UTC
+ * samples with slice_read() and writes one gzipped Profile (pprof-builder.h). Each sample weighs
+ * 1e9 / the sampling frequency of its window (a daemon restarted with another frequency wrote the
+ * windows before), the profile's period is the newest window's; time_nanos and duration_nanos are the range, mapped to UTC
  * through the clock mapping of the newest window, the duration without the part left out (a
  * baseline's slice); every sample's time label is its UTC time.
  *

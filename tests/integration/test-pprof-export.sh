@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later
 # pprof exports read by Go's own pprof tool: a real bundle's slice, its baseline and a ring range.
 # The total samples equal those of the folded files, the top function of a known burner is its
-# leaf, the labels carry its comm and pid, the incident's rule and host, and a baseline diffs.
+# leaf, the labels carry its comm and pid, the incident's rule and host, and a baseline diffs; over
+# a restart with another --freq each sample weighs its own window's period.
 set -eu
 . "$(dirname "$0")/lib.sh"
 : "${TPROF_BURN:?run through meson test}"
@@ -168,6 +169,24 @@ got=$(raw_total "$TEST_TMP/range.pb.gz")
 pprof -tags "$TEST_TMP/range.pb.gz" >"$OUT"
 grep -qF "range" "$OUT" || fail "range export lacks slice label: $(head -30 "$OUT")"
 echo "range: $got samples in pprof and folded"
+
+# --- a range over a restart with another --freq: each sample weighs its own window's period
+# (1e9 / 97 Hz, the default, before; 1e9 / 199 Hz after), not the newest window's.
+"$BURN" 8 &
+on_exit "kill $! 2>/dev/null"
+sleep 2
+T0=$(python3 -c 'import time; print("@%.3f" % (time.time() - 1.5))')
+stop_tprofd
+start_tprofd --rules "$TPROF_SOURCE_ROOT/rules" --window 4s --freq 199 --control-socket "$SOCK"
+sleep 3
+T1=$(python3 -c 'import time; print("@%.3f" % (time.time() - 0.5))')
+stop_tprofd # its window flushed, whatever the flush interval had come to
+expect_exit 0 "$TPROF_BUNDLE" -D "$STATE" export --from "$T0" --to "$T1" --format pprof -o "$TEST_TMP/mixed.pb.gz"
+weights=$(pprof -raw "$TEST_TMP/mixed.pb.gz" |
+        awk '/^Samples:/ { s = 1; next } /^Locations/ { s = 0 } s && $1 ~ /^[0-9]+$/ && $2 ~ /^[0-9]+:$/ { sub(/:$/, "", $2); print $2 }' |
+        sort -nu | tr '\n' ' ')
+[ "$weights" = "5025125 10309278 " ] || fail "samples over a --freq 97 to 199 restart weigh '$weights' ns"
+echo "restart: samples weigh ${weights% } ns"
 
 # Binary output is refused on a terminal only; a bad format is a usage error.
 expect_exit 64 "$TPROF_BUNDLE" -D "$STATE" export --from "$T0" --to "$T1" --format protobuf
