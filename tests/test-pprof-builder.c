@@ -292,6 +292,32 @@ static void test_java_frames_named_as_folded(void **state) {
         perftools__profiles__profile__free_unpacked(p, NULL);
 }
 
+/* A Function's filename is its source file: go tool pprof -list prints that file as the function's
+ * source (Go 1.19, cmd/vendor/github.com/google/pprof/internal/report/source.go), and tprof knows
+ * none, so it is "". The DSO is the location's mapping's. A function is its names: the same
+ * symbol in two files is one function, as pprof would merge them anyway. */
+static void test_functions_name_no_source_file(void **state) {
+        _cleanup_(pprof_builder_freep) PprofBuilder *b = NULL;
+        const Frame fr[] = {
+                { .symbol = "main", .dso = "/usr/bin/a", .addr = 0x1100 },
+                { .symbol = "main", .dso = "/usr/bin/b", .addr = 0x1200 },
+        };
+
+        assert_int_equal(pprof_builder_new(10309278, &b), 0);
+        for (size_t i = 0; i < 2; i++) {
+                Sample s = { .t_ns = 1000, .pid = 42, .tid = 42, .comm = "x", .n_frames = 1, .frames = fr + i };
+                assert_int_equal(pprof_builder_add_sample(b, &s, 1000, NULL, 0), 0);
+        }
+        Perftools__Profiles__Profile *p = decode(b);
+        assert_int_equal(p->n_mapping, 2);
+        assert_int_equal(p->n_location, 2);
+        assert_int_equal(p->n_function, 1);
+        assert_string_equal(str(p, p->function[0]->name), "main");
+        assert_int_equal(p->function[0]->filename, 0);
+        assert_int_equal(p->function[0]->system_name, 0);
+        perftools__profiles__profile__free_unpacked(p, NULL);
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_same_frames_are_interned_once),
@@ -302,6 +328,7 @@ int main(void) {
                 cmocka_unit_test(test_zero_numeric_labels_survive),
                 cmocka_unit_test(test_system_name_only_when_it_differs),
                 cmocka_unit_test(test_java_frames_named_as_folded),
+                cmocka_unit_test(test_functions_name_no_source_file),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -281,25 +281,27 @@ static PbFunction *function_get(PprofBuilder *b, const Frame *f, const char *dso
         char sym[PROFILE_NAME_BYTES_MAX], tdso[PROFILE_NAME_BYTES_MAX], name[PROFILE_NAME_BYTES_MAX + 2];
         _cleanup_free_ char *key = NULL;
         PbFunction *fn;
-        int64_t n, sn, fl;
+        int64_t n, sn;
         uint64_t v;
 
         profile_symbol_tidy(f->symbol ?: "[unknown]", sym, sizeof sym);
         profile_dso_tidy(dso, tdso, sizeof tdso);
         profile_folded_frame(tidy_comm, sym, tdso, name, sizeof name);
-        if (asprintf(&key, "%s%c%s", name, 0, dso) < 0)
-                return NULL;
-        size_t kl = strlen(name) + 1 + strlen(dso);
-        if (hashmap_get(b->function_index, key, kl, &v))
-                return HASHMAP_PTR(v);
-        n = intern(b, name);
         /* system_name only when it tells more than name. pprof takes a function whose two names
          * are equal for one it has still to demangle, and "simplifies" what looks like C++ by
          * cutting every <...> and (...): "<Vec<T> as Drop>::drop" and "<File as Drop>::drop"
          * would both show as "::drop", one function. An empty system_name leaves name alone. */
-        sn = streq(name, f->symbol ?: "[unknown]") ? 0 : intern(b, f->symbol ?: "[unknown]");
-        fl = intern(b, dso);
-        if (n < 0 || sn < 0 || fl < 0 || !GREEDY_REALLOC(b->functions, b->allocated_functions, b->n_functions + 1))
+        const char *system_name = streq(name, f->symbol ?: "[unknown]") ? "" : f->symbol ?: "[unknown]";
+        /* A function is its two names, whatever DSO it is in, as pprof tells functions apart (an
+         * unresolved frame's name, [dso], names its DSO). */
+        if (asprintf(&key, "%s%c%s", name, 0, system_name) < 0)
+                return NULL;
+        size_t kl = strlen(name) + 1 + strlen(system_name);
+        if (hashmap_get(b->function_index, key, kl, &v))
+                return HASHMAP_PTR(v);
+        n = intern(b, name);
+        sn = intern(b, system_name);
+        if (n < 0 || sn < 0 || !GREEDY_REALLOC(b->functions, b->allocated_functions, b->n_functions + 1))
                 return NULL;
         fn = new(PbFunction, 1);
         if (!fn)
@@ -308,7 +310,8 @@ static PbFunction *function_get(PprofBuilder *b, const Frame *f, const char *dso
         fn->id = b->n_functions + 1;
         fn->name = n;
         fn->system_name = sn;
-        fn->filename = fl;
+        /* filename is the source file (pprof -list prints it as source code), which tprof does not
+         * know: "", not the DSO, which the location's mapping names. */
         if (hashmap_put(b->function_index, key, kl, PTR_HASHMAP(fn)) < 0) {
                 free(fn);
                 return NULL;

@@ -86,6 +86,10 @@ pprof -top -tagfocus=pid="$BURN_PID" -sample_index=samples "$TEST_TMP/slice.pb.g
 grep -q burn_leaf "$OUT" || fail "tagfocus pid=$BURN_PID does not show burn_leaf"
 pprof -raw "$TEST_TMP/slice.pb.gz" >"$OUT"
 grep -q "kernel.kallsyms" "$OUT" || fail "no [kernel.kallsyms] mapping: $(grep -A5 Mappings "$OUT")"
+# -list prints a function's source file, which tprof does not know: not the burner's binary as text.
+pprof -list '^burn_leaf$' "$TEST_TMP/slice.pb.gz" >"$OUT" || true
+! grep -qaF "ELF" "$OUT" || fail "pprof -list prints the binary as source: $(head -c 300 "$OUT" | cat -v)"
+! grep -qF "burn_leaf in $BURN" "$OUT" || fail "pprof -list takes the binary for a source file: $(head -3 "$OUT")"
 grep -q "Duration:" "$OUT" || true
 
 # --- the baseline, and a diff against it
