@@ -318,6 +318,41 @@ static void test_functions_name_no_source_file(void **state) {
         perftools__profiles__profile__free_unpacked(p, NULL);
 }
 
+/* A user frame's address is where it sits in its file (the symbolizer's in-file offset), so its
+ * mapping maps that address to itself: file_offset, "offset in the binary that corresponds to the
+ * first mapped address" (profile.proto), equals memory_start. pprof's symbolizer finds the file
+ * offset of an address as address - memory_start + file_offset (google/pprof
+ * v0.0.0-20220729232143-a41b82acbcb1, the one Go 1.19 vendors: internal/elfexec/elfexec.go,
+ * GetBase for ET_DYN and ET_EXEC). */
+static void test_user_mappings_map_file_offsets(void **state) {
+        _cleanup_(pprof_builder_freep) PprofBuilder *b = NULL;
+        const Frame a[] = { user_mid, user_leaf, kernel_leaf, kernel_nodso };
+
+        assert_int_equal(pprof_builder_new(10309278, &b), 0);
+        for (size_t i = 0; i < 2; i++) {
+                Sample s = { .t_ns = 1000, .pid = 42, .tid = 42, .comm = "burn", .n_frames = 2 - i, .frames = a + i };
+                assert_int_equal(pprof_builder_add_sample(b, &s, 1000, NULL, 0), 0);
+                s.frames = a + 2 + i;
+                assert_int_equal(pprof_builder_add_sample(b, &s, 1000, NULL, 0), 0);
+        }
+        Perftools__Profiles__Profile *p = decode(b);
+        assert_int_equal(p->n_mapping, 2);
+        for (size_t i = 0; i < p->n_mapping; i++) {
+                const Perftools__Profiles__Mapping *m = p->mapping[i];
+                if (streq(str(p, m->filename), "/usr/bin/burn")) {
+                        /* Grown down to the leaf's address after the first sample: the offset follows. */
+                        assert_int_equal(m->memory_start, user_leaf.addr);
+                        assert_int_equal(m->memory_limit, user_mid.addr + 1);
+                        assert_int_equal(m->file_offset, user_leaf.addr);
+                } else {
+                        assert_string_equal(str(p, m->filename), "[kernel.kallsyms]");
+                        assert_int_equal(m->memory_start, kernel_leaf.addr);
+                        assert_int_equal(m->file_offset, 0);
+                }
+        }
+        perftools__profiles__profile__free_unpacked(p, NULL);
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_same_frames_are_interned_once),
@@ -329,6 +364,7 @@ int main(void) {
                 cmocka_unit_test(test_system_name_only_when_it_differs),
                 cmocka_unit_test(test_java_frames_named_as_folded),
                 cmocka_unit_test(test_functions_name_no_source_file),
+                cmocka_unit_test(test_user_mappings_map_file_offsets),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -240,18 +240,32 @@ static const char *mapping_name(const Frame *f) {
         return isempty(f->dso) ? "[unknown]" : f->dso;
 }
 
-/* The mapping of a DSO, made once; its range grows to cover every address seen in it. */
-static PbMapping *mapping_get(PprofBuilder *b, const char *dso, uint64_t addr) {
+/*
+ * A mapping's range grows to cover every address seen in it. A user frame's address is where it
+ * sits in its file (the symbolizer's in-file offset, the same in every process), not where a
+ * process had the file mapped: such a mapping maps each address to itself, its file_offset (the
+ * offset of memory_start in the file) equal to its memory_start, so that a reader that looks the
+ * file up computes the file offset, address - memory_start + file_offset, as the address itself.
+ * Kernel addresses are the kernel's own, and [kernel.kallsyms] is no file: offset 0.
+ */
+static void mapping_cover(PbMapping *m, bool kernel, uint64_t addr) {
+        if (addr < m->memory_start)
+                m->memory_start = addr;
+        if (addr >= m->memory_limit)
+                m->memory_limit = addr + 1;
+        if (!kernel)
+                m->file_offset = m->memory_start;
+}
+
+/* The mapping of a DSO, made once. */
+static PbMapping *mapping_get(PprofBuilder *b, const char *dso, bool kernel, uint64_t addr) {
         PbMapping *m;
         uint64_t v;
         int64_t name;
 
         if (hashmap_get(b->mapping_index, dso, strlen(dso), &v)) {
                 m = HASHMAP_PTR(v);
-                if (addr < m->memory_start)
-                        m->memory_start = addr;
-                if (addr >= m->memory_limit)
-                        m->memory_limit = addr + 1;
+                mapping_cover(m, kernel, addr);
                 return m;
         }
         name = intern(b, dso);
@@ -264,6 +278,7 @@ static PbMapping *mapping_get(PprofBuilder *b, const char *dso, uint64_t addr) {
         m->id = b->n_mappings + 1;
         m->memory_start = addr;
         m->memory_limit = addr + 1;
+        mapping_cover(m, kernel, addr);
         m->filename = name;
         /* Windows keep no build ids yet: build_id stays "" (unknown). */
         m->has_functions = true;
@@ -328,7 +343,7 @@ static uint64_t location_get(PprofBuilder *b, const Frame *f, const char *tidy_c
         LocationBox *lb;
         uint64_t key[3], v;
 
-        m = mapping_get(b, dso, f->addr);
+        m = mapping_get(b, dso, f->kernel, f->addr);
         if (!m)
                 return 0;
         fn = function_get(b, f, dso, tidy_comm);
