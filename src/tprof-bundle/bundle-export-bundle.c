@@ -50,7 +50,7 @@ static void help(void) {
                "     --diff              With svg: a differential flame graph against baseline.folded\n"
                "                         (red: larger share than in the baseline, blue: smaller)\n"
                "     --baseline          With pprof: export the bundle's baseline instead of its slice,\n"
-               "                         for a backend's diff (go tool pprof -diff_base)\n"
+               "                         for a backend's diff (go tool pprof -normalize -diff_base)\n"
                "  -o --output FILE       With pprof: write to FILE (replaced whole when complete)\n"
                "     --by WHAT           folded, perf-script: root stacks by unit, container or pod\n"
                "     --unit NAME         folded, perf-script: only samples of this systemd unit\n"

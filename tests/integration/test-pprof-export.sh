@@ -103,6 +103,17 @@ got=$(raw_total "$TEST_TMP/base.pb.gz")
 pprof -top -sample_index=samples -diff_base "$TEST_TMP/base.pb.gz" "$TEST_TMP/slice.pb.gz" >"$OUT" ||
         fail "pprof -diff_base failed: $(tail -5 "$TEST_TMP/pprof.err")"
 grep -q "flat%" "$OUT" || fail "no diff output: $(head "$OUT")"
+# What rose as show says it, in shares of the samples: the diff the README gives scales the slice
+# to the baseline's total first (-normalize; pprof rounds every scaled sample, so on the default
+# cpu/nanoseconds, not on samples/count whose 1s would round to 0 or 1), and a function's flat%
+# is then its share in the slice less its share in the baseline.
+pprof -top -normalize -nodefraction=0 -nodecount=1000000 -diff_base "$TEST_TMP/base.pb.gz" "$TEST_TMP/slice.pb.gz" \
+        >"$OUT" || fail "pprof -normalize -diff_base failed: $(tail -5 "$TEST_TMP/pprof.err")"
+dgot=$(awk '$NF == "burn_leaf" { p = $2; sub(/%$/, "", p); print ($1 ~ /^-/ ? -p : p); exit }' "$OUT")
+dwant=$(awk '$NF ~ /^[0-9]+$/ { n = $NF; t[FILENAME] += n; if ($0 ~ /;burn_leaf [0-9]+$/) b[FILENAME] += n }
+        END { s = ARGV[1]; B = ARGV[2]; printf "%.2f\n", 100 * (b[s] / t[s] - b[B] / t[B]) }' "$B/stacks.folded" "$B/baseline.folded")
+python3 -c 'import sys; sys.exit(abs(float(sys.argv[1]) - float(sys.argv[2])) > 0.1)' "${dgot:-nan}" "$dwant" ||
+        fail "burn_leaf: the normalized diff says ${dgot:-nothing}%, the shares in the folded files differ by $dwant%: $(head -12 "$OUT")"
 echo "baseline: $got samples; diff ok"
 
 # Durations, as pprof prints them: the slice's is its span; the baseline's the time its samples come
