@@ -17,16 +17,35 @@ Names are compared after the tidying the two symbol sources need: perf prints in
 as frames of their own ("(inlined)"), which tprofd, naming machine frames, does not; glibc exports
 one function under several names (__libc_start_main@@GLIBC_2.34 and __libc_start_main_impl,
 realloc and __GI___libc_realloc); GCC's clones carry suffixes (.part.0, .isra.0, .constprop.0); a frame with no name is
-"[unknown]" to perf and "[file]" in tprofd's folded stacks.
+"[unknown]" to perf and "[file]" in tprofd's folded stacks; perf prints C++ names with their
+parameters, which folded stacks cut at the first '(' as stackcollapse-perf.pl does.
 """
 import re
 import sys
+
+
+def cut_params(name):
+    """A name as folded stacks have it: cut at its first '(' (C++ parameters, and whatever follows a
+    lambda's or local class's function in template arguments), as stackcollapse-perf.pl cuts it,
+    unless the '(' opens "(anonymous namespace)" or the name is shaped like Go's "pkg.(*T).M"."""
+    m = re.search(r'\.\(', name)
+    if m and re.match(r'[^)]*\)\.', name[m.end():]):
+        return name
+    i = 0
+    while True:
+        i = name.find('(', i)
+        if i < 0:
+            return name
+        if not name.startswith('(anonymous namespace)', i):
+            return name[:i].rstrip()
+        i += 1
 
 
 def tidy(name):
     if name.startswith('[') and name.endswith(']'):
         return '[unknown]'  # tprofd names an unnamed frame by its file, [python3.11]; perf [unknown]
     name = name.split('@')[0]
+    name = cut_params(name)
     name = re.sub(r'\.(part|isra|constprop|cold|lto_priv)\.\d+$', '', name)
     name = re.sub(r'\.(part|isra|constprop|cold|lto_priv)(\.\d+)*', '', name)
     name = name.replace('__GI_', '')
