@@ -155,6 +155,7 @@ void unwind_cfi_file_rule(UnwindCfiFile *f, uint64_t vaddr, UnwindRule *ret) {
         if (eh_frame && unwind_cfi_file_fde_seen(f, vaddr))
                 f->bytes += UNWIND_LIBDW_FDE_BYTES;
         rule_from_frame(&f->arch, frame, ret);
+        ret->debug_frame = !eh_frame;
         free(frame);
 }
 

@@ -52,6 +52,7 @@ typedef struct UnwindRule {
         bool signal;     /* a signal frame: the return address is exact, not after a call */
         int32_t cfa_off, ra_off, bp_off;
         uint8_t bx_kind; /* UnwindBpKind, for rbx/ebx (ld.so's _dl_runtime_resolve keeps its CFA in it) */
+        bool debug_frame; /* from .debug_frame (Go's, which the Go toolchain writes instead of .eh_frame) */
         int32_t bx_off;
 } UnwindRule;
 

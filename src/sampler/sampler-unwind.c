@@ -609,6 +609,31 @@ static UnwindStepResult step_fp(UnwindRegs *regs, const UnwindMemory *mem, bool 
         return UNWIND_STEP_OK;
 }
 
+/*
+ * Go's assembly that moves the stack pointer by more than a constant says nothing of it in the
+ * .debug_frame the Go toolchain writes: runtime.nanotime1, runtime.walltime and time.now (Go 1.19's
+ * runtime/sys_linux_amd64.s and time_linux_amd64.s) keep the stack pointer in r12, switch to the
+ * g0 stack if not on it, and realign it before they call the vDSO, while their rule goes on
+ * stating the CFA as their own frame's. On the g0 stack (the scheduler's calls) that rule reads,
+ * as the return address, one of the two words the function saved below its frame (the m's
+ * vdsoPC and vdsoSP, zero unless such calls nest), and the walk ended there as at an outermost
+ * frame. Go keeps a frame pointer in every function with a frame, and these set theirs before
+ * the switch: a zero return address by a .debug_frame rule, in a frame whose bp lies above its
+ * stack pointer, is taken from the frame pointer instead (regs, before the step, into *ret) when
+ * that gives one. Called on the goroutine's stack, the frame pointer is on that stack, not in
+ * the copy of the g0 stack: no step, and the walk ends as before. x86-64 only: on i386 Go keeps
+ * no frame pointer, and ebp is any register.
+ */
+static bool step_fp_for_realigned(const UnwindRegs *regs, const UnwindMemory *mem, UnwindRegs *ret) {
+        UnwindRegs r = *regs;
+
+        if (!r.bp_valid || r.bp < r.sp || step_fp(&r, mem, /* first= */ false, sizeof(uint64_t)) != UNWIND_STEP_OK ||
+            r.ip == 0)
+                return false;
+        *ret = r;
+        return true;
+}
+
 size_t unwinder_unwind(Unwinder *u, ProcTable *procs, const UnwindInput *in, uint64_t *ips, size_t max) {
         /* A 32-bit process's registers, as the kernel's own walk takes them (compat_ptr). */
         const uint64_t mask = in->compat32 ? UINT32_MAX : UINT64_MAX;
@@ -681,8 +706,14 @@ size_t unwinder_unwind(Unwinder *u, ProcTable *procs, const UnwindInput *in, uin
                                         rule = &none;
                         }
                         /* The rule is for the address looked up; a signal frame's return address is exact. */
+                        UnwindRegs before = regs;
                         r = unwind_cfi_apply(f, vaddr, rule, &regs, &mem);
-                        if (r == UNWIND_STEP_OK) {
+                        if (r == UNWIND_STEP_OK && regs.ip == 0 && rule->debug_frame && u->mode == UNWIND_MODE_AUTO &&
+                            !in->compat32 && step_fp_for_realigned(&before, &mem, &regs)) {
+                                u->stats.frames_fp++;
+                                used_fp = true;
+                                exact = false;
+                        } else if (r == UNWIND_STEP_OK) {
                                 u->stats.frames_cfi++;
                                 exact = rule->signal; /* the caller of a signal frame was interrupted, not calling */
                         }

@@ -15,9 +15,12 @@
  *                   rax, r10, r11, rsi): the walk out of it needs that register of the sample;
  *   belowsp SECONDS spins in hand-written code whose CFA rule reads the word below the stack
  *                   pointer (CFA = *(rsp - 8) + 8, as OpenSSL's SHA-512 AVX2 code has it): no copy
- *                   of the stack, which starts at the stack pointer, holds it.
+ *                   of the stack, which starts at the stack pointer, holds it;
+ *   realign SECONDS spins under a function that realigns the stack pointer as Go's vDSO calls do,
+ *                   saying nothing of it in its rules, which are in .debug_frame, as Go's are
+ *                   (unwind-lazy-realign.S): the walk out of it needs its frame pointer.
  * Call path: main -> unwind_lazy_outer -> unwind_lazy_inner -> (rand | raise | unwind_lazy_deep |
- * unwind_lazy_cfareg | unwind_lazy_belowsp).
+ * unwind_lazy_cfareg | unwind_lazy_belowsp | unwind_lazy_realign -> unwind_lazy_busy).
  */
 #include <signal.h>
 #include <stdio.h>
@@ -90,7 +93,11 @@ __asm__(".text\n"
         "        ret\n"
         ".cfi_endproc\n"
         ".size unwind_lazy_belowsp, .-unwind_lazy_belowsp\n");
+long unwind_lazy_realign(long (*fn)(void));
 #else
+static long unwind_lazy_realign(long (*fn)(void)) {
+        return fn();
+}
 static long unwind_lazy_cfareg(void) {
         return 0;
 }
@@ -99,10 +106,22 @@ static long unwind_lazy_belowsp(void) {
 }
 #endif
 
+__attribute__((noinline)) static long unwind_lazy_busy(void) {
+        static volatile long n;
+        for (int i = 0; i < 100000; i++)
+                n += i;
+        return n;
+}
+
 __attribute__((noinline)) static long unwind_lazy_inner(int use_signal) {
         long s = 0;
         if (use_signal == 2)
                 return unwind_lazy_deep();
+        if (use_signal == 5) {
+                for (int i = 0; i < 10; i++)
+                        s += unwind_lazy_realign(unwind_lazy_busy);
+                return s;
+        }
         if (use_signal == 3 || use_signal == 4) {
                 for (int i = 0; i < 10; i++)
                         s += use_signal == 3 ? unwind_lazy_cfareg() : unwind_lazy_belowsp();
@@ -128,12 +147,14 @@ int main(int argc, char *argv[]) {
         int use_signal;
 
         if (argc != 3 || (strcmp(argv[1], "lazy") != 0 && strcmp(argv[1], "signal") != 0 && strcmp(argv[1], "deep") != 0 &&
-                          strcmp(argv[1], "cfareg") != 0 && strcmp(argv[1], "belowsp") != 0)) {
-                fprintf(stderr, "usage: %s lazy|signal|deep|cfareg|belowsp SECONDS\n", argv[0]);
+                          strcmp(argv[1], "cfareg") != 0 && strcmp(argv[1], "belowsp") != 0 &&
+                          strcmp(argv[1], "realign") != 0)) {
+                fprintf(stderr, "usage: %s lazy|signal|deep|cfareg|belowsp|realign SECONDS\n", argv[0]);
                 return 64;
         }
         use_signal = strcmp(argv[1], "signal") == 0 ? 1 : strcmp(argv[1], "deep") == 0 ? 2 :
-                     strcmp(argv[1], "cfareg") == 0 ? 3 : strcmp(argv[1], "belowsp") == 0 ? 4 : 0;
+                     strcmp(argv[1], "cfareg") == 0 ? 3 : strcmp(argv[1], "belowsp") == 0 ? 4 :
+                     strcmp(argv[1], "realign") == 0 ? 5 : 0;
         if (use_signal == 1) {
                 struct sigaction sa = { .sa_handler = on_signal };
                 sigaction(SIGUSR1, &sa, NULL);

@@ -172,6 +172,14 @@ sample_lazy belowsp --freq 997
 grep -q 'below the stack pointer' "$ERR" || fail "belowsp: the cut is not said as below the stack pointer: $(cat "$ERR")"
 ! grep -q 'ran past the' "$ERR" || fail "belowsp: advice to copy more, which cannot help: $(cat "$ERR")"
 
+# --- a function that realigns the stack pointer as Go's vDSO calls do on the g0 stack
+# (runtime.nanotime1, from the scheduler), its rules in .debug_frame as Go's are: they name a zero
+# word as its return address. Without its frame pointer every stack ended there, counted whole.
+sample_lazy realign --unwind auto
+fixture_check realign unwind-lazy "$lazy_path;unwind_lazy_realign;unwind_lazy_busy"
+grep -Eq '[1-9][0-9]* whole with frame pointers for some frames' "$ERR" ||
+        fail "realign: not counted as walked by frame pointers: $(cat "$ERR")"
+
 # --- frame pointers only: the same program's stacks are cut, as before
 "$TPROF_UNWIND_FIXTURE" spin 3 &
 pid=$!
