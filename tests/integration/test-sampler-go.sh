@@ -88,6 +88,30 @@ check pie "-s -w" "whole with frame pointers for some frames" # the same, reloca
 # A host linker (cgo programs, distribution builds) merges a PIE's table into .data.rel.ro.
 command -v gcc >/dev/null &&
         check pie "-s -w -linkmode=external" "whole with frame pointers for some frames"
+# The scheduler's reads of the clock: runtime.nanotime1 calls the vDSO on the g0 stack, realigned,
+# which its .debug_frame does not say (its rule names a zero word as the return address): walked
+# on by its frame pointer, not ending at runtime.nanotime1 (all of them did before). The calls a
+# goroutine makes (goSched's one time.Sleep(), the runtime's own) switch to the g0 stack, and their
+# caller's frames are on the goroutine's stack, not in the copy: they still end there, a few.
+sched() {
+        local bin="$TEST_TMP/goburn" pid in_vdso at_nanotime
+        go_burn "$bin" --
+        "$bin" 6 -sched &
+        pid=$!
+        on_exit "kill $pid 2>/dev/null"
+        sleep 0.3
+        once 4 --freq 499 --pid "$pid" --unwind auto
+        kill "$pid" 2>/dev/null || true
+        wait "$pid" 2>/dev/null || true
+        in_vdso=$(comm_matching goburn 'runtime\.nanotime1(\.abi0)?;[^;]*clock_gettime')
+        at_nanotime=$(comm_matching goburn '^goburn;runtime\.nanotime1(\.abi0)?;')
+        echo "go scheduler: $in_vdso samples in the vDSO under runtime.nanotime1, $at_nanotime of them ending there"
+        [ "$in_vdso" -ge 5 ] || fail "only $in_vdso samples in the vDSO under runtime.nanotime1, nothing checked: $(sort -t' ' -k2 -nr "$OUT" | head -5)"
+        [ $((at_nanotime * 10)) -le "$in_vdso" ] ||
+                fail "$at_nanotime of $in_vdso stacks end at runtime.nanotime1: $(grep '^goburn;runtime\.nanotime1' "$OUT" | head -5)"
+}
+sched
+
 # A 32-bit Go program (GOARCH=386, where Go keeps no frame pointers and writes no .eh_frame): with
 # DWARF, walked whole by its .debug_frame in i386's terms; stripped, its leaf named from its
 # table, the walk cut after it. Where the kernel runs no 32-bit programs, not checked.

@@ -4,6 +4,9 @@
 // goburnMiddle -> goburnLeaf, burning CPU for the seconds given. Go keeps frame pointers on
 // x86-64 and writes no .eh_frame: tprofd walks it by frame pointers, to runtime.goexit.
 //
+// go-burn SECONDS -sched keeps the scheduler busy instead: goroutines handing values to each other,
+// for test-sampler-go.sh.
+//
 // go-burn SECONDS FILE paces itself as a node agent does, for test-tprofd-story.sh: every 100 ms
 // 0.5 ms of CPU in goHousekeeping, and while FILE exists 6.5 ms more in the call path, under
 // goPaced (main.main -> goPaced -> spinFor -> goburnOuter -> ...): from 0.5% of a CPU to 7%.
@@ -73,12 +76,39 @@ func goPaced(end time.Time, file string) {
 	}
 }
 
+// goPinger hands a value back and forth with another over unbuffered channels: each hand-over
+// parks one goroutine and readies the other, and the scheduler reads the clock (runtime.nanotime1,
+// into the vDSO) on the g0 stack as it does.
+func goPinger(in <-chan uint64, out chan<- uint64) {
+	for v := range in {
+		for i := 0; i < 200; i++ {
+			v = v*6364136223846793005 + 1442695040888963407
+		}
+		out <- v
+	}
+}
+
+//go:noinline
+func goSched(end time.Time) {
+	for k := 0; k < 8; k++ {
+		a, b := make(chan uint64), make(chan uint64)
+		go goPinger(a, b)
+		go goPinger(b, a)
+		a <- uint64(k)
+	}
+	time.Sleep(time.Until(end))
+}
+
 func main() {
 	secs, err := strconv.Atoi(os.Args[1])
 	if err != nil {
 		os.Exit(64)
 	}
 	end := time.Now().Add(time.Duration(secs) * time.Second)
+	if len(os.Args) > 2 && os.Args[2] == "-sched" {
+		goSched(end)
+		return
+	}
 	if len(os.Args) > 2 {
 		goPaced(end, os.Args[2])
 		return
