@@ -780,6 +780,98 @@ static void test_rises_top_function_per_process(void **state) {
         rises_free(r, n);
 }
 
+/* A rise in the kernel, as tprofd recorded it on Linux 6.18: an agent reading the cgroup v1
+ * memory.stat of 300 cgroups (open, read, close; memory_stat_show() of mm/memcontrol.c calls
+ * memcg1_stat_format() of mm/memcontrol-v1.c) went from a few samples to 41 in the event's
+ * seconds, spread over more than twenty leaves of one to three samples each. None of them is the
+ * function that rose: three tie at 3 against 0, and the first in the file is chance. The caller
+ * most of the rise ran under says where it was. */
+static void test_rises_kernel_spread(void **state) {
+        _cleanup_(folded_donep) Folded near = FOLDED_NULL, rest = FOLDED_NULL, near5 = FOLDED_NULL;
+        Rise *r = NULL;
+        size_t n = 0;
+        char *text = NULL;
+        static const char stacks[] =
+                "kubelet;main;__open;__pi___x86_indirect_thunk_rax 1\n"
+                "kubelet;main;__open;entry_SYSCALL_64_after_hwframe;do_syscall_64 1\n"
+                "kubelet;main;__open;entry_SYSCALL_64_after_hwframe;do_syscall_64;__x64_sys_openat;do_sys_openat2;alloc_fd 1\n"
+                "kubelet;main;__open;entry_SYSCALL_64_after_hwframe;do_syscall_64;__x64_sys_openat;do_sys_openat2;do_filp_open;path_openat;link_path_walk;inode_permission;kernfs_iop_permission;kernfs_refresh_inode;__kernfs_iattrs 1\n"
+                "kubelet;main;__open;entry_SYSCALL_64_after_hwframe;do_syscall_64;__x64_sys_openat;do_sys_openat2;do_filp_open;path_openat;link_path_walk;inode_permission;kernfs_iop_permission;up_read 1\n"
+                "kubelet;main;__open;entry_SYSCALL_64_after_hwframe;do_syscall_64;__x64_sys_openat;do_sys_openat2;do_filp_open;path_openat;link_path_walk;walk_component;lookup_fast;__d_lookup;_raw_spin_lock 1\n"
+                "kubelet;main;__open;entry_SYSCALL_64_after_hwframe;do_syscall_64;__x64_sys_openat;do_sys_openat2;do_filp_open;path_openat;link_path_walk;walk_component;lookup_fast;__d_lookup;_raw_spin_unlock 1\n"
+                "kubelet;main;__open;entry_SYSCALL_64_after_hwframe;do_syscall_64;__x64_sys_openat;do_sys_openat2;do_filp_open;path_openat;link_path_walk;walk_component;lookup_fast;__d_lookup;_raw_spin_unlock;__raw_callee_save___pv_queued_spin_unlock 1\n"
+                "kubelet;main;__open;entry_SYSCALL_64_after_hwframe;do_syscall_64;__x64_sys_openat;do_sys_openat2;do_filp_open;path_openat;lookup_fast;kernfs_dop_revalidate 2\n"
+                "kubelet;main;__open;entry_SYSCALL_64_after_hwframe;do_syscall_64;__x64_sys_openat;do_sys_openat2;do_filp_open;path_openat;lookup_fast;kernfs_dop_revalidate;strcmp 1\n"
+                "kubelet;main;__open;entry_SYSCALL_64_after_hwframe;do_syscall_64;__x64_sys_openat;do_sys_openat2;fd_install 1\n"
+                "kubelet;main;access;entry_SYSCALL_64_after_hwframe;do_syscall_64;__x64_sys_access;do_faccessat;user_path_at;filename_lookup;path_lookupat;walk_component;lookup_fast;__d_lookup_rcu 1\n"
+                "kubelet;main;clock_gettime@@GLIBC_2.17;clock_gettime 1\n"
+                "kubelet;main;close 1\n"
+                "kubelet;main;close;entry_SYSCALL_64_after_hwframe;do_syscall_64 1\n"
+                "kubelet;main;close;entry_SYSCALL_64_after_hwframe;do_syscall_64;__x64_sys_close;__fput;kernfs_fop_release;cgroup_file_release 1\n"
+                "kubelet;main;close;entry_SYSCALL_64_after_hwframe;do_syscall_64;__x64_sys_close;__fput;kernfs_fop_release;kernfs_unlink_open_file;_raw_spin_unlock_irqrestore 1\n"
+                "kubelet;main;close;entry_SYSCALL_64_after_hwframe;do_syscall_64;__x64_sys_close;__fput;kmem_cache_free 1\n"
+                "kubelet;main;read;entry_SYSCALL_64_after_hwframe;do_syscall_64;ksys_read;vfs_read;seq_read_iter;__kvmalloc_node_noprof 1\n"
+                "kubelet;main;read;entry_SYSCALL_64_after_hwframe;do_syscall_64;ksys_read;vfs_read;seq_read_iter;_copy_to_iter 1\n"
+                "kubelet;main;read;entry_SYSCALL_64_after_hwframe;do_syscall_64;ksys_read;vfs_read;seq_read_iter;cgroup_seqfile_show 3\n"
+                "kubelet;main;read;entry_SYSCALL_64_after_hwframe;do_syscall_64;ksys_read;vfs_read;seq_read_iter;kernfs_seq_next 1\n"
+                "kubelet;main;read;entry_SYSCALL_64_after_hwframe;do_syscall_64;ksys_read;vfs_read;seq_read_iter;memory_stat_show;__seq_puts;strlen 1\n"
+                "kubelet;main;read;entry_SYSCALL_64_after_hwframe;do_syscall_64;ksys_read;vfs_read;seq_read_iter;memory_stat_show;memcg1_stat_format 1\n"
+                "kubelet;main;read;entry_SYSCALL_64_after_hwframe;do_syscall_64;ksys_read;vfs_read;seq_read_iter;memory_stat_show;memcg1_stat_format;__mem_cgroup_flush_stats 3\n"
+                "kubelet;main;read;entry_SYSCALL_64_after_hwframe;do_syscall_64;ksys_read;vfs_read;seq_read_iter;memory_stat_show;memcg1_stat_format;memcg1_shown_max 2\n"
+                "kubelet;main;read;entry_SYSCALL_64_after_hwframe;do_syscall_64;ksys_read;vfs_read;seq_read_iter;memory_stat_show;memcg1_stat_format;memcg_page_state_local_output 2\n"
+                "kubelet;main;read;entry_SYSCALL_64_after_hwframe;do_syscall_64;ksys_read;vfs_read;seq_read_iter;memory_stat_show;memcg1_stat_format;seq_buf_printf;vsnprintf 2\n"
+                "kubelet;main;read;entry_SYSCALL_64_after_hwframe;do_syscall_64;ksys_read;vfs_read;seq_read_iter;memory_stat_show;memcg1_stat_format;seq_buf_printf;vsnprintf;format_decode 3\n"
+                "kubelet;main;read;entry_SYSCALL_64_after_hwframe;do_syscall_64;ksys_read;vfs_read;seq_read_iter;memory_stat_show;memcg1_stat_format;seq_buf_printf;vsnprintf;memcpy 1\n"
+                "kubelet;main;usleep;__nanosleep 1\n";
+
+        assert_true(asprintf(&text, "java;main;compute 1889\n%s", stacks) > 0);
+        load_text(text, &near);
+        free(text);
+        load_text("java;main;compute 2946\n"
+                  "kubelet;main;__open;entry_SYSCALL_64_after_hwframe;do_syscall_64;__x64_sys_openat;do_sys_openat2;do_filp_open;path_openat;lookup_fast;kernfs_dop_revalidate 4\n"
+                  "kubelet;main;read;entry_SYSCALL_64_after_hwframe;do_syscall_64;ksys_read;vfs_read;seq_read_iter;memory_stat_show;memcg1_stat_format;seq_buf_printf;vsnprintf 4\n"
+                  "kubelet;main;close;entry_SYSCALL_64_after_hwframe;do_syscall_64;__x64_sys_close;__fput;kmem_cache_free 2\n"
+                  "kubelet;main;usleep;__nanosleep 10\n",
+                  &rest);
+        assert_int_equal(near.total, 1930);
+
+        assert_int_equal(folded_rises(&near, &rest, RISE_PROCESS, SIZE_MAX, &r, &n), 0);
+        assert_int_equal(n, 1);
+        assert_string_equal(r[0].name, "kubelet");
+        assert_int_equal(r[0].slice, 41);
+        assert_null(r[0].top_function);
+        rises_free(r, n);
+
+        /* The answer names it by the kernel function most of the rise ran under. */
+        AnswerInput in = { .near = &near, .rest = &rest, .n_cpus = 2 };
+        Answer a = {};
+        Rise *np = NULL;
+        size_t n_np = 0;
+        assert_int_equal(folded_rises(&near, &rest, RISE_PROCESS, SIZE_MAX, &np, &n_np), 0);
+        in.near_proc = np;
+        in.n_near_proc = n_np;
+        assert_int_equal(answer_choose(&in, &near, &rest, &a), 0);
+        assert_non_null(a.rise.name);
+        assert_string_equal(a.rise.name, "kubelet");
+        assert_int_equal(a.from, ANSWER_NEAR_PROCESS);
+        assert_null(a.rise.top_function);
+        assert_non_null(a.under);
+        assert_string_equal(a.under, "seq_read_iter");
+        answer_done(&a);
+        rises_free(np, n_np);
+
+        /* A leaf with as many samples as any rise needs is its function that rose. */
+        assert_true(asprintf(&text, "java;main;compute 1885\n%s%s", stacks,
+                             "kubelet;main;read;entry_SYSCALL_64_after_hwframe;do_syscall_64;ksys_read;vfs_read;"
+                             "seq_read_iter;memory_stat_show;memcg1_stat_format;seq_buf_printf;vsnprintf;format_decode 2\n") > 0);
+        load_text(text, &near5);
+        free(text);
+        assert_int_equal(folded_rises(&near5, &rest, RISE_PROCESS, SIZE_MAX, &r, &n), 0);
+        assert_int_equal(n, 1);
+        assert_string_equal(r[0].top_function, "format_decode");
+        rises_free(r, n);
+}
+
 /* Counts that overflow as integer sums: z stays a number. */
 static void test_z_huge(void **state) {
         double z = proportion_z(UINT64_MAX / 2, UINT64_MAX - 1, UINT64_MAX / 4, UINT64_MAX - 1);
@@ -917,6 +1009,7 @@ int main(void) {
                 cmocka_unit_test(test_answer_percpu_kthreads),
                 cmocka_unit_test(test_rise_under_says_nothing),
                 cmocka_unit_test(test_rises_top_function_per_process),
+                cmocka_unit_test(test_rises_kernel_spread),
                 cmocka_unit_test(test_z_huge),
                 cmocka_unit_test(test_rises_nothing),
                 cmocka_unit_test(test_rises_tiny_counts),

@@ -428,7 +428,12 @@ int folded_rises(const Folded *slice, const Folded *baseline, RiseKind kind, siz
         }
 
         /* For each process, the function of it whose share rose most (largest z, rises only): one
-         * pass over the functions, each found its process by name (every rise may be asked for). */
+         * pass over the functions, each found its process by name (every rise may be asked for).
+         * Only a leaf with RISE_SAMPLES_MIN samples, as any rise: a rise in the kernel spreads over
+         * many leaves (a read of memory.stat: vsnprintf, format_decode, the flush of the memory
+         * controller's counters, the lookups of the open before it), each with a sample or two,
+         * and the first of those ties in the file is no function that rose. The caller the rise
+         * ran under (folded_rise_under()) says it then. */
         if (kind == RISE_PROCESS && n > 0) {
                 best = new0(const Counts *, n);
                 best_z = new0(double, n);
@@ -449,7 +454,7 @@ int folded_rises(const Folded *slice, const Folded *baseline, RiseKind kind, siz
                         double z;
 
                         /* "comm;leaf" with a leaf: a comm-only key names no function */
-                        if (!semi || semi[1] == '\0' || c->slice == 0 ||
+                        if (!semi || semi[1] == '\0' || c->slice < RISE_SAMPLES_MIN ||
                             !hashmap_get(byname, c->key, (size_t) (semi - c->key), &i))
                                 continue;
                         z = proportion_z(c->slice, slice->total, c->baseline, baseline->total);

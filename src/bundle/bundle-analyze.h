@@ -86,7 +86,7 @@ typedef struct Rise {
         uint64_t slice, baseline;
         double slice_share, baseline_share; /* 0..1 */
         double z;
-        char *top_function;       /* processes only: its leaf function that rose most */
+        char *top_function;       /* processes only: its leaf function that rose most, or NULL */
         double function_slice_share, function_baseline_share, function_z;
 } Rise;
 
@@ -104,7 +104,9 @@ typedef enum RiseKind {
 /*
  * Ranks the keys whose share rose in slice against baseline, largest z first; only rises with
  * z >= RISE_Z_MIN and at least RISE_SAMPLES_MIN slice samples are returned, at most max_n.
- * For processes, each rise names the leaf function of that process that rose most.
+ * For processes, each rise names the leaf function of that process that rose most, among those
+ * with RISE_SAMPLES_MIN slice samples (none where its rise is spread thinner: a few samples in
+ * each of many kernel functions).
  */
 int folded_rises(const Folded *slice, const Folded *baseline, RiseKind kind, size_t max_n, Rise **ret,
                  size_t *ret_n);
