@@ -93,6 +93,21 @@ stop_tprofd() {
         wait "$TPROFD_PID" || fail "tprofd exited $? after SIGTERM: $(tail -20 "$TEST_TMP/tprofd.log")"
 }
 
+# bundle_shown RULE: waits for a bundle of RULE, sets B (its directory) and ID, and writes what show
+# --json, show and report say of it to $TEST_TMP/show.json, show.txt and report.html.
+bundle_shown() {
+        local rule=$1
+        bundle_ready() { compgen -G "$STATE/incidents/*-$rule-*/manifest.json" >/dev/null; }
+        wait_for 20 bundle_ready || fail "no bundle: $(tail -20 "$TEST_TMP/tprofd.log")"
+        B=$(compgen -G "$STATE/incidents/*-$rule-*")
+        ID=${B##*-}
+        expect_exit 0 "$TPROF_BUNDLE" -D "$STATE" show "$ID" --json
+        cp "$OUT" "$TEST_TMP/show.json"
+        expect_exit 0 "$TPROF_BUNDLE" -D "$STATE" show "$ID"
+        cp "$OUT" "$TEST_TMP/show.txt"
+        expect_exit 0 "$TPROF_BUNDLE" -D "$STATE" report "$ID" -o "$TEST_TMP/report.html"
+}
+
 STATE="$TEST_TMP/state"
 
 # DMESG_FORMS: sed scripts that turn dmesg lines ("[ 1234.567890] msg") into the other text forms

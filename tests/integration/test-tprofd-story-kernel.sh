@@ -70,16 +70,7 @@ echo "ena 0000:00:05.0 eth0: Trigger reset is on tprof-$TOKEN" >/dev/kmsg
 sleep 2.5
 rm -f "$HOT"
 
-bundle_ready() { compgen -G "$STATE/incidents/*-ena-story-*/manifest.json" >/dev/null; }
-wait_for 20 bundle_ready || fail "no bundle: $(tail -20 "$TEST_TMP/tprofd.log")"
-B=$(compgen -G "$STATE/incidents/*-ena-story-*")
-ID=${B##*-}
-
-expect_exit 0 "$TPROF_BUNDLE" -D "$STATE" show "$ID" --json
-cp "$OUT" "$TEST_TMP/show.json"
-expect_exit 0 "$TPROF_BUNDLE" -D "$STATE" show "$ID"
-cp "$OUT" "$TEST_TMP/show.txt"
-expect_exit 0 "$TPROF_BUNDLE" -D "$STATE" report "$ID" -o "$TEST_TMP/report.html"
+bundle_shown ena-story
 python3 - "$TEST_TMP/show.json" "$TEST_TMP/report.html" "$AGENT" "$B" <<'PY' || fail "$(sed -n '/In short/,/^$/p;/^Around/,/^Services/p' "$TEST_TMP/show.txt")"
 import json, math, sys
 show = json.load(open(sys.argv[1]))
