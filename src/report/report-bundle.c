@@ -71,25 +71,62 @@ oom:
         return -ENOMEM;
 }
 
-static void write_logs(JsonWriter *w, const char *dir) {
+/* One line of log.jsonl as the page reads it; false for a line that is not one. */
+static bool log_line_parse(const char *line, size_t n, JsonValue **ret, uint64_t *ret_t_ns, bool *ret_trigger) {
+        _cleanup_(json_value_freep) JsonValue *v = NULL;
+
+        if (json_parse(line, n, 8, &v, NULL) < 0 || v->type != JSON_TYPE_OBJECT ||
+            !json_u64_value(json_object_get(v, "t_perf_ns"), ret_t_ns))
+                return false;
+        *ret_trigger = false;
+        (void) json_bool_value(json_object_get(v, "trigger"), ret_trigger);
+        if (ret)
+                *ret = TAKE_PTR(v);
+        return true;
+}
+
+/* "logs": the lines of log.jsonl, at most REPORT_LOG_LINES_MAX of them. A longer log (a storm of
+ * lines before the event: the daemon keeps 20,000 a source) keeps the lines around the trigger
+ * line, or around the event's time without one, so the line that made the bundle is always there;
+ * "logs_omitted_before" and "logs_omitted_after" count what was left out, for the page to say. */
+static void write_logs(JsonWriter *w, const char *dir, const BundleManifest *m) {
         _cleanup_free_ char *path = path_join2(dir, BUNDLE_LOG_JSON), *line = NULL;
         _cleanup_fclose_ FILE *in = NULL;
-        size_t cap = 0, n_lines = 0;
+        size_t cap = 0, n_lines = 0, center = SIZE_MAX, n_early = 0, from = 0, i = 0;
         ssize_t n;
+
+        in = path ? fopen(path, "re") : NULL;
+        while (in && (n = getline(&line, &cap, in)) >= 0) {
+                uint64_t t_ns;
+                bool trigger;
+
+                if (!log_line_parse(line, (size_t) n, NULL, &t_ns, &trigger))
+                        continue;
+                if (trigger && center == SIZE_MAX)
+                        center = n_lines;
+                if (m->has_event_perf_ns && t_ns < m->event_t_perf_ns)
+                        n_early++;
+                n_lines++;
+        }
+        if (center == SIZE_MAX)
+                center = n_early;
+        if (n_lines > REPORT_LOG_LINES_MAX) {
+                from = center > REPORT_LOG_LINES_MAX / 2 ? center - REPORT_LOG_LINES_MAX / 2 : 0;
+                from = MIN(from, n_lines - REPORT_LOG_LINES_MAX);
+        }
+        if (in)
+                rewind(in);
 
         json_key(w, "logs");
         json_begin_array(w);
-        in = path ? fopen(path, "re") : NULL;
-        while (in && n_lines < REPORT_LOG_LINES_MAX && (n = getline(&line, &cap, in)) >= 0) {
+        while (in && i < from + REPORT_LOG_LINES_MAX && (n = getline(&line, &cap, in)) >= 0) {
                 _cleanup_(json_value_freep) JsonValue *v = NULL;
                 const JsonValue *msg;
                 uint64_t t_ns;
-                bool trigger = false;
+                bool trigger;
 
-                if (json_parse(line, (size_t) n, 8, &v, NULL) < 0 || v->type != JSON_TYPE_OBJECT ||
-                    !json_u64_value(json_object_get(v, "t_perf_ns"), &t_ns))
+                if (!log_line_parse(line, (size_t) n, &v, &t_ns, &trigger) || i++ < from)
                         continue;
-                (void) json_bool_value(json_object_get(v, "trigger"), &trigger);
                 msg = json_object_get(v, "message");
                 json_begin_array(w);
                 json_u64(w, t_ns / 1000);
@@ -101,9 +138,10 @@ static void write_logs(JsonWriter *w, const char *dir) {
                 else
                         json_string(w, "");
                 json_end_array(w);
-                n_lines++;
         }
         json_end_array(w);
+        json_kv_u64(w, "logs_omitted_before", MIN(from, n_lines));
+        json_kv_u64(w, "logs_omitted_after", n_lines - MIN(n_lines, from + REPORT_LOG_LINES_MAX));
 }
 
 static void write_rises(JsonWriter *w, const char *key, const Rise *r, size_t n) {
@@ -360,7 +398,7 @@ static int build_json(const char *dir, const BundleManifest *m, char **ret_json,
         json_kv_u64(&w, "default_after_us", MIN(m->rule_after_usec ?: REPORT_DEFAULT_SPAN_USEC, REPORT_DEFAULT_SPAN_USEC));
         if (bundle_manifest_capture_cpu(m, &cpu))
                 json_kv_u64(&w, "captured_cpu", cpu);
-        write_logs(&w, dir);
+        write_logs(&w, dir, m);
         r = write_analysis(&w, dir, m, s);
         if (r >= 0)
                 r = report_stacks_write_json(s, &w);

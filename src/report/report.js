@@ -646,6 +646,12 @@
   function logList() {
     const body = $('log-body'), logs = D.logs || [];
     if (!logs.length) { $('log').hidden = D.kind !== 'bundle'; body.textContent = 'No log lines.'; return; }
+    // A log longer than the page keeps (a storm of lines): the lines around the trigger, and what
+    // was left out said.
+    const before = D.logs_omitted_before || 0, after = D.logs_omitted_after || 0;
+    $('log-omitted').hidden = !(before || after);
+    $('log-omitted').textContent = before || after ? 'The log has ' + (before + logs.length + after) + ' lines: the ' + logs.length + ' around the trigger are shown, ' +
+      before + ' earlier and ' + after + ' later ones left out (log.txt and log.jsonl have them all).' : '';
     body.innerHTML = logs.map((l, i) => '<div class="logline' + (l[1] ? ' trigger' : '') + '" tabindex="0" data-i="' + i + '"><span class="t">' + (l[1] ? '&gt; ' : '  ') + esc(l[2] || wall(l[0])) + ' ' + esc(rel(l[0])) + ' ' + esc(l[3]) + '</span> ' + esc(l[4]) + '</div>').join('');
     body.querySelectorAll('.logline').forEach((d) => {
       d.addEventListener('click', () => selectAround(logs[Number(d.dataset.i)][0]));

@@ -19,14 +19,15 @@ python3-selenium) and checks it against the bundle's perf-script file:
   - a screenshot is saved.
 
     report-browser.py REPORT PERF_SCRIPT OUTDIR [--search COMM] [--no-log] [--bench]
-    report-browser.py REPORT - OUTDIR --answer TEXT [--row ROW]... [--unusual TEXT]
+    report-browser.py REPORT - OUTDIR --answer TEXT [--row ROW]... [--unusual TEXT] [--log-omitted TEXT]
     report-browser.py REPORT - OUTDIR --empty
     report-browser.py REPORT - OUTDIR --heap-per-node BYTES
 
 With --answer it checks the header and the unusual ranking only (with --row, repeated: a row of
 the ranking says ROW, and clicking it marks it): the one-line answer contains TEXT,
 the ranking has rows, and clicking one marks it; with --unusual, that the ranking has no rows and
-says TEXT instead.
+says TEXT instead; with --log-omitted, that the log pane says TEXT of the lines it left out and
+lists the trigger line.
 
 With --empty it checks the page of a bundle without samples: it says so, marks the trigger and
 every log line on the time axis, and a drag over the CPU lanes or the arrow keys select a time
@@ -179,6 +180,11 @@ def check_header(args):
         marks = driver.find_elements(By.CSS_SELECTOR, "#marks .mark")
         logs = driver.find_elements(By.CSS_SELECTOR, "#log-body .logline")
         check(len(logs) > 0, "the log lists %d lines (%d marked on the time axis)" % (len(logs), len(marks)))
+        if args.log_omitted:
+            trig = driver.find_elements(By.CSS_SELECTOR, "#log-body .logline.trigger")
+            check(len(trig) == 1, "the log lists the trigger line among its %d lines (%d)" % (len(logs), len(trig)))
+            said = driver.execute_script("const e = document.getElementById('log-omitted'); return e && !e.hidden ? e.textContent : ''")
+            check(args.log_omitted in said, "the log says %r (%r)" % (args.log_omitted, said))
         driver.save_screenshot(os.path.join(args.outdir, "report-header.png"))
     finally:
         driver.quit()
@@ -247,6 +253,7 @@ def main():
     ap.add_argument("--answer", default=None)
     ap.add_argument("--row", action="append", help="with --answer: a row of the ranking that says this")
     ap.add_argument("--unusual", default=None, help="with --answer: the ranking has no rows and says this")
+    ap.add_argument("--log-omitted", default=None, help="with --answer: the log says this of the lines left out, and lists the trigger")
     ap.add_argument("--no-log", action="store_true", help="a ring range: no log lines to mark")
     ap.add_argument("--empty", action="store_true", help="a bundle without samples")
     ap.add_argument("--heap-per-node", type=int, default=None, help="the page's heap, at most, per node of its tree")

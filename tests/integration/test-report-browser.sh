@@ -11,7 +11,8 @@
 # report shows show's one-line answer and the unusual ranking (or, against a baseline too small to
 # compare with, says so as show does); a line matched after a restart, logged while tprofd was
 # down, is marked on the heatmap, which spans the slice, and a bundle without samples shows its
-# slice, its log and empty lanes, and a page of a million call-tree nodes stays small. The checker
+# slice, its log and empty lanes, a log longer than the page keeps keeps its trigger line and says
+# what it left out, and a page of a million call-tree nodes stays small. The checker
 # must fail on a perf-script file that lost one sample. Screenshots: build/tests/report-browser/.
 set -eu
 . "$(dirname "$0")/lib.sh"
@@ -164,7 +165,22 @@ expect_exit 0 "$TPROF_BUNDLE" -D "$TEST_TMP/thread" report 0f0f -o "$TEST_TMP/th
 # No rise passed the answer's floors: the page says so before the strongest, as show does.
 python3 "$TPROF_SOURCE_ROOT/tests/helpers/make-fixture-bundle.py" "$TEST_TMP/drift" drift --id 0d0d0d0d
 expect_exit 0 "$TPROF_BUNDLE" -D "$TEST_TMP/drift" report 0d0d -o "$TEST_TMP/drift.html"
-"$PY" "$CHECK" "$TEST_TMP/drift.html" - "$SHOTS" --answer "No clear rise; the strongest: kubelet rose to 55.0% of the samples" ||
+# ... and a storm of 20,100 lines before its trigger (the daemon keeps 20,000 a source, the page
+# 20,000 in all): the page keeps the lines around the trigger line and says how many it left out.
+DR=$(compgen -G "$TEST_TMP/drift/incidents/*-0d0d0d0d")
+python3 - "$DR/log.jsonl" <<'PY'
+import json, sys
+lines = open(sys.argv[1]).read().splitlines()
+first = json.loads(lines[0])
+storm = []
+for k in range(20100, 0, -1):
+    l = dict(first, t_perf_ns=first["t_perf_ns"] - k * 1000000, trigger=False, message="storm %d" % k)
+    storm.append(json.dumps(l))
+open(sys.argv[1], "w").write("\n".join(storm + lines) + "\n")
+PY
+expect_exit 0 "$TPROF_BUNDLE" -D "$TEST_TMP/drift" report 0d0d -o "$TEST_TMP/drift.html"
+"$PY" "$CHECK" "$TEST_TMP/drift.html" - "$SHOTS" --answer "No clear rise; the strongest: kubelet rose to 55.0% of the samples" \
+        --log-omitted "The log has 20145 lines: the 20000 around the trigger are shown, 145 earlier and 0 later ones left out" ||
         fail "the drift's report header failed"
 # A baseline of a handful of samples (tprofd started just before the event): the page says that
 # the slice could not be compared and lists no rise against it, as show does; nor when the event's
