@@ -210,6 +210,92 @@ static void test_roundtrip(void **state) {
         decoded_done(&d);
 }
 
+/* The tree's bound: a stack that would grow it past its nodes or its names' bytes is cut at its
+ * last frame in the tree (the root, for a new comm), and counted; every sample keeps its time and
+ * CPU, and a cut stack remembered in the producer's slot is counted again. */
+static void test_cut(void **state) {
+        _cleanup_(report_stacks_freep) ReportStacks *s = report_stacks_new();
+        Frame l1[] = { { .symbol = "l1", .dso = "/bin/a" }, { .symbol = "main", .dso = "/bin/a" } };
+        Frame l2[] = { { .symbol = "l2", .dso = "/bin/a" }, { .symbol = "main", .dso = "/bin/a" } };
+        Frame l3[] = { { .symbol = "l3", .dso = "/bin/a" }, { .symbol = "main", .dso = "/bin/a" } };
+        SampleStackSlot slot = {};
+        struct {
+                const char *comm;
+                Frame *frames;
+                SampleStackSlot *slot;
+                const char *key;
+        } in[] = {
+                { "ab", l1, NULL, "ab;main;l1" }, { "ab", l2, NULL, "ab;main;l2" }, /* 4 nodes and the root */
+                { "ab", l3, &slot, "ab;main" }, { "ab", l3, &slot, "ab;main" }, /* cut, twice */
+                { "cd", l1, NULL, "" },                                            /* a new comm: at the root */
+        };
+        uint64_t v, t0;
+        JsonWriter w;
+        Decoded d = {};
+        char key[512];
+        int r = 0;
+
+        assert_non_null(s);
+        report_stacks_set_limits(s, 5, 1 << 20);
+        for (size_t i = 0; i < ELEMENTSOF(in); i++) {
+                Sample smp = { .t_ns = 7000000000000 + i * 1000000, .cpu = (uint32_t) i % 2, .comm = in[i].comm, .n_frames = 2,
+                               .frames = in[i].frames, .stack_slot = in[i].slot };
+                assert_int_equal(report_stacks_add_sample(s, &smp), 0);
+        }
+        assert_int_equal(report_stacks_add_baseline(s, "ab;main;l4", 5), 0);
+        assert_int_equal(report_stacks_add_baseline(s, "ab;main;l1", 2), 0);
+
+        json_writer_init(&w, false);
+        json_begin_object(&w);
+        assert_int_equal(report_stacks_write_json(s, &w), 0);
+        json_end_object(&w);
+        _cleanup_free_ char *json = json_finish(&w, &r);
+        assert_non_null(json);
+        decode(json, &d);
+        assert_int_equal(d.n_nodes, 5);
+        const JsonValue *cut = json_object_get(d.doc, "cut");
+        assert_true(json_u64_value(json_object_get(cut, "nodes_max"), &v));
+        assert_int_equal(v, 5);
+        assert_true(json_u64_value(json_object_get(cut, "stacks"), &v));
+        assert_int_equal(v, 3); /* ab;main;l3, cd;main;l1, ab;main;l4 */
+        assert_true(json_u64_value(json_object_get(cut, "samples"), &v));
+        assert_int_equal(v, 3);
+        assert_true(json_u64_value(json_object_get(cut, "baseline"), &v));
+        assert_int_equal(v, 5);
+        assert_true(json_u64_value(json_object_get(d.doc, "t0_us"), &t0));
+        assert_int_equal(d.n_samples, ELEMENTSOF(in));
+        for (size_t k = 0; k < d.n_samples; k++) {
+                size_t i = (size_t) (d.t[k] - 7000000000) / 1000;
+                assert_true(i < ELEMENTSOF(in));
+                assert_int_equal(d.cpu[k], i % 2);
+                node_key(&d, d.node[k], key, sizeof key);
+                assert_string_equal(key, in[i].key);
+        }
+        decoded_done(&d);
+
+        /* the names' bytes: "ab", "main", "l1" fit in 8, "l2" does not */
+        _cleanup_(report_stacks_freep) ReportStacks *s2 = report_stacks_new();
+        assert_non_null(s2);
+        report_stacks_set_limits(s2, 100, 8);
+        for (size_t i = 0; i < 2; i++) {
+                Sample smp = { .t_ns = 7000000000000 + i * 1000000, .comm = "ab", .n_frames = 2, .frames = i ? l2 : l1 };
+                assert_int_equal(report_stacks_add_sample(s2, &smp), 0);
+        }
+        json_writer_init(&w, false);
+        json_begin_object(&w);
+        assert_int_equal(report_stacks_write_json(s2, &w), 0);
+        json_end_object(&w);
+        _cleanup_free_ char *json2 = json_finish(&w, &r);
+        assert_non_null(json2);
+        decode(json2, &d);
+        assert_int_equal(d.n_nodes, 4);
+        assert_non_null(json_array_get(json_object_get(d.doc, "frames"), 2));
+        assert_null(json_array_get(json_object_get(d.doc, "frames"), 3));
+        assert_true(json_u64_value(json_object_get(json_object_get(d.doc, "cut"), "samples"), &v));
+        assert_int_equal(v, 1);
+        decoded_done(&d);
+}
+
 static void test_html(void **state) {
         _cleanup_free_ char *buf = NULL;
         size_t len = 0;
@@ -231,6 +317,7 @@ static void test_html(void **state) {
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_roundtrip),
+                cmocka_unit_test(test_cut),
                 cmocka_unit_test(test_html),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);

@@ -40,7 +40,14 @@ struct ReportStacks {
         size_t n_cpus, allocated_cpus;
 
         uint64_t n_samples, first_us, baseline_total;
+
+        /* The bound on the tree: a stack that would grow it past either is cut where it leaves it. */
+        size_t nodes_max, frame_bytes_max, frame_bytes;
+        uint64_t cut_stacks, cut_samples, cut_baseline;
 };
+
+/* A leaf that stands for a stack cut short (in key_nodes' values and the producer's slots). */
+#define LEAF_CUT UINT32_C(0x80000000)
 
 ReportStacks *report_stacks_new(void) {
         _cleanup_(report_stacks_freep) ReportStacks *s = calloc(1, sizeof(ReportStacks));
@@ -60,6 +67,8 @@ ReportStacks *report_stacks_new(void) {
                 return NULL;
         s->n_nodes = 1;
         s->tag = sample_stack_tag_new();
+        s->nodes_max = REPORT_NODES_MAX;
+        s->frame_bytes_max = REPORT_FRAME_BYTES_MAX;
         return TAKE_PTR(s);
 }
 
@@ -100,6 +109,7 @@ static int intern_frame(ReportStacks *s, const char *name, size_t len, uint32_t 
                 if (!s->frames[s->n_frames])
                         return -ENOMEM;
                 s->n_frames++;
+                s->frame_bytes += len;
         }
         *ret = (uint32_t) *slot;
         return 0;
@@ -127,10 +137,13 @@ static int intern_node(ReportStacks *s, uint32_t parent, uint32_t frame, uint32_
         return 0;
 }
 
-/* The leaf node of a folded key, walking (and growing) the tree once per distinct key. */
+/* The leaf node of a folded key, walking (and growing) the tree once per distinct key; | LEAF_CUT
+ * when the tree is full and the stack leaves it: its leaf is then the last of its frames the tree
+ * has (a page of tens of millions of nodes, from deep stacks that are nearly all distinct, would
+ * not open; the samples, their times and CPUs, are all kept). */
 static int intern_key(ReportStacks *s, const char *key, size_t len, uint32_t *ret) {
         uint64_t v;
-        uint32_t node = 0;
+        uint32_t node = 0, cut = 0;
         int r;
 
         if (hashmap_get(s->key_nodes, key, len, &v)) {
@@ -140,20 +153,34 @@ static int intern_key(ReportStacks *s, const char *key, size_t len, uint32_t *re
         for (size_t i = 0; i < len;) {
                 const char *semi = memchr(key + i, ';', len - i);
                 size_t l = semi ? (size_t) (semi - (key + i)) : len - i;
-                uint32_t f;
+                bool known = false;
+                uint64_t id;
 
-                r = intern_frame(s, key + i, l, &f);
-                if (r < 0)
-                        return r;
-                r = intern_node(s, node, f, &node);
-                if (r < 0)
-                        return r;
+                if (hashmap_get(s->frame_ids, key + i, l, &id)) {
+                        uint32_t pair[2] = { node, (uint32_t) id };
+                        known = hashmap_get(s->node_ids, pair, sizeof pair, &v);
+                }
+                if (known)
+                        node = (uint32_t) v;
+                else if (s->n_nodes >= s->nodes_max || s->frame_bytes + l > s->frame_bytes_max) {
+                        cut = LEAF_CUT;
+                        s->cut_stacks++;
+                        break;
+                } else {
+                        uint32_t f;
+                        r = intern_frame(s, key + i, l, &f);
+                        if (r < 0)
+                                return r;
+                        r = intern_node(s, node, f, &node);
+                        if (r < 0)
+                                return r;
+                }
                 i += l + 1;
         }
-        r = hashmap_put(s->key_nodes, key, len, node);
+        r = hashmap_put(s->key_nodes, key, len, node | cut);
         if (r < 0)
                 return r;
-        *ret = node;
+        *ret = node | cut;
         return 0;
 }
 
@@ -171,8 +198,8 @@ static int leaf_of(ReportStacks *s, const Sample *sample, uint32_t *ret) {
         char comm[64];
         int r;
 
-        if (slot && slot->tag == s->tag && slot->stack < s->n_nodes) {
-                uint32_t top = comm_node(s, slot->stack);
+        if (slot && slot->tag == s->tag && (slot->stack & ~LEAF_CUT) < s->n_nodes) {
+                uint32_t top = comm_node(s, slot->stack & ~LEAF_CUT);
                 profile_comm_tidy(sample->comm, comm, sizeof comm);
                 if (top != 0 && streq(s->frames[s->frame[top]], comm)) {
                         *ret = slot->stack;
@@ -200,6 +227,10 @@ int report_stacks_add_sample(ReportStacks *s, const Sample *sample) {
         r = leaf_of(s, sample, &node);
         if (r < 0)
                 return r;
+        if (node & LEAF_CUT) {
+                s->cut_samples++;
+                node &= ~LEAF_CUT;
+        }
 
         uint64_t *slot = hashmap_slot(s->cpu_index, &sample->cpu, sizeof sample->cpu, s->n_cpus, &added);
         if (!slot)
@@ -230,9 +261,18 @@ int report_stacks_add_baseline(ReportStacks *s, const char *key, uint64_t count)
         r = intern_key(s, key, strlen(key), &node);
         if (r < 0)
                 return r;
+        if (node & LEAF_CUT) {
+                s->cut_baseline += count;
+                node &= ~LEAF_CUT;
+        }
         s->baseline[node] += count;
         s->baseline_total += count;
         return 0;
+}
+
+void report_stacks_set_limits(ReportStacks *s, size_t nodes_max, size_t frame_bytes_max) {
+        s->nodes_max = nodes_max;
+        s->frame_bytes_max = frame_bytes_max;
 }
 
 uint64_t report_stacks_n_samples(const ReportStacks *s) {
@@ -405,6 +445,14 @@ int report_stacks_write_json(ReportStacks *s, JsonWriter *w) {
         json_kv_u64(w, "quantum_us", quantum);
         json_kv_u64(w, "n_samples", s->n_samples);
         json_kv_u64(w, "baseline_total", s->baseline_total);
+        json_key(w, "cut");
+        json_begin_object(w);
+        json_kv_u64(w, "nodes_max", s->nodes_max);
+        json_kv_u64(w, "frame_bytes_max", s->frame_bytes_max);
+        json_kv_u64(w, "stacks", s->cut_stacks);
+        json_kv_u64(w, "samples", s->cut_samples);
+        json_kv_u64(w, "baseline", s->cut_baseline);
+        json_end_object(w);
         json_key(w, "frames");
         json_begin_array(w);
         for (size_t i = 0; i < s->n_frames; i++)

@@ -192,6 +192,13 @@
       add('Samples', N + ' (' + (h.freq_hz || '?') + ' Hz ' + (h.event || '') + ', ' + (h.n_cpus || '?') + ' CPUs), ' + (h.lost || 0) + ' lost');
       add('Alignment', h.alignment);
     }
+    // A call tree too large for a page (deep stacks nearly all distinct) is cut: every sample is
+    // there, with its time and CPU, but these stacks only down to where they leave the tree.
+    const cut = D.cut;
+    if (cut && cut.stacks)
+      add('Cut stacks', cut.stacks + ' distinct stacks (' + cut.samples + ' samples of the slice' + (D.kind === 'bundle' ? ', ' + cut.baseline + ' of the baseline' : '') +
+        ') are shown only down to where they leave the page\'s call tree of ' + cut.nodes_max + ' frames (' + (cut.frame_bytes_max >> 20) + ' MiB of names); ' +
+        (D.kind === 'bundle' ? 'stacks.folded has them whole' : 'export has them whole'));
     $('facts').innerHTML = f.join('');
     document.title = D.title || document.title;
   }

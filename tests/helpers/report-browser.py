@@ -21,7 +21,7 @@ python3-selenium) and checks it against the bundle's perf-script file:
     report-browser.py REPORT PERF_SCRIPT OUTDIR [--search COMM] [--no-log] [--bench]
     report-browser.py REPORT - OUTDIR --answer TEXT [--row ROW]... [--unusual TEXT] [--log-omitted TEXT]
     report-browser.py REPORT - OUTDIR --empty
-    report-browser.py REPORT - OUTDIR --heap-per-node BYTES
+    report-browser.py REPORT - OUTDIR --heap-per-node BYTES [--cut]
 
 With --answer it checks the header and the unusual ranking only (with --row, repeated: a row of
 the ranking says ROW, and clicking it marks it): the one-line answer contains TEXT,
@@ -35,7 +35,8 @@ range of no samples on all CPUs, with no error.
 
 With --heap-per-node it checks that the page, once loaded and collected, holds at most BYTES of
 JavaScript heap per node of its call tree (and 16 MiB more), and that its flame graph has every
-sample; it prints the heap and the timings.
+sample; it prints the heap and the timings. With --cut, that the tree was cut at its bound and the
+header says how many stacks were cut.
 
 With --bench it prints the timings only (heatmap drawn after load, a selection's redraw) and checks
 nothing but the cell counts. Exit 0 when every check passes, 1 otherwise, 77 when no browser runs.
@@ -235,6 +236,14 @@ def check_heap(args):
         driver.find_element(By.ID, "select-all").click()
         check(driver.execute_script("return window.tprof.rootTotal()") == got["samples"] > 0,
               "the flame graph of everything holds all %d samples" % got["samples"])
+        if args.cut:
+            cut = driver.execute_script("return JSON.parse(document.getElementById('tprof-data').textContent).cut") or \
+                {"stacks": 0, "samples": 0, "nodes_max": 0}
+            facts = driver.find_element(By.ID, "facts").text
+            said = "%d distinct stacks (%d samples of the slice) are shown only down to where they leave the page's call tree of %d frames" % (
+                cut["stacks"], cut["samples"], cut["nodes_max"])
+            check(cut["samples"] > 0 and got["nodes"] <= cut["nodes_max"] and said in facts,
+                  "a tree past its bound is cut at %d nodes (%d) and the page says so: %r" % (cut["nodes_max"], got["nodes"], facts[-300:]))
         limit = args.heap_per_node * got["nodes"] + 16 * 1048576
         check(got["heap"] <= limit, "the page holds %d bytes of heap, at most %d (%d a node of %d)" %
               (got["heap"], limit, args.heap_per_node, got["nodes"]))
@@ -257,6 +266,7 @@ def main():
     ap.add_argument("--no-log", action="store_true", help="a ring range: no log lines to mark")
     ap.add_argument("--empty", action="store_true", help="a bundle without samples")
     ap.add_argument("--heap-per-node", type=int, default=None, help="the page's heap, at most, per node of its tree")
+    ap.add_argument("--cut", action="store_true", help="with --heap-per-node: the tree is cut at its bound, and the page says so")
     args = ap.parse_args()
     if args.heap_per_node is not None:
         return check_heap(args)
