@@ -205,14 +205,13 @@ expect_exit 0 "$TPROF_BUNDLE" -D "$TEST_TMP/tiny" report 3fb0 -o "$TEST_TMP/tiny
 # the writer and the browser). The tree stops at two million, the page says how many stacks it
 # cut, and it holds at most 64 bytes of heap a node.
 if [ -n "${STORE_TOOL:-}" ] && [ -x "$STORE_TOOL" ]; then
-        python3 -c 'import random
+        python3 -c 'import random, sys
 rnd = random.Random(1)
+line = ["\t%x f%d+0x0 (/usr/bin/deep)\n" % (0x401000 + f * 0x100, f) for f in range(10)]
 for i in range(24000):
-    print("deep %d/%d [%03d] %.6f: 1003009 cpu-clock:" % (4000 + i % 2, 4000 + i % 2, i % 2, 1000 + i // 2 / 997))
-    for d in range(100):
-        f = rnd.randrange(10)
-        print("\t%x f%d+0x0 (/usr/bin/deep)" % (0x401000 + f * 0x100, f))
-    print("\t400f00 main+0x0 (/usr/bin/deep)\n")' >"$TEST_TMP/deep.perf-script"
+    sys.stdout.write("deep %d/%d [%03d] %.6f: 1003009 cpu-clock:\n" % (4000 + i % 2, 4000 + i % 2, i % 2, 1000 + i // 2 / 997) +
+                     "".join(line[rnd.randrange(10)] for d in range(100)) + "\t400f00 main+0x0 (/usr/bin/deep)\n\n")' \
+                >"$TEST_TMP/deep.perf-script"
         "$STORE_TOOL" import "$TEST_TMP/deep-ring" 120 <"$TEST_TMP/deep.perf-script" >/dev/null
         expect_exit 0 "$TPROF_BUNDLE" report --ring "$TEST_TMP/deep-ring" --from -2h --to now -o "$TEST_TMP/deep.html"
         "$PY" "$CHECK" "$TEST_TMP/deep.html" - "$SHOTS" --heap-per-node 64 --cut || fail "the page of deep, distinct stacks"
