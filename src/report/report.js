@@ -356,8 +356,9 @@
       '\n' + wall(cellStart(c[0], c[1])) + ' (' + rel(cellStart(c[0], c[1])) + ')');
   }
   // The keyboard's cell and the end of the selection it grows from (with Shift), where the mouse
-  // left them.
+  // left them; forgotten when anything else selects, so the arrows go on from that selection.
   let keyCell = null, keyAnchor = null;
+  function setSelection(s) { sel = s; keyCell = keyAnchor = null; }
   heatOv.addEventListener('mousedown', (ev) => {
     ev.preventDefault();
     drag = { a: cellAt(ev), kind: 'heat' };
@@ -404,7 +405,7 @@
     const set = new Set();
     if (cpus.length) // no samples: one empty lane, no CPU
       for (let i = Math.min(a[1], p[1]); i <= Math.max(a[1], p[1]); i++) set.add(cpus[i]);
-    sel = { from: base + x0 / cellW * US, to: base + x1 / cellW * US, cpus: set.size === cpus.length ? null : set };
+    setSelection({ from: base + x0 / cellW * US, to: base + x1 / cellW * US, cpus: set.size === cpus.length ? null : set });
     drawOverlays();
   }
   cpuOv.addEventListener('mousedown', (ev) => { ev.preventDefault(); drag = { a: binAt(ev), kind: 'cpu' }; cpuDragTo(drag.a); });
@@ -418,7 +419,7 @@
 
   function selectAround(t) {
     const c = cellOf(t);
-    sel = { from: base + c[0] * US, to: base + (c[0] + 1) * US, cpus: null };
+    setSelection({ from: base + c[0] * US, to: base + (c[0] + 1) * US, cpus: null });
     zoomNode = 0; drawOverlays(); update();
   }
 
@@ -548,7 +549,7 @@
   });
   flame.addEventListener('blur', hideTip);
   $('reset-zoom').addEventListener('click', () => { zoomNode = 0; drawFlame(); });
-  $('select-all').addEventListener('click', () => { sel = { from: first, to: last + 1, cpus: null }; zoomNode = 0; drawOverlays(); update(); });
+  $('select-all').addEventListener('click', () => { setSelection({ from: first, to: last + 1, cpus: null }); zoomNode = 0; drawOverlays(); update(); });
   $('diff').addEventListener('change', (ev) => { diff = ev.target.checked; drawFlame(); });
   $('rowms').addEventListener('change', (ev) => { rowUs = Number(ev.target.value) * 1000; binAll(); drawHeat(); });
 
@@ -690,7 +691,7 @@
     grid: () => ({ cols: nCols, rows: nRows, rowMs: rowUs / 1000, base_us: base, counts: Array.from(counts) }),
     layout: () => ({ cellW: cellW, cellH: cellH, laneH: laneH, cpus: cpus.slice() }),
     selection: () => ({ from: sel.from, to: sel.to, cpus: sel.cpus ? Array.from(sel.cpus) : null, samples: selTotal }),
-    select: (from, to, cpuList) => { const t = performance.now(); sel = { from: from, to: to, cpus: cpuList ? new Set(cpuList) : null }; zoomNode = 0; drawOverlays(); update(); return performance.now() - t; },
+    select: (from, to, cpuList) => { const t = performance.now(); setSelection({ from: from, to: to, cpus: cpuList ? new Set(cpuList) : null }); zoomNode = 0; drawOverlays(); update(); return performance.now() - t; },
     rootTotal: () => tot[0],
     search: (q) => { $('search').value = q; applySearch(); return Number($('search-info').dataset.samples); },
     highlighted: () => Number(flame.dataset.highlighted),

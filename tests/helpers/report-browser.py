@@ -422,6 +422,14 @@ def main():
             check(sel["to"] - sel["from"] == 1000000 and total == sum(want[col * rows:(col + 1) * rows]),
                   "Enter on the first log line selects second %d and its %d samples (root %d)" %
                   (col, sum(want[col * rows:(col + 1) * rows]), total))
+            # the heatmap's keys go on from that selection, not from the cell they last left
+            driver.execute_script("document.getElementById('rowms').focus()")
+            ActionChains(driver).send_keys(Keys.TAB, Keys.ARROW_RIGHT).perform()
+            sel = driver.execute_script("return window.tprof.selection()")
+            c5 = min(col + 1, cols - 1)
+            check(sel["from"] == base + c5 * 1000000 and sel["to"] == sel["from"] + 20000,
+                  "then Right in the heatmap selects the first cell of second %d (from %s, %.3f s)" %
+                  (c5, sel["from"], (sel["from"] - base) / 1e6))
 
         # drag over the per-CPU lanes: the first CPU only, over the same seconds
         cpus = lay["cpus"]
