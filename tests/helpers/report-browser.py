@@ -20,6 +20,7 @@ python3-selenium) and checks it against the bundle's perf-script file:
 
     report-browser.py REPORT PERF_SCRIPT OUTDIR [--search COMM] [--no-log] [--bench]
     report-browser.py REPORT - OUTDIR --answer TEXT [--row ROW]... [--unusual TEXT] [--log-omitted TEXT]
+    report-browser.py --headers OUTDIR -- REPORT --answer TEXT [...] [-- REPORT --answer TEXT [...]]...
     report-browser.py REPORT - OUTDIR --empty
     report-browser.py REPORT - OUTDIR --heap-per-node BYTES [--cut]
 
@@ -27,7 +28,7 @@ With --answer it checks the header and the unusual ranking only (with --row, rep
 the ranking says ROW, and clicking it marks it): the one-line answer contains TEXT,
 the ranking has rows, and clicking one marks it; with --unusual, that the ranking has no rows and
 says TEXT instead; with --log-omitted, that the log pane says TEXT of the lines it left out and
-lists the trigger line.
+lists the trigger line. --headers does that for each page given after a "--", in one browser.
 
 With --empty it checks the page of a bundle without samples: it says so, marks the trigger and
 every log line on the time axis, and a drag over the CPU lanes or the arrow keys select a time
@@ -147,9 +148,12 @@ def load(driver, path):
           "the page ran its script (%s)" % (errors[:3] or "no console errors"))
 
 
-def check_header(args):
-    driver = start_browser()
+def check_header(args, driver=None):
+    own = driver is None
+    if own:
+        driver = start_browser()
     try:
+        print("page: %s" % args.report)
         load(driver, args.report)
         answer = driver.find_element(By.ID, "answer").text
         check(args.answer in answer, "the one-line answer says %r: %r" % (args.answer, answer))
@@ -187,6 +191,34 @@ def check_header(args):
             said = driver.execute_script("const e = document.getElementById('log-omitted'); return e && !e.hidden ? e.textContent : ''")
             check(args.log_omitted in said, "the log says %r (%r)" % (args.log_omitted, said))
         driver.save_screenshot(os.path.join(args.outdir, "report-header.png"))
+    finally:
+        if own:
+            driver.quit()
+    return 0
+
+
+def check_headers(argv):
+    """--headers OUTDIR -- REPORT --answer TEXT [...] -- REPORT ...: check_header on each page, in
+    one browser (a browser's start is seconds on a busy machine)."""
+    ap = argparse.ArgumentParser(prog="report-browser.py --headers OUTDIR --")
+    ap.add_argument("report")
+    ap.add_argument("--answer", required=True)
+    ap.add_argument("--row", action="append")
+    ap.add_argument("--unusual", default=None)
+    ap.add_argument("--log-omitted", default=None)
+    groups, cur = [], None
+    for a in argv[1:]:
+        if a == "--":
+            cur = []
+            groups.append(cur)
+        elif cur is not None:
+            cur.append(a)
+    driver = start_browser()
+    try:
+        for g in groups:
+            args = ap.parse_args(g)
+            args.outdir = argv[0]
+            check_header(args, driver)
     finally:
         driver.quit()
     return 0
@@ -253,6 +285,8 @@ def check_heap(args):
 
 
 def main():
+    if len(sys.argv) > 2 and sys.argv[1] == "--headers":
+        return check_headers(sys.argv[2:])
     ap = argparse.ArgumentParser()
     ap.add_argument("report")
     ap.add_argument("perf_script")

@@ -140,31 +140,29 @@ else
         echo "up for only ${uptime_s}s: the bundle without samples is not tried"
 fi
 
-# The header and the unusual ranking, on the fixture whose answer is known (kubelet rose).
+# The header and the unusual ranking, on the fixture whose answer is known (kubelet rose). The
+# pages are checked at the end, in one browser.
+HEADERS=()
 FX="$TEST_TMP/fixture"
 python3 "$TPROF_SOURCE_ROOT/tests/helpers/make-fixture-bundle.py" "$FX" anomaly --id 5e1f0a2b
 expect_exit 0 "$TPROF_BUNDLE" -D "$FX" report 5e1f -o "$TEST_TMP/fixture.html"
-"$PY" "$CHECK" "$TEST_TMP/fixture.html" - "$SHOTS" --answer "kubelet rose to" || fail "the fixture's report header failed"
+HEADERS+=(-- "$TEST_TMP/fixture.html" --answer "kubelet rose to")
 # A burst in the event's own seconds alone: the answer names it from event.folded, as show does,
 # and the ranking has its rows around the event.
 python3 "$TPROF_SOURCE_ROOT/tests/helpers/make-fixture-bundle.py" "$TEST_TMP/burst" burst --id 0b0b0b0b
 expect_exit 0 "$TPROF_BUNDLE" -D "$TEST_TMP/burst" report 0b0b -o "$TEST_TMP/burst.html"
-"$PY" "$CHECK" "$TEST_TMP/burst.html" - "$SHOTS" --answer "kubelet rose to 6.5% of the samples around the event" \
-        --row "process around the event kubelet" --row "function around the event mem_cgroup_nr_lru_pages" ||
-        fail "the burst's report header failed"
+HEADERS+=(-- "$TEST_TMP/burst.html" --answer "kubelet rose to 6.5% of the samples around the event" \
+        --row "process around the event kubelet" --row "function around the event mem_cgroup_nr_lru_pages")
 # A process that stopped at the event: the page says it fell, as show does.
 python3 "$TPROF_SOURCE_ROOT/tests/helpers/make-fixture-bundle.py" "$TEST_TMP/drop" drop --id 0e0e0e0e
 expect_exit 0 "$TPROF_BUNDLE" -D "$TEST_TMP/drop" report 0e0e -o "$TEST_TMP/drop.html"
-"$PY" "$CHECK" "$TEST_TMP/drop.html" - "$SHOTS" --answer "postgres fell to 0.0% of the samples around the event" ||
-        fail "the drop's report header failed"
+HEADERS+=(-- "$TEST_TMP/drop.html" --answer "postgres fell to 0.0% of the samples around the event")
 # A named thread: the page says whose thread it is, as show does.
 python3 "$TPROF_SOURCE_ROOT/tests/helpers/make-fixture-bundle.py" "$TEST_TMP/thread" thread --id 0f0f0f0f
 expect_exit 0 "$TPROF_BUNDLE" -D "$TEST_TMP/thread" report 0f0f -o "$TEST_TMP/thread.html"
-"$PY" "$CHECK" "$TEST_TMP/thread.html" - "$SHOTS" --answer "VM_Thread of java (unit app.service) rose to 6.5% of the samples" ||
-        fail "the thread's report header failed"
+HEADERS+=(-- "$TEST_TMP/thread.html" --answer "VM_Thread of java (unit app.service) rose to 6.5% of the samples")
 # No rise passed the answer's floors: the page says so before the strongest, as show does.
 python3 "$TPROF_SOURCE_ROOT/tests/helpers/make-fixture-bundle.py" "$TEST_TMP/drift" drift --id 0d0d0d0d
-expect_exit 0 "$TPROF_BUNDLE" -D "$TEST_TMP/drift" report 0d0d -o "$TEST_TMP/drift.html"
 # ... and a storm of 20,100 lines before its trigger (the daemon keeps 20,000 a source, the page
 # 20,000 in all): the page keeps the lines around the trigger line and says how many it left out.
 DR=$(compgen -G "$TEST_TMP/drift/incidents/*-0d0d0d0d")
@@ -179,9 +177,8 @@ for k in range(20100, 0, -1):
 open(sys.argv[1], "w").write("\n".join(storm + lines) + "\n")
 PY
 expect_exit 0 "$TPROF_BUNDLE" -D "$TEST_TMP/drift" report 0d0d -o "$TEST_TMP/drift.html"
-"$PY" "$CHECK" "$TEST_TMP/drift.html" - "$SHOTS" --answer "No clear rise; the strongest: kubelet rose to 55.0% of the samples" \
-        --log-omitted "The log has 20145 lines: the 20000 around the trigger are shown, 145 earlier and 0 later ones left out" ||
-        fail "the drift's report header failed"
+HEADERS+=(-- "$TEST_TMP/drift.html" --answer "No clear rise; the strongest: kubelet rose to 55.0% of the samples" \
+        --log-omitted "The log has 20145 lines: the 20000 around the trigger are shown, 145 earlier and 0 later ones left out")
 # A baseline of a handful of samples (tprofd started just before the event): the page says that
 # the slice could not be compared and lists no rise against it, as show does; nor when the event's
 # seconds are the whole slice and their rest is as small.
@@ -189,15 +186,15 @@ python3 "$TPROF_SOURCE_ROOT/tests/helpers/make-fixture-bundle.py" "$TEST_TMP/tin
 T=$(compgen -G "$TEST_TMP/tiny/incidents/*-3fb01234")
 printf 'java;main 10\nswapper;idle 7\n' >"$T/baseline.folded"
 expect_exit 0 "$TPROF_BUNDLE" -D "$TEST_TMP/tiny" report 3fb0 -o "$TEST_TMP/tiny.html"
-"$PY" "$CHECK" "$TEST_TMP/tiny.html" - "$SHOTS" \
+HEADERS+=(-- "$TEST_TMP/tiny.html" \
         --answer "Nothing rose significantly around the event against the rest of the bundle (the baseline has 17 samples, too few to compare the slice with)" \
-        --unusual "the baseline has 17 samples, too few to compare the slice with" || fail "the tiny baseline's report header failed"
+        --unusual "the baseline has 17 samples, too few to compare the slice with")
 cp "$T/stacks.folded" "$T/event.folded"
 expect_exit 0 "$TPROF_BUNDLE" -D "$TEST_TMP/tiny" report 3fb0 -o "$TEST_TMP/tiny-rest.html"
-"$PY" "$CHECK" "$TEST_TMP/tiny-rest.html" - "$SHOTS" \
+HEADERS+=(-- "$TEST_TMP/tiny-rest.html" \
         --answer "No comparison possible: the baseline has 17 samples, too few to compare with" \
-        --unusual "Nothing to tell: the baseline has 17 samples, too few to compare with." ||
-        fail "the tiny rest's report header failed"
+        --unusual "Nothing to tell: the baseline has 17 samples, too few to compare with.")
+"$PY" "$CHECK" --headers "$SHOTS" "${HEADERS[@]}" || fail "a fixture's report header failed"
 
 # Thousands of distinct stacks 100 frames deep (a JVM's, a deep recursion's): a ring of 24,000
 # such samples, each a random walk over ten functions, written by the store from perf script text,
