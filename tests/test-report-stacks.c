@@ -13,8 +13,12 @@
 
 #include "basic/json-reader.h"
 #include "basic/string-util.h"
+#include "basic/time-util.h"
+#include "profile/profile-fold.h"
 #include "report/report-internal.h"
 #include "report/report-stacks.h"
+#include "store/ring-store.h"
+#include "store-test-util.h"
 
 static size_t unbase64(const char *s, uint8_t *out) {
         static const char table[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
@@ -52,7 +56,7 @@ typedef struct Decoded {
         size_t n_nodes;
         uint64_t *parent, *frame;
         uint64_t *stack_node;
-        uint64_t n_samples, t[64], cpu[64], node[64];
+        uint64_t n_samples, t[1024], cpu[1024], node[1024];
 } Decoded;
 
 static const char *frame_name(const Decoded *d, uint64_t f) {
@@ -296,6 +300,84 @@ static void test_cut(void **state) {
         decoded_done(&d);
 }
 
+/* A tree that reaches its bound, read from real windows: the samples of the focus (the seconds the
+ * page opens with, around the event) keep their whole stacks though they come late in the slice;
+ * those cut are elsewhere, each a prefix of its stack. */
+static void test_cut_focus(void **state) {
+        static const char *const names[] = { "f0", "f1", "f2", "f3" };
+        static char *keys[600];
+        static Decoded d;
+        const uint64_t t0 = UINT64_C(7000000000000), step = 10000000;
+        WindowHeaderInfo info = test_header_info();
+        RingOptions o = { .window_usec = 60 * USEC_PER_SEC };
+        RingStore *rs = NULL;
+        WindowInfo *windows = NULL;
+        size_t n_windows = 0, n_cut = 0;
+        char tmpdir[] = "/tmp/test-report-stacks.XXXXXX", ring[64], cmd[96], key[512];
+        StrBuf kb = STRBUF_NULL;
+        JsonWriter w;
+        int r = 0;
+
+        assert_non_null(mkdtemp(tmpdir));
+        snprintf(ring, sizeof ring, "%s/ring", tmpdir);
+        assert_int_equal(ring_store_open(ring, &o, &info, &rs), 0);
+        for (size_t i = 0; i < ELEMENTSOF(keys); i++) {
+                /* a stack of its own for each sample: the base-4 digits of i, the lowest the leaf */
+                Frame f[6];
+                for (size_t k = 0; k < ELEMENTSOF(f); k++)
+                        f[k] = (Frame) { .symbol = names[(i >> (2 * k)) & 3], .dso = "/bin/app", .addr = 0x401000 };
+                Sample smp = { .t_ns = t0 + i * step, .cpu = (uint32_t) i % 2, .pid = 10, .tid = 10, .comm = "app",
+                               .period = 1, .n_frames = ELEMENTSOF(f), .frames = f };
+                assert_int_equal(ring_store_add_sample(rs, &smp), 0);
+                assert_int_equal(profile_fold_key(&smp, &kb), 0);
+                keys[i] = strndup(kb.data, kb.len);
+                if (i % 100 == 99)
+                        assert_int_equal(ring_store_flush(rs), 0);
+        }
+        ring_store_free(rs);
+        strbuf_done(&kb);
+        assert_int_equal(ring_list_windows(ring, false, &windows, &n_windows), 0);
+        _cleanup_free_ char **paths = calloc(n_windows, sizeof(char *));
+        assert_non_null(paths);
+        for (size_t i = 0; i < n_windows; i++)
+                paths[i] = windows[i].path;
+
+        _cleanup_(report_stacks_freep) ReportStacks *s = report_stacks_new();
+        assert_non_null(s);
+        report_stacks_set_limits(s, 200, 1 << 20);
+        /* the focus: samples 400 to 499 */
+        assert_int_equal(report_read_samples(s, paths, n_windows, t0, t0 + 599 * step, t0 + 400 * step, t0 + 499 * step,
+                                             NULL, NULL),
+                         0);
+        json_writer_init(&w, false);
+        json_begin_object(&w);
+        assert_int_equal(report_stacks_write_json(s, &w), 0);
+        json_end_object(&w);
+        _cleanup_free_ char *json = json_finish(&w, &r);
+        assert_non_null(json);
+        decode(json, &d);
+        assert_int_equal(d.n_nodes, 200);
+        assert_int_equal(d.n_samples, ELEMENTSOF(keys));
+        for (size_t k = 0; k < d.n_samples; k++) {
+                size_t i = (size_t) ((d.t[k] - t0 / 1000) / (step / 1000));
+                assert_true(i < ELEMENTSOF(keys));
+                node_key(&d, d.node[k], key, sizeof key);
+                if (i >= 400 && i <= 499)
+                        assert_string_equal(key, keys[i]);
+                else if (!streq(key, keys[i])) {
+                        assert_true(startswith(keys[i], key));
+                        n_cut++;
+                }
+        }
+        assert_true(n_cut > 0);
+        decoded_done(&d);
+        for (size_t i = 0; i < ELEMENTSOF(keys); i++)
+                free(keys[i]);
+        window_info_array_free(windows, n_windows);
+        snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
+        assert_int_equal(system(cmd), 0);
+}
+
 static void test_html(void **state) {
         _cleanup_free_ char *buf = NULL;
         size_t len = 0;
@@ -318,6 +400,7 @@ int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_roundtrip),
                 cmocka_unit_test(test_cut),
+                cmocka_unit_test(test_cut_focus),
                 cmocka_unit_test(test_html),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);

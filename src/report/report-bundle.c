@@ -335,6 +335,15 @@ static void write_header(JsonWriter *w, const BundleManifest *m, const char *eve
         json_end_object(w);
 }
 
+/* The selection the page opens with: at most REPORT_DEFAULT_SPAN_USEC before and after the trigger. */
+static uint64_t default_before_usec(const BundleManifest *m) {
+        return MIN(m->rule_before_usec ?: REPORT_DEFAULT_SPAN_USEC, REPORT_DEFAULT_SPAN_USEC);
+}
+
+static uint64_t default_after_usec(const BundleManifest *m) {
+        return MIN(m->rule_after_usec ?: REPORT_DEFAULT_SPAN_USEC, REPORT_DEFAULT_SPAN_USEC);
+}
+
 static int build_json(const char *dir, const BundleManifest *m, char **ret_json, char **ret_title) {
         _cleanup_(report_stacks_freep) ReportStacks *s = report_stacks_new();
         _cleanup_free_ char *event = NULL, *title = NULL;
@@ -368,7 +377,13 @@ static int build_json(const char *dir, const BundleManifest *m, char **ret_json,
                 n_unreadable++;
         }
         if (m->has_slice && n_paths > 0) {
-                r = report_read_samples(s, paths, n_paths, m->slice_from_perf_ns, m->slice_to_perf_ns, &event, &st);
+                uint64_t ff = 0, ft = 0;
+                if (m->has_event_perf_ns) { /* the selection the page opens with */
+                        ff = m->event_t_perf_ns - MIN(m->event_t_perf_ns, default_before_usec(m) * 1000);
+                        ft = m->event_t_perf_ns + default_after_usec(m) * 1000;
+                }
+                r = report_read_samples(s, paths, n_paths, m->slice_from_perf_ns, m->slice_to_perf_ns, ff, ft, &event,
+                                        &st);
                 if (r < 0)
                         goto finish;
         }
@@ -394,8 +409,8 @@ static int build_json(const char *dir, const BundleManifest *m, char **ret_json,
         if (m->has_event_perf_ns && m->has_event_realtime)
                 json_kv_i64(&w, "realtime_offset_us",
                             (int64_t) m->event_realtime_usec - (int64_t) (m->event_t_perf_ns / 1000));
-        json_kv_u64(&w, "default_before_us", MIN(m->rule_before_usec ?: REPORT_DEFAULT_SPAN_USEC, REPORT_DEFAULT_SPAN_USEC));
-        json_kv_u64(&w, "default_after_us", MIN(m->rule_after_usec ?: REPORT_DEFAULT_SPAN_USEC, REPORT_DEFAULT_SPAN_USEC));
+        json_kv_u64(&w, "default_before_us", default_before_usec(m));
+        json_kv_u64(&w, "default_after_us", default_after_usec(m));
         if (bundle_manifest_capture_cpu(m, &cpu))
                 json_kv_u64(&w, "captured_cpu", cpu);
         write_logs(&w, dir, m);

@@ -16,9 +16,12 @@
 #define REPORT_DEFAULT_SPAN_USEC (UINT64_C(5) * 1000000)
 
 /* Adds the samples of [from, to] of windows recorded with one event (as the perf-script export
- * keeps them) to s; *ret_event gets that event. */
+ * keeps them) to s; *ret_event gets that event. Where the tree reaches its bound, the samples of
+ * [focus_from, focus_to] (the selection the page opens with) go in first, so that the stacks cut
+ * are the ones farthest from the event; focus_from == focus_to: none. */
 int report_read_samples(ReportStacks *s, char *const *paths, size_t n, uint64_t from_perf_ns, uint64_t to_perf_ns,
-                        char **ret_event, SliceStats *ret_stats);
+                        uint64_t focus_from_perf_ns, uint64_t focus_to_perf_ns, char **ret_event,
+                        SliceStats *ret_stats);
 
 /* Writes the page: the template with the styles, the script and the JSON document (a complete
  * object) put in. */

@@ -16,8 +16,22 @@ static int on_sample(const Sample *sample, void *userdata) {
         return report_stacks_add_sample(userdata, sample);
 }
 
+typedef struct Outside {
+        ReportStacks *s;
+        uint64_t from, to;
+} Outside;
+
+static int on_sample_outside(const Sample *sample, void *userdata) {
+        const Outside *o = userdata;
+
+        if (sample->t_ns >= o->from && sample->t_ns <= o->to)
+                return 0;
+        return report_stacks_add_sample(o->s, sample);
+}
+
 int report_read_samples(ReportStacks *s, char *const *paths, size_t n, uint64_t from_perf_ns, uint64_t to_perf_ns,
-                        char **ret_event, SliceStats *ret_stats) {
+                        uint64_t focus_from_perf_ns, uint64_t focus_to_perf_ns, char **ret_event,
+                        SliceStats *ret_stats) {
         _cleanup_free_ char **keep = NULL;
         _cleanup_free_ char *ev = NULL;
         size_t n_keep = 0;
@@ -29,6 +43,21 @@ int report_read_samples(ReportStacks *s, char *const *paths, size_t n, uint64_t 
         r = slice_read(keep, n_keep, from_perf_ns, to_perf_ns, on_sample, s, ret_stats);
         if (r < 0)
                 return r;
+        /* The tree was cut, in time order: read again, the event's seconds first (rare, so the
+         * common case reads the windows once). */
+        if (report_stacks_cut_stacks(s) > 0 && focus_from_perf_ns < focus_to_perf_ns) {
+                Outside o = { s, MAX(from_perf_ns, focus_from_perf_ns), MIN(to_perf_ns, focus_to_perf_ns) };
+                SliceStats again = {};
+
+                r = report_stacks_reset(s);
+                if (r >= 0 && o.from <= o.to)
+                        r = slice_read(keep, n_keep, o.from, o.to, on_sample, s, NULL);
+                if (r >= 0)
+                        r = slice_read(keep, n_keep, from_perf_ns, to_perf_ns, on_sample_outside, &o, &again);
+                slice_stats_done(&again);
+                if (r < 0)
+                        return r;
+        }
         if (ret_event)
                 *ret_event = TAKE_PTR(ev);
         return 0;
@@ -48,7 +77,7 @@ int report_write_range(char *const *paths, size_t n, uint64_t from_perf_ns, uint
                 return -ENOMEM;
         if (n == 0)
                 return -ENODATA;
-        r = report_read_samples(s, paths, n, from_perf_ns, to_perf_ns, &event, &st);
+        r = report_read_samples(s, paths, n, from_perf_ns, to_perf_ns, 0, 0, &event, &st);
         if (r < 0)
                 goto finish;
         if (report_stacks_n_samples(s) == 0) {

@@ -275,6 +275,24 @@ void report_stacks_set_limits(ReportStacks *s, size_t nodes_max, size_t frame_by
         s->frame_bytes_max = frame_bytes_max;
 }
 
+int report_stacks_reset(ReportStacks *s) {
+        ReportStacks *fresh = report_stacks_new(), tmp;
+
+        if (!fresh)
+                return -ENOMEM;
+        fresh->nodes_max = s->nodes_max;
+        fresh->frame_bytes_max = s->frame_bytes_max;
+        tmp = *s;
+        *s = *fresh;
+        *fresh = tmp;
+        report_stacks_free(fresh);
+        return 0;
+}
+
+uint64_t report_stacks_cut_stacks(const ReportStacks *s) {
+        return s->cut_stacks;
+}
+
 uint64_t report_stacks_n_samples(const ReportStacks *s) {
         return s->n_samples;
 }

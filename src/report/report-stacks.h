@@ -42,6 +42,10 @@ ReportStacks *report_stacks_free(ReportStacks *s);
 int report_stacks_add_sample(ReportStacks *s, const Sample *sample);
 /* One folded line of the baseline: "comm;root;...;leaf" seen count times. */
 int report_stacks_add_baseline(ReportStacks *s, const char *key, uint64_t count);
+/* Empties s (its bounds stay). */
+int report_stacks_reset(ReportStacks *s);
+/* The distinct stacks cut so far. */
+uint64_t report_stacks_cut_stacks(const ReportStacks *s);
 uint64_t report_stacks_n_samples(const ReportStacks *s);
 /* First sample time in perf microseconds; 0 when there is none. */
 uint64_t report_stacks_first_us(const ReportStacks *s);
