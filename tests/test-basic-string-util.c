@@ -35,6 +35,20 @@ static void test_escape_table(void **state) {
         }
 }
 
+static void test_utf8_prefix(void **state) {
+        const char *s = "ab\xe2\x80\xa6" "c"; /* "ab…c" */
+
+        assert_int_equal(utf8_prefix_length(s, 6, 10), 6);
+        assert_int_equal(utf8_prefix_length(s, 6, 5), 5); /* after the ellipsis */
+        assert_int_equal(utf8_prefix_length(s, 6, 4), 2); /* it would be cut: left out whole */
+        assert_int_equal(utf8_prefix_length(s, 6, 3), 2);
+        assert_int_equal(utf8_prefix_length(s, 6, 2), 2);
+        assert_int_equal(utf8_prefix_length("\xf0\x9f\x94\xa5!", 5, 3), 0);
+        /* bytes that are no UTF-8 are cut where max says: nothing to keep whole */
+        assert_int_equal(utf8_prefix_length("a\x80\x80\x80\x80" "b", 6, 4), 4);
+        assert_int_equal(utf8_prefix_length("\xff\xfe", 2, 1), 1);
+}
+
 static void test_utf8_valid(void **state) {
         assert_true(utf8_is_valid_n("abc", 3));
         assert_true(utf8_is_valid_n("\xf0\x9f\x94\xa5", 4));
@@ -84,6 +98,7 @@ static void test_startswith_endswith(void **state) {
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_escape_table),
+                cmocka_unit_test(test_utf8_prefix),
                 cmocka_unit_test(test_utf8_valid),
                 cmocka_unit_test(test_filename_sanitize_cannot_escape),
                 cmocka_unit_test(test_strbuf),

@@ -115,6 +115,19 @@ size_t utf8_sequence_length(const char *str, size_t n) {
         return len;
 }
 
+size_t utf8_prefix_length(const char *s, size_t n, size_t max) {
+        size_t l;
+
+        if (n <= max)
+                return n;
+        /* Back over the continuation bytes before the cut to the lead byte they follow, at most 3. */
+        for (l = max; l > 0 && max - l < 3 && ((uint8_t) s[l] & 0xc0) == 0x80; l--)
+                ;
+        if (l < max && utf8_sequence_length(s + l, n - l) > max - l)
+                return l;
+        return max;
+}
+
 bool utf8_is_valid_n(const char *s, size_t n) {
         for (size_t i = 0; i < n;) {
                 size_t k = utf8_sequence_length(s + i, n - i);

@@ -40,6 +40,9 @@ const char *endswith(const char *s, const char *suffix);
 /* Length of the valid UTF-8 sequence at s (1-4), or 0 if invalid or truncated. */
 size_t utf8_sequence_length(const char *s, size_t n);
 bool utf8_is_valid_n(const char *s, size_t n);
+/* The length of s's first n bytes cut to at most max without splitting a valid UTF-8 sequence:
+ * a character that max would cut in two is left out whole. */
+size_t utf8_prefix_length(const char *s, size_t n, size_t max);
 
 /*
  * Appends s escaped for a terminal or a text file: printable ASCII and valid UTF-8 pass, backslash

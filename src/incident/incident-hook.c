@@ -519,7 +519,7 @@ static char **make_env(const IncidentHookBundle *b) {
         snprintf(usec, sizeof usec, "%llu", (unsigned long long) b->trigger_realtime_usec);
         snprintf(ns, sizeof ns, "%llu", (unsigned long long) b->trigger_perf_ns);
         /* One line, printable: the message comes from a log someone else wrote. */
-        msg = escape_text(b->message ?: "", MIN(strlen(b->message ?: ""), (size_t) 2048));
+        msg = escape_text(b->message ?: "", utf8_prefix_length(b->message ?: "", strlen(b->message ?: ""), 2048));
         if (env_add(env, &n, "TPROF_BUNDLE_PATH", b->path) < 0 || env_add(env, &n, "TPROF_BUNDLE_ID", b->id) < 0 ||
             env_add(env, &n, "TPROF_SHORT_ID", b->short_id) < 0 || env_add(env, &n, "TPROF_RULE", b->rule) < 0 ||
             env_add(env, &n, "TPROF_HOST", b->host) < 0 || env_add(env, &n, "TPROF_STATUS", b->status) < 0 ||

@@ -327,7 +327,7 @@ static int list_pinned(int dir_fd, const char *id, const char *incidents_path, c
  * bundle hook gets: where the bundle is, which rule, host and status, and the trigger line.
  */
 static void announce(const IncidentHookBundle *b) {
-        _cleanup_free_ char *msg = escape_text(b->message ?: "", MIN(strlen(b->message ?: ""), (size_t) 2048));
+        _cleanup_free_ char *msg = escape_text(b->message ?: "", utf8_prefix_length(b->message ?: "", strlen(b->message ?: ""), 2048));
         char utc[64] = "";
         struct tm tm;
         time_t t = (time_t) (b->trigger_realtime_usec / USEC_PER_SEC);

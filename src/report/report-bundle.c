@@ -85,6 +85,21 @@ static bool log_line_parse(const char *line, size_t n, JsonValue **ret, uint64_t
         return true;
 }
 
+/* A message past the page's bound is cut between characters and ends in "…", so the page shows
+ * that it goes on in log.jsonl. */
+static void log_message(JsonWriter *w, const char *s, size_t n) {
+        char buf[REPORT_LOG_LINE_BYTES_MAX + sizeof "\xe2\x80\xa6"];
+        size_t l = utf8_prefix_length(s, n, REPORT_LOG_LINE_BYTES_MAX);
+
+        if (l == n) {
+                json_string_n(w, s, n);
+                return;
+        }
+        memcpy(buf, s, l);
+        memcpy(buf + l, "\xe2\x80\xa6", 3);
+        json_string_n(w, buf, l + 3);
+}
+
 /* "logs": the lines of log.jsonl, at most REPORT_LOG_LINES_MAX of them. A longer log (a storm of
  * lines before the event: the daemon keeps 20,000 a source) keeps the lines around the trigger
  * line, or around the event's time without one, so the line that made the bundle is always there;
@@ -134,7 +149,7 @@ static void write_logs(JsonWriter *w, const char *dir, const BundleManifest *m) 
                 json_string(w, json_string_value(json_object_get(v, "utc")) ?: "");
                 json_string(w, json_string_value(json_object_get(v, "source")) ?: "");
                 if (json_string_value(msg))
-                        json_string_n(w, msg->string.s, MIN(msg->string.len, (size_t) REPORT_LOG_LINE_BYTES_MAX));
+                        log_message(w, msg->string.s, msg->string.len);
                 else
                         json_string(w, "");
                 json_end_array(w);

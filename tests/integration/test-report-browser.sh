@@ -174,9 +174,20 @@ storm = []
 for k in range(20100, 0, -1):
     l = dict(first, t_perf_ns=first["t_perf_ns"] - k * 1000000, trigger=False, message="storm %d" % k)
     storm.append(json.dumps(l))
+# and a line longer than the page keeps, of three-byte characters the bound falls inside of
+storm[-1] = json.dumps(dict(json.loads(storm[-1]), message="\u2026" * 1000))
 open(sys.argv[1], "w").write("\n".join(storm + lines) + "\n")
 PY
 expect_exit 0 "$TPROF_BUNDLE" -D "$TEST_TMP/drift" report 0d0d -o "$TEST_TMP/drift.html"
+# The long line is cut between characters (2048 bytes: 682 of them) and ends in one more "…".
+python3 - "$TEST_TMP/drift.html" <<'PY' || fail "the page's long log line is not cut whole and marked"
+import json, sys
+html = open(sys.argv[1], encoding="utf-8").read()
+key = '"logs":'
+logs = json.JSONDecoder().raw_decode(html[html.index(key) + len(key):])[0]
+long = [l[4] for l in logs if l[4].startswith("\u2026")]
+assert long == ["\u2026" * 683], [len(m) for m in long]
+PY
 HEADERS+=(-- "$TEST_TMP/drift.html" --answer "No clear rise; the strongest: kubelet rose to 55.0% of the samples" \
         --log-omitted "The log has 20145 lines: the 20000 around the trigger are shown, 145 earlier and 0 later ones left out")
 # A baseline of a handful of samples (tprofd started just before the event): the page says that
