@@ -5,6 +5,7 @@
  * every sample comes back with its time, CPU and folded stack; and the page's template gets the
  * title escaped and no '<' inside the data.
  */
+#include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -378,6 +379,68 @@ static void test_cut_focus(void **state) {
         assert_int_equal(system(cmd), 0);
 }
 
+/* The heap in use, as glibc counts it; 0 where another allocator (ASan's) serves malloc. */
+static size_t heap_in_use(void) {
+        struct mallinfo2 mi = mallinfo2();
+        return mi.uordblks + mi.hblkhd;
+}
+
+/* The bound holds the writer's memory too: a deep stack cut short costs about what its sample
+ * does, not its folded key (a JVM's 100 frames of long names, kilobytes each, in a slice of
+ * hundreds of thousands of distinct stacks). Cut stacks stay counted once each. */
+static void test_cut_memory(void **state) {
+        static char names[100][48], leaf[48];
+        Frame f[ELEMENTSOF(names) + 1];
+        const size_t n = 4000;
+        size_t before;
+        bool measured;
+        JsonWriter w;
+        uint64_t v;
+        int r = 0;
+
+        _cleanup_free_ char *probe = malloc(8 << 20);
+        assert_non_null(probe);
+        memset(probe, 1, 8 << 20);
+        before = heap_in_use();
+        probe = mfree(probe);
+        measured = before - heap_in_use() >= (8 << 20); /* not where malloc is not glibc's */
+        for (size_t k = 0; k < ELEMENTSOF(names); k++) {
+                snprintf(names[k], sizeof names[k], "org.example.service.Handler.frame%03zu", k);
+                f[k + 1] = (Frame) { .symbol = names[k], .dso = "/bin/app" };
+        }
+        f[0] = (Frame) { .symbol = leaf, .dso = "/bin/app" };
+
+        _cleanup_(report_stacks_freep) ReportStacks *s = report_stacks_new();
+        assert_non_null(s);
+        report_stacks_set_limits(s, ELEMENTSOF(f) + 2, 1 << 20); /* the root, the comm, the first stack */
+        before = heap_in_use();
+        for (size_t i = 0; i < n; i++) {
+                snprintf(leaf, sizeof leaf, "leaf%06zu", i);
+                Sample smp = { .t_ns = 7000000000000 + i * 1000000, .comm = "app", .n_frames = ELEMENTSOF(f), .frames = f };
+                assert_int_equal(report_stacks_add_sample(s, &smp), 0);
+        }
+        /* 4 KiB a key: 16 MiB were the keys kept */
+        assert_true(!measured || heap_in_use() - before < 2u << 20);
+        assert_int_equal(report_stacks_add_baseline(s, "app;leaf000007", 1), 0);
+        snprintf(leaf, sizeof leaf, "leaf%06u", 7);
+        Sample again = { .t_ns = 7000000000000 + n * 1000000, .comm = "app", .n_frames = ELEMENTSOF(f), .frames = f };
+        assert_int_equal(report_stacks_add_sample(s, &again), 0);
+
+        json_writer_init(&w, false);
+        json_begin_object(&w);
+        assert_int_equal(report_stacks_write_json(s, &w), 0);
+        json_end_object(&w);
+        _cleanup_free_ char *json = json_finish(&w, &r);
+        assert_non_null(json);
+        _cleanup_(json_value_freep) JsonValue *doc = NULL;
+        assert_int_equal(json_parse(json, strlen(json), 16, &doc, NULL), 0);
+        const JsonValue *cut = json_object_get(doc, "cut");
+        assert_true(json_u64_value(json_object_get(cut, "stacks"), &v));
+        assert_int_equal(v, n); /* all but the first, and one in the baseline; the repeat not again */
+        assert_true(json_u64_value(json_object_get(cut, "samples"), &v));
+        assert_int_equal(v, n);
+}
+
 static void test_html(void **state) {
         _cleanup_free_ char *buf = NULL;
         size_t len = 0;
@@ -401,6 +464,7 @@ int main(void) {
                 cmocka_unit_test(test_roundtrip),
                 cmocka_unit_test(test_cut),
                 cmocka_unit_test(test_cut_focus),
+                cmocka_unit_test(test_cut_memory),
                 cmocka_unit_test(test_html),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);

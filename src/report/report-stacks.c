@@ -32,6 +32,9 @@ struct ReportStacks {
         size_t n_nodes, allocated_parent, allocated_frame, allocated_samples, allocated_baseline;
 
         Hashmap *key_nodes; /* folded key -> leaf node */
+        /* hash_bytes() of a folded key cut short -> its leaf | LEAF_CUT: the keys themselves, kilobytes
+         * each for deep stacks that are nearly all distinct, would cost what the bound saves */
+        Hashmap *cut_keys;
         StrBuf key;
         uint64_t tag; /* ours in SampleStackSlot.tag: slot.stack is then a leaf node */
 
@@ -57,8 +60,9 @@ ReportStacks *report_stacks_new(void) {
         s->frame_ids = hashmap_new();
         s->node_ids = hashmap_new();
         s->key_nodes = hashmap_new();
+        s->cut_keys = hashmap_new();
         s->cpu_index = hashmap_new();
-        if (!s->frame_ids || !s->node_ids || !s->key_nodes || !s->cpu_index)
+        if (!s->frame_ids || !s->node_ids || !s->key_nodes || !s->cut_keys || !s->cpu_index)
                 return NULL;
         /* node 0: the root, above the comm frames */
         if (!GREEDY_REALLOC0(s->parent, s->allocated_parent, 1) || !GREEDY_REALLOC0(s->frame, s->allocated_frame, 1) ||
@@ -85,6 +89,7 @@ ReportStacks *report_stacks_free(ReportStacks *s) {
         free(s->samples);
         free(s->baseline);
         hashmap_free(s->key_nodes);
+        hashmap_free(s->cut_keys);
         strbuf_done(&s->key);
         hashmap_free(s->cpu_index);
         for (size_t i = 0; i < s->n_cpus; i++) {
@@ -142,13 +147,22 @@ static int intern_node(ReportStacks *s, uint32_t parent, uint32_t frame, uint32_
  * has (a page of tens of millions of nodes, from deep stacks that are nearly all distinct, would
  * not open; the samples, their times and CPUs, are all kept). */
 static int intern_key(ReportStacks *s, const char *key, size_t len, uint32_t *ret) {
-        uint64_t v;
+        uint64_t v, h = 0;
         uint32_t node = 0, cut = 0;
         int r;
 
         if (hashmap_get(s->key_nodes, key, len, &v)) {
                 *ret = (uint32_t) v;
                 return 0;
+        }
+        /* A stack cut before is known by its key's hash alone (two keys of one hash in the 64 bits:
+         * one leaf for both, one stack counted). */
+        if (s->cut_stacks > 0) {
+                h = hash_bytes(key, len);
+                if (hashmap_get(s->cut_keys, &h, sizeof h, &v)) {
+                        *ret = (uint32_t) v;
+                        return 0;
+                }
         }
         for (size_t i = 0; i < len;) {
                 const char *semi = memchr(key + i, ';', len - i);
@@ -177,7 +191,11 @@ static int intern_key(ReportStacks *s, const char *key, size_t len, uint32_t *re
                 }
                 i += l + 1;
         }
-        r = hashmap_put(s->key_nodes, key, len, node | cut);
+        if (cut) {
+                h = h ?: hash_bytes(key, len);
+                r = hashmap_put(s->cut_keys, &h, sizeof h, node | cut);
+        } else
+                r = hashmap_put(s->key_nodes, key, len, node);
         if (r < 0)
                 return r;
         *ret = node | cut;
