@@ -299,6 +299,22 @@ static void test_cut(void **state) {
         assert_true(json_u64_value(json_object_get(json_object_get(d.doc, "cut"), "samples"), &v));
         assert_int_equal(v, 1);
         decoded_done(&d);
+
+        /* a name the tree has costs no bytes: "ab;l1" grows it by a node, not past its 8 bytes */
+        Frame l1_only[] = { { .symbol = "l1", .dso = "/bin/a" } };
+        Sample smp = { .t_ns = 7000000002000, .comm = "ab", .n_frames = 1, .frames = l1_only };
+        assert_int_equal(report_stacks_add_sample(s2, &smp), 0);
+        json_writer_init(&w, false);
+        json_begin_object(&w);
+        assert_int_equal(report_stacks_write_json(s2, &w), 0);
+        json_end_object(&w);
+        _cleanup_free_ char *json3 = json_finish(&w, &r);
+        assert_non_null(json3);
+        decode(json3, &d);
+        assert_int_equal(d.n_nodes, 5);
+        assert_true(json_u64_value(json_object_get(json_object_get(d.doc, "cut"), "stacks"), &v));
+        assert_int_equal(v, 1);
+        decoded_done(&d);
 }
 
 /* A tree that reaches its bound, read from real windows: the samples of the focus (the seconds the

@@ -167,16 +167,18 @@ static int intern_key(ReportStacks *s, const char *key, size_t len, uint32_t *re
         for (size_t i = 0; i < len;) {
                 const char *semi = memchr(key + i, ';', len - i);
                 size_t l = semi ? (size_t) (semi - (key + i)) : len - i;
-                bool known = false;
+                bool known = false, named;
                 uint64_t id;
 
-                if (hashmap_get(s->frame_ids, key + i, l, &id)) {
+                named = hashmap_get(s->frame_ids, key + i, l, &id);
+                if (named) {
                         uint32_t pair[2] = { node, (uint32_t) id };
                         known = hashmap_get(s->node_ids, pair, sizeof pair, &v);
                 }
                 if (known)
                         node = (uint32_t) v;
-                else if (s->n_nodes >= s->nodes_max || s->frame_bytes + l > s->frame_bytes_max) {
+                /* a name the tree has already costs no bytes more */
+                else if (s->n_nodes >= s->nodes_max || (!named && s->frame_bytes + l > s->frame_bytes_max)) {
                         cut = LEAF_CUT;
                         s->cut_stacks++;
                         break;
