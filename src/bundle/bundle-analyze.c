@@ -14,6 +14,7 @@
 #include "basic/macro.h"
 #include "basic/string-util.h"
 #include "bundle/bundle-analyze.h"
+#include "profile/profile-irq.h"
 
 void folded_done(Folded *f) {
         for (size_t i = 0; i < f->n; i++)
@@ -115,6 +116,32 @@ void folded_stack_leaf(const char *stack, const char **ret, size_t *ret_len) {
         const char *semi = strrchr(stack, ';');
         *ret = semi ? semi + 1 : stack;
         *ret_len = strlen(*ret);
+}
+
+bool folded_stack_irq_in_idle(const char *stack) {
+        const char *comm, *end;
+        size_t clen;
+
+        folded_stack_comm(stack, &comm, &clen);
+        if (!profile_comm_is_idle(comm, clen))
+                return false;
+        /* From the leaf towards the root, as far as the idle loop: an interrupt below it is work. */
+        for (end = stack + strlen(stack); end > comm + clen;) {
+                const char *f = end;
+
+                while (f[-1] != ';')
+                        f--;
+                switch (profile_kernel_frame(f, (size_t) (end - f))) {
+                case PROFILE_KERNEL_FRAME_IRQ:
+                        return true;
+                case PROFILE_KERNEL_FRAME_IDLE:
+                        return false;
+                default:
+                        break;
+                }
+                end = f - 1;
+        }
+        return false;
 }
 
 static bool is_lower_or_digit(char c) {
@@ -300,9 +327,12 @@ static int count_add(CountTable *t, const char *key, size_t len, uint64_t count,
 }
 
 /* A stack's key as the rankings count it. Process: the comm, a per-CPU kernel thread's merged
- * ("ksoftirqd/" "*", folded_comm_prefix()). Function: "comm;leaf" (the comm alone when the stack has
- * no frame), built in buf where it is not a run of stack itself. */
-#define STACK_KEY_MAX (FOLDED_LINE_MAX + 2)
+ * ("ksoftirqd/" "*", folded_comm_prefix()), the idle task's interrupt work PROFILE_IRQ_IN_IDLE_KEY
+ * (folded_stack_irq_in_idle()). Function: "comm;leaf" with that comm (the comm alone when the stack
+ * has no frame), built in buf where it is not a run of stack itself. */
+/* "[irq in idle]" is longer than the "swapper" it stands for: a line of a long leaf under it is
+ * a key longer than the line. */
+#define STACK_KEY_MAX (FOLDED_LINE_MAX + sizeof(PROFILE_IRQ_IN_IDLE_KEY) + 2)
 static void stack_key(const char *stack, RiseKind kind, char buf[static STACK_KEY_MAX], const char **ret,
                       size_t *ret_len) {
         const char *comm, *leaf;
@@ -312,7 +342,10 @@ static void stack_key(const char *stack, RiseKind kind, char buf[static STACK_KE
         folded_stack_leaf(stack, &leaf, &llen);
         bool alone = leaf == comm;
         p = folded_comm_prefix(comm, clen);
-        if (p > 0) { /* NAME "/" "*", never longer than the comm it stands for */
+        if (!alone && folded_stack_irq_in_idle(stack)) {
+                comm = PROFILE_IRQ_IN_IDLE_KEY;
+                clen = strlen(PROFILE_IRQ_IN_IDLE_KEY);
+        } else if (p > 0) { /* NAME "/" "*", never longer than the comm it stands for */
                 memcpy(buf, comm, p);
                 buf[p] = '*';
                 comm = buf;
@@ -525,6 +558,9 @@ int folded_rise_under(const Folded *a, const Folded *b, const char *comm, char *
         /* A workqueue worker runs whatever work is queued: its rise is under a work item, the
          * function process_one_work() called, and frames above that are every worker's. */
         bool worker = startswith(key, "kworker/");
+        /* Interrupt work in the idle task is under the interrupt: the idle loop below it is every
+         * idle CPU's (and the boot CPU's differs from the others', so neither is everywhere). */
+        bool irq = streq(key, PROFILE_IRQ_IN_IDLE_KEY);
         const Counts *best = NULL;
         CountTable t = {};
         double scale, excess;
@@ -551,7 +587,7 @@ int folded_rise_under(const Folded *a, const Folded *b, const char *comm, char *
                         clen = strcspn(l->stack, ";"); /* its frames follow its own comm */
                         total[k] += l->count;
                         /* Each function once per stack: a recursive one is not counted twice. */
-                        bool after_work = false;
+                        bool after_work = false, in_irq = false;
                         for (const char *f = l->stack + clen; *f == ';' && n_seen < RISE_UNDER_FRAMES_MAX;) {
                                 const char *e = strchrnul(++f, ';');
                                 int64_t x;
@@ -561,7 +597,8 @@ int folded_rise_under(const Folded *a, const Folded *b, const char *comm, char *
                                         continue;
                                 after_work = (size_t) (e - f) == strlen("process_one_work") &&
                                              strneq(f, "process_one_work", (size_t) (e - f));
-                                if ((worker && !item) || frame_says_nothing(f, (size_t) (e - f))) {
+                                in_irq = in_irq || profile_kernel_frame(f, (size_t) (e - f)) == PROFILE_KERNEL_FRAME_IRQ;
+                                if ((worker && !item) || (irq && !in_irq) || frame_says_nothing(f, (size_t) (e - f))) {
                                         f = e;
                                         continue;
                                 }
@@ -713,13 +750,14 @@ double folded_key_share(const Folded *f, RiseKind kind, const char *key) {
 }
 
 /* The idle task's samples ("swapper", as perf names pid 0, or "swapper/N"): idle rising is what
- * the CPUs did not do (the services went quiet when the network did), never a cause. */
+ * the CPUs did not do (the services went quiet when the network did), never a cause. Its
+ * interrupt work is PROFILE_IRQ_IN_IDLE_KEY, no idle. */
 static bool key_is_idle(const char *key) {
         const char *comm;
         size_t len;
 
         folded_stack_comm(key, &comm, &len);
-        return (len == 7 || (len > 8 && comm[7] == '/')) && strneq(comm, "swapper", 7);
+        return profile_comm_is_idle(comm, len);
 }
 
 double sampled_cpus(uint64_t samples, uint64_t freq_hz, uint64_t ns) {

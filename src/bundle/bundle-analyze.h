@@ -46,6 +46,13 @@ void folded_stack_comm(const char *stack, const char **ret, size_t *ret_len);
 void folded_stack_leaf(const char *stack, const char **ret, size_t *ret_len);
 
 /*
+ * Whether stack is the idle task's ("swapper", "swapper/N") running interrupt work: an interrupt
+ * or softirq frame nearer the leaf than the idle loop (profile-irq.h). The rankings count it as
+ * PROFILE_IRQ_IN_IDLE_KEY, never as idle; the folded files keep perf's "swapper".
+ */
+bool folded_stack_irq_in_idle(const char *stack);
+
+/*
  * Per-CPU kernel threads count as one in the rankings: a softirq storm spread over 16 CPUs is
  * 16 ksoftirqd threads each with a sliver, and together a quarter of a CPU. The kernel names them
  * NAME/CPU (kernel/smpboot.c, kernel/softirq.c: "ksoftirqd/3", "migration/0", "cpuhp/1",
