@@ -58,6 +58,38 @@ static const Frame idle[] = {
         { .symbol = "native_safe_halt", .dso = "[kernel.kallsyms]", .kernel = true },
 };
 
+/* The idle task's samples at 6.8 and later (leaf first, as perf gives them): halted; a NIC's
+ * receive softirq on the way out of its interrupt (__irq_exit_rcu -> handle_softirqs); the
+ * interrupt's handler itself; and, at 3.10, the local timer's softirq (irq_exit -> __do_softirq). */
+#define K(s) { .symbol = s, .dso = "[kernel.kallsyms]", .kernel = true }
+static const Frame idle_618[] = {
+        K("pv_native_safe_halt"), K("default_idle"), K("default_enter_idle"), K("cpuidle_enter_state"),
+        K("cpuidle_enter"), K("do_idle"), K("cpu_startup_entry"), K("start_secondary"), K("common_startup_64"),
+};
+static const Frame softirq_618[] = {
+        K("ena_clean_rx_irq"), K("ena_io_poll"), K("__napi_poll"), K("net_rx_action"), K("handle_softirqs"),
+        K("__irq_exit_rcu"), K("common_interrupt"), K("asm_common_interrupt"), K("pv_native_safe_halt"),
+        K("default_idle"), K("default_enter_idle"), K("cpuidle_enter_state"), K("cpuidle_enter"), K("do_idle"),
+        K("cpu_startup_entry"), K("start_secondary"), K("common_startup_64"),
+};
+static const Frame hardirq_618[] = {
+        K("vring_interrupt"), K("__handle_irq_event_percpu"), K("handle_irq_event"), K("handle_edge_irq"),
+        K("common_interrupt"), K("asm_common_interrupt"), K("pv_native_safe_halt"), K("default_idle"),
+        K("do_idle"), K("cpu_startup_entry"), K("start_secondary"),
+};
+static const Frame softirq_310[] = {
+        K("run_timer_softirq"), K("__do_softirq"), K("irq_exit"), K("smp_apic_timer_interrupt"),
+        K("apic_timer_interrupt"), K("default_idle"), K("arch_cpu_idle"), K("cpu_idle_loop"),
+        K("cpu_startup_entry"), K("start_secondary"),
+};
+/* A busy process's own softirq, raised at local_bh_enable(): its own work, as ever. */
+static const Frame softirq_busy[] = {
+        K("net_rx_action"), K("handle_softirqs"), K("do_softirq"), K("__local_bh_enable_ip"), K("tcp_sendmsg"),
+        K("__sys_sendto"), K("do_syscall_64"), K("entry_SYSCALL_64_after_hwframe"),
+        { .symbol = "__send", .dso = "/usr/lib/x86_64-linux-gnu/libc.so.6" },
+};
+#undef K
+
 static int fake_perf_script(FILE *out, void *userdata) {
         fputs("kubelet 1/1 [000] 100.000001: 1 cpu-clock:\n\tffff mem_cgroup_nr_lru_pages+0x0 ([kernel.kallsyms])\n\n",
               out);
@@ -210,6 +242,61 @@ static void test_stage_publish(void **state) {
         assert_non_null(strstr(data, "\"windows\": [\n    \"host-20261121T143000Z-120s.tpw\"\n  ]"));
 }
 
+/* activity.tsv counts a CPU busy where its idle task ran an interrupt's work: a NIC's receive storm
+ * on an idle CPU is no idle CPU in the heatmap. The folded stacks keep perf's swapper. */
+static void test_activity_irq_in_idle(void **state) {
+        _cleanup_(incident_freep) Incident *i = NULL;
+        _cleanup_(incident_sink_freep) IncidentSink *k = NULL;
+        _cleanup_close_ int tmp_fd = -EBADF;
+        _cleanup_free_ char *data = NULL;
+        char path[512];
+        int perf_calls = 0;
+        /* In second 0 of the slice, CPU 0: 4 halted, 2 in softirq, 1 in a hardirq, 1 at 3.10's
+         * timer softirq; CPU 1: 3 of nginx, 1 of its own softirq. */
+        static const struct {
+                const Frame *frames;
+                size_t n;
+                uint32_t cpu, pid;
+                const char *comm;
+                unsigned times;
+        } plan[] = {
+                { idle_618, ELEMENTSOF(idle_618), 0, 0, "swapper", 4 },
+                { softirq_618, ELEMENTSOF(softirq_618), 0, 0, "swapper", 2 },
+                { hardirq_618, ELEMENTSOF(hardirq_618), 0, 0, "swapper", 1 },
+                { softirq_310, ELEMENTSOF(softirq_310), 0, 0, "swapper", 1 },
+                { burn, ELEMENTSOF(burn), 1, 42, "nginx", 3 },
+                { softirq_busy, ELEMENTSOF(softirq_busy), 1, 42, "nginx", 1 },
+        };
+        uint64_t t = 90 * NSEC_PER_SEC;
+
+        make_incident(&i);
+        assert_int_equal(incident_stage(dir_fd, i, &host, &profile, &tmp_fd), 0);
+        assert_int_equal(incident_sink_new(i, &k), 0);
+        for (size_t p = 0; p < ELEMENTSOF(plan); p++)
+                for (unsigned n = 0; n < plan[p].times; n++) {
+                        Sample s = { .t_ns = t++, .cpu = plan[p].cpu, .pid = plan[p].pid, .tid = plan[p].pid,
+                                     .comm = plan[p].comm, .n_frames = (uint32_t) plan[p].n,
+                                     .frames = plan[p].frames };
+                        assert_int_equal(incident_sink_add(k, &s), 0);
+                }
+        assert_int_equal(incident_publish(dir_fd, tmp_fd, i, k, &host, &profile, NULL, 0, NULL, 0, fake_perf_script,
+                                          &perf_calls),
+                         0);
+
+        snprintf(path, sizeof path, "%s/%s/activity.tsv", dir, i->id);
+        assert_int_equal(read_full_file(path, 1 << 20, &data, NULL), 0);
+        assert_non_null(strstr(data, "# offset_s\tcpu\tsamples\tbusy\n0\t0\t8\t4\n0\t1\t4\t4\n"));
+        data = mfree(data);
+
+        snprintf(path, sizeof path, "%s/%s/stacks.folded", dir, i->id);
+        assert_int_equal(read_full_file(path, 1 << 20, &data, NULL), 0);
+        assert_non_null(strstr(data, "swapper;common_startup_64;start_secondary;cpu_startup_entry;do_idle;cpuidle_enter;"
+                                     "cpuidle_enter_state;default_enter_idle;default_idle;pv_native_safe_halt;"
+                                     "asm_common_interrupt;common_interrupt;__irq_exit_rcu;handle_softirqs;"
+                                     "net_rx_action;__napi_poll;ena_io_poll;ena_clean_rx_irq 2\n"));
+        assert_null(strstr(data, "[irq in idle]"));
+}
+
 static void test_discard_removes_everything(void **state) {
         _cleanup_(incident_freep) Incident *i = NULL;
         _cleanup_close_ int tmp_fd = -EBADF;
@@ -247,6 +334,7 @@ int main(void) {
                 cmocka_unit_test(test_id_is_time_rule_and_short_id),
                 cmocka_unit_test(test_hostile_rule_name_stays_in_directory),
                 cmocka_unit_test(test_stage_publish),
+                cmocka_unit_test(test_activity_irq_in_idle),
                 cmocka_unit_test(test_discard_removes_everything),
                 cmocka_unit_test(test_no_samples_is_no_coverage),
         };

@@ -23,6 +23,7 @@
 #include "incident/incident-threads.h"
 #include "incident/incident-write.h"
 #include "profile/profile-fold.h"
+#include "profile/profile-irq.h"
 #include "report/report.h"
 
 /* Seconds of activity kept per CPU: a slice longer than this is cut (rules cap before+after). */
@@ -86,6 +87,27 @@ IncidentSink *incident_sink_free(IncidentSink *k) {
         return NULL;
 }
 
+/* Whether s did work: any task but the idle task (pid 0 on every CPU), and the idle task where it
+ * ran an interrupt's handler or softirqs: a kernel frame of one nearer the leaf than the idle loop
+ * (profile-irq.h; as bundle-analyze's folded_stack_irq_in_idle() tells it from the folded line). */
+static bool sample_is_busy(const Sample *s) {
+        if (s->pid != 0)
+                return true;
+        for (uint32_t f = 0; f < s->n_frames && s->frames[f].kernel; f++) {
+                const char *name = s->frames[f].symbol ?: "";
+
+                switch (profile_kernel_frame(name, strlen(name))) {
+                case PROFILE_KERNEL_FRAME_IRQ:
+                        return true;
+                case PROFILE_KERNEL_FRAME_IDLE:
+                        return false;
+                default:
+                        break;
+                }
+        }
+        return false;
+}
+
 int incident_sink_add(IncidentSink *k, const Sample *s) {
         bool in_slice = s->t_ns >= k->from_ns && s->t_ns <= k->to_ns;
         bool in_near = in_slice && s->t_ns >= k->near_from_ns && s->t_ns <= k->near_to_ns; /* event.folded's */
@@ -143,7 +165,7 @@ int incident_sink_add(IncidentSink *k, const Sample *s) {
         if (!v)
                 return -ENOMEM;
         *v += UINT64_C(1) << 32;
-        if (s->pid != 0) /* the idle task is pid 0 on every CPU */
+        if (sample_is_busy(s))
                 *v += 1;
         return 0;
 }

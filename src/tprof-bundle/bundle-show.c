@@ -757,7 +757,7 @@ static void print_activity(const Show *s) {
         bucket = (a->n_seconds + width - 1) / width;
         n_cols = (a->n_seconds + bucket - 1) / bucket;
         group = (a->n_cpus + HEATMAP_ROWS_MAX - 1) / HEATMAP_ROWS_MAX;
-        printf("  busy share of the samples (idle task left out), %s per column, %s 0%% .. %s 100%%, blank: no samples\n",
+        printf("  busy share of the samples (the idle task left out, not its interrupt work), %s per column, %s 0%% .. %s 100%%, blank: no samples\n",
                bucket == 1 ? "1s" : (snprintf(label, sizeof label, "%us", bucket), label),
                s->utf8 ? "▁" : ".", s->utf8 ? "█" : "@");
         if (group > 1)
