@@ -24,6 +24,9 @@ KIND is one of:
             no samples of: the samples are those of about one busy CPU, and around the event cron
             has 1% of them, 1% of a CPU (a share times the 16 CPUs would make it 16%): no clear
             rise.
+  irqidle   as quiet, but around the event the ENA NIC's receive softirqs run in the idle task, on
+            the way out of its interrupts (6.8+: asm_common_interrupt, __irq_exit_rcu,
+            handle_softirqs): 12% of the samples, the answer as "[irq in idle]", not idle.
   drop      as quiet, but postgres (11% of the non-kubelet samples) stops in the 10 s around the
             event, its CPU idle: the summary says it fell.
   starve    a host at 100% (no idle): in the 10 s around the event kubelet spins on 55% of the
@@ -311,6 +314,24 @@ def make(args):
 
         def extra(m):
             m["profile"]["event"] = "cycles"
+    elif kind == "irqidle":
+        # The idle task's own stack (NOISE's last) with the interrupt's work on top of its halt.
+        idle = NOISE[-1][0]
+        irq = idle + ";asm_common_interrupt;common_interrupt;__irq_exit_rcu;handle_softirqs;net_rx_action;__napi_poll;ena_io_poll"
+        tick = idle + ";asm_sysvec_apic_timer_interrupt;sysvec_apic_timer_interrupt;__sysvec_apic_timer_interrupt;hrtimer_interrupt"
+        near_c = profile(near_total, 0.008, 0.05)
+        storm = round(0.12 * near_total)
+        near_c[idle] -= storm + 2
+        near_c[irq + ";ena_clean_rx_irq"] = storm
+        near_c[tick] = 2
+        slice_c = profile(total - near_total, 0.008, 0.05)
+        slice_c[idle] -= 10
+        slice_c[tick] = 10
+        for stack, n in near_c.items():
+            slice_c[stack] = slice_c.get(stack, 0) + n
+        base_c = profile(base_total, 0.008, 0.05)
+        base_c[idle] -= 40
+        base_c[tick] = 40
     elif kind == "starve":
         busy = [(stack, share) for stack, share in NOISE if not stack.startswith("swapper;")]
         busy_total = sum(share for _, share in busy)
@@ -409,7 +430,7 @@ def make(args):
 def main():
     p = argparse.ArgumentParser()
     p.add_argument("state_dir")
-    p.add_argument("kind", choices=["anomaly", "thread", "steal", "drift", "burst", "under", "few", "quiet", "softirq", "idle", "drop", "starve", "hostile", "corrupt", "pending",
+    p.add_argument("kind", choices=["anomaly", "thread", "steal", "drift", "burst", "under", "few", "quiet", "softirq", "idle", "irqidle", "drop", "starve", "hostile", "corrupt", "pending",
                                     "nocov"])
     p.add_argument("--id", default="3fa9c2d1")
     p.add_argument("--time", type=int, default=1795271400123456, help="event time, usec since the epoch")
