@@ -10,6 +10,7 @@
 #include "basic/hashmap.h"
 #include "basic/string-util.h"
 #include "profile/profile-fold.h"
+#include "profile/profile-irq.h"
 #include "profile/profile-names.h"
 #include "report/report-stacks.h"
 
@@ -496,6 +497,16 @@ int report_stacks_write_json(ReportStacks *s, JsonWriter *w) {
         for (size_t i = 0; i < s->n_frames; i++)
                 json_string(w, s->frames[i]);
         json_end_array(w);
+        /* The frames of interrupt work and of the idle loop (profile-irq.h), by index: the page
+         * keys the idle task's interrupt work as the rankings do. */
+        for (ProfileKernelFrame kind = PROFILE_KERNEL_FRAME_IRQ; kind <= PROFILE_KERNEL_FRAME_IDLE; kind++) {
+                json_key(w, kind == PROFILE_KERNEL_FRAME_IRQ ? "irq_frames" : "idle_frames");
+                json_begin_array(w);
+                for (size_t i = 0; i < s->n_frames; i++)
+                        if (profile_kernel_frame(s->frames[i], strlen(s->frames[i])) == kind)
+                                json_u64(w, i);
+                json_end_array(w);
+        }
         json_kv_u64(w, "n_nodes", s->n_nodes);
         json_base64(w, "nodes", &nodes);
         json_kv_u64(w, "n_stacks", n_leaves);

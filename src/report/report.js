@@ -46,6 +46,23 @@
       depth[i] = depth[parent[i]] + 1;
     }
   }
+  // The idle task's interrupt work, as the rankings key it ("[irq in idle]", bundle-analyze.h
+  // folded_stack_irq_in_idle()): under a swapper root, the nodes from an interrupt's frame on
+  // (D.irq_frames), unless one of the idle loop's (D.idle_frames) follows. idleState[i]: 0 not
+  // under the idle task, 1 its idle, 2 its interrupt work.
+  const IRQ_KEY = '[irq in idle]';
+  const idleState = new Uint8Array(nNodes);
+  {
+    const kind = new Uint8Array(frames.length);
+    (D.irq_frames || []).forEach((f) => { kind[f] = 1; });
+    (D.idle_frames || []).forEach((f) => { kind[f] = 2; });
+    for (let i = 1; i < nNodes; i++) {
+      const p = parent[i], k = kind[frameOf[i]];
+      if (p === 0) idleState[i] = isIdleComm(frames[frameOf[i]]) ? 1 : 0;
+      else idleState[i] = idleState[p] === 0 ? 0 : k === 1 ? 2 : k === 2 ? 1 : idleState[p];
+    }
+  }
+  function isIdleComm(c) { return c === 'swapper' || (c.length > 8 && c.startsWith('swapper/')); }
   const T_NODES = performance.now();
   const stackNode = new Int32Array(D.n_stacks || 0);
   {
@@ -624,10 +641,10 @@
         const r = rows[Number(tr.dataset.i)][1];
         highlight = new Uint8Array(nNodes);
         if (tr.dataset.kind === 'process') {
-          for (const k of kids(0)) if (commKey(frames[frameOf[k]]) === r.name) markSubtree(k);
+          for (const k of kids(0)) markKeyed(k, commKey(frames[frameOf[k]]), r.name, null);
         } else {
           const semi = r.name.indexOf(';'), comm = r.name.slice(0, semi), fn = r.name.slice(semi + 1);
-          for (const k of kids(0)) if (commKey(frames[frameOf[k]]) === comm) markNamed(k, fn);
+          for (const k of kids(0)) markKeyed(k, commKey(frames[frameOf[k]]), comm, fn);
         }
       }
       drawFlame();
@@ -640,8 +657,12 @@
     const m = /^([a-z][a-z0-9_-]*\/)([0-9]+|\*)$/.exec(c);
     return m && m[1] !== 'swapper/' ? m[1] + '*' : c;
   }
-  function markSubtree(i) { highlight[i] = 1; for (const k of kids(i)) markSubtree(k); }
-  function markNamed(i, fn) { if (frames[frameOf[i]] === fn) highlight[i] = 1; for (const k of kids(i)) markNamed(k, fn); }
+  // Marks the nodes under i (a comm's, whose key is c) that key counts: all of them, or those
+  // named fn; the idle task's interrupt work counts as IRQ_KEY, not as its comm.
+  function markKeyed(i, c, key, fn) {
+    if ((idleState[i] === 2 ? IRQ_KEY : c) === key && (fn === null || frames[frameOf[i]] === fn)) highlight[i] = 1;
+    for (const k of kids(i)) markKeyed(k, c, key, fn);
+  }
 
   // Rows and log lines take the focus (Tab); Enter or Space does what a click does.
   function clickByKey(ev) {

@@ -19,16 +19,19 @@ python3-selenium) and checks it against the bundle's perf-script file:
   - a screenshot is saved.
 
     report-browser.py REPORT PERF_SCRIPT OUTDIR [--search COMM] [--no-log] [--bench]
-    report-browser.py REPORT - OUTDIR --answer TEXT [--row ROW]... [--unusual TEXT] [--log-omitted TEXT]
+    report-browser.py REPORT - OUTDIR --answer TEXT [--row ROW]... [--marks ROW N]... [--unusual TEXT]
+                      [--log-omitted TEXT]
     report-browser.py --headers OUTDIR -- REPORT --answer TEXT [...] [-- REPORT --answer TEXT [...]]...
     report-browser.py REPORT - OUTDIR --empty
     report-browser.py REPORT - OUTDIR --heap-per-node BYTES [--cut]
 
 With --answer it checks the header and the unusual ranking only (with --row, repeated: a row of
 the ranking says ROW, and clicking it marks it): the one-line answer contains TEXT,
-the ranking has rows, and clicking one marks it; with --unusual, that the ranking has no rows and
-says TEXT instead; with --log-omitted, that the log pane says TEXT of the lines it left out and
-lists the trigger line. --headers does that for each page given after a "--", in one browser.
+the ranking has rows, and clicking one marks it; with --marks, repeated: with every sample selected,
+clicking the row that says ROW highlights N frames of the flame graph (the nodes its key counts);
+with --unusual, that the ranking has no rows and says TEXT instead; with --log-omitted, that the
+log pane says TEXT of the lines it left out and lists the trigger line. --headers does that for
+each page given after a "--", in one browser.
 
 With --empty it checks the page of a bundle without samples: it says so, marks the trigger and
 every log line on the time axis, and a drag over the CPU lanes or the arrow keys select a time
@@ -177,6 +180,16 @@ def check_header(args, driver=None):
             check(len(found) > 0, "a ranking row says %r: %r" % (want, [r.text for r in rows]))
             found[0].click()
             check("on" in found[0].get_attribute("class").split(), "clicking the row %r marks it" % want)
+        for want, n in args.marks or []:
+            found = [r for r in rows if want in r.text]
+            check(len(found) > 0, "a ranking row says %r: %r" % (want, [r.text for r in rows]))
+            driver.execute_script("window.tprof.select(0, 1e15, null)")
+            if "on" in found[0].get_attribute("class").split():
+                found[0].click()
+            found[0].click()
+            got = driver.execute_script("return window.tprof.highlighted()")
+            check(got == int(n), "clicking the row %r highlights %s frames: %d" % (want, n, got))
+            found[0].click()
         # A handler that throws still leaves its row marked: the console says so.
         for r in rows:
             r.click()
@@ -204,6 +217,7 @@ def check_headers(argv):
     ap.add_argument("report")
     ap.add_argument("--answer", required=True)
     ap.add_argument("--row", action="append")
+    ap.add_argument("--marks", nargs=2, action="append")
     ap.add_argument("--unusual", default=None)
     ap.add_argument("--log-omitted", default=None)
     groups, cur = [], None
@@ -295,6 +309,8 @@ def main():
     ap.add_argument("--bench", action="store_true")
     ap.add_argument("--answer", default=None)
     ap.add_argument("--row", action="append", help="with --answer: a row of the ranking that says this")
+    ap.add_argument("--marks", nargs=2, action="append", metavar=("ROW", "N"),
+                    help="with --answer: clicking the row that says ROW highlights N frames")
     ap.add_argument("--unusual", default=None, help="with --answer: the ranking has no rows and says this")
     ap.add_argument("--log-omitted", default=None, help="with --answer: the log says this of the lines left out, and lists the trigger")
     ap.add_argument("--no-log", action="store_true", help="a ring range: no log lines to mark")
