@@ -821,6 +821,25 @@ static void test_irq_in_idle(void **state) {
                 { IDLE_ARM64 ";el1h_64_irq;el1h_64_irq_handler;el1_interrupt;do_interrupt_handler;gic_handle_irq;"
                              "generic_handle_domain_irq;handle_fasteoi_irq;handle_irq_event;ena_intr_msix_io",
                   true },
+                /* a hypervisor's callback vector before 5.8 (arch/x86/entry/entry_64.S at 4.14: apicinterrupt3
+                 * HYPERVISOR_CALLBACK_VECTOR xen_hvm_callback_vector xen_evtchn_do_upcall, and
+                 * hyperv_callback_vector hyperv_vector_handler, hv_stimer0_callback_vector
+                 * hv_stimer0_vector_handler; a Xen PV guest's xen_do_hypervisor_callback calls
+                 * xen_evtchn_do_upcall): the handler itself, no irq_exit below it yet. A Xen HVM guest's
+                 * passed-through NIC interrupts arrive as event channels, a Hyper-V guest's VMBus and
+                 * its direct-mode timer through their own vectors. */
+                { IDLE_419 ";native_safe_halt;xen_hvm_callback_vector;xen_evtchn_do_upcall;__xen_evtchn_do_upcall;"
+                           "evtchn_fifo_handle_events;handle_edge_irq;handle_irq_event;__handle_irq_event_percpu;"
+                           "ena_intr_msix_io",
+                  true },
+                { IDLE_419 ";xen_safe_halt;xen_hypercall_sched_op;xen_do_hypervisor_callback;xen_evtchn_do_upcall;"
+                           "__xen_evtchn_do_upcall",
+                  true },
+                { IDLE_419 ";native_safe_halt;hyperv_callback_vector;hyperv_vector_handler;vmbus_isr;vmbus_chan_sched",
+                  true },
+                { IDLE_419 ";native_safe_halt;hv_stimer0_callback_vector;hv_stimer0_vector_handler;hv_stimer0_isr;"
+                           "hrtimer_interrupt",
+                  true },
                 /* a clone of a handler (".cold") is the handler */
                 { IDLE_510 ";intel_idle;asm_common_interrupt;common_interrupt;irq_exit_rcu;__do_softirq.cold", true },
                 /* a busy process's softirq, on the way out of an interrupt or at local_bh_enable: its own */

@@ -18,6 +18,14 @@
  *    __irq_exit_rcu (kernel/softirq.c), still into __do_softirq.
  *  - 6.8 and later: __do_softirq's body is handle_softirqs (kernel/softirq.c), which
  *    __irq_exit_rcu's invoke_softirq calls when it does not switch stacks.
+ *  - 3.10 to 5.7 (x86), a hypervisor's callback vector (entry_64.S: apicinterrupt3
+ *    HYPERVISOR_CALLBACK_VECTOR ...): xen_hvm_callback_vector into xen_evtchn_do_upcall (a Xen HVM
+ *    guest's event channels, its passed-through NICs' MSIs among them; a PV guest's
+ *    xen_do_hypervisor_callback calls it too, and xen_pv_evtchn_do_upcall from 5.8),
+ *    hyperv_callback_vector into hyperv_vector_handler (Hyper-V's VMBus), from 4.16
+ *    hv_stimer0_callback_vector into hv_stimer0_vector_handler (its direct-mode timer) and
+ *    hyperv_reenlightenment_vector into hyperv_reenlightenment_intr. None is an smp_*_interrupt;
+ *    from 5.8 they are sysvec_xen_hvm_callback, sysvec_hyperv_callback, sysvec_hyperv_stimer0...
  *  - arm64: entry.S el1_irq and the handle_arch_irq it calls, gic_handle_irq
  *    (drivers/irqchip/irq-gic.c, irq-gic-v3.c) through handle_domain_irq until 5.13; from 5.12
  *    entry-common.c el1h_64_irq_handler -> el1_interrupt -> do_interrupt_handler -> gic_handle_irq
@@ -53,6 +61,11 @@ ProfileKernelFrame profile_kernel_frame(const char *name, size_t len) {
                 "common_interrupt", "asm_common_interrupt", "do_IRQ", "ret_from_intr", "apic_timer_interrupt",
                 "call_function_interrupt", "call_function_single_interrupt", "reschedule_interrupt",
                 "irq_work_interrupt", "x86_platform_ipi", "spurious_interrupt", "error_interrupt",
+                /* entry, x86 hypervisor callbacks before 5.8 (and Xen PV's since) */
+                "xen_hvm_callback_vector", "xen_do_hypervisor_callback", "xen_evtchn_do_upcall",
+                "xen_pv_evtchn_do_upcall", "hyperv_callback_vector", "hyperv_vector_handler",
+                "hv_stimer0_callback_vector", "hv_stimer0_vector_handler", "hyperv_reenlightenment_vector",
+                "hyperv_reenlightenment_intr",
                 /* entry, arm64 */
                 "el1_irq", "el1h_64_irq", "el1h_64_irq_handler", "el1_interrupt", "do_interrupt_handler",
                 "gic_handle_irq", "handle_domain_irq", "__handle_domain_irq",
