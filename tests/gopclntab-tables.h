@@ -13,10 +13,15 @@
 #include <string.h>
 
 #define GOPCLNTAB_TEXT 0x401000U /* where the tables' functions are */
-/* A _func record of Go 1.18's length (entryOff, nameOff, args, deferreturn, pcsp, pcfile, pcln,
- * npcdata, cuOffset, funcID, flags, nfuncdata; Go 1.15's is as long): Go's own reader looks past
- * the name. */
-#define GOPCLNTAB_FUNC_SIZE 40U
+/* A _func record of Go 1.16's and 1.20's length (src/runtime/runtime2.go: entry uintptr or
+ * entryOff uint32, nameOff, args, deferreturn, pcsp, pcfile, pcln, npcdata, cuOffset, startLine
+ * from 1.20, funcID, flag from 1.17, a pad, nfuncdata; Go 1.15's and 1.18's, 40 bytes, padded to
+ * it): Go's own reader looks past the name. */
+#define GOPCLNTAB_FUNC_SIZE 44U
+/* The flags the tables give their functions (_func.flag, Go 1.17 on): runtime.goexit TOPFRAME, as
+ * Go's linker marks it, main.leaf SPWRITE; every funcID byte, before the flag, 7, and every
+ * startLine (1.20 on) 0x03030303, so that a reader one field off reads other flags. */
+static const uint8_t gopclntab_flags[3] = { 0, 0x01, 0x02 };
 
 static inline void gopclntab_put(uint8_t *p, uint64_t v, unsigned n) {
         for (unsigned i = 0; i < n; i++)
@@ -73,6 +78,14 @@ static inline size_t gopclntab_make(uint8_t *t, size_t cap, uint32_t magic) {
                         gopclntab_put(f, GOPCLNTAB_TEXT + entries[i], 8);
                         gopclntab_put(f + 8, name_offs[i], 4);
                 }
+                /* after the uint32s from nameOff to cuOffset (and startLine): funcID, flag */
+                size_t flag_off = (go118 ? 4 : ptr) + 8 * 4 + 1;
+                if (magic == 0xfffffff1U) {
+                        gopclntab_put(f + flag_off - 1, 0x03030303U, 4); /* startLine */
+                        flag_off += 4;
+                }
+                f[flag_off - 1] = 7;
+                f[flag_off] = gopclntab_flags[i];
         }
         return size;
 }
@@ -106,6 +119,7 @@ static inline size_t gopclntab_make_go12(uint8_t *t, size_t cap) {
         for (unsigned i = 0; i < 3; i++) {
                 gopclntab_put(t + funcs + i * GOPCLNTAB_FUNC_SIZE, GOPCLNTAB_TEXT + entries[i], 8);
                 gopclntab_put(t + funcs + i * GOPCLNTAB_FUNC_SIZE + 8, names_off + name_offs[i], 4);
+                t[funcs + i * GOPCLNTAB_FUNC_SIZE + 36] = 7; /* funcID; no flag before Go 1.17 */
         }
         return size;
 }

@@ -15,6 +15,7 @@
 
 typedef struct Seen {
         unsigned n;
+        uint8_t flags[8];
         uint64_t entry[8], size[8];
         size_t name_len[8];
         char name[8][32];
@@ -33,6 +34,14 @@ static int on_func(uint64_t entry, uint64_t size, const char *name, size_t name_
         return 0;
 }
 
+static int on_flags(uint64_t entry, uint64_t size, uint8_t flags, const char *name, size_t name_len, void *userdata) {
+        Seen *s = userdata;
+
+        assert_true(name || name_len == 0);
+        assert_int_equal(on_func(entry, size, name ?: "", name_len, userdata), 0);
+        s->flags[s->n - 1] = flags;
+        return 0;
+}
 static void expect_three(const Seen *s) {
         assert_int_equal(s->n, 3);
         assert_int_equal(s->entry[0], GOPCLNTAB_TEXT + 0x100);
@@ -85,6 +94,36 @@ static void test_go12(void **state) {
         assert_int_equal(gopclntab_parse(t, 16 + 3 * 16 + 8, false, NULL, on_func, &s), -EBADMSG);
 }
 
+/* _func.flag, where Go's traceback stops: at its offset in each layout (1.17's after cuOffset and
+ * funcID, 1.18's the same after a 4-byte entryOff, 1.20's after startLine too; src/runtime/runtime2.go
+ * of each), and none before 1.17 (1.16's byte there is a pad the linker leaves 0). */
+static void test_flags(void **state) {
+        static const uint32_t magics[] = { 0xfffffffaU, 0xfffffff0U, 0xfffffff1U };
+        uint8_t t[512];
+        size_t n;
+        Seen s;
+
+        for (size_t i = 0; i < ELEMENTSOF(magics); i++) {
+                n = gopclntab_make(t, sizeof(t), magics[i]);
+                s = (Seen) {};
+                assert_int_equal(gopclntab_parse_flags(t, n, false, NULL, on_flags, &s), 3);
+                expect_three(&s);
+                assert_int_equal(s.flags[0], 0);
+                assert_int_equal(s.flags[1], GOPCLNTAB_FLAG_TOPFRAME); /* runtime.goexit */
+                assert_int_equal(s.flags[2], GOPCLNTAB_FLAG_SPWRITE);
+                /* the table cut in the last _func record's flag byte: refused, nothing read past it */
+                assert_int_equal(gopclntab_parse_flags(t, n - GOPCLNTAB_FUNC_SIZE + (magics[i] == 0xfffffff1U ? 41 : magics[i] == 0xfffffff0U ? 37 : 41),
+                                                       false, NULL, on_flags, &(Seen) {}),
+                                 -EBADMSG);
+        }
+        n = gopclntab_make_go12(t, sizeof(t));
+        s = (Seen) {};
+        assert_int_equal(gopclntab_parse_flags(t, n, false, NULL, on_flags, &s), 3);
+        expect_three(&s);
+        for (unsigned i = 0; i < 3; i++)
+                assert_int_equal(s.flags[i], 0);
+}
+
 /* Go 1.8-1.17 mark the hole between two text sections with an entry whose func offset is all
  * ones: no function there, the one before it ends at its entry. */
 static void test_text_section_hole(void **state) {
@@ -126,6 +165,8 @@ static void damage_everywhere(const uint8_t *t, size_t n) {
                 memcpy(c, t, cut);
                 s = (Seen) {};
                 (void) gopclntab_parse(c, cut, false, NULL, on_func, &s);
+                s = (Seen) {};
+                (void) gopclntab_parse_flags(c, cut, false, NULL, on_flags, &s);
                 free(c);
         }
         for (size_t i = 0; i < n; i++)
@@ -136,6 +177,8 @@ static void damage_everywhere(const uint8_t *t, size_t n) {
                         c[i] = k == 0 ? c[i] ^ 0xa5 : k == 1 ? 0xff : 0;
                         s = (Seen) {};
                         (void) gopclntab_parse(c, n, false, NULL, on_func, &s);
+                        s = (Seen) {};
+                        (void) gopclntab_parse_flags(c, n, false, NULL, on_flags, &s);
                         free(c);
                 }
 }
@@ -193,7 +236,7 @@ static void test_other_releases_and_damage(void **state) {
          * the 1.2 layout (entry uintptr) too: what tells a table in .data.rel.ro from bytes that
          * only start like one. */
         memcpy(u, t, n);
-        gopclntab_put(u + 72 + 35 + 28 + 40, 0x184, 4); /* _func 1's entryOff: header, names, 3.5 entries, _func 0 */
+        gopclntab_put(u + 72 + 35 + 28 + GOPCLNTAB_FUNC_SIZE, 0x184, 4); /* _func 1's entryOff: header, names, 3.5 entries, _func 0 */
         s = (Seen) {};
         assert_int_equal(gopclntab_parse(u, n, false, NULL, on_func, &s), -EBADMSG);
         n = gopclntab_make_go12(u, sizeof(u));
@@ -214,6 +257,7 @@ int main(void) {
                 cmocka_unit_test(test_go118_and_go120),
                 cmocka_unit_test(test_go116),
                 cmocka_unit_test(test_go12),
+                cmocka_unit_test(test_flags),
                 cmocka_unit_test(test_text_section_hole),
                 cmocka_unit_test(test_budget),
                 cmocka_unit_test(test_long_names),

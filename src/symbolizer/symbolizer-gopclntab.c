@@ -3,7 +3,7 @@
  * .gopclntab: pcHeader, then (at pclnOffset) the functab, nfunc + 1 entries whose last one is the
  * end of the last function, then the _func records the entries point at. Go 1.2-1.15 have no
  * offsets in their header: the functab follows nfunc, and _func records and names are at offsets
- * from the table's start. Only a function's entry and name are read.
+ * from the table's start. A function's entry and name are read, and for the unwinder its flags.
  */
 #include <errno.h>
 #include <string.h>
@@ -61,8 +61,25 @@ bool gopclntab_header_like(const uint8_t *p, unsigned ptr_size) {
                p[5] == 0 && (p[6] == 1 || p[6] == 2 || p[6] == 4) && p[7] == ptr_size;
 }
 
-int gopclntab_parse(const uint8_t *data, size_t size, bool big_endian, uint64_t *budget, GoFuncCallback cb,
-                    void *userdata) {
+/* Where _func.flag is, from the record's start (src/runtime/runtime2.go, _func): after entry
+ * (uintptr before 1.18, then uint32 entryOff), nameOff, args, deferreturn, pcsp, pcfile, pcln,
+ * npcdata, cuOffset (8 uint32s), startLine from 1.20 (another uint32), and funcID (a byte). Go
+ * 1.16's byte there is a pad the linker leaves 0; before 1.16 there is none: 0. */
+static uint64_t flag_offset(uint64_t magic, unsigned ptr_size) {
+        switch (magic) {
+        case GO116_MAGIC:
+                return ptr_size + 8 * 4 + 1;
+        case GO118_MAGIC:
+                return 4 + 8 * 4 + 1;
+        case GO120_MAGIC:
+                return 4 + 9 * 4 + 1;
+        default:
+                return 0;
+        }
+}
+
+static int parse(const uint8_t *data, size_t size, bool big_endian, uint64_t *budget, GoFuncCallback cb,
+                 GoFlagsCallback flags_cb, void *userdata) {
         Reader r = { .data = data, .size = size, .big_endian = big_endian };
         uint64_t magic, ptr_size, nfunc, text_start = 0, functab, hdr_off;
         uint64_t names = 0, names_size = size, funcdata = 0; /* before 1.16: the whole table */
@@ -150,11 +167,30 @@ int gopclntab_parse(const uint8_t *data, size_t size, bool big_endian, uint64_t 
                         return -EBADMSG;
                 name = name_at(&r, names, names_size, name_off, &name_len);
                 prev_entry = entry;
-                if (!name || next <= entry)
-                        continue; /* unnamed, or an empty range: nothing to look up */
-                k = cb(entry, next - entry, name, name_len, userdata);
+                if (next <= entry)
+                        continue; /* an empty range: nothing to look up */
+                if (flags_cb) {
+                        uint64_t flags = 0, off = flag_offset(magic, r.ptr_size);
+
+                        if (off != 0 && !read_uint(&r, funcdata + funcoff + off, 1, &flags))
+                                return -EBADMSG;
+                        k = flags_cb(entry, next - entry, (uint8_t) flags, name, name ? name_len : 0, userdata);
+                } else if (name)
+                        k = cb(entry, next - entry, name, name_len, userdata);
+                else
+                        k = 0; /* unnamed: nothing to name */
                 if (k < 0)
                         return k;
         }
         return (int) nfunc;
+}
+
+int gopclntab_parse(const uint8_t *data, size_t size, bool big_endian, uint64_t *budget, GoFuncCallback cb,
+                    void *userdata) {
+        return parse(data, size, big_endian, budget, cb, NULL, userdata);
+}
+
+int gopclntab_parse_flags(const uint8_t *data, size_t size, bool big_endian, uint64_t *budget, GoFlagsCallback cb,
+                          void *userdata) {
+        return parse(data, size, big_endian, budget, NULL, cb, userdata);
 }

@@ -11,7 +11,9 @@
  *   Go 1.18-1.19  magic 0xfffffff0: entries { uint32 entry - textStart, uint32 func offset }
  *   Go 1.20 on    magic 0xfffffff1: as 1.18
  *
- * and in each, a function's name at funcnametab + _func.nameOff (the table's start before 1.16).
+ * and in each, a function's name at funcnametab + _func.nameOff (the table's start before 1.16),
+ * and from Go 1.17 on its _func.flag (src/runtime/runtime2.go's _func of 1.17, 1.18 and 1.20, which
+ * adds startLine; 1.21 and 1.22 as 1.20), which tells Go's own traceback where a stack ends.
  * Go 1.0-1.1's table, another format, is not read. Every offset is checked against the section: the file is untrusted.
  */
 #pragma once
@@ -43,3 +45,21 @@ bool gopclntab_header_like(const uint8_t *p, unsigned ptr_size);
  */
 int gopclntab_parse(const uint8_t *data, size_t size, bool big_endian, uint64_t *budget, GoFuncCallback cb,
                     void *userdata);
+
+/* _func.flag's bits (src/runtime/symtab.go of Go 1.17-1.20, internal/abi/symtab.go of 1.21 on):
+ * TOPFRAME, the outermost function of its stack (runtime.goexit, runtime.mstart, runtime.rt0_go),
+ * where Go's traceback ends whole; SPWRITE, a function that writes the stack pointer other than by
+ * a constant (runtime.mcall, runtime.systemstack, runtime.gogo, runtime.morestack), past which the
+ * traceback cannot find the caller's frame: it stops there, the unwinding incomplete. */
+#define GOPCLNTAB_FLAG_TOPFRAME 0x01U
+#define GOPCLNTAB_FLAG_SPWRITE 0x02U
+
+/* One function's flags (0 in tables of Go before 1.17, which have none), its entry and size as in
+ * GoFuncCallback, and its name (name_len 0: none, name may be NULL). Returns < 0 to stop. */
+typedef int (*GoFlagsCallback)(uint64_t entry, uint64_t size, uint8_t flags, const char *name, size_t name_len,
+                               void *userdata);
+
+/* As gopclntab_parse(), with each function's flags: every function with a non-empty range,
+ * named or not. */
+int gopclntab_parse_flags(const uint8_t *data, size_t size, bool big_endian, uint64_t *budget, GoFlagsCallback cb,
+                          void *userdata);
