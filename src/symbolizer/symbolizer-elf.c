@@ -685,7 +685,7 @@ static int add_go_table(ElfSymbols *e, const uint8_t *data, size_t size, uint64_
  * it parses, every _func record's entry its functab entry's (the Go 1.2-1.15 header holds little
  * else to check). A section's relocations are put in once, at its first header.
  */
-static int add_go_symbols(ElfSymbols *e, Elf *elf) {
+int elf_go_tables(Elf *elf, ElfGoTableFunc fn, void *userdata) {
         static const char *const sections[] = { ".gopclntab", ".data.rel.ro.gopclntab", ".data.rel.ro" };
         GElf_Ehdr eh;
         unsigned ptr_size;
@@ -732,12 +732,20 @@ static int add_go_symbols(ElfSymbols *e, Elf *elf) {
                                                 bytes = copy;
                                 }
                         }
-                        r = add_go_table(e, bytes + off, data->d_size - off, &budget);
+                        r = fn(bytes + off, data->d_size - off, &budget, userdata);
                         if (r != 0)
                                 return r;
                 }
         }
         return 0;
+}
+
+static int add_go_table_of(const uint8_t *data, size_t size, uint64_t *budget, void *userdata) {
+        return add_go_table(userdata, data, size, budget);
+}
+
+static int add_go_symbols(ElfSymbols *e, Elf *elf) {
+        return elf_go_tables(elf, add_go_table_of, e);
 }
 
 int elf_symbols_load_fd(int fd, const char *path, const char *const *debug_roots, ElfSymbols **ret) {

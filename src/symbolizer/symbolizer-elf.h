@@ -16,6 +16,7 @@
  */
 #pragma once
 
+#include <libelf.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -97,6 +98,16 @@ size_t elf_symbols_function_starts_count(const ElfSymbols *e);
  */
 int elf_parse_eh_frame_hdr(const uint8_t *data, size_t size, uint64_t section_vaddr, bool big_endian,
                            uint64_t **ret, size_t *ret_n);
+
+/*
+ * Calls fn with each Go function table elf holds (symbolizer-gopclntab.h), found as the symbolizer
+ * finds it in stripped programs and PIEs: data the table's bytes to its section's end, its
+ * relocations put in, and a budget of functab entries for gopclntab_parse(), shared by the tables
+ * of a section searched. fn returns 0 to go on to the next candidate (not a table), anything else
+ * to stop, which elf_go_tables() returns; 0 when none was taken, or < 0 on an error of its own.
+ */
+typedef int (*ElfGoTableFunc)(const uint8_t *data, size_t size, uint64_t *budget, void *userdata);
+int elf_go_tables(Elf *elf, ElfGoTableFunc fn, void *userdata);
 
 #include "basic/cleanup.h"
 DEFINE_TRIVIAL_CLEANUP_FUNC(ElfSymbols *, elf_symbols_free);
