@@ -21,6 +21,15 @@ typedef struct UnwindArch {
         uint8_t word; /* bytes */
 } UnwindArch;
 
+/* A Go function whose flags end Go's traceback (sampler-unwind-go.c): [start, end), in the
+ * addresses the CFI speaks of. A Go runtime flags a few dozen; a table that flags more than
+ * UNWIND_GO_FUNCS_MAX is none a Go linker wrote, and none of its flags is used. */
+#define UNWIND_GO_FUNCS_MAX 4096U
+typedef struct UnwindGoFunc {
+        uint64_t start, end;
+        uint8_t flags; /* GOPCLNTAB_FLAG_TOPFRAME, GOPCLNTAB_FLAG_SPWRITE */
+} UnwindGoFunc;
+
 typedef struct UnwindSegment {
         uint64_t offset, vaddr, filesz;
 } UnwindSegment;
@@ -65,6 +74,8 @@ struct UnwindCfiFile {
         uint64_t debug_views[UNWIND_DEBUG_VIEWS_MAX];
         uint32_t n_debug_views;
         uint64_t debug_file_retry_usec; /* one was too large for the room left: not before then */
+        UnwindGoFunc *go_funcs; /* a Go program's, sorted; NULL: none */
+        size_t n_go_funcs;
 };
 
 /* What libdw keeps of each FDE it parses (elfutils' fde.c): a 40-byte FDE and a 24-byte search
@@ -80,3 +91,9 @@ struct UnwindCfiFile {
 /* Marks the search table's entry for the FDE at vaddr as read by libdw; true if it was not yet
  * (the caller counts UNWIND_LIBDW_FDE_BYTES). */
 bool unwind_cfi_file_fde_seen(UnwindCfiFile *f, uint64_t vaddr);
+
+/* Reads the flags of a Go program's functions from its .gopclntab into f (fd: the file, -1 for an
+ * image in memory, which is no Go program's); nothing for other files. */
+void unwind_go_funcs_load(UnwindCfiFile *f, int fd);
+/* The flags of the Go function at vaddr (GOPCLNTAB_FLAG_*), 0 if none or not a Go program. */
+uint8_t unwind_go_flags(const UnwindCfiFile *f, uint64_t vaddr);

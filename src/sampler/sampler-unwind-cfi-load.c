@@ -46,6 +46,7 @@ UnwindCfiFile *unwind_cfi_file_free(UnwindCfiFile *f) {
                 (void) elf_end(f->elf);
         free(f->debuglink);
         free(f->seen);
+        free(f->go_funcs);
         return mfree(f);
 }
 
@@ -403,6 +404,7 @@ static int load_elf(UnwindCfiFile *f, int fd) {
                 if (link)
                         f->debuglink = strdup(link); /* none on ENOMEM: the build id still finds it */
         }
+        unwind_go_funcs_load(f, fd);
         if (debug_frame && fd < 0)
                 (void) load_debug_frame(f, f->elf, /* may_decompress= */ false, SIZE_MAX, SIZE_MAX);
         else if (debug_frame) {

@@ -141,21 +141,25 @@ static void rule_from_frame(const UnwindArch *a, Dwarf_Frame *frame, UnwindRule 
 
 void unwind_cfi_file_rule(UnwindCfiFile *f, uint64_t vaddr, UnwindRule *ret) {
         Dwarf_Frame *frame;
+        uint8_t go_flags;
         bool eh_frame;
 
         *ret = (UnwindRule) { .kind = UNWIND_RULE_NONE };
         if (f->arch.word == 0)
                 return;
+        go_flags = unwind_go_flags(f, vaddr);
         frame = frame_at(f, vaddr, &eh_frame);
         if (!frame) {
                 if (f->entry != 0 && vaddr >= f->entry && vaddr - f->entry < UNWIND_ENTRY_BYTES)
                         ret->kind = UNWIND_RULE_END;
+                ret->go_flags = go_flags;
                 return;
         }
         if (eh_frame && unwind_cfi_file_fde_seen(f, vaddr))
                 f->bytes += UNWIND_LIBDW_FDE_BYTES;
         rule_from_frame(&f->arch, frame, ret);
         ret->debug_frame = !eh_frame;
+        ret->go_flags = go_flags;
         free(frame);
 }
 

@@ -53,6 +53,7 @@ typedef struct UnwindRule {
         int32_t cfa_off, ra_off, bp_off;
         uint8_t bx_kind; /* UnwindBpKind, for rbx/ebx (ld.so's _dl_runtime_resolve keeps its CFA in it) */
         bool debug_frame; /* from .debug_frame (Go's, which the Go toolchain writes instead of .eh_frame) */
+        uint8_t go_flags; /* a Go function's where Go's traceback stops (GOPCLNTAB_FLAG_*), any kind */
         int32_t bx_off;
 } UnwindRule;
 
@@ -131,7 +132,8 @@ const uint8_t *unwind_cfi_file_build_id(const UnwindCfiFile *f, size_t *ret_len)
 /* File offset -> the ELF virtual address the CFI speaks of; false if no PT_LOAD segment holds it. */
 bool unwind_cfi_file_offset_to_vaddr(const UnwindCfiFile *f, uint64_t offset, uint64_t *ret_vaddr);
 
-/* The rule at vaddr; never fails (a broken or missing FDE is UNWIND_RULE_NONE). */
+/* The rule at vaddr; never fails (a broken or missing FDE is UNWIND_RULE_NONE). In a Go program
+ * its go_flags are those of the function at vaddr, whatever its kind (-ldflags=-w leaves no CFI). */
 void unwind_cfi_file_rule(UnwindCfiFile *f, uint64_t vaddr, UnwindRule *ret);
 
 typedef enum UnwindStepResult {

@@ -27,6 +27,7 @@
 #include "sampler/sampler-unwind.h"
 #include "symbolizer/elf-debug-file.h"
 #include "symbolizer/file-failures.h"
+#include "symbolizer/symbolizer-gopclntab.h"
 #include "symbolizer/symbolizer.h"
 #include "symbolizer/vdso-images.h"
 
@@ -111,6 +112,7 @@ static const char *const cut_table[_UNWIND_CUT_MAX] = {
         [UNWIND_CUT_TIME] = "time budget",
         [UNWIND_CUT_FULL] = "unwind tables full",
         [UNWIND_CUT_BELOW_SP] = "below the stack pointer",
+        [UNWIND_CUT_GO_STACK_SWITCH] = "Go stack switch",
 };
 
 bool unwind_stats_copy_hint(const UnwindStats *st, uint32_t copy_bytes, char *buf, size_t len) {
@@ -647,6 +649,7 @@ size_t unwinder_unwind(Unwinder *u, ProcTable *procs, const UnwindInput *in, uin
         bool timed = u->stats.stacks % UNWIND_TIMED_EVERY == 0;
         uint64_t t0 = timed ? now_nsec(CLOCK_MONOTONIC) : 0;
         bool used_fp = false, exact = true; /* the first address is the interrupted instruction */
+        bool in_vdso = false, after_vdso; /* this frame's mapping is the vDSO; the one before's was */
         UnwindCut cut = _UNWIND_CUT_INVALID;
         uint64_t load_nsec = 0;
         size_t n = 0;
@@ -671,11 +674,13 @@ size_t unwinder_unwind(Unwinder *u, ProcTable *procs, const UnwindInput *in, uin
                 }
                 ips[n++] = regs.ip;
 
+                after_vdso = in_vdso;
                 m = proc_table_find_map(procs, in->pid, lookup);
                 if (!m) {
                         cut = UNWIND_CUT_UNMAPPED;
                         break;
                 }
+                in_vdso = m->path[0] == '[' && streq(m->path, "[vdso]");
                 f = file_for(u, procs, in->pid, m, in->compat32, &load_nsec, &deferred);
                 /* Code no ELF file holds: anonymous memory, or a mapping of something else
                  * (PHP's JIT buffer in shared memory shows as "/dev/zero (deleted)"). */
@@ -689,6 +694,7 @@ size_t unwinder_unwind(Unwinder *u, ProcTable *procs, const UnwindInput *in, uin
                                 rule_forget(u, f, vaddr);
                                 rule = rule_for(u, f, vaddr, &buf);
                         }
+                        uint8_t go_flags = rule->go_flags;
                         /* The interrupted address of a process in a system call is the one after
                          * the syscall instruction: past the end of a function that ends with it
                          * (glibc's __restore_rt, whose FDE ends at the rt_sigreturn syscall). Only
@@ -704,6 +710,28 @@ size_t unwinder_unwind(Unwinder *u, ProcTable *procs, const UnwindInput *in, uin
                                         vaddr--;
                                 } else
                                         rule = &none;
+                        }
+                        /* Where Go's own traceback ends (sampler-unwind-go.c): at a TOPFRAME
+                         * function, whole; at an SPWRITE one that called another, cut: it moved
+                         * the stack pointer, to g0's stack (runtime.mcall, runtime.systemstack) or
+                         * another goroutine's, and its rule reads whatever word lies where its
+                         * frame would be (an old return address at g0.sched.sp: a false frame).
+                         * One that called the vDSO (runtime.nanotime1, time.now) is no stop: Go's
+                         * profiler walks such a stack from the m's vdsoPC and vdsoSP, its caller's
+                         * (src/runtime/proc.go, sigprof(), Go 1.17-1.22), as step_fp_for_realigned()
+                         * does here. The interrupted function is walked by its rule still (Go's
+                         * profiler stops there too): most of its samples come before its switch,
+                         * where the rule holds (runtime.mcall and runtime.systemstack entered on a
+                         * goroutine's stack, runtime.nanotime1's own code: 22 of 25 such samples
+                         * of go-burn -sched whole, 3 through a false frame), and the copy does
+                         * not tell after from before. */
+                        if (go_flags & GOPCLNTAB_FLAG_TOPFRAME) {
+                                cut = _UNWIND_CUT_INVALID;
+                                break;
+                        }
+                        if ((go_flags & GOPCLNTAB_FLAG_SPWRITE) && n > 1 && !after_vdso) {
+                                cut = UNWIND_CUT_GO_STACK_SWITCH;
+                                break;
                         }
                         /* The rule is for the address looked up; a signal frame's return address is exact. */
                         UnwindRegs before = regs;

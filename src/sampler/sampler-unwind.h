@@ -49,6 +49,7 @@ typedef enum UnwindCut {
         UNWIND_CUT_TIME,     /* the time budget */
         UNWIND_CUT_FULL,     /* the file's CFI not loaded: the tables were full (see above) */
         UNWIND_CUT_BELOW_SP, /* a rule read below the stack pointer, which no copy of the stack holds */
+        UNWIND_CUT_GO_STACK_SWITCH, /* a Go function that moved the stack pointer (SPWRITE): Go's traceback stops there */
         _UNWIND_CUT_MAX,
         _UNWIND_CUT_INVALID = -22,
 } UnwindCut;

@@ -75,9 +75,15 @@ fn_end:
         .balign 4
         .ascii  "tprof-go-fixture"
 
-/* _func: entry uintptr, nameOff int32, then the rest of Go 1.15's 40 bytes, zero here. */
+/* _func: entry uintptr, nameOff int32, then the rest of Go 1.15's 40 bytes, zero here; Go 1.16
+ * and 1.17 add cuOffset (44 bytes: src/runtime/runtime2.go), whose funcID and flag bytes follow. */
+#ifdef GO116
+#define FUNC(fn, name, base) \
+        .quad fn; .long name - base; .fill 32, 1, 0
+#else
 #define FUNC(fn, name, base) \
         .quad fn; .long name - base; .fill 28, 1, 0
+#endif
 
         .section .data.rel.ro, "aw"
         .balign 8

@@ -109,6 +109,18 @@ sched() {
         [ "$in_vdso" -ge 5 ] || fail "only $in_vdso samples in the vDSO under runtime.nanotime1, nothing checked: $(sort -t' ' -k2 -nr "$OUT" | head -5)"
         [ $((at_nanotime * 10)) -le "$in_vdso" ] ||
                 fail "$at_nanotime of $in_vdso stacks end at runtime.nanotime1: $(grep '^goburn;runtime\.nanotime1' "$OUT" | head -5)"
+        # runtime.mcall and runtime.systemstack move the stack pointer to g0's stack (their _func.flag
+        # is SPWRITE, Go 1.19's runtime/asm_amd64.s), where their rule reads an old word at
+        # g0.sched.sp as a return address: a false caller (runtime.newproc), then a cut, or a zero
+        # that looked like the outermost frame. Go's traceback stops at such a function; so does the
+        # walk, the stack cut there: [unknown] right above it, never another frame.
+        local switched honest
+        switched=$(comm_matching goburn ';runtime\.(mcall|systemstack)(\.abi0)?;')
+        honest=$(comm_matching goburn '^goburn;\[unknown\];runtime\.(mcall|systemstack)(\.abi0)?;')
+        echo "go scheduler: $switched samples under runtime.mcall or runtime.systemstack, $honest of them cut right there"
+        [ "$switched" -ge 20 ] || fail "only $switched samples under runtime.mcall or runtime.systemstack, nothing checked"
+        [ "$honest" -eq "$switched" ] ||
+                fail "$((switched - honest)) of $switched stacks go on past runtime.mcall or runtime.systemstack: $(grep -E ';runtime\.(mcall|systemstack)(\.abi0)?;' "$OUT" | grep -v '^goburn;\[unknown\];runtime\.' | sort -t' ' -k2 -nr | head -5)"
 }
 sched
 
