@@ -365,6 +365,20 @@ static void test_thread_groups(void **state) {
         assert_non_null(bundle_process_cgroup(m, "wrk-*", +1, true, buf, sizeof buf));
         assert_string_equal(buf, "unit pool.service");
 
+        /* A thread's interrupt work stays "[irq]" once its comm is grouped. */
+        {
+                _cleanup_(folded_donep) Folded irq = FOLDED_NULL, girq = FOLDED_NULL;
+                const char *t = "wrk-0;main;spin 6\nwrk-1;main;asm_common_interrupt;common_interrupt;handle_irq_event 4\n";
+                FILE *fi = fmemopen((void *) t, strlen(t), "r");
+
+                assert_non_null(fi);
+                assert_int_equal(folded_load_file(fi, &irq), 0);
+                fclose(fi);
+                assert_int_equal(bundle_threads_grouped(m, &irq, &girq), 1);
+                assert_true(folded_key_share(&girq, RISE_PROCESS, "wrk-*") == 0.6);
+                assert_true(folded_key_share(&girq, RISE_PROCESS, "[irq]") == 0.4);
+        }
+
         /* A bundle written before the list: nothing is grouped. */
         assert_int_equal(bundle_manifest_parse("{\"format\":1}", 12, &old, NULL), 0);
         assert_int_equal(bundle_threads_grouped(old, &near, &g), 0);

@@ -23,6 +23,12 @@ void folded_done(Folded *f) {
         *f = FOLDED_NULL;
 }
 
+static uint32_t folded_stack_irq_tail(const char *stack) {
+        const char *from = folded_stack_irq_from(stack);
+
+        return from ? (uint32_t) strlen(from) : 0;
+}
+
 /* "stack COUNT": the count is the digits after the last blank. Returns false if malformed. */
 static bool parse_folded_line(char *line, size_t len, uint64_t *ret_count) {
         size_t i;
@@ -77,6 +83,7 @@ int folded_load_file(FILE *in, Folded *ret) {
                 f.lines[f.n].stack = strdup(line);
                 if (!f.lines[f.n].stack)
                         return -ENOMEM;
+                f.lines[f.n].irq_tail = folded_stack_irq_tail(line);
                 f.lines[f.n++].count = count;
                 f.total += count;
         }
@@ -118,30 +125,35 @@ void folded_stack_leaf(const char *stack, const char **ret, size_t *ret_len) {
         *ret_len = strlen(*ret);
 }
 
-bool folded_stack_irq_in_idle(const char *stack) {
-        const char *comm, *end;
+const char *folded_stack_irq_from(const char *stack) {
+        const char *comm, *end, *from = NULL;
         size_t clen;
 
         folded_stack_comm(stack, &comm, &clen);
-        if (!profile_comm_is_idle(comm, clen))
-                return false;
-        /* From the leaf towards the root, as far as the idle loop: an interrupt below it is work. */
+        bool idle = profile_comm_is_idle(comm, clen);
+        /* From the leaf towards the root, until a frame says whether it is interrupt work. */
         for (end = stack + strlen(stack); end > comm + clen;) {
                 const char *f = end;
 
                 while (f[-1] != ';')
                         f--;
-                switch (profile_kernel_frame(f, (size_t) (end - f))) {
-                case PROFILE_KERNEL_FRAME_IRQ:
-                        return true;
-                case PROFILE_KERNEL_FRAME_IDLE:
-                        return false;
-                default:
-                        break;
-                }
+                ProfileKernelFrame kind = profile_kernel_frame(f, (size_t) (end - f));
+                int r = profile_irq_step(idle, kind);
+
+                /* The idle task's interrupt work is under its first interrupt frame after the idle
+                 * loop, another task's under the interrupt's entry ("asm_common_interrupt;
+                 * common_interrupt"), whatever the task ran below it. */
+                if (r < 0 || (from && !idle && kind != PROFILE_KERNEL_FRAME_IRQ_ENTRY))
+                        return from;
+                if (r > 0)
+                        from = f;
                 end = f - 1;
         }
-        return false;
+        return from;
+}
+
+bool folded_stack_irq(const char *stack) {
+        return folded_stack_irq_from(stack) != NULL;
 }
 
 static bool is_lower_or_digit(char c) {
@@ -327,24 +339,24 @@ static int count_add(CountTable *t, const char *key, size_t len, uint64_t count,
 }
 
 /* A stack's key as the rankings count it. Process: the comm, a per-CPU kernel thread's merged
- * ("ksoftirqd/" "*", folded_comm_prefix()), the idle task's interrupt work PROFILE_IRQ_IN_IDLE_KEY
- * (folded_stack_irq_in_idle()). Function: "comm;leaf" with that comm (the comm alone when the stack
- * has no frame), built in buf where it is not a run of stack itself. */
-/* "[irq in idle]" is longer than the "swapper" it stands for: a line of a long leaf under it is
- * a key longer than the line. */
-#define STACK_KEY_MAX (FOLDED_LINE_MAX + sizeof(PROFILE_IRQ_IN_IDLE_KEY) + 2)
-static void stack_key(const char *stack, RiseKind kind, char buf[static STACK_KEY_MAX], const char **ret,
+ * ("ksoftirqd/" "*", folded_comm_prefix()), interrupt work, whichever task it ran in,
+ * PROFILE_IRQ_KEY (folded_stack_irq(), as the line's irq_tail has it). Function: "comm;leaf" with that comm (the comm alone when
+ * the stack has no frame), built in buf where it is not a run of stack itself. */
+/* "[irq]" is longer than a comm such as "sh" it stands for: a line of a long leaf under it is a
+ * key longer than the line. */
+#define STACK_KEY_MAX (FOLDED_LINE_MAX + sizeof(PROFILE_IRQ_KEY) + 2)
+static void stack_key(const FoldedLine *l, RiseKind kind, char buf[static STACK_KEY_MAX], const char **ret,
                       size_t *ret_len) {
-        const char *comm, *leaf;
+        const char *stack = l->stack, *comm, *leaf;
         size_t clen, llen, p;
 
         folded_stack_comm(stack, &comm, &clen);
         folded_stack_leaf(stack, &leaf, &llen);
         bool alone = leaf == comm;
         p = folded_comm_prefix(comm, clen);
-        if (!alone && folded_stack_irq_in_idle(stack)) {
-                comm = PROFILE_IRQ_IN_IDLE_KEY;
-                clen = strlen(PROFILE_IRQ_IN_IDLE_KEY);
+        if (!alone && l->irq_tail > 0) {
+                comm = PROFILE_IRQ_KEY;
+                clen = strlen(PROFILE_IRQ_KEY);
         } else if (p > 0) { /* NAME "/" "*", never longer than the comm it stands for */
                 memcpy(buf, comm, p);
                 buf[p] = '*';
@@ -372,7 +384,7 @@ static int count_folded(CountTable *t, const Folded *f, RiseKind kind, bool base
                 size_t len;
                 int r;
 
-                stack_key(f->lines[i].stack, kind, buf, &k, &len);
+                stack_key(&f->lines[i], kind, buf, &k, &len);
                 r = count_add(t, k, len, f->lines[i].count, baseline);
                 if (r < 0)
                         return r;
@@ -558,9 +570,10 @@ int folded_rise_under(const Folded *a, const Folded *b, const char *comm, char *
         /* A workqueue worker runs whatever work is queued: its rise is under a work item, the
          * function process_one_work() called, and frames above that are every worker's. */
         bool worker = startswith(key, "kworker/");
-        /* Interrupt work in the idle task is under the interrupt: the idle loop below it is every
-         * idle CPU's (and the boot CPU's differs from the others', so neither is everywhere). */
-        bool irq = streq(key, PROFILE_IRQ_IN_IDLE_KEY);
+        /* Interrupt work is under the interrupt: the idle loop below it is every idle CPU's (and the
+         * boot CPU's differs from the others', so neither is everywhere), a busy process's frames
+         * are whichever process it landed in. */
+        bool irq = streq(key, PROFILE_IRQ_KEY);
         const Counts *best = NULL;
         CountTable t = {};
         double scale, excess;
@@ -581,13 +594,14 @@ int folded_rise_under(const Folded *a, const Folded *b, const char *comm, char *
                         const char *ck;
                         size_t cklen, clen;
 
-                        stack_key(l->stack, RISE_PROCESS, sbuf, &ck, &cklen);
+                        stack_key(l, RISE_PROCESS, sbuf, &ck, &cklen);
                         if (cklen != klen || !strneq(ck, key, klen))
                                 continue;
                         clen = strcspn(l->stack, ";"); /* its frames follow its own comm */
                         total[k] += l->count;
                         /* Each function once per stack: a recursive one is not counted twice. */
-                        bool after_work = false, in_irq = false;
+                        bool after_work = false;
+                        const char *irq_from = l->stack + strlen(l->stack) - l->irq_tail;
                         for (const char *f = l->stack + clen; *f == ';' && n_seen < RISE_UNDER_FRAMES_MAX;) {
                                 const char *e = strchrnul(++f, ';');
                                 int64_t x;
@@ -597,8 +611,7 @@ int folded_rise_under(const Folded *a, const Folded *b, const char *comm, char *
                                         continue;
                                 after_work = (size_t) (e - f) == strlen("process_one_work") &&
                                              strneq(f, "process_one_work", (size_t) (e - f));
-                                in_irq = in_irq || profile_kernel_frame(f, (size_t) (e - f)) == PROFILE_KERNEL_FRAME_IRQ;
-                                if ((worker && !item) || (irq && !in_irq) || frame_says_nothing(f, (size_t) (e - f))) {
+                                if ((worker && !item) || (irq && f < irq_from) || frame_says_nothing(f, (size_t) (e - f))) {
                                         f = e;
                                         continue;
                                 }
@@ -672,6 +685,7 @@ int folded_rest(const Folded *a, const Folded *b, const Folded *minus, Folded *r
                                 f.lines[f.n].stack = strdup(l->stack);
                                 if (!f.lines[f.n].stack)
                                         return -ENOMEM;
+                                f.lines[f.n].irq_tail = l->irq_tail;
                                 f.lines[f.n++].count = 0;
                         }
                         /* Each file's total fits (folded_load_file() checks): their sum may not. */
@@ -736,7 +750,7 @@ static uint64_t folded_key_count(const Folded *f, RiseKind kind, const char *key
                 const char *k;
                 size_t len;
 
-                stack_key(f->lines[i].stack, kind, buf, &k, &len);
+                stack_key(&f->lines[i], kind, buf, &k, &len);
                 if (len == klen && memcmp(k, key, klen) == 0)
                         n += f->lines[i].count;
         }
@@ -751,7 +765,7 @@ double folded_key_share(const Folded *f, RiseKind kind, const char *key) {
 
 /* The idle task's samples ("swapper", as perf names pid 0, or "swapper/N"): idle rising is what
  * the CPUs did not do (the services went quiet when the network did), never a cause. Its
- * interrupt work is PROFILE_IRQ_IN_IDLE_KEY, no idle. */
+ * interrupt work is PROFILE_IRQ_KEY, no idle. */
 static bool key_is_idle(const char *key) {
         const char *comm;
         size_t len;

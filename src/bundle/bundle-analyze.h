@@ -22,6 +22,10 @@
 typedef struct FoldedLine {
         char *stack; /* "comm;root;...;leaf" */
         uint64_t count;
+        /* Interrupt work (folded_stack_irq_from()): the bytes of stack from the frame it is under
+         * to the end, 0 where it is none. Told once, as the line is read: the rankings key every
+         * line several times. A comm renamed in front keeps it. */
+        uint32_t irq_tail;
 } FoldedLine;
 
 typedef struct Folded {
@@ -46,11 +50,16 @@ void folded_stack_comm(const char *stack, const char **ret, size_t *ret_len);
 void folded_stack_leaf(const char *stack, const char **ret, size_t *ret_len);
 
 /*
- * Whether stack is the idle task's ("swapper", "swapper/N") running interrupt work: an interrupt
- * or softirq frame nearer the leaf than the idle loop (profile-irq.h). The rankings count it as
- * PROFILE_IRQ_IN_IDLE_KEY, never as idle; the folded files keep perf's "swapper".
+ * Whether stack ran interrupt work (profile_irq_step() over its frames from the leaf): the idle
+ * task's ("swapper", "swapper/N") an interrupt or softirq frame nearer the leaf than the idle loop,
+ * any other task's an interrupt's entry nearer the leaf than its own way back from one, so not a
+ * softirq it ran itself at local_bh_enable. The rankings count it as PROFILE_IRQ_KEY, never as
+ * idle nor as the process it landed in; the folded files keep the comm perf gave it.
+ * folded_stack_irq_from() is the frame of stack that work is under (its first from the root on),
+ * NULL where it is none.
  */
-bool folded_stack_irq_in_idle(const char *stack);
+bool folded_stack_irq(const char *stack);
+const char *folded_stack_irq_from(const char *stack);
 
 /*
  * Per-CPU kernel threads count as one in the rankings: a softirq storm spread over 16 CPUs is

@@ -366,7 +366,8 @@ int bundle_threads_grouped(const BundleManifest *m, const Folded *f, Folded *ret
                         goto finish;
                 }
                 if (added) {
-                        g.lines[g.n] = (FoldedLine) { .stack = renamed ? TAKE_PTR(renamed) : strdup(stack) };
+                        g.lines[g.n] = (FoldedLine) { .stack = renamed ? TAKE_PTR(renamed) : strdup(stack),
+                                                      .irq_tail = f->lines[i].irq_tail };
                         if (!g.lines[g.n++].stack) {
                                 r = -ENOMEM;
                                 goto finish;

@@ -89,21 +89,17 @@ IncidentSink *incident_sink_free(IncidentSink *k) {
 
 /* Whether s did work: any task but the idle task (pid 0 on every CPU), and the idle task where it
  * ran an interrupt's handler or softirqs: a kernel frame of one nearer the leaf than the idle loop
- * (profile-irq.h; as bundle-analyze's folded_stack_irq_in_idle() tells it from the folded line). */
+ * (profile_irq_step(); as bundle-analyze's folded_stack_irq() tells it from the folded line). A
+ * busy process's interrupt work is busy as it is. */
 static bool sample_is_busy(const Sample *s) {
         if (s->pid != 0)
                 return true;
         for (uint32_t f = 0; f < s->n_frames && s->frames[f].kernel; f++) {
                 const char *name = s->frames[f].symbol ?: "";
+                int r = profile_irq_step(true, profile_kernel_frame(name, strlen(name)));
 
-                switch (profile_kernel_frame(name, strlen(name))) {
-                case PROFILE_KERNEL_FRAME_IRQ:
-                        return true;
-                case PROFILE_KERNEL_FRAME_IDLE:
-                        return false;
-                default:
-                        break;
-                }
+                if (r != 0)
+                        return r > 0;
         }
         return false;
 }

@@ -8,6 +8,7 @@
 
 #include "basic/alloc-util.h"
 #include "basic/hashmap.h"
+#include "basic/macro.h"
 #include "basic/string-util.h"
 #include "profile/profile-fold.h"
 #include "profile/profile-irq.h"
@@ -497,13 +498,22 @@ int report_stacks_write_json(ReportStacks *s, JsonWriter *w) {
         for (size_t i = 0; i < s->n_frames; i++)
                 json_string(w, s->frames[i]);
         json_end_array(w);
-        /* The frames of interrupt work and of the idle loop (profile-irq.h), by index: the page
-         * keys the idle task's interrupt work as the rankings do. */
-        for (ProfileKernelFrame kind = PROFILE_KERNEL_FRAME_IRQ; kind <= PROFILE_KERNEL_FRAME_IDLE; kind++) {
-                json_key(w, kind == PROFILE_KERNEL_FRAME_IRQ ? "irq_frames" : "idle_frames");
+        /* The frames that tell interrupt work (profile-irq.h), by kind and index: the page keys
+         * interrupt work as the rankings do. */
+        static const struct {
+                ProfileKernelFrame kind;
+                const char *key;
+        } kinds[] = {
+                { PROFILE_KERNEL_FRAME_IRQ_ENTRY, "irq_frames" },
+                { PROFILE_KERNEL_FRAME_SOFTIRQ, "softirq_frames" },
+                { PROFILE_KERNEL_FRAME_IRQ_RETURN, "irq_return_frames" },
+                { PROFILE_KERNEL_FRAME_IDLE, "idle_frames" },
+        };
+        for (size_t k = 0; k < ELEMENTSOF(kinds); k++) {
+                json_key(w, kinds[k].key);
                 json_begin_array(w);
                 for (size_t i = 0; i < s->n_frames; i++)
-                        if (profile_kernel_frame(s->frames[i], strlen(s->frames[i])) == kind)
+                        if (profile_kernel_frame(s->frames[i], strlen(s->frames[i])) == kinds[k].kind)
                                 json_u64(w, i);
                 json_end_array(w);
         }

@@ -46,20 +46,26 @@
       depth[i] = depth[parent[i]] + 1;
     }
   }
-  // The idle task's interrupt work, as the rankings key it ("[irq in idle]", bundle-analyze.h
-  // folded_stack_irq_in_idle()): under a swapper root, the nodes from an interrupt's frame on
-  // (D.irq_frames), unless one of the idle loop's (D.idle_frames) follows. idleState[i]: 0 not
-  // under the idle task, 1 its idle, 2 its interrupt work.
-  const IRQ_KEY = '[irq in idle]';
-  const idleState = new Uint8Array(nNodes);
+  // Interrupt work, as the rankings key it ("[irq]", bundle-analyze.h folded_stack_irq(),
+  // profile-irq.h profile_irq_step()): under a swapper root, the nodes from an interrupt's or a
+  // softirq's frame on (D.irq_frames, D.softirq_frames), unless one of the idle loop's follows
+  // (D.idle_frames); under any other root, the nodes from an interrupt's entry on (D.irq_frames),
+  // unless the task's own way back from one follows (D.irq_return_frames). The frame nearest the
+  // leaf that says decides, as the rankings' walk from the leaf does. irqState[i]: 0 a process's
+  // own, 1 the idle task's idle, 2 interrupt work in the idle task, 3 in another.
+  const IRQ_KEY = '[irq]';
+  const irqState = new Uint8Array(nNodes);
   {
     const kind = new Uint8Array(frames.length);
     (D.irq_frames || []).forEach((f) => { kind[f] = 1; });
-    (D.idle_frames || []).forEach((f) => { kind[f] = 2; });
+    (D.softirq_frames || []).forEach((f) => { kind[f] = 2; });
+    (D.irq_return_frames || []).forEach((f) => { kind[f] = 3; });
+    (D.idle_frames || []).forEach((f) => { kind[f] = 4; });
     for (let i = 1; i < nNodes; i++) {
-      const p = parent[i], k = kind[frameOf[i]];
-      if (p === 0) idleState[i] = isIdleComm(frames[frameOf[i]]) ? 1 : 0;
-      else idleState[i] = idleState[p] === 0 ? 0 : k === 1 ? 2 : k === 2 ? 1 : idleState[p];
+      const p = parent[i], k = kind[frameOf[i]], s = irqState[p];
+      if (p === 0) irqState[i] = isIdleComm(frames[frameOf[i]]) ? 1 : 0;
+      else if (s === 1 || s === 2) irqState[i] = k === 1 || k === 2 ? 2 : k === 4 ? 1 : s;
+      else irqState[i] = k === 1 ? 3 : k === 3 ? 0 : s;
     }
   }
   function isIdleComm(c) { return c === 'swapper' || (c.length > 8 && c.startsWith('swapper/')); }
@@ -658,9 +664,9 @@
     return m && m[1] !== 'swapper/' ? m[1] + '*' : c;
   }
   // Marks the nodes under i (a comm's, whose key is c) that key counts: all of them, or those
-  // named fn; the idle task's interrupt work counts as IRQ_KEY, not as its comm.
+  // named fn; interrupt work counts as IRQ_KEY, not as its comm.
   function markKeyed(i, c, key, fn) {
-    if ((idleState[i] === 2 ? IRQ_KEY : c) === key && (fn === null || frames[frameOf[i]] === fn)) highlight[i] = 1;
+    if ((irqState[i] >= 2 ? IRQ_KEY : c) === key && (fn === null || frames[frameOf[i]] === fn)) highlight[i] = 1;
     for (const k of kids(i)) markKeyed(k, c, key, fn);
   }
 
