@@ -130,8 +130,10 @@ print("the agent's samples: %d of %d around the event, %d in the kernel; %d of %
 for name, rows, full in (("page", page["near"]["processes"], 10), ("show", show["around_event"]["processes"], 5)):
     rows = [dict(r, name=r.get("name", r.get("process"))) for r in rows]
     ours = [r for r in rows if r["name"] == agent]
-    assert ours or (len(rows) == full and rows[-1]["z"] >= z - 0.01), (name, z, [(r["name"], r["z"]) for r in rows])
-    assert not ours or (kernel_or_none(ours[0]["top_function"]) and abs(ours[0]["z"] - z) < 0.01), (name, ours)
+    # (show counts an interrupt that landed on the agent as [irq]'s, the files under its comm:
+    # a few samples apart, so its z is the files' within a tenth)
+    assert ours or (len(rows) == full and rows[-1]["z"] >= 0.9 * z), (name, z, [(r["name"], r["z"]) for r in rows])
+    assert not ours or (kernel_or_none(ours[0]["top_function"]) and abs(ours[0]["z"] - z) < 0.1 * z), (name, ours)
 # One answer: show's and the page's.
 a, pa = show["answer"], page["answer"]
 assert (a is None) == (pa is None), (a, pa)
