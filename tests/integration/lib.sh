@@ -93,6 +93,17 @@ stop_tprofd() {
         wait "$TPROFD_PID" || fail "tprofd exited $? after SIGTERM: $(tail -20 "$TEST_TMP/tprofd.log")"
 }
 
+# story_burst SECONDS: after SECONDS, the story tests' agent works hard (the file $HOT exists) for
+# 2.5 s before and 2.5 s after an ENA reset line with this run's token written to /dev/kmsg.
+story_burst() {
+        sleep "$1"
+        touch "$HOT"
+        sleep 2.5
+        echo "ena 0000:00:05.0 eth0: Trigger reset is on tprof-$TOKEN" >/dev/kmsg
+        sleep 2.5
+        rm -f "$HOT"
+}
+
 # bundle_shown RULE: waits for a bundle of RULE, sets B (its directory) and ID, and writes what show
 # --json, show and report say of it to $TEST_TMP/show.json, show.txt and report.html.
 bundle_shown() {

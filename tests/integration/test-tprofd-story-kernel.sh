@@ -64,12 +64,7 @@ on_exit "kill $! 2>/dev/null"
 HOT="$TEST_TMP/hot"
 "$TEST_TMP/$AGENT" 40 "$HOT" "$PARENT"/c*/memory.stat &
 on_exit "kill $! 2>/dev/null"
-sleep 16
-touch "$HOT"
-sleep 2.5
-echo "ena 0000:00:05.0 eth0: Trigger reset is on tprof-$TOKEN" >/dev/kmsg
-sleep 2.5
-rm -f "$HOT"
+story_burst 16
 
 bundle_shown ena-story
 python3 - "$TEST_TMP/show.json" "$TEST_TMP/report.html" "$AGENT" "$B" <<'PY' || fail "$(sed -n '/In short/,/^$/p;/^Around/,/^Services/p' "$TEST_TMP/show.txt")"
