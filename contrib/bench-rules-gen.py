@@ -32,7 +32,6 @@ NOISE = [
     "cgroup: fork rejected by pids controller in /kubepods.slice/kubepods-burstable.slice/pod{h}.slice",
     "{w}[{p}]: segfault at {h} ip 0000{h} sp 00007ffd{h} error 4 in lib{w}.so[{h}+1a000]",
     "perf: interrupt took too long ({n} > {n}), lowering kernel.perf_event_max_sample_rate to {n}",
-    "sched: RT throttling activated",
     "hrtimer: interrupt took {n} ns",
     "device veth{h} entered promiscuous mode",
     "blk_update_request: I/O error, dev loop{d}, sector {n} op 0x0:(READ) flags 0x80700 phys_seg 1 prio class 0",
@@ -59,6 +58,7 @@ EVENTS = [
     "{w}: page allocation failure: order:{d}, mode:0x40cc0(GFP_KERNEL|__GFP_COMP), nodemask=(null)",
     "EXT4-fs error (device nvme{d}n1p1): ext4_find_entry:1658: inode #2: comm {w}: reading directory lblock 0",
     "XFS (nvme{d}n1): Corruption detected. Unmount and run xfs_repair",
+    "sched: RT throttling activated",
 ]
 
 WORDS = ["java", "python3", "kubelet", "containerd", "nginx", "postgres", "redis-server", "node",

@@ -411,6 +411,7 @@ static void test_default_rules_capture_what_an_incident_needs(void **state) {
                 { "tasks_rcu_exit_srcu_stall: rcu_tasks grace period number 57 (since boot) gp_state: "
                   "RTGS_POST_SCAN_TASKLIST is 10000 jiffies old.",
                   "rcu-stall", "flavor=rcu_tasks" },
+                { "sched: RT throttling activated", "rt-throttling", "" },
                 { "java invoked oom-killer: gfp_mask=0x6200ca(GFP_HIGHUSER_MOVABLE), order=0, oom_score_adj=0",
                   "oom-kill", "comm=java" },
                 { "Out of memory: Killed process 4321 (java) total-vm:1kB", "oom-kill",
