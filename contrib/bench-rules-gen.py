@@ -59,6 +59,7 @@ EVENTS = [
     "EXT4-fs error (device nvme{d}n1p1): ext4_find_entry:1658: inode #2: comm {w}: reading directory lblock 0",
     "XFS (nvme{d}n1): Corruption detected. Unmount and run xfs_repair",
     "sched: RT throttling activated",
+    "BUG: workqueue lockup - pool cpus={d} node=0 flags=0x0 nice=0 stuck for 41s!",
 ]
 
 WORDS = ["java", "python3", "kubelet", "containerd", "nginx", "postgres", "redis-server", "node",

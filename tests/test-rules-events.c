@@ -183,6 +183,18 @@ static const Event events[] = {
             "00000000a1b2c3d4: .N nvcsw: 21/21 holdout: 1 idle_cpu: -1/3" },
           1,
           { 0, 30, 120, 390, 590, 590 } },
+        /* The workqueue watchdog, Linux 6.6 (kernel/workqueue.c, wq_watchdog_timer_fn()): the lockup
+         * line, the dump of busy workqueues and the stalled CPU's workers, and the same lockup again
+         * a watchdog_thresh (30 s) later while the pool is still stuck. */
+        { "workqueue lockup, Linux 6.6", "workqueue-lockup",
+          { "BUG: workqueue lockup - pool cpus=1 node=0 flags=0x0 nice=0 stuck for 31s!",
+            "Showing busy workqueues and worker pools:", "workqueue events: flags=0x0",
+            "  pwq 2: cpus=1 node=0 flags=0x0 nice=0 active=3/256 refcnt=4",
+            "pool 2: cpus=1 node=0 flags=0x0 nice=0 hung=31s workers=3 idle: 2207 31",
+            "Showing backtraces of running workers in stalled CPU-bound worker pools:",
+            "BUG: workqueue lockup - pool cpus=1 node=0 flags=0x0 nice=0 stuck for 62s!" },
+          1,
+          { 0, 0, 0, 0, 0, 0, 31 } },
 };
 
 typedef struct Run {
