@@ -60,6 +60,7 @@ EVENTS = [
     "XFS (nvme{d}n1): Corruption detected. Unmount and run xfs_repair",
     "sched: RT throttling activated",
     "BUG: workqueue lockup - pool cpus={d} node=0 flags=0x0 nice=0 stuck for 41s!",
+    "clocksource: timekeeping watchdog on CPU{d}: Marking clocksource 'tsc' as unstable because the skew is too large:",
 ]
 
 WORDS = ["java", "python3", "kubelet", "containerd", "nginx", "postgres", "redis-server", "node",

@@ -195,6 +195,27 @@ static const Event events[] = {
             "BUG: workqueue lockup - pool cpus=1 node=0 flags=0x0 nice=0 stuck for 62s!" },
           1,
           { 0, 0, 0, 0, 0, 0, 31 } },
+        /* The clocksource watchdog, Linux 6.1 (kernel/time/clocksource.c, clocksource_watchdog();
+         * arch/x86/kernel/tsc.c, tsc_cs_mark_unstable()): the report, its indented lines, the TSC's
+         * own line and the switch to the reference clock. */
+        { "TSC marked unstable, Linux 6.1", "clocksource-unstable",
+          { "clocksource: timekeeping watchdog on CPU2: Marking clocksource 'tsc' as unstable because the skew is "
+            "too large:",
+            "clocksource:                       'hpet' wd_nsec: 505225238 wd_now: 69f7b3e wd_last: 66fa4b2 mask: "
+            "ffffffff",
+            "clocksource:                       'tsc' cs_nsec: 503858542 cs_now: 1c5c8d8dd96 cs_last: 1c5aaf8e4a0 "
+            "mask: ffffffffffffffff",
+            "clocksource:                       'tsc' is current clocksource.",
+            "tsc: Marking TSC unstable due to clocksource watchdog", "clocksource: Switched to clocksource hpet" },
+          1,
+          { 0, 0, 0, 0, 0, 1 } },
+        /* Linux 7.1's rewritten watchdog (watchdog_print_remote_skew()). */
+        { "TSC marked unstable, Linux 7.1", "clocksource-unstable",
+          { "clocksource: Marking clocksource tsc unstable due to inter CPU skew",
+            "clocksource: CPU3     987654320512 < CPU0     987654321000 (cycles)",
+            "tsc: Marking TSC unstable due to clocksource watchdog", "clocksource: Switched to clocksource hpet" },
+          1,
+          { 0, 0, 0, 1 } },
 };
 
 typedef struct Run {

@@ -418,6 +418,18 @@ static void test_default_rules_capture_what_an_incident_needs(void **state) {
                   "cpus=0-7,16-23 secs=30" },
                 { "BUG: workqueue lockup - pool cpus=12 node=1 flags=0x0 stuck for 35s!", "workqueue-lockup",
                   "cpu=12 secs=35" },
+                { "Clocksource tsc unstable (delta = -95326406 ns)", "clocksource-unstable", "clocksource=tsc" },
+                { "clocksource: timekeeping watchdog on CPU1: Marking clocksource 'tsc' as unstable because the skew "
+                  "is too large:",
+                  "clocksource-unstable", "clocksource=tsc cpu=1" },
+                { "clocksource: timekeeping watchdog on CPU3: hpet read-back delay of 305381ns, attempt 4, marking "
+                  "unstable",
+                  "clocksource-unstable", "cpu=3 watchdog=hpet" },
+                { "clocksource: timekeeping watchdog on CPU0: wd-tsc-early-wd excessive read-back delay of 1003810ns "
+                  "vs. limit of 125000ns, wd-wd read-back delay only 31250ns, attempt 3, marking tsc-early unstable",
+                  "clocksource-unstable", "clocksource=tsc-early cpu=0" },
+                { "clocksource: Marking clocksource tsc unstable due to inter CPU skew", "clocksource-unstable",
+                  "clocksource=tsc" },
                 { "java invoked oom-killer: gfp_mask=0x6200ca(GFP_HIGHUSER_MOVABLE), order=0, oom_score_adj=0",
                   "oom-kill", "comm=java" },
                 { "Out of memory: Killed process 4321 (java) total-vm:1kB", "oom-kill",

@@ -65,7 +65,7 @@ for name, facility in (("json-kernel", None), ("json-user", "1")):
 PY
 "$TPROFD" --test-rules --rules "$RULES" "$TEST_TMP/positive-json-kernel.log" 2>"$ERR" | cut -f1,2 >"$TEST_TMP/got"
 diff -u "$DATA/positive.expected" "$TEST_TMP/got" >&2 || fail "journalctl -o json: wrong rules or lines"
-grep -q ' 35 journal JSON' "$ERR" || fail "journalctl -o json: not read as JSON: $(head -1 "$ERR")"
+grep -q ' 36 journal JSON' "$ERR" || fail "journalctl -o json: not read as JSON: $(head -1 "$ERR")"
 "$TPROFD" --test-rules --rules "$RULES" "$TEST_TMP/positive-json-user.log" >"$OUT" 2>/dev/null
 [ ! -s "$OUT" ] || fail "user space's kmsg records in journalctl -o json matched: $(head -3 "$OUT")"
 
