@@ -88,6 +88,13 @@ static void test_symbol_tidy_table(void **state) {
                 { "x \"0.5: y:z", "x_0.5: y:z" },
                 { "JS:~f /srv/x.js:10:5", "JS:~f /srv/x.js:10:5" },
                 { "a 12:b", "a 12:b" },
+                /* Leading blanks beyond ASCII go as ASCII ones do: speedscope's frame-line regex
+                 * "^\s*(\w+)\s*(.+) \((\S*)\)" (src/import/linux-tools-perf.ts, 1.25.0) skips
+                 * them, JavaScript's \s matching them. Within a name they stay. */
+                { "\u00a0nbsp_leaf", "nbsp_leaf" },
+                { " \u2003\u3000f", "f" },
+                { "\u3000", "[unknown]" },
+                { "a\u00a0b\u3000", "a\u00a0b\u3000" },
         };
         char buf[256];
 

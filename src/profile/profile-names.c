@@ -14,7 +14,7 @@ static const char *set_unknown_if_empty(char *buf, size_t l) {
 }
 
 /* The blanks beyond ASCII that JavaScript's and Python's \s match (speedscope's event-line regex
- * would split the comm at them), as UTF-8. */
+ * would split a comm at them, its frame-line regex skip them before a symbol), as UTF-8. */
 static bool is_unicode_blank(const char *p, size_t k) {
         static const char *const blanks[] = {
                 "\u00a0", "\u1680", "\u2000", "\u2001", "\u2002", "\u2003", "\u2004", "\u2005", "\u2006",
@@ -148,6 +148,10 @@ const char *profile_symbol_tidy(const char *symbol, char *buf, size_t l) {
                 k = MIN(k, (size_t) (end - p));
                 if (n + k >= l)
                         break;
+                if (n == 0 && k > 1 && is_unicode_blank(p, k)) {
+                        p += k; /* nor those beyond ASCII, which speedscope's \s eats as well */
+                        continue;
+                }
                 if (k > 1) {
                         memcpy(buf + n, p, k);
                         n += k;

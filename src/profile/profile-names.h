@@ -13,7 +13,8 @@
  *  - symbol: what stackcollapse-perf.pl's tidy step would make of it, done up front: ';' -> ':',
  *    quotes removed, everything from the first '(' dropped (unless the name looks like a Go
  *    method "pkg.(*T).M" or the paren opens "(anonymous namespace)"), "->" broken up so it is
- *    not read as an inline marker, control bytes and invalid UTF-8 escaped, a trailing
+ *    not read as an inline marker, control bytes and invalid UTF-8 escaped, leading blanks
+ *    dropped (also the Unicode ones: speedscope's frame-line regex skips them), a trailing
  *    "+0x<hex>" removed, a leading '(' (stackcollapse would take the frame for a process
  *    name) made '_', and so is a blank before "<digits and dots>: " (Flamescope's heatmap reads
  *    its event regex in frame lines too). A name longer than the buffer is cut between characters, never inside a
