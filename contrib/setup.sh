@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later
 #
 # Sets up tprof on a Debian 12 machine from nothing: installs the Debian packages the build, the
-# tests and the runtime need (quietly, and only those missing), configures and builds.
+# tests and the runtime need (quietly, and only those missing) and speedscope from npm for its
+# test, configures and builds.
 #
 #   contrib/setup.sh            install packages, build into build/
 #   contrib/setup.sh run [ARGS] ... then install to /usr/local and run tprofd in the foreground
@@ -34,6 +35,12 @@ PACKAGES=(
         # runtime: journald for the journal source and its tests, logger/setpriv for tests
         systemd util-linux procps
 )
+# npm for speedscope (below): Debian's, unless a node.js with its own npm is installed already.
+command -v npm >/dev/null || PACKAGES+=(npm)
+
+# speedscope, the profile viewer whose package ships its built web app: the bundles' stacks are
+# opened in it in Chromium by tests/integration/test-speedscope.sh, which knows this version's views.
+SPEEDSCOPE_VERSION=1.25.0
 
 sudo_if_needed() {
         if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi
@@ -51,6 +58,14 @@ install_packages() {
                 "${missing[@]}" >/dev/null
 }
 
+install_speedscope() {
+        local dir
+        dir="$(npm root --global)/speedscope"
+        grep -qs "\"version\": \"$SPEEDSCOPE_VERSION\"" "$dir/package.json" && return 0
+        echo "setup: installing speedscope $SPEEDSCOPE_VERSION (npm)" >&2
+        sudo_if_needed npm install --global --no-audit --no-fund --loglevel=error "speedscope@$SPEEDSCOPE_VERSION" >/dev/null
+}
+
 configure_and_build() {
         local dir=$1
         shift
@@ -61,6 +76,7 @@ configure_and_build() {
 }
 
 install_packages
+install_speedscope
 configure_and_build build
 
 case "${1:-}" in
