@@ -225,6 +225,47 @@ static void test_bounded(void **state) {
         json_value_free(v);
 }
 
+/* "renames": a process that renamed itself in the slice (PR_SET_NAME, prctl(2); the kernel's
+ * __set_task_comm(), fs/exec.c, Linux 6.12, changes the comm its later samples carry) had its
+ * samples under both names; its former name is listed with its name now, where most of that
+ * name's samples were its own. A name another process had most of (a shell's, whose child ran
+ * under it until its exec) and a thread that renamed itself (listed in "threads") are not. */
+static void test_renames(void **state) {
+        _cleanup_(incident_threads_freep) IncidentThreads *t = incident_threads_new();
+        const JsonValue *a, *e;
+        JsonValue *v;
+        uint64_t u;
+
+        assert_non_null(t);
+        add(t, 50, 50, "rn-old", true, 40); /* then PR_SET_NAME */
+        add(t, 50, 50, "rn-new", true, 45);
+        add(t, 60, 60, "bash", true, 30);   /* the shell */
+        add(t, 61, 61, "bash", true, 2);    /* its child, then exec */
+        add(t, 61, 61, "make", true, 20);
+        add(t, 70, 70, "svc", true, 5);
+        add(t, 70, 71, "svc", true, 3);     /* a thread, then renamed */
+        add(t, 70, 71, "svc-io", true, 9);
+        add(t, 80, 80, "two", true, 10);    /* half of a name's samples is not most */
+        add(t, 81, 81, "two", true, 10);
+        add(t, 80, 80, "two-b", true, 1);
+        incident_threads_resolve(t, root);
+        v = listing(t);
+        a = json_object_get(v, "renames");
+        assert_non_null(a);
+        assert_int_equal(json_length(a), 1);
+        e = json_array_get(a, 0);
+        assert_string_equal(json_string_value(json_object_get(e, "comm")), "rn-old");
+        assert_true(json_u64_value(json_object_get(e, "pid"), &u));
+        assert_int_equal(u, 50);
+        assert_string_equal(json_string_value(json_object_get(e, "process")), "rn-new");
+        assert_true(json_u64_value(json_object_get(e, "samples"), &u));
+        assert_int_equal(u, 40);
+        /* and no thread of rn-new's */
+        assert_entry(entry(v, 0), "svc-io", 70, "svc", 9);
+        assert_null(entry(v, 1));
+        json_value_free(v);
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_from_samples),
@@ -233,6 +274,7 @@ int main(void) {
                 cmocka_unit_test(test_budget),
                 cmocka_unit_test(test_shared_name),
                 cmocka_unit_test(test_bounded),
+                cmocka_unit_test(test_renames),
         };
         return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -259,6 +259,54 @@ static bool list_one(const ThreadCount *c, void *ud) {
         return ++l->shown < INCIDENT_THREADS_MAX;
 }
 
+/* The slice's samples of each comm, over every process: comm '\0' -> samples. */
+static Hashmap *comm_totals(const IncidentThreads *t) {
+        _cleanup_(hashmap_freep) Hashmap *h = hashmap_new();
+        const void *k;
+        size_t kl;
+        uint64_t v;
+
+        if (!h)
+                return NULL;
+        for (size_t i = 0; hashmap_iterate(t->threads, &i, &k, &kl, &v);) {
+                uint64_t *n = hashmap_slot(h, k, strlen(k), 0, NULL);
+                if (!n)
+                        return NULL;
+                *n += v >> 32;
+        }
+        return TAKE_PTR(h);
+}
+
+/* The main threads sampled under another name than their process's (a PR_SET_NAME, an exec), where
+ * that process had most of that name's samples: one process whose work the rankings would split
+ * over two names. */
+static void list_renames(const IncidentThreads *t, JsonWriter *w) {
+        _cleanup_(hashmap_freep) Hashmap *totals = comm_totals(t);
+        _cleanup_free_ ThreadCount *all = NULL;
+        size_t n = 0, shown = 0;
+        uint64_t v, total;
+
+        json_key(w, "renames");
+        json_begin_array(w);
+        all = totals ? ranked(t, &n) : NULL;
+        for (size_t i = 0; all && i < n && shown < INCIDENT_THREADS_MAX; i++) {
+                const ThreadCount *c = &all[i];
+
+                if (c->tid != c->pid || !hashmap_get(t->mains, &c->pid, sizeof c->pid, &v) ||
+                    streq(HASHMAP_PTR(v), c->comm) || !hashmap_get(totals, c->comm, strlen(c->comm), &total) ||
+                    2 * c->n <= total)
+                        continue;
+                json_begin_object(w);
+                json_kv_string(w, "comm", c->comm);
+                json_kv_u64(w, "pid", c->pid);
+                json_kv_string(w, "process", HASHMAP_PTR(v));
+                json_kv_u64(w, "samples", c->n);
+                json_end_object(w);
+                shown++;
+        }
+        json_end_array(w);
+}
+
 void incident_threads_json(const IncidentThreads *t, JsonWriter *w) {
         Listing l = { t, w, 0 };
 
@@ -266,4 +314,5 @@ void incident_threads_json(const IncidentThreads *t, JsonWriter *w) {
         json_begin_array(w);
         each_name(t, list_one, &l);
         json_end_array(w);
+        list_renames(t, w);
 }

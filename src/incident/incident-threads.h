@@ -10,8 +10,12 @@
  * main thread's comm as the slice's samples last carried it (which, for a main thread sampled only
  * between its fork and its exec, is its parent's).
  *
+ * And as "renames": the main threads sampled in the slice under another name than their process's
+ * (a process that renamed itself with PR_SET_NAME, or exec'd, during the slice), with that name,
+ * where the process had most of the name's samples: the rankings count the two names as one.
+ *
  * Bounded: at most INCIDENT_THREADS_COUNTED_MAX threads and processes are counted, and
- * INCIDENT_THREADS_MAX thread names listed (most samples first).
+ * INCIDENT_THREADS_MAX thread names and as many renames listed (most samples first).
  */
 #pragma once
 
@@ -32,7 +36,7 @@ int incident_threads_add(IncidentThreads *t, const Sample *s, bool in_slice);
 /* Names the processes of the threads to be listed from /proc under root ("/") where it still has
  * them, once, when the bundle is written: a manifest written again later says the same. */
 void incident_threads_resolve(IncidentThreads *t, const char *root);
-/* Writes the "threads" array (key included). */
+/* Writes the "threads" and "renames" arrays (keys included). */
 void incident_threads_json(const IncidentThreads *t, JsonWriter *w);
 
 #include "basic/cleanup.h"
