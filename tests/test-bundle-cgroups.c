@@ -387,6 +387,62 @@ static void test_thread_groups(void **state) {
         bundle_manifest_free(m);
 }
 
+/* A process that renamed itself during a rise (PR_SET_NAME; later samples carry the new comm,
+ * __set_task_comm(), fs/exec.c, Linux 6.12): the manifest's "renames" says its former name, and
+ * the stacks of both rank as one process under its name now, with all of its rise, not as two
+ * processes with half of it each. A thread pool beside it groups as before. */
+static void test_renamed_process(void **state) {
+        static const char text[] =
+                "{\"format\":1,\"slice\":{\"samples\":1985},\"baseline\":{\"samples\":4000},"
+                "\"threads\":[{\"comm\":\"wrk-0\",\"pid\":10,\"process\":\"pool\",\"samples\":6},"
+                " {\"comm\":\"wrk-1\",\"pid\":10,\"process\":\"pool\",\"samples\":6}],"
+                "\"renames\":[{\"comm\":\"rn-old\",\"pid\":50,\"process\":\"rn-new\",\"samples\":40},"
+                " {\"comm\":\"same\",\"pid\":51,\"process\":\"same\",\"samples\":1}]}";
+        static const char near_text[] = "rn-old;main;spin 40\nrn-new;main;spin 45\nwrk-0;main;loop 3\n"
+                                        "wrk-1;main;loop 3\nother;main;work 60\nswapper;idle 1834\n";
+        static const char rest_text[] = "rn-old;main;wait 5\nother;main;work 120\nswapper;idle 3875\n";
+        _cleanup_(folded_donep) Folded near = FOLDED_NULL, rest = FOLDED_NULL, gnear = FOLDED_NULL,
+                                       grest = FOLDED_NULL;
+        BundleManifest *m = NULL;
+        Answer a = {};
+        Rise *r;
+        size_t n;
+        FILE *f;
+
+        assert_int_equal(bundle_manifest_parse(text, strlen(text), &m, NULL), 0);
+        f = fmemopen((void *) near_text, strlen(near_text), "r");
+        assert_non_null(f);
+        assert_int_equal(folded_load_file(f, &near), 0);
+        fclose(f);
+        f = fmemopen((void *) rest_text, strlen(rest_text), "r");
+        assert_non_null(f);
+        assert_int_equal(folded_load_file(f, &rest), 0);
+        fclose(f);
+
+        assert_int_equal(bundle_threads_grouped(m, &near, &gnear), 1);
+        assert_int_equal(bundle_threads_grouped(m, &rest, &grest), 1);
+        assert_int_equal(gnear.total, near.total);
+        assert_true(folded_key_share(&gnear, RISE_PROCESS, "rn-old") == 0);
+        assert_true(folded_key_share(&gnear, RISE_PROCESS, "rn-new") == 85.0 / 1985.0);
+        assert_true(folded_key_share(&grest, RISE_PROCESS, "rn-new") == 5.0 / 4000.0);
+        assert_true(folded_key_share(&gnear, RISE_PROCESS, "wrk-*") == 6.0 / 1985.0);
+
+        AnswerInput in = { .near = &gnear, .rest = &grest, .n_cpus = 2 };
+        assert_int_equal(folded_rises(&gnear, &grest, RISE_PROCESS, SIZE_MAX, &r, &n), 0);
+        for (size_t i = 0; i < n; i++)
+                assert_string_not_equal(r[i].name, "rn-old");
+        in.near_proc = r;
+        in.n_near_proc = n;
+        assert_int_equal(answer_choose(&in, NULL, NULL, &a), 0);
+        assert_true(a.clear);
+        assert_string_equal(a.rise.name, "rn-new");
+        assert_int_equal(a.rise.slice, 85);
+        assert_string_equal(a.rise.top_function, "spin");
+        answer_done(&a);
+        rises_free(r, n);
+        bundle_manifest_free(m);
+}
+
 /* A manifest read from elsewhere may list as many threads as its megabyte holds (tprofd writes
  * 64): each of some 30,000, of names alike but for a letter, is looked at a bounded number of
  * times, not once per other thread (which took minutes). The pair at the end is still grouped. */
@@ -477,6 +533,7 @@ int main(void) {
                 cmocka_unit_test(test_process_cgroup_merged_key),
                 cmocka_unit_test(test_thread_groups),
                 cmocka_unit_test(test_thread_groups_long_list),
+                cmocka_unit_test(test_renamed_process),
                 cmocka_unit_test(test_filters),
                 cmocka_unit_test(test_filters_by_export_names),
         };

@@ -292,7 +292,8 @@ static size_t thread_key(const JsonValue *e, char buf[static 2 * FOLDED_COMM_KEY
 }
 
 int bundle_threads_grouped(const BundleManifest *m, const Folded *f, Folded *ret) {
-        const JsonValue *a = m ? json_object_get(m->json, "threads") : NULL;
+        const JsonValue *a = m ? json_object_get(m->json, "threads") : NULL,
+                        *ren = m ? json_object_get(m->json, "renames") : NULL;
         _cleanup_(hashmap_freep) Hashmap *pairs = NULL, *groups = NULL, *stacks = NULL;
         _cleanup_(folded_donep) Folded g = FOLDED_NULL;
         char pair[2 * FOLDED_COMM_KEY_MAX], comm[FOLDED_COMM_KEY_MAX];
@@ -302,15 +303,37 @@ int bundle_threads_grouped(const BundleManifest *m, const Folded *f, Folded *ret
         int r = 0;
 
         *ret = FOLDED_NULL;
-        if (!a || a->type != JSON_TYPE_ARRAY)
+        if (a && a->type != JSON_TYPE_ARRAY)
+                a = NULL;
+        if (ren && ren->type != JSON_TYPE_ARRAY)
+                ren = NULL;
+        if (!a && !ren)
                 return 0;
         /* How many threads of each process have each key, main threads included: one pass, as the
          * list of a manifest read from elsewhere may be as long as the file allows. */
         pairs = hashmap_new();
         groups = hashmap_new();
-        keys = new0(char *, json_length(a) + 1);
+        keys = new0(char *, json_length(a) + json_length(ren) + 1);
         if (!pairs || !groups || !keys)
                 return -ENOMEM;
+        /* A process that renamed itself in the slice: its former name's stacks are its own. */
+        for (size_t i = 0; i < json_length(ren); i++) {
+                const JsonValue *e = json_array_get(ren, i);
+                char process[FOLDED_COMM_KEY_MAX];
+
+                if (!str(e, "comm") || !str(e, "process"))
+                        continue;
+                profile_comm_tidy(str(e, "comm"), comm, sizeof comm);
+                profile_comm_tidy(str(e, "process"), process, sizeof process);
+                if (streq(comm, process) || hashmap_get(groups, comm, strlen(comm), NULL))
+                        continue;
+                keys[n_keys] = strdup(process);
+                if (!keys[n_keys] || hashmap_put(groups, comm, strlen(comm), n_keys) < 0) {
+                        r = -ENOMEM;
+                        goto finish;
+                }
+                n_keys++;
+        }
         for (size_t i = 0; i < json_length(a); i++) {
                 size_t l = thread_key(json_array_get(a, i), pair, comm, &main_thread);
                 uint64_t *n;
@@ -328,7 +351,8 @@ int bundle_threads_grouped(const BundleManifest *m, const Folded *f, Folded *ret
                 size_t l = thread_key(json_array_get(a, i), pair, comm, &main_thread);
                 uint64_t n;
 
-                if (l == 0 || main_thread || !hashmap_get(pairs, pair, l, &n) || n < 2)
+                if (l == 0 || main_thread || !hashmap_get(pairs, pair, l, &n) || n < 2 ||
+                    hashmap_get(groups, comm, strlen(comm), NULL))
                         continue;
                 keys[n_keys] = strdup(pair); /* the key, up to its NUL */
                 if (!keys[n_keys] || hashmap_put(groups, comm, strlen(comm), n_keys) < 0) {

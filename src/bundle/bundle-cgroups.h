@@ -63,7 +63,8 @@ const char *bundle_thread_process(const BundleManifest *m, const char *comm, cha
  * digits as '*' ("wrk-*", "GC_Thread#*", "CPU_*" "/KVM"), and threads are grouped only where the
  * manifest's "threads" names two or more of one process with that key: by name alone a pool's
  * threads cannot be told from programs of alike names ("python3", "gcc-12"). Bundles without the
- * list, and threads beyond the 64 it holds, are not grouped.
+ * list, and threads beyond the 64 it holds, are not grouped. A process that renamed itself in the
+ * slice (the manifest's "renames") is one too: its former name's stacks rank under its name.
  *
  * bundle_thread_group_key() writes comm's key into buf and returns it, NULL for a comm without
  * digits or of digits only. bundle_threads_grouped() makes *ret from f with the first frame of the

@@ -54,6 +54,7 @@ static bool fields_typed(const JsonValue *j) {
                 { "slice.from_perf_ns", 'n' }, { "slice.to_perf_ns", 'n' }, { "slice.samples", 'n' }, { "slice.near_samples", 'n' },
                 { "slice.lost", 'n' },   { "baseline", 'o' },         { "baseline.samples", 'n' },
                 { "windows", 'a' },      { "cgroups", 'a' },          { "threads", 'a' },
+                { "renames", 'a' },
         };
         uint64_t u;
 

@@ -12,6 +12,8 @@
  *   burn --threads N [SECONDS]     the user-space path in N threads (at most 64) named COMM-0 ...
  *                                  COMM-(N-1) after the process's comm, each a quarter of a CPU
  *                                  (10 ms of every 40), while the main thread waits for them
+ *   burn --rename NAME [SECONDS]   the user-space path, renaming itself NAME (PR_SET_NAME) when half
+ *                                  the seconds have passed
  *
  * Built with frame pointers and no sibling calls, so every frame is in the chain.
  */
@@ -175,7 +177,7 @@ int main(int argc, char *argv[]) {
         if (i < argc && argv[i][0] == '-' && argv[i][1] == '-') {
                 mode = argv[i++];
                 if (strcmp(mode, "--file-code") == 0 || strcmp(mode, "--thread") == 0 ||
-                    strcmp(mode, "--threads") == 0) {
+                    strcmp(mode, "--threads") == 0 || strcmp(mode, "--rename") == 0) {
                         if (i >= argc)
                                 return 2;
                         path = argv[i++];
@@ -199,6 +201,12 @@ int main(int argc, char *argv[]) {
                 return run_thread(path, end);
         if (strcmp(mode, "--threads") == 0)
                 return run_threads(atoi(path), end);
+        if (strcmp(mode, "--rename") == 0) {
+                sink += burn_outer(end - seconds / 2);
+                (void) prctl(PR_SET_NAME, path);
+                sink += burn_outer(end);
+                return 0;
+        }
 #if defined(__x86_64__)
         if (strcmp(mode, "--jit") == 0)
                 return run_jit(end);
