@@ -487,6 +487,153 @@ static void test_thread_groups_long_list(void **state) {
         bundle_manifest_free(m);
 }
 
+static void load_text(const char *text, Folded *ret) {
+        FILE *f = fmemopen((void *) text, strlen(text), "r");
+
+        assert_non_null(f);
+        assert_int_equal(folded_load_file(f, ret), 0);
+        fclose(f);
+}
+
+/* The answer as show and the report make it from a bundle's three files: each thread's own stacks
+ * kept, the threads grouped, the event's seconds against the rest of the bundle, and the thread
+ * that carried a group's rise. */
+static void answer_of(const BundleManifest *m, const char *slice_text, const char *baseline_text,
+                      const char *near_text, Answer *ret) {
+        _cleanup_(folded_donep) Folded slice = FOLDED_NULL, baseline = FOLDED_NULL, near = FOLDED_NULL,
+                                       rest = FOLDED_NULL, own_slice = FOLDED_NULL, own_baseline = FOLDED_NULL,
+                                       own_near = FOLDED_NULL;
+        Rise *r;
+        size_t n;
+
+        load_text(slice_text, &slice);
+        load_text(baseline_text, &baseline);
+        load_text(near_text, &near);
+        assert_int_equal(bundle_threads_own(m, &slice, &own_slice), 0);
+        assert_int_equal(bundle_threads_own(m, &baseline, &own_baseline), 0);
+        assert_int_equal(bundle_threads_own(m, &near, &own_near), 0);
+        assert_int_equal(bundle_threads_group(m, &slice), 0);
+        assert_int_equal(bundle_threads_group(m, &baseline), 0);
+        assert_int_equal(bundle_threads_group(m, &near), 0);
+        assert_int_equal(folded_rest(&slice, &baseline, &near, &rest), 0);
+        assert_int_equal(folded_rises(&near, &rest, RISE_PROCESS, SIZE_MAX, &r, &n), 0);
+        AnswerInput in = { .near_proc = r, .n_near_proc = n, .near = &near, .rest = &rest, .n_cpus = 2 };
+        assert_int_equal(answer_choose(&in, &slice, &baseline, ret), 0);
+        rises_free(r, n);
+        int k = bundle_answer_thread(&own_slice, &own_baseline, &own_near, rest.total, ret);
+        assert_int_equal(k, ret->thread ? 1 : 0);
+}
+
+/*
+ * A pool's four threads pool-0 ... pool-3 of mt, each a sliver of work in the baseline and the
+ * slice. Around the event (2 CPUs at 100 Hz for 10 s: 2000 samples) either one of them spins
+ * (pool-2, 1000 samples: a whole CPU) while the others idle, or the same work is spread over all
+ * four. The group rose either way, "pool-*" the answer; only in the first one thread carried it,
+ * and it is named.
+ */
+static const char pool_manifest[] =
+        "{\"format\":1,\"slice\":{\"samples\":6000,\"near_samples\":2000},\"baseline\":{\"samples\":4000},"
+        "\"threads\":[{\"comm\":\"pool-0\",\"pid\":10,\"process\":\"mt\",\"samples\":30},"
+        " {\"comm\":\"pool-1\",\"pid\":10,\"process\":\"mt\",\"samples\":30},"
+        " {\"comm\":\"pool-2\",\"pid\":10,\"process\":\"mt\",\"samples\":1020},"
+        " {\"comm\":\"pool-3\",\"pid\":10,\"process\":\"mt\",\"samples\":30},"
+        " {\"comm\":\"wrk-0\",\"pid\":20,\"process\":\"other\",\"samples\":90},"
+        " {\"comm\":\"wrk-1\",\"pid\":20,\"process\":\"other\",\"samples\":90}]}";
+
+static void test_thread_carrying(void **state) {
+        static const char baseline[] = "pool-0;main;work 20\npool-1;main;work 20\npool-2;main;work 20\n"
+                                       "pool-3;main;work 20\nwrk-0;main;serve 60\nwrk-1;main;serve 60\n"
+                                       "swapper;idle 3800\n";
+        /* One thread stuck: pool-2 spins 1000 of near's 2000 samples, the others work as before
+         * outside near and not at all in it (idle, blocked on what pool-2 holds). */
+        static const char one_near[] = "pool-2;main;spin 1000\nwrk-0;main;serve 30\nwrk-1;main;serve 30\n"
+                                       "swapper;idle 940\n";
+        static const char one_slice[] = "pool-2;main;spin 1000\nwrk-0;main;serve 90\nwrk-1;main;serve 90\n"
+                                        "pool-0;main;work 30\npool-1;main;work 30\npool-2;main;work 20\n"
+                                        "pool-3;main;work 30\nswapper;idle 4710\n";
+        /* The pool busier: the same 1000 samples spread over its four threads. */
+        static const char spread_near[] = "pool-0;main;spin 250\npool-1;main;spin 250\npool-2;main;spin 250\n"
+                                          "pool-3;main;spin 250\nwrk-0;main;serve 30\nwrk-1;main;serve 30\n"
+                                          "swapper;idle 940\n";
+        static const char spread_slice[] = "pool-0;main;spin 250\npool-1;main;spin 250\npool-2;main;spin 250\n"
+                                           "pool-3;main;spin 250\nwrk-0;main;serve 90\nwrk-1;main;serve 90\n"
+                                           "pool-0;main;work 30\npool-1;main;work 30\npool-2;main;work 20\n"
+                                           "pool-3;main;work 30\nswapper;idle 4710\n";
+        _cleanup_(folded_donep) Folded own = FOLDED_NULL, base = FOLDED_NULL, own_base = FOLDED_NULL;
+        BundleManifest *m = NULL;
+        Answer a = {};
+        char *t;
+
+        assert_int_equal(bundle_manifest_parse(pool_manifest, strlen(pool_manifest), &m, NULL), 0);
+
+        answer_of(m, one_slice, baseline, one_near, &a);
+        assert_true(a.clear);
+        assert_true(answer_from_near(a.from));
+        assert_string_equal(a.rise.name, "pool-*");
+        assert_int_equal(a.rise.slice, 1000);
+        assert_string_equal(a.thread, "pool-2");
+        answer_done(&a);
+
+        answer_of(m, spread_slice, baseline, spread_near, &a);
+        assert_true(a.clear);
+        assert_string_equal(a.rise.name, "pool-*");
+        assert_int_equal(a.rise.slice, 1000);
+        assert_null(a.thread);
+        answer_done(&a);
+
+        /* The own stacks: the group's threads by their own comm and leaf, no other process's, with
+         * the whole file's total. */
+        load_text(one_slice, &own);
+        assert_int_equal(bundle_threads_own(m, &own, &base), 0);
+        assert_int_equal(base.total, 6000);
+        assert_true(folded_key_share(&base, RISE_FUNCTION, "pool-2;spin") == 1000.0 / 6000.0);
+        assert_true(folded_key_share(&base, RISE_PROCESS, "pool-2") == 1020.0 / 6000.0);
+        assert_true(folded_key_share(&base, RISE_PROCESS, "wrk-0") == 90.0 / 6000.0);
+        assert_true(folded_key_share(&base, RISE_PROCESS, "swapper") == 0);
+
+        /* A thread's interrupt work is none of its own: it ranks as "[irq]". */
+        {
+                _cleanup_(folded_donep) Folded x = FOLDED_NULL, ox = FOLDED_NULL;
+                load_text("pool-1;main;asm_common_interrupt;common_interrupt;handle_irq_event 4\npool-1;main;spin 6\n", &x);
+                assert_int_equal(bundle_threads_own(m, &x, &ox), 0);
+                assert_int_equal(ox.total, 10);
+                assert_true(folded_key_share(&ox, RISE_PROCESS, "pool-1") == 0.6);
+        }
+
+        /* The slice against the baseline, and a function's rise: pool-2's spin is all one thread's. */
+        folded_done(&own);
+        load_text(baseline, &own);
+        assert_int_equal(bundle_threads_own(m, &own, &own_base), 0);
+        assert_int_equal(bundle_thread_carrying(&base, &own_base, "pool-*", RISE_PROCESS, &t), 1);
+        assert_string_equal(t, "pool-2");
+        free(t);
+        assert_int_equal(bundle_thread_carrying(&base, &own_base, "pool-*;spin", RISE_FUNCTION, &t), 1);
+        assert_string_equal(t, "pool-2");
+        free(t);
+        /* The threads' "work" did not rise at all; and two threads of the other process gaining
+         * alike are the process busier. */
+        assert_int_equal(bundle_thread_carrying(&base, &own_base, "pool-*;work", RISE_FUNCTION, &t), 0);
+        assert_null(t);
+        assert_int_equal(bundle_thread_carrying(&base, &own_base, "wrk-*", RISE_PROCESS, &t), 0);
+        assert_null(t);
+
+        /* Two thirds of what the threads gained, and no less: pool-2 gaining 100 and pool-0 50 is
+         * pool-2 carrying the rise; pool-0 gaining 51 is not. */
+        {
+                _cleanup_(folded_donep) Folded x = FOLDED_NULL, y = FOLDED_NULL;
+                load_text("pool-2;spin 100\npool-0;spin 50\nswapper;idle 850\n", &x);
+                load_text("pool-2;spin 0\nswapper;idle 1000\n", &y);
+                assert_int_equal(bundle_thread_carrying(&x, &y, "pool-*", RISE_PROCESS, &t), 1);
+                assert_string_equal(t, "pool-2");
+                free(t);
+                folded_done(&x);
+                load_text("pool-2;spin 100\npool-0;spin 51\nswapper;idle 849\n", &x);
+                assert_int_equal(bundle_thread_carrying(&x, &y, "pool-*", RISE_PROCESS, &t), 0);
+                assert_null(t);
+        }
+        bundle_manifest_free(m);
+}
+
 static void test_filters(void **state) {
         static const struct {
                 const char *field, *value;
@@ -534,6 +681,7 @@ int main(void) {
                 cmocka_unit_test(test_thread_groups),
                 cmocka_unit_test(test_thread_groups_long_list),
                 cmocka_unit_test(test_renamed_process),
+                cmocka_unit_test(test_thread_carrying),
                 cmocka_unit_test(test_filters),
                 cmocka_unit_test(test_filters_by_export_names),
         };

@@ -998,4 +998,5 @@ void answer_done(Answer *a) {
         rise_done(&a->rise);
         rise_done(&a->fall);
         a->under = mfree(a->under);
+        a->thread = mfree(a->thread);
 }

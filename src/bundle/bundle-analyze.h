@@ -239,6 +239,7 @@ typedef struct Answer {
         AnswerFrom from;
         char *under;
         bool clear; /* the rise passed the floors above; false: the fallback, the strongest there is */
+        char *thread; /* of a group's rise, the one thread that carried it (bundle_answer_thread()), or NULL */
         Rise fall;  /* folded_fall() of near against rest; name NULL: none */
 } Answer;
 

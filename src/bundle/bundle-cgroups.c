@@ -291,18 +291,32 @@ static size_t thread_key(const JsonValue *e, char buf[static 2 * FOLDED_COMM_KEY
         return kl + 1 + pl;
 }
 
-int bundle_threads_grouped(const BundleManifest *m, const Folded *f, Folded *ret) {
+/* The manifest's groups: each comm that ranks under another name, a grouped thread's or a former
+ * name's, to its key (an index into keys; those from n_renames on are a thread group's, "wrk-*"). */
+typedef struct ThreadGroups {
+        Hashmap *groups;
+        char **keys; /* up to the first NULL: a key strdup()ed whose hashmap_put() then failed is not
+                      * counted in n_keys (keys has one more slot than entries) */
+        size_t n_keys, n_renames;
+} ThreadGroups;
+
+static void thread_groups_done(ThreadGroups *t) {
+        for (size_t i = 0; t->keys && t->keys[i]; i++)
+                free(t->keys[i]);
+        free(t->keys);
+        hashmap_free(t->groups);
+        *t = (ThreadGroups) {};
+}
+
+/* t->n_keys 0 where the manifest groups nothing (or predates the lists). */
+static int thread_groups_make(const BundleManifest *m, ThreadGroups *t) {
         const JsonValue *a = m ? json_object_get(m->json, "threads") : NULL,
                         *ren = m ? json_object_get(m->json, "renames") : NULL;
-        _cleanup_(hashmap_freep) Hashmap *pairs = NULL, *groups = NULL, *stacks = NULL;
-        _cleanup_(folded_donep) Folded g = FOLDED_NULL;
+        _cleanup_(hashmap_freep) Hashmap *pairs = NULL;
         char pair[2 * FOLDED_COMM_KEY_MAX], comm[FOLDED_COMM_KEY_MAX];
-        _cleanup_free_ char **keys = NULL;
-        size_t n_keys = 0;
-        bool any = false, main_thread;
-        int r = 0;
+        bool main_thread;
 
-        *ret = FOLDED_NULL;
+        *t = (ThreadGroups) {};
         if (a && a->type != JSON_TYPE_ARRAY)
                 a = NULL;
         if (ren && ren->type != JSON_TYPE_ARRAY)
@@ -312,9 +326,9 @@ int bundle_threads_grouped(const BundleManifest *m, const Folded *f, Folded *ret
         /* How many threads of each process have each key, main threads included: one pass, as the
          * list of a manifest read from elsewhere may be as long as the file allows. */
         pairs = hashmap_new();
-        groups = hashmap_new();
-        keys = new0(char *, json_length(a) + json_length(ren) + 1);
-        if (!pairs || !groups || !keys)
+        t->groups = hashmap_new();
+        t->keys = new0(char *, json_length(a) + json_length(ren) + 1);
+        if (!pairs || !t->groups || !t->keys)
                 return -ENOMEM;
         /* A process that renamed itself in the slice: its former name's stacks are its own. */
         for (size_t i = 0; i < json_length(ren); i++) {
@@ -325,15 +339,14 @@ int bundle_threads_grouped(const BundleManifest *m, const Folded *f, Folded *ret
                         continue;
                 profile_comm_tidy(str(e, "comm"), comm, sizeof comm);
                 profile_comm_tidy(str(e, "process"), process, sizeof process);
-                if (streq(comm, process) || hashmap_get(groups, comm, strlen(comm), NULL))
+                if (streq(comm, process) || hashmap_get(t->groups, comm, strlen(comm), NULL))
                         continue;
-                keys[n_keys] = strdup(process);
-                if (!keys[n_keys] || hashmap_put(groups, comm, strlen(comm), n_keys) < 0) {
-                        r = -ENOMEM;
-                        goto finish;
-                }
-                n_keys++;
+                t->keys[t->n_keys] = strdup(process);
+                if (!t->keys[t->n_keys] || hashmap_put(t->groups, comm, strlen(comm), t->n_keys) < 0)
+                        return -ENOMEM;
+                t->n_keys++;
         }
+        t->n_renames = t->n_keys;
         for (size_t i = 0; i < json_length(a); i++) {
                 size_t l = thread_key(json_array_get(a, i), pair, comm, &main_thread);
                 uint64_t *n;
@@ -345,29 +358,36 @@ int bundle_threads_grouped(const BundleManifest *m, const Folded *f, Folded *ret
                         return -ENOMEM;
                 (*n)++;
         }
-        /* Each thread's comm whose key two or more threads of its process share, to that key (an
-         * index into keys). */
+        /* Each thread's comm whose key two or more threads of its process share, to that key. */
         for (size_t i = 0; i < json_length(a); i++) {
                 size_t l = thread_key(json_array_get(a, i), pair, comm, &main_thread);
                 uint64_t n;
 
                 if (l == 0 || main_thread || !hashmap_get(pairs, pair, l, &n) || n < 2 ||
-                    hashmap_get(groups, comm, strlen(comm), NULL))
+                    hashmap_get(t->groups, comm, strlen(comm), NULL))
                         continue;
-                keys[n_keys] = strdup(pair); /* the key, up to its NUL */
-                if (!keys[n_keys] || hashmap_put(groups, comm, strlen(comm), n_keys) < 0) {
-                        r = -ENOMEM;
-                        goto finish;
-                }
-                n_keys++;
+                t->keys[t->n_keys] = strdup(pair); /* the key, up to its NUL */
+                if (!t->keys[t->n_keys] || hashmap_put(t->groups, comm, strlen(comm), t->n_keys) < 0)
+                        return -ENOMEM;
+                t->n_keys++;
         }
-        if (n_keys == 0)
-                goto finish;
+        return 0;
+}
+
+int bundle_threads_grouped(const BundleManifest *m, const Folded *f, Folded *ret) {
+        _cleanup_(thread_groups_done) ThreadGroups t = {};
+        _cleanup_(hashmap_freep) Hashmap *stacks = NULL;
+        _cleanup_(folded_donep) Folded g = FOLDED_NULL;
+        bool any = false;
+        int r;
+
+        *ret = FOLDED_NULL;
+        r = thread_groups_make(m, &t);
+        if (r < 0 || t.n_keys == 0)
+                return r;
         stacks = hashmap_new();
-        if (!stacks) {
-                r = -ENOMEM;
-                goto finish;
-        }
+        if (!stacks)
+                return -ENOMEM;
         for (size_t i = 0; i < f->n; i++) {
                 const char *stack = f->lines[i].stack, *c;
                 _cleanup_free_ char *renamed = NULL;
@@ -376,43 +396,31 @@ int bundle_threads_grouped(const BundleManifest *m, const Folded *f, Folded *ret
                 bool added;
 
                 folded_stack_comm(stack, &c, &clen);
-                if (hashmap_get(groups, c, clen, &k)) {
-                        if (asprintf(&renamed, "%s%s", keys[k], c + clen) < 0) {
-                                r = -ENOMEM;
-                                goto finish;
-                        }
+                if (hashmap_get(t.groups, c, clen, &k)) {
+                        if (asprintf(&renamed, "%s%s", t.keys[k], c + clen) < 0)
+                                return -ENOMEM;
                         stack = renamed;
                         any = true;
                 }
                 slot = hashmap_slot(stacks, stack, strlen(stack), g.n, &added);
-                if (!slot || (added && !GREEDY_REALLOC(g.lines, g.allocated, g.n + 1))) {
-                        r = -ENOMEM;
-                        goto finish;
-                }
+                if (!slot || (added && !GREEDY_REALLOC(g.lines, g.allocated, g.n + 1)))
+                        return -ENOMEM;
                 if (added) {
                         g.lines[g.n] = (FoldedLine) { .stack = renamed ? TAKE_PTR(renamed) : strdup(stack),
                                                       .irq_tail = f->lines[i].irq_tail };
-                        if (!g.lines[g.n++].stack) {
-                                r = -ENOMEM;
-                                goto finish;
-                        }
+                        if (!g.lines[g.n++].stack)
+                                return -ENOMEM;
                 }
                 /* The sum of counts of one file fits (folded_load_file() checks). */
                 g.lines[*slot].count += f->lines[i].count;
         }
         if (!any)
-                goto finish;
+                return 0;
         g.total = f->total;
         g.n_skipped = f->n_skipped;
         *ret = g;
         g = FOLDED_NULL;
-        r = 1;
-finish:
-        /* up to the first NULL (keys has one more slot than entries): a key strdup()ed whose
-         * hashmap_put() then failed is not counted in n_keys */
-        for (size_t i = 0; keys && keys[i]; i++)
-                free(keys[i]);
-        return r;
+        return 1;
 }
 
 int bundle_threads_group(const BundleManifest *m, Folded *f) {
@@ -424,6 +432,149 @@ int bundle_threads_group(const BundleManifest *m, Folded *f) {
         folded_done(f);
         *f = g;
         return 0;
+}
+
+int bundle_threads_own(const BundleManifest *m, const Folded *f, Folded *ret) {
+        _cleanup_(thread_groups_done) ThreadGroups t = {};
+        _cleanup_(hashmap_freep) Hashmap *stacks = NULL;
+        _cleanup_(folded_donep) Folded g = FOLDED_NULL;
+        int r;
+
+        *ret = FOLDED_NULL;
+        r = thread_groups_make(m, &t);
+        if (r < 0)
+                return r;
+        stacks = hashmap_new();
+        if (!stacks)
+                return -ENOMEM;
+        for (size_t i = 0; i < f->n; i++) {
+                const char *comm, *leaf;
+                _cleanup_free_ char *key = NULL;
+                size_t clen, llen;
+                uint64_t k, *slot;
+                bool added;
+
+                folded_stack_comm(f->lines[i].stack, &comm, &clen);
+                folded_stack_leaf(f->lines[i].stack, &leaf, &llen);
+                /* A group's threads only (not a former name), and not their interrupt work, which
+                 * ranks as PROFILE_IRQ_KEY. */
+                if (!hashmap_get(t.groups, comm, clen, &k) || k < t.n_renames ||
+                    (leaf != comm && f->lines[i].irq_tail > 0))
+                        continue;
+                if (leaf == comm ? asprintf(&key, "%.*s", (int) clen, comm) < 0
+                                 : asprintf(&key, "%.*s;%.*s", (int) clen, comm, (int) llen, leaf) < 0)
+                        return -ENOMEM;
+                slot = hashmap_slot(stacks, key, strlen(key), g.n, &added);
+                if (!slot || (added && !GREEDY_REALLOC(g.lines, g.allocated, g.n + 1)))
+                        return -ENOMEM;
+                if (added)
+                        g.lines[g.n++] = (FoldedLine) { .stack = TAKE_PTR(key) };
+                g.lines[*slot].count += f->lines[i].count;
+        }
+        g.total = f->total;
+        *ret = g;
+        g = FOLDED_NULL;
+        return 0;
+}
+
+/* Adds the samples of the lines of f (own stacks, bundle_threads_own()) that count toward key as
+ * kind ranks it, thread by thread, to counts[thread * 2 + side]. */
+static int thread_counts_add(const Folded *f, const char *key, RiseKind kind, Hashmap *threads, uint64_t **counts,
+                             size_t *allocated, size_t *n, unsigned side) {
+        const char *semi = strchr(key, ';');
+        size_t kclen = semi ? (size_t) (semi - key) : strlen(key);
+
+        for (size_t i = 0; f && i < f->n; i++) {
+                const char *stack = f->lines[i].stack, *leaf = strchr(stack, ';');
+                size_t clen = leaf ? (size_t) (leaf - stack) : strlen(stack);
+                char comm[FOLDED_COMM_KEY_MAX], gkey[FOLDED_COMM_KEY_MAX];
+                uint64_t *slot;
+                bool added;
+
+                if (clen >= sizeof comm)
+                        continue;
+                memcpy(comm, stack, clen);
+                comm[clen] = '\0';
+                if (!bundle_thread_group_key(comm, gkey) || strlen(gkey) != kclen || memcmp(gkey, key, kclen) != 0)
+                        continue;
+                /* A function's rise: the thread's stacks with that leaf (or, for a key of a comm
+                 * alone, its stacks without a frame). */
+                if (kind == RISE_FUNCTION && (!leaf != !semi || (leaf && !streq(leaf, semi))))
+                        continue;
+                slot = hashmap_slot(threads, comm, clen, *n, &added);
+                if (!slot)
+                        return -ENOMEM;
+                if (added) {
+                        if (!GREEDY_REALLOC0(*counts, *allocated, 2 * (*n + 1)))
+                                return -ENOMEM;
+                        (*n)++;
+                }
+                (*counts)[*slot * 2 + side] += f->lines[i].count;
+        }
+        return 0;
+}
+
+int bundle_thread_carrying(const Folded *x, const Folded *y, const char *key, RiseKind kind, char **ret) {
+        _cleanup_(hashmap_freep) Hashmap *threads = hashmap_new();
+        _cleanup_free_ uint64_t *counts = NULL;
+        size_t allocated = 0, n = 0, best = SIZE_MAX;
+        double gained = 0, best_gain = 0;
+        const void *name;
+        size_t name_len;
+        uint64_t v;
+        int r;
+
+        *ret = NULL;
+        if (!threads)
+                return -ENOMEM;
+        r = thread_counts_add(x, key, kind, threads, &counts, &allocated, &n, 0);
+        if (r >= 0)
+                r = thread_counts_add(y, key, kind, threads, &counts, &allocated, &n, 1);
+        if (r < 0)
+                return r;
+        /* Each thread's gain: its samples in x beyond its share of y's, scaled to x's total. */
+        for (size_t i = 0; i < n; i++) {
+                double expected = y && y->total > 0 ? (double) counts[2 * i + 1] * (double) x->total / (double) y->total
+                                                    : 0,
+                       g = (double) counts[2 * i] - expected;
+                if (g <= 0)
+                        continue;
+                gained += g;
+                if (g > best_gain) {
+                        best_gain = g;
+                        best = i;
+                }
+        }
+        if (best == SIZE_MAX || best_gain < BUNDLE_THREAD_CARRIES * gained)
+                return 0;
+        for (size_t i = 0; hashmap_iterate(threads, &i, &name, &name_len, &v);)
+                if (v == best) {
+                        *ret = strndup(name, name_len);
+                        return *ret ? 1 : -ENOMEM;
+                }
+        return 0;
+}
+
+int bundle_answer_thread(const Folded *slice, const Folded *baseline, const Folded *near, uint64_t rest_total,
+                         Answer *a) {
+        _cleanup_(folded_donep) Folded rest = FOLDED_NULL;
+        const char *name = a->rise.name;
+        RiseKind kind = answer_from_function(a->from) ? RISE_FUNCTION : RISE_PROCESS;
+        int r;
+
+        a->thread = mfree(a->thread);
+        /* A group's key has its '*' in the comm. */
+        if (!name || !memchr(name, '*', strcspn(name, ";")) || !slice || !baseline)
+                return 0;
+        if (!answer_from_near(a->from))
+                return bundle_thread_carrying(slice, baseline, name, kind, &a->thread);
+        if (!near)
+                return 0;
+        r = folded_rest(slice, baseline, near, &rest);
+        if (r < 0)
+                return r;
+        rest.total = rest_total;
+        return bundle_thread_carrying(near, &rest, name, kind, &a->thread);
 }
 
 bool bundle_cgroups_field(const char *field) {

@@ -77,6 +77,35 @@ int bundle_threads_grouped(const BundleManifest *m, const Folded *f, Folded *ret
  * 0, or a negative errno (f as it was). */
 int bundle_threads_group(const BundleManifest *m, Folded *f);
 
+/*
+ * One thread of a group carrying its rise: a pool's thread stuck spinning while the others idle is
+ * not the pool getting busier, and the answer names it ("pool-2 of mt, one of its threads
+ * pool-*"). A thread carries the rise where it gained BUNDLE_THREAD_CARRIES or more of the samples
+ * that the group's threads gained, each thread's gain its samples on the side that rose beyond its
+ * share of the other side's (a thread that lost counts for none: it takes nothing from another's
+ * gain). Of threads sharing a rise evenly, none: four busier threads of a pool are the pool busier.
+ *
+ * bundle_threads_own() makes *ret from f's stacks of the threads the manifest groups under a key
+ * with '*' (bundle_threads_grouped(); not a former name), each as its own comm and leaf ("wrk-3;spin",
+ * a comm alone where the stack has no frame), summed, their interrupt work left out (it ranks as
+ * PROFILE_IRQ_KEY); ret->total is f's total. Made before the grouping, it is small: a line per
+ * thread and leaf.
+ *
+ * bundle_thread_carrying() finds, in such own stacks of x against y (the two sides of the
+ * comparison, their totals those of the whole sides), the thread carrying the rise of key ("wrk-*",
+ * or "wrk-*;spin" for kind RISE_FUNCTION): 1 with *ret its comm, 0 and *ret NULL for none.
+ *
+ * bundle_answer_thread() sets a->thread so, for an answer whose rise is a group's, from the own
+ * stacks of the slice, the baseline and near (NULL without event.folded) as the rise was found:
+ * near against the rest of the bundle (rest_total its samples, as the rankings count them) or the
+ * slice against the baseline: 1 where it names one, 0 where not.
+ */
+#define BUNDLE_THREAD_CARRIES (2.0 / 3.0)
+int bundle_threads_own(const BundleManifest *m, const Folded *f, Folded *ret);
+int bundle_thread_carrying(const Folded *x, const Folded *y, const char *key, RiseKind kind, char **ret);
+int bundle_answer_thread(const Folded *slice, const Folded *baseline, const Folded *near, uint64_t rest_total,
+                         Answer *a);
+
 /* For `ls`: whether field is one of unit, container, pod, cgroup, and whether a cgroup of the
  * slice has that value. */
 bool bundle_cgroups_field(const char *field);
