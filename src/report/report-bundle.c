@@ -208,6 +208,16 @@ static int write_analysis(JsonWriter *w, const char *dir, const BundleManifest *
         rs = folded_load(p1, &slice);
         rb = folded_load(p2, &baseline);
         rn = folded_load(p3, &near);
+        /* Each grouped thread's own stacks, before the grouping: which one thread of a group
+         * carried its rise, as show names it. */
+        _cleanup_(folded_donep) Folded own_slice = FOLDED_NULL, own_baseline = FOLDED_NULL, own_near = FOLDED_NULL;
+        int ro = rs >= 0 && rb >= 0 ? 0 : -ENODATA;
+        if (ro >= 0)
+                ro = bundle_threads_own(m, &slice, &own_slice);
+        if (ro >= 0)
+                ro = bundle_threads_own(m, &baseline, &own_baseline);
+        if (ro >= 0 && rn >= 0)
+                ro = bundle_threads_own(m, &near, &own_near);
         if (rb >= 0)
                 for (size_t i = 0; i < baseline.n; i++) {
                         r = report_stacks_add_baseline(s, baseline.lines[i].stack, baseline.lines[i].count);
@@ -250,6 +260,9 @@ static int write_analysis(JsonWriter *w, const char *dir, const BundleManifest *
                                      .cpus = cpus,
                              },
                              &slice, &baseline, &answer);
+        if (answer.rise.name && ro >= 0)
+                (void) bundle_answer_thread(&own_slice, &own_baseline, rn >= 0 ? &own_near : NULL,
+                                            rn >= 0 ? rest.total : 0, &answer);
         rises_truncate(proc, &n_proc, REPORT_RISES);
         rises_truncate(func, &n_func, REPORT_RISES);
         rises_truncate(near_proc, &n_near_proc, REPORT_RISES);
@@ -291,6 +304,7 @@ static int write_analysis(JsonWriter *w, const char *dir, const BundleManifest *
                 json_kv_double(w, "z", answer.rise.z);
                 json_kv_string(w, "top_function", answer.rise.top_function);
                 json_kv_string(w, "under", answer.under);
+                json_kv_string(w, "thread", answer.thread);
                 write_where(w, m, answer.rise.name, +1, answer_from_near(answer.from));
                 json_end_object(w);
         } else

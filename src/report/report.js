@@ -175,8 +175,10 @@
       // The rise tprof-bundle show names: from "near" (the event's own seconds) or the "slice", a
       // process or a function ("comm;function": the function, in its process).
       const r = a.answer, near = r.from === 'near', fn = r.kind === 'function', cut = r.name.indexOf(';');
-      const who = fn && cut >= 0 ? '<b>' + esc(r.name.slice(cut + 1)) + '</b> in <b>' + esc(r.name.slice(0, cut)) + '</b>' : '<b>' + esc(r.name) + '</b>';
-      ans = (r.clear === false ? 'No clear rise; the strongest: ' : '') + who + (r.thread_of ? ' of <b>' + esc(r.thread_of) + '</b>' : '') + (r.where ? ' (' + esc(r.where) + ')' : '') + ' rose to ' + pct(r.slice_share) + ' of the samples' + (near ? ' around the event' : '') +
+      // Of a group's rise ("pool-*"), the one thread that carried it, the group after it.
+      const comm = fn && cut >= 0 ? r.name.slice(0, cut) : r.name, grp = r.thread ? 'one of ' + (r.thread_of ? 'its' : 'the') + ' threads <b>' + esc(comm) + '</b>' : '';
+      const who = (fn && cut >= 0 ? '<b>' + esc(r.name.slice(cut + 1)) + '</b> in ' : '') + '<b>' + esc(r.thread || comm) + '</b>';
+      ans = (r.clear === false ? 'No clear rise; the strongest: ' : '') + who + (r.thread_of ? ' of <b>' + esc(r.thread_of) + '</b>' : '') + (grp || r.where ? ' (' + grp + (grp && r.where ? '; ' : '') + esc(r.where || '') + ')' : '') + ' rose to ' + pct(r.slice_share) + ' of the samples' + (near ? ' around the event' : '') +
         ' (' + (near ? 'the rest of the bundle ' : 'baseline ') + pct(r.baseline_share) + ', z=' + r.z.toFixed(1) + ')' +
         (!fn && r.top_function ? '; its function that rose most: <b>' + esc(r.top_function) + '</b>' : '') +
         (r.under && r.under !== r.top_function ? (r.top_function ? ',' : ';') + ' most of the rise under <b>' + esc(r.under) + '</b>' : '') + '.';

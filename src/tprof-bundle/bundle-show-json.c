@@ -254,6 +254,9 @@ int show_print_json(const Show *s, bool pretty) {
                                 json_attribution(&w, s, comm, +1, answer_from_near(s->answer.from));
                 }
                 json_kv_string(&w, "under", s->answer.under);
+                /* Of a group's rise ("pool-*"), the one thread that carried it ("pool-2"), or null:
+                 * the rise is the group's, spread over its threads. */
+                json_kv_string(&w, "thread", s->answer.thread);
                 json_end_object(&w);
         } else
                 json_null(&w);

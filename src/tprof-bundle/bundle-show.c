@@ -105,6 +105,9 @@ static void show_done(Show *s) {
         rises_free(s->func_rises, s->n_func_rises);
         folded_done(&s->near);
         folded_done(&s->near_rest);
+        folded_done(&s->own_slice);
+        folded_done(&s->own_baseline);
+        folded_done(&s->own_near);
         rises_free(s->near_proc_rises, s->n_near_proc_rises);
         rises_free(s->near_func_rises, s->n_near_func_rises);
         answer_done(&s->answer);
@@ -241,6 +244,8 @@ static void load_near(Show *s) {
                 s->near_to_ns = to > t ? to - t : 0;
         }
         s->near_error = p ? folded_load(p, &s->near) : -ENOMEM;
+        if (s->near_error >= 0 && s->own_error >= 0)
+                s->own_error = bundle_threads_own(s->m, &s->near, &s->own_near);
         if (s->near_error >= 0)
                 s->near_error = bundle_threads_group(s->m, &s->near);
         if (s->near_error < 0 || s->slice_error < 0 || s->baseline_error < 0)
@@ -276,7 +281,9 @@ static void choose_answer(Show *s) {
         bundle_sampled_cpus(s->m, s->slice_error >= 0 ? s->slice.total : 0,
                             s->baseline_error >= 0 ? s->baseline.total : 0, near ? s->near.total : 0,
                             near ? s->near_rest.total : 0, &in.cpus);
-        (void) answer_choose(&in, ranked_slice(s), &s->baseline, &s->answer);
+        if (answer_choose(&in, ranked_slice(s), &s->baseline, &s->answer) >= 0 && s->own_error >= 0)
+                (void) bundle_answer_thread(&s->own_slice, &s->own_baseline, near ? &s->own_near : NULL,
+                                            near ? s->near_rest.total : 0, &s->answer);
         rises_truncate(s->proc_rises, &s->n_proc_rises, TOP_RISES);
         rises_truncate(s->func_rises, &s->n_func_rises, TOP_RISES);
         rises_truncate(s->near_proc_rises, &s->n_near_proc_rises, TOP_RISES);
@@ -330,6 +337,12 @@ static void load_all(Show *s) {
                         s->slice_error = r;
                 s->grouped = r > 0;
         }
+        if (s->slice_error >= 0 && s->baseline_error >= 0) {
+                s->own_error = bundle_threads_own(m, &s->slice, &s->own_slice);
+                if (s->own_error >= 0)
+                        s->own_error = bundle_threads_own(m, &s->baseline, &s->own_baseline);
+        } else
+                s->own_error = -ENODATA;
         if (s->baseline_error >= 0)
                 s->baseline_error = bundle_threads_group(s->m, &s->baseline);
         if (s->slice_error >= 0 && s->baseline_error >= 0) {
@@ -426,19 +439,26 @@ static double near_seconds(const Show *s) {
 
 /* The process's name for the summary, in color, " of PROCESS" for a thread with a name of its
  * own, and " (unit ..., container ...)" where it rose (direction > 0) or fell (< 0), in the event's
- * own seconds (near) or in the slice, escaped for the terminal. */
-static char *summary_process(const Show *s, const char *comm, int direction, bool near, const char *color) {
+ * own seconds (near) or in the slice, escaped for the terminal. Where one thread carried a group's
+ * rise, that thread is named, the group after it: "pool-2 of mt (one of its threads pool-*; unit
+ * ...)". */
+static char *summary_process(const Show *s, const char *comm, const char *thread, int direction, bool near,
+                             const char *color) {
         char where[3 * BUNDLE_SERVICE_NAME_BYTES], pbuf[256];
         const char *process = bundle_thread_process(s->m, comm, pbuf, sizeof pbuf);
-        _cleanup_free_ char *name = text_for_terminal(comm, 40), *w = NULL,
-                            *p = process ? text_for_terminal(process, 40) : NULL;
+        _cleanup_free_ char *name = text_for_terminal(thread ?: comm, 40), *w = NULL,
+                            *p = process ? text_for_terminal(process, 40) : NULL,
+                            *g = thread ? text_for_terminal(comm, 40) : NULL, *group = NULL;
         char *ret = NULL;
 
         (void) bundle_process_cgroup(s->m, comm, direction, near, where, sizeof where);
         w = where[0] ? text_for_terminal(where, 160) : NULL;
-        if (asprintf(&ret, "%s%s%s%s%s%s%s%s", s->color ? color : "", name ?: "?", s->color ? ANSI_NORMAL : "",
-                     process ? " of " : "", process ? p ?: "?" : "", where[0] ? " (" : "", where[0] ? w ?: "?" : "",
-                     where[0] ? ")" : "") < 0)
+        if (thread && asprintf(&group, "one of %s threads %s%s", process ? "its" : "the", g ?: "?",
+                               where[0] ? "; " : "") < 0)
+                return NULL;
+        if (asprintf(&ret, "%s%s%s%s%s%s%s%s%s", s->color ? color : "", name ?: "?", s->color ? ANSI_NORMAL : "",
+                     process ? " of " : "", process ? p ?: "?" : "", where[0] || group ? " (" : "", group ?: "",
+                     where[0] ? w ?: "?" : "", where[0] || group ? ")" : "") < 0)
                 return NULL;
         return ret;
 }
@@ -464,7 +484,7 @@ static void print_summary(const Show *s) {
                 folded_stack_comm(ans->name, &comm, &clen);
                 folded_stack_leaf(ans->name, &leaf, &llen);
                 _cleanup_free_ char *cs = strndup(comm, clen);
-                _cleanup_free_ char *who = summary_process(s, cs ?: "", +1, near, ANSI_RED),
+                _cleanup_free_ char *who = summary_process(s, cs ?: "", s->answer.thread, +1, near, ANSI_RED),
                                     *func = text_for_terminal(leaf, 80), *top = text_for_terminal(ans->top_function, 80);
                 char b1[16], b2[16], when[64] = "";
                 if (near)
@@ -503,7 +523,7 @@ static void print_summary(const Show *s) {
         /* What stopped at the event: as telling as what spun. */
         if (s->answer.fall.name) {
                 const Rise *f = &s->answer.fall;
-                _cleanup_free_ char *who = summary_process(s, f->name, -1, /* near= */ true, ANSI_GREEN);
+                _cleanup_free_ char *who = summary_process(s, f->name, NULL, -1, /* near= */ true, ANSI_GREEN);
                 char b1[16], b2[16];
                 printf("%s  %s fell to %s of the samples in the %gs around the event (the rest of the bundle %s, "
                        "z=%.1f).\n",

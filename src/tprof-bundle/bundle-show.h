@@ -80,8 +80,15 @@ typedef struct Show {
         Rise *near_proc_rises, *near_func_rises;
         size_t n_near_proc_rises, n_near_func_rises;
 
+        /* The stacks of the grouped threads, each under its own comm (bundle_threads_own()) of the
+         * slice, the baseline and near, kept before they are grouped: which one thread of a group
+         * carried its rise. */
+        Folded own_slice, own_baseline, own_near;
+        int own_error;
+
         /* The one-line answer, chosen from the untruncated lists before they are cut to TOP_RISES
-         * for display (answer_choose()); answer.rise.name NULL when every list is empty. */
+         * for display (answer_choose()); answer.rise.name NULL when every list is empty; of a
+         * group's rise, answer.thread the one thread that carried it (bundle_answer_thread()). */
         Answer answer;
 
         bool has_cpu;

@@ -244,7 +244,7 @@ def make(args):
         return
     # event.folded: the 10 s around the event, part of the slice's samples.
     near_total = 2 * 5 * FREQ * N_CPUS
-    if kind in ("anomaly", "hostile", "pending", "thread"):
+    if kind in ("anomaly", "hostile", "pending", "thread", "stuck", "pool"):
         slice_c = profile(total, 0.065, 0.92)
         base_c = profile(base_total, 0.008, 0.05)
         near_c = profile(near_total, 0.065, 0.92)
@@ -386,6 +386,28 @@ def make(args):
                  "unit": "batch.service", "comms": [{"comm": "java", "samples": 300}]},
             ]
             m["threads"] = [{"comm": "VM Thread", "pid": 4242, "process": "java", "samples": vm}]
+    if kind in ("stuck", "pool"):
+        # kubelet's work as a pool's, mt's threads pool-0 ... pool-3: spread over the four in the
+        # baseline; in the slice its rise (the hot stack) either all one thread's, pool-2 stuck
+        # spinning ("stuck"), or spread over the four, the pool busier ("pool").
+        for counts in (slice_c, base_c, near_c):
+            for stack in [s for s in counts if s.startswith("kubelet;")]:
+                n, rest = counts.pop(stack), stack.split(";", 1)[1]
+                if kind == "stuck" and counts is not base_c and stack == KUBELET_HOT:
+                    counts["pool-2;" + rest] = n
+                    continue
+                for t in range(4):
+                    counts["pool-%d;%s" % (t, rest)] = n // 4 + (t < n % 4)
+        pool = sum(n for s, n in slice_c.items() if s.startswith("pool-"))
+        pool_base = sum(n for s, n in base_c.items() if s.startswith("pool-"))
+
+        def extra(m):
+            m["cgroups"] = [
+                {"path": "/system.slice/mt.service", "samples": pool, "baseline_samples": pool_base,
+                 "unit": "mt.service", "comms": [{"comm": "pool-%d" % t, "samples": pool // 4} for t in range(4)]},
+            ]
+            m["threads"] = [{"comm": "pool-%d" % t, "pid": 4300, "process": "mt", "samples": pool // 4}
+                            for t in range(4)]
     captures = {"cpu": "3"} if kind in ("anomaly", "hostile") else {}
     status = {"nocov": "no-coverage", "pending": "complete"}.get(kind, args.status)
 
@@ -437,7 +459,7 @@ def make(args):
 def main():
     p = argparse.ArgumentParser()
     p.add_argument("state_dir")
-    p.add_argument("kind", choices=["anomaly", "thread", "steal", "drift", "burst", "under", "few", "quiet", "softirq", "idle", "irqidle", "drop", "starve", "hostile", "corrupt", "pending",
+    p.add_argument("kind", choices=["anomaly", "thread", "stuck", "pool", "steal", "drift", "burst", "under", "few", "quiet", "softirq", "idle", "irqidle", "drop", "starve", "hostile", "corrupt", "pending",
                                     "nocov"])
     p.add_argument("--id", default="3fa9c2d1")
     p.add_argument("--time", type=int, default=1795271400123456, help="event time, usec since the epoch")

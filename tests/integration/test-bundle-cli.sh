@@ -194,6 +194,29 @@ assert all(p["thread_of"] is None for p in d["unusual"]["processes"] if p["proce
 f = [x for x in d["unusual"]["functions"] if x["process"] == "VM_Thread"]
 assert f and all(x["thread_of"] == "java" for x in f), d["unusual"]["functions"]
 PY
+# A pool's rise carried by one of its threads (pool-2 of mt stuck spinning, the others as before):
+# show, --json and the page name the thread, the group after it; where the same rise is spread
+# over the four threads, the pool, as before, and no thread.
+for k in stuck pool; do
+        python3 "$FIXTURE" "$TEST_TMP/$k" $k --id 0b0b0b0b
+        "$TPROF_BUNDLE" -D "$TEST_TMP/$k" show >"$TEST_TMP/$k.txt" 2>"$ERR" || fail "show $k: $(cat "$ERR")"
+        "$TPROF_BUNDLE" -D "$TEST_TMP/$k" show --json >"$TEST_TMP/$k.json" 2>"$ERR" || fail "show --json $k: $(cat "$ERR")"
+        "$TPROF_BUNDLE" -D "$TEST_TMP/$k" report 0b0b -o "$TEST_TMP/$k.html" 2>"$ERR" || fail "report $k: $(cat "$ERR")"
+done
+grep -qE '^   In short: pool-2 of mt \(one of its threads pool-\*; unit mt\.service\) rose to 6\.5% of the samples \(baseline 0\.8%' \
+        "$TEST_TMP/stuck.txt" || fail "stuck: the thread is not named: $(grep 'In short' "$TEST_TMP/stuck.txt")"
+grep -qE '^   In short: pool-\* of mt \(unit mt\.service\) rose to 6\.5% of the samples \(baseline 0\.8%' \
+        "$TEST_TMP/pool.txt" || fail "pool: not the pool's rise: $(grep 'In short' "$TEST_TMP/pool.txt")"
+python3 - "$TEST_TMP" <<'PY' || fail "stuck, pool: the thread in --json and the page"
+import json, sys
+for k, thread in (("stuck", "pool-2"), ("pool", None)):
+    d = json.load(open("%s/%s.json" % (sys.argv[1], k)))
+    html = open("%s/%s.html" % (sys.argv[1], k)).read()
+    page = json.JSONDecoder().raw_decode(html[html.index('"analysis":') + len('"analysis":'):])[0]
+    a, pa = d["answer"], page["answer"]
+    assert (a["process"], a["thread_of"], a["thread"]) == ("pool-*", "mt", thread), (k, a)
+    assert (pa["name"], pa["thread_of"], pa["thread"]) == ("pool-*", "mt", thread), (k, pa)
+PY
 # A softirq storm spread over 16 CPUs' ksoftirqd threads, each under the answer's floor: named as
 # one, in the root cgroup, no thread of another process.
 python3 "$FIXTURE" "$TEST_TMP/softirq" softirq --cpus 16 --id 0d0d0d0d

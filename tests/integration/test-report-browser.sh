@@ -177,6 +177,14 @@ HEADERS+=(-- "$TEST_TMP/drop.html" --answer "postgres fell to 0.0% of the sample
 python3 "$TPROF_SOURCE_ROOT/tests/helpers/make-fixture-bundle.py" "$TEST_TMP/thread" thread --id 0f0f0f0f
 expect_exit 0 "$TPROF_BUNDLE" -D "$TEST_TMP/thread" report 0f0f -o "$TEST_TMP/thread.html"
 HEADERS+=(-- "$TEST_TMP/thread.html" --answer "VM_Thread of java (unit app.service) rose to 6.5% of the samples")
+# One thread of a pool carried the pool's rise: the page names it, the group after it, as show
+# does; spread over the pool's threads, the pool.
+for k in stuck pool; do
+        python3 "$TPROF_SOURCE_ROOT/tests/helpers/make-fixture-bundle.py" "$TEST_TMP/$k" $k --id 0b0b0b0b
+        expect_exit 0 "$TPROF_BUNDLE" -D "$TEST_TMP/$k" report 0b0b -o "$TEST_TMP/$k.html"
+done
+HEADERS+=(-- "$TEST_TMP/stuck.html" --answer "pool-2 of mt (one of its threads pool-*; unit mt.service) rose to 6.5% of the samples")
+HEADERS+=(-- "$TEST_TMP/pool.html" --answer "pool-* of mt (unit mt.service) rose to 6.5% of the samples")
 # No rise passed the answer's floors: the page says so before the strongest, as show does.
 python3 "$TPROF_SOURCE_ROOT/tests/helpers/make-fixture-bundle.py" "$TEST_TMP/drift" drift --id 0d0d0d0d
 # ... and a storm of 20,100 lines before its trigger (the daemon keeps 20,000 a source, the page

@@ -80,7 +80,7 @@ a, pa = show["answer"], page["answer"]
 assert (a is None) == (pa is None), (a, pa)
 if a:
     name = a["process"] + (";" + a["function"] if a["kind"] == "function" and a.get("function") else "")
-    assert (pa["name"], pa["from"], pa["kind"], pa["under"]) == (name, a["from"], a["kind"], a.get("under")), (a, pa)
+    assert (pa["name"], pa["from"], pa["kind"], pa["under"], pa.get("thread")) == (name, a["from"], a["kind"], a.get("under"), a.get("thread")), (a, pa)
     # where the agent is the answer, its function is named, and where the rise ran is the call
     # path (goburnLeaf itself, the most specific function that holds it: not said again)
     if a["process"] == agent and a["kind"] == "process":
