@@ -12,6 +12,9 @@
  *   burn --threads N [SECONDS]     the user-space path in N threads (at most 64) named COMM-0 ...
  *                                  COMM-(N-1) after the process's comm, each a quarter of a CPU
  *                                  (10 ms of every 40), while the main thread waits for them
+ *   burn --stuck N [SECONDS]       N threads (3 to 64) named COMM-0 ... COMM-(N-1), each a twentieth of a
+ *                                  CPU (5 ms of every 100) for the first third of the seconds; then COMM-2
+ *                                  spins alone while the others sleep: one thread of a pool stuck
  *   burn --rename NAME [SECONDS]   the user-space path, renaming itself NAME (PR_SET_NAME) when half
  *                                  the seconds have passed
  *
@@ -20,6 +23,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -149,17 +153,39 @@ static void *pool_thread(void *userdata) {
         return NULL;
 }
 
-static int run_threads(int n, double end) {
+/* --stuck: until stuck_at, a twentieth of a CPU; then thread 2 spins to the end and the others sleep. */
+static double stuck_at;
+
+static void *stuck_thread(void *userdata) {
+        bool stuck = (intptr_t) userdata == 2;
+
+        while (now() < stuck_at) {
+                struct timespec pause = { 0, 95 * 1000 * 1000 };
+
+                sink += burn_outer(now() + 0.005);
+                (void) nanosleep(&pause, NULL);
+        }
+        if (stuck)
+                sink += burn_outer(thread_end);
+        else
+                while (now() < thread_end) {
+                        struct timespec pause = { 0, 50 * 1000 * 1000 };
+                        (void) nanosleep(&pause, NULL);
+                }
+        return NULL;
+}
+
+static int run_threads(int n, double end, bool stuck) {
         pthread_t t[64];
         char comm[16] = "", name[16];
         int r = 0;
 
-        if (n < 1 || n > 64)
+        if (n < (stuck ? 3 : 1) || n > 64)
                 return 2;
         thread_end = end;
         (void) prctl(PR_GET_NAME, comm);
         for (int i = 0; i < n; i++) {
-                if (pthread_create(&t[i], NULL, pool_thread, NULL) != 0)
+                if (pthread_create(&t[i], NULL, stuck ? stuck_thread : pool_thread, (void *) (intptr_t) i) != 0)
                         return 1;
                 snprintf(name, sizeof(name), "%.12s-%d", comm, i);
                 (void) pthread_setname_np(t[i], name);
@@ -177,7 +203,7 @@ int main(int argc, char *argv[]) {
         if (i < argc && argv[i][0] == '-' && argv[i][1] == '-') {
                 mode = argv[i++];
                 if (strcmp(mode, "--file-code") == 0 || strcmp(mode, "--thread") == 0 ||
-                    strcmp(mode, "--threads") == 0 || strcmp(mode, "--rename") == 0) {
+                    strcmp(mode, "--threads") == 0 || strcmp(mode, "--stuck") == 0 || strcmp(mode, "--rename") == 0) {
                         if (i >= argc)
                                 return 2;
                         path = argv[i++];
@@ -200,7 +226,11 @@ int main(int argc, char *argv[]) {
         if (strcmp(mode, "--thread") == 0)
                 return run_thread(path, end);
         if (strcmp(mode, "--threads") == 0)
-                return run_threads(atoi(path), end);
+                return run_threads(atoi(path), end, false);
+        if (strcmp(mode, "--stuck") == 0) {
+                stuck_at = end - seconds * 2 / 3;
+                return run_threads(atoi(path), end, true);
+        }
         if (strcmp(mode, "--rename") == 0) {
                 sink += burn_outer(end - seconds / 2);
                 (void) prctl(PR_SET_NAME, path);

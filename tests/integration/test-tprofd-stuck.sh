@@ -1,0 +1,82 @@
+#!/bin/bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
+# One thread of a pool stuck, end to end with the real daemon: a pool of 4 threads named after
+# it (POOL-0 ... POOL-3) works a twentieth of a CPU each, then POOL-2 spins alone (a whole CPU, when
+# the machine gives it one) from 5.3 s before a trigger written to /dev/kmsg until after the
+# bundle is written, while the others sleep. The manifest lists the threads with their process;
+# show, show --json and the page give the pool's rise around the event as one thread's: "POOL-2
+# of POOL (one of its threads POOL-*...)", "thread" POOL-2. On a machine where another process
+# rose more in those seconds the answer is that one: then the pool, where it ranks among the rises
+# around the event, must rank as one, and the test skips, the thread unchecked (test-bundle-cgroups
+# and test-bundle-cli check it on fixed stacks, and the rise spread over the threads beside it).
+set -eu
+. "$(dirname "$0")/lib.sh"
+
+require_perf
+[ -w /dev/kmsg ] || skip "/dev/kmsg is not writable"
+[ -n "${TPROF_BURN:-}" ] && [ -x "$TPROF_BURN" ] || skip "the burn helper was not built"
+
+TOKEN=$(od -An -N4 -tx1 /dev/urandom | tr -d ' \n')
+cat >"$TEST_TMP/rules.yaml" <<RULES
+rules:
+  - name: stuck
+    source: kernel
+    origin: any
+    match: 'tprof-stuck-$TOKEN'
+    before: 12s
+    after: 2s
+RULES
+# This run's name (11 bytes, its threads' 13): another suite may run pools of its own at once.
+POOL=st-$TOKEN
+cp "$TPROF_BURN" "$TEST_TMP/$POOL"
+
+start_tprofd --rules "$TEST_TMP/rules.yaml" --window 4s
+# The baseline and the slice before the pool: the more samples the rest of the bundle has without
+# it, the surer its rise around the event.
+sleep 8
+# 5 s a twentieth of a CPU each (in the slice: the manifest lists the threads it sampled), then
+# POOL-2 alone for 10 s: alive until the bundle is written (the daemon names a thread's process
+# from /proc then, its main thread never running).
+"$TEST_TMP/$POOL" --stuck 4 15 &
+PID=$!
+on_exit "kill $PID 2>/dev/null"
+sleep 10.3
+echo "tprof-stuck-$TOKEN now" >/dev/kmsg
+
+bundle_shown stuck
+
+python3 - "$B/manifest.json" "$POOL" <<'PY' || fail "manifest threads: $(head -c 3000 "$B/manifest.json")"
+import json, sys
+m, pool = json.load(open(sys.argv[1])), sys.argv[2]
+ours = sorted(t["comm"] for t in m["threads"] if t["comm"].startswith(pool + "-"))
+assert len(ours) >= 2 and pool + "-2" in ours, m["threads"]
+assert all(t["process"] == pool for t in m["threads"] if t["comm"] in ours), m["threads"]
+PY
+
+rc=0
+python3 - "$TEST_TMP" "$POOL" <<'PY' || rc=$?
+import json, sys
+tmp, pool = sys.argv[1], sys.argv[2]
+show = json.load(open(tmp + "/show.json"))
+html = open(tmp + "/report.html").read()
+key = '"analysis":'
+page = json.JSONDecoder().raw_decode(html[html.index(key) + len(key):])[0]
+a, pa = show["answer"], page["answer"]
+assert a and pa, (a, pa)
+# show's answer and the page's agree, the thread too
+name = a["process"] + (";" + a["function"] if a["kind"] == "function" and a.get("function") else "")
+assert (pa["name"], pa["from"], pa["kind"], pa.get("thread")) == (name, a["from"], a["kind"], a.get("thread")), (a, pa)
+if a["process"] == pool + "-*":
+    assert a["thread"] == pool + "-2" and a["thread_of"] == pool, a
+else:
+    # another process rose more: the pool's rise, where it ranks, ranks as one group
+    rows = show["around_event"]["processes"]
+    assert all(p["thread_of"] == pool for p in rows if p["process"] == pool + "-*"), rows
+    assert not [p for p in rows if p["process"].startswith(pool + "-") and p["process"] != pool + "-*"], rows
+    sys.exit(77)
+PY
+[ "$rc" = 77 ] && skip "another process rose more around the event: $(grep 'In short' "$TEST_TMP/show.txt"; grep -E "^  $POOL-\* " "$TEST_TMP/show.txt")"
+[ "$rc" = 0 ] || fail "the answer: $(grep 'In short' "$TEST_TMP/show.txt")"
+grep -qE "^   In short: (no clear rise; the strongest: )?$POOL-2 of $POOL \(one of its threads $POOL-\*(; [^)]*)?\) rose to " \
+        "$TEST_TMP/show.txt" || fail "show does not name the thread: $(grep 'In short' "$TEST_TMP/show.txt")"
+echo "ok: $(grep 'In short' "$TEST_TMP/show.txt")"
