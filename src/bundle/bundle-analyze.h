@@ -4,7 +4,8 @@
  * the top stacks and functions of a slice, the processes and functions whose share of samples
  * rose in the slice against the baseline (ranked by a two-proportion z-score), the one-line answer
  * and what fell (activity.tsv's grid is bundle-activity.h's). Pure computation on what was read:
- * no output, no logging.
+ * no output, no logging. The answer and the fall are in bundle-answer.c, the rest in
+ * bundle-analyze.c.
  */
 #pragma once
 
