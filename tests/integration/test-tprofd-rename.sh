@@ -51,36 +51,18 @@ sed -n '/^Around the event/,/^Services/p' "$TEST_TMP/show.txt" >"$TEST_TMP/near"
 ! grep -qE "^  $NEW " "$TEST_TMP/near" || grep -qE "^  $NEW +[0-9.]+% \(rest +<?[0-9.]+%\) +burn_leaf +z=" "$TEST_TMP/near" ||
         fail "the process's line: $(cat "$TEST_TMP/near")"
 
-python3 - "$TEST_TMP/show.json" "$TEST_TMP/report.html" "$B" "$OLD" "$NEW" <<'PY' || fail "$(cat "$TEST_TMP/near")"
-import json, math, sys
-show, html, bundle, old, new = json.load(open(sys.argv[1])), open(sys.argv[2]).read(), sys.argv[3], sys.argv[4], sys.argv[5]
-key = '"analysis":'
-page = json.JSONDecoder().raw_decode(html[html.index(key) + len(key):])[0]
-
-def comms(name):
-    c = {}
-    for line in open("%s/%s" % (bundle, name)):
-        stack, n = line.rsplit(" ", 1)
-        c[stack.split(";", 1)[0]] = c.get(stack.split(";", 1)[0], 0) + int(n)
-    return c
+PYTHONPATH="$(dirname "$0")" python3 - "$TEST_TMP/show.json" "$TEST_TMP/report.html" "$B" "$OLD" "$NEW" <<'PY' || fail "$(cat "$TEST_TMP/near")"
+import json, sys
+from bundle_check import check_ranked, comm_counts, near_rise, page_analysis
+show, page = json.load(open(sys.argv[1])), page_analysis(sys.argv[2])
+bundle, old, new = sys.argv[3], sys.argv[4], sys.argv[5]
 
 # Its rise under both names, from the files: the event's own seconds against the rest.
-near, sl, base = comms("event.folded"), comms("stacks.folded"), comms("baseline.folded")
+near, sl, base = (comm_counts(bundle, f) for f in ("event.folded", "stacks.folded", "baseline.folded"))
 assert near.get(old, 0) >= 5 and near.get(new, 0) >= 5, (near.get(old), near.get(new))
-n1, n2 = sum(near.values()), sum(sl.values()) + sum(base.values()) - sum(near.values())
-a1 = near[old] + near[new]
-a2 = sl.get(old, 0) + sl.get(new, 0) + base.get(old, 0) + base.get(new, 0) - a1
-p = (a1 + a2) / (n1 + n2)
-z = (a1 / n1 - a2 / n2) / math.sqrt(p * (1 - p) * (1 / n1 + 1 / n2))
+a1, n1, a2, n2, z = near_rise(near, sl, base, [old, new])
 assert z >= 3, (a1, n1, a2, n2, z)
-# One process under its name now, ranked where its z puts it (the page's ranking holds 10, show's
-# 5, and other work on the machine may come first); its former name nowhere.
-for name, rows, full in (("page", page["near"]["processes"], 10), ("show", show["around_event"]["processes"], 5)):
-    rows = [dict(r, name=r.get("name", r.get("process"))) for r in rows]
-    ours = [r for r in rows if r["name"] == new]
-    assert not [r for r in rows if r["name"] == old], (name, rows)
-    # (an interrupt that landed on it counts as [irq]'s: its z is the files' within a tenth)
-    assert ours or (len(rows) == full and rows[-1]["z"] >= 0.9 * z), (name, z, [(r["name"], r["z"]) for r in rows])
-    assert not ours or (ours[0]["top_function"] == "burn_leaf" and abs(ours[0]["z"] - z) < 0.1 * z), (name, z, ours)
+# One process under its name now, ranked where its z puts it; its former name nowhere.
+check_ranked(show, page, new, z, lambda f: f == "burn_leaf", absent=(old,))
 PY
 echo "ok: $(grep -E "^  $NEW " "$TEST_TMP/near")"

@@ -67,12 +67,11 @@ on_exit "kill $! 2>/dev/null"
 story_burst 16
 
 bundle_shown ena-story
-python3 - "$TEST_TMP/show.json" "$TEST_TMP/report.html" "$AGENT" "$B" <<'PY' || fail "$(sed -n '/In short/,/^$/p;/^Around/,/^Services/p' "$TEST_TMP/show.txt")"
-import json, math, sys
-show = json.load(open(sys.argv[1]))
-html, agent, bundle = open(sys.argv[2]).read(), sys.argv[3], sys.argv[4]
-key = '"analysis":'
-page = json.JSONDecoder().raw_decode(html[html.index(key) + len(key):])[0]
+PYTHONPATH="$(dirname "$0")" python3 - "$TEST_TMP/show.json" "$TEST_TMP/report.html" "$AGENT" "$B" <<'PY' || fail "$(sed -n '/In short/,/^$/p;/^Around/,/^Services/p' "$TEST_TMP/show.txt")"
+import json, sys
+from bundle_check import check_answers_agree, check_ranked, comm_counts, near_rise, page_analysis
+show, page = json.load(open(sys.argv[1])), page_analysis(sys.argv[2])
+agent, bundle = sys.argv[3], sys.argv[4]
 # The kernel's functions, as tprofd names kernel frames.
 kernel = set()
 for line in open("/proc/kallsyms"):
@@ -98,46 +97,28 @@ wrappers = user - {"main", "read_one", "read_for", "[unknown]"}
 def under_ok(fn):
     return kernel_or_none(fn) or fn in wrappers
 
-def comms(name):
-    c, k = {}, 0
-    for line in open("%s/%s" % (bundle, name)):
-        stack, n = line.rsplit(" ", 1)
-        comm = stack.split(";", 1)[0]
-        c[comm] = c.get(comm, 0) + int(n)
-        if comm == agent and name == "event.folded" and ";entry_SYSCALL_64" in stack:
-            k += int(n)
-    return c, k
+in_kernel = 0
+def count_in_kernel(comm, stack, n):
+    global in_kernel
+    if comm == agent and ";entry_SYSCALL_64" in stack:
+        in_kernel += n
 
 # The agent's rise, from the files: the event's own seconds against the rest of the bundle, and
 # most of it in the kernel (a sample the timer takes in a system call names its entry path).
-(near, in_kernel), (sl, _), (base, _) = comms("event.folded"), comms("stacks.folded"), comms("baseline.folded")
-n1, n2 = sum(near.values()), sum(sl.values()) + sum(base.values()) - sum(near.values())
-a1, a2 = near.get(agent, 0), sl.get(agent, 0) + base.get(agent, 0) - near.get(agent, 0)
-p = (a1 + a2) / (n1 + n2)
-z = (a1 / n1 - a2 / n2) / math.sqrt(p * (1 - p) * (1 / n1 + 1 / n2))
+near = comm_counts(bundle, "event.folded", count_in_kernel)
+sl, base = comm_counts(bundle, "stacks.folded"), comm_counts(bundle, "baseline.folded")
+a1, n1, a2, n2, z = near_rise(near, sl, base, [agent])
 # 12% of a CPU for 5 s of the 10 s, of 2 CPUs' samples: about 3% more, from 0.25%
 assert z >= 3 and a1 / n1 >= 2 * a2 / n2 and 0.005 < a1 / n1 < 0.05, (a1, n1, a2, n2, z)
 assert 2 * in_kernel >= a1, ("in the kernel", in_kernel, a1)
 print("the agent's samples: %d of %d around the event, %d in the kernel; %d of %d in the rest; z=%.1f" %
       (a1, n1, in_kernel, a2, n2, z))
-# Ranked among the rises around the event where its z puts it, by a kernel function: the page's
-# ranking holds 10, show's 5, and other work on the machine may come first.
-for name, rows, full in (("page", page["near"]["processes"], 10), ("show", show["around_event"]["processes"], 5)):
-    rows = [dict(r, name=r.get("name", r.get("process"))) for r in rows]
-    ours = [r for r in rows if r["name"] == agent]
-    # (show counts an interrupt that landed on the agent as [irq]'s, the files under its comm:
-    # a few samples apart, so its z is the files' within a tenth)
-    assert ours or (len(rows) == full and rows[-1]["z"] >= 0.9 * z), (name, z, [(r["name"], r["z"]) for r in rows])
-    assert not ours or (kernel_or_none(ours[0]["top_function"]) and abs(ours[0]["z"] - z) < 0.1 * z), (name, ours)
-# One answer: show's and the page's.
-a, pa = show["answer"], page["answer"]
-assert (a is None) == (pa is None), (a, pa)
-if a:
-    name = a["process"] + (";" + a["function"] if a["kind"] == "function" and a.get("function") else "")
-    assert (pa["name"], pa["from"], pa["kind"], pa["under"], pa.get("thread")) == (name, a["from"], a["kind"], a.get("under"), a.get("thread")), (a, pa)
-    # where the agent is the answer, its function and the caller the rise ran under are the kernel's
-    if a["process"] == agent and a["kind"] == "process":
-        assert kernel_or_none(a["top_function"]) and under_ok(a.get("under")), a
-assert (show["fall"] or {}).get("process") == (page["fall"] or {}).get("name"), (show["fall"], page["fall"])
+# Ranked among the rises around the event where its z puts it, by a kernel function.
+check_ranked(show, page, agent, z, kernel_or_none)
+# One answer: show's and the page's; where the agent is the answer, its function and the caller
+# the rise ran under are the kernel's.
+a = check_answers_agree(show, page)
+if a and a["process"] == agent and a["kind"] == "process":
+    assert kernel_or_none(a["top_function"]) and under_ok(a.get("under")), a
 PY
 echo "ok: $(grep 'In short' "$TEST_TMP/show.txt")"

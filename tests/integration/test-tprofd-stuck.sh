@@ -54,18 +54,14 @@ assert all(t["process"] == pool for t in m["threads"] if t["comm"] in ours), m["
 PY
 
 rc=0
-python3 - "$TEST_TMP" "$POOL" <<'PY' || rc=$?
+PYTHONPATH="$(dirname "$0")" python3 - "$TEST_TMP" "$POOL" <<'PY' || rc=$?
 import json, sys
+from bundle_check import check_answers_agree, page_analysis
 tmp, pool = sys.argv[1], sys.argv[2]
-show = json.load(open(tmp + "/show.json"))
-html = open(tmp + "/report.html").read()
-key = '"analysis":'
-page = json.JSONDecoder().raw_decode(html[html.index(key) + len(key):])[0]
-a, pa = show["answer"], page["answer"]
-assert a and pa, (a, pa)
+show, page = json.load(open(tmp + "/show.json")), page_analysis(tmp + "/report.html")
 # show's answer and the page's agree, the thread too
-name = a["process"] + (";" + a["function"] if a["kind"] == "function" and a.get("function") else "")
-assert (pa["name"], pa["from"], pa["kind"], pa.get("thread")) == (name, a["from"], a["kind"], a.get("thread")), (a, pa)
+a = check_answers_agree(show, page)
+assert a, a
 if a["process"] == pool + "-*":
     assert a["thread"] == pool + "-2" and a["thread_of"] == pool, a
 else:
