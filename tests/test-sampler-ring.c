@@ -10,6 +10,7 @@
 
 #include "sampler/sampler-record.h"
 #include "sampler/sampler-ring.h"
+#include "sampler/sampler.h"
 
 #define PAGE 4096U
 #define DATA 1024U
@@ -266,6 +267,33 @@ static void test_drain_policy(void **state) {
         assert_false(sampler_ring_wakeup_reads(64, ring));
 }
 
+/* The rings' default sizes are bytes, whatever the page size: x86-64's 4 KiB, and arm64's 4, 16
+ * or 64 KiB (CONFIG_ARM64_4K_PAGES, _16K_PAGES, _64K_PAGES in arch/arm64/Kconfig at 6.6; RHEL's
+ * and Oracle's arm64 kernels use 64 KiB). 64 KiB pages must not make the rings 16 times larger. */
+static void test_ring_pages_by_bytes(void **state) {
+        const uint64_t KiB = 1024, MiB = 1024 * KiB;
+        static const size_t page_sizes[] = { 4096, 16384, 65536 };
+
+        for (size_t i = 0; i < ELEMENTSOF(page_sizes); i++) {
+                size_t page = page_sizes[i];
+
+                /* frame pointers: 512 KiB up to 97 Hz, doubling with the rate up to 8 MiB */
+                assert_int_equal(sampler_ring_pages(page, 0, 0) * page, 512 * KiB);
+                assert_int_equal(sampler_ring_pages(page, 97, 0) * page, 512 * KiB);
+                assert_int_equal(sampler_ring_pages(page, 98, 0) * page, 1 * MiB);
+                assert_int_equal(sampler_ring_pages(page, 1552, 0) * page, 8 * MiB);
+                assert_int_equal(sampler_ring_pages(page, 20000, 0) * page, 8 * MiB);
+                /* stack copies of 8192 bytes: 2 MiB to 120 Hz, 4 MiB to 240 Hz, 8 MiB above */
+                assert_int_equal(sampler_ring_pages(page, 97, 8192) * page, 2 * MiB);
+                assert_int_equal(sampler_ring_pages(page, 121, 8192) * page, 4 * MiB);
+                assert_int_equal(sampler_ring_pages(page, 97, 16384) * page, 4 * MiB);
+                assert_int_equal(sampler_ring_pages(page, 250, 8192) * page, 8 * MiB);
+                assert_int_equal(sampler_ring_pages(page, 4999, 32768) * page, 8 * MiB);
+        }
+        /* a page larger than the ring: one */
+        assert_int_equal(sampler_ring_pages(1024 * KiB, 97, 0), 1);
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_reads_records_in_order),
@@ -277,6 +305,7 @@ int main(void) {
                 cmocka_unit_test(test_init_rejects_bad_sizes),
                 cmocka_unit_test(test_used_follows_head_and_tail),
                 cmocka_unit_test(test_drain_policy),
+                cmocka_unit_test(test_ring_pages_by_bytes),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }

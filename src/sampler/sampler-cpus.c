@@ -107,6 +107,30 @@ static void attr_init(Sampler *s, bool hardware) {
                 a->mmap2 = 0; /* PERF_RECORD_MMAP instead, executable mappings only */
 }
 
+uint32_t sampler_ring_pages(size_t page_size, uint32_t freq_hz, uint32_t unwind_stack_bytes) {
+        uint64_t hz = freq_hz ?: SAMPLER_FREQ_HZ_DEFAULT, bytes, pages;
+
+        if (unwind_stack_bytes > 0) {
+                /* A record carries the whole stack copy. The ring grows until it holds
+                 * SAMPLER_UNWIND_RING_SECONDS of a CPU that is busy in user code throughout. */
+                uint64_t want = hz * (unwind_stack_bytes + 512) * SAMPLER_UNWIND_RING_SECONDS;
+                bytes = SAMPLER_RING_BYTES_UNWIND;
+                while (bytes < SAMPLER_RING_BYTES_UNWIND_MAX && bytes < want)
+                        bytes *= 2;
+        } else {
+                /* The same seconds of samples at any rate, up to 16 times the default at high
+                 * per-CPU rates (a busy daemon thread, a bundle being written, must not cost
+                 * samples). */
+                bytes = SAMPLER_RING_BYTES_DEFAULT;
+                while (bytes < SAMPLER_RING_BYTES_DEFAULT * 16ULL &&
+                       bytes * SAMPLER_FREQ_HZ_DEFAULT < (uint64_t) SAMPLER_RING_BYTES_DEFAULT * hz)
+                        bytes *= 2;
+        }
+        /* Page sizes are powers of two, and so are these sizes: so is the quotient. */
+        pages = page_size > 0 ? bytes / page_size : 0;
+        return pages > 0 ? (uint32_t) pages : 1;
+}
+
 int sampler_event_open(Sampler *s, int cpu) {
         int fd, r;
 
@@ -185,7 +209,8 @@ static int cpu_open(Sampler *s, unsigned cpu) {
                 r = -errno;
                 safe_close(c->fd);
                 /* Over the locked-memory allowance: smaller rings for every CPU, while none is open. */
-                if ((r != -EPERM && r != -ENOMEM) || s->n_open > 0 || s->opts.mmap_pages <= SAMPLER_MMAP_PAGES_DEFAULT)
+                if ((r != -EPERM && r != -ENOMEM) || s->n_open > 0 ||
+                    s->opts.mmap_pages <= sampler_ring_pages(s->page_size, SAMPLER_FREQ_HZ_DEFAULT, 0))
                         return r;
                 s->opts.mmap_pages /= 2;
                 s->attr.wakeup_watermark = (uint32_t) (s->opts.mmap_pages * s->page_size / 2);

@@ -178,32 +178,16 @@ int sampler_new(const SamplerOptions *o, SampleHandler handler, void *userdata, 
                 if (s->opts.unwind_stack_bytes < SAMPLER_UNWIND_STACK_BYTES_MIN ||
                     s->opts.unwind_stack_bytes > SAMPLER_UNWIND_STACK_BYTES_MAX || s->opts.unwind_stack_bytes % 8 != 0)
                         return -EINVAL;
-                if (s->opts.mmap_pages == 0) {
-                        /* A record carries the whole stack copy. The ring grows until it holds
-                         * SAMPLER_UNWIND_RING_SECONDS of a CPU that is busy in user code throughout,
-                         * within [SAMPLER_MMAP_PAGES_UNWIND, SAMPLER_MMAP_PAGES_UNWIND_MAX]. */
-                        uint64_t hz = s->opts.freq_hz ?: SAMPLER_FREQ_HZ_DEFAULT;
-                        uint64_t want = hz * (s->opts.unwind_stack_bytes + 512) * SAMPLER_UNWIND_RING_SECONDS;
-                        s->opts.mmap_pages = SAMPLER_MMAP_PAGES_UNWIND;
-                        while (s->opts.mmap_pages < SAMPLER_MMAP_PAGES_UNWIND_MAX &&
-                               (uint64_t) s->opts.mmap_pages * s->page_size < want)
-                                s->opts.mmap_pages *= 2;
-                }
+                if (s->opts.mmap_pages == 0)
+                        s->opts.mmap_pages = sampler_ring_pages(s->page_size, s->opts.freq_hz,
+                                                                s->opts.unwind_stack_bytes);
                 r = unwinder_new(&(UnwinderOptions) { .mode = s->opts.unwind, .cache_bytes_max = s->opts.unwind_cache_bytes },
                                  &s->unwinder);
                 if (r < 0)
                         return r;
         }
-        if (s->opts.mmap_pages == 0) {
-                /* The default holds the same seconds of samples at any rate: at 97 Hz 128 pages,
-                 * up to 16 times that at high per-CPU rates (a busy daemon thread, a bundle being
-                 * written, must not cost samples). */
-                uint32_t hz = s->opts.freq_hz ?: SAMPLER_FREQ_HZ_DEFAULT;
-                s->opts.mmap_pages = SAMPLER_MMAP_PAGES_DEFAULT;
-                while (s->opts.mmap_pages < SAMPLER_MMAP_PAGES_DEFAULT * 16 &&
-                       (uint64_t) s->opts.mmap_pages * SAMPLER_FREQ_HZ_DEFAULT < (uint64_t) SAMPLER_MMAP_PAGES_DEFAULT * hz)
-                        s->opts.mmap_pages *= 2;
-        }
+        if (s->opts.mmap_pages == 0)
+                s->opts.mmap_pages = sampler_ring_pages(s->page_size, s->opts.freq_hz, 0);
         if ((s->opts.mmap_pages & (s->opts.mmap_pages - 1)) != 0 || s->opts.mmap_pages > 65536)
                 return -EINVAL;
         s->handler = handler;

@@ -28,15 +28,18 @@
 #include "sampler/sampler-unwind.h"
 
 #define SAMPLER_FREQ_HZ_DEFAULT 97U
-#define SAMPLER_MMAP_PAGES_DEFAULT 128U /* 512 KiB per CPU with 4 KiB pages */
+/* Each CPU's ring (its data area) in bytes, whatever the page size (4 KiB on x86-64; 4, 16 or
+ * 64 KiB on arm64, 64 KiB on RHEL's and Oracle's arm64 kernels): sampler_ring_pages() makes pages
+ * of them. With frame pointers 512 KiB up to 97 Hz, doubling with the per-CPU rate up to 16 times
+ * that. */
+#define SAMPLER_RING_BYTES_DEFAULT (512U * 1024U)
 /* With stack copies a record is ~8.7 KiB. A ring holds two seconds of a CPU busy in user code
  * throughout: the timer drains it about every second at 97 Hz, before it is half full, with a
- * second to spare for a busy event loop. With 4 KiB
- * pages (x86-64, the only copies walked): 2 MiB up to 120 Hz, 4 MiB to 240 Hz, 8 MiB above; 192 MiB
- * of rings on a 96-CPU host at the default rate. Halved down to
- * SAMPLER_MMAP_PAGES_DEFAULT when the kernel refuses (perf_event_mlock_kb, RLIMIT_MEMLOCK). */
-#define SAMPLER_MMAP_PAGES_UNWIND 512U
-#define SAMPLER_MMAP_PAGES_UNWIND_MAX 2048U
+ * second to spare for a busy event loop: 2 MiB up to 120 Hz, 4 MiB to 240 Hz, 8 MiB above; 192 MiB
+ * of rings on a 96-CPU host at the default rate. Halved down to SAMPLER_RING_BYTES_DEFAULT when
+ * the kernel refuses (perf_event_mlock_kb, RLIMIT_MEMLOCK). */
+#define SAMPLER_RING_BYTES_UNWIND (2U * 1024U * 1024U)
+#define SAMPLER_RING_BYTES_UNWIND_MAX (8U * 1024U * 1024U)
 #define SAMPLER_UNWIND_RING_SECONDS 2U
 #define SAMPLER_UNWIND_STACK_BYTES_DEFAULT 8192U
 #define SAMPLER_UNWIND_STACK_BYTES_MIN 1024U
@@ -119,6 +122,10 @@ const char *sampler_cgroup_problem(const Sampler *s);
 const char *sampler_kernel_lack(const Sampler *s, unsigned i);
 unsigned sampler_n_cpus(const Sampler *s);        /* CPUs with an open event */
 size_t sampler_ring_bytes(const Sampler *s);      /* each CPU's ring data area, as mapped */
+/* The data pages of each CPU's ring by default, a power of two, for pages of page_size bytes at
+ * freq_hz per CPU, with stack copies of unwind_stack_bytes (0: frame pointers, no copies): the
+ * same bytes whatever the page size, at least one page. */
+uint32_t sampler_ring_pages(size_t page_size, uint32_t freq_hz, uint32_t unwind_stack_bytes);
 
 typedef struct SamplerStats {
         uint64_t samples, lost, throttled, unthrottled;
