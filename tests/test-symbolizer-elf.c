@@ -142,8 +142,15 @@ static void test_global_label_after_unsized_function(void **state) {
         expect_name(e, entry, "fixture_entry_after_unsized");
 }
 
+/* Runs a shell command; its objcopy is the build's (TPROF_OBJCOPY: the fixtures' own binutils,
+ * an aarch64 one in a cross build). */
 static int run(const char *cmd) {
-        int r = system(cmd);
+        _cleanup_free_ char *c = NULL;
+        int r;
+
+        if (asprintf(&c, "objcopy() { command \"${TPROF_OBJCOPY:-objcopy}\" \"$@\"; }; %s", cmd) < 0)
+                return -1;
+        r = system(c);
         return WIFEXITED(r) ? WEXITSTATUS(r) : -1;
 }
 
