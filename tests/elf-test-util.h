@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * A test file's sections and symbols read with libelf directly: what the tests compare the
- * symbolizer and the unwinder against, so none of their own code is used here.
+ * symbolizer and the unwinder against, so none of their own code is used here; and sections
+ * written, for files no toolchain here makes.
  */
 #pragma once
 
@@ -87,4 +88,23 @@ static inline bool test_elf_symbol(const char *path, const char *name, GElf_Sym 
         }
         elf_end(elf);
         return found;
+}
+
+/* A new section of elf holding size bytes at buf (of type dtype, aligned to align): its header,
+ * named at name in the section name table, of type type. */
+static inline Elf64_Shdr *test_elf_new_section(Elf *elf, Elf64_Word name, Elf64_Word type, void *buf, size_t size,
+                                               Elf_Type dtype, size_t align) {
+        Elf_Scn *scn = elf_newscn(elf);
+        Elf_Data *d;
+        Elf64_Shdr *sh;
+
+        assert_non_null(scn);
+        d = elf_newdata(scn);
+        assert_non_null(d);
+        *d = (Elf_Data) { .d_buf = buf, .d_type = dtype, .d_size = size, .d_align = align, .d_version = EV_CURRENT };
+        sh = elf64_getshdr(scn);
+        assert_non_null(sh);
+        sh->sh_name = name;
+        sh->sh_type = type;
+        return sh;
 }

@@ -638,25 +638,6 @@ static void truncate_and_corrupt(const char *source) {
         load_and_probe(path);
 }
 
-/* A new section of elf holding size bytes at buf (of type dtype, aligned to align): its header,
- * named at name in the section name table, of type type. */
-static Elf64_Shdr *new_section(Elf *elf, Elf64_Word name, Elf64_Word type, void *buf, size_t size, Elf_Type dtype,
-                               size_t align) {
-        Elf_Scn *scn = elf_newscn(elf);
-        Elf_Data *d;
-        Elf64_Shdr *sh;
-
-        assert_non_null(scn);
-        d = elf_newdata(scn);
-        assert_non_null(d);
-        *d = (Elf_Data) { .d_buf = buf, .d_type = dtype, .d_size = size, .d_align = align, .d_version = EV_CURRENT };
-        sh = elf64_getshdr(scn);
-        assert_non_null(sh);
-        sh->sh_name = name;
-        sh->sh_type = type;
-        return sh;
-}
-
 /* An ELF file whose .symtab has n functions that all name one string of len bytes. */
 static void write_one_name_symtab(const char *path, size_t n, size_t len) {
         static const char shstrtab[] = "\0.strtab\0.symtab\0.shstrtab";
@@ -686,11 +667,11 @@ static void write_one_name_symtab(const char *path, size_t n, size_t len) {
         eh->e_machine = EM_X86_64;
         eh->e_version = EV_CURRENT;
 
-        (void) new_section(elf, 1, SHT_STRTAB, strtab, len + 2, ELF_T_BYTE, 1); /* 1: .strtab */
-        sh = new_section(elf, 9, SHT_SYMTAB, syms, n * sizeof(Elf64_Sym), ELF_T_SYM, 8);
+        (void) test_elf_new_section(elf, 1, SHT_STRTAB, strtab, len + 2, ELF_T_BYTE, 1); /* 1: .strtab */
+        sh = test_elf_new_section(elf, 9, SHT_SYMTAB, syms, n * sizeof(Elf64_Sym), ELF_T_SYM, 8);
         sh->sh_link = 1;
         sh->sh_entsize = sizeof(Elf64_Sym);
-        (void) new_section(elf, 17, SHT_STRTAB, (void *) shstrtab, sizeof(shstrtab), ELF_T_BYTE, 1); /* 3 */
+        (void) test_elf_new_section(elf, 17, SHT_STRTAB, (void *) shstrtab, sizeof(shstrtab), ELF_T_BYTE, 1); /* 3 */
         eh->e_shstrndx = 3;
         assert_true(elf_update(elf, ELF_C_WRITE) > 0);
         elf_end(elf);
@@ -1559,7 +1540,11 @@ static void test_plt_entries(void **state) {
                 check_plt_not_init(path);
                 tested++;
         }
+#if defined(__x86_64__)
         assert_true(tested >= 2);
+#else
+        assert_true(tested >= 1); /* no IBT but on x86; lld where the compiler has it */
+#endif
 }
 
 /* The entries of .plt.sec are 16 bytes with no header, and their .plt holds only the lazy
@@ -1573,6 +1558,10 @@ static void test_plt_unnamed_stubs(void **state) {
         GElf_Shdr sh;
 
         for (size_t i = 0; i < ELEMENTSOF(paths); i++) {
+#if !defined(__x86_64__)
+                if (i == 1)
+                        break; /* IBT is x86's */
+#endif
                 assert_non_null(paths[i]);
                 e = elf_symbols_free(e);
                 assert_int_equal(elf_symbols_load_path(paths[i], NULL, &e), 0);
