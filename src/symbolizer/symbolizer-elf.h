@@ -98,6 +98,8 @@ size_t elf_symbols_function_starts_count(const ElfSymbols *e);
  */
 int elf_parse_eh_frame_hdr(const uint8_t *data, size_t size, uint64_t section_vaddr, bool big_endian,
                            uint64_t **ret, size_t *ret_n);
+#define EH_FRAME_HDR_HEADER_BYTES 12U /* version, 3 encodings, eh_frame_ptr, fde_count */
+#define EH_FRAME_HDR_BYTES_MAX (EH_FRAME_HDR_HEADER_BYTES + 8ULL * ELF_FUNCTION_STARTS_MAX)
 
 /*
  * Calls fn with each Go function table elf holds (symbolizer-gopclntab.h), found as the symbolizer
