@@ -414,19 +414,34 @@ static void test_eh_frame_hdr_from_program_header(void **state) {
         assert_true(start > 0);
 }
 
-static void test_eh_frame_hdr_bounds(void **state) {
+static void check_eh_frame_hdr_bounds(const char *path) {
         _cleanup_(elf_symbols_freep) ElfSymbols *e = NULL;
         uint64_t off, hdr_offset, hdr_vaddr, hdr_size;
+        GElf_Shdr text;
 
-        if (!fixture_stripped)
-                skip();
-        assert_int_equal(elf_symbols_load_path(fixture_stripped, NULL, &e), 0);
-        section_place(fixture_stripped, ".eh_frame_hdr", &hdr_offset, &hdr_vaddr, &hdr_size);
+        assert_int_equal(elf_symbols_load_path(path, NULL, &e), 0);
+        section_place(path, ".eh_frame_hdr", &hdr_offset, &hdr_vaddr, &hdr_size);
+        assert_true(test_elf_section(path, ".text", NULL, &text));
 
         /* Below the first function, in read-only data after the code, and far away: no function. */
         assert_false(elf_symbols_function_start(e, 0, &off, NULL));
         assert_false(elf_symbols_function_start(e, hdr_vaddr, &off, NULL));
+        assert_false(elf_symbols_function_start(e, hdr_vaddr + hdr_size, &off, NULL)); /* .eh_frame */
         assert_false(elf_symbols_function_start(e, UINT64_MAX, &off, NULL));
+        /* the last byte of the code is the last function's */
+        assert_true(elf_symbols_function_start(e, text.sh_addr + text.sh_size - 1, &off, NULL));
+}
+
+static void test_eh_frame_hdr_bounds(void **state) {
+        const char *one_segment = getenv("TPROF_ELF_FIXTURE_ONE_SEGMENT");
+
+        if (!fixture_stripped)
+                skip();
+        check_eh_frame_hdr_bounds(fixture_stripped);
+        /* The read-only data and the unwind tables in the code's own executable segment (arm64's
+         * layout): the code still ends with .text. */
+        if (one_segment)
+                check_eh_frame_hdr_bounds(one_segment);
 }
 
 /* A valid table in the layout every linker writes, entries relative to the section at 0x2000. */

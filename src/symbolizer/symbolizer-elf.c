@@ -41,6 +41,7 @@ typedef struct ElfSym {
 
 typedef struct ElfSegment {
         uint64_t offset, vaddr, filesz;
+        uint64_t code_end; /* an executable segment's: where its last code section ends; 0 unknown */
 } ElfSegment;
 
 struct ElfSymbols {
@@ -387,6 +388,30 @@ static void read_segments(ElfSymbols *e, Elf *elf) {
                         .vaddr = ph.p_vaddr,
                         .filesz = ph.p_filesz,
                 };
+        }
+        if (e->exec_segments == 0)
+                return;
+
+        /* An executable segment holds more than code where the linker does not keep code apart
+         * (-z separate-code, ld.bfd's default on x86 only: on arm64 the read-only data, .eh_frame_hdr
+         * and .eh_frame follow .text in it): where section headers say so, the code ends with its
+         * last code section. */
+        Elf_Scn *scn = NULL;
+        while ((scn = elf_nextscn(elf, scn))) {
+                GElf_Shdr sh;
+                uint64_t end;
+
+                if (!gelf_getshdr(scn, &sh) || (sh.sh_flags & (SHF_ALLOC | SHF_EXECINSTR)) != (SHF_ALLOC | SHF_EXECINSTR) ||
+                    sh.sh_type == SHT_NOBITS || sh.sh_addr + sh.sh_size < sh.sh_addr)
+                        continue;
+                end = sh.sh_addr + sh.sh_size;
+                for (size_t i = 0; i < e->n_segments; i++) {
+                        ElfSegment *seg = &e->segments[i];
+
+                        if ((e->exec_segments & UINT64_C(1) << i) && sh.sh_addr >= seg->vaddr &&
+                            end <= seg->vaddr + seg->filesz && end > seg->code_end)
+                                seg->code_end = end;
+                }
         }
 }
 
@@ -873,7 +898,7 @@ bool elf_symbols_function_start(const ElfSymbols *e, uint64_t vaddr, uint64_t *r
          * information) an address is in no function we know of. */
         for (size_t i = 0; i < e->n_segments; i++) {
                 const ElfSegment *s = &e->segments[i];
-                uint64_t end = s->vaddr + s->filesz;
+                uint64_t end = s->code_end != 0 ? s->code_end : s->vaddr + s->filesz;
 
                 if ((e->exec_segments & UINT64_C(1) << i) && start >= s->vaddr && start < end && end - start > extent)
                         extent = end - start;
