@@ -15,6 +15,11 @@
 #   gopclntab        Go function tables in each layout, from make-gopclntab-seeds
 #   elf              the small ELF fixtures the build made: the symbolizer's library (whole, and
 #                    stripped to .dynsym and .eh_frame_hdr), the stand-ins for Go PIEs
+#   unwind-cfi       the unwinder's fixtures (.eh_frame with its search table before or after it,
+#                    .debug_frame plain and compressed both ways, i386's), the Go stand-ins, and
+#                    /bin/bash cut down to its .eh_frame_hdr and .eh_frame
+#   unwind-walk      unwind-fixture's own registers and stack (snapshot mode, without address space
+#                    randomization, as fuzz-unwind-walk maps it), shallow and deep, in each mode
 #
 #   make-seeds.sh OUTDIR [BUILDDIR]     (BUILDDIR: where make-*-seeds were built; build-fuzz)
 set -eu
@@ -25,7 +30,7 @@ top=$(cd "$here/../.." && pwd)
 build=${2:-$top/build-fuzz}
 data=$top/tests/data
 
-for t in kmsg rules window bundle-manifest folded control names escape gopclntab elf; do
+for t in kmsg rules window bundle-manifest folded control names escape gopclntab elf unwind-cfi unwind-walk; do
         mkdir -p "$out/$t"
 done
 
@@ -75,6 +80,43 @@ for f in libtprof-elf-fixture.so libtprof-elf-fixture-stripped.so go12-fixture g
         go116-fixture-lld go118-fixture-lld; do
         [ ! -f "$build/tests/$f" ] || cp "$build/tests/$f" "$out/elf/$f"
 done
+
+# unwind-cfi: the fixtures as built, .debug_frame compressed (SHF_COMPRESSED, and GNU's
+# .zdebug_frame), and bash's unwind tables alone.
+for f in unwind-fixture unwind-fixture-stripped libtprof-unwind-fixture.so libtprof-unwind-fixture-debugframe.so \
+        libtprof-unwind-fixture-nocfi.so unwind-lazy compat32-fixture compat32-fixture-nofp \
+        compat32-fixture-debugframe go12-fixture go118-fixture-lld; do
+        [ ! -f "$build/tests/$f" ] || cp "$build/tests/$f" "$out/unwind-cfi/$f"
+done
+debugframe=$build/tests/libtprof-unwind-fixture-debugframe.so
+if [ -f "$debugframe" ]; then
+        objcopy --compress-debug-sections=zlib-gabi "$debugframe" "$out/unwind-cfi/debugframe-zlib-gabi.so" || true
+        objcopy --compress-debug-sections=zlib-gnu "$debugframe" "$out/unwind-cfi/debugframe-zlib-gnu.so" || true
+fi
+if [ -f /bin/bash ]; then
+        objcopy --only-section=.eh_frame_hdr --only-section=.eh_frame /bin/bash "$out/unwind-cfi/bash-eh-frame" || true
+fi
+
+# unwind-walk: flags, frame limit, ip sp bp bx, nine caller-saved registers, the stack (see
+# fuzz-unwind-walk.c), from the fixture's snapshot without address space randomization.
+if [ -x "$build/tests/unwind-fixture" ]; then
+        for depth in 0 20; do
+                UNWIND_FIXTURE_DEPTH=$depth setarch "$(uname -m)" -R "$build/tests/unwind-fixture" snapshot \
+                        "$out/unwind-walk/snapshot" || continue
+                python3 - "$out/unwind-walk/snapshot" "$out/unwind-walk" "$depth" <<'PY'
+import struct, sys
+src, out, depth = sys.argv[1], sys.argv[2], sys.argv[3]
+b = open(src, "rb").read()
+assert b[:4] == b"TPUW"
+ip, sp, bp, size = struct.unpack_from("<4Q", b, 4)
+stack = b[36:36 + size]
+for flags in (0x00, 0x01, 0x02, 0x08, 0x10):
+    hdr = bytes([flags, 128]) + struct.pack("<4Q", ip, sp, bp, 0) + bytes(8 * 9)
+    open("%s/depth%s-flags%02x" % (out, depth, flags), "wb").write(hdr + stack)
+PY
+                rm -f "$out/unwind-walk/snapshot"
+        done
+fi
 
 # bundle-manifest: one state directory per kind, each manifest copied out.
 tmp=$(mktemp -d)
