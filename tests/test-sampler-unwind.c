@@ -682,6 +682,62 @@ static void test_unwind_eh_frame_hdr_last(void **state) {
         expect_whole_path(exe, exe, UNWIND_MODE_DWARF, false);
 }
 
+/* The memory the process has resident, from /proc/self/statm. */
+static uint64_t self_resident_bytes(void) {
+        unsigned long long pages = 0, resident = 0;
+        FILE *f = fopen("/proc/self/statm", "re");
+
+        assert_non_null(f);
+        assert_int_equal(fscanf(f, "%llu %llu", &pages, &resident), 2);
+        fclose(f);
+        return (uint64_t) resident * (uint64_t) sysconf(_SC_PAGESIZE);
+}
+
+/*
+ * A file without section headers (removed, as sstrip does, or broken) has its .eh_frame found by
+ * its PT_GNU_EH_FRAME segment. libdw (elfutils 0.188, getcfi_gnu_eh_frame()) reads such a file
+ * whole to learn its size, and takes .eh_frame as everything up to the end of the file: a file of
+ * 128 MiB that any process maps cost as much memory, held with the table and counted nowhere.
+ * Its two sections, up to .eh_frame's end, are what is read and counted; its rules are the same.
+ */
+static void test_unwind_eh_frame_by_program_header(void **state) {
+        const char *lib = getenv("TPROF_UNWIND_FIXTURE_HDRLAST_LIB");
+        _cleanup_(unwind_cfi_file_freep) UnwindCfiFile *f = NULL;
+        char path[PATH_MAX], cmd[2 * PATH_MAX + 16];
+        _cleanup_close_ int fd = -EBADF;
+        const uint64_t file_bytes = 128U * 1024U * 1024U;
+        uint64_t zero64 = 0, before;
+        uint16_t zero16 = 0;
+        GElf_Shdr eh;
+        UnwindRule rule;
+
+        assert_non_null(lib);
+        assert_true(test_elf_section(lib, ".eh_frame", NULL, &eh));
+        snprintf(path, sizeof(path), "%s/no-section-headers.so", tmpdir);
+        snprintf(cmd, sizeof(cmd), "cp '%s' '%s'", lib, path);
+        assert_int_equal(system(cmd), 0);
+        fd = open(path, O_RDWR | O_CLOEXEC);
+        assert_true(fd >= 0);
+        /* Elf64_Ehdr: e_shoff at 0x28, e_shnum at 0x3c, e_shstrndx at 0x3e (the ELF gABI). */
+        assert_int_equal(pwrite(fd, &zero64, sizeof(zero64), 0x28), sizeof(zero64));
+        assert_int_equal(pwrite(fd, &zero16, sizeof(zero16), 0x3c), sizeof(zero16));
+        assert_int_equal(pwrite(fd, &zero16, sizeof(zero16), 0x3e), sizeof(zero16));
+        assert_int_equal(ftruncate(fd, (off_t) file_bytes), 0); /* sparse: costs no disk */
+
+        before = self_resident_bytes();
+        assert_int_equal(unwind_cfi_file_load_fd(fd, &f), 0);
+        print_message("  a %" PRIu64 "-MiB file without section headers: %" PRIu64 " KiB resident more, %zu bytes counted\n",
+                      file_bytes >> 20, (self_resident_bytes() - MIN(self_resident_bytes(), before)) >> 10,
+                      unwind_cfi_file_bytes(f));
+        assert_true(self_resident_bytes() < before + file_bytes / 4);
+        assert_true(unwind_cfi_file_bytes(f) >= eh.sh_size);
+        unwind_cfi_file_rule(f, symbol_vaddr(lib, "unwind_many_1999") + 1, &rule);
+        assert_int_equal(rule.kind, UNWIND_RULE_SIMPLE);
+        unwind_cfi_file_rule(f, symbol_vaddr(lib, "unwind_fixture_lib_middle") + 1, &rule);
+        assert_int_equal(rule.kind, UNWIND_RULE_SIMPLE);
+        (void) unlink(path);
+}
+
 static size_t table_bytes_of(const char *path) {
         _cleanup_(unwind_cfi_file_freep) UnwindCfiFile *f = NULL;
         _cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -1198,6 +1254,7 @@ int main(void) {
                 cmocka_unit_test(test_unwind_eh_frame_hdr_last),
                 cmocka_unit_test(test_unwind_fde_bytes),
                 cmocka_unit_test(test_unwind_search_table_dropped),
+                cmocka_unit_test(test_unwind_eh_frame_by_program_header),
                 cmocka_unit_test(test_unwind_compat32),
                 cmocka_unit_test(test_unwind_i386_rules),
                 cmocka_unit_test(test_unwind_dwarf_cuts_without_cfi),

@@ -205,6 +205,146 @@ static size_t section_index(Elf *elf, const char *name) {
         return scn ? elf_ndxscn(scn) : 0;
 }
 
+/* The bytes of a DW_EH_PE_* encoded value of fixed size (the low four bits; absptr is an address
+ * of the file's class), 0 for any other. */
+static size_t encoded_size(uint8_t enc, bool elf64) {
+        switch (enc & 0x0f) {
+        case 0x03: /* udata4 */
+        case 0x0b: /* sdata4 */
+                return 4;
+        case 0x00: /* absptr */
+                return elf64 ? 8 : 4;
+        case 0x04: /* udata8 */
+        case 0x0c: /* sdata8 */
+                return 8;
+        default:
+                return 0;
+        }
+}
+
+/* The address .eh_frame_hdr's eh_frame_ptr (at offset 4 of the section at hdr_addr) gives, by
+ * its encoding (absolute, pc-relative or relative to the section); false for another encoding. */
+static bool eh_frame_ptr(const uint8_t *d, size_t ptr_size, uint64_t hdr_addr, uint64_t *ret) {
+        uint64_t v = 0;
+
+        memcpy(&v, d + 4, ptr_size); /* x86-64, aarch64: the low bytes first */
+        if ((d[1] & 0x08) && ptr_size == 4) /* signed */
+                v = (uint64_t) (int64_t) (int32_t) (uint32_t) v;
+        switch (d[1] & 0x70) {
+        case 0x00: /* absolute */
+                *ret = v;
+                return true;
+        case 0x10: /* pc-relative: the field's own address */
+                *ret = hdr_addr + 4 + v;
+                return true;
+        case 0x30: /* relative to the section */
+                *ret = hdr_addr + v;
+                return true;
+        default:
+                return false;
+        }
+}
+
+/* The most of a file's .eh_frame read by its program headers; past it, its FDEs are not read. */
+#define UNWIND_EH_FRAME_BYTES_MAX (64U * 1024U * 1024U)
+
+/* The bytes of .eh_frame's entries at d (size bytes of it): up to its zero terminator (as linkers
+ * write it), else all. Each entry's length is 32-bit, or 0xffffffff and a 64-bit length after it. */
+static size_t eh_frame_length(const uint8_t *d, size_t size) {
+        size_t off = 0;
+
+        while (size - off >= 4) {
+                uint32_t len32;
+                uint64_t len;
+                size_t hdr = 4;
+
+                memcpy(&len32, d + off, sizeof(len32));
+                if (len32 == 0)
+                        return off + 4;
+                len = len32;
+                if (len32 == UINT32_MAX) {
+                        if (size - off < 12)
+                                break;
+                        memcpy(&len, d + off + 4, sizeof(len));
+                        hdr = 12;
+                }
+                if (len > size - off - hdr)
+                        break;
+                off += hdr + (size_t) len;
+        }
+        return size;
+}
+
+/*
+ * The CFI of a file read from a descriptor that has no .eh_frame section (its section headers
+ * stripped or broken), by its PT_GNU_EH_FRAME segment: .eh_frame_hdr, whose eh_frame_ptr gives
+ * where .eh_frame starts. libdw finds it so too (elfutils 0.188, dwarf_getcfi_elf.c,
+ * getcfi_gnu_eh_frame()), but takes elf_rawfile() to learn the file's size, which reads the whole
+ * file into memory, and then .eh_frame as everything from its start to the end of the file: any
+ * file a process maps, of any size, read whole and held with the table, uncounted (and with the
+ * section data read before, leaked by elf_end()). Here .eh_frame_hdr and .eh_frame, up to its
+ * terminator within the PT_LOAD segment that holds it and at most UNWIND_EH_FRAME_BYTES_MAX, are
+ * copied from src into an image (counted in f->bytes), as eh_frame_cfi() does for lld's order.
+ */
+static Dwarf_CFI *eh_frame_cfi_phdrs(UnwindCfiFile *f, Elf *src) {
+        GElf_Phdr hdr_ph = {}, load_ph;
+        Elf_Data *hdr_data, *eh_data;
+        GElf_Ehdr ehdr;
+        size_t phnum, ptr_size, size;
+        uint64_t eh_addr;
+        bool found = false;
+        const uint8_t *d;
+
+        if (!gelf_getehdr(src, &ehdr) ||
+            (ehdr.e_ident[EI_CLASS] != ELFCLASS64 && ehdr.e_ident[EI_CLASS] != ELFCLASS32) ||
+            ehdr.e_ident[EI_DATA] != (__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__ ? ELFDATA2LSB : ELFDATA2MSB) ||
+            elf_getphdrnum(src, &phnum) < 0)
+                return NULL;
+        for (size_t i = 0; i < phnum && !found; i++)
+                found = gelf_getphdr(src, (int) i, &hdr_ph) && hdr_ph.p_type == PT_GNU_EH_FRAME;
+        if (!found || hdr_ph.p_filesz < 8 || hdr_ph.p_filesz > UNWIND_EH_FRAME_BYTES_MAX ||
+            hdr_ph.p_offset > INT64_MAX)
+                return NULL;
+        hdr_data = elf_getdata_rawchunk(src, (int64_t) hdr_ph.p_offset, hdr_ph.p_filesz, ELF_T_BYTE);
+        if (!hdr_data || !hdr_data->d_buf || hdr_data->d_size != hdr_ph.p_filesz)
+                return NULL;
+        d = hdr_data->d_buf;
+        ptr_size = encoded_size(d[1], ehdr.e_ident[EI_CLASS] == ELFCLASS64);
+        if (d[0] != 1 || ptr_size == 0 || hdr_data->d_size < 4 + ptr_size ||
+            !eh_frame_ptr(d, ptr_size, hdr_ph.p_vaddr, &eh_addr))
+                return NULL;
+        /* The PT_LOAD segment that holds .eh_frame bounds it. */
+        found = false;
+        for (size_t i = 0; i < phnum && !found; i++)
+                found = gelf_getphdr(src, (int) i, &load_ph) && load_ph.p_type == PT_LOAD &&
+                        eh_addr >= load_ph.p_vaddr && eh_addr - load_ph.p_vaddr < load_ph.p_filesz;
+        if (!found)
+                return NULL;
+        size = (size_t) MIN(load_ph.p_filesz - (eh_addr - load_ph.p_vaddr), (uint64_t) UNWIND_EH_FRAME_BYTES_MAX);
+        if (load_ph.p_offset + (eh_addr - load_ph.p_vaddr) < load_ph.p_offset ||
+            load_ph.p_offset + (eh_addr - load_ph.p_vaddr) > INT64_MAX)
+                return NULL;
+        eh_data = elf_getdata_rawchunk(src, (int64_t) (load_ph.p_offset + (eh_addr - load_ph.p_vaddr)), size,
+                                       ELF_T_BYTE);
+        if (!eh_data || !eh_data->d_buf || eh_data->d_size != size)
+                return NULL;
+        f->eh_image = elf_image_new(&ehdr,
+                                    (const ElfImageSection[]) {
+                                            { ".eh_frame_hdr", hdr_ph.p_vaddr, 4, hdr_data->d_buf, hdr_data->d_size },
+                                            { ".eh_frame", eh_addr, 8, eh_data->d_buf,
+                                              eh_frame_length(eh_data->d_buf, eh_data->d_size) },
+                                    },
+                                    2, &size);
+        if (f->eh_image)
+                f->eh_elf = elf_memory(f->eh_image, size);
+        if (!f->eh_elf) {
+                f->eh_image = mfree(f->eh_image);
+                return NULL;
+        }
+        f->bytes += size;
+        return dwarf_getcfi_elf(f->eh_elf);
+}
+
 /*
  * The CFI of .eh_frame, with its search table. libdw takes the binary search table of
  * .eh_frame_hdr only from a section that comes before .eh_frame (elfutils' getcfi_shdr()), as GNU
@@ -212,7 +352,8 @@ static size_t section_index(Elf *elf, const char *name) {
  * table libdw reads .eh_frame from its start up to each address it is asked for and keeps every
  * FDE it passes: the first lookups in Debian's libLLVM-14 take 11 ms and 4.7 MB, 7.6 MB in all.
  * Such a file's two sections are copied into an image that has them in libdw's order, from src
- * (a descriptor of its own, so the bytes are held once, in the image).
+ * (a descriptor of its own, so the bytes are held once, in the image; src is f->elf for an image in
+ * memory).
  */
 static Dwarf_CFI *eh_frame_cfi(UnwindCfiFile *f, Elf *src) {
         size_t eh = section_index(f->elf, ".eh_frame"), hdr = section_index(f->elf, ".eh_frame_hdr"), size;
@@ -221,6 +362,9 @@ static Dwarf_CFI *eh_frame_cfi(UnwindCfiFile *f, Elf *src) {
         Elf_Scn *eh_scn, *hdr_scn;
         GElf_Ehdr ehdr;
 
+        /* No .eh_frame section in a file: libdw would read the file whole (eh_frame_cfi_phdrs()). */
+        if (eh == 0 && src != f->elf)
+                return src ? eh_frame_cfi_phdrs(f, src) : NULL;
         if (eh == 0 || hdr == 0 || hdr < eh || !src || !gelf_getehdr(src, &ehdr) ||
             (ehdr.e_ident[EI_CLASS] != ELFCLASS64 && ehdr.e_ident[EI_CLASS] != ELFCLASS32) ||
             ehdr.e_ident[EI_DATA] != (__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__ ? ELFDATA2LSB : ELFDATA2MSB))
@@ -280,46 +424,6 @@ bool unwind_cfi_file_fde_seen(UnwindCfiFile *f, uint64_t vaddr) {
                 return false;
         f->seen[lo / 8] |= (uint8_t) (1U << (lo % 8));
         return true;
-}
-
-/* The bytes of a DW_EH_PE_* encoded value of fixed size (the low four bits; absptr is an address
- * of the file's class), 0 for any other. */
-static size_t encoded_size(uint8_t enc, bool elf64) {
-        switch (enc & 0x0f) {
-        case 0x03: /* udata4 */
-        case 0x0b: /* sdata4 */
-                return 4;
-        case 0x00: /* absptr */
-                return elf64 ? 8 : 4;
-        case 0x04: /* udata8 */
-        case 0x0c: /* sdata8 */
-                return 8;
-        default:
-                return 0;
-        }
-}
-
-/* The address .eh_frame_hdr's eh_frame_ptr (at offset 4 of the section at hdr_addr) gives, by
- * its encoding (absolute, pc-relative or relative to the section); false for another encoding. */
-static bool eh_frame_ptr(const uint8_t *d, size_t ptr_size, uint64_t hdr_addr, uint64_t *ret) {
-        uint64_t v = 0;
-
-        memcpy(&v, d + 4, ptr_size); /* x86-64, aarch64: the low bytes first */
-        if ((d[1] & 0x08) && ptr_size == 4) /* signed */
-                v = (uint64_t) (int64_t) (int32_t) (uint32_t) v;
-        switch (d[1] & 0x70) {
-        case 0x00: /* absolute */
-                *ret = v;
-                return true;
-        case 0x10: /* pc-relative: the field's own address */
-                *ret = hdr_addr + 4 + v;
-                return true;
-        case 0x30: /* relative to the section */
-                *ret = hdr_addr + v;
-                return true;
-        default:
-                return false;
-        }
 }
 
 /*
@@ -388,6 +492,7 @@ static int load_elf(UnwindCfiFile *f, int fd) {
                 memcpy(f->build_id, bid, (size_t) n);
                 f->build_id_len = (size_t) n;
         }
+        f->bytes = sizeof(*f) + cfi_section_bytes(f->elf, &debug_frame);
         if (fd >= 0) {
                 Elf *src = elf_begin(fd, ELF_C_READ, NULL);
                 f->cfi = eh_frame_cfi(f, src);
@@ -395,7 +500,6 @@ static int load_elf(UnwindCfiFile *f, int fd) {
                         (void) elf_end(src);
         } else
                 f->cfi = eh_frame_cfi(f, f->elf);
-        f->bytes = sizeof(*f) + cfi_section_bytes(f->elf, &debug_frame);
         if (f->cfi)
                 find_search_table(f, f->eh_elf ?: f->elf);
         f->debug_file_never = fd < 0;
