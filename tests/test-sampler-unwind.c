@@ -738,6 +738,71 @@ static void test_unwind_eh_frame_by_program_header(void **state) {
         (void) unlink(path);
 }
 
+/*
+ * A register number libdw grows its frame to hold: elfutils 0.188 (cfi.c, enough_registers())
+ * reallocates and clears the frame up to any register below 2^28 an instruction names, 2 GB for a
+ * 3-byte DW_CFA_undefined in any file a process maps. The FDE of unwind_fixture_lib_middle with
+ * its first instruction made DW_CFA_undefined of register 2^22 (32 MB of frame) gives no rule,
+ * and costs no memory; the FDEs around it are as before.
+ */
+static void test_unwind_cfi_register_out_of_bounds(void **state) {
+        const char *lib = getenv("TPROF_UNWIND_FIXTURE_HDRLAST_LIB");
+        _cleanup_(unwind_cfi_file_freep) UnwindCfiFile *f = NULL;
+        char path[PATH_MAX], cmd[2 * PATH_MAX + 16];
+        /* DW_CFA_undefined, ULEB128 2^22 (DWARF 5, 6.4.2.3 and 7.6) */
+        static const uint8_t undefined[] = { 0x07, 0x80, 0x80, 0x80, 0x02 };
+        uint64_t middle = symbol_vaddr(lib, "unwind_fixture_lib_middle"), other, before;
+        _cleanup_close_ int fd = -EBADF;
+        GElf_Shdr hdr, eh;
+        uint8_t *table;
+        uint32_t count, length;
+        int64_t fde = -1;
+        UnwindRule rule;
+
+        assert_non_null(lib);
+        other = symbol_vaddr(lib, "unwind_many_1500");
+        assert_true(middle != 0 && other != 0);
+        assert_true(test_elf_section(lib, ".eh_frame_hdr", NULL, &hdr));
+        assert_true(test_elf_section(lib, ".eh_frame", NULL, &eh));
+        snprintf(path, sizeof(path), "%s/big-register.so", tmpdir);
+        snprintf(cmd, sizeof(cmd), "cp '%s' '%s'", lib, path);
+        assert_int_equal(system(cmd), 0);
+        fd = open(path, O_RDWR | O_CLOEXEC);
+        assert_true(fd >= 0);
+        /* .eh_frame_hdr as GNU ld writes it: version, encodings, eh_frame_ptr (sdata4), count
+         * (udata4), then (start, FDE) pairs of datarel sdata4. */
+        table = malloc(hdr.sh_size);
+        assert_non_null(table);
+        assert_int_equal(pread(fd, table, hdr.sh_size, (off_t) hdr.sh_offset), (ssize_t) hdr.sh_size);
+        assert_int_equal(table[3], 0x3b);
+        memcpy(&count, table + 8, sizeof(count));
+        for (uint32_t i = 0; i < count; i++) {
+                int32_t start, at;
+                memcpy(&start, table + 12 + 8 * i, sizeof(start));
+                memcpy(&at, table + 16 + 8 * i, sizeof(at));
+                if (hdr.sh_addr + (uint64_t) (int64_t) start == middle)
+                        fde = (int64_t) (hdr.sh_addr + (uint64_t) (int64_t) at - eh.sh_addr + eh.sh_offset);
+        }
+        free(table);
+        assert_true(fde > 0);
+        /* The FDE: length, CIE pointer, start and range (pcrel|sdata4, "zR"), augmentation length 0,
+         * then its instructions. */
+        assert_int_equal(pread(fd, &length, sizeof(length), (off_t) fde), sizeof(length));
+        assert_true(length >= 13 + sizeof(undefined));
+        assert_int_equal(pwrite(fd, undefined, sizeof(undefined), (off_t) fde + 17), sizeof(undefined));
+
+        assert_int_equal(unwind_cfi_file_load_fd(fd, &f), 0);
+        before = self_resident_bytes();
+        unwind_cfi_file_rule(f, middle + 1, &rule);
+        print_message("  an FDE naming register 2^22: rule %d, %" PRIu64 " KiB resident more\n", rule.kind,
+                      (self_resident_bytes() - MIN(self_resident_bytes(), before)) >> 10);
+        assert_int_equal(rule.kind, UNWIND_RULE_NONE);
+        assert_true(self_resident_bytes() < before + 16U * 1024U * 1024U);
+        unwind_cfi_file_rule(f, other + 1, &rule);
+        assert_int_equal(rule.kind, UNWIND_RULE_SIMPLE);
+        (void) unlink(path);
+}
+
 static size_t table_bytes_of(const char *path) {
         _cleanup_(unwind_cfi_file_freep) UnwindCfiFile *f = NULL;
         _cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -1255,6 +1320,7 @@ int main(void) {
                 cmocka_unit_test(test_unwind_fde_bytes),
                 cmocka_unit_test(test_unwind_search_table_dropped),
                 cmocka_unit_test(test_unwind_eh_frame_by_program_header),
+                cmocka_unit_test(test_unwind_cfi_register_out_of_bounds),
                 cmocka_unit_test(test_unwind_compat32),
                 cmocka_unit_test(test_unwind_i386_rules),
                 cmocka_unit_test(test_unwind_dwarf_cuts_without_cfi),

@@ -65,6 +65,12 @@ struct UnwindCfiFile {
         const uint8_t *table;
         uint32_t table_count;
         uint64_t table_base;
+        /* .eh_frame's bytes where libdw reads them, and its address: the FDE the search table gives
+         * is checked before libdw executes it (unwind_cfi_entry_ok()). */
+        const uint8_t *eh_frame;
+        size_t eh_frame_size;
+        uint64_t eh_frame_addr;
+        bool elf64;
         uint8_t *seen;
         char *debuglink; /* the name in .gnu_debuglink, NULL if none */
         bool debug_file_never; /* no separate debug file to look for: a copy in memory, or one taken */
@@ -91,6 +97,14 @@ struct UnwindCfiFile {
 /* Marks the search table's entry for the FDE at vaddr as read by libdw; true if it was not yet
  * (the caller counts UNWIND_LIBDW_FDE_BYTES). */
 bool unwind_cfi_file_fde_seen(UnwindCfiFile *f, uint64_t vaddr);
+
+/* Whether libdw may execute the CFI entry at offset off of a section (d, size bytes; .eh_frame's
+ * format or .debug_frame's), with its CIE: no register or nesting of states that would make it
+ * allocate without bound, no instruction unknown (sampler-unwind-cfi-check.c). An entry that
+ * cannot be read is fine: libdw reads none of it either. */
+bool unwind_cfi_entry_ok(const uint8_t *d, size_t size, bool eh_frame, bool elf64, uint64_t off);
+/* Each FDE of a section as libdw reads one without a search table: in order from the start. */
+bool unwind_cfi_section_ok(const uint8_t *d, size_t size, bool eh_frame, bool elf64);
 
 /* Reads the flags of a Go program's functions from its .gopclntab into f (fd: the file, -1 for an
  * image in memory, which is no Go program's); nothing for other files. */

@@ -178,6 +178,10 @@ static int load_debug_frame(UnwindCfiFile *f, Elf *src, bool may_decompress, siz
         if (!data || !data->d_buf || data->d_size == 0 || data->d_size > UNWIND_DEBUG_FRAME_BYTES_MAX)
                 return -ENODATA;
 
+        /* libdw reads a .debug_frame in order (it has no search table): each FDE checked once. */
+        if (!unwind_cfi_section_ok(data->d_buf, data->d_size, /* eh_frame= */ false,
+                                   eh.e_ident[EI_CLASS] == ELFCLASS64))
+                return -EBADMSG;
         image = elf_image_new(&eh, &(ElfImageSection) { .name = ".debug_frame", .align = 8, .data = data->d_buf,
                                                         .size = data->d_size },
                               1, &size);
@@ -426,26 +430,43 @@ bool unwind_cfi_file_fde_seen(UnwindCfiFile *f, uint64_t vaddr) {
         return true;
 }
 
+/* No CFI from .eh_frame: libdw could not be given it safely. */
+static void drop_cfi(UnwindCfiFile *f) {
+        if (f->cfi)
+                (void) dwarf_cfi_end(f->cfi);
+        f->cfi = NULL;
+        f->eh_frame = NULL;
+}
+
 /*
  * Finds .eh_frame_hdr's search table in elf (the image, or the file's own Elf, whose copy of the
  * section libdw read already) where libdw takes it too: in a section before .eh_frame, whose
  * eh_frame_ptr is .eh_frame's address (getcfi_scn_eh_frame() drops it otherwise), with the
  * encodings toolchains write (version 1, a 4-byte count, a table of datarel|sdata4 pairs) and
- * within the section. Else counts the whole .eh_frame, which libdw then reads in order.
+ * within the section. Else counts the whole .eh_frame, which libdw then reads in order, and checks
+ * each of its FDEs (unwind_cfi_section_ok()); with the table, each is checked as it is looked up.
  */
 static void find_search_table(UnwindCfiFile *f, Elf *elf) {
         size_t hdr = section_index(elf, ".eh_frame_hdr"), eh = section_index(elf, ".eh_frame"), ptr_size;
         Elf_Scn *hdr_scn = hdr != 0 ? elf_getscn(elf, hdr) : NULL, *eh_scn = eh != 0 ? elf_getscn(elf, eh) : NULL;
         GElf_Shdr hdr_sh, eh_sh;
-        Elf_Data *data = NULL;
+        Elf_Data *data = NULL, *eh_data;
         GElf_Ehdr ehdr;
         uint64_t points_at;
         uint32_t count;
         const uint8_t *d;
 
-        if (!eh_scn || !gelf_getshdr(eh_scn, &eh_sh))
+        /* .eh_frame as libdw reads it (getcfi_scn_eh_frame(): elf_rawdata()), else none to run. */
+        if (!eh_scn || !gelf_getshdr(eh_scn, &eh_sh) || !gelf_getehdr(elf, &ehdr) ||
+            !(eh_data = elf_rawdata(eh_scn, NULL)) || !eh_data->d_buf) {
+                drop_cfi(f);
                 return;
-        if (hdr_scn && hdr < eh && gelf_getshdr(hdr_scn, &hdr_sh) && gelf_getehdr(elf, &ehdr))
+        }
+        f->eh_frame = eh_data->d_buf;
+        f->eh_frame_size = eh_data->d_size;
+        f->eh_frame_addr = eh_sh.sh_addr;
+        f->elf64 = ehdr.e_ident[EI_CLASS] == ELFCLASS64;
+        if (hdr_scn && hdr < eh && gelf_getshdr(hdr_scn, &hdr_sh))
                 data = elf_rawdata(hdr_scn, NULL);
         d = data ? data->d_buf : NULL;
         ptr_size = d && data->d_size >= 4 ? encoded_size(d[1], ehdr.e_ident[EI_CLASS] == ELFCLASS64) : 0;
@@ -459,6 +480,18 @@ static void find_search_table(UnwindCfiFile *f, Elf *elf) {
                         f->table_base = hdr_sh.sh_addr;
                         return;
                 }
+        }
+        /* A table in another encoding, which libdw may search but we do not: the FDEs it leads to
+         * cannot be checked before libdw runs them. Toolchains write none. */
+        if (d && data->d_size >= 4 && d[0] == 1 && d[1] != DW_EH_PE_omit && d[2] != DW_EH_PE_omit &&
+            d[3] != DW_EH_PE_omit && !(d[2] == 0x03 && d[3] == 0x3b)) {
+                drop_cfi(f);
+                return;
+        }
+        /* No table: libdw reads the FDEs in order, and so they are checked, once. */
+        if (!unwind_cfi_section_ok(f->eh_frame, f->eh_frame_size, /* eh_frame= */ true, f->elf64)) {
+                drop_cfi(f);
+                return;
         }
         f->bytes += UNWIND_LIBDW_SCAN_FACTOR * eh_sh.sh_size;
 }

@@ -52,12 +52,43 @@ bool unwind_memory_read(const UnwindMemory *m, uint64_t addr, uint64_t *ret) {
         return unwind_memory_read_word(m, addr, sizeof(uint64_t), ret);
 }
 
+static uint64_t table_at(const UnwindCfiFile *f, size_t i, size_t field) {
+        int32_t rel;
+
+        memcpy(&rel, f->table + 8 * i + 4 * field, sizeof(rel));
+        return f->table_base + (uint64_t) (int64_t) rel;
+}
+
+/* Whether libdw may run the FDE its search table gives for vaddr: found as libdw finds it
+ * (elfutils 0.188, fde.c, binary_search_fde(), which takes an unsorted table as it comes), and
+ * checked (unwind_cfi_entry_ok()). Without a table every FDE was checked when the file was read. */
+static bool eh_frame_fde_ok(const UnwindCfiFile *f, uint64_t vaddr) {
+        size_t l = 0, u = f->table_count;
+
+        if (!f->table)
+                return true;
+        while (l < u) {
+                size_t idx = l + (u - l) / 2;
+
+                if (vaddr < table_at(f, idx, 0)) {
+                        u = idx;
+                        continue;
+                }
+                l = idx + 1;
+                if (l < f->table_count && vaddr >= table_at(f, l, 0))
+                        continue;
+                return unwind_cfi_entry_ok(f->eh_frame, f->eh_frame_size, /* eh_frame= */ true, f->elf64,
+                                           table_at(f, idx, 1) - f->eh_frame_addr);
+        }
+        return true; /* none: libdw runs nothing */
+}
+
 /* The frame at vaddr from .eh_frame, else from .debug_frame; NULL if neither has it. */
 static Dwarf_Frame *frame_at(UnwindCfiFile *f, uint64_t vaddr, bool *ret_eh_frame) {
         Dwarf_Frame *frame = NULL;
 
         *ret_eh_frame = true;
-        if (f->cfi && dwarf_cfi_addrframe(f->cfi, vaddr, &frame) >= 0 && frame)
+        if (f->cfi && eh_frame_fde_ok(f, vaddr) && dwarf_cfi_addrframe(f->cfi, vaddr, &frame) >= 0 && frame)
                 return frame;
         *ret_eh_frame = false;
         frame = NULL;
