@@ -1,0 +1,339 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * The unwind tables of single files, and walks over synthetic stacks (test-sampler-unwind.c walks
+ * the fixture's own snapshots): what the tables count of what libdw reads and keeps (a search
+ * table dropped, each FDE parsed), .eh_frame found without section headers, CFI that libdw must
+ * not be given, i386 rules, and a 32-bit process's frame pointers.
+ */
+#include "tests.h"
+#include "elf-test-util.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "basic/fileio.h"
+#include "basic/macro.h"
+#include "sampler/proc-maps.h"
+#include "sampler/sampler-unwind-cfi.h"
+#include "sampler/sampler-unwind.h"
+
+static char tmpdir[] = "/tmp/tprof-unwind-cfi.XXXXXX";
+
+/* The index of section name in the file at path, 0 if none. */
+static size_t section_index_of(const char *path, const char *want) {
+        size_t i = 0;
+
+        return test_elf_section(path, want, &i, NULL) ? i : 0;
+}
+
+/* The address of the symbol name in the file at path (its .symtab), 0 if none. */
+static uint64_t symbol_vaddr(const char *path, const char *want) {
+        GElf_Sym sym;
+
+        return test_elf_symbol(path, want, &sym) ? sym.st_value : 0;
+}
+
+/* The memory the process has resident, from /proc/self/statm. */
+static uint64_t self_resident_bytes(void) {
+        unsigned long long pages = 0, resident = 0;
+        FILE *f = fopen("/proc/self/statm", "re");
+
+        assert_non_null(f);
+        assert_int_equal(fscanf(f, "%llu %llu", &pages, &resident), 2);
+        fclose(f);
+        return (uint64_t) resident * (uint64_t) sysconf(_SC_PAGESIZE);
+}
+
+/*
+ * A file without section headers (removed, as sstrip does, or broken) has its .eh_frame found by
+ * its PT_GNU_EH_FRAME segment. libdw (elfutils 0.188, getcfi_gnu_eh_frame()) reads such a file
+ * whole to learn its size, and takes .eh_frame as everything up to the end of the file: a file of
+ * 128 MiB that any process maps cost as much memory, held with the table and counted nowhere.
+ * Its two sections, up to .eh_frame's end, are what is read and counted; its rules are the same.
+ */
+static void test_unwind_eh_frame_by_program_header(void **state) {
+        const char *lib = getenv("TPROF_UNWIND_FIXTURE_HDRLAST_LIB");
+        _cleanup_(unwind_cfi_file_freep) UnwindCfiFile *f = NULL;
+        char path[PATH_MAX], cmd[2 * PATH_MAX + 16];
+        _cleanup_close_ int fd = -EBADF;
+        const uint64_t file_bytes = 128U * 1024U * 1024U;
+        uint64_t zero64 = 0, before;
+        uint16_t zero16 = 0;
+        GElf_Shdr eh;
+        UnwindRule rule;
+
+        assert_non_null(lib);
+        assert_true(test_elf_section(lib, ".eh_frame", NULL, &eh));
+        snprintf(path, sizeof(path), "%s/no-section-headers.so", tmpdir);
+        snprintf(cmd, sizeof(cmd), "cp '%s' '%s'", lib, path);
+        assert_int_equal(system(cmd), 0);
+        fd = open(path, O_RDWR | O_CLOEXEC);
+        assert_true(fd >= 0);
+        /* Elf64_Ehdr: e_shoff at 0x28, e_shnum at 0x3c, e_shstrndx at 0x3e (the ELF gABI). */
+        assert_int_equal(pwrite(fd, &zero64, sizeof(zero64), 0x28), sizeof(zero64));
+        assert_int_equal(pwrite(fd, &zero16, sizeof(zero16), 0x3c), sizeof(zero16));
+        assert_int_equal(pwrite(fd, &zero16, sizeof(zero16), 0x3e), sizeof(zero16));
+        assert_int_equal(ftruncate(fd, (off_t) file_bytes), 0); /* sparse: costs no disk */
+
+        before = self_resident_bytes();
+        assert_int_equal(unwind_cfi_file_load_fd(fd, &f), 0);
+        print_message("  a %" PRIu64 "-MiB file without section headers: %" PRIu64 " KiB resident more, %zu bytes counted\n",
+                      file_bytes >> 20, (self_resident_bytes() - MIN(self_resident_bytes(), before)) >> 10,
+                      unwind_cfi_file_bytes(f));
+        assert_true(self_resident_bytes() < before + file_bytes / 4);
+        assert_true(unwind_cfi_file_bytes(f) >= eh.sh_size);
+        unwind_cfi_file_rule(f, symbol_vaddr(lib, "unwind_many_1999") + 1, &rule);
+        assert_int_equal(rule.kind, UNWIND_RULE_SIMPLE);
+        unwind_cfi_file_rule(f, symbol_vaddr(lib, "unwind_fixture_lib_middle") + 1, &rule);
+        assert_int_equal(rule.kind, UNWIND_RULE_SIMPLE);
+        (void) unlink(path);
+}
+
+/*
+ * A register number libdw grows its frame to hold: elfutils 0.188 (cfi.c, enough_registers())
+ * reallocates and clears the frame up to any register below 2^28 an instruction names, 2 GB for a
+ * 3-byte DW_CFA_undefined in any file a process maps. The FDE of unwind_fixture_lib_middle with
+ * its first instruction made DW_CFA_undefined of register 2^22 (32 MB of frame) gives no rule,
+ * and costs no memory; the FDEs around it are as before.
+ */
+static void test_unwind_cfi_register_out_of_bounds(void **state) {
+        const char *lib = getenv("TPROF_UNWIND_FIXTURE_HDRLAST_LIB");
+        _cleanup_(unwind_cfi_file_freep) UnwindCfiFile *f = NULL;
+        char path[PATH_MAX], cmd[2 * PATH_MAX + 16];
+        /* DW_CFA_undefined, ULEB128 2^22 (DWARF 5, 6.4.2.3 and 7.6) */
+        static const uint8_t undefined[] = { 0x07, 0x80, 0x80, 0x80, 0x02 };
+        uint64_t middle = symbol_vaddr(lib, "unwind_fixture_lib_middle"), other, before;
+        _cleanup_close_ int fd = -EBADF;
+        GElf_Shdr hdr, eh;
+        uint8_t *table;
+        uint32_t count, length;
+        int64_t fde = -1;
+        UnwindRule rule;
+
+        assert_non_null(lib);
+        other = symbol_vaddr(lib, "unwind_many_1500");
+        assert_true(middle != 0 && other != 0);
+        assert_true(test_elf_section(lib, ".eh_frame_hdr", NULL, &hdr));
+        assert_true(test_elf_section(lib, ".eh_frame", NULL, &eh));
+        snprintf(path, sizeof(path), "%s/big-register.so", tmpdir);
+        snprintf(cmd, sizeof(cmd), "cp '%s' '%s'", lib, path);
+        assert_int_equal(system(cmd), 0);
+        fd = open(path, O_RDWR | O_CLOEXEC);
+        assert_true(fd >= 0);
+        /* .eh_frame_hdr as GNU ld writes it: version, encodings, eh_frame_ptr (sdata4), count
+         * (udata4), then (start, FDE) pairs of datarel sdata4. */
+        table = malloc(hdr.sh_size);
+        assert_non_null(table);
+        assert_int_equal(pread(fd, table, hdr.sh_size, (off_t) hdr.sh_offset), (ssize_t) hdr.sh_size);
+        assert_int_equal(table[3], 0x3b);
+        memcpy(&count, table + 8, sizeof(count));
+        for (uint32_t i = 0; i < count; i++) {
+                int32_t start, at;
+                memcpy(&start, table + 12 + 8 * i, sizeof(start));
+                memcpy(&at, table + 16 + 8 * i, sizeof(at));
+                if (hdr.sh_addr + (uint64_t) (int64_t) start == middle)
+                        fde = (int64_t) (hdr.sh_addr + (uint64_t) (int64_t) at - eh.sh_addr + eh.sh_offset);
+        }
+        free(table);
+        assert_true(fde > 0);
+        /* The FDE: length, CIE pointer, start and range (pcrel|sdata4, "zR"), augmentation length 0,
+         * then its instructions. */
+        assert_int_equal(pread(fd, &length, sizeof(length), (off_t) fde), sizeof(length));
+        assert_true(length >= 13 + sizeof(undefined));
+        assert_int_equal(pwrite(fd, undefined, sizeof(undefined), (off_t) fde + 17), sizeof(undefined));
+
+        assert_int_equal(unwind_cfi_file_load_fd(fd, &f), 0);
+        before = self_resident_bytes();
+        unwind_cfi_file_rule(f, middle + 1, &rule);
+        print_message("  an FDE naming register 2^22: rule %d, %" PRIu64 " KiB resident more\n", rule.kind,
+                      (self_resident_bytes() - MIN(self_resident_bytes(), before)) >> 10);
+        assert_int_equal(rule.kind, UNWIND_RULE_NONE);
+        assert_true(self_resident_bytes() < before + 16U * 1024U * 1024U);
+        unwind_cfi_file_rule(f, other + 1, &rule);
+        assert_int_equal(rule.kind, UNWIND_RULE_SIMPLE);
+        (void) unlink(path);
+}
+
+static size_t table_bytes_of(const char *path) {
+        _cleanup_(unwind_cfi_file_freep) UnwindCfiFile *f = NULL;
+        _cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+        assert_true(fd >= 0);
+        assert_int_equal(unwind_cfi_file_load_fd(fd, &f), 0);
+        return unwind_cfi_file_bytes(f);
+}
+
+/* A search table whose eh_frame_ptr does not give .eh_frame's address is one libdw drops: it then
+ * reads .eh_frame in order and keeps every FDE, and the table is counted so from the start. */
+static void test_unwind_search_table_dropped(void **state) {
+        const char *lib = getenv("TPROF_UNWIND_FIXTURE_HDRLAST_LIB");
+        char bad[PATH_MAX], cmd[2 * PATH_MAX + 16];
+        _cleanup_close_ int fd = -EBADF;
+        GElf_Shdr hdr, eh;
+        int32_t ptr;
+
+        assert_non_null(lib);
+        assert_true(test_elf_section(lib, ".eh_frame_hdr", NULL, &hdr));
+        assert_true(test_elf_section(lib, ".eh_frame", NULL, &eh));
+        snprintf(bad, sizeof(bad), "%s/bad-table.so", tmpdir);
+        snprintf(cmd, sizeof(cmd), "cp '%s' '%s'", lib, bad);
+        assert_int_equal(system(cmd), 0);
+        fd = open(bad, O_RDWR | O_CLOEXEC);
+        assert_true(fd >= 0);
+        assert_int_equal(pread(fd, &ptr, sizeof(ptr), (off_t) hdr.sh_offset + 4), sizeof(ptr));
+        ptr += 8;
+        assert_int_equal(pwrite(fd, &ptr, sizeof(ptr), (off_t) hdr.sh_offset + 4), sizeof(ptr));
+        print_message("  tables: %zu bytes, %zu with the table dropped (.eh_frame: %zu)\n", table_bytes_of(lib),
+                      table_bytes_of(bad), (size_t) eh.sh_size);
+        assert_true(table_bytes_of(bad) >= table_bytes_of(lib) + 2 * eh.sh_size);
+        (void) unlink(bad);
+}
+
+/* What libdw keeps of the FDEs it has read is counted once an FDE: every address of a function
+ * with rows of its own for its prologue and epilogue counts one FDE, another function one more. */
+static void test_unwind_fde_bytes(void **state) {
+        const char *lib = getenv("TPROF_UNWIND_FIXTURE_HDRLAST_LIB");
+        _cleanup_(unwind_cfi_file_freep) UnwindCfiFile *f = NULL;
+        _cleanup_close_ int fd = -EBADF;
+        uint64_t middle, other;
+        size_t before, one;
+        UnwindRule rule;
+
+        assert_non_null(lib);
+        middle = symbol_vaddr(lib, "unwind_fixture_lib_middle");
+        other = symbol_vaddr(lib, "unwind_many_1500");
+        assert_true(middle != 0 && other != 0);
+        fd = open(lib, O_RDONLY | O_CLOEXEC);
+        assert_true(fd >= 0);
+        assert_int_equal(unwind_cfi_file_load_fd(fd, &f), 0);
+        before = unwind_cfi_file_bytes(f);
+        unwind_cfi_file_rule(f, middle, &rule);
+        one = unwind_cfi_file_bytes(f) - before; /* one FDE, and the table's bits */
+        assert_true(one >= 80);
+        for (uint64_t a = middle; a < middle + 24; a++)
+                unwind_cfi_file_rule(f, a, &rule);
+        assert_int_equal(unwind_cfi_file_bytes(f) - before, one);
+        unwind_cfi_file_rule(f, other, &rule);
+        assert_int_equal(unwind_cfi_file_bytes(f) - before, one + 80);
+}
+
+/* The rule in the middle of fixture's compat32_leaf (past its prologue, before its epilogue). */
+static void i386_leaf_rule(const char *fixture, UnwindRule *ret) {
+        _cleanup_(unwind_cfi_file_freep) UnwindCfiFile *f = NULL;
+        GElf_Sym sym;
+        int fd;
+
+        assert_true(test_elf_symbol(fixture, "compat32_leaf", &sym));
+        fd = open(fixture, O_RDONLY | O_CLOEXEC);
+        assert_true(fd >= 0);
+        assert_int_equal(unwind_cfi_file_load_fd(fd, &f), 0);
+        close(fd);
+        assert_int_equal(unwind_cfi_file_word(f), 4);
+        unwind_cfi_file_rule(f, sym.st_value + sym.st_size / 2, ret);
+}
+
+/* An i386 file's CFI is read in i386's terms, from .eh_frame or .debug_frame: esp is DWARF
+ * register 4, ebp 5, the return address column 8, words of 4 bytes. With frame pointers the leaf's CFA is ebp + 8, the return address at
+ * CFA - 4 and the caller's ebp at CFA - 8; without, the CFA is esp plus what the leaf pushed. */
+static void test_unwind_i386_rules(void **state) {
+        const char *fp = getenv("TPROF_COMPAT32_FIXTURE"), *nofp = getenv("TPROF_COMPAT32_FIXTURE_NOFP");
+        const char *debugframe = getenv("TPROF_COMPAT32_FIXTURE_DEBUGFRAME");
+        UnwindRule rule;
+
+        if (!fp || !nofp || !debugframe)
+                skip();
+        assert_true(section_index_of(debugframe, ".debug_frame") != 0);
+        assert_true(section_index_of(debugframe, ".eh_frame") == 0);
+        i386_leaf_rule(debugframe, &rule); /* from .debug_frame, through a 32-bit image */
+        assert_int_equal(rule.kind, UNWIND_RULE_SIMPLE);
+        assert_int_equal(rule.cfa_reg, UNWIND_DWARF_REG_SP);
+        assert_int_equal(rule.ra_off, -4);
+
+        i386_leaf_rule(fp, &rule);
+        assert_int_equal(rule.kind, UNWIND_RULE_SIMPLE);
+        assert_int_equal(rule.cfa_reg, UNWIND_DWARF_REG_BP);
+        assert_int_equal(rule.cfa_off, 8);
+        assert_int_equal(rule.ra_off, -4);
+        assert_int_equal(rule.bp_kind, UNWIND_BP_AT_CFA);
+        assert_int_equal(rule.bp_off, -8);
+
+        i386_leaf_rule(nofp, &rule);
+        assert_int_equal(rule.kind, UNWIND_RULE_SIMPLE);
+        assert_int_equal(rule.cfa_reg, UNWIND_DWARF_REG_SP);
+        assert_true(rule.cfa_off >= 4 && rule.cfa_off % 4 == 0);
+        assert_int_equal(rule.ra_off, -4);
+        assert_int_equal(rule.bp_kind, UNWIND_BP_SAME);
+}
+
+/* A 32-bit process: its frame pointers and return addresses are 4 bytes. A synthetic stack of
+ * two frames in a 32-bit program's text (a file that cannot be read: no CFI) ends whole at the
+ * saved bp of 0 in `auto`, and is cut after the interrupted address with CFI only. */
+static void test_unwind_compat32(void **state) {
+        _cleanup_(unwinder_freep) Unwinder *u = NULL;
+        _cleanup_(unwinder_freep) Unwinder *d = NULL;
+        _cleanup_(proc_table_freep) ProcTable *t = proc_table_new();
+        const uint64_t sp = 0xffffd000, text = 0x8049000;
+        uint32_t stack[6] = {
+                0xdeadbeef, 0xdeadbeef,                      /* the leaf's locals */
+                (uint32_t) sp + 16, (uint32_t) text + 0x100, /* its frame: saved bp, return address */
+                0, (uint32_t) text + 0x200,                  /* the caller's: bp 0, the outermost */
+        };
+        UnwindInput in = { .pid = 4242, .ip = text + 0x50, .sp = sp, .bp = sp + 8,
+                           .stack = (const uint8_t *) stack, .stack_size = sizeof(stack), .compat32 = true };
+        uint64_t ips[16];
+        UnwindStats st;
+        size_t n;
+
+        assert_non_null(t);
+        assert_int_equal(proc_table_mmap(t, 4242, &(ProcMap) { .start = text, .end = text + 0x1000,
+                                                               .prot = 5, .ino = 7, .path = (char *) "/p32" }), 0);
+        assert_int_equal(unwinder_new(&(UnwinderOptions) { .mode = UNWIND_MODE_AUTO }, &u), 0);
+        n = unwinder_unwind(u, t, &in, ips, ELEMENTSOF(ips));
+        assert_int_equal(n, 3);
+        assert_int_equal(ips[0], text + 0x50);
+        assert_int_equal(ips[1], text + 0x100);
+        assert_int_equal(ips[2], text + 0x200);
+        unwinder_get_stats(u, &st);
+        assert_int_equal(st.stacks_cut, 0);
+        assert_int_equal(st.frames_fp, 2);
+
+        assert_int_equal(unwinder_new(&(UnwinderOptions) { .mode = UNWIND_MODE_DWARF }, &d), 0);
+        n = unwinder_unwind(d, t, &in, ips, ELEMENTSOF(ips));
+        assert_int_equal(n, 2);
+        assert_int_equal(ips[1], 0);
+        unwinder_get_stats(d, &st);
+        assert_int_equal(st.cut[UNWIND_CUT_NO_CFI], 1);
+}
+
+static int setup(void **state) {
+        return mkdtemp(tmpdir) ? 0 : -1;
+}
+
+static int teardown(void **state) {
+        (void) rmdir(tmpdir);
+        return 0;
+}
+
+int main(void) {
+        const struct CMUnitTest tests[] = {
+                cmocka_unit_test(test_unwind_fde_bytes),
+                cmocka_unit_test(test_unwind_search_table_dropped),
+                cmocka_unit_test(test_unwind_eh_frame_by_program_header),
+                cmocka_unit_test(test_unwind_cfi_register_out_of_bounds),
+                cmocka_unit_test(test_unwind_compat32),
+                cmocka_unit_test(test_unwind_i386_rules),
+        };
+#if !defined(__x86_64__)
+        printf("The unwinder walks x86-64 stacks only.\n");
+        return EXIT_TEST_SKIP;
+#endif
+        if (!getenv("TPROF_UNWIND_FIXTURE_HDRLAST_LIB"))
+                return EXIT_TEST_SKIP;
+        return cmocka_run_group_tests(tests, setup, teardown);
+}
