@@ -634,6 +634,82 @@ static void test_thread_carrying(void **state) {
         bundle_manifest_free(m);
 }
 
+/* The rankings' rows, as show and the page list them: the group's row names the thread that
+ * carried its rise where one did, and only there; a copy of a row keeps it. */
+static void rows_of(const BundleManifest *m, const char *slice_text, const char *baseline_text, const char *near_text,
+                    Rise **ret, size_t *ret_n) {
+        _cleanup_(folded_donep) Folded slice = FOLDED_NULL, baseline = FOLDED_NULL, near = FOLDED_NULL,
+                                       rest = FOLDED_NULL, own_slice = FOLDED_NULL, own_baseline = FOLDED_NULL,
+                                       own_near = FOLDED_NULL, own_rest = FOLDED_NULL;
+
+        load_text(slice_text, &slice);
+        load_text(baseline_text, &baseline);
+        load_text(near_text, &near);
+        assert_int_equal(bundle_threads_own(m, &slice, &own_slice), 0);
+        assert_int_equal(bundle_threads_own(m, &baseline, &own_baseline), 0);
+        assert_int_equal(bundle_threads_own(m, &near, &own_near), 0);
+        assert_int_equal(bundle_threads_group(m, &slice), 0);
+        assert_int_equal(bundle_threads_group(m, &baseline), 0);
+        assert_int_equal(bundle_threads_group(m, &near), 0);
+        assert_int_equal(folded_rest(&slice, &baseline, &near, &rest), 0);
+        assert_int_equal(folded_rises(&near, &rest, RISE_PROCESS, SIZE_MAX, ret, ret_n), 0);
+        assert_int_equal(folded_rest(&own_slice, &own_baseline, &own_near, &own_rest), 0);
+        own_rest.total = rest.total;
+        assert_int_equal(bundle_rises_threads(&own_near, &own_rest, *ret, *ret_n), 0);
+}
+
+static void test_rises_threads(void **state) {
+        static const char baseline[] = "pool-0;main;work 20\npool-1;main;work 20\npool-2;main;work 20\n"
+                                       "pool-3;main;work 20\nwrk-0;main;serve 20\nwrk-1;main;serve 20\n"
+                                       "db;main;query 20\nswapper;idle 3860\n";
+        /* pool-2 spins alone; the other process's two threads and db rise evenly and alone. */
+        static const char one_near[] = "pool-2;main;spin 600\nwrk-0;main;serve 150\nwrk-1;main;serve 150\n"
+                                       "db;main;query 150\nswapper;idle 950\n";
+        static const char one_slice[] = "pool-2;main;spin 600\nwrk-0;main;serve 170\nwrk-1;main;serve 170\n"
+                                        "db;main;query 170\npool-0;main;work 30\npool-1;main;work 30\n"
+                                        "pool-2;main;work 20\npool-3;main;work 30\nswapper;idle 4780\n";
+        static const char spread_near[] = "pool-0;main;spin 150\npool-1;main;spin 150\npool-2;main;spin 150\n"
+                                          "pool-3;main;spin 150\nwrk-0;main;serve 150\nwrk-1;main;serve 150\n"
+                                          "db;main;query 150\nswapper;idle 950\n";
+        static const char spread_slice[] = "pool-0;main;spin 150\npool-1;main;spin 150\npool-2;main;spin 150\n"
+                                           "pool-3;main;spin 150\nwrk-0;main;serve 170\nwrk-1;main;serve 170\n"
+                                           "db;main;query 170\npool-0;main;work 30\npool-1;main;work 30\n"
+                                           "pool-2;main;work 20\npool-3;main;work 30\nswapper;idle 4780\n";
+        BundleManifest *m = NULL;
+        Rise *r = NULL, copy = {};
+        size_t n = 0, seen = 0;
+
+        assert_int_equal(bundle_manifest_parse(pool_manifest, strlen(pool_manifest), &m, NULL), 0);
+
+        rows_of(m, one_slice, baseline, one_near, &r, &n);
+        for (size_t i = 0; i < n; i++) {
+                if (streq(r[i].name, "pool-*")) {
+                        assert_non_null(r[i].thread);
+                        assert_string_equal(r[i].thread, "pool-2");
+                        assert_int_equal(rise_copy(&r[i], &copy), 0);
+                        assert_string_equal(copy.thread, "pool-2");
+                        rise_done(&copy);
+                        seen++;
+                } else {
+                        /* wrk-* rose on both of its threads alike; db is no group */
+                        assert_null(r[i].thread);
+                        seen += streq(r[i].name, "wrk-*") || streq(r[i].name, "db");
+                }
+        }
+        assert_int_equal(seen, 3);
+        rises_free(r, n);
+
+        rows_of(m, spread_slice, baseline, spread_near, &r, &n);
+        seen = 0;
+        for (size_t i = 0; i < n; i++) {
+                assert_null(r[i].thread);
+                seen += streq(r[i].name, "pool-*");
+        }
+        assert_int_equal(seen, 1);
+        rises_free(r, n);
+        bundle_manifest_free(m);
+}
+
 static void test_filters(void **state) {
         static const struct {
                 const char *field, *value;
@@ -682,6 +758,7 @@ int main(void) {
                 cmocka_unit_test(test_thread_groups_long_list),
                 cmocka_unit_test(test_renamed_process),
                 cmocka_unit_test(test_thread_carrying),
+                cmocka_unit_test(test_rises_threads),
                 cmocka_unit_test(test_filters),
                 cmocka_unit_test(test_filters_by_export_names),
         };

@@ -378,6 +378,7 @@ void rises_free(Rise *r, size_t n) {
         for (size_t i = 0; i < n; i++) {
                 free(r[i].name);
                 free(r[i].top_function);
+                free(r[i].thread);
         }
         free(r);
 }
@@ -699,6 +700,7 @@ int folded_rest(const Folded *a, const Folded *b, const Folded *minus, Folded *r
 void rise_done(Rise *r) {
         free(r->name);
         free(r->top_function);
+        free(r->thread);
         *r = (Rise) {};
 }
 
@@ -707,7 +709,8 @@ int rise_copy(const Rise *r, Rise *ret) {
 
         c.name = strdup(r->name);
         c.top_function = r->top_function ? strdup(r->top_function) : NULL;
-        if (!c.name || (r->top_function && !c.top_function)) {
+        c.thread = r->thread ? strdup(r->thread) : NULL;
+        if (!c.name || (r->top_function && !c.top_function) || (r->thread && !c.thread)) {
                 rise_done(&c);
                 return -ENOMEM;
         }

@@ -105,6 +105,8 @@ typedef struct Rise {
         double z;
         char *top_function;       /* processes only: its leaf function that rose most, or NULL */
         double function_slice_share, function_baseline_share, function_z;
+        char *thread; /* a process rise of a group of threads ("wrk-*"): the one that carried it
+                       * (bundle_rises_threads()), or NULL */
 } Rise;
 
 typedef enum RiseKind {

@@ -555,6 +555,20 @@ int bundle_thread_carrying(const Folded *x, const Folded *y, const char *key, Ri
         return 0;
 }
 
+int bundle_rises_threads(const Folded *x, const Folded *y, Rise *r, size_t n) {
+        for (size_t i = 0; i < n; i++) {
+                int k;
+
+                r[i].thread = mfree(r[i].thread);
+                if (!strchr(r[i].name, '*') || strchr(r[i].name, ';'))
+                        continue;
+                k = bundle_thread_carrying(x, y, r[i].name, RISE_PROCESS, &r[i].thread);
+                if (k < 0)
+                        return k;
+        }
+        return 0;
+}
+
 int bundle_answer_thread(const Folded *slice, const Folded *baseline, const Folded *near, uint64_t rest_total,
                          Answer *a) {
         _cleanup_(folded_donep) Folded rest = FOLDED_NULL;

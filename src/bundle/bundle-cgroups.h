@@ -103,6 +103,10 @@ int bundle_threads_group(const BundleManifest *m, Folded *f);
 #define BUNDLE_THREAD_CARRIES (2.0 / 3.0)
 int bundle_threads_own(const BundleManifest *m, const Folded *f, Folded *ret);
 int bundle_thread_carrying(const Folded *x, const Folded *y, const char *key, RiseKind kind, char **ret);
+/* Sets r[i].thread of each of the n process rises of x against y whose key is a group's
+ * (bundle_thread_carrying(), x and y own stacks as there): the rankings' rows name the thread
+ * that carried a group's rise as the answer does. 0, or -ENOMEM. */
+int bundle_rises_threads(const Folded *x, const Folded *y, Rise *r, size_t n);
 int bundle_answer_thread(const Folded *slice, const Folded *baseline, const Folded *near, uint64_t rest_total,
                          Answer *a);
 

@@ -171,6 +171,7 @@ static void write_rises(JsonWriter *w, const char *key, const Rise *r, size_t n)
                 json_kv_double(w, "baseline_share", r[i].baseline_share);
                 json_kv_double(w, "z", r[i].z);
                 json_kv_string(w, "top_function", r[i].top_function);
+                json_kv_string(w, "thread", r[i].thread);
                 json_end_object(w);
         }
         json_end_array(w);
@@ -267,6 +268,16 @@ static int write_analysis(JsonWriter *w, const char *dir, const BundleManifest *
         rises_truncate(func, &n_func, REPORT_RISES);
         rises_truncate(near_proc, &n_near_proc, REPORT_RISES);
         rises_truncate(near_func, &n_near_func, REPORT_RISES);
+        /* Each row of a group's rise names the one thread that carried it, as show's do. */
+        if (ro >= 0) {
+                _cleanup_(folded_donep) Folded own_rest = FOLDED_NULL;
+
+                (void) bundle_rises_threads(&own_slice, &own_baseline, proc, n_proc);
+                if (rn >= 0 && folded_rest(&own_slice, &own_baseline, &own_near, &own_rest) >= 0) {
+                        own_rest.total = rest.total;
+                        (void) bundle_rises_threads(&own_near, &own_rest, near_proc, n_near_proc);
+                }
+        }
 
         json_key(w, "analysis");
         json_begin_object(w);

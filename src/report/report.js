@@ -635,6 +635,8 @@
       if (kind === 'function') {
         const semi = r.name.indexOf(';'), comm = semi >= 0 ? r.name.slice(0, semi) : r.name, fn = semi >= 0 ? r.name.slice(semi + 1) : '-';
         name = esc(fn) + ' <span class="hint">in ' + esc(comm) + '</span>';
+      } else if (r.thread) {
+        name += ' <span class="hint">carried by ' + esc(r.thread) + '</span>';
       }
       h += '<tr class="rise" tabindex="0" data-kind="' + kind + '" data-i="' + i + '"><td>' + kind + where + '</td><td>' + name + '</td><td class="num">' + pct(r.slice_share) + '</td><td class="num">' + pct(r.baseline_share) + '</td><td class="num">' + r.z.toFixed(1) + '</td><td>' + (kind === 'process' ? esc(r.top_function || '-') : '') + '</td></tr>';
     });

@@ -95,6 +95,8 @@ static void json_rise_fields(JsonWriter *w, const Show *s, const Rise *r, bool p
         json_kv_double(w, "z", r->z);
         if (process) {
                 json_attribution(w, s, r->name, r->z < 0 ? -1 : +1, near);
+                /* a group's rise ("wrk-*"): the one thread that carried it, or null */
+                json_kv_string(w, "thread", r->thread);
                 json_kv_string(w, "top_function", r->top_function);
                 if (r->top_function) {
                         json_kv_double(w, "top_function_slice_share", r->function_slice_share);

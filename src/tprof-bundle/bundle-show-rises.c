@@ -24,7 +24,8 @@ static void print_rise(const Show *s, const Rise *r, bool process, size_t name_w
         if (process) {
                 char where[3 * BUNDLE_SERVICE_NAME_BYTES], pbuf[256];
                 const char *of = bundle_thread_process(s->m, r->name, pbuf, sizeof pbuf);
-                _cleanup_free_ char *w = NULL, *p = of ? text_for_terminal(of, 24) : NULL;
+                _cleanup_free_ char *w = NULL, *p = of ? text_for_terminal(of, 24) : NULL,
+                                    *t = r->thread ? text_for_terminal(r->thread, 24) : NULL;
                 name = text_for_terminal(r->name, 24);
                 fn = text_for_terminal(r->top_function, s->columns > 60 ? s->columns - 60 : 0);
                 /* the around-the-event table compares with the rest of the bundle */
@@ -33,10 +34,12 @@ static void print_rise(const Show *s, const Rise *r, bool process, size_t name_w
                 printf("  %s%-*s %6s (%s %5s)  %s  %s%s\n", s->color ? ANSI_RED : "",
                        (int) (name_width + strlen(name ?: "") - utf8_width(name ?: "")), name ?: "?", b1, against, b2,
                        fn ?: "-", z, s->color ? ANSI_NORMAL : "");
-                /* Whose thread it is (a group of them: "wrk-*") and where it ran, on a line of their own. */
+                /* Whose thread it is (a group of them: "wrk-*", and the one that carried its rise) and
+                 * where it ran, on a line of their own. */
                 if (of || where[0])
-                        printf("  %*s %s%s%s%s%s\n", (int) name_width, "",
+                        printf("  %*s %s%s%s%s%s%s%s\n", (int) name_width, "",
                                !of ? "" : strchr(r->name, '*') ? "threads of " : "thread of ", of ? p ?: "?" : "",
+                               of && r->thread ? ", carried by " : "", of && r->thread ? t ?: "?" : "",
                                of && where[0] ? ", " : "", where[0] ? "in " : "", where[0] ? w ?: "?" : "");
         } else {
                 /* "comm;function" -> "function (comm)" */

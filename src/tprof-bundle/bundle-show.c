@@ -288,6 +288,16 @@ static void choose_answer(Show *s) {
         rises_truncate(s->func_rises, &s->n_func_rises, TOP_RISES);
         rises_truncate(s->near_proc_rises, &s->n_near_proc_rises, TOP_RISES);
         rises_truncate(s->near_func_rises, &s->n_near_func_rises, TOP_RISES);
+        /* The rankings' rows name a group's one thread that carried its rise, as the answer does. */
+        if (s->own_error >= 0) {
+                _cleanup_(folded_donep) Folded own_rest = FOLDED_NULL;
+
+                (void) bundle_rises_threads(&s->own_slice, &s->own_baseline, s->proc_rises, s->n_proc_rises);
+                if (near && folded_rest(&s->own_slice, &s->own_baseline, &s->own_near, &own_rest) >= 0) {
+                        own_rest.total = s->near_rest.total;
+                        (void) bundle_rises_threads(&s->own_near, &own_rest, s->near_proc_rises, s->n_near_proc_rises);
+                }
+        }
 }
 
 static void load_all(Show *s) {

@@ -216,7 +216,16 @@ for k, thread in (("stuck", "pool-2"), ("pool", None)):
     a, pa = d["answer"], page["answer"]
     assert (a["process"], a["thread_of"], a["thread"]) == ("pool-*", "mt", thread), (k, a)
     assert (pa["name"], pa["thread_of"], pa["thread"]) == ("pool-*", "mt", thread), (k, pa)
+    # the rankings' rows of the group, show's and the page's, name the thread as the answer does
+    rows = d["around_event"]["processes"] + d["unusual"]["processes"]
+    prows = page["near"]["processes"] + page["processes"]
+    assert [r["thread"] for r in rows if r["process"] == "pool-*"] == [thread, thread], (k, rows)
+    assert [r["thread"] for r in prows if r["name"] == "pool-*"] == [thread, thread], (k, prows)
+    assert all(r["thread"] is None for r in rows + prows if "*" not in r.get("process", r.get("name"))), (k, rows, prows)
 PY
+grep -qE '^ +threads of mt, carried by pool-2, in unit mt\.service$' "$TEST_TMP/stuck.txt" ||
+        fail "stuck: the ranking's row does not name the thread: $(grep -A1 -E '^  pool-\* ' "$TEST_TMP/stuck.txt")"
+! grep -q 'carried by' "$TEST_TMP/pool.txt" || fail "pool: a thread named for a spread rise: $(grep 'carried by' "$TEST_TMP/pool.txt")"
 # A softirq storm spread over 16 CPUs' ksoftirqd threads, each under the answer's floor: named as
 # one, in the root cgroup, no thread of another process.
 python3 "$FIXTURE" "$TEST_TMP/softirq" softirq --cpus 16 --id 0d0d0d0d
