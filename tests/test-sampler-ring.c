@@ -8,6 +8,7 @@
 
 #include <string.h>
 
+#include "basic/fileio.h"
 #include "sampler/sampler-record.h"
 #include "sampler/sampler-ring.h"
 #include "sampler/sampler.h"
@@ -281,6 +282,8 @@ static void test_ring_pages_by_bytes(void **state) {
                 assert_int_equal(sampler_ring_pages(page, 0, 0) * page, 512 * KiB);
                 assert_int_equal(sampler_ring_pages(page, 97, 0) * page, 512 * KiB);
                 assert_int_equal(sampler_ring_pages(page, 98, 0) * page, 1 * MiB);
+                assert_int_equal(sampler_ring_pages(page, 776, 0) * page, 4 * MiB);
+                assert_int_equal(sampler_ring_pages(page, 777, 0) * page, 8 * MiB);
                 assert_int_equal(sampler_ring_pages(page, 1552, 0) * page, 8 * MiB);
                 assert_int_equal(sampler_ring_pages(page, 20000, 0) * page, 8 * MiB);
                 /* stack copies of 8192 bytes: 2 MiB to 120 Hz, 4 MiB to 240 Hz, 8 MiB above */
@@ -292,6 +295,25 @@ static void test_ring_pages_by_bytes(void **state) {
         }
         /* a page larger than the ring: one */
         assert_int_equal(sampler_ring_pages(1024 * KiB, 97, 0), 1);
+}
+
+/* README gives the rate from which the frame-pointer rings are 8 MiB: that rate's, and not the
+ * one below it. */
+static void test_ring_pages_as_readme_says(void **state) {
+        const char *root = getenv("TPROF_SOURCE_ROOT");
+        _cleanup_free_ char *path = NULL, *text = NULL;
+        const char *p;
+        unsigned hz = 0;
+
+        if (!root)
+                skip();
+        assert_true(asprintf(&path, "%s/README.md", root) > 0);
+        assert_int_equal(read_full_file(path, 4 * 1024 * 1024, &text, NULL), 0);
+        p = strstr(text, "doubling up to 8 MiB from ");
+        assert_non_null(p);
+        assert_int_equal(sscanf(p, "doubling up to 8 MiB from %u Hz", &hz), 1);
+        assert_int_equal(sampler_ring_pages(4096, hz, 0) * 4096ULL, 8 * 1024 * 1024);
+        assert_int_equal(sampler_ring_pages(4096, hz - 1, 0) * 4096ULL, 4 * 1024 * 1024);
 }
 
 int main(void) {
@@ -306,6 +328,7 @@ int main(void) {
                 cmocka_unit_test(test_used_follows_head_and_tail),
                 cmocka_unit_test(test_drain_policy),
                 cmocka_unit_test(test_ring_pages_by_bytes),
+                cmocka_unit_test(test_ring_pages_as_readme_says),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }
