@@ -13,7 +13,8 @@
 #
 # Under qemu-user perf_event_open() is not implemented (ENOSYS): test-sampler-live and every
 # integration test that samples cannot run, so only the unit suite runs by default (test-sampler-unwind
-# skips there too: the call-frame unwinder is x86-64's). Needs root (or sudo) for the packages.
+# and test-sampler-unwind-cfi skip there too: the call-frame unwinder is x86-64's). Needs root (or
+# sudo) for the packages.
 set -euo pipefail
 
 cd "$(dirname "$0")/.."

@@ -79,6 +79,16 @@ for c in ls show export "export 0123" report windows rm open capture status; do
         help+=$'\n'$("$TPROF_BUNDLE" $c --help)
 done
 check_man tprof-bundle.1 "$help"
+# README's arm64 paragraph and contrib/cross-check.sh name every unit test that skips off x86-64.
+arm64=$(sed -n '/^arm64, optional/,/^$/p' "$TPROF_SOURCE_ROOT/README.md")
+for f in "$TPROF_SOURCE_ROOT"/tests/test-*.c; do
+        awk '/^#if !defined\(__x86_64__\)/ { p = 1 } p && /EXIT_TEST_SKIP/ { found = 1 } /^#endif/ { p = 0 }
+             END { exit !found }' "$f" || continue
+        t=$(basename "$f" .c)
+        grep -qF "\`$t\`" <<<"$arm64" || fail "README's arm64 paragraph does not name $t, which skips there"
+        grep -qE "(^|[ (])$t([ ,)]|$)" "$TPROF_SOURCE_ROOT/contrib/cross-check.sh" ||
+                fail "contrib/cross-check.sh does not name $t, which skips on arm64"
+done
 # The list of commands says what export writes.
 "$TPROF_BUNDLE" --help | grep -E '^  export ' | grep -q 'pprof' || fail "tprof-bundle --help: export names no pprof"
 echo "ok"
