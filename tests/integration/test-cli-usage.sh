@@ -89,6 +89,11 @@ for f in "$TPROF_SOURCE_ROOT"/tests/test-*.c; do
         grep -qE "(^|[ (])$t([ ,)]|$)" "$TPROF_SOURCE_ROOT/contrib/cross-check.sh" ||
                 fail "contrib/cross-check.sh does not name $t, which skips on arm64"
 done
+# README counts the defects the fuzzers found as there are regression inputs kept.
+words=(zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen)
+found=$(sed -n 's/.*the fuzzers \(have \)\?found \([a-z]*\) defects.*/\2/p' "$TPROF_SOURCE_ROOT/README.md")
+kept=$(find "$TPROF_SOURCE_ROOT/tests/fuzz/regressions" -type f | wc -l)
+[ "$found" = "${words[$kept]:-$kept}" ] || fail "README: the fuzzers found $found defects; $kept regression inputs are kept"
 # The list of commands says what export writes.
 "$TPROF_BUNDLE" --help | grep -E '^  export ' | grep -q 'pprof' || fail "tprof-bundle --help: export names no pprof"
 echo "ok"
