@@ -189,6 +189,10 @@ wait "$pid"
 good=$(comm_matching unwind-fixture "^unwind-fixture;_start;.*;main;unwind_outer;$path")
 [ "$good" -eq 0 ] || fail "--unwind fp gave $good whole stacks of a program without frame pointers"
 grep -q 'user stacks: by frame pointers' "$ERR" || fail "summary does not say fp: $(cat "$ERR")"
+# tprofd.8 quotes that line, for the hosts where every mode is fp.
+quote=$(sed 's/\\-/-/g; s/\\f[BIRP]//g' "$TPROF_SOURCE_ROOT/man/tprofd.8" | tr '\n' ' ' |
+        grep -oE -- '--once \("[^"]*"\)' | sed 's/^--once ("//; s/")$//')
+[ -n "$quote" ] && grep -qF "  $quote" "$ERR" || fail "tprofd.8 quotes --once as \"$quote\": $(grep 'user stacks' "$ERR")"
 
 # --- a process that execs into another binary while sampled
 UNWIND_FIXTURE_EXEC="$TPROF_UNWIND_FIXTURE_NOCFI" "$TPROF_UNWIND_FIXTURE" exec 6 &
