@@ -536,6 +536,10 @@ TPROF_VIEWER="$TEST_TMP/speedscope" TMPDIR="$TEST_TMP" expect_exit 0 tb open 3fa
 cmp -s "$TEST_TMP/viewed/speedscope-input" "$DIR/stacks.perf-script" || fail "speedscope did not get stacks.perf-script"
 [ "$(cat "$TEST_TMP/viewed/speedscope-name")" = 3fa9c2d1.linux-perf.txt ] ||
         fail "speedscope's file is named $(cat "$TEST_TMP/viewed/speedscope-name")"
+# README and tprof-bundle(1) name it by the short id too.
+grep -qF '`<short id>.linux-perf.txt`' "$TPROF_SOURCE_ROOT/README.md" || fail "README names speedscope's file otherwise"
+sed 's/\\-/-/g; s/\\f[BIRP]//g' "$TPROF_SOURCE_ROOT/man/tprof-bundle.1" | grep -qF 'SHORT-ID.linux-perf.txt' ||
+        fail "tprof-bundle.1 names speedscope's file otherwise"
 # A state directory given relative to where tprof-bundle runs: the link still reaches the file.
 (cd "$(dirname "$STATE")" && TPROF_VIEWER="$TEST_TMP/speedscope" TMPDIR="$TEST_TMP" \
         "$TPROF_BUNDLE" -D "$(basename "$STATE")" open 3fa9 >/dev/null 2>"$ERR") || fail "open with a relative -D: $(cat "$ERR")"
