@@ -89,6 +89,10 @@ for f in "$TPROF_SOURCE_ROOT"/tests/test-*.c; do
         grep -qE "(^|[ (])$t([ ,)]|$)" "$TPROF_SOURCE_ROOT/contrib/cross-check.sh" ||
                 fail "contrib/cross-check.sh does not name $t, which skips on arm64"
 done
+# README's quick start says what contrib/setup.sh test installs beside Debian's packages.
+want=$(sed -n 's/^SPEEDSCOPE_VERSION=\([0-9.]*\)$/\1/p' "$TPROF_SOURCE_ROOT/contrib/setup.sh")
+sed -n '/^## Quick start/,/^## How it works/p' "$TPROF_SOURCE_ROOT/README.md" | tr '\n' ' ' |
+        grep -qF "speedscope $want" || fail "README's quick start does not say that setup.sh test installs speedscope $want"
 # README counts the defects the fuzzers found as there are regression inputs kept.
 words=(zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen)
 found=$(sed -n 's/.*the fuzzers \(have \)\?found \([a-z]*\) defects.*/\2/p' "$TPROF_SOURCE_ROOT/README.md")
