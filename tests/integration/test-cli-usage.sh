@@ -79,6 +79,11 @@ for c in ls show export "export 0123" report windows rm open capture status; do
         help+=$'\n'$("$TPROF_BUNDLE" $c --help)
 done
 check_man tprof-bundle.1 "$help"
+# What --help says of an option's machines, README's table of options says too.
+if "$TPROFD" --help | grep -q 'auto and dwarf on x86-64 only'; then
+        grep -E '^\| `--unwind MODE`' "$TPROF_SOURCE_ROOT/README.md" | grep -q 'x86-64 only' ||
+                fail "README's row of --unwind does not say that auto and dwarf are x86-64's only, as --help does"
+fi
 # README's arm64 paragraph and contrib/cross-check.sh name every unit test that skips off x86-64.
 arm64=$(sed -n '/^arm64, optional/,/^$/p' "$TPROF_SOURCE_ROOT/README.md")
 for f in "$TPROF_SOURCE_ROOT"/tests/test-*.c; do
