@@ -157,6 +157,21 @@ static void test_unwind_cfi_register_out_of_bounds(void **state) {
         assert_true(self_resident_bytes() < before + 16U * 1024U * 1024U);
         unwind_cfi_file_rule(f, other + 1, &rule);
         assert_int_equal(rule.kind, UNWIND_RULE_SIMPLE);
+
+        /* Without the search table (an eh_frame_ptr that is not .eh_frame's: libdw drops the
+         * table) libdw reads .eh_frame in order, FDE after FDE: the section is checked whole when
+         * the file is read, and none of it is used, the good FDEs neither (docs/design.md). */
+        unwind_cfi_file_free(TAKE_PTR(f));
+        int32_t ptr;
+        assert_int_equal(pread(fd, &ptr, sizeof(ptr), (off_t) hdr.sh_offset + 4), sizeof(ptr));
+        ptr += 8;
+        assert_int_equal(pwrite(fd, &ptr, sizeof(ptr), (off_t) hdr.sh_offset + 4), sizeof(ptr));
+        assert_int_equal(unwind_cfi_file_load_fd(fd, &f), -ENODATA); /* no CFI, none from .debug_frame */
+        assert_false(unwind_cfi_file_has_cfi(f));
+        unwind_cfi_file_rule(f, middle + 1, &rule);
+        assert_int_equal(rule.kind, UNWIND_RULE_NONE);
+        unwind_cfi_file_rule(f, other + 1, &rule);
+        assert_int_equal(rule.kind, UNWIND_RULE_NONE);
         (void) unlink(path);
 }
 
