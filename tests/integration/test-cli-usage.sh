@@ -1,7 +1,8 @@
 #!/bin/bash
 # SPDX-License-Identifier: LGPL-2.1-or-later
 # The command lines tell the truth: --help and --version succeed, unknown options and bad values
-# are usage errors (64) that name the problem.
+# are usage errors (64) that name the problem; the man pages and README say what --help, the
+# tests and contrib/setup.sh do.
 set -eu
 . "$(dirname "$0")/lib.sh"
 
