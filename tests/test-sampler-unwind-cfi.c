@@ -175,6 +175,191 @@ static void test_unwind_cfi_register_out_of_bounds(void **state) {
         (void) unlink(path);
 }
 
+/* An .eh_frame for tests: entries of the LSB's format (a 4-byte length, then a CIE id of 0 or the
+ * distance back to the CIE, then body) appended to buf at *at. */
+static size_t eh_frame_put(uint8_t *buf, size_t *at, bool cie, size_t cie_at, const uint8_t *body, size_t n) {
+        uint32_t length = (uint32_t) (4 + n), id = cie ? 0 : (uint32_t) (*at + 4 - cie_at);
+        size_t start = *at;
+
+        memcpy(buf + *at, &length, 4);
+        memcpy(buf + *at + 4, &id, 4);
+        memcpy(buf + *at + 8, body, n);
+        *at += 8 + n;
+        return start;
+}
+
+/* A field of /proc/self/status, in bytes. */
+static uint64_t self_status_bytes(const char *field) {
+        unsigned long long kib = 0;
+        char line[256];
+        FILE *f = fopen("/proc/self/status", "re");
+        bool found = false;
+
+        assert_non_null(f);
+        while (!found && fgets(line, sizeof(line), f))
+                found = strncmp(line, field, strlen(field)) == 0 && sscanf(line + strlen(field), ": %llu", &kib) == 1;
+        fclose(f);
+        assert_true(found);
+        return (uint64_t) kib * 1024U;
+}
+
+/* Starts counting the peak of resident memory anew (proc(5): /proc/PID/clear_refs, 5), and the
+ * memory resident now. */
+static uint64_t self_peak_reset(void) {
+        _cleanup_close_ int fd = open("/proc/self/clear_refs", O_WRONLY | O_CLOEXEC);
+
+        assert_true(fd >= 0);
+        assert_int_equal(write(fd, "5", 1), 1);
+        return self_status_bytes("VmRSS");
+}
+
+#define EH_FRAME_TEST_ADDR 0x1000U
+#define EH_FRAME_TEST_CODE 0x2000U
+
+/* The rule at EH_FRAME_TEST_CODE + 0x10 of an x86-64 file whose one section is an .eh_frame of
+ * size bytes at EH_FRAME_TEST_ADDR, no search table (libdw reads it in order, elfutils 0.188,
+ * fde.c, __libdw_find_fde()), and the most memory the lookup had resident beyond what was. */
+static UnwindRuleKind eh_frame_rule(const char *name, const uint8_t *eh_frame, size_t size, uint64_t *ret_resident) {
+        static const char shstrtab[] = "\0.eh_frame\0.shstrtab";
+        _cleanup_(unwind_cfi_file_freep) UnwindCfiFile *f = NULL;
+        _cleanup_close_ int fd = -EBADF;
+        char path[PATH_MAX];
+        uint64_t before;
+        UnwindRule rule;
+        Elf64_Shdr *sh;
+        Elf64_Ehdr *eh;
+        Elf *elf;
+        int r;
+
+        snprintf(path, sizeof(path), "%s/%s", tmpdir, name);
+        fd = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+        assert_true(fd >= 0);
+        (void) elf_version(EV_CURRENT);
+        elf = elf_begin(fd, ELF_C_WRITE, NULL);
+        assert_non_null(elf);
+        eh = elf64_newehdr(elf);
+        assert_non_null(eh);
+        eh->e_ident[EI_DATA] = ELFDATA2LSB;
+        eh->e_type = ET_DYN;
+        eh->e_machine = EM_X86_64;
+        eh->e_version = EV_CURRENT;
+        sh = test_elf_new_section(elf, 1, SHT_PROGBITS, (void *) eh_frame, size, ELF_T_BYTE, 8); /* 1 */
+        sh->sh_flags = SHF_ALLOC;
+        sh->sh_addr = EH_FRAME_TEST_ADDR;
+        (void) test_elf_new_section(elf, 11, SHT_STRTAB, (void *) shstrtab, sizeof(shstrtab), ELF_T_BYTE, 1); /* 2 */
+        eh->e_shstrndx = 2;
+        assert_true(elf_update(elf, ELF_C_WRITE) > 0);
+        elf_end(elf);
+
+        /* -ENODATA: no CFI libdw may be given */
+        r = unwind_cfi_file_load_fd(fd, &f);
+        assert_true(r == 0 || r == -ENODATA);
+        assert_non_null(f);
+        before = self_peak_reset();
+        unwind_cfi_file_rule(f, EH_FRAME_TEST_CODE + 0x10, &rule);
+        *ret_resident = self_status_bytes("VmHWM") - MIN(self_status_bytes("VmHWM"), before);
+        print_message("  %s: rule %d, %" PRIu64 " KiB resident more\n", name, rule.kind, *ret_resident >> 10);
+        (void) unlink(path);
+        return rule.kind;
+}
+
+/* A CIE as GCC writes one for x86-64: version 1, "zR", code and data alignment 1 and -8, return
+ * address in register 16, FDE addresses pcrel|sdata4; CFA = rsp + 8, return address at CFA - 8. */
+static const uint8_t gcc_cie[] = { 1, 'z', 'R', 0, 1, 0x78, 16, 1, 0x1b, 0x0c, 7, 8, 0x90, 1 };
+
+/* An FDE of gcc_cie over [EH_FRAME_TEST_CODE, +0x100) at *at, with instructions. */
+static void gcc_fde_put(uint8_t *buf, size_t *at, size_t cie_at, const uint8_t *instr, size_t n) {
+        uint8_t body[64];
+        int32_t start = (int32_t) (EH_FRAME_TEST_CODE - (EH_FRAME_TEST_ADDR + *at + 8)), range = 0x100;
+
+        assert_true(9 + n <= sizeof(body));
+        memcpy(body, &start, 4);
+        memcpy(body + 4, &range, 4);
+        body[8] = 0; /* augmentation data: none */
+        memcpy(body + 9, instr, n);
+        (void) eh_frame_put(buf, at, /* cie= */ false, cie_at, body, 9 + n);
+}
+
+/*
+ * CFI that libdw reads otherwise than a decoder by the letter of DWARF would, hiding from such a
+ * decoder the DW_CFA_undefined of register 2^22 (32 MB of frame) that libdw executes; elfutils
+ * 0.188 is the version every case is read from. Each gives no rule, and costs no memory; the same
+ * files with the register named plainly cost as much (the first case).
+ */
+static void test_unwind_cfi_hidden_register(void **state) {
+        /* DW_CFA_undefined, ULEB128 2^22 (DWARF 5, 6.4.2.3 and 7.6) */
+        static const uint8_t plain[] = { 0x07, 0x80, 0x80, 0x80, 0x02 };
+        /* libdw reads a LEB128 number of ten bytes at most (memory-access.h, __libdw_get_uleb128()):
+         * DW_CFA_def_cfa_offset, ten bytes each saying more follow, then the plain instruction, which
+         * a decoder reading the number to its end takes as the number's last byte and a
+         * DW_CFA_offset of register 0. */
+        static const uint8_t long_leb[] = { 0x0e, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80,
+                                            0x07, 0x80, 0x80, 0x80, 0x02 };
+        /* A CIE "zXR": libdw (cie.c, intern_new_cie()) passes over the unknown 'X' in a sized
+         * augmentation and takes 'R', FDE addresses as udata2; read as stopping at 'X' they would be
+         * absptr, 8 bytes each, and the plain instruction part of them. */
+        static const uint8_t cie_zxr[] = { 1, 'z', 'X', 'R', 0, 1, 0x78, 16, 1, 0x02, 0x0c, 7, 8 };
+        static const uint8_t fde_udata2[] = { 0x00, 0x20, 0x00, 0x01, 0x00, 0x07, 0x80, 0x80, 0x80, 0x02,
+                                              0, 0, 0, 0, 0, 0, 0, 0, 0 };
+        /* A CIE "zPR" whose personality is ULEB128 (0x01): libdw (encoded-value.h,
+         * encoded_value_size()) takes its value to run to the first byte with the high bit set, here
+         * 05 1b 82, and 'R' to be the 02 after (udata2), not the 1b (pcrel|sdata4) after 05. Read
+         * with 4-byte addresses, the FDE's augmentation data (5 bytes) would cover the plain
+         * instruction that libdw runs after its DW_CFA_offset_extended. */
+        static const uint8_t cie_zpr[] = { 1, 'z', 'P', 'R', 0, 1, 0x78, 16, 5, 0x01, 0x05, 0x1b, 0x82, 0x02,
+                                           0x0c, 7, 8 };
+        static const uint8_t fde_zpr[] = { 0x00, 0x20, 0x00, 0x01, 0x00, 0x00, 0x00, 0x00, 0x05, 0x01, 0x01,
+                                           0x07, 0x80, 0x80, 0x80, 0x02 };
+        /* A CIE libdw cannot read (version 2) before the CIE and FDE: libdw (fde.c,
+         * __libdw_find_fde()) passes over an entry it cannot read when its length is whole. */
+        static const uint8_t cie_v2[] = { 2, 0, 1, 0x78, 16, 0x0c, 7, 8 };
+        uint8_t buf[256] = {};
+        uint64_t resident;
+        size_t at, cie;
+
+        at = 0;
+        cie = eh_frame_put(buf, &at, /* cie= */ true, 0, gcc_cie, sizeof(gcc_cie));
+        gcc_fde_put(buf, &at, cie, (const uint8_t[]) { 0x0e, 16 }, 2);
+        memset(buf + at, 0, 4);
+        assert_int_equal(eh_frame_rule("good", buf, at + 4, &resident), UNWIND_RULE_SIMPLE);
+
+        at = 0;
+        cie = eh_frame_put(buf, &at, /* cie= */ true, 0, gcc_cie, sizeof(gcc_cie));
+        gcc_fde_put(buf, &at, cie, plain, sizeof(plain));
+        memset(buf + at, 0, 4);
+        assert_int_equal(eh_frame_rule("plain", buf, at + 4, &resident), UNWIND_RULE_NONE);
+        assert_true(resident < 16U * 1024U * 1024U);
+
+        at = 0;
+        cie = eh_frame_put(buf, &at, /* cie= */ true, 0, gcc_cie, sizeof(gcc_cie));
+        gcc_fde_put(buf, &at, cie, long_leb, sizeof(long_leb));
+        memset(buf + at, 0, 4);
+        assert_int_equal(eh_frame_rule("long-leb128", buf, at + 4, &resident), UNWIND_RULE_NONE);
+        assert_true(resident < 16U * 1024U * 1024U);
+
+        at = 0;
+        cie = eh_frame_put(buf, &at, /* cie= */ true, 0, cie_zxr, sizeof(cie_zxr));
+        (void) eh_frame_put(buf, &at, /* cie= */ false, cie, fde_udata2, sizeof(fde_udata2));
+        memset(buf + at, 0, 4);
+        assert_int_equal(eh_frame_rule("augmentation-unknown", buf, at + 4, &resident), UNWIND_RULE_NONE);
+        assert_true(resident < 16U * 1024U * 1024U);
+
+        at = 0;
+        cie = eh_frame_put(buf, &at, /* cie= */ true, 0, cie_zpr, sizeof(cie_zpr));
+        (void) eh_frame_put(buf, &at, /* cie= */ false, cie, fde_zpr, sizeof(fde_zpr));
+        memset(buf + at, 0, 4);
+        assert_int_equal(eh_frame_rule("personality-uleb128", buf, at + 4, &resident), UNWIND_RULE_NONE);
+        assert_true(resident < 16U * 1024U * 1024U);
+
+        at = 0;
+        (void) eh_frame_put(buf, &at, /* cie= */ true, 0, cie_v2, sizeof(cie_v2));
+        cie = eh_frame_put(buf, &at, /* cie= */ true, 0, gcc_cie, sizeof(gcc_cie));
+        gcc_fde_put(buf, &at, cie, plain, sizeof(plain));
+        memset(buf + at, 0, 4);
+        assert_int_equal(eh_frame_rule("after-unreadable", buf, at + 4, &resident), UNWIND_RULE_NONE);
+        assert_true(resident < 16U * 1024U * 1024U);
+}
+
 static size_t table_bytes_of(const char *path) {
         _cleanup_(unwind_cfi_file_freep) UnwindCfiFile *f = NULL;
         _cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -341,6 +526,7 @@ int main(void) {
                 cmocka_unit_test(test_unwind_search_table_dropped),
                 cmocka_unit_test(test_unwind_eh_frame_by_program_header),
                 cmocka_unit_test(test_unwind_cfi_register_out_of_bounds),
+                cmocka_unit_test(test_unwind_cfi_hidden_register),
                 cmocka_unit_test(test_unwind_compat32),
                 cmocka_unit_test(test_unwind_i386_rules),
         };

@@ -20,20 +20,25 @@
 #define UNWIND_CFI_REGS_MAX 256U
 #define UNWIND_CFI_STATES_MAX 64U
 
+/* Skips a LEB128 number, signed or not, as libdw reads one (elfutils 0.188, memory-access.h,
+ * __libdw_get_uleb128() and __libdw_get_sleb128()): ten bytes at most, the tenth taken as the last
+ * whatever its continuation bit (the value then too large for anything). Reading on to the byte
+ * that ends the number would skip bytes that libdw executes as instructions. */
+#define LEB128_BYTES_MAX 10U
 static bool skip_uleb(const uint8_t **p, const uint8_t *end, uint64_t *ret) {
         uint64_t v = 0;
-        unsigned shift = 0;
 
-        while (*p < end) {
+        for (unsigned i = 0; i < LEB128_BYTES_MAX && *p < end; i++) {
                 uint8_t b = *(*p)++;
-                if (shift < 64)
-                        v |= (uint64_t) (b & 0x7f) << shift;
-                else if (b & 0x7f)
-                        v = UINT64_MAX; /* too large for anything */
-                shift += 7;
+                v |= (uint64_t) (b & 0x7f) << (7 * i);
                 if (!(b & 0x80)) {
                         if (ret)
                                 *ret = v;
+                        return true;
+                }
+                if (i == LEB128_BYTES_MAX - 1) {
+                        if (ret)
+                                *ret = UINT64_MAX;
                         return true;
                 }
         }
@@ -170,20 +175,28 @@ static bool instructions_ok(const uint8_t *p, const uint8_t *end, uint8_t fde_en
         return true;
 }
 
-/* The FDE encoding a CIE's augmentation gives ('R', in .debug_frame too, as libdw reads it),
- * DW_EH_PE_absptr if none; false if the augmentation cannot be read. */
+/* The FDE encoding a CIE's augmentation gives, DW_EH_PE_absptr if none, and whether its FDEs have
+ * augmentation data of a size given; false if the augmentation cannot be read as libdw reads it
+ * (elfutils 0.188, cie.c, intern_new_cie()): from its first letter, 'z' wherever it is, a letter
+ * unknown passed over once 'z' was seen (else the end), 'L', 'R' and 'P' read from the
+ * augmentation data whether or not it was sized ('L', 'R' or 'P' before 'z' finds none and is
+ * refused, as is a personality whose size libdw takes otherwise than the encoding says:
+ * encoded_value_size() reads ULEB128 and SLEB128 to the first byte with the high bit set). */
 static bool cie_fde_encoding(const Dwarf_CIE *cie, unsigned address_size, uint8_t *ret, bool *ret_sized) {
-        const char *a = cie->augmentation;
         const uint8_t *p = cie->augmentation_data, *end = p + cie->augmentation_data_size;
 
         *ret = DW_EH_PE_absptr;
-        *ret_sized = a[0] == 'z';
-        if (!*ret_sized)
-                return true;
-        for (a++; *a; a++)
+        *ret_sized = false;
+        for (const char *a = cie->augmentation; *a; a++)
                 switch (*a) {
+                case 'z':
+                        *ret_sized = true;
+                        break;
+                case 'S':
+                        break;
                 case 'L':
-                        if (!skip_bytes(&p, end, 1))
+                        /* its size is added to each FDE's where not sized: refused, as no 'z' */
+                        if (!*ret_sized || !skip_bytes(&p, end, 1))
                                 return false;
                         break;
                 case 'R':
@@ -193,17 +206,41 @@ static bool cie_fde_encoding(const Dwarf_CIE *cie, unsigned address_size, uint8_
                         break;
                 case 'P': {
                         uint8_t enc;
+                        uint64_t n;
                         if (p >= end)
                                 return false;
                         enc = *p++;
-                        if (!skip_encoded(&p, end, enc, address_size))
+                        /* encoded_value_size(): the low three bits, an omitted value none */
+                        switch (enc == DW_EH_PE_omit ? 0xff : enc & 0x07) {
+                        case 0xff:
+                                n = 0;
+                                break;
+                        case DW_EH_PE_absptr:
+                                n = address_size;
+                                break;
+                        case DW_EH_PE_udata2:
+                                n = 2;
+                                break;
+                        case DW_EH_PE_udata4:
+                                n = 4;
+                                break;
+                        case DW_EH_PE_udata8:
+                                n = 8;
+                                break;
+                        case DW_EH_PE_uleb128:
+                                return false;
+                        default:
+                                n = 0;
+                                break;
+                        }
+                        if (!skip_bytes(&p, end, n))
                                 return false;
                         break;
                 }
-                case 'S':
-                        break;
                 default:
-                        return true; /* libdw stops here too */
+                        if (!*ret_sized)
+                                return true; /* libdw stops here */
+                        break;
                 }
         return true;
 }
@@ -252,9 +289,17 @@ bool unwind_cfi_section_ok(const uint8_t *d, size_t size, bool eh_frame, bool el
         Dwarf_Off off = 0, next;
         Dwarf_CFI_Entry entry;
 
-        /* In order, as libdw reads a section without a search table, to the first it cannot read. */
-        while (off < size && dwarf_next_cfi(e_ident, &data, eh_frame, off, &next, &entry) == 0) {
-                if (!dwarf_cfi_cie_p(&entry) && !unwind_cfi_entry_ok(d, size, eh_frame, elf64, off))
+        /* In order, as libdw reads a section without a search table (elfutils 0.188, fde.c,
+         * __libdw_find_fde()): to the end or the terminator, past an entry it cannot read but whose
+         * length it could, to the first whose length it cannot. */
+        while (off < size) {
+                int r;
+
+                next = off;
+                r = dwarf_next_cfi(e_ident, &data, eh_frame, off, &next, &entry);
+                if (r > 0)
+                        break;
+                if (r == 0 && !dwarf_cfi_cie_p(&entry) && !unwind_cfi_entry_ok(d, size, eh_frame, elf64, off))
                         return false;
                 if (next == (Dwarf_Off) -1 || next <= off)
                         break;
