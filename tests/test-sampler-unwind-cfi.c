@@ -360,6 +360,56 @@ static void test_unwind_cfi_hidden_register(void **state) {
         assert_true(resident < 16U * 1024U * 1024U);
 }
 
+/* An .eh_frame of gcc_cie and an FDE over [EH_FRAME_TEST_CODE, +0x100) whose CFA is an expression
+ * (a rule evaluated at each sample), then instructions: n bytes of DW_CFA_nop, or with pairs,
+ * DW_CFA_undefined of register 255 and then DW_CFA_remember_state, DW_CFA_restore_state pairs. */
+static size_t expr_fde_build(uint8_t *buf, uint8_t *body, size_t n, bool pairs) {
+        static const uint8_t expr[] = { 0x0f, 3, 0x77, 8, 0x06 }; /* DW_CFA_def_cfa_expression: *(rsp + 8) */
+        int32_t start, range = 0x100;
+        size_t at = 0, cie, h = 9 + sizeof(expr);
+
+        cie = eh_frame_put(buf, &at, /* cie= */ true, 0, gcc_cie, sizeof(gcc_cie));
+        start = (int32_t) (EH_FRAME_TEST_CODE - (EH_FRAME_TEST_ADDR + at + 8));
+        memcpy(body, &start, 4);
+        memcpy(body + 4, &range, 4);
+        body[8] = 0;
+        memcpy(body + 9, expr, sizeof(expr));
+        memset(body + h, 0, n); /* DW_CFA_nop */
+        if (pairs) {
+                memcpy(body + h, (const uint8_t[]) { 0x07, 0xff, 0x01 }, 3);
+                for (size_t j = 3; j + 2 <= n; j += 2)
+                        memcpy(body + h + j, (const uint8_t[]) { 0x0a, 0x0b }, 2);
+        }
+        (void) eh_frame_put(buf, &at, /* cie= */ false, cie, body, h + n);
+        memset(buf + at, 0, 4);
+        return at + 4;
+}
+
+/*
+ * Entries that libdw (elfutils 0.188, cfi.c, execute_cfi()) takes long over at each lookup of an
+ * address past their advances, with the CFA an expression (a rule evaluated at each sample): a
+ * million DW_CFA_nop (0.56 ms at each sample), or 32,000 DW_CFA_remember_state each undone at
+ * once, each a copy of a frame of 256 registers (1.2 ms). Any file a process maps could cost
+ * tprofd that much at each of its samples. They give no rule; a few of either give one.
+ */
+static void test_unwind_cfi_long_instructions(void **state) {
+        const size_t n_max = 1024U * 1024U;
+        _cleanup_free_ uint8_t *buf = malloc(n_max + 256), *body = malloc(n_max + 64);
+        uint64_t resident;
+        size_t size;
+
+        assert_non_null(buf);
+        assert_non_null(body);
+        size = expr_fde_build(buf, body, 8, /* pairs= */ false);
+        assert_int_equal(eh_frame_rule("few-instructions", buf, size, &resident), UNWIND_RULE_EXPR);
+        size = expr_fde_build(buf, body, n_max, /* pairs= */ false);
+        assert_int_equal(eh_frame_rule("million-instructions", buf, size, &resident), UNWIND_RULE_NONE);
+        size = expr_fde_build(buf, body, 3 + 2 * 16, /* pairs= */ true);
+        assert_int_equal(eh_frame_rule("few-states", buf, size, &resident), UNWIND_RULE_EXPR);
+        size = expr_fde_build(buf, body, 3 + 2 * 32000, /* pairs= */ true);
+        assert_int_equal(eh_frame_rule("many-states", buf, size, &resident), UNWIND_RULE_NONE);
+}
+
 static size_t table_bytes_of(const char *path) {
         _cleanup_(unwind_cfi_file_freep) UnwindCfiFile *f = NULL;
         _cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -527,6 +577,7 @@ int main(void) {
                 cmocka_unit_test(test_unwind_eh_frame_by_program_header),
                 cmocka_unit_test(test_unwind_cfi_register_out_of_bounds),
                 cmocka_unit_test(test_unwind_cfi_hidden_register),
+                cmocka_unit_test(test_unwind_cfi_long_instructions),
                 cmocka_unit_test(test_unwind_compat32),
                 cmocka_unit_test(test_unwind_i386_rules),
         };
