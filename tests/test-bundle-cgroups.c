@@ -443,6 +443,35 @@ static void test_renamed_process(void **state) {
         bundle_manifest_free(m);
 }
 
+/* Renames are followed one step, by name: a chain (alpha -> beta, beta -> gamma) or a cycle
+ * (xray -> yank, yank -> xray) in a manifest would carry a name's stacks under one that is not its
+ * process's now; such a rename is not followed, the other is. */
+static void test_renames_chained(void **state) {
+        static const char text[] =
+                "{\"format\":1,\"slice\":{\"samples\":100},\"baseline\":{\"samples\":100},"
+                "\"renames\":[{\"comm\":\"alpha\",\"pid\":1,\"process\":\"beta\",\"samples\":10},"
+                " {\"comm\":\"beta\",\"pid\":2,\"process\":\"gamma\",\"samples\":10},"
+                " {\"comm\":\"xray\",\"pid\":3,\"process\":\"yank\",\"samples\":10},"
+                " {\"comm\":\"yank\",\"pid\":4,\"process\":\"xray\",\"samples\":10}]}";
+        static const char near_text[] = "alpha;main 10\nbeta;main 20\ngamma;main 30\nxray;main 15\nyank;main 25\n";
+        _cleanup_(folded_donep) Folded near = FOLDED_NULL, g = FOLDED_NULL;
+        BundleManifest *m = NULL;
+        FILE *f;
+
+        assert_int_equal(bundle_manifest_parse(text, strlen(text), &m, NULL), 0);
+        f = fmemopen((void *) near_text, strlen(near_text), "r");
+        assert_non_null(f);
+        assert_int_equal(folded_load_file(f, &near), 0);
+        fclose(f);
+        assert_int_equal(bundle_threads_grouped(m, &near, &g), 1);
+        assert_true(folded_key_share(&g, RISE_PROCESS, "alpha") == 0.10);
+        assert_true(folded_key_share(&g, RISE_PROCESS, "beta") == 0);
+        assert_true(folded_key_share(&g, RISE_PROCESS, "gamma") == 0.50);
+        assert_true(folded_key_share(&g, RISE_PROCESS, "xray") == 0.15);
+        assert_true(folded_key_share(&g, RISE_PROCESS, "yank") == 0.25);
+        bundle_manifest_free(m);
+}
+
 /* A manifest read from elsewhere may list as many threads as its megabyte holds (tprofd writes
  * 64): each of some 30,000, of names alike but for a letter, is looked at a bounded number of
  * times, not once per other thread (which took minutes). The pair at the end is still grouped. */
@@ -759,6 +788,7 @@ int main(void) {
                 cmocka_unit_test(test_renamed_process),
                 cmocka_unit_test(test_thread_carrying),
                 cmocka_unit_test(test_rises_threads),
+                cmocka_unit_test(test_renames_chained),
                 cmocka_unit_test(test_filters),
                 cmocka_unit_test(test_filters_by_export_names),
         };

@@ -312,7 +312,7 @@ static void thread_groups_done(ThreadGroups *t) {
 static int thread_groups_make(const BundleManifest *m, ThreadGroups *t) {
         const JsonValue *a = m ? json_object_get(m->json, "threads") : NULL,
                         *ren = m ? json_object_get(m->json, "renames") : NULL;
-        _cleanup_(hashmap_freep) Hashmap *pairs = NULL;
+        _cleanup_(hashmap_freep) Hashmap *pairs = NULL, *former = NULL;
         char pair[2 * FOLDED_COMM_KEY_MAX], comm[FOLDED_COMM_KEY_MAX];
         bool main_thread;
 
@@ -326,10 +326,23 @@ static int thread_groups_make(const BundleManifest *m, ThreadGroups *t) {
         /* How many threads of each process have each key, main threads included: one pass, as the
          * list of a manifest read from elsewhere may be as long as the file allows. */
         pairs = hashmap_new();
+        former = hashmap_new();
         t->groups = hashmap_new();
         t->keys = new0(char *, json_length(a) + json_length(ren) + 1);
-        if (!pairs || !t->groups || !t->keys)
+        if (!pairs || !former || !t->groups || !t->keys)
                 return -ENOMEM;
+        /* The folded files carry no pid: a name is mapped by name, one step. A rename to a name that
+         * is itself a former name (a->b with b->c, or a->b with b->a) would move a's stacks under a
+         * name that is not its process's now, so such a rename is not followed. */
+        for (size_t i = 0; i < json_length(ren); i++) {
+                const JsonValue *e = json_array_get(ren, i);
+
+                if (!str(e, "comm"))
+                        continue;
+                profile_comm_tidy(str(e, "comm"), comm, sizeof comm);
+                if (!hashmap_slot(former, comm, strlen(comm), 0, NULL))
+                        return -ENOMEM;
+        }
         /* A process that renamed itself in the slice: its former name's stacks are its own. */
         for (size_t i = 0; i < json_length(ren); i++) {
                 const JsonValue *e = json_array_get(ren, i);
@@ -339,7 +352,8 @@ static int thread_groups_make(const BundleManifest *m, ThreadGroups *t) {
                         continue;
                 profile_comm_tidy(str(e, "comm"), comm, sizeof comm);
                 profile_comm_tidy(str(e, "process"), process, sizeof process);
-                if (streq(comm, process) || hashmap_get(t->groups, comm, strlen(comm), NULL))
+                if (streq(comm, process) || hashmap_get(t->groups, comm, strlen(comm), NULL) ||
+                    hashmap_get(former, process, strlen(process), NULL))
                         continue;
                 t->keys[t->n_keys] = strdup(process);
                 if (!t->keys[t->n_keys] || hashmap_put(t->groups, comm, strlen(comm), t->n_keys) < 0)
