@@ -248,11 +248,14 @@ static void test_renames(void **state) {
         add(t, 80, 80, "two", true, 10);    /* half of a name's samples is not most */
         add(t, 81, 81, "two", true, 10);
         add(t, 80, 80, "two-b", true, 1);
+        add(t, 90, 90, "mt-old", true, 10); /* its main thread, then PR_SET_NAME; */
+        add(t, 90, 91, "mt-old", true, 15); /* its worker keeps the name it was made with */
+        add(t, 90, 90, "mt-new", true, 30);
         incident_threads_resolve(t, root);
         v = listing(t);
         a = json_object_get(v, "renames");
         assert_non_null(a);
-        assert_int_equal(json_length(a), 1);
+        assert_int_equal(json_length(a), 2);
         e = json_array_get(a, 0);
         assert_string_equal(json_string_value(json_object_get(e, "comm")), "rn-old");
         assert_true(json_u64_value(json_object_get(e, "pid"), &u));
@@ -260,9 +263,18 @@ static void test_renames(void **state) {
         assert_string_equal(json_string_value(json_object_get(e, "process")), "rn-new");
         assert_true(json_u64_value(json_object_get(e, "samples"), &u));
         assert_int_equal(u, 40);
-        /* and no thread of rn-new's */
-        assert_entry(entry(v, 0), "svc-io", 70, "svc", 9);
-        assert_null(entry(v, 1));
+        /* the multi-threaded one, whose last sample of the name was its worker's */
+        e = json_array_get(a, 1);
+        assert_string_equal(json_string_value(json_object_get(e, "comm")), "mt-old");
+        assert_true(json_u64_value(json_object_get(e, "pid"), &u));
+        assert_int_equal(u, 90);
+        assert_string_equal(json_string_value(json_object_get(e, "process")), "mt-new");
+        assert_true(json_u64_value(json_object_get(e, "samples"), &u));
+        assert_int_equal(u, 25);
+        /* and no thread of rn-new's; mt-new's worker is its thread still */
+        assert_entry(entry(v, 0), "mt-old", 90, "mt-new", 25);
+        assert_entry(entry(v, 1), "svc-io", 70, "svc", 9);
+        assert_null(entry(v, 2));
         json_value_free(v);
 }
 

@@ -18,12 +18,15 @@
 
 /* The kernel's comms are 15 bytes; a longer name (a reader's own) is not counted. */
 #define THREAD_COMM_BYTES_MAX 64U
+/* Beside a tid in a count's low 32 bits: a tid is at most PID_MAX_LIMIT, 2^22. */
+#define MAIN_SEEN (UINT64_C(1) << 31)
 
 struct IncidentThreads {
         /* pid -> its main thread's comm (owned, strdup'd), as its slice samples last carried it, or
          * as /proc said it (incident_threads_resolve()) */
         Hashmap *mains;
-        /* comm '\0' pid (4 bytes) -> slice samples << 32 | the last tid seen, main threads included */
+        /* comm '\0' pid (4 bytes) -> slice samples << 32 | MAIN_SEEN (the main thread carried the
+         * name) | the last tid seen, main threads included */
         Hashmap *threads;
 };
 
@@ -104,7 +107,8 @@ int incident_threads_add(IncidentThreads *t, const Sample *s, bool in_slice) {
         v = hashmap_slot(t->threads, key, l + 1 + sizeof s->pid, 0, NULL);
         if (!v)
                 return -ENOMEM;
-        *v = (((*v >> 32) + 1) << 32) | s->tid;
+        *v = (((*v >> 32) + 1) << 32) | (*v & MAIN_SEEN) | (s->tid == s->pid ? MAIN_SEEN : 0) |
+             (s->tid & ~(uint32_t) MAIN_SEEN);
         return 0;
 }
 
@@ -112,6 +116,7 @@ typedef struct ThreadCount {
         const char *comm; /* NUL-terminated: the key's first part */
         uint32_t pid, tid;
         uint64_t n;
+        bool main_seen; /* the process's main thread carried the name */
 } ThreadCount;
 
 static int cmp_count(const void *a, const void *b) {
@@ -138,7 +143,8 @@ static ThreadCount *ranked(const IncidentThreads *t, size_t *ret_n) {
                 ThreadCount *c = &all[n++];
                 c->comm = k;
                 memcpy(&c->pid, (const char *) k + kl - sizeof c->pid, sizeof c->pid);
-                c->tid = (uint32_t) v;
+                c->tid = (uint32_t) (v & ~MAIN_SEEN);
+                c->main_seen = v & MAIN_SEEN;
                 c->n = v >> 32;
         }
         qsort(all, n, sizeof all[0], cmp_count);
@@ -292,7 +298,9 @@ static void list_renames(const IncidentThreads *t, JsonWriter *w) {
         for (size_t i = 0; all && i < n && shown < INCIDENT_THREADS_MAX; i++) {
                 const ThreadCount *c = &all[i];
 
-                if (c->tid != c->pid || !hashmap_get(t->mains, &c->pid, sizeof c->pid, &v) ||
+                /* the main thread carried the name (its other threads may still: they keep the name
+                 * they were made with, and the last sample of it may be theirs) */
+                if (!c->main_seen || !hashmap_get(t->mains, &c->pid, sizeof c->pid, &v) ||
                     streq(HASHMAP_PTR(v), c->comm) || !hashmap_get(totals, c->comm, strlen(c->comm), &total) ||
                     2 * c->n <= total)
                         continue;
