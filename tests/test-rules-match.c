@@ -414,10 +414,15 @@ static void test_default_rules_capture_what_an_incident_needs(void **state) {
                 { "sched: RT throttling activated", "rt-throttling", "" },
                 { "BUG: workqueue lockup - pool cpus=3 node=0 flags=0x0 nice=0 stuck for 41s!", "workqueue-lockup",
                   "cpu=3 secs=41" },
-                { "BUG: workqueue lockup - pool cpus=0-7,16-23 flags=0x4 stuck for 30s!", "workqueue-lockup",
+                { "BUG: workqueue lockup - pool cpus=0-7,16-23 flags=0x4 nice=0 stuck for 30s!", "workqueue-lockup",
                   "cpus=0-7,16-23 secs=30" },
-                { "BUG: workqueue lockup - pool cpus=12 node=1 flags=0x0 stuck for 35s!", "workqueue-lockup",
+                { "BUG: workqueue lockup - pool cpus=12 node=1 flags=0x0 nice=-20 stuck for 35s!", "workqueue-lockup",
                   "cpu=12 secs=35" },
+                /* A BH pool, Linux 6.9 on: " bh" or " bh-hi" where other pools print " nice=%d". */
+                { "BUG: workqueue lockup - pool cpus=3 node=0 flags=0x5 bh stuck for 31s!", "workqueue-lockup",
+                  "cpu=3 secs=31" },
+                { "BUG: workqueue lockup - pool cpus=5 node=0 flags=0x5 bh-hi stuck for 62s!", "workqueue-lockup",
+                  "cpu=5 secs=62" },
                 { "Clocksource tsc unstable (delta = -95326406 ns)", "clocksource-unstable", "clocksource=tsc" },
                 { "clocksource: timekeeping watchdog on CPU1: Marking clocksource 'tsc' as unstable because the skew "
                   "is too large:",
