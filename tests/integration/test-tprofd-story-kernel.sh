@@ -8,7 +8,8 @@
 # show the agent rising in the event's own seconds, and its leaf that rose most, where one has
 # samples enough, must be the kernel's (the memory controller's, kernfs', the VFS's: never the C
 # library's read() or "[unknown]"); where the answer is the agent, the caller most of its rise ran
-# under must be the kernel's or the system call's wrapper, never the agent's own code. show, show
+# under must be the kernel's, the system call's wrapper or the agent's function that makes the
+# calls, never its loop above them. show, show
 # --json and the page must give one answer. Other work on the machine may rise more: the agent must
 # be among the rises, not the first.
 set -eu
@@ -92,8 +93,11 @@ def kernel_or_none(fn):
 
 # What the rise ran under: a kernel function, or the C library's system call wrapper the kernel
 # work was entered by (read() holds its own samples too: it is named where the kernel's frames
-# under it fall a sample or two short of half the rise), never the agent's own code.
-wrappers = user - {"main", "read_one", "read_for", "[unknown]"}
+# under it fall a sample or two short of half the rise), or read_one, the agent's function that
+# makes the system calls (named where its kernel work splits over open(), read() and close() with
+# none holding half, as a few dozen samples on a busy machine can), never the agent's loop above
+# it (read_for, main) or nothing.
+wrappers = (user - {"main", "read_for", "[unknown]"})
 def under_ok(fn):
     return kernel_or_none(fn) or fn in wrappers
 
