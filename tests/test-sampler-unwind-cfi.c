@@ -3,7 +3,8 @@
  * The unwind tables of single files, and walks over synthetic stacks (test-sampler-unwind.c walks
  * the fixture's own snapshots): what the tables count of what libdw reads and keeps (a search
  * table dropped, each FDE parsed), .eh_frame found without section headers, CFI that libdw must
- * not be given, i386 rules, and a 32-bit process's frame pointers.
+ * not be given, i386 rules, a 32-bit process's frame pointers, and the time a lookup in libc's PLT
+ * takes (printed, not asserted).
  */
 #include "tests.h"
 #include "elf-test-util.h"
@@ -12,9 +13,11 @@
 #include <fcntl.h>
 #include <gelf.h>
 #include <inttypes.h>
+#include <link.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "basic/fileio.h"
@@ -473,6 +476,75 @@ static void test_unwind_fde_bytes(void **state) {
         assert_int_equal(unwind_cfi_file_bytes(f) - before, one + 80);
 }
 
+/* The thread's CPU time, in nanoseconds: a shared machine's other work is not counted. */
+static uint64_t thread_nsec(void) {
+        struct timespec ts;
+
+        assert_int_equal(clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts), 0);
+        return (uint64_t) ts.tv_sec * 1000000000U + (uint64_t) ts.tv_nsec;
+}
+
+static int libc_path_of(struct dl_phdr_info *info, size_t size, void *userdata) {
+        const char *slash = strrchr(info->dlpi_name, '/');
+
+        if (!slash || strncmp(slash + 1, "libc.so.", 8) != 0)
+                return 0;
+        snprintf(userdata, PATH_MAX, "%s", info->dlpi_name);
+        return 1;
+}
+
+#define LOOKUP_TIME_ROUNDS 5U
+#define LOOKUP_TIME_N 100000U
+
+/*
+ * What a lookup in an FDE whose CFA is an expression costs: the PLT entries of the libc this test
+ * runs with (GNU ld writes their FDE with DW_CFA_def_cfa_expression), a rule evaluated at each
+ * sample (unwind_cfi_apply()) and looked up at each rule-cache miss (unwind_cfi_file_rule()). The
+ * figures are printed, the least of a few rounds in the thread's CPU time; a shared machine makes
+ * them too noisy to be asserted on.
+ */
+static void test_unwind_plt_lookup_time(void **state) {
+        _cleanup_(unwind_cfi_file_freep) UnwindCfiFile *f = NULL;
+        _cleanup_close_ int fd = -EBADF;
+        char path[PATH_MAX] = "";
+        uint64_t stack[32] = {}, best_rule = UINT64_MAX, best_apply = UINT64_MAX, vaddr;
+        UnwindMemory mem = { .base = 0x7ffe0000U, .data = (const uint8_t *) stack, .size = sizeof(stack) };
+        UnwindRule rule;
+        GElf_Shdr plt;
+
+        assert_int_equal(dl_iterate_phdr(libc_path_of, path), 1);
+        if (!test_elf_section(path, ".plt", NULL, &plt) || plt.sh_size < 0x20) {
+                print_message("  %s: no .plt, nothing to time\n", path);
+                return;
+        }
+        vaddr = plt.sh_addr + 0x10 + 4; /* in the first entry after the PLT's header */
+        fd = open(path, O_RDONLY | O_CLOEXEC);
+        assert_true(fd >= 0);
+        assert_int_equal(unwind_cfi_file_load_fd(fd, &f), 0);
+        unwind_cfi_file_rule(f, vaddr, &rule);
+        assert_int_equal(rule.kind, UNWIND_RULE_EXPR);
+        stack[1] = 0x401234; /* the return address at rsp (regs.sp below), the CFA rsp + 8 */
+
+        for (unsigned round = 0; round < LOOKUP_TIME_ROUNDS; round++) {
+                uint64_t start = thread_nsec();
+
+                for (unsigned i = 0; i < LOOKUP_TIME_N; i++)
+                        unwind_cfi_file_rule(f, vaddr, &rule);
+                best_rule = MIN(best_rule, thread_nsec() - start);
+
+                start = thread_nsec();
+                for (unsigned i = 0; i < LOOKUP_TIME_N; i++) {
+                        UnwindRegs regs = { .ip = vaddr, .sp = mem.base + 8 };
+
+                        assert_int_equal(unwind_cfi_apply(f, vaddr, &rule, &regs, &mem), UNWIND_STEP_OK);
+                        assert_int_equal(regs.ip, 0x401234);
+                }
+                best_apply = MIN(best_apply, thread_nsec() - start);
+        }
+        print_message("  %s PLT at 0x%" PRIx64 ": %" PRIu64 " ns a rule lookup, %" PRIu64 " ns a step\n", path,
+                      vaddr, best_rule / LOOKUP_TIME_N, best_apply / LOOKUP_TIME_N);
+}
+
 /* The rule in the middle of fixture's compat32_leaf (past its prologue, before its epilogue). */
 static void i386_leaf_rule(const char *fixture, UnwindRule *ret) {
         _cleanup_(unwind_cfi_file_freep) UnwindCfiFile *f = NULL;
@@ -580,6 +652,7 @@ int main(void) {
                 cmocka_unit_test(test_unwind_cfi_long_instructions),
                 cmocka_unit_test(test_unwind_compat32),
                 cmocka_unit_test(test_unwind_i386_rules),
+                cmocka_unit_test(test_unwind_plt_lookup_time),
         };
 #if !defined(__x86_64__)
         printf("The unwinder walks x86-64 stacks only.\n");
