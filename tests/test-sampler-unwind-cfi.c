@@ -160,6 +160,14 @@ static void test_unwind_cfi_register_out_of_bounds(void **state) {
         assert_true(self_resident_bytes() < before + 16U * 1024U * 1024U);
         unwind_cfi_file_rule(f, other + 1, &rule);
         assert_int_equal(rule.kind, UNWIND_RULE_SIMPLE);
+        /* Each entry is checked once: the verdicts hold at the next lookups, each its own. */
+        for (int i = 0; i < 3; i++) {
+                unwind_cfi_file_rule(f, middle + 2, &rule);
+                assert_int_equal(rule.kind, UNWIND_RULE_NONE);
+                unwind_cfi_file_rule(f, other + 2, &rule);
+                assert_int_equal(rule.kind, UNWIND_RULE_SIMPLE);
+        }
+        assert_true(self_resident_bytes() < before + 16U * 1024U * 1024U);
 
         /* Without the search table (an eh_frame_ptr that is not .eh_frame's: libdw drops the
          * table) libdw reads .eh_frame in order, FDE after FDE: the section is checked whole when
@@ -449,26 +457,34 @@ static void test_unwind_search_table_dropped(void **state) {
 }
 
 /* What libdw keeps of the FDEs it has read is counted once an FDE: every address of a function
- * with rows of its own for its prologue and epilogue counts one FDE, another function one more. */
+ * with rows of its own for its prologue and epilogue counts one FDE, another function one more.
+ * The table's bits are counted at the first lookup: one for each entry whose FDE libdw has read,
+ * and two for each entry's check, whether made and whether passed. */
 static void test_unwind_fde_bytes(void **state) {
         const char *lib = getenv("TPROF_UNWIND_FIXTURE_HDRLAST_LIB");
         _cleanup_(unwind_cfi_file_freep) UnwindCfiFile *f = NULL;
         _cleanup_close_ int fd = -EBADF;
         uint64_t middle, other;
         size_t before, one;
+        uint32_t count;
         UnwindRule rule;
+        GElf_Shdr hdr;
 
         assert_non_null(lib);
         middle = symbol_vaddr(lib, "unwind_fixture_lib_middle");
         other = symbol_vaddr(lib, "unwind_many_1500");
         assert_true(middle != 0 && other != 0);
+        assert_true(test_elf_section(lib, ".eh_frame_hdr", NULL, &hdr));
         fd = open(lib, O_RDONLY | O_CLOEXEC);
         assert_true(fd >= 0);
+        /* .eh_frame_hdr as GNU ld writes it: version, encodings, eh_frame_ptr (sdata4), count */
+        assert_int_equal(pread(fd, &count, sizeof(count), (off_t) hdr.sh_offset + 8), sizeof(count));
+        assert_true(count > 100);
         assert_int_equal(unwind_cfi_file_load_fd(fd, &f), 0);
         before = unwind_cfi_file_bytes(f);
         unwind_cfi_file_rule(f, middle, &rule);
         one = unwind_cfi_file_bytes(f) - before; /* one FDE, and the table's bits */
-        assert_true(one >= 80);
+        assert_true(one >= 80 + count / 8 + count / 4);
         for (uint64_t a = middle; a < middle + 24; a++)
                 unwind_cfi_file_rule(f, a, &rule);
         assert_int_equal(unwind_cfi_file_bytes(f) - before, one);

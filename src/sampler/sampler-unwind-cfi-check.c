@@ -22,8 +22,9 @@
 #define UNWIND_CFI_STATES_MAX 64U
 /* The most bytes of instructions in a CIE or FDE: libdw runs them all at a lookup that reaches
  * their end (at each sample for a rule it evaluates, UNWIND_RULE_EXPR, and at each rule-cache miss
- * otherwise), and this check reads them at each. Toolchains write far fewer: the largest entry of
- * Debian 12's libLLVM-14 is 2,388 bytes, of libstdc++ 756, of libc 192. */
+ * otherwise); this check reads them once an FDE (its verdict is kept, sampler-unwind-cfi.c). Toolchains
+ * write far fewer: the largest entry of Debian 12's libLLVM-14 is 2,388 bytes, of libstdc++ 756, of
+ * libc 192. */
 #define UNWIND_CFI_INSTRUCTIONS_MAX (64U * 1024U)
 /* The most DW_CFA_remember_state in a CIE or FDE, nested or not: libdw copies its frame (up to
  * UNWIND_CFI_REGS_MAX registers, 2 KiB) for each. Toolchains write a few, one per early return:

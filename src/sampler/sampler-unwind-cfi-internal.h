@@ -66,12 +66,14 @@ struct UnwindCfiFile {
         uint32_t table_count;
         uint64_t table_base;
         /* .eh_frame's bytes where libdw reads them, and its address: the FDE the search table gives
-         * is checked before libdw executes it (unwind_cfi_entry_ok()). */
+         * is checked before libdw executes it (unwind_cfi_entry_ok()), once an entry: checked[] has
+         * two bits for each, whether it was checked and whether it passed (counted in bytes). */
         const uint8_t *eh_frame;
         size_t eh_frame_size;
         uint64_t eh_frame_addr;
         bool elf64;
         uint8_t *seen;
+        uint8_t *checked;
         char *debuglink; /* the name in .gnu_debuglink, NULL if none */
         bool debug_file_never; /* no separate debug file to look for: a copy in memory, or one taken */
         bool debug_host_tried; /* view 0, the host's, looked in */

@@ -46,6 +46,7 @@ UnwindCfiFile *unwind_cfi_file_free(UnwindCfiFile *f) {
                 (void) elf_end(f->elf);
         free(f->debuglink);
         free(f->seen);
+        free(f->checked);
         free(f->go_funcs);
         return mfree(f);
 }

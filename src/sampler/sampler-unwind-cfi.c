@@ -59,10 +59,31 @@ static uint64_t table_at(const UnwindCfiFile *f, size_t i, size_t field) {
         return f->table_base + (uint64_t) (int64_t) rel;
 }
 
+/* The verdict of unwind_cfi_entry_ok() on the FDE of search-table entry idx: read from f->checked
+ * once it was given, else given and kept there. The file's bytes do not change while it is loaded,
+ * and neither does the verdict. Without room for the bits, given at each lookup. */
+static bool table_entry_ok(UnwindCfiFile *f, size_t idx) {
+        unsigned shift = (unsigned) (idx % 4) * 2;
+        bool ok;
+
+        if (!f->checked) {
+                f->checked = new0(uint8_t, f->table_count / 4 + 1);
+                if (f->checked)
+                        f->bytes += f->table_count / 4 + 1;
+        }
+        if (f->checked && (f->checked[idx / 4] >> shift) & 1U)
+                return (f->checked[idx / 4] >> shift) & 2U;
+        ok = unwind_cfi_entry_ok(f->eh_frame, f->eh_frame_size, /* eh_frame= */ true, f->elf64,
+                                 table_at(f, idx, 1) - f->eh_frame_addr);
+        if (f->checked)
+                f->checked[idx / 4] |= (uint8_t) ((ok ? 3U : 1U) << shift);
+        return ok;
+}
+
 /* Whether libdw may run the FDE its search table gives for vaddr: found as libdw finds it
  * (elfutils 0.188, fde.c, binary_search_fde(), which takes an unsorted table as it comes), and
- * checked (unwind_cfi_entry_ok()). Without a table every FDE was checked when the file was read. */
-static bool eh_frame_fde_ok(const UnwindCfiFile *f, uint64_t vaddr) {
+ * checked (table_entry_ok()). Without a table every FDE was checked when the file was read. */
+static bool eh_frame_fde_ok(UnwindCfiFile *f, uint64_t vaddr) {
         size_t l = 0, u = f->table_count;
 
         if (!f->table)
@@ -77,8 +98,7 @@ static bool eh_frame_fde_ok(const UnwindCfiFile *f, uint64_t vaddr) {
                 l = idx + 1;
                 if (l < f->table_count && vaddr >= table_at(f, l, 0))
                         continue;
-                return unwind_cfi_entry_ok(f->eh_frame, f->eh_frame_size, /* eh_frame= */ true, f->elf64,
-                                           table_at(f, idx, 1) - f->eh_frame_addr);
+                return table_entry_ok(f, idx);
         }
         return true; /* none: libdw runs nothing */
 }
