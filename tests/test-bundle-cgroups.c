@@ -524,32 +524,50 @@ static void load_text(const char *text, Folded *ret) {
         fclose(f);
 }
 
-/* The answer as show and the report make it from a bundle's three files: each thread's own stacks
- * kept, the threads grouped, the event's seconds against the rest of the bundle, and the thread
- * that carried a group's rise. */
+/* A bundle's three files as show and the report read them: each thread's own stacks kept, the
+ * threads grouped, and the rest of the bundle beside the event's seconds (of both). */
+typedef struct Sides {
+        Folded slice, baseline, near, rest, own_slice, own_baseline, own_near, own_rest;
+} Sides;
+
+static void sides_done(Sides *s) {
+        Folded *all[] = { &s->slice, &s->baseline, &s->near, &s->rest,
+                          &s->own_slice, &s->own_baseline, &s->own_near, &s->own_rest };
+        for (size_t i = 0; i < ELEMENTSOF(all); i++)
+                folded_done(all[i]);
+}
+
+static void sides_load(const BundleManifest *m, const char *slice_text, const char *baseline_text,
+                       const char *near_text, Sides *s) {
+        *s = (Sides) {};
+        load_text(slice_text, &s->slice);
+        load_text(baseline_text, &s->baseline);
+        load_text(near_text, &s->near);
+        assert_int_equal(bundle_threads_own(m, &s->slice, &s->own_slice), 0);
+        assert_int_equal(bundle_threads_own(m, &s->baseline, &s->own_baseline), 0);
+        assert_int_equal(bundle_threads_own(m, &s->near, &s->own_near), 0);
+        assert_int_equal(bundle_threads_group(m, &s->slice), 0);
+        assert_int_equal(bundle_threads_group(m, &s->baseline), 0);
+        assert_int_equal(bundle_threads_group(m, &s->near), 0);
+        assert_int_equal(folded_rest(&s->slice, &s->baseline, &s->near, &s->rest), 0);
+        assert_int_equal(folded_rest(&s->own_slice, &s->own_baseline, &s->own_near, &s->own_rest), 0);
+        s->own_rest.total = s->rest.total;
+}
+
+/* The answer as show and the report make it: the event's seconds against the rest of the
+ * bundle, and the thread that carried a group's rise. */
 static void answer_of(const BundleManifest *m, const char *slice_text, const char *baseline_text,
                       const char *near_text, Answer *ret) {
-        _cleanup_(folded_donep) Folded slice = FOLDED_NULL, baseline = FOLDED_NULL, near = FOLDED_NULL,
-                                       rest = FOLDED_NULL, own_slice = FOLDED_NULL, own_baseline = FOLDED_NULL,
-                                       own_near = FOLDED_NULL;
+        _cleanup_(sides_done) Sides s;
         Rise *r;
         size_t n;
 
-        load_text(slice_text, &slice);
-        load_text(baseline_text, &baseline);
-        load_text(near_text, &near);
-        assert_int_equal(bundle_threads_own(m, &slice, &own_slice), 0);
-        assert_int_equal(bundle_threads_own(m, &baseline, &own_baseline), 0);
-        assert_int_equal(bundle_threads_own(m, &near, &own_near), 0);
-        assert_int_equal(bundle_threads_group(m, &slice), 0);
-        assert_int_equal(bundle_threads_group(m, &baseline), 0);
-        assert_int_equal(bundle_threads_group(m, &near), 0);
-        assert_int_equal(folded_rest(&slice, &baseline, &near, &rest), 0);
-        assert_int_equal(folded_rises(&near, &rest, RISE_PROCESS, SIZE_MAX, &r, &n), 0);
-        AnswerInput in = { .near_proc = r, .n_near_proc = n, .near = &near, .rest = &rest, .n_cpus = 2 };
-        assert_int_equal(answer_choose(&in, &slice, &baseline, ret), 0);
+        sides_load(m, slice_text, baseline_text, near_text, &s);
+        assert_int_equal(folded_rises(&s.near, &s.rest, RISE_PROCESS, SIZE_MAX, &r, &n), 0);
+        AnswerInput in = { .near_proc = r, .n_near_proc = n, .near = &s.near, .rest = &s.rest, .n_cpus = 2 };
+        assert_int_equal(answer_choose(&in, &s.slice, &s.baseline, ret), 0);
         rises_free(r, n);
-        int k = bundle_answer_thread(&own_slice, &own_baseline, &own_near, rest.total, ret);
+        int k = bundle_answer_thread(&s.own_slice, &s.own_baseline, &s.own_near, s.rest.total, ret);
         assert_int_equal(k, ret->thread ? 1 : 0);
 }
 
@@ -667,24 +685,11 @@ static void test_thread_carrying(void **state) {
  * carried its rise where one did, and only there; a copy of a row keeps it. */
 static void rows_of(const BundleManifest *m, const char *slice_text, const char *baseline_text, const char *near_text,
                     Rise **ret, size_t *ret_n) {
-        _cleanup_(folded_donep) Folded slice = FOLDED_NULL, baseline = FOLDED_NULL, near = FOLDED_NULL,
-                                       rest = FOLDED_NULL, own_slice = FOLDED_NULL, own_baseline = FOLDED_NULL,
-                                       own_near = FOLDED_NULL, own_rest = FOLDED_NULL;
+        _cleanup_(sides_done) Sides s;
 
-        load_text(slice_text, &slice);
-        load_text(baseline_text, &baseline);
-        load_text(near_text, &near);
-        assert_int_equal(bundle_threads_own(m, &slice, &own_slice), 0);
-        assert_int_equal(bundle_threads_own(m, &baseline, &own_baseline), 0);
-        assert_int_equal(bundle_threads_own(m, &near, &own_near), 0);
-        assert_int_equal(bundle_threads_group(m, &slice), 0);
-        assert_int_equal(bundle_threads_group(m, &baseline), 0);
-        assert_int_equal(bundle_threads_group(m, &near), 0);
-        assert_int_equal(folded_rest(&slice, &baseline, &near, &rest), 0);
-        assert_int_equal(folded_rises(&near, &rest, RISE_PROCESS, SIZE_MAX, ret, ret_n), 0);
-        assert_int_equal(folded_rest(&own_slice, &own_baseline, &own_near, &own_rest), 0);
-        own_rest.total = rest.total;
-        assert_int_equal(bundle_rises_threads(&own_near, &own_rest, *ret, *ret_n), 0);
+        sides_load(m, slice_text, baseline_text, near_text, &s);
+        assert_int_equal(folded_rises(&s.near, &s.rest, RISE_PROCESS, SIZE_MAX, ret, ret_n), 0);
+        assert_int_equal(bundle_rises_threads(&s.own_near, &s.own_rest, *ret, *ret_n), 0);
 }
 
 static void test_rises_threads(void **state) {
