@@ -567,7 +567,7 @@ static void answer_of(const BundleManifest *m, const char *slice_text, const cha
         AnswerInput in = { .near_proc = r, .n_near_proc = n, .near = &s.near, .rest = &s.rest, .n_cpus = 2 };
         assert_int_equal(answer_choose(&in, &s.slice, &s.baseline, ret), 0);
         rises_free(r, n);
-        int k = bundle_answer_thread(&s.own_slice, &s.own_baseline, &s.own_near, s.rest.total, ret);
+        int k = bundle_answer_thread(&s.own_slice, &s.own_baseline, &s.own_near, &s.own_rest, ret);
         assert_int_equal(k, ret->thread ? 1 : 0);
 }
 

@@ -583,12 +583,10 @@ int bundle_rises_threads(const Folded *x, const Folded *y, Rise *r, size_t n) {
         return 0;
 }
 
-int bundle_answer_thread(const Folded *slice, const Folded *baseline, const Folded *near, uint64_t rest_total,
+int bundle_answer_thread(const Folded *slice, const Folded *baseline, const Folded *near, const Folded *rest,
                          Answer *a) {
-        _cleanup_(folded_donep) Folded rest = FOLDED_NULL;
         const char *name = a->rise.name;
         RiseKind kind = answer_from_function(a->from) ? RISE_FUNCTION : RISE_PROCESS;
-        int r;
 
         a->thread = mfree(a->thread);
         /* A group's key has its '*' in the comm. */
@@ -596,13 +594,34 @@ int bundle_answer_thread(const Folded *slice, const Folded *baseline, const Fold
                 return 0;
         if (!answer_from_near(a->from))
                 return bundle_thread_carrying(slice, baseline, name, kind, &a->thread);
-        if (!near)
+        if (!near || !rest)
                 return 0;
-        r = folded_rest(slice, baseline, near, &rest);
-        if (r < 0)
-                return r;
-        rest.total = rest_total;
-        return bundle_thread_carrying(near, &rest, name, kind, &a->thread);
+        return bundle_thread_carrying(near, rest, name, kind, &a->thread);
+}
+
+int bundle_threads_name(const Folded *own_slice, const Folded *own_baseline, const Folded *own_near, uint64_t rest_total,
+                        Answer *a, Rise *proc, size_t n_proc, Rise *near_proc, size_t n_near_proc) {
+        _cleanup_(folded_donep) Folded own_rest = FOLDED_NULL;
+        bool near = false;
+        int r = 0, k;
+
+        if (own_near) {
+                r = folded_rest(own_slice, own_baseline, own_near, &own_rest);
+                own_rest.total = rest_total;
+                near = r >= 0;
+        }
+        k = bundle_answer_thread(own_slice, own_baseline, near ? own_near : NULL, near ? &own_rest : NULL, a);
+        if (k < 0 && r >= 0)
+                r = k;
+        k = bundle_rises_threads(own_slice, own_baseline, proc, n_proc);
+        if (k < 0 && r >= 0)
+                r = k;
+        if (near) {
+                k = bundle_rises_threads(own_near, &own_rest, near_proc, n_near_proc);
+                if (k < 0 && r >= 0)
+                        r = k;
+        }
+        return MIN(r, 0);
 }
 
 bool bundle_cgroups_field(const char *field) {

@@ -96,9 +96,15 @@ int bundle_threads_group(const BundleManifest *m, Folded *f);
  * or "wrk-*;spin" for kind RISE_FUNCTION): 1 with *ret its comm, 0 and *ret NULL for none.
  *
  * bundle_answer_thread() sets a->thread so, for an answer whose rise is a group's, from the own
- * stacks of the slice, the baseline and near (NULL without event.folded) as the rise was found:
- * near against the rest of the bundle (rest_total its samples, as the rankings count them) or the
- * slice against the baseline: 1 where it names one, 0 where not.
+ * stacks of the slice, the baseline, near and the rest of the bundle beside near (near and rest
+ * NULL without event.folded) as the rise was found: near against the rest or the slice against
+ * the baseline: 1 where it names one, 0 where not.
+ *
+ * bundle_threads_name() names them all as show and the page give them: the answer's
+ * (bundle_answer_thread()) and each process row's of the slice's rankings (proc) and of near's
+ * (near_proc; bundle_rises_threads()), the own rest made once from the own slice, baseline and
+ * near (NULL without event.folded), rest_total its samples as the rankings count them. 0, or
+ * -ENOMEM (what could be named is).
  */
 #define BUNDLE_THREAD_CARRIES (2.0 / 3.0)
 int bundle_threads_own(const BundleManifest *m, const Folded *f, Folded *ret);
@@ -107,8 +113,10 @@ int bundle_thread_carrying(const Folded *x, const Folded *y, const char *key, Ri
  * (bundle_thread_carrying(), x and y own stacks as there): the rankings' rows name the thread
  * that carried a group's rise as the answer does. 0, or -ENOMEM. */
 int bundle_rises_threads(const Folded *x, const Folded *y, Rise *r, size_t n);
-int bundle_answer_thread(const Folded *slice, const Folded *baseline, const Folded *near, uint64_t rest_total,
+int bundle_answer_thread(const Folded *slice, const Folded *baseline, const Folded *near, const Folded *rest,
                          Answer *a);
+int bundle_threads_name(const Folded *own_slice, const Folded *own_baseline, const Folded *own_near, uint64_t rest_total,
+                        Answer *a, Rise *proc, size_t n_proc, Rise *near_proc, size_t n_near_proc);
 
 /* For `ls`: whether field is one of unit, container, pod, cgroup, and whether a cgroup of the
  * slice has that value. */

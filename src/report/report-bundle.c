@@ -261,23 +261,14 @@ static int write_analysis(JsonWriter *w, const char *dir, const BundleManifest *
                                      .cpus = cpus,
                              },
                              &slice, &baseline, &answer);
-        if (answer.rise.name && ro >= 0)
-                (void) bundle_answer_thread(&own_slice, &own_baseline, rn >= 0 ? &own_near : NULL,
-                                            rn >= 0 ? rest.total : 0, &answer);
         rises_truncate(proc, &n_proc, REPORT_RISES);
         rises_truncate(func, &n_func, REPORT_RISES);
         rises_truncate(near_proc, &n_near_proc, REPORT_RISES);
         rises_truncate(near_func, &n_near_func, REPORT_RISES);
-        /* Each row of a group's rise names the one thread that carried it, as show's do. */
-        if (ro >= 0) {
-                _cleanup_(folded_donep) Folded own_rest = FOLDED_NULL;
-
-                (void) bundle_rises_threads(&own_slice, &own_baseline, proc, n_proc);
-                if (rn >= 0 && folded_rest(&own_slice, &own_baseline, &own_near, &own_rest) >= 0) {
-                        own_rest.total = rest.total;
-                        (void) bundle_rises_threads(&own_near, &own_rest, near_proc, n_near_proc);
-                }
-        }
+        /* The answer and each row of a group's rise name the one thread that carried it, as show's do. */
+        if (ro >= 0)
+                (void) bundle_threads_name(&own_slice, &own_baseline, rn >= 0 ? &own_near : NULL,
+                                           rn >= 0 ? rest.total : 0, &answer, proc, n_proc, near_proc, n_near_proc);
 
         json_key(w, "analysis");
         json_begin_object(w);

@@ -281,23 +281,16 @@ static void choose_answer(Show *s) {
         bundle_sampled_cpus(s->m, s->slice_error >= 0 ? s->slice.total : 0,
                             s->baseline_error >= 0 ? s->baseline.total : 0, near ? s->near.total : 0,
                             near ? s->near_rest.total : 0, &in.cpus);
-        if (answer_choose(&in, ranked_slice(s), &s->baseline, &s->answer) >= 0 && s->own_error >= 0)
-                (void) bundle_answer_thread(&s->own_slice, &s->own_baseline, near ? &s->own_near : NULL,
-                                            near ? s->near_rest.total : 0, &s->answer);
+        (void) answer_choose(&in, ranked_slice(s), &s->baseline, &s->answer);
         rises_truncate(s->proc_rises, &s->n_proc_rises, TOP_RISES);
         rises_truncate(s->func_rises, &s->n_func_rises, TOP_RISES);
         rises_truncate(s->near_proc_rises, &s->n_near_proc_rises, TOP_RISES);
         rises_truncate(s->near_func_rises, &s->n_near_func_rises, TOP_RISES);
-        /* The rankings' rows name a group's one thread that carried its rise, as the answer does. */
-        if (s->own_error >= 0) {
-                _cleanup_(folded_donep) Folded own_rest = FOLDED_NULL;
-
-                (void) bundle_rises_threads(&s->own_slice, &s->own_baseline, s->proc_rises, s->n_proc_rises);
-                if (near && folded_rest(&s->own_slice, &s->own_baseline, &s->own_near, &own_rest) >= 0) {
-                        own_rest.total = s->near_rest.total;
-                        (void) bundle_rises_threads(&s->own_near, &own_rest, s->near_proc_rises, s->n_near_proc_rises);
-                }
-        }
+        /* The answer and the rankings' rows name a group's one thread that carried its rise. */
+        if (s->own_error >= 0)
+                (void) bundle_threads_name(&s->own_slice, &s->own_baseline, near ? &s->own_near : NULL,
+                                           near ? s->near_rest.total : 0, &s->answer, s->proc_rises, s->n_proc_rises,
+                                           s->near_proc_rises, s->n_near_proc_rises);
 }
 
 static void load_all(Show *s) {
