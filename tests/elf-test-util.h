@@ -90,6 +90,25 @@ static inline bool test_elf_symbol(const char *path, const char *name, GElf_Sym 
         return found;
 }
 
+/* A new 64-bit little-endian shared object for machine written to fd: its ELF and header, which the
+ * caller fills on (e_shstrndx) before elf_update(). */
+static inline Elf *test_elf_new_dyn(int fd, Elf64_Half machine, Elf64_Ehdr **ret_eh) {
+        Elf *elf;
+        Elf64_Ehdr *eh;
+
+        (void) elf_version(EV_CURRENT);
+        elf = elf_begin(fd, ELF_C_WRITE, NULL);
+        assert_non_null(elf);
+        eh = elf64_newehdr(elf);
+        assert_non_null(eh);
+        eh->e_ident[EI_DATA] = ELFDATA2LSB;
+        eh->e_type = ET_DYN;
+        eh->e_machine = machine;
+        eh->e_version = EV_CURRENT;
+        *ret_eh = eh;
+        return elf;
+}
+
 /* A new section of elf holding size bytes at buf (of type dtype, aligned to align): its header,
  * named at name in the section name table, of type type. */
 static inline Elf64_Shdr *test_elf_new_section(Elf *elf, Elf64_Word name, Elf64_Word type, void *buf, size_t size,

@@ -245,15 +245,7 @@ static UnwindRuleKind eh_frame_rule(const char *name, const uint8_t *eh_frame, s
         snprintf(path, sizeof(path), "%s/%s", tmpdir, name);
         fd = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
         assert_true(fd >= 0);
-        (void) elf_version(EV_CURRENT);
-        elf = elf_begin(fd, ELF_C_WRITE, NULL);
-        assert_non_null(elf);
-        eh = elf64_newehdr(elf);
-        assert_non_null(eh);
-        eh->e_ident[EI_DATA] = ELFDATA2LSB;
-        eh->e_type = ET_DYN;
-        eh->e_machine = EM_X86_64;
-        eh->e_version = EV_CURRENT;
+        elf = test_elf_new_dyn(fd, EM_X86_64, &eh);
         sh = test_elf_new_section(elf, 1, SHT_PROGBITS, (void *) eh_frame, size, ELF_T_BYTE, 8); /* 1 */
         sh->sh_flags = SHF_ALLOC;
         sh->sh_addr = EH_FRAME_TEST_ADDR;

@@ -672,15 +672,7 @@ static void write_one_name_symtab(const char *path, size_t n, size_t len) {
         for (size_t i = 0; i < n; i++)
                 syms[i] = (Elf64_Sym) { .st_name = 1, .st_info = ELF64_ST_INFO(STB_GLOBAL, STT_FUNC),
                                         .st_shndx = 1, .st_value = 0x1000 + 16 * i, .st_size = 16 };
-        (void) elf_version(EV_CURRENT);
-        elf = elf_begin(fd, ELF_C_WRITE, NULL);
-        assert_non_null(elf);
-        eh = elf64_newehdr(elf);
-        assert_non_null(eh);
-        eh->e_ident[EI_DATA] = ELFDATA2LSB;
-        eh->e_type = ET_DYN;
-        eh->e_machine = EM_X86_64;
-        eh->e_version = EV_CURRENT;
+        elf = test_elf_new_dyn(fd, EM_X86_64, &eh);
 
         (void) test_elf_new_section(elf, 1, SHT_STRTAB, strtab, len + 2, ELF_T_BYTE, 1); /* 1: .strtab */
         sh = test_elf_new_section(elf, 9, SHT_SYMTAB, syms, n * sizeof(Elf64_Sym), ELF_T_SYM, 8);

@@ -116,15 +116,7 @@ static void write_a64_plt(const char *path, PltKind kind, size_t *ret_starts, si
         n_words = plt_words(kind, words, 3, ret_starts);
         *ret_plt_bytes = 4 * n_words;
 
-        (void) elf_version(EV_CURRENT);
-        elf = elf_begin(fd, ELF_C_WRITE, NULL);
-        assert_non_null(elf);
-        eh = elf64_newehdr(elf);
-        assert_non_null(eh);
-        eh->e_ident[EI_DATA] = ELFDATA2LSB;
-        eh->e_type = ET_DYN;
-        eh->e_machine = EM_AARCH64;
-        eh->e_version = EV_CURRENT;
+        elf = test_elf_new_dyn(fd, EM_AARCH64, &eh);
 
         sh = test_elf_new_section(elf, 1, SHT_STRTAB, (void *) dynstr, sizeof(dynstr), ELF_T_BYTE, 1); /* 1 */
         sh->sh_flags = SHF_ALLOC;
