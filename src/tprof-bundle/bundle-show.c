@@ -921,15 +921,20 @@ static void print_files(const Show *s) {
         /* Without a manifest the report and the exports cannot be made: nothing to open. */
         if (!s->m)
                 return;
+        /* The commands run as printed: they name the state directory this one was given. */
+        _cleanup_free_ char *sd = streq(arg_state_dir, TPROF_STATE_DIR) ? NULL : text_for_terminal(arg_state_dir, 0);
+        _cleanup_free_ char *cmd = NULL;
+        if (asprintf(&cmd, "tprof-bundle%s%s", sd ? " -D " : "", sd ?: "") < 0)
+                cmd = NULL;
         show_section(s, "Open with");
         if (report && access(report, F_OK) >= 0)
                 printf("  xdg-open %s/%s      (heatmap, flame graphs, log: one file, works offline)\n", dir ?: "?",
                        BUNDLE_REPORT);
         else
-                printf("  tprof-bundle report %s -o report.html      (heatmap, flame graphs, log: one file)\n",
+                printf("  %s report %s -o report.html      (heatmap, flame graphs, log: one file)\n", cmd ?: "?",
                        id ?: "?");
-        printf("  tprof-bundle export %s --format svg > flame.svg\n", id ?: "?");
-        printf("  tprof-bundle export %s --format svg --diff > diff.svg      (red: rose against the baseline)\n",
+        printf("  %s export %s --format svg > flame.svg\n", cmd ?: "?", id ?: "?");
+        printf("  %s export %s --format svg --diff > diff.svg      (red: rose against the baseline)\n", cmd ?: "?",
                id ?: "?");
         printf("  flamegraph.pl %s/%s > flame.svg\n", dir ?: "?", BUNDLE_FOLDED);
         _cleanup_free_ char *ps = show_bundle_file(s, BUNDLE_PERF_SCRIPT);
@@ -939,10 +944,10 @@ static void print_files(const Show *s) {
         } else {
                 /* A large slice: the perf script is made from windows/ when asked for. */
                 printf("  speedscope %s/%s\n", dir ?: "?", BUNDLE_FOLDED);
-                printf("  Flamescope: tprof-bundle export %s --format perf-script > flamescope/examples/%s.perf\n",
-                       id ?: "?", id ?: "bundle");
+                printf("  Flamescope: %s export %s --format perf-script > flamescope/examples/%s.perf\n",
+                       cmd ?: "?", id ?: "?", id ?: "bundle");
         }
-        printf("  TPROF_VIEWER=firefox tprof-bundle open %s\n", id ?: "?");
+        printf("  TPROF_VIEWER=firefox %s open %s\n", cmd ?: "?", id ?: "?");
 }
 
 int verb_show(int argc, char *argv[]) {

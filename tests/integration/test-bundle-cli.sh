@@ -130,6 +130,12 @@ grep -q '^   In short: kubelet rose to 6\.5% of the samples (baseline 0\.8%, z=[
 sed -n '/^  Processes/,/^  Functions/p' "$OUT" | sed -n 2p | grep -q kubelet || fail "kubelet not ranked first"
 sed -n '/^Unusual/,/^CPU 3/p' "$OUT" | grep -qE 'java|nginx|postgres|swapper' && fail "stable noise reported as unusual"
 grep -q '^CPU 3 alone' "$OUT" || fail "no per-CPU section for captures.cpu"
+# The commands it offers run as printed: they name the state directory show was given.
+sed -n 's/^  \(tprof-bundle .*\) > flame\.svg$/\1/p' "$OUT" >"$TEST_TMP/offered"
+[ "$(wc -l <"$TEST_TMP/offered")" = 1 ] || fail "show offers no export command: $(sed -n '/^Open with/,$p' "$OUT")"
+(cd "$TEST_TMP" && eval "\"\$TPROF_BUNDLE\"$(sed 's/^tprof-bundle//' "$TEST_TMP/offered")") >"$TEST_TMP/flame.svg" 2>"$ERR" ||
+        fail "show's '$(cat "$TEST_TMP/offered")' does not run: $(cat "$ERR")"
+grep -q '<svg' "$TEST_TMP/flame.svg" || fail "show's export command wrote no SVG"
 # The event's own seconds against the rest: kubelet's 6.5% there too.
 sed -n '/^Around the event (5s before .. 5s after)/,/^Services/p' "$OUT" |
         grep -qE '^  kubelet +6\.5% \(rest +[0-9.]+%\) +mem_cgroup_nr_lru_pages +z=' || fail "no rise around the event"
