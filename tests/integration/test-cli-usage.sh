@@ -80,6 +80,10 @@ for c in ls show export "export 0123" report windows rm open capture status; do
         help+=$'\n'$("$TPROF_BUNDLE" $c --help)
 done
 check_man tprof-bundle.1 "$help"
+# A stripped file's frames are named after the file (test-sampler-hostile's [burn-stripped]), and
+# the man page's --detail says so.
+man_text tprofd.8 | sed -n '/^\.BI --detail/,/^\.TP/p' | tr '\n' ' ' | grep -qE 'stripped files[^;]*named after the file' ||
+        fail "man/tprofd.8's --detail does not say that a stripped file's frames are named after the file"
 # What --help says of an option's machines, README's table of options says too.
 if "$TPROFD" --help | grep -q 'auto and dwarf on x86-64 only'; then
         grep -E '^\| `--unwind MODE`' "$TPROF_SOURCE_ROOT/README.md" | grep -q 'x86-64 only' ||
