@@ -80,6 +80,19 @@ for c in ls show export "export 0123" report windows rm open capture status; do
         help+=$'\n'$("$TPROF_BUNDLE" $c --help)
 done
 check_man tprof-bundle.1 "$help"
+# Each short option --help pairs with a long one, its man page pairs with the same long one; README
+# names every long option either program's --help lists.
+check_man_short() {
+        local s l
+        while read -r s l; do
+                grep -qF -- "$s \", \" $l" <<<"$(man_text "$1")" || fail "man/$1 does not give $s as $l, as --help does"
+        done < <(sed -nE 's/^ +(-[a-zA-Z0-9]) (--[a-z][a-z-]*).*/\1 \2/p' <<<"$2")
+}
+check_man_short tprofd.8 "$("$TPROFD" --help)"
+check_man_short tprof-bundle.1 "$help"
+for o in $(grep -oE -- '--[a-z][a-z-]*' <<<"$("$TPROFD" --help)"$'\n'"$help" | sort -u); do
+        grep -qE -- "$o([^a-z-]|\$)" "$TPROF_SOURCE_ROOT/README.md" || fail "README does not name $o, which --help lists"
+done
 # A stripped file's frames are named after the file (test-sampler-hostile's [burn-stripped]), and
 # the man page's --detail says so.
 man_text tprofd.8 | sed -n '/^\.BI --detail/,/^\.TP/p' | tr '\n' ' ' | grep -qE 'stripped files[^;]*named after the file' ||
