@@ -21,6 +21,11 @@ expect_exit 64 "$TPROFD" --window 1s
 expect_exit 64 "$TPROFD" --window banana
 expect_exit 64 "$TPROFD" --pid 1
 expect_exit 64 "$TPROFD" --max-bundles 0
+# --unwind-stack takes multiples of 8 only, and --help says so.
+expect_exit 64 "$TPROFD" --unwind-stack 1028
+grep -q "a multiple of 8 from 1024 to 32768" "$ERR" || fail "bad --unwind-stack not named: $(cat "$ERR")"
+"$TPROFD" --help | grep -A1 -- '--unwind-stack' | tr -s ' \n' ' ' | grep -q 'a multiple of 8' ||
+        fail "tprofd --help does not say that --unwind-stack takes multiples of 8"
 expect_exit 64 "$TPROFD" --max-bundle-bytes lots
 expect_exit 64 "$TPROFD" stray-argument
 expect_exit 64 "$TPROF_BUNDLE"
