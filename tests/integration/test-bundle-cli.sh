@@ -64,6 +64,19 @@ for v in ls show export report windows rm open capture status; do
         done
 done
 
+# README's quick start opens the newest bundle's page: xdg-open takes one file (xdg-utils 1.1.3's
+# xdg-open exits "unexpected argument" on a second one), whatever the number of bundles.
+xdg_open() {
+        [ $# = 1 ] || fail "README's quick start gives xdg-open $# files: $*"
+        [ "$1" = "$STATE/incidents/20261121T143000Z-ena-reset-3fa9c2d1/report.html" ] ||
+                fail "README's quick start opens $1, not the newest bundle's report.html"
+}
+line=$(sed -n '/^## Quick start/,/^## How it works/s/^    xdg-open \(.*\)#.*/\1/p' "$TPROF_SOURCE_ROOT/README.md")
+[ -n "$line" ] || fail "README's quick start opens no report.html"
+for d in "$STATE"/incidents/*/; do touch "$d/report.html"; done # the fixture's bundles have none
+eval "xdg_open ${line//\/var\/lib\/tprof/\$STATE}"
+rm -f "$STATE"/incidents/*/report.html
+
 # ls: the table, the corrupt one listed with a warning, never a crash.
 expect_exit 0 tb ls
 golden bundle-ls.txt
