@@ -121,6 +121,15 @@ done
 want=$(sed -n 's/^SPEEDSCOPE_VERSION=\([0-9.]*\)$/\1/p' "$TPROF_SOURCE_ROOT/contrib/setup.sh")
 sed -n '/^## Quick start/,/^## How it works/p' "$TPROF_SOURCE_ROOT/README.md" | tr '\n' ' ' |
         grep -qF "speedscope $want" || fail "README's quick start does not say that setup.sh test installs speedscope $want"
+# README and docs/design.md give the daemon's bounds of the recent log lines it keeps per source.
+lines=$(sed -n 's/^#define LOG_CONTEXT_LINES_MAX \([0-9]*\)U$/\1/p' "$TPROF_SOURCE_ROOT/src/tprofd/manager.c")
+mib=$(sed -n 's/^#define LOG_CONTEXT_BYTES_MAX (UINT64_C(\([0-9]*\)) << 20)$/\1/p' "$TPROF_SOURCE_ROOT/src/tprofd/manager.c")
+[ -n "$lines" ] && [ -n "$mib" ] || fail "manager.c defines no LOG_CONTEXT_LINES_MAX or LOG_CONTEXT_BYTES_MAX"
+lines=$(sed -E ':a; s/([0-9])([0-9]{3})($|[^0-9])/\1,\2\3/; ta' <<<"$lines")
+for f in README.md docs/design.md; do
+        tr '\n' ' ' <"$TPROF_SOURCE_ROOT/$f" | grep -qE "per source \($lines lines, $mib MiB,? (and )?15 minutes each\)" ||
+                fail "$f does not give the log context's bounds, $lines lines and $mib MiB per source"
+done
 # README counts the defects the fuzzers found as there are regression inputs kept.
 words=(zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen)
 found=$(sed -n 's/.*the fuzzers \(have \)\?found \([a-z]*\) defects.*/\2/p' "$TPROF_SOURCE_ROOT/README.md")
