@@ -102,6 +102,12 @@ done
 # the man page's --detail says so.
 man_text tprofd.8 | sed -n '/^\.BI --detail/,/^\.TP/p' | tr '\n' ' ' | grep -qE 'stripped files[^;]*named after the file' ||
         fail "man/tprofd.8's --detail does not say that a stripped file's frames are named after the file"
+# Every environment variable the programs read is in a man page, but systemd's JOURNAL_STREAM and
+# the knobs of the tests and benchmarks.
+for v in $(grep -rhoE '(secure_)?getenv\("[A-Za-z_]+"\)' "$TPROF_SOURCE_ROOT/src" | sed -E 's/.*\("(.*)"\)/\1/' | sort -u); do
+        case $v in JOURNAL_STREAM | TPROF_TEST_* | TPROF_BOOT_ID_PATH | TPROF_RULES_PREFILTER) continue ;; esac
+        cat "$TPROF_SOURCE_ROOT"/man/*.[18] | grep -qw -- "$v" || fail "no man page names \$$v, which the programs read"
+done
 # What --help says of an option's machines, README's table of options says too.
 if "$TPROFD" --help | grep -q 'auto and dwarf on x86-64 only'; then
         grep -E '^\| `--unwind MODE`' "$TPROF_SOURCE_ROOT/README.md" | grep -q 'x86-64 only' ||
