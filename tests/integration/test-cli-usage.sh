@@ -102,6 +102,15 @@ done
 # the man page's --detail says so.
 man_text tprofd.8 | sed -n '/^\.BI --detail/,/^\.TP/p' | tr '\n' ' ' | grep -qE 'stripped files[^;]*named after the file' ||
         fail "man/tprofd.8's --detail does not say that a stripped file's frames are named after the file"
+# README names each capability the service unit says tprofd needs to sample, read the kernel log
+# and read other processes' binaries, as tprofd(8) does.
+needs=$(tr '\n' ' ' <"$TPROF_SOURCE_ROOT/README.md" | grep -oE 'Needs root, or [^(]*(\([^)]*\)[^(]*)*\(see `contrib/tprofd.service.in`\)')
+[ -n "$needs" ] || fail "README's tprofd section says not what tprofd needs"
+for cap in $(sed -n '/^# Sampling needs/,/^CapabilityBoundingSet/p' "$TPROF_SOURCE_ROOT/contrib/tprofd.service.in" |
+             tr '\n' ' ' | sed 's/; setting the bundle group.*//' | grep -oE 'CAP_[A-Z_]+' | sort -u); do
+        grep -qw -- "$cap" <<<"$needs" || fail "README's tprofd section does not name $cap"
+        man_text tprofd.8 | grep -qw -- "$cap" || fail "man/tprofd.8 does not name $cap"
+done
 # Every environment variable the programs read is in a man page, but systemd's JOURNAL_STREAM and
 # the knobs of the tests and benchmarks.
 for v in $(grep -rhoE '(secure_)?getenv\("[A-Za-z_]+"\)' "$TPROF_SOURCE_ROOT/src" | sed -E 's/.*\("(.*)"\)/\1/' | sort -u); do
