@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sysexits.h>
+#include <unistd.h>
 
 #include "basic/cleanup.h"
 #include "basic/log.h"
@@ -102,6 +103,12 @@ static void print_state(const char *state_dir) {
 
         if (asprintf(&ring, "%s/ring", state_dir) < 0 || asprintf(&inc, "%s/incidents", state_dir) < 0)
                 return;
+        if (access(state_dir, F_OK) < 0) {
+                /* Said as such, not as an empty ring: a mistyped -D or a daemon never started. */
+                snprintf(buf, sizeof buf, "%s (%m)", state_dir);
+                print_escaped("State directory", buf);
+                return;
+        }
         print_escaped("State directory", state_dir);
         if (ring_list_windows(ring, /* verify= */ false, &w, &n) < 0 || n == 0)
                 print_escaped("Ring", "no windows");

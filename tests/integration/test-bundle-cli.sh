@@ -27,6 +27,11 @@ golden() {
 
 command -v python3 >/dev/null || skip "needs python3"
 
+# A state directory that does not exist is said to be missing, not shown as an empty ring.
+"$TPROF_BUNDLE" -D "$STATE" status >"$OUT" 2>"$ERR" || true
+grep -q "State directory: .*(No such file or directory)" "$OUT" || fail "status on a missing state directory: $(cat "$OUT")"
+! grep -q "Ring:" "$OUT" || fail "status of a missing state directory shows a ring"
+
 # Nothing there yet: the honest exit code, like coredumpctl.
 mkdir -p "$STATE"
 expect_exit 1 tb ls
