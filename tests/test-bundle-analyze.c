@@ -871,6 +871,56 @@ static void test_rises_kernel_spread(void **state) {
         rises_free(r, n);
 }
 
+/* A rise in the kernel under a loop of system calls, as tprofd recorded it on Linux 6.18: a sender
+ * of UDP datagrams to a loopback socket, 20% of a CPU for 4 s around the event, and the samples
+ * of do_syscall_64() as the leaf that a second run of it had. Its leaves with most samples are the
+ * C library's sendto(), where the samples due on the kernel's way back to user space land, and
+ * do_syscall_64(), where those due on its way in do (interrupts are disabled on both:
+ * syscall_enter_from_user_mode(), syscall_exit_to_user_mode(), include/linux/entry-common.h); no
+ * function rose there. Its function that rose is the kernel's (fib_table_lookup, the route of
+ * each datagram), under udp_sendmsg. */
+static void test_rises_syscall_wrapper(void **state) {
+        _cleanup_(folded_donep) Folded near = FOLDED_NULL, rest = FOLDED_NULL;
+        Rise *r = NULL;
+        size_t n = 0;
+
+        load_text("java;main;compute 1885\n"
+                  "udp-sender;main;pace_udp;sendto 8\n"
+                  "udp-sender;main;pace_udp;sendto;entry_SYSCALL_64_after_hwframe;do_syscall_64 8\n"
+                  "udp-sender;main;pace_udp;sendto;entry_SYSCALL_64_after_hwframe;do_syscall_64;__x64_sys_sendto;__sys_sendto;udp_sendmsg;ip_route_output_flow;ip_route_output_key_hash_rcu;fib_table_lookup 7\n"
+                  "udp-sender;main;pace_udp;sendto;entry_SYSCALL_64_after_hwframe;do_syscall_64;__x64_sys_sendto;__sys_sendto;udp_sendmsg;udp_send_skb;ip_send_skb;ip_output;ip_finish_output2;__dev_queue_xmit;__local_bh_enable_ip;do_softirq.part.0;handle_softirqs;net_rx_action;__napi_poll;process_backlog;_raw_spin_unlock_irq 4\n"
+                  "udp-sender;main;pace_udp;sendto;entry_SYSCALL_64_after_hwframe;do_syscall_64;__x64_sys_sendto;__sys_sendto;udp_sendmsg;ip_make_skb;__ip_append_data;ip_generic_getfrag;_copy_from_iter 4\n"
+                  "udp-sender;main;pace_udp;sendto;entry_SYSCALL_64_after_hwframe;do_syscall_64;__x64_sys_sendto;__sys_sendto;udp_sendmsg;ip_make_skb;__ip_make_skb 3\n"
+                  "udp-sender;main;pace_udp 3\n"
+                  "udp-sender;main;pace_udp;sendto;entry_SYSCALL_64_after_hwframe;do_syscall_64;__x64_sys_sendto;__sys_sendto;udp_sendmsg;udp_send_skb;ip_send_skb;ip_output;ip_finish_output2;__dev_queue_xmit;validate_xmit_skb.isra.0 2\n"
+                  "udp-sender;main;pace_udp;sendto;entry_SYSCALL_64_after_hwframe;do_syscall_64;__x64_sys_sendto;__sys_sendto;udp_sendmsg;udp_send_skb;ip_send_skb;ip_output;ip_finish_output2;__dev_queue_xmit;dev_hard_start_xmit;loopback_xmit;sock_wfree 2\n"
+                  "udp-sender;main;pace_udp;sendto;entry_SYSCALL_64_after_hwframe;do_syscall_64;__x64_sys_sendto;__sys_sendto;udp_sendmsg;udp_send_skb;ip_send_skb;__ip_local_out;ip_send_check 2\n"
+                  "udp-sender;main;pace_udp;sendto;entry_SYSCALL_64_after_hwframe;do_syscall_64;__x64_sys_sendto;__sys_sendto;udp_sendmsg;udp_send_skb;ip_send_skb;__ip_local_out 2\n"
+                  "udp-sender;main;pace_udp;sendto;entry_SYSCALL_64_after_hwframe;do_syscall_64;__x64_sys_sendto;__sys_sendto;udp_sendmsg;ip_make_skb;__ip_append_data;sock_alloc_send_pskb;alloc_skb_with_frags;__alloc_skb;kmalloc_reserve;__kmalloc_node_track_caller_noprof 2\n"
+                  "udp-sender;main;pace_udp;sendto;entry_SYSCALL_64_after_hwframe;do_syscall_64;__x64_sys_sendto;__sys_sendto;udp_sendmsg;ip_make_skb;__ip_append_data;ip_generic_getfrag;__check_object_size;__check_heap_object 2\n"
+                  "udp-sender;main;pace_udp;sendto;entry_SYSCALL_64_after_hwframe;do_syscall_64;__x64_sys_sendto;__sys_sendto;udp_sendmsg;ip_make_skb 2\n",
+                  &near);
+        load_text("java;main;compute 2948\n", &rest);
+        assert_int_equal(near.total, 1936);
+
+        assert_int_equal(folded_rises(&near, &rest, RISE_PROCESS, SIZE_MAX, &r, &n), 0);
+        assert_int_equal(n, 1);
+        assert_string_equal(r[0].name, "udp-sender");
+        assert_non_null(r[0].top_function);
+        assert_string_equal(r[0].top_function, "fib_table_lookup");
+
+        /* The answer: the kernel's function, under the kernel's sending of a datagram. */
+        AnswerInput in = { .near = &near, .rest = &rest, .near_proc = r, .n_near_proc = n, .n_cpus = 2 };
+        Answer a = {};
+        assert_int_equal(answer_choose(&in, &near, &rest, &a), 0);
+        assert_string_equal(a.rise.name, "udp-sender");
+        assert_string_equal(a.rise.top_function, "fib_table_lookup");
+        assert_non_null(a.under);
+        assert_string_equal(a.under, "udp_sendmsg");
+        answer_done(&a);
+        rises_free(r, n);
+}
+
 /* Counts that overflow as integer sums: z stays a number. */
 static void test_z_huge(void **state) {
         double z = proportion_z(UINT64_MAX / 2, UINT64_MAX - 1, UINT64_MAX / 4, UINT64_MAX - 1);
@@ -925,6 +975,7 @@ int main(void) {
                 cmocka_unit_test(test_rise_under_says_nothing),
                 cmocka_unit_test(test_rises_top_function_per_process),
                 cmocka_unit_test(test_rises_kernel_spread),
+                cmocka_unit_test(test_rises_syscall_wrapper),
                 cmocka_unit_test(test_z_huge),
                 cmocka_unit_test(test_rises_nothing),
                 cmocka_unit_test(test_rises_tiny_counts),

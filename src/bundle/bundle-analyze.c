@@ -400,10 +400,81 @@ int count_both(CountTable *t, const Folded *a, const Folded *b, RiseKind kind) {
         return r < 0 ? r : count_folded(t, b, kind, true);
 }
 
+static bool frame_is_one_of(const char *f, size_t len, const char *const *names, size_t n) {
+        for (size_t i = 0; i < n; i++)
+                if (strlen(names[i]) == len && memcmp(f, names[i], len) == 0)
+                        return true;
+        return false;
+}
+
+/* The kernel's system call entry as a frame of a stack: the first kernel frame under the C library's
+ * wrapper that made the call (arch/x86/entry/entry_64.S, entry_64_compat.S and entry_32.S, Linux
+ * 6.18). */
+static bool frame_is_syscall_entry(const char *f, size_t len) {
+        static const char *const names[] = {
+                "entry_SYSCALL_64",      "entry_SYSCALL_64_after_hwframe",
+                "entry_SYSCALL_compat",  "entry_SYSCALL_compat_after_hwframe",
+                "entry_SYSENTER_compat", "entry_SYSENTER_compat_after_hwframe",
+                "entry_INT80_compat",    "entry_SYSENTER_32",
+                "entry_INT80_32",
+        };
+
+        return frame_is_one_of(f, len, names, ELEMENTSOF(names));
+}
+
+/* A leaf on a system call's way in or out: its entry, or the function the entry calls, which
+ * enables interrupts once in and disables them again for the way out (do_syscall_64(),
+ * arch/x86/entry/syscall_64.c; the 32-bit ones of syscall_32.c, Linux 6.18). */
+static bool leaf_is_syscall_path(const char *f, size_t len) {
+        static const char *const names[] = {
+                "do_syscall_64",      "do_int80_syscall_32", "do_int80_emulation",
+                "do_fast_syscall_32", "__do_fast_syscall_32", "do_SYSENTER_32",
+        };
+
+        return frame_is_syscall_entry(f, len) || frame_is_one_of(f, len, names, ELEMENTSOF(names));
+}
+
+/* Adds to wrappers the keys "comm;function" (as folded_rises() keys functions) of the functions
+ * that made system calls in f's stacks of the processes in byname: the frame right above the
+ * kernel's entry. */
+static int add_syscall_wrappers(Hashmap *wrappers, const Hashmap *byname, const Folded *f) {
+        char buf[STACK_KEY_MAX];
+
+        for (size_t i = 0; i < f->n; i++) {
+                const char *stack = f->lines[i].stack, *prev = NULL, *k, *p, *e;
+                size_t plen = 0, klen;
+
+                if (f->lines[i].irq_tail > 0)
+                        continue;
+                stack_key(&f->lines[i], RISE_PROCESS, buf, &k, &klen);
+                if (!hashmap_get(byname, k, klen, NULL))
+                        continue;
+                p = strchr(stack, ';'); /* past the comm */
+                for (; p; p = e) {
+                        p++;
+                        e = strchr(p, ';');
+                        size_t len = e ? (size_t) (e - p) : strlen(p);
+                        if (frame_is_syscall_entry(p, len))
+                                break;
+                        prev = p;
+                        plen = len;
+                }
+                if (!p || !prev || klen + 1 + plen >= STACK_KEY_MAX)
+                        continue;
+                if (k != buf)
+                        memcpy(buf, k, klen);
+                buf[klen] = ';';
+                memcpy(buf + klen + 1, prev, plen);
+                if (hashmap_put(wrappers, buf, klen + 1 + plen, 1) < 0)
+                        return -ENOMEM;
+        }
+        return 0;
+}
+
 int folded_rises(const Folded *slice, const Folded *baseline, RiseKind kind, size_t max_n, Rise **ret,
                  size_t *ret_n) {
         CountTable t = {}, ft = {};
-        _cleanup_(hashmap_freep) Hashmap *byname = NULL;
+        _cleanup_(hashmap_freep) Hashmap *byname = NULL, *wrappers = NULL;
         _cleanup_free_ const Counts **best = NULL;
         _cleanup_free_ double *best_z = NULL;
         Rise *rises = NULL;
@@ -460,12 +531,21 @@ int folded_rises(const Folded *slice, const Folded *baseline, RiseKind kind, siz
          * many leaves (a read of memory.stat: vsnprintf, format_decode, the flush of the memory
          * controller's counters, the lookups of the open before it), each with a sample or two,
          * and the first of those ties in the file is no function that rose. The caller the rise
-         * ran under (folded_rise_under()) says it then. */
+         * ran under (folded_rise_under()) says it then. Nor is the C library's wrapper of a
+         * system call (sendto, read: the frame right above the kernel's entry in the process's
+         * stacks) where it is the leaf, nor the kernel's entry and do_syscall_64(): the kernel
+         * enters a system call and returns to user space with interrupts disabled
+         * (syscall_enter_from_user_mode(), syscall_exit_to_user_mode(),
+         * include/linux/entry-common.h, Linux 6.18), so a timer sample due on the way in lands
+         * where do_syscall_64() enables them, one due on the way back on the instruction after
+         * the call, and a busy loop of system calls gathers there samples of the kernel's work,
+         * more than any one of the many kernel functions that work spreads over has. */
         if (kind == RISE_PROCESS && n > 0) {
                 best = new0(const Counts *, n);
                 best_z = new0(double, n);
                 byname = hashmap_new();
-                if (!best || !best_z || !byname) {
+                wrappers = hashmap_new();
+                if (!best || !best_z || !byname || !wrappers) {
                         r = -ENOMEM;
                         goto finish;
                 }
@@ -474,6 +554,11 @@ int folded_rises(const Folded *slice, const Folded *baseline, RiseKind kind, siz
                                 r = -ENOMEM;
                                 goto finish;
                         }
+                r = add_syscall_wrappers(wrappers, byname, slice);
+                if (r >= 0)
+                        r = add_syscall_wrappers(wrappers, byname, baseline);
+                if (r < 0)
+                        goto finish;
                 for (size_t j = 0; j < ft.n; j++) {
                         const Counts *c = &ft.c[j];
                         const char *semi = strchr(c->key, ';');
@@ -482,7 +567,9 @@ int folded_rises(const Folded *slice, const Folded *baseline, RiseKind kind, siz
 
                         /* "comm;leaf" with a leaf: a comm-only key names no function */
                         if (!semi || semi[1] == '\0' || c->slice < RISE_SAMPLES_MIN ||
-                            !hashmap_get(byname, c->key, (size_t) (semi - c->key), &i))
+                            !hashmap_get(byname, c->key, (size_t) (semi - c->key), &i) ||
+                            hashmap_get(wrappers, c->key, strlen(c->key), NULL) ||
+                            leaf_is_syscall_path(semi + 1, strlen(semi + 1)))
                                 continue;
                         z = proportion_z(c->slice, slice->total, c->baseline, baseline->total);
                         if (z <= 0 || (best[i] && z <= best_z[i]))
