@@ -4,6 +4,8 @@
  *
  *   burn [SECONDS]                 main -> burn_outer -> burn_middle -> burn_leaf, in user space
  *   burn --syscall [SECONDS]       getppid() in a loop: the time goes to the kernel (comm "burn-sys")
+ *   burn --sendto [SECONDS]        sendto() of datagrams to a UDP socket of its own on the loopback,
+ *                                  never read: the time goes to the kernel's sending (and receiving)
  *   burn --jit [SECONDS]           runs machine code copied into an anonymous executable mapping and
  *                                  describes it in /tmp/perf-PID.map as "jit_burn_loop" (x86-64 only)
  *   burn --file-code PATH [SECONDS] the same code, written to PATH (not an ELF file) and mapped from it
@@ -29,7 +31,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <netinet/in.h>
 #include <sys/prctl.h>
+#include <sys/socket.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -72,6 +76,21 @@ __attribute__((noinline)) static void burn_syscall(double end) {
         while (now() < end)
                 for (int i = 0; i < 1000; i++)
                         (void) syscall(SYS_getppid);
+}
+
+static int burn_sendto(double end) {
+        struct sockaddr_in to = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+        socklen_t len = sizeof(to);
+        char buf[512] = "";
+        int rx = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0), tx = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+
+        if (rx < 0 || tx < 0 || bind(rx, (struct sockaddr *) &to, sizeof(to)) < 0 ||
+            getsockname(rx, (struct sockaddr *) &to, &len) < 0)
+                return 1;
+        while (now() < end)
+                for (int i = 0; i < 100; i++)
+                        (void) sendto(tx, buf, sizeof(buf), 0, (struct sockaddr *) &to, sizeof(to));
+        return 0;
 }
 
 #if defined(__x86_64__)
@@ -223,6 +242,8 @@ int main(int argc, char *argv[]) {
                 burn_syscall(end);
                 return 0;
         }
+        if (strcmp(mode, "--sendto") == 0)
+                return burn_sendto(end);
         if (strcmp(mode, "--thread") == 0)
                 return run_thread(path, end);
         if (strcmp(mode, "--threads") == 0)
