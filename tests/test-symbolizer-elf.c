@@ -805,6 +805,21 @@ static void test_symbolizer_user_frames(void **state) {
         assert_string_equal(f.symbol, "fixture_alpha");
         assert_string_equal(f.dso, fixture);
         assert_int_equal(f.offset, 8);
+        /* with the file's build id, in hex */
+        {
+                _cleanup_(elf_symbols_freep) ElfSymbols *e = NULL;
+                const uint8_t *bid;
+                char hex[2 * ELF_BUILD_ID_BYTES_MAX + 1];
+                size_t n;
+
+                assert_int_equal(elf_symbols_load_path(fixture, NULL, &e), 0);
+                bid = elf_symbols_build_id(e, &n);
+                assert_non_null(bid);
+                for (size_t i = 0; i < n; i++)
+                        sprintf(hex + 2 * i, "%02x", bid[i]);
+                assert_non_null(f.build_id);
+                assert_string_equal(f.build_id, hex);
+        }
 
         /* A C++ name comes out demangled, as perf prints it. */
         uint64_t g = 0x10000000 + (offset_of(gamma_fn) - off);
@@ -854,6 +869,7 @@ static void test_symbolizer_user_frames(void **state) {
         symbolizer_user(z, 0, &wrong, a, false, &f);
         assert_string_equal(f.symbol, "[unknown]");
         assert_string_equal(f.dso, fixture);
+        assert_null(f.build_id);
 
         /* No mapping, no JIT map: unknown everything. */
         symbolizer_user(z, 0, NULL, 0x1234, false, &f);
@@ -868,6 +884,7 @@ static void test_symbolizer_user_frames(void **state) {
         symbolizer_user(z, 4242, NULL, 0x20000010, false, &f);
         assert_string_equal(f.symbol, "jitted_function");
         assert_string_equal(f.dso, "/tmp/perf-4242.map");
+        assert_null(f.build_id);
 
         /* A kernel address with no kallsyms loaded. */
         symbolizer_kernel(z, 0xffffffff81000000, false, &f);

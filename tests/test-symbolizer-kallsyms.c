@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "basic/fileio.h"
 #include "symbolizer/kallsyms.h"
@@ -191,6 +192,69 @@ static void test_function_frames(void **state) {
         expect_kernel_frame(z, 0xffffffffc0400000, true, "[unknown]", 0xffffffffc0400000, 0, &f);
 }
 
+/* Appends one ELF note (Elf64_Nhdr: name size, descriptor size, type; then the name and the
+ * descriptor, each padded to 4 bytes; the System V gABI and Linux v6.1 include/uapi/linux/elf.h). */
+static size_t put_note(uint8_t *p, const char *name, uint32_t type, const uint8_t *desc, uint32_t descsz) {
+        uint32_t namesz = (uint32_t) strlen(name) + 1, h[3] = { namesz, descsz, type };
+        size_t n = sizeof h;
+
+        memcpy(p, h, sizeof h);
+        memset(p + n, 0, ((namesz + 3) & ~3U) + ((descsz + 3) & ~3U));
+        memcpy(p + n, name, namesz);
+        n += (namesz + 3) & ~3U;
+        memcpy(p + n, desc, descsz);
+        return n + ((descsz + 3) & ~3U);
+}
+
+/* The running kernel's build id comes from /sys/kernel/notes, the kernel's .notes section as Linux
+ * v6.1 kernel/ksysfs.c (notes_read) exposes it: notes of other names and types (Xen's, the kernel
+ * version, of odd sizes) before the GNU build id are skipped. Frames of the kernel proper carry
+ * it, named or not; a module's frames do not. */
+static void test_kernel_build_id(void **state) {
+        static const uint8_t id[20] = { 0x4a, 0x5a, 0x9b, 0x0a, 0xff, 0xb6, 0x6c, 0x43, 0x7a, 0xbc,
+                                        0xd4, 0x55, 0xd2, 0x73, 0x8a, 0xf8, 0x79, 0x98, 0x5f, 0xa9 };
+        static const char version[] = "6.1.0-test";
+        char path[] = "/tmp/tprof-notes.XXXXXX";
+        uint8_t notes[256];
+        size_t n = 0;
+        int fd;
+
+        n += put_note(notes + n, "Xen", 18, (const uint8_t *) "\0\0\0\0\0\0\0\x80", 8);
+        n += put_note(notes + n, "Linux", 0x100, (const uint8_t *) version, sizeof version - 1);
+        n += put_note(notes + n, "GNU", 3, id, sizeof id);
+        fd = mkstemp(path);
+        assert_true(fd >= 0);
+        assert_int_equal(write(fd, notes, n), (ssize_t) n);
+        close(fd);
+
+        for (unsigned cut = 0; cut < 2; cut++) {
+                _cleanup_(symbolizer_freep) Symbolizer *z = NULL;
+                Frame f;
+
+                /* cut: the file ends inside the build id's note */
+                if (cut)
+                        assert_int_equal(truncate(path, (off_t) n - 4), 0);
+                assert_int_equal(symbolizer_new(&(SymbolizerOptions) { .kallsyms_path = fixture,
+                                                                       .kernel_notes_path = path }, &z), 0);
+                symbolizer_begin(z);
+                for (unsigned i = 0; i < 2; i++) { /* from kallsyms, then from the cache */
+                        symbolizer_kernel(z, 0xffffffff81002010, false, &f);
+                        assert_string_equal(f.symbol, "do_syscall_64");
+                        if (cut)
+                                assert_null(f.build_id);
+                        else
+                                assert_string_equal(f.build_id, "4a5a9b0affb66c437abcd455d2738af879985fa9");
+                }
+                symbolizer_kernel(z, 0xffffffffc0100004, false, &f);
+                assert_string_equal(f.dso, "[ext4]");
+                assert_null(f.build_id);
+                symbolizer_kernel(z, 0xffffffff80ffffff, false, &f);
+                assert_string_equal(f.dso, "[kernel.kallsyms]");
+                assert_true(cut ? f.build_id == NULL : streq(f.build_id, "4a5a9b0affb66c437abcd455d2738af879985fa9"));
+        }
+        unlink(path);
+}
+
 int main(void) {
         const char *d = getenv("TPROF_TEST_DATA");
         snprintf(fixture, sizeof(fixture), "%s/kallsyms", d ?: "tests/data/sampler");
@@ -202,6 +266,7 @@ int main(void) {
                 cmocka_unit_test(test_restricted_addresses),
                 cmocka_unit_test(test_reload_for_late_symbols),
                 cmocka_unit_test(test_function_frames),
+                cmocka_unit_test(test_kernel_build_id),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -21,6 +21,9 @@ typedef struct Frame {
         const char *dso;    /* "[kernel.kallsyms]", "[ena]", "/usr/lib/x86_64-linux-gnu/libc.so.6", "[unknown]" */
         uint64_t addr;      /* the instruction pointer as sampled */
         uint64_t offset;    /* addr minus the symbol's start; 0 when unknown */
+        /* The DSO's ELF build id (NT_GNU_BUILD_ID) in lowercase hex, as perf, pprof and debuginfod
+         * write it; NULL when unknown (no file, no note, a file that could not be read). */
+        const char *build_id;
         bool kernel;
 } Frame;
 

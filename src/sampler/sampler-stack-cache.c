@@ -152,7 +152,7 @@ static uint32_t count_unknown(const Frame *frames, uint32_t n) {
 /* The very same frame: the same strings (not only equal ones), address and offset. */
 static bool frame_same(const Frame *a, const Frame *b) {
         return a->symbol == b->symbol && a->dso == b->dso && a->addr == b->addr && a->offset == b->offset &&
-               a->kernel == b->kernel;
+               a->build_id == b->build_id && a->kernel == b->kernel;
 }
 
 /* A hit on an entry keyed on the callers: its frames[0] made for this sample's leaf, unless that

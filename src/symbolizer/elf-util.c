@@ -138,3 +138,38 @@ int elf_relocated_copy(Elf *elf, const uint8_t *data, size_t size, uint64_t vadd
         *ret = TAKE_PTR(copy);
         return 0;
 }
+
+void build_id_to_hex(const uint8_t *id, size_t n, char *ret) {
+        static const char digits[] = "0123456789abcdef";
+
+        for (size_t i = 0; i < n; i++) {
+                ret[2 * i] = digits[id[i] >> 4];
+                ret[2 * i + 1] = digits[id[i] & 15];
+        }
+        ret[2 * n] = '\0';
+}
+
+size_t elf_notes_gnu_build_id(const uint8_t *notes, size_t size, size_t max, const uint8_t **ret) {
+        size_t off = 0;
+
+        while (size - off >= 12) {
+                uint32_t namesz, descsz, type;
+                size_t name_len, desc_len;
+
+                memcpy(&namesz, notes + off, 4);
+                memcpy(&descsz, notes + off + 4, 4);
+                memcpy(&type, notes + off + 8, 4);
+                off += 12;
+                name_len = ((size_t) namesz + 3) & ~(size_t) 3;
+                desc_len = ((size_t) descsz + 3) & ~(size_t) 3;
+                if (name_len > size - off || desc_len > size - off - name_len)
+                        return 0;
+                if (type == NT_GNU_BUILD_ID && namesz == 4 && memcmp(notes + off, "GNU", 4) == 0 && descsz > 0 &&
+                    descsz <= max) {
+                        *ret = notes + off + name_len;
+                        return descsz;
+                }
+                off += name_len + desc_len;
+        }
+        return 0;
+}

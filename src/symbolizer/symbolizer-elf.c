@@ -54,6 +54,7 @@ struct ElfSymbols {
         uint64_t exec_segments; /* bit i set: segments[i] is executable */
         uint8_t build_id[ELF_BUILD_ID_BYTES_MAX];
         size_t build_id_len;
+        char build_id_hex[2 * ELF_BUILD_ID_BYTES_MAX + 1]; /* "" when none */
         ElfSymbolSource source;
         uint64_t *function_starts; /* sorted, unique; only for files without local symbols */
         size_t n_function_starts;
@@ -111,6 +112,10 @@ ElfSymbolSource elf_symbols_source(const ElfSymbols *e) {
 const uint8_t *elf_symbols_build_id(const ElfSymbols *e, size_t *ret_len) {
         *ret_len = e->build_id_len;
         return e->build_id_len > 0 ? e->build_id : NULL;
+}
+
+const char *elf_symbols_build_id_hex(const ElfSymbols *e) {
+        return e->build_id_len > 0 ? e->build_id_hex : NULL;
 }
 
 /* name: l bytes, cut to what a profile keeps. *name_bytes_left: what the caller's table may still
@@ -365,6 +370,7 @@ static void read_build_id(ElfSymbols *e, Elf *elf) {
                                 continue;
                         memcpy(e->build_id, (const uint8_t *) data->d_buf + desc_off, nhdr.n_descsz);
                         e->build_id_len = nhdr.n_descsz;
+                        build_id_to_hex(e->build_id, e->build_id_len, e->build_id_hex);
                         return;
                 }
         }

@@ -62,6 +62,8 @@ ElfSymbolSource elf_symbols_source(const ElfSymbols *e);
 const char *elf_symbol_source_to_string(ElfSymbolSource s);
 /* Build-id bytes, or NULL with *ret_len 0. */
 const uint8_t *elf_symbols_build_id(const ElfSymbols *e, size_t *ret_len);
+/* The same in lowercase hex (as Frame.build_id carries it), or NULL. */
+const char *elf_symbols_build_id_hex(const ElfSymbols *e);
 
 /* File offset -> ELF virtual address through the PT_LOAD segments; false if no segment holds it. */
 bool elf_symbols_offset_to_vaddr(const ElfSymbols *e, uint64_t offset, uint64_t *ret_vaddr);

@@ -29,6 +29,7 @@
 #include "basic/macro.h"
 #include "basic/string-util.h"
 #include "basic/time-util.h"
+#include "symbolizer/elf-util.h"
 #include "symbolizer/file-failures.h"
 #include "symbolizer/kallsyms.h"
 #include "symbolizer/symbolizer-elf.h"
@@ -54,6 +55,7 @@ struct Symbolizer {
         uint64_t flush_interval_usec;
         uint64_t flushed_usec; /* CLOCK_MONOTONIC of the last drop of the caches; 0 = none yet */
         bool function_frames;
+        char kernel_build_id[2 * ELF_BUILD_ID_BYTES_MAX + 1]; /* "" when unknown */
 
         uint64_t generation; /* symbolizer_generation() */
         Kallsyms *kallsyms;
@@ -162,6 +164,21 @@ int symbolizer_reload_kallsyms(Symbolizer *z) {
         return 0;
 }
 
+/* The running kernel's build id, from its notes (/sys/kernel/notes: the .notes section of vmlinux,
+ * whose NT_GNU_BUILD_ID the kernel's link adds; Linux kernel/ksysfs.c, v6.1). Read once: it is the
+ * same until the next boot. */
+static void read_kernel_build_id(Symbolizer *z, const char *path) {
+        _cleanup_free_ char *data = NULL;
+        const uint8_t *id;
+        size_t size, n;
+
+        if (isempty(path) || read_full_file(path, 64 * 1024, &data, &size) < 0)
+                return;
+        n = elf_notes_gnu_build_id((const uint8_t *) data, size, ELF_BUILD_ID_BYTES_MAX, &id);
+        if (n > 0)
+                build_id_to_hex(id, n, z->kernel_build_id);
+}
+
 int symbolizer_new(const SymbolizerOptions *o, Symbolizer **ret) {
         _cleanup_(symbolizer_freep) Symbolizer *z = NULL;
         int r;
@@ -181,6 +198,7 @@ int symbolizer_new(const SymbolizerOptions *o, Symbolizer **ret) {
                                                                 : SYMBOLIZER_FLUSH_INTERVAL_USEC;
         z->function_frames = o && o->function_frames;
         z->epoch = 1;
+        read_kernel_build_id(z, o && o->kernel_notes_path ? o->kernel_notes_path : "/sys/kernel/notes");
 
         /* Without kernel symbols we still name user frames; the caller can tell from the stats. */
         r = symbolizer_reload_kallsyms(z);
@@ -260,6 +278,12 @@ static void same_frame_range(const Symbolizer *z, uint64_t addr, uint64_t below,
         };
 }
 
+/* The kernel proper's frames carry its build id; a module's, which perf finds in its .ko, none. */
+static void kernel_build_id(const Symbolizer *z, Frame *f) {
+        if (z->kernel_build_id[0] && streq(f->dso, KALLSYMS_DSO_KERNEL))
+                f->build_id = z->kernel_build_id;
+}
+
 static void kernel_frame(Symbolizer *z, uint64_t addr, bool is_return, Frame *ret, SymbolizerRange *ret_same) {
         const char *name, *dso;
         uint64_t off, extent;
@@ -271,6 +295,7 @@ static void kernel_frame(Symbolizer *z, uint64_t addr, bool is_return, Frame *re
         if (z->kcache[slot].addr == a) {
                 frame_resolved(z, ret, z->kcache[slot].name, z->kcache[slot].dso, addr, z->kcache[slot].offset,
                                is_return, /* kernel= */ true);
+                kernel_build_id(z, ret);
                 same_frame_range(z, addr, z->kcache[slot].offset, z->kcache[slot].extent - z->kcache[slot].offset, ret_same);
                 return;
         }
@@ -281,6 +306,7 @@ static void kernel_frame(Symbolizer *z, uint64_t addr, bool is_return, Frame *re
                 z->kcache[slot].offset = off;
                 z->kcache[slot].extent = extent;
                 frame_resolved(z, ret, name, dso, addr, off, is_return, /* kernel= */ true);
+                kernel_build_id(z, ret);
                 same_frame_range(z, addr, off, extent - off, ret_same);
                 return;
         }
@@ -292,6 +318,7 @@ static void kernel_frame(Symbolizer *z, uint64_t addr, bool is_return, Frame *re
                 z->kallsyms_reload = true;
         z->stats.frames_unknown++;
         frame_unknown(ret, addr, KALLSYMS_DSO_KERNEL, true);
+        kernel_build_id(z, ret);
         if (ret_same)
                 *ret_same = (SymbolizerRange) {};
 }
@@ -744,6 +771,7 @@ static bool user_frame(Symbolizer *z, uint32_t pid, const SymbolizerMapping *m, 
                         if (elf_symbols_lookup(e, vaddr, &name, &off, &extent)) {
                                 frame_resolved(z, ret, demangle(z, name), m->path, where, off, is_return,
                                                /* kernel= */ false);
+                                ret->build_id = elf_symbols_build_id_hex(e);
                                 file_same_range(z, e, m, addr, a, off, extent - off, ret_same);
                                 return true;
                         }
@@ -766,6 +794,7 @@ static bool user_frame(Symbolizer *z, uint32_t pid, const SymbolizerMapping *m, 
                         }
                         z->stats.frames_unknown++;
                         frame_unknown(ret, unknown_where, m->path, false);
+                        ret->build_id = elf_symbols_build_id_hex(e);
                         return true;
                 }
                 /* A file that is not ELF may still be described by a JIT map (some runtimes map code files). */

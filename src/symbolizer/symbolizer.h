@@ -19,6 +19,9 @@
  * is loaded, and recent files and kernel addresses skip even those. kallsyms is read again (at most
  * once a minute) when a kernel address does not resolve, for modules and BPF programs loaded later.
  *
+ * Frames of a file carry its build id (Frame.build_id) when the file has one; frames of the kernel
+ * proper ([kernel.kallsyms], not a module) carry the running kernel's, from /sys/kernel/notes.
+ *
  * Strings in returned Frames stay valid until the next symbolizer_begin() or symbolizer_free().
  */
 #pragma once
@@ -37,6 +40,7 @@
 
 typedef struct SymbolizerOptions {
         const char *kallsyms_path; /* NULL: /proc/kallsyms; "": no kernel symbols */
+        const char *kernel_notes_path; /* the kernel's build id: NULL: /sys/kernel/notes; "": none */
         const char *proc_root;     /* NULL: /proc */
         const char *jit_dir;       /* NULL: /tmp */
         uint64_t cache_bytes_max;  /* 0: SYMBOLIZER_CACHE_BYTES_DEFAULT */
