@@ -72,7 +72,8 @@ static inline void owned_sample_copy(OwnedSample *o, const Sample *s) {
         size_t need = strlen(s->comm) + 1, off = 0;
 
         for (uint32_t i = 0; i < s->n_frames; i++)
-                need += strlen(s->frames[i].symbol) + strlen(s->frames[i].dso) + 2;
+                need += strlen(s->frames[i].symbol) + strlen(s->frames[i].dso) + 2 +
+                        (s->frames[i].build_id ? strlen(s->frames[i].build_id) + 1 : 0);
         memset(o, 0, sizeof *o);
         o->strings = malloc(need);
         o->s = *s;
@@ -89,6 +90,8 @@ static inline void owned_sample_copy(OwnedSample *o, const Sample *s) {
                 o->frames[i] = s->frames[i];
                 COPY(o->frames[i].symbol, s->frames[i].symbol);
                 COPY(o->frames[i].dso, s->frames[i].dso);
+                if (s->frames[i].build_id)
+                        COPY(o->frames[i].build_id, s->frames[i].build_id);
         }
 #undef COPY
 }
@@ -100,7 +103,8 @@ static inline bool sample_equal(const Sample *a, const Sample *b) {
         for (uint32_t i = 0; i < a->n_frames; i++) {
                 const Frame *x = &a->frames[i], *y = &b->frames[i];
                 if (x->addr != y->addr || x->offset != y->offset || x->kernel != y->kernel ||
-                    strcmp(x->symbol ?: "", y->symbol ?: "") != 0 || strcmp(x->dso ?: "", y->dso ?: "") != 0)
+                    strcmp(x->symbol ?: "", y->symbol ?: "") != 0 || strcmp(x->dso ?: "", y->dso ?: "") != 0 ||
+                    !x->build_id != !y->build_id || (x->build_id && strcmp(x->build_id, y->build_id) != 0))
                         return false;
         }
         return true;

@@ -313,7 +313,8 @@ static int cmd_synth(const char *ring, double hours, unsigned cpus, unsigned hz,
                                 for (unsigned i = 0; i < depth; i++)
                                         frames[i] = (Frame) { .symbol = kernel_syms[i], .dso = "[kernel.kallsyms]",
                                                               .addr = 0xffffffff81000000 + i * 0x1000 + (x >> 8) % 4,
-                                                              .offset = i, .kernel = true };
+                                                              .offset = i, .kernel = true,
+                                                              .build_id = "0a1b2c3d4e5f60718293a4b5c6d7e8f901234567" };
                                 s = (Sample) { .comm = "swapper/0", .pid = 0, .tid = 0, .cgroup = "/" };
                         } else {
                                 unsigned k = 0, u = 3 + (x >> 4) % 6;
@@ -327,6 +328,9 @@ static int cmd_synth(const char *ring, double hours, unsigned cpus, unsigned hz,
                                         frames[k++] = (Frame) { .symbol = user_syms[idx], .dso = "/usr/bin/app",
                                                                 .addr = 0x401000 + idx * 0x100 + (x >> (30 + i)) % 32,
                                                                 .offset = (x >> (30 + i)) % 32 };
+                                        /* the file's build id, unless its frame came before the file was read */
+                                        if ((x >> (30 + i)) % 8 != 0)
+                                                frames[k - 1].build_id = "5f0c2b8e9a7d4c3b2a1f0e9d8c7b6a5948372615";
                                 }
                                 depth = k;
                                 s = (Sample) { .comm = comms[1 + (x >> 40) % 5], .pid = 1000 + (uint32_t) ((x >> 40) % 5) };
@@ -430,6 +434,13 @@ static int dump_handler(const Sample *s, void *ud) {
         fputc('\t', f);
         if (s->cgroup)
                 dump_escaped(s->cgroup, ";\t", f);
+        /* the build ids, when a frame has one */
+        for (uint32_t i = 0; i < s->n_frames; i++)
+                if (s->frames[i].build_id) {
+                        for (uint32_t k = 0; k < s->n_frames; k++)
+                                fprintf(f, "%c%s", k ? ';' : '\t', s->frames[k].build_id ?: "");
+                        break;
+                }
         fputc('\n', f);
         return 0;
 }

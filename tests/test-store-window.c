@@ -836,6 +836,127 @@ static void test_mutated_payloads_with_valid_checksums(void **state) {
         byte_buf_done(&hdr);
 }
 
+/* A frame for the build id tests: DSO, address and build id (NULL: unknown). */
+static Frame bid_frame(const char *dso, uint64_t addr, const char *build_id, bool kernel) {
+        return (Frame) { .symbol = "f", .dso = dso, .addr = addr, .offset = 1, .build_id = build_id, .kernel = kernel };
+}
+
+static const char *build_id_of(const Sample *s, const char *dso) {
+        for (uint32_t i = 0; i < s->n_frames; i++)
+                if (streq(s->frames[i].dso, dso))
+                        return s->frames[i].build_id;
+        return "(no such frame)";
+}
+
+#define BID_LIBC "0f2c5e8d3a1b4c6d7e8f90a1b2c3d4e5f6a7b8c9"
+#define BID_LIBC_OTHER "ffffffffffffffffffffffffffffffffffffffff"
+#define BID_PROG "1234"
+#define BID_PROG_LATER "abcdef0123456789abcdef0123456789"
+#define BID_KERNEL "4a5a9b0affb66c437abcd455d2738af879985fa9"
+
+/* Build ids go round a window once per DSO and chain: a DSO whose first frames came without one
+ * gets it from the chunk that brings it on (earlier chunks read without it, as written), the first
+ * build id of a DSO stays for its chain, and a new chain starts afresh. */
+static void test_build_ids(void **state) {
+        WindowHeaderInfo info = test_header_info();
+        _cleanup_(chunk_writer_freep) ChunkWriter *cw = chunk_writer_new(3);
+        _cleanup_(window_file_freep) WindowFile *wf = NULL;
+        char path[] = "/tmp/test-store-window.XXXXXX";
+        Frame frames[4][4] = {
+                { bid_frame("/usr/lib/libc.so.6", 0x1000, BID_LIBC, false),
+                  bid_frame("/usr/bin/prog", 0x2000, NULL, false), /* its file not read yet */
+                  bid_frame("[kernel.kallsyms]", 0xffffffff81000000, BID_KERNEL, true),
+                  bid_frame("[unknown]", 0x10, NULL, false) },
+                { bid_frame("/usr/lib/libc.so.6", 0x1100, BID_LIBC_OTHER, false), /* not the chain's first */
+                  bid_frame("/usr/bin/prog", 0x2100, BID_PROG, false),
+                  bid_frame("/usr/bin/prog", 0x2000, NULL, false) },
+                { bid_frame("/usr/bin/prog", 0x2000, NULL, false) },
+                { bid_frame("/usr/bin/prog", 0x2000, BID_PROG_LATER, false) }, /* a new chain */
+        };
+        uint32_t n_frames[4] = { 4, 3, 1, 1 };
+        ByteBuf b = {};
+        int fd;
+
+        chunk_writer_set_chain(cw, 3);
+        fd = mkstemp(path);
+        assert_true(fd >= 0);
+        assert_int_equal(window_header_encode(&info, UINT64_C(1795000000000000), 120 * 1000000, &b), 0);
+        assert_int_equal(write(fd, b.data, b.len), (ssize_t) b.len);
+        for (size_t c = 0; c < 4; c++) {
+                Sample s = { .t_ns = UINT64_C(5000000000000) + c * 1000000, .pid = 7, .tid = 7, .comm = "prog",
+                             .n_frames = n_frames[c], .frames = frames[c] };
+                assert_int_equal(chunk_writer_add_sample(cw, &s), 0);
+                assert_int_equal(chunk_writer_encode(cw, &b), 0);
+                assert_int_equal(write(fd, b.data, b.len), (ssize_t) b.len);
+                assert_int_equal(chunk_writer_commit(cw), 0);
+        }
+        close(fd);
+        byte_buf_done(&b);
+
+        assert_int_equal(window_file_open(path, false, &wf), 0);
+        assert_int_equal(wf->header.version, WINDOW_FORMAT_VERSION);
+        assert_int_equal(wf->n_chunks, 4);
+        assert_int_equal(wf->chunks[3].chain_pos, 0);
+        /* the last chunk first: its chain has nothing before it; then the first chain, out of order */
+        for (size_t k = 0; k < 4; k++) {
+                size_t c = (k + 3) % 4;
+                _cleanup_(decoded_chunk_freep) DecodedChunk *d = NULL;
+                Sample s;
+
+                assert_int_equal(window_file_decode_chunk(wf, c, &d), 0);
+                assert_int_equal(decoded_chunk_n_samples(d), 1);
+                decoded_chunk_sample(d, 0, &s);
+                assert_int_equal(s.n_frames, n_frames[c]);
+                switch (c) {
+                case 0:
+                        assert_string_equal(build_id_of(&s, "/usr/lib/libc.so.6"), BID_LIBC);
+                        assert_null(build_id_of(&s, "/usr/bin/prog"));
+                        assert_string_equal(build_id_of(&s, "[kernel.kallsyms]"), BID_KERNEL);
+                        assert_null(build_id_of(&s, "[unknown]"));
+                        break;
+                case 1:
+                        assert_string_equal(s.frames[0].build_id, BID_LIBC);
+                        assert_string_equal(s.frames[1].build_id, BID_PROG);
+                        assert_string_equal(s.frames[2].build_id, BID_PROG); /* the frame of chunk 0 */
+                        break;
+                case 2:
+                        assert_string_equal(s.frames[0].build_id, BID_PROG);
+                        break;
+                case 3:
+                        assert_string_equal(s.frames[0].build_id, BID_PROG_LATER);
+                        break;
+                }
+        }
+        unlink(path);
+}
+
+/* A window of format 4 (no build ids), written by the store before format 5
+ * (tests/data/store/format-4.tpw, from tests/data/store/odd-names.perf-script): still read whole,
+ * every frame without a build id. */
+static void test_format_4_still_read(void **state) {
+        const char *root = getenv("TPROF_SOURCE_ROOT");
+        _cleanup_(window_file_freep) WindowFile *wf = NULL;
+        _cleanup_free_ char *path = NULL;
+        Collected got = {};
+        WindowReadStats st;
+        size_t frames = 0;
+
+        if (!root)
+                skip();
+        assert_true(asprintf(&path, "%s/tests/data/store/format-4.tpw", root) > 0);
+        assert_int_equal(window_file_open(path, true, &wf), 0);
+        assert_int_equal(wf->header.version, WINDOW_FORMAT_VERSION_NO_BUILD_IDS);
+        assert_int_equal(window_read(path, collect_handler, &got, &st), 0);
+        assert_int_equal(st.corrupt_chunks, 0);
+        assert_int_equal(got.n, 7);
+        assert_string_equal(got.v[0].s.frames[0].dso, "/usr/bin/my_prog");
+        for (size_t i = 0; i < got.n; i++)
+                for (uint32_t k = 0; k < got.v[i].s.n_frames; k++, frames++)
+                        assert_null(got.v[i].s.frames[k].build_id);
+        assert_true(frames > 7);
+        collected_done(&got);
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_crc32c_known_vector),
@@ -862,6 +983,8 @@ int main(void) {
                 cmocka_unit_test(test_clock_mapping_per_chunk),
                 cmocka_unit_test(test_encode_again_restarts_chain),
                 cmocka_unit_test(test_mutated_payloads_with_valid_checksums),
+                cmocka_unit_test(test_build_ids),
+                cmocka_unit_test(test_format_4_still_read),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }

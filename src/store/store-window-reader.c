@@ -17,6 +17,7 @@
 #include "store/compress.h"
 #include "store/range-coder.h"
 #include "store/store-model.h"
+#include "store/store-window-buildid.h"
 #include "store/store-window-cgroup.h"
 #include "store/store-window.h"
 
@@ -232,12 +233,15 @@ struct TableState {
         size_t n_strings, strings_alloc;
         Frame *frames;
         size_t n_frames, frames_alloc;
+        uint32_t *frame_dso; /* each frame's DSO string id, for its build id */
+        size_t frame_dso_alloc;
         uint32_t *node_parent, *node_frame; /* [0] is the root: the empty stack */
         uint8_t *node_depth;
         size_t n_nodes, node_parent_alloc, node_frame_alloc, node_depth_alloc;
         uint32_t *thread_pid, *thread_tid, *thread_comm;
         size_t n_threads, thread_pid_alloc, thread_tid_alloc, thread_comm_alloc;
         CgroupTableReader cgroups;
+        BuildIdTableReader build_ids;
         ClockMap clock; /* the mapping the chain's last chunk gave; zeros before its first */
         SampleModel *model; /* the sample model, after the chain's samples so far */
 };
@@ -247,6 +251,7 @@ static TableState *table_state_free(TableState *t) {
                 return NULL;
         free(t->strings);
         free(t->frames);
+        free(t->frame_dso);
         free(t->node_parent);
         free(t->node_frame);
         free(t->node_depth);
@@ -254,6 +259,7 @@ static TableState *table_state_free(TableState *t) {
         free(t->thread_tid);
         free(t->thread_comm);
         cgroup_table_reader_done(&t->cgroups);
+        build_id_table_reader_done(&t->build_ids);
         sample_model_free(t->model);
         free(t);
         return NULL;
@@ -332,6 +338,19 @@ static void parse_preamble(ByteCursor *c, TableState *t, ClockMap *ret, uint64_t
         t->clock = *ret;
 }
 
+/* Hands the window file an allocation that strings of its samples point into (freed on failure). */
+static int pool_add(WindowFile *w, char *p) {
+        char **pools = reallocarray(w->pools, w->n_pools + 1, sizeof(char *));
+
+        if (!pools) {
+                free(p);
+                return -ENOMEM;
+        }
+        w->pools = pools;
+        w->pools[w->n_pools++] = p;
+        return 0;
+}
+
 /* Appends one chunk's table additions to t. -EBADMSG if they do not continue t or are malformed. */
 static int parse_tables(WindowFile *w, ByteCursor *c, size_t n, TableState *t) {
         _cleanup_free_ uint32_t *ids = NULL;
@@ -339,6 +358,7 @@ static int parse_tables(WindowFile *w, ByteCursor *c, size_t n, TableState *t) {
         size_t add, bytes = 0, pool = 0, base;
         uint64_t prev;
         char *p;
+        int r;
 
         /* strings: measure first, so the pool is exactly as large as the strings */
         if (cursor_varint(c) != t->n_strings)
@@ -357,12 +377,9 @@ static int parse_tables(WindowFile *w, ByteCursor *c, size_t n, TableState *t) {
         p = malloc(bytes ?: 1);
         if (!p)
                 return -ENOMEM;
-        w->pools = reallocarray(w->pools, w->n_pools + 1, sizeof(char *));
-        if (!w->pools) {
-                free(p);
-                return -ENOMEM;
-        }
-        w->pools[w->n_pools++] = p;
+        r = pool_add(w, p);
+        if (r < 0)
+                return r;
         if (!GREEDY_REALLOC(t->strings, t->strings_alloc, t->n_strings + add))
                 return -ENOMEM;
         for (size_t i = 0; i < add; i++) {
@@ -379,7 +396,8 @@ static int parse_tables(WindowFile *w, ByteCursor *c, size_t n, TableState *t) {
         if (c->error)
                 return -EBADMSG;
         base = t->n_frames;
-        if (!GREEDY_REALLOC(t->frames, t->frames_alloc, base + add))
+        if (!GREEDY_REALLOC(t->frames, t->frames_alloc, base + add) ||
+            !GREEDY_REALLOC(t->frame_dso, t->frame_dso_alloc, base + add))
                 return -ENOMEM;
         /* Frames name strings: with none in the chain, there is no index to look up. */
         if (add > 0 && t->n_strings == 0)
@@ -392,7 +410,8 @@ static int parse_tables(WindowFile *w, ByteCursor *c, size_t n, TableState *t) {
         for (size_t i = 0; i < add; i++)
                 t->frames[base + i].symbol = t->strings[ids[2 * i] = (uint32_t) cursor_varint_max(c, t->n_strings)];
         for (size_t i = 0; i < add; i++)
-                t->frames[base + i].dso = t->strings[ids[2 * i + 1] = (uint32_t) cursor_varint_max(c, t->n_strings)];
+                t->frames[base + i].dso = t->strings[t->frame_dso[base + i] = ids[2 * i + 1] =
+                                                             (uint32_t) cursor_varint_max(c, t->n_strings)];
         prev = 0;
         for (size_t i = 0; i < add; i++)
                 prev = t->frames[base + i].addr = prev + (uint64_t) zigzag_decode(cursor_varint(c));
@@ -459,8 +478,19 @@ static int parse_tables(WindowFile *w, ByteCursor *c, size_t n, TableState *t) {
                 return -EBADMSG;
         t->n_threads += add;
 
-        if (w->header.version >= WINDOW_FORMAT_VERSION)
-                return cgroup_table_reader_parse(&t->cgroups, c, t->n_strings, n);
+        if (w->header.version >= WINDOW_FORMAT_VERSION_NO_BUILD_IDS) {
+                r = cgroup_table_reader_parse(&t->cgroups, c, t->n_strings, n);
+                if (r < 0)
+                        return r;
+        }
+        if (w->header.version >= WINDOW_FORMAT_VERSION) {
+                char *build_id_pool;
+                r = build_id_table_reader_parse(&t->build_ids, c, t->n_strings, n, &build_id_pool);
+                if (r < 0)
+                        return r;
+                if (build_id_pool)
+                        return pool_add(w, build_id_pool);
+        }
         return 0;
 }
 
@@ -568,8 +598,12 @@ static int parse_samples(const ChunkInfo *info, uint64_t interval_usec, uint64_t
         for (size_t i = 0; i < t->n_nodes; i++)
                 if (local[i] != UINT32_MAX) {
                         Frame *f = d->frames + d->stack_off[local[i]];
-                        for (uint32_t node = (uint32_t) i; node != 0; node = t->node_parent[node])
-                                *f++ = t->frames[t->node_frame[node]];
+                        for (uint32_t node = (uint32_t) i; node != 0; node = t->node_parent[node], f++) {
+                                uint32_t fid = t->node_frame[node];
+
+                                *f = t->frames[fid];
+                                f->build_id = build_id_table_reader_get(&t->build_ids, t->frame_dso[fid]);
+                        }
                 }
         d->strings = new(const char *, t->n_strings ?: 1);
         if (!d->strings)
@@ -635,7 +669,8 @@ static int decode_payload(WindowFile *w, size_t i, TableState *t, DecodedChunk *
         r = parse_tables(w, &c, n, t);
         if (r < 0)
                 return r;
-        r = parse_samples(&w->chunks[i], interval, resolution_ns(w), w->header.version >= WINDOW_FORMAT_VERSION, &c,
+        r = parse_samples(&w->chunks[i], interval, resolution_ns(w), w->header.version >= WINDOW_FORMAT_VERSION_NO_BUILD_IDS,
+                          &c,
                           n, t, /* materialize= */ ret != NULL, d);
         if (r < 0)
                 return r;

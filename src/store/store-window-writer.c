@@ -16,6 +16,7 @@
 #include "store/compress.h"
 #include "store/range-coder.h"
 #include "store/store-model.h"
+#include "store/store-window-buildid.h"
 #include "store/store-window-cgroup.h"
 #include "store/store-window.h"
 
@@ -92,6 +93,7 @@ struct ChunkWriter {
         size_t n_threads, thread_alloc;
 
         CgroupTableWriter cgroups;
+        BuildIdTableWriter build_ids;
 
         PendingSample *samples;
         size_t n_samples, samples_alloc;
@@ -143,6 +145,7 @@ ChunkWriter *chunk_writer_free(ChunkWriter *w) {
         hashmap_free(w->threads);
         free(w->thread_list);
         cgroup_table_writer_done(&w->cgroups);
+        build_id_table_writer_done(&w->build_ids);
         byte_buf_done(&w->string_table);
         free(w->frame_list);
         free(w->frame_order);
@@ -164,7 +167,7 @@ static int reset_tables(ChunkWriter *w) {
 
         /* The hash tables have no deletion; they are rebuilt, which is cheap next to zstd. */
         if (!strings || !frames || !nodes || !threads || !GREEDY_REALLOC(w->node_list, w->node_alloc, 1) ||
-            cgroup_table_writer_reset(&w->cgroups) < 0) {
+            cgroup_table_writer_reset(&w->cgroups) < 0 || build_id_table_writer_reset(&w->build_ids) < 0) {
                 hashmap_free(strings);
                 hashmap_free(frames);
                 hashmap_free(nodes);
@@ -222,6 +225,7 @@ int chunk_writer_restart_chain(ChunkWriter *w) {
         w->string_bytes_emitted = w->frames_emitted = w->nodes_emitted = 0;
         w->threads_emitted = 0;
         w->cgroups.emitted = 0;
+        w->build_ids.emitted = w->build_ids.ids_emitted = 0;
         return 0;
 }
 
@@ -235,6 +239,8 @@ int chunk_writer_commit(ChunkWriter *w) {
         w->nodes_emitted = w->n_nodes - 1;
         w->threads_emitted = w->n_threads;
         w->cgroups.emitted = w->cgroups.n;
+        w->build_ids.emitted = w->build_ids.n;
+        w->build_ids.ids_emitted = w->build_ids.ids.len;
         return 0;
 }
 
@@ -311,6 +317,9 @@ static int intern_frame(ChunkWriter *w, const Frame *f, DsoMemo *memo, uint32_t 
                 FrameKey fk = { .dso = k.dso, .addr = k.addr, .offset = k.offset, .flags = k.flags };
 
                 r = intern_string(w, f->symbol, &fk.symbol);
+                if (r >= 0 && f->build_id)
+                        /* once per DSO and chain: the first frame of it that knows the file's */
+                        r = build_id_table_writer_add(&w->build_ids, k.dso, f->build_id);
                 if (r < 0)
                         return r;
                 if (!GREEDY_REALLOC(w->frame_list, w->frame_alloc, w->n_frames + 1))
@@ -657,6 +666,11 @@ static int encode_payload(ChunkWriter *w, ByteBuf *b) {
 
         /* cgroups: the paths the chunk's samples ran in, so a sample names its cgroup with a bit */
         r = cgroup_table_writer_put(&w->cgroups, b);
+        if (r < 0)
+                return r;
+
+        /* build ids: one per DSO and chain, for whoever looks a file's symbols up by it */
+        r = build_id_table_writer_put(&w->build_ids, b);
         if (r < 0)
                 return r;
 

@@ -75,7 +75,8 @@ int window_header_decode(const uint8_t *p, size_t n, WindowHeader *ret) {
 
         if (n < WINDOW_HEADER_FIXED_BYTES + 8 + 4 || memcmp(p, WINDOW_MAGIC, 8) != 0)
                 return -EBADMSG;
-        if (get_le16(p + 8) != WINDOW_FORMAT_VERSION && get_le16(p + 8) != WINDOW_FORMAT_VERSION_NO_CGROUPS)
+        if (get_le16(p + 8) != WINDOW_FORMAT_VERSION && get_le16(p + 8) != WINDOW_FORMAT_VERSION_NO_BUILD_IDS &&
+            get_le16(p + 8) != WINDOW_FORMAT_VERSION_NO_CGROUPS)
                 return -EPROTONOSUPPORT;
         len = get_le32(p + 12);
         if (len < WINDOW_HEADER_FIXED_BYTES + 8 + 4 || len > n ||

@@ -3,7 +3,7 @@
  * One window file's on-disk format (docs/window-format.md is the normative description):
  * a versioned, checksummed file header, then append-only chunks, each a 48-byte checksummed chunk
  * header followed by one zstd frame holding a columnar payload: the entries it adds to its chain's
- * string, frame, stack-node, thread and cgroup tables, then its samples, whose times, threads,
+ * string, frame, stack-node, thread, cgroup and build id tables, then its samples, whose times, threads,
  * stacks and cgroups are range-coded with the chain's sample model (store-model.h). A chain starts every window file,
  * so a window decodes without any other. This module owns encoding (ChunkWriter: interning, tables
  * and the sample stream for the samples of one flush) and decoding (WindowFile:
@@ -22,8 +22,9 @@
 #include "store/store-codec.h"
 
 #define WINDOW_MAGIC "TPROFWIN"
-#define WINDOW_FORMAT_VERSION 4
-#define WINDOW_FORMAT_VERSION_NO_CGROUPS 3 /* still read: the same without the cgroup table and coding */
+#define WINDOW_FORMAT_VERSION 5
+#define WINDOW_FORMAT_VERSION_NO_BUILD_IDS 4 /* still read: the same without the build id table */
+#define WINDOW_FORMAT_VERSION_NO_CGROUPS 3   /* still read: 4 without the cgroup table and coding */
 #define WINDOW_HEADER_FIXED_BYTES 80
 #define WINDOW_HEADER_STRING_BYTES_MAX 1024U
 #define CHUNK_MAGIC "TPCK"
@@ -63,7 +64,7 @@ typedef struct WindowHeader {
         uint64_t start_realtime_usec; /* the window's nominal start, CLOCK_REALTIME */
         uint64_t span_usec;           /* its nominal length */
         uint32_t header_bytes;        /* where the first chunk starts */
-        uint16_t version;             /* WINDOW_FORMAT_VERSION or WINDOW_FORMAT_VERSION_NO_CGROUPS */
+        uint16_t version;             /* WINDOW_FORMAT_VERSION or one of the older ones still read */
         char *strings;
 } WindowHeader;
 

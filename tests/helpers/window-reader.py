@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: LGPL-2.1-or-later
-"""A second reader of tprof window files (format versions 3 and 4), written from docs/window-format.md
+"""A second reader of tprof window files (format versions 3, 4 and 5), written from docs/window-format.md
 alone, so that the tests can check the document says enough to read a window.
 
 Usage: window-reader.py FILE...
@@ -8,7 +8,7 @@ Usage: window-reader.py FILE...
 For every intact sample of every FILE, in file order (chunk order, then sample order within the
 chunk), prints one line:
 
-    TIME_NS CPU PID TID PERIOD COMM<TAB>FRAME;FRAME;...<TAB>CGROUP
+    TIME_NS CPU PID TID PERIOD COMM<TAB>FRAME;FRAME;...<TAB>CGROUP[<TAB>BUILD_ID;BUILD_ID;...]
 
 - TIME_NS: the sample's perf-clock time in nanoseconds (decimal; a multiple of 1000).
 - CPU, PID, TID: decimal. PERIOD: the recorded event period, decimal, 0 when unknown.
@@ -22,6 +22,8 @@ chunk), prints one line:
   last "+0x" of the middle part.
 - CGROUP: the sample's cgroup path as stored, escaped as COMM; empty when the sample has none
   (reference 0, or a version 3 file).
+- BUILD_IDS: only when one of the sample's frames has a build id (version 5): per frame, leaf
+  first, the build id of its DSO in lowercase hex, empty when the chain gives it none.
 - Escaping: bytes outside printable ASCII (0x20-0x7e), '\\', ';' (COMM, SYMBOL, DSO) and ':'
   (DSO only) are written as \\xHH (two lowercase hex digits).
 
@@ -337,6 +339,8 @@ class Chain:
         self.depth = [0]
         self.threads = []       # (pid, tid, comm id)
         self.cgroups = []       # path string ids (version 4)
+        self.build_ids = {}     # DSO string id -> build id, hex (version 5)
+        self.n_build_ids = 0
         self.model = Model()
         self.clock = [0, 0, 0, 0, 0]  # method and four fields, as the last chunk gave them (mod 2^64)
         self.next_pos = 0       # chain_pos the next chunk must have
@@ -353,6 +357,14 @@ class Chain:
                                   esc(self.strings[dso], DSO_SPECIALS))
             self.frame_text[f] = s
         return s
+
+    def build_ids_str(self, node):
+        """The BUILD_IDS column of a sample with this stack ("" if no frame has one)."""
+        ids = []
+        while node != 0:
+            ids.append(self.build_ids.get(self.frames[self.node_frame[node]][1], ""))
+            node = self.parent[node]
+        return "\t" + ";".join(ids) if any(ids) else ""
 
     def stack_str(self, node):
         s = self.stack_text.get(node)
@@ -478,6 +490,24 @@ def decode_payload(raw, hdr, chain):
                 raise Corrupt("cgroup names a string out of range")
             chain.cgroups.append(sid)
 
+    # 5c. build ids (version 5)
+    if hdr["version"] >= 5:
+        base, n = r.varint(), r.varint()
+        if base != chain.n_build_ids:
+            raise Corrupt("build id table base %d, expected %d" % (base, chain.n_build_ids))
+        r.count(n, 2)
+        dsos = [r.varint() for _ in range(n)]
+        for sid in dsos:
+            if sid >= n_strings:
+                raise Corrupt("build id names a string out of range")
+            ln = r.varint()
+            if ln < 1 or ln > 64:
+                raise Corrupt("build id of %d bytes" % ln)
+            if sid in chain.build_ids:
+                raise Corrupt("a second build id for one DSO in a chain")
+            chain.build_ids[sid] = r.bytes(ln).hex()
+        chain.n_build_ids += n
+
     # 6. samples
     ns = hdr["n_samples"]
     r.count(ns, 2)
@@ -539,7 +569,7 @@ def parse_file_header(data):
     if data[0:8] != b"TPROFWIN":
         raise Corrupt("not a window (bad magic)")
     version = le(data, 8, 2)
-    if version not in (3, 4):
+    if version not in (3, 4, 5):
         raise Corrupt("format version %d not supported" % version)
     flags = le(data, 10, 2)
     if flags & ~1:
@@ -679,9 +709,10 @@ def read_file(path, out, err):
         lines = []
         for t_ns, cpu, tid_idx, period, node, cgroup in samples:
             pid, tid, comm = chain.threads[tid_idx]
-            lines.append("%d %d %d %d %d %s\t%s\t%s\n" % (t_ns, cpu, pid, tid, period, chain.comm_str(comm),
-                                                          chain.stack_str(node),
-                                                          "" if cgroup is None else chain.comm_str(cgroup)))
+            lines.append("%d %d %d %d %d %s\t%s\t%s%s\n" % (t_ns, cpu, pid, tid, period, chain.comm_str(comm),
+                                                            chain.stack_str(node),
+                                                            "" if cgroup is None else chain.comm_str(cgroup),
+                                                            chain.build_ids_str(node)))
         out.write("".join(lines))
         pos = end
     return True

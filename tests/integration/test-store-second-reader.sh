@@ -3,7 +3,7 @@
 # docs/window-format.md claims to be enough to write a second reader. tests/helpers/window-reader.py
 # is one, written from the document alone; this holds it against the store's own reader, sample for
 # sample, on rings the store's writer made: synthetic rings (with cgroups) and imported perf script
-# text, a window of the previous format, with the
+# text, windows of the previous formats, with the
 # default chains, one chunk per chain and short chains, a damaged chunk, and, where perf events
 # can be opened, tprofd's own compact and exact rings.
 #
@@ -198,6 +198,13 @@ python3 "$READER" "$DATA/format-3.tpw" >"$TEST_TMP/v3.mine" 2>"$TEST_TMP/v3.err"
         fail "the store reads the format 3 window differently from when it was written"
 cmp -s "$TEST_TMP/v3.mine" "$TEST_TMP/v3.ref" || fail "second reader and store differ on the format 3 window"
 
+# A window of format 4 (no build ids), written by the store before format 5: the same.
+python3 "$READER" "$DATA/format-4.tpw" >"$TEST_TMP/v4.mine" 2>"$TEST_TMP/v4.err" || fail "second reader on format 4: $(cat "$TEST_TMP/v4.err")"
+"$STORE_TOOL" dump "$DATA/format-4.tpw" >"$TEST_TMP/v4.ref" || fail "store-tool dump failed on format 4"
+[ "$(sha256sum <"$TEST_TMP/v4.ref" | cut -d' ' -f1)" = "$(cat "$DATA/format-4.dump.sha256")" ] ||
+        fail "the store reads the format 4 window differently from when it was written"
+cmp -s "$TEST_TMP/v4.mine" "$TEST_TMP/v4.ref" || fail "second reader and store differ on the format 4 window"
+
 # Imported perf script text (its first sample lands an hour ago): the odd names of the CLI test,
 # and a generated stretch of twelve seconds (three chunks, one chain) with comms the export
 # renames, unknown periods, threads that change their comm, samples without a call chain and
@@ -298,5 +305,6 @@ hit not carried|        self.next_us[cpu] = (expected if hit else t) + interval_
 thread back from the front|                t = n_threads - 1 - b|                t = b
 cgroup not predicted from the CPU|            pred, ctx = self.cpu_cgroup.get(cpu), 1|            pred, ctx = None, 1
 cgroup probabilities shared|        if pred is not None and rc.bit(self.cgroup_same, ctx) == 0:|        if pred is not None and rc.bit(self.cgroup_same, 0) == 0:
+build id bytes reversed|            chain.build_ids[sid] = r.bytes(ln).hex()|            chain.build_ids[sid] = r.bytes(ln)[::-1].hex()
 EOF
 echo ok
