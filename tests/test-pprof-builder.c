@@ -353,6 +353,65 @@ static void test_user_mappings_map_file_offsets(void **state) {
         perftools__profiles__profile__free_unpacked(p, NULL);
 }
 
+/* The mapping a location names: by its id, which must be its place in the list plus one. */
+static const Perftools__Profiles__Mapping *mapping_of(const Perftools__Profiles__Profile *p, uint64_t location_id) {
+        const Perftools__Profiles__Location *l;
+
+        assert_true(location_id >= 1 && location_id <= p->n_location);
+        l = p->location[location_id - 1];
+        assert_int_equal(l->id, location_id);
+        assert_true(l->mapping_id >= 1 && l->mapping_id <= p->n_mapping);
+        assert_int_equal(p->mapping[l->mapping_id - 1]->id, l->mapping_id);
+        return p->mapping[l->mapping_id - 1];
+}
+
+/* Each mapping carries its file's build id, "" when unknown; two builds of one path are two
+ * mappings; frames whose build id is unknown go to the path's first mapping, which takes the first
+ * build id that turns up for the path if it has none (libfoo.so's below, from the last sample). */
+static void test_mappings_carry_build_ids(void **state) {
+        _cleanup_(pprof_builder_freep) PprofBuilder *b = NULL;
+        Frame burn = user_leaf, burn_new = user_mid, kernel = kernel_leaf, foo = user_unknown;
+        /* per sample of the two kinds: its first two frames' files and build ids */
+        const char *files[2][2] = { { "/usr/bin/burn", "/usr/lib/libfoo.so" }, { "/usr/bin/burn", "[kernel.kallsyms]" } };
+        const char *ids[2][2] = {
+                { "a5b2c3d4e5f60718293a4b5c6d7e8f9001122334", "0123456789abcdef0123456789abcdef" },
+                { "ffeeddccbbaa99887766554433221100ffeeddcc", "4a5a9b0affb66c437abcd455d2738af879985fa9" },
+        };
+
+        burn.build_id = ids[0][0];
+        burn_new.build_id = ids[1][0];
+        kernel.build_id = ids[1][1];
+        foo.build_id = ids[0][1];
+        foo.addr += 0x100;
+        const Frame a[] = { burn, user_unknown }, c[] = { burn_new, kernel, kernel_nodso };
+
+        assert_int_equal(pprof_builder_new(10309278, &b), 0);
+        for (size_t i = 0; i < 4; i++) {
+                Sample s = { .t_ns = 1000, .pid = 42, .tid = 42, .comm = "burn", .n_frames = i % 2 ? 3 : 2,
+                             .frames = i % 2 ? c : a };
+                assert_int_equal(pprof_builder_add_sample(b, &s, 1000, NULL, 0), 0);
+        }
+        Sample last = { .t_ns = 1000, .pid = 42, .tid = 42, .comm = "burn", .n_frames = 1, .frames = &foo };
+        assert_int_equal(pprof_builder_add_sample(b, &last, 1000, NULL, 0), 0);
+        Perftools__Profiles__Profile *p = decode(b);
+        assert_int_equal(p->n_mapping, 4);
+        assert_int_equal(p->n_sample, 5);
+        assert_ptr_equal(mapping_of(p, p->sample[4]->location_id[0]), mapping_of(p, p->sample[0]->location_id[1]));
+        for (size_t i = 0; i < 2; i++) {
+                const Perftools__Profiles__Sample *sm = p->sample[i];
+
+                assert_int_equal(sm->n_location_id, 2 + i);
+                for (size_t k = 0; k < 2; k++) {
+                        const Perftools__Profiles__Mapping *m = mapping_of(p, sm->location_id[k]);
+                        assert_string_equal(str(p, m->filename), files[i][k]);
+                        assert_string_equal(str(p, m->build_id), ids[i][k]);
+                }
+                if (i == 1) /* the kernel frame without a DSO is in the kernel's mapping */
+                        assert_ptr_equal(mapping_of(p, sm->location_id[2]), mapping_of(p, sm->location_id[1]));
+        }
+        perftools__profiles__profile__free_unpacked(p, NULL);
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_same_frames_are_interned_once),
@@ -365,6 +424,7 @@ int main(void) {
                 cmocka_unit_test(test_java_frames_named_as_folded),
                 cmocka_unit_test(test_functions_name_no_source_file),
                 cmocka_unit_test(test_user_mappings_map_file_offsets),
+                cmocka_unit_test(test_mappings_carry_build_ids),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }

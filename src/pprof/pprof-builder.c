@@ -257,17 +257,47 @@ static void mapping_cover(PbMapping *m, bool kernel, uint64_t addr) {
                 m->file_offset = m->memory_start;
 }
 
-/* The mapping of a DSO, made once. */
-static PbMapping *mapping_get(PprofBuilder *b, const char *dso, bool kernel, uint64_t addr) {
-        PbMapping *m;
+/*
+ * The mapping of a DSO and build id (NULL: unknown), made once. Two builds of one path are two
+ * mappings, as pprof tells them apart; a frame whose build id is unknown (a window written before
+ * its file was read, or by an older tprof) belongs to the path's first mapping, which takes the
+ * first build id that turns up for the path if it has none yet. The index holds a mapping under
+ * its path (the path's first) and under path, NUL, build id.
+ */
+static PbMapping *mapping_get(PprofBuilder *b, const char *dso, const char *build_id, bool kernel, uint64_t addr) {
+        _cleanup_free_ char *key = NULL;
+        PbMapping *m, *first = NULL;
+        size_t dl = strlen(dso), kl = 0;
         uint64_t v;
-        int64_t name;
+        int64_t name, bid;
 
-        if (hashmap_get(b->mapping_index, dso, strlen(dso), &v)) {
-                m = HASHMAP_PTR(v);
-                mapping_cover(m, kernel, addr);
-                return m;
+        if (hashmap_get(b->mapping_index, dso, dl, &v))
+                first = HASHMAP_PTR(v);
+        if (isempty(build_id) && first) {
+                mapping_cover(first, kernel, addr);
+                return first;
         }
+        if (!isempty(build_id)) {
+                if (asprintf(&key, "%s%c%s", dso, 0, build_id) < 0)
+                        return NULL;
+                kl = dl + 1 + strlen(build_id);
+                if (hashmap_get(b->mapping_index, key, kl, &v)) {
+                        m = HASHMAP_PTR(v);
+                        mapping_cover(m, kernel, addr);
+                        return m;
+                }
+                bid = intern(b, build_id);
+                if (bid < 0)
+                        return NULL;
+                if (first && first->build_id == 0) { /* its frames' build id was not known: it is this one */
+                        if (hashmap_put(b->mapping_index, key, kl, PTR_HASHMAP(first)) < 0)
+                                return NULL;
+                        first->build_id = bid;
+                        mapping_cover(first, kernel, addr);
+                        return first;
+                }
+        } else
+                bid = 0; /* "" */
         name = intern(b, dso);
         if (name < 0 || !GREEDY_REALLOC(b->mappings, b->allocated_mappings, b->n_mappings + 1))
                 return NULL;
@@ -280,9 +310,10 @@ static PbMapping *mapping_get(PprofBuilder *b, const char *dso, bool kernel, uin
         m->memory_limit = addr + 1;
         mapping_cover(m, kernel, addr);
         m->filename = name;
-        /* Windows keep no build ids yet: build_id stays "" (unknown). */
+        m->build_id = bid;
         m->has_functions = true;
-        if (hashmap_put(b->mapping_index, dso, strlen(dso), PTR_HASHMAP(m)) < 0) {
+        if ((!first && hashmap_put(b->mapping_index, dso, dl, PTR_HASHMAP(m)) < 0) ||
+            (key && hashmap_put(b->mapping_index, key, kl, PTR_HASHMAP(m)) < 0)) {
                 free(m);
                 return NULL;
         }
@@ -343,7 +374,7 @@ static uint64_t location_get(PprofBuilder *b, const Frame *f, const char *tidy_c
         LocationBox *lb;
         uint64_t key[3], v;
 
-        m = mapping_get(b, dso, f->kernel, f->addr);
+        m = mapping_get(b, dso, f->build_id, f->kernel, f->addr);
         if (!m)
                 return 0;
         fn = function_get(b, f, dso, tidy_comm);
@@ -433,7 +464,6 @@ int pprof_builder_add_sample(PprofBuilder *b, const Sample *s, int64_t time_ns, 
         }
         box->sample.n_location_id = n_frames;
         box->sample.location_id = locs;
-
         comm_i = intern(b, comm);
         /* A number's unit is its key, as pprof assumes for one without a unit: readers (Go's
          * profile package, which go tool pprof, Pyroscope and Parca use) drop a numeric label

@@ -4,8 +4,8 @@
  * writes it gzipped, as go tool pprof, Pyroscope, Parca and the other profiling backends read it.
  *
  * What the profile holds: sample types samples/count and cpu/nanoseconds (each sample counts 1 and
- * weighs one period, 1e9 / the sampling frequency of its window); one mapping per DSO (kernel frames without a module
- * go to [kernel.kallsyms]), one function per name (the folded frame's, and the raw symbol as its
+ * weighs one period, 1e9 / the sampling frequency of its window); one mapping per DSO and build id
+ * (Frame.build_id; "" when unknown; kernel frames without a module go to [kernel.kallsyms]), one function per name (the folded frame's, and the raw symbol as its
  * system name when they differ; no source file), one location per (DSO, address, symbol), each
  * interned once; per-sample labels cpu, pid, tid (numbers whose unit is their key:
  * Go's reader drops a 0 without a unit), comm (string), time

@@ -3,7 +3,8 @@
 # pprof exports read by Go's own pprof tool: a real bundle's slice, its baseline and a ring range.
 # The total samples equal those of the folded files, the top function of a known burner is its
 # leaf, the labels carry its comm and pid, the incident's rule and host, and a baseline diffs; over
-# a restart with another --freq each sample weighs its own window's period.
+# a restart with another --freq each sample weighs its own window's period. The burner's mapping
+# carries its build id (as readelf -n gives it), the kernel's the one /sys/kernel/notes holds.
 set -eu
 . "$(dirname "$0")/lib.sh"
 : "${TPROF_BURN:?run through meson test}"
@@ -40,6 +41,40 @@ wait "$SYS_PID" || true
 
 # folded_total FILE: the samples of a folded file.
 folded_total() { awk '{ t += $NF } END { print t + 0 }' "$1"; }
+# Build ids: the burner's, as binutils reads its NT_GNU_BUILD_ID note, and the running kernel's
+# from its notes (ELF notes: 12-byte header, name and descriptor padded to 4; Linux v6.1
+# kernel/ksysfs.c exposes the kernel's .notes section there), "" when unreadable.
+BURN_BUILD_ID=$(readelf -n "$BURN" 2>/dev/null | awk '$1 == "Build" && $2 == "ID:" { print $3; exit }')
+[ -n "$BURN_BUILD_ID" ] || skip "the burner has no build id (readelf -n)"
+KERNEL_BUILD_ID=$(python3 -c 'import struct, sys
+try:
+    d = open("/sys/kernel/notes", "rb").read()
+except OSError:
+    d = b""
+o = 0
+while o + 12 <= len(d):
+    n, s, t = struct.unpack_from("=III", d, o)
+    o += 12
+    name, o = d[o:o + n], o + (n + 3) // 4 * 4
+    if t == 3 and name == b"GNU\0":
+        print(d[o:o + s].hex())
+        break
+    o += (s + 3) // 4 * 4')
+# check_mappings FILE WHAT [any]: FILE's mappings, as pprof -raw lists them ("ID: START/LIMIT/OFFSET
+# FILE BUILDID [FLAGS]", google/pprof profile.go as Go 1.19 vendors it); with any, the burner may
+# be missing (a range after it ended) and so may the kernel.
+check_mappings() {
+        pprof -raw "$1" | awk '/^Mappings/ { m = 1; next } m' >"$TEST_TMP/mappings"
+        awk -v f="$BURN" '$3 == f { print $4 }' "$TEST_TMP/mappings" >"$TEST_TMP/burn.ids"
+        [ -s "$TEST_TMP/burn.ids" ] || [ "${3:-}" = any ] || fail "$2: no mapping of $BURN: $(cat "$TEST_TMP/mappings")"
+        [ ! -s "$TEST_TMP/burn.ids" ] || [ "$(sort -u "$TEST_TMP/burn.ids")" = "$BURN_BUILD_ID" ] ||
+                fail "$2: the mapping of $BURN has build id '$(tr '\n' ' ' <"$TEST_TMP/burn.ids")', readelf -n says $BURN_BUILD_ID"
+        if [ -n "$KERNEL_BUILD_ID" ] && [ "${3:-}" != any ]; then
+                awk '$3 == "[kernel.kallsyms]" { print $4 }' "$TEST_TMP/mappings" | grep -qx "$KERNEL_BUILD_ID" ||
+                        fail "$2: [kernel.kallsyms] lacks the kernel's build id $KERNEL_BUILD_ID: $(cat "$TEST_TMP/mappings")"
+        fi
+}
+
 # raw_total FILE: the samples (first value) of a profile, from pprof -raw.
 raw_total() {
         pprof -raw "$1" | awk '/^Samples:/ { s = 1; next } /^Locations/ { s = 0 } s && $1 ~ /^[0-9]+$/ && $2 ~ /^[0-9]+:$/ { t += $1 } END { print t + 0 }'
@@ -86,6 +121,7 @@ pprof -top -tagfocus=pid="$BURN_PID" -sample_index=samples "$TEST_TMP/slice.pb.g
 grep -q burn_leaf "$OUT" || fail "tagfocus pid=$BURN_PID does not show burn_leaf"
 pprof -raw "$TEST_TMP/slice.pb.gz" >"$OUT"
 grep -q "kernel.kallsyms" "$OUT" || fail "no [kernel.kallsyms] mapping: $(grep -A5 Mappings "$OUT")"
+check_mappings "$TEST_TMP/slice.pb.gz" slice
 # -list prints a function's source file, which tprof does not know: not the burner's binary as text.
 pprof -list '^burn_leaf$' "$TEST_TMP/slice.pb.gz" >"$OUT" || true
 ! grep -qaF "ELF" "$OUT" || fail "pprof -list prints the binary as source: $(head -c 300 "$OUT" | cat -v)"
@@ -100,6 +136,7 @@ grep -q "No space left on device" "$ERR" || fail "export to a full disk: $(cat "
 want=$(folded_total "$B/baseline.folded")
 got=$(raw_total "$TEST_TMP/base.pb.gz")
 [ "$got" = "$want" ] || fail "baseline: pprof $got samples, baseline.folded $want"
+check_mappings "$TEST_TMP/base.pb.gz" baseline
 pprof -top -sample_index=samples -diff_base "$TEST_TMP/base.pb.gz" "$TEST_TMP/slice.pb.gz" >"$OUT" ||
         fail "pprof -diff_base failed: $(tail -5 "$TEST_TMP/pprof.err")"
 grep -q "flat%" "$OUT" || fail "no diff output: $(head "$OUT")"
@@ -183,6 +220,7 @@ got=$(raw_total "$TEST_TMP/range.pb.gz")
 [ "$want" -gt 0 ] && [ "$got" = "$want" ] || fail "range: pprof $got samples, folded $want"
 pprof -tags "$TEST_TMP/range.pb.gz" >"$OUT"
 grep -qF "range" "$OUT" || fail "range export lacks slice label: $(head -30 "$OUT")"
+check_mappings "$TEST_TMP/range.pb.gz" range any
 echo "range: $got samples in pprof and folded"
 
 # --- a range over a restart with another --freq: each sample weighs its own window's period
