@@ -412,6 +412,52 @@ static void test_mappings_carry_build_ids(void **state) {
         perftools__profiles__profile__free_unpacked(p, NULL);
 }
 
+/* go tool pprof prints the first mapping's file as "File:" and takes mapping 1 for the main binary:
+ * it is the program most samples ran (their outermost frame in a file that is not a shared
+ * library), whatever came first. The builder goes on with its own ids: a later encoding may put
+ * another file first. */
+static void test_main_mapping_first(void **state) {
+        _cleanup_(pprof_builder_freep) PprofBuilder *b = NULL;
+        const Frame idle[] = { kernel_leaf }, foo[] = { user_unknown, user_mid },
+                    burn[] = { kernel_leaf, user_unknown, user_leaf, user_unknown };
+        const struct {
+                const Frame *frames;
+                uint32_t n;
+                unsigned times;
+        } steps[] = {
+                { idle, 1, 5 }, /* the kernel is seen first and most, but is no file */
+                { foo, 1, 2 },  /* in a library only: no program's */
+                { foo, 2, 2 },  /* in a library, called from burn: burn's */
+                { idle, 1, 5 },
+                { burn, 4, 1 }, /* in the kernel, called from a library, called from burn: burn's */
+        };
+        const char *first[] = { "[kernel.kallsyms]", "[kernel.kallsyms]", "/usr/bin/burn", "/usr/bin/burn",
+                                "/usr/bin/burn" };
+
+        assert_int_equal(pprof_builder_new(10309278, &b), 0);
+        for (size_t k = 0; k < ELEMENTSOF(steps); k++) {
+                for (unsigned i = 0; i < steps[k].times; i++) {
+                        Sample s = { .t_ns = 1000, .pid = 42, .tid = 42, .comm = "burn", .n_frames = steps[k].n,
+                                     .frames = steps[k].frames };
+                        assert_int_equal(pprof_builder_add_sample(b, &s, 1000, NULL, 0), 0);
+                }
+                Perftools__Profiles__Profile *p = decode(b);
+                assert_int_equal(p->mapping[0]->id, 1);
+                assert_string_equal(str(p, p->mapping[0]->filename), first[k]);
+                assert_string_equal(str(p, p->mapping[0]->build_id), ""); /* none known */
+                for (size_t i = 0; i < p->n_sample; i++) /* every location still in its own file */
+                        for (size_t j = 0; j < p->sample[i]->n_location_id; j++) {
+                                const Perftools__Profiles__Location *l = p->location[p->sample[i]->location_id[j] - 1];
+                                uint64_t a = l->address;
+                                const char *file = str(p, mapping_of(p, l->id)->filename);
+                                assert_string_equal(file, a == kernel_leaf.addr ? "[kernel.kallsyms]" :
+                                                          a == user_leaf.addr || a == user_mid.addr ? "/usr/bin/burn" :
+                                                                                  "/usr/lib/libfoo.so");
+                        }
+                perftools__profiles__profile__free_unpacked(p, NULL);
+        }
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_same_frames_are_interned_once),
@@ -425,6 +471,7 @@ int main(void) {
                 cmocka_unit_test(test_functions_name_no_source_file),
                 cmocka_unit_test(test_user_mappings_map_file_offsets),
                 cmocka_unit_test(test_mappings_carry_build_ids),
+                cmocka_unit_test(test_main_mapping_first),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }

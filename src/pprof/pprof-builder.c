@@ -54,6 +54,8 @@ struct PprofBuilder {
         Hashmap *mapping_index;
         PbMapping **mappings;
         size_t n_mappings, allocated_mappings;
+        uint64_t *mapping_samples; /* per mapping: the samples of the program it is (see main_mapping()) */
+        size_t allocated_mapping_samples;
 
         Hashmap *function_index;
         PbFunction **functions;
@@ -121,6 +123,7 @@ PprofBuilder *pprof_builder_free(PprofBuilder *b) {
         for (size_t i = 0; i < b->n_mappings; i++)
                 free(b->mappings[i]);
         free(b->mappings);
+        free(b->mapping_samples);
         for (size_t i = 0; i < b->n_functions; i++)
                 free(b->functions[i]);
         free(b->functions);
@@ -299,7 +302,8 @@ static PbMapping *mapping_get(PprofBuilder *b, const char *dso, const char *buil
         } else
                 bid = 0; /* "" */
         name = intern(b, dso);
-        if (name < 0 || !GREEDY_REALLOC(b->mappings, b->allocated_mappings, b->n_mappings + 1))
+        if (name < 0 || !GREEDY_REALLOC(b->mappings, b->allocated_mappings, b->n_mappings + 1) ||
+            !GREEDY_REALLOC0(b->mapping_samples, b->allocated_mapping_samples, b->n_mappings + 1))
                 return NULL;
         m = new(PbMapping, 1);
         if (!m)
@@ -427,6 +431,20 @@ static PbLabel *label_from(PprofBuilder *b, const PprofLabel *l) {
         return label_get(b, key, str, l->str ? 0 : l->num, unit);
 }
 
+/* A file that is no shared library (lib*.so, *.so.N): a program, whose main() or _start every one of
+ * its threads runs under, beneath the C library's thread start and a language runtime's. */
+static bool is_program(const char *dso) {
+        const char *base, *so;
+
+        if (!dso || dso[0] != '/')
+                return false;
+        base = strrchr(dso, '/') + 1;
+        for (so = strstr(base, ".so"); so; so = strstr(so + 1, ".so"))
+                if (so[3] == '\0' || so[3] == '.' || so[3] == ' ')
+                        return false;
+        return true;
+}
+
 int pprof_builder_add_sample(PprofBuilder *b, const Sample *s, int64_t time_ns, const PprofLabel *extra,
                              size_t n_extra) {
         char comm[64];
@@ -464,6 +482,13 @@ int pprof_builder_add_sample(PprofBuilder *b, const Sample *s, int64_t time_ns, 
         }
         box->sample.n_location_id = n_frames;
         box->sample.location_id = locs;
+        /* the program the sample ran: its outermost frame in a program file */
+        for (size_t i = n_frames; i > 0; i--)
+                if (!s->frames[i - 1].kernel && is_program(s->frames[i - 1].dso)) {
+                        b->mapping_samples[b->locations[locs[i - 1] - 1]->mapping_id - 1]++;
+                        break;
+                }
+
         comm_i = intern(b, comm);
         /* A number's unit is its key, as pprof assumes for one without a unit: readers (Go's
          * profile package, which go tool pprof, Pyroscope and Parca use) drop a numeric label
@@ -507,6 +532,42 @@ void pprof_builder_get_stats(const PprofBuilder *b, PprofBuilderStats *ret) {
                 .strings = b->n_strings,
                 .labels = b->n_labels,
         };
+}
+
+/*
+ * go tool pprof prints the first mapping's file as the profile's "File:", and takes it for the main
+ * binary (mapping id 1, as Go's own profiles have their executable): the program most samples ran,
+ * by the outermost frame of each in a program file (not a shared library, whose code all programs
+ * share; not the kernel or [unknown], no files to look symbols up in), is what a system-wide
+ * profile is most about. Without any, the order stays the order seen. The index of that mapping,
+ * 0 if it is first already.
+ */
+static size_t main_mapping(const PprofBuilder *b) {
+        size_t best = 0;
+
+        for (size_t i = 1; i < b->n_mappings; i++)
+                if (b->mapping_samples[i] > b->mapping_samples[best])
+                        best = i;
+        return best;
+}
+
+/* Swaps mapping k with the first, ids and all: called again, it undoes itself. */
+static void mapping_swap_first(PprofBuilder *b, size_t k) {
+        PbMapping *m;
+        uint64_t first = 1, other = k + 1;
+
+        if (k == 0)
+                return;
+        m = b->mappings[0];
+        b->mappings[0] = b->mappings[k];
+        b->mappings[k] = m;
+        b->mappings[0]->id = first;
+        b->mappings[k]->id = other;
+        for (size_t i = 0; i < b->n_locations; i++)
+                if (b->locations[i]->mapping_id == first)
+                        b->locations[i]->mapping_id = other;
+                else if (b->locations[i]->mapping_id == other)
+                        b->locations[i]->mapping_id = first;
 }
 
 /* Fills p with pointers into b; valid until b changes. Interns the type names first. */
@@ -553,7 +614,7 @@ int pprof_builder_encode(PprofBuilder *b, bool gzip, uint8_t **ret, size_t *ret_
         PbValueType types[2], *type_ptrs[2], period_type;
         PbProfile p;
         uint8_t *buf;
-        size_t n;
+        size_t n, k, packed;
         int r;
 
         r = assemble(b, &p, types, type_ptrs, &period_type);
@@ -563,7 +624,11 @@ int pprof_builder_encode(PprofBuilder *b, bool gzip, uint8_t **ret, size_t *ret_
         buf = malloc(n ?: 1);
         if (!buf)
                 return -ENOMEM;
-        if (perftools__profiles__profile__pack(&p, buf) != n) {
+        k = main_mapping(b);
+        mapping_swap_first(b, k);
+        packed = perftools__profiles__profile__pack(&p, buf);
+        mapping_swap_first(b, k); /* the ids the builder goes on with */
+        if (packed != n) {
                 free(buf);
                 return -EIO;
         }
@@ -651,7 +716,10 @@ int pprof_builder_write(PprofBuilder *b, FILE *out) {
         g->out = out;
         if (deflateInit2(&g->zs, Z_DEFAULT_COMPRESSION, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK)
                 return -ENOMEM;
+        size_t k = main_mapping(b);
+        mapping_swap_first(b, k);
         (void) perftools__profiles__profile__pack_to_buffer(&p, &g->base);
+        mapping_swap_first(b, k); /* the ids the builder goes on with */
         r = g->error;
         if (r >= 0) {
                 g->zs.next_in = NULL;

@@ -4,7 +4,8 @@
 # The total samples equal those of the folded files, the top function of a known burner is its
 # leaf, the labels carry its comm and pid, the incident's rule and host, and a baseline diffs; over
 # a restart with another --freq each sample weighs its own window's period. The burner's mapping
-# carries its build id (as readelf -n gives it), the kernel's the one /sys/kernel/notes holds.
+# carries its build id (as readelf -n gives it), the kernel's the one /sys/kernel/notes holds, and
+# the first mapping, pprof's "File:", is a program (not the kernel or a shared library).
 set -eu
 . "$(dirname "$0")/lib.sh"
 : "${TPROF_BURN:?run through meson test}"
@@ -62,7 +63,8 @@ while o + 12 <= len(d):
     o += (s + 3) // 4 * 4')
 # check_mappings FILE WHAT [any]: FILE's mappings, as pprof -raw lists them ("ID: START/LIMIT/OFFSET
 # FILE BUILDID [FLAGS]", google/pprof profile.go as Go 1.19 vendors it); with any, the burner may
-# be missing (a range after it ended) and so may the kernel.
+# be missing (a range after it ended) and so may the kernel, and the first mapping may be the
+# kernel (an idle range).
 check_mappings() {
         pprof -raw "$1" | awk '/^Mappings/ { m = 1; next } m' >"$TEST_TMP/mappings"
         awk -v f="$BURN" '$3 == f { print $4 }' "$TEST_TMP/mappings" >"$TEST_TMP/burn.ids"
@@ -73,6 +75,10 @@ check_mappings() {
                 awk '$3 == "[kernel.kallsyms]" { print $4 }' "$TEST_TMP/mappings" | grep -qx "$KERNEL_BUILD_ID" ||
                         fail "$2: [kernel.kallsyms] lacks the kernel's build id $KERNEL_BUILD_ID: $(cat "$TEST_TMP/mappings")"
         fi
+        # "File:" (the first mapping's base name) is the program most samples ran: while the two
+        # burners run, neither the kernel, [unknown] nor a shared library
+        [ "${3:-}" = any ] || pprof -top "$1" | grep -E '^File: ' | grep -qvE '^File: (\[|.*\.so(\.|$))' ||
+                fail "$2: pprof names no program: $(pprof -top "$1" | head -3)"
 }
 
 # raw_total FILE: the samples (first value) of a profile, from pprof -raw.
