@@ -77,7 +77,7 @@ int build_id_table_writer_put(const BuildIdTableWriter *t, ByteBuf *b) {
                 r = byte_buf_put_varint(b, t->n - t->emitted);
         for (size_t i = t->emitted; r >= 0 && i < t->n; i++)
                 r = byte_buf_put_varint(b, t->dso[i]);
-        if (r >= 0)
+        if (r >= 0 && t->ids.len > t->ids_emitted) /* no bytes yet: ids.data may be NULL */
                 r = byte_buf_put(b, t->ids.data + t->ids_emitted, t->ids.len - t->ids_emitted);
         return r;
 }
