@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "basic/cleanup.h"
+#include "basic/string-util.h"
 #include "store/compress.h"
 #include "store/store-codec.h"
 #include "store/store-window.h"
@@ -67,6 +68,11 @@ static int write_seed(const char *dir, const char *name, unsigned n_chunks, unsi
                         test_make_sample(&rng, t += 10309278, &o);
                         /* Short stacks keep the seeds small. */
                         o.s.n_frames = o.s.n_frames % 4;
+                        /* Build ids for two files and the kernel, so the seeds carry a build id table. */
+                        for (size_t k = 0; k < o.s.n_frames; k++)
+                                o.frames[k].build_id = o.frames[k].kernel ? "b1d0"
+                                        : streq(o.frames[k].dso, "/usr/bin/burn") ? "0123456789abcdef0123456789abcdef01234567"
+                                        : startswith(o.frames[k].dso, "/usr/lib/") ? "fe" : NULL;
                         r = chunk_writer_add_sample(cw, &o.s);
                         if (r < 0)
                                 return r;
