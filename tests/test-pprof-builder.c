@@ -458,6 +458,35 @@ static void test_main_mapping_first(void **state) {
         }
 }
 
+/* The first mapping's id is one byte in the encoding and the 200th's two: swapping them changes the
+ * encoded size, as every location of those two mappings changes its id too. */
+static void test_main_mapping_first_among_many(void **state) {
+        _cleanup_(pprof_builder_freep) PprofBuilder *b = NULL;
+        char dso[200][32];
+
+        assert_int_equal(pprof_builder_new(10309278, &b), 0);
+        for (size_t i = 0; i < ELEMENTSOF(dso); i++) {
+                snprintf(dso[i], sizeof dso[i], "/usr/lib/lib%zu.so", i);
+                Frame f = { .symbol = "[unknown]", .dso = dso[i], .addr = 0x7f0000001000 + 0x1000 * i };
+                for (int k = 0; k < 3; k++) { /* many locations under id 1, before the program is seen */
+                        Sample s = { .t_ns = 1000, .pid = 42, .tid = 42, .comm = "burn", .n_frames = 1, .frames = &f };
+                        f.addr += 8;
+                        assert_int_equal(pprof_builder_add_sample(b, &s, 1000, NULL, 0), 0);
+                }
+        }
+        const Frame burn[] = { user_leaf };
+        Sample s = { .t_ns = 1000, .pid = 42, .tid = 42, .comm = "burn", .n_frames = 1, .frames = burn };
+        assert_int_equal(pprof_builder_add_sample(b, &s, 1000, NULL, 0), 0);
+
+        Perftools__Profiles__Profile *p = decode(b);
+        assert_int_equal(p->n_mapping, 201);
+        assert_string_equal(str(p, p->mapping[0]->filename), "/usr/bin/burn");
+        for (size_t i = 0; i < p->n_location; i++)
+                assert_string_equal(str(p, mapping_of(p, p->location[i]->id)->filename),
+                                    p->location[i]->address == user_leaf.addr ? "/usr/bin/burn" : dso[(p->location[i]->address - 0x7f0000001000) / 0x1000]);
+        perftools__profiles__profile__free_unpacked(p, NULL);
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_same_frames_are_interned_once),
@@ -472,6 +501,7 @@ int main(void) {
                 cmocka_unit_test(test_user_mappings_map_file_offsets),
                 cmocka_unit_test(test_mappings_carry_build_ids),
                 cmocka_unit_test(test_main_mapping_first),
+                cmocka_unit_test(test_main_mapping_first_among_many),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }

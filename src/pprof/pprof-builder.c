@@ -620,14 +620,15 @@ int pprof_builder_encode(PprofBuilder *b, bool gzip, uint8_t **ret, size_t *ret_
         r = assemble(b, &p, types, type_ptrs, &period_type);
         if (r < 0)
                 return r;
-        n = perftools__profiles__profile__get_packed_size(&p);
-        buf = malloc(n ?: 1);
-        if (!buf)
-                return -ENOMEM;
+        /* Swapped before the size is taken: ids of one byte and of two trade places. */
         k = main_mapping(b);
         mapping_swap_first(b, k);
-        packed = perftools__profiles__profile__pack(&p, buf);
+        n = perftools__profiles__profile__get_packed_size(&p);
+        buf = malloc(n ?: 1);
+        packed = buf ? perftools__profiles__profile__pack(&p, buf) : 0;
         mapping_swap_first(b, k); /* the ids the builder goes on with */
+        if (!buf)
+                return -ENOMEM;
         if (packed != n) {
                 free(buf);
                 return -EIO;
