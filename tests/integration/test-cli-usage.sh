@@ -122,13 +122,13 @@ if "$TPROFD" --help | grep -q 'auto and dwarf on x86-64 only'; then
         grep -E '^\| `--unwind MODE`' "$TPROF_SOURCE_ROOT/README.md" | grep -q 'x86-64 only' ||
                 fail "README's row of --unwind does not say that auto and dwarf are x86-64's only, as --help does"
 fi
-# README's arm64 paragraph and contrib/cross-check.sh name every unit test that skips off x86-64.
-arm64=$(sed -n '/^arm64, optional/,/^$/p' "$TPROF_SOURCE_ROOT/README.md")
+# docs/testing.md's arm64 paragraph and contrib/cross-check.sh name every unit test that skips off x86-64.
+arm64=$(sed -n '/^arm64, optional/,/^$/p' "$TPROF_SOURCE_ROOT/docs/testing.md")
 for f in "$TPROF_SOURCE_ROOT"/tests/test-*.c; do
         awk '/^#if !defined\(__x86_64__\)/ { p = 1 } p && /EXIT_TEST_SKIP/ { found = 1 } /^#endif/ { p = 0 }
              END { exit !found }' "$f" || continue
         t=$(basename "$f" .c)
-        grep -qF "\`$t\`" <<<"$arm64" || fail "README's arm64 paragraph does not name $t, which skips there"
+        grep -qF "\`$t\`" <<<"$arm64" || fail "docs/testing.md's arm64 paragraph does not name $t, which skips there"
         grep -qE "(^|[ (])$t([ ,)]|$)" "$TPROF_SOURCE_ROOT/contrib/cross-check.sh" ||
                 fail "contrib/cross-check.sh does not name $t, which skips on arm64"
 done
