@@ -121,6 +121,28 @@ bundle_shown() {
 
 STATE="$TEST_TMP/state"
 
+# kmsg_records: prints every record still in the kernel's log buffer, read from /dev/kmsg without
+# blocking, one a line: "PRI,SEQ,USEC;MESSAGE" (the message's first line, no continuation lines).
+kmsg_records() {
+        python3 -c '
+import errno, os, sys
+fd = os.open("/dev/kmsg", os.O_RDONLY | os.O_NONBLOCK)
+out = []
+while True:
+    try:
+        rec = os.read(fd, 8192)
+    except OSError as e:
+        if e.errno == errno.EPIPE:  # overwritten while read: the next one comes
+            continue
+        if e.errno == errno.EAGAIN:
+            break
+        raise
+    head, _, msg = rec.decode("utf-8", "replace").partition(";")
+    out.append(",".join(head.split(",")[:3]) + ";" + msg.split("\n", 1)[0])
+sys.stdout.write("".join(l + "\n" for l in out))
+'
+}
+
 # DMESG_FORMS: sed scripts that turn dmesg lines ("[ 1234.567890] msg") into the other text forms
 # tools and log files print the kernel's lines in, which tprofd --test-rules reads: the rules must
 # give each the dmesg line's verdict.
