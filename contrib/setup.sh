@@ -33,7 +33,8 @@ PACKAGES=(
         golang-go # go tool pprof reads the pprof exports in the tests; a Go program is unwound in one
         curl      # the page-webhook.sh hook recipe posts with it (its test, to a receiver here)
         # runtime: journald for the journal source and its tests, logger/setpriv for tests
-        systemd util-linux procps
+        # (and losetup/fsfreeze with mkfs.ext4 for the hung task test's filesystem)
+        systemd util-linux procps e2fsprogs
 )
 # npm for speedscope (below), for the tests only: Debian's, unless a node.js with its own npm is
 # installed already.
