@@ -487,6 +487,31 @@ static void test_main_mapping_first_among_many(void **state) {
         perftools__profiles__profile__free_unpacked(p, NULL);
 }
 
+/* A JIT map names the code a runtime compiled (perf's /tmp/perf-PID.map, as the symbolizer gives
+ * it for their frames' DSO): no program. A JVM's threads start in libjvm.so and run their compiled
+ * methods above it (OpenJDK's thread_native_entry(), os_linux.cpp), so the outermost frame of a file
+ * of theirs that is no shared library is the map's; the program is the one whose own code ran. */
+static void test_main_mapping_not_a_jit_map(void **state) {
+        _cleanup_(pprof_builder_freep) PprofBuilder *b = NULL;
+        const Frame jit = { .symbol = "Interpreter", .dso = "/tmp/perf-4242.map", .addr = 0x7f1000002000 },
+                    jvm = { .symbol = "thread_native_entry", .dso = "/usr/lib/jvm/lib/server/libjvm.so",
+                            .addr = 0x7f2000003000 };
+        const Frame java[] = { jit, jvm }, burn[] = { user_leaf };
+
+        assert_int_equal(pprof_builder_new(10309278, &b), 0);
+        for (size_t i = 0; i < 3; i++) {
+                Sample s = { .t_ns = 1000, .pid = 4242, .tid = 4243, .comm = "java", .n_frames = 2, .frames = java };
+                assert_int_equal(pprof_builder_add_sample(b, &s, 1000, NULL, 0), 0);
+        }
+        Sample s = { .t_ns = 1000, .pid = 42, .tid = 42, .comm = "burn", .n_frames = 1, .frames = burn };
+        assert_int_equal(pprof_builder_add_sample(b, &s, 1000, NULL, 0), 0);
+
+        Perftools__Profiles__Profile *p = decode(b);
+        assert_int_equal(p->n_mapping, 3);
+        assert_string_equal(str(p, p->mapping[0]->filename), "/usr/bin/burn");
+        perftools__profiles__profile__free_unpacked(p, NULL);
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_same_frames_are_interned_once),
@@ -502,6 +527,7 @@ int main(void) {
                 cmocka_unit_test(test_mappings_carry_build_ids),
                 cmocka_unit_test(test_main_mapping_first),
                 cmocka_unit_test(test_main_mapping_first_among_many),
+                cmocka_unit_test(test_main_mapping_not_a_jit_map),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }

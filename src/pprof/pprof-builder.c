@@ -432,11 +432,17 @@ static PbLabel *label_from(PprofBuilder *b, const PprofLabel *l) {
 }
 
 /* A file that is no shared library (lib*.so, *.so.N): a program, whose main() or _start every one of
- * its threads runs under, beneath the C library's thread start and a language runtime's. */
+ * its threads runs under, beneath the C library's thread start and a language runtime's. Nor a JIT
+ * map (/tmp/perf-PID.map, which names the frames of a runtime's compiled code: tools/perf/
+ * Documentation/jit-interface.txt, Linux 6.18), code of no file, which a JVM's threads run above
+ * its libjvm.so. */
 static bool is_program(const char *dso) {
-        const char *base, *so;
+        const char *base, *so, *pid;
 
         if (!dso || dso[0] != '/')
+                return false;
+        pid = startswith(dso, "/tmp/perf-");
+        if (pid && strspn(pid, "0123456789") > 0 && streq(pid + strspn(pid, "0123456789"), ".map"))
                 return false;
         base = strrchr(dso, '/') + 1;
         for (so = strstr(base, ".so"); so; so = strstr(so + 1, ".so"))
