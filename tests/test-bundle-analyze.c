@@ -921,6 +921,37 @@ static void test_rises_syscall_wrapper(void **state) {
         rises_free(r, n);
 }
 
+/* A function that enters the kernel itself now and then but does its own work: the vDSO's
+ * clock_gettime() reads CLOCK_MONOTONIC in user space and makes the system call, from within itself,
+ * only for a clock it cannot read, such as a CPU-time clock (__cvdso_clock_gettime_data(),
+ * lib/vdso/gettimeofday.c; clock_gettime_fallback(), arch/x86/include/asm/vdso/gettimeofday.h;
+ * posix_cpu_clock_get(), kernel/time/posix-cpu-timers.c; Linux 6.18). A process that polls the
+ * clock rose in it: its samples as the leaf are far more than the way back of its few system calls
+ * could have gathered, and it is the function that rose. */
+static void test_rises_vdso_function_not_a_wrapper(void **state) {
+        _cleanup_(folded_donep) Folded near = FOLDED_NULL, rest = FOLDED_NULL;
+        Rise *r = NULL;
+        size_t n = 0;
+
+        load_text("java;main;compute 1500\n"
+                  "poller;main;poll_clock;__vdso_clock_gettime 300\n"
+                  "poller;main;poll_clock 40\n"
+                  "poller;main;poll_clock;__vdso_clock_gettime;entry_SYSCALL_64_after_hwframe;do_syscall_64;__x64_sys_clock_gettime;posix_cpu_clock_get;cpu_clock_sample;task_sched_runtime 3\n"
+                  "poller;main;poll_clock;__vdso_clock_gettime;entry_SYSCALL_64_after_hwframe;do_syscall_64 1\n",
+                  &near);
+        load_text("java;main;compute 2900\n"
+                  "poller;main;poll_clock;__vdso_clock_gettime 20\n"
+                  "poller;main;poll_clock 3\n",
+                  &rest);
+
+        assert_int_equal(folded_rises(&near, &rest, RISE_PROCESS, SIZE_MAX, &r, &n), 0);
+        assert_int_equal(n, 1);
+        assert_string_equal(r[0].name, "poller");
+        assert_non_null(r[0].top_function);
+        assert_string_equal(r[0].top_function, "__vdso_clock_gettime");
+        rises_free(r, n);
+}
+
 /* Counts that overflow as integer sums: z stays a number. */
 static void test_z_huge(void **state) {
         double z = proportion_z(UINT64_MAX / 2, UINT64_MAX - 1, UINT64_MAX / 4, UINT64_MAX - 1);
@@ -976,6 +1007,7 @@ int main(void) {
                 cmocka_unit_test(test_rises_top_function_per_process),
                 cmocka_unit_test(test_rises_kernel_spread),
                 cmocka_unit_test(test_rises_syscall_wrapper),
+                cmocka_unit_test(test_rises_vdso_function_not_a_wrapper),
                 cmocka_unit_test(test_z_huge),
                 cmocka_unit_test(test_rises_nothing),
                 cmocka_unit_test(test_rises_tiny_counts),

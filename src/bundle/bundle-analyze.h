@@ -126,7 +126,9 @@ typedef enum RiseKind {
  * For processes, each rise names the leaf function of that process that rose most, among those
  * with RISE_SAMPLES_MIN slice samples (none where its rise is spread thinner: a few samples in
  * each of many kernel functions), never a system call's way in or out: the C library's wrapper
- * (the frame right above the kernel's entry in the process's stacks), the entry, do_syscall_64().
+ * (the frame right above the kernel's entry in the process's stacks, unless it has more than 4
+ * samples as the leaf for each of the kernel's work under it: a function doing its own work, as
+ * the vDSO's clock_gettime()), the entry, do_syscall_64().
  */
 int folded_rises(const Folded *slice, const Folded *baseline, RiseKind kind, size_t max_n, Rise **ret,
                  size_t *ret_n);
