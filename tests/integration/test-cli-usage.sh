@@ -85,6 +85,20 @@ for c in ls show export "export 0123" report windows rm open capture status; do
         help+=$'\n'$("$TPROF_BUNDLE" $c --help)
 done
 check_man tprof-bundle.1 "$help"
+# README and tprof-bundle(1) say which commands take -D after them: those whose --help lists it. A
+# bundle's export (export ID) does not, a range's does.
+said=$(tr '\n' ' ' <"$TPROF_SOURCE_ROOT/README.md" | grep -oE '`--state-dir` \(also taken after [^)]*\)' || true)
+said_man=$(man_text tprof-bundle.1 | tr '\n' ' ' | grep -oE 'Given before the command \([^)]*also take it after[^)]*\)' || true)
+[ -n "$said" ] && [ -n "$said_man" ] || fail "README or tprof-bundle(1) no longer says which commands take -D after them"
+for c in export report windows; do
+        grep -qF -- "\`$c\`" <<<"$said" || fail "README does not say that $c takes -D after it, as its --help does"
+        grep -qw -- "$c" <<<"$said_man" || fail "tprof-bundle(1) does not say that $c takes -D after it, as its --help does"
+        "$TPROF_BUNDLE" $c --help | grep -q -- '--state-dir' || fail "tprof-bundle $c --help lists no --state-dir"
+done
+if ! "$TPROF_BUNDLE" export 0123 --help | grep -q -- '--state-dir'; then
+        grep -qF "a range's \`export\`" <<<"$said" || fail "README says that a bundle's export takes -D after it: $said"
+        grep -qF "a range's export" <<<"$said_man" || fail "tprof-bundle(1) says that a bundle's export takes -D after it: $said_man"
+fi
 # Each short option --help pairs with a long one, its man page pairs with the same long one; README
 # names every long option either program's --help lists.
 check_man_short() {
