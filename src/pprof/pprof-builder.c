@@ -316,12 +316,12 @@ static PbMapping *mapping_get(PprofBuilder *b, const char *dso, const char *buil
         m->filename = name;
         m->build_id = bid;
         m->has_functions = true;
-        if ((!first && hashmap_put(b->mapping_index, dso, dl, PTR_HASHMAP(m)) < 0) ||
-            (key && hashmap_put(b->mapping_index, key, kl, PTR_HASHMAP(m)) < 0)) {
-                free(m);
-                return NULL;
-        }
+        /* The builder owns it before the index names it: a second put that fails leaves the first
+         * pointing at a mapping that is still there, not at freed memory. */
         b->mappings[b->n_mappings++] = m;
+        if ((!first && hashmap_put(b->mapping_index, dso, dl, PTR_HASHMAP(m)) < 0) ||
+            (key && hashmap_put(b->mapping_index, key, kl, PTR_HASHMAP(m)) < 0))
+                return NULL;
         return m;
 }
 
