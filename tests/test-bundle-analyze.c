@@ -952,6 +952,50 @@ static void test_rises_vdso_function_not_a_wrapper(void **state) {
         rises_free(r, n);
 }
 
+/* arm64 (arch/arm64/kernel/entry.S, entry-common.c, syscall.c, Linux 6.12): a system call goes in
+ * through the vector every synchronous exception takes, el0t_64_sync and its handler, then el0_svc;
+ * the wrapper is the frame above the vector. A page fault takes the same vector to el0_da: the
+ * function that faulted made no system call and stays a function that rose. */
+static void test_rises_syscall_wrapper_arm64(void **state) {
+        _cleanup_(folded_donep) Folded near = FOLDED_NULL, rest = FOLDED_NULL;
+        Rise *r = NULL;
+        size_t n = 0;
+
+#define ARM64_SENDTO "udp-sender;main;pace_udp;sendto;el0t_64_sync;el0t_64_sync_handler;el0_svc;do_el0_svc;" \
+                     "el0_svc_common.constprop.0"
+#define ARM64_FAULT "hog;main;touch;el0t_64_sync;el0t_64_sync_handler;el0_da;do_mem_abort;do_translation_fault;" \
+                    "do_page_fault;handle_mm_fault"
+        load_text("java;main;compute 1800\n"
+                  "udp-sender;main;pace_udp;sendto 8\n"
+                  ARM64_SENDTO " 7\n"
+                  ARM64_SENDTO ";invoke_syscall.constprop.0;__arm64_sys_sendto;__sys_sendto;udp_sendmsg;"
+                  "ip_route_output_flow;fib_table_lookup 6\n"
+                  ARM64_SENDTO ";invoke_syscall.constprop.0;__arm64_sys_sendto;__sys_sendto;udp_sendmsg;ip_make_skb;"
+                  "__ip_append_data 4\n"
+                  ARM64_SENDTO ";invoke_syscall.constprop.0;__arm64_sys_sendto;__sys_sendto;udp_sendmsg;udp_send_skb 3\n"
+                  "udp-sender;main;pace_udp 3\n"
+                  "hog;main;touch 40\n"
+                  ARM64_FAULT ";clear_page 12\n"
+                  ARM64_FAULT " 2\n",
+                  &near);
+#undef ARM64_SENDTO
+#undef ARM64_FAULT
+        load_text("java;main;compute 2948\n", &rest);
+
+        assert_int_equal(folded_rises(&near, &rest, RISE_PROCESS, SIZE_MAX, &r, &n), 0);
+        assert_int_equal(n, 2);
+        for (size_t i = 0; i < n; i++) {
+                assert_non_null(r[i].top_function);
+                if (streq(r[i].name, "udp-sender"))
+                        assert_string_equal(r[i].top_function, "fib_table_lookup");
+                else {
+                        assert_string_equal(r[i].name, "hog");
+                        assert_string_equal(r[i].top_function, "touch");
+                }
+        }
+        rises_free(r, n);
+}
+
 /* Counts that overflow as integer sums: z stays a number. */
 static void test_z_huge(void **state) {
         double z = proportion_z(UINT64_MAX / 2, UINT64_MAX - 1, UINT64_MAX / 4, UINT64_MAX - 1);
@@ -1008,6 +1052,7 @@ int main(void) {
                 cmocka_unit_test(test_rises_kernel_spread),
                 cmocka_unit_test(test_rises_syscall_wrapper),
                 cmocka_unit_test(test_rises_vdso_function_not_a_wrapper),
+                cmocka_unit_test(test_rises_syscall_wrapper_arm64),
                 cmocka_unit_test(test_z_huge),
                 cmocka_unit_test(test_rises_nothing),
                 cmocka_unit_test(test_rises_tiny_counts),

@@ -401,22 +401,42 @@ int count_both(CountTable *t, const Folded *a, const Folded *b, RiseKind kind) {
 }
 
 static bool frame_is_one_of(const char *f, size_t len, const char *const *names, size_t n) {
+        const char *dot = memchr(f, '.', len);
+
+        if (dot && dot > f) /* "el0_svc_common.constprop.0": the function's clone */
+                len = (size_t) (dot - f);
         for (size_t i = 0; i < n; i++)
                 if (strlen(names[i]) == len && memcmp(f, names[i], len) == 0)
                         return true;
         return false;
 }
 
+/* arm64's way into the kernel from user space for every synchronous exception, a system call or a
+ * page fault alike: the vector's code and the handler it calls (arch/arm64/kernel/entry.S and
+ * entry-common.c: el0t_64_sync, el0t_32_sync and their _handler from 5.13; el0_sync,
+ * el0_sync_compat and their _handler in 5.10; el0_sync and el0_sync_compat alone in 5.4, which
+ * branch to the labels el0_svc and el0_svc_compat). */
+static bool frame_is_arm64_sync_entry(const char *f, size_t len) {
+        static const char *const names[] = {
+                "el0t_64_sync",     "el0t_32_sync",         "el0t_64_sync_handler",    "el0t_32_sync_handler",
+                "el0_sync",         "el0_sync_compat",      "el0_sync_handler",        "el0_sync_compat_handler",
+        };
+
+        return frame_is_one_of(f, len, names, ELEMENTSOF(names));
+}
+
 /* The kernel's system call entry as a frame of a stack: the first kernel frame under the C library's
  * wrapper that made the call (arch/x86/entry/entry_64.S, entry_64_compat.S and entry_32.S, Linux
- * 6.18). */
+ * 6.18), or on arm64 the first past the exception's way in that says it is a system call: el0_svc
+ * and el0_svc_compat, C functions from 5.10 (entry-common.c), labels in 5.4's entry.S. */
 static bool frame_is_syscall_entry(const char *f, size_t len) {
         static const char *const names[] = {
                 "entry_SYSCALL_64",      "entry_SYSCALL_64_after_hwframe",
                 "entry_SYSCALL_compat",  "entry_SYSCALL_compat_after_hwframe",
                 "entry_SYSENTER_compat", "entry_SYSENTER_compat_after_hwframe",
                 "entry_INT80_compat",    "entry_SYSENTER_32",
-                "entry_INT80_32",
+                "entry_INT80_32",        "el0_svc",
+                "el0_svc_compat",
         };
 
         return frame_is_one_of(f, len, names, ELEMENTSOF(names));
@@ -424,14 +444,20 @@ static bool frame_is_syscall_entry(const char *f, size_t len) {
 
 /* A leaf on a system call's way in or out: its entry, or the function the entry calls, which
  * enables interrupts once in and disables them again for the way out (do_syscall_64(),
- * arch/x86/entry/syscall_64.c; the 32-bit ones of syscall_32.c, Linux 6.18). */
+ * arch/x86/entry/syscall_64.c; the 32-bit ones of syscall_32.c, Linux 6.18; on arm64 el0_svc(),
+ * which unmasks them with local_daif_restore() and returns through exit_to_user_mode(),
+ * entry-common.c, and the functions under it to the system call, do_el0_svc() and
+ * el0_svc_common() of syscall.c, Linux 6.12, el0_svc_handler() in 5.4; and arm64's way in, which
+ * every exception from user space takes). */
 static bool leaf_is_syscall_path(const char *f, size_t len) {
         static const char *const names[] = {
-                "do_syscall_64",      "do_int80_syscall_32", "do_int80_emulation",
-                "do_fast_syscall_32", "__do_fast_syscall_32", "do_SYSENTER_32",
+                "do_syscall_64",      "do_int80_syscall_32", "do_int80_emulation", "do_fast_syscall_32",
+                "__do_fast_syscall_32", "do_SYSENTER_32",    "do_el0_svc",         "do_el0_svc_compat",
+                "el0_svc_common",     "el0_svc_handler",     "el0_svc_compat_handler",
         };
 
-        return frame_is_syscall_entry(f, len) || frame_is_one_of(f, len, names, ELEMENTSOF(names));
+        return frame_is_syscall_entry(f, len) || frame_is_arm64_sync_entry(f, len) ||
+               frame_is_one_of(f, len, names, ELEMENTSOF(names));
 }
 
 /* A function that made system calls is their wrapper where it has at most this many samples as the
@@ -466,6 +492,8 @@ static int add_syscall_wrappers(Hashmap *wrappers, const Hashmap *byname, const 
                         size_t len = e ? (size_t) (e - p) : strlen(p);
                         if (frame_is_syscall_entry(p, len))
                                 break;
+                        if (frame_is_arm64_sync_entry(p, len))
+                                continue; /* a system call only if el0_svc follows */
                         prev = p;
                         plen = len;
                 }
