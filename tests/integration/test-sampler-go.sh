@@ -88,6 +88,21 @@ check pie "-s -w" "whole with frame pointers for some frames" # the same, reloca
 # A host linker (cgo programs, distribution builds) merges a PIE's table into .data.rel.ro.
 command -v gcc >/dev/null &&
         check pie "-s -w -linkmode=external" "whole with frame pointers for some frames"
+# under_switch COMM HONEST: samples of COMM in $OUT in which runtime.mcall or runtime.systemstack
+# calls a function of the program (one named in $TEST_TMP/goburn.names); with HONEST 1, only those
+# cut right above it (COMM;[unknown];runtime.mcall;...).
+under_switch() {
+        awk -v c="$1" -v honest="$2" 'NR == FNR { own[$0] = 1; next }
+                { n = $NF; k = $0; sub(/ [0-9]+$/, "", k); m = split(k, f, ";")
+                  if (f[1] != c) next
+                  for (i = 2; i < m; i++)
+                          if (f[i] ~ /^runtime\.(mcall|systemstack)(\.abi0)?$/ && (f[i + 1] in own)) {
+                                  if (!honest || (i == 3 && f[2] == "[unknown]")) t += n
+                                  break
+                          } }
+                END { print t + 0 }' "$TEST_TMP/goburn.names" "$OUT"
+}
+
 # The scheduler's reads of the clock: runtime.nanotime1 calls the vDSO on the g0 stack, realigned,
 # which its .debug_frame does not say (its rule names a zero word as the return address): walked
 # on by its frame pointer, not ending at runtime.nanotime1 (all of them did before). The calls a
@@ -113,10 +128,16 @@ sched() {
         # is SPWRITE, Go 1.19's runtime/asm_amd64.s), where their rule reads an old word at
         # g0.sched.sp as a return address: a false caller (runtime.newproc), then a cut, or a zero
         # that looked like the outermost frame. Go's traceback stops at such a function; so does the
-        # walk, the stack cut there: [unknown] right above it, never another frame.
+        # walk, the stack cut there: [unknown] right above it, never another frame. Only a function
+        # of the program is one they called: a sample taken in the kernel while the program was in
+        # one of them itself (an interrupt, or the rt_sigreturn of the runtime's preemption
+        # signal, more of both on a busy machine) has the kernel's frames after it, the program's
+        # walked as any interrupted function's (sampler-unwind.c), not cut.
         local switched honest
-        switched=$(comm_matching goburn ';runtime\.(mcall|systemstack)(\.abi0)?;')
-        honest=$(comm_matching goburn '^goburn;\[unknown\];runtime\.(mcall|systemstack)(\.abi0)?;')
+        go tool nm "$bin" | sed -E 's/^ *[0-9a-f]+ [A-Za-z] //' >"$TEST_TMP/goburn.names"
+        [ -s "$TEST_TMP/goburn.names" ] || fail "go tool nm names nothing in $bin"
+        switched=$(under_switch goburn 0)
+        honest=$(under_switch goburn 1)
         echo "go scheduler: $switched samples under runtime.mcall or runtime.systemstack, $honest of them cut right there"
         [ "$switched" -ge 20 ] || fail "only $switched samples under runtime.mcall or runtime.systemstack, nothing checked"
         [ "$honest" -eq "$switched" ] ||
