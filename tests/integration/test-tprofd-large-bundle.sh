@@ -63,8 +63,19 @@ ID=$(cat "$TEST_TMP/id")
 B="$STATE/incidents/$ID"
 M="$B/manifest.json"
 [ -f "$M" ] || fail "no manifest in $B"
-SAMPLES=$(python3 -c 'import json,sys; m = json.load(open(sys.argv[1])); assert m["status"] == "complete", m["status"]; print(m["slice"]["samples"])' "$M") ||
-        fail "manifest: $(cat "$M")"
+# Whole, its slice sampled throughout: complete, or partial for the samples the kernel dropped
+# when the daemon's rings overflowed (5% or more of them, docs/bundle-format.md), which at this rate
+# a busy machine's share of the CPU for the daemon decides (lost, above), not the bundle.
+SAMPLES=$(python3 - "$M" <<'PY'
+import json, sys
+m = json.load(open(sys.argv[1]))
+s, slack = m["slice"], 2 * 10**9
+assert s["covered_from_perf_ns"] <= s["from_perf_ns"] + slack and s["covered_to_perf_ns"] + slack >= s["to_perf_ns"], s
+lossy = s["lost"] >= 0.05 * (s["samples"] + s["lost"])
+assert m["status"] == ("partial" if lossy else "complete"), (m["status"], s)
+print(s["samples"])
+PY
+) || fail "manifest: $(cat "$M")"
 [ "$SAMPLES" -gt 50000 ] || skip "only $SAMPLES samples in the slice (a slow machine): not a large bundle"
 [ ! -e "$B/stacks.perf-script" ] || fail "a perf-script file for $SAMPLES samples"
 BYTES=$(find "$B" -path "$B/windows" -prune -o -type f -printf '%s\n' | awk '{ t += $1 } END { print t }')
