@@ -95,6 +95,16 @@ static void test_startswith_endswith(void **state) {
         assert_null(endswith("x.tpw", ".partial"));
 }
 
+static void test_unhexchar(void **state) {
+        assert_int_equal(unhexchar('0'), 0);
+        assert_int_equal(unhexchar('9'), 9);
+        assert_int_equal(unhexchar('a'), 10);
+        assert_int_equal(unhexchar('F'), 15);
+        assert_int_equal(unhexchar('g'), -1);
+        assert_int_equal(unhexchar('/'), -1);
+        assert_int_equal(unhexchar('\0'), -1);
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_escape_table),
@@ -103,6 +113,7 @@ int main(void) {
                 cmocka_unit_test(test_filename_sanitize_cannot_escape),
                 cmocka_unit_test(test_strbuf),
                 cmocka_unit_test(test_startswith_endswith),
+                cmocka_unit_test(test_unhexchar),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }

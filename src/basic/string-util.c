@@ -128,6 +128,16 @@ size_t utf8_prefix_length(const char *s, size_t n, size_t max) {
         return max;
 }
 
+int unhexchar(char c) {
+        if (c >= '0' && c <= '9')
+                return c - '0';
+        if (c >= 'a' && c <= 'f')
+                return c - 'a' + 10;
+        if (c >= 'A' && c <= 'F')
+                return c - 'A' + 10;
+        return -1;
+}
+
 bool utf8_is_valid_n(const char *s, size_t n) {
         for (size_t i = 0; i < n;) {
                 size_t k = utf8_sequence_length(s + i, n - i);

@@ -36,6 +36,8 @@ static inline void strbuf_donep(StrBuf *b) {
 
 const char *startswith(const char *s, const char *prefix);
 const char *endswith(const char *s, const char *suffix);
+/* The value of a hexadecimal digit (either case), or -1. */
+int unhexchar(char c);
 
 /* Length of the valid UTF-8 sequence at s (1-4), or 0 if invalid or truncated. */
 size_t utf8_sequence_length(const char *s, size_t n);

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "basic/macro.h"
+#include "basic/string-util.h"
 #include "basic/time-util.h"
 #include "logsrc/logsrc-kmsg-parse.h"
 
@@ -37,16 +38,6 @@ static int parse_u64_field(const char **p, const char *end, char delim, uint64_t
         *p = s + 1; /* past the delimiter */
         *ret = v;
         return 0;
-}
-
-static int unhex(char c) {
-        if (c >= '0' && c <= '9')
-                return c - '0';
-        if (c >= 'a' && c <= 'f')
-                return c - 'a' + 10;
-        if (c >= 'A' && c <= 'F')
-                return c - 'A' + 10;
-        return -1;
 }
 
 static bool is_raw_control(unsigned char c) {
@@ -136,8 +127,8 @@ int kmsg_record_parse(const char *buf, size_t n, KmsgRecord *ret, const char **r
 
                         if (nl - p < 4 || p[1] != 'x')
                                 return fail(reterr_reason, "bad escape in the message", -EBADMSG);
-                        hi = unhex(p[2]);
-                        lo = unhex(p[3]);
+                        hi = unhexchar(p[2]);
+                        lo = unhexchar(p[3]);
                         if (hi < 0 || lo < 0)
                                 return fail(reterr_reason, "bad escape in the message", -EBADMSG);
                         c = (unsigned char) (hi << 4 | lo);

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "basic/alloc-util.h"
+#include "basic/string-util.h"
 #include "store/store-window-buildid.h"
 
 void build_id_table_writer_done(BuildIdTableWriter *t) {
@@ -28,16 +29,6 @@ int build_id_table_writer_reset(BuildIdTableWriter *t) {
         return 0;
 }
 
-static int hex_digit(char c) {
-        if (c >= '0' && c <= '9')
-                return c - '0';
-        if (c >= 'a' && c <= 'f')
-                return c - 'a' + 10;
-        if (c >= 'A' && c <= 'F')
-                return c - 'A' + 10;
-        return -1;
-}
-
 int build_id_table_writer_add(BuildIdTableWriter *t, uint32_t dso_id, const char *hex) {
         uint8_t id[WINDOW_BUILD_ID_BYTES_MAX];
         size_t l = strnlen(hex, 2 * WINDOW_BUILD_ID_BYTES_MAX + 1);
@@ -48,7 +39,7 @@ int build_id_table_writer_add(BuildIdTableWriter *t, uint32_t dso_id, const char
         if (l == 0 || l % 2 != 0 || l > 2 * WINDOW_BUILD_ID_BYTES_MAX)
                 return 0;
         for (size_t i = 0; i < l / 2; i++) {
-                int hi = hex_digit(hex[2 * i]), lo = hex_digit(hex[2 * i + 1]);
+                int hi = unhexchar(hex[2 * i]), lo = unhexchar(hex[2 * i + 1]);
                 if (hi < 0 || lo < 0)
                         return 0;
                 id[i] = (uint8_t) (hi << 4 | lo);
