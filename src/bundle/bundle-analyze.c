@@ -413,7 +413,7 @@ static bool frame_is_one_of(const char *f, size_t len, const char *const *names,
 
 /* arm64's way into the kernel from user space for every synchronous exception, a system call or a
  * page fault alike: the vector's code and the handler it calls (arch/arm64/kernel/entry.S and
- * entry-common.c: el0t_64_sync, el0t_32_sync and their _handler from 5.13; el0_sync,
+ * entry-common.c: el0t_64_sync, el0t_32_sync and their _handler in 5.15 to 6.19; el0_sync,
  * el0_sync_compat and their _handler in 5.10; el0_sync and el0_sync_compat alone in 5.4, which
  * branch to the labels el0_svc and el0_svc_compat). */
 static bool frame_is_arm64_sync_entry(const char *f, size_t len) {
@@ -428,7 +428,7 @@ static bool frame_is_arm64_sync_entry(const char *f, size_t len) {
 /* The kernel's system call entry as a frame of a stack: the first kernel frame under the C library's
  * wrapper that made the call (arch/x86/entry/entry_64.S, entry_64_compat.S and entry_32.S, Linux
  * 6.18), or on arm64 the first past the exception's way in that says it is a system call: el0_svc
- * and el0_svc_compat, C functions from 5.10 (entry-common.c), labels in 5.4's entry.S. */
+ * and el0_svc_compat, C functions of entry-common.c in 5.10 to 6.19, labels in 5.4's entry.S. */
 static bool frame_is_syscall_entry(const char *f, size_t len) {
         static const char *const names[] = {
                 "entry_SYSCALL_64",      "entry_SYSCALL_64_after_hwframe",

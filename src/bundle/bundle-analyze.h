@@ -129,7 +129,7 @@ typedef enum RiseKind {
  * (the frame right above the kernel's entry in the process's stacks, unless it has more than 4
  * samples as the leaf for each of the kernel's work under it: a function doing its own work, as
  * the vDSO's clock_gettime()), the entry, do_syscall_64() (on arm64 the exception's way in,
- * el0_svc() and what it calls on the way to the system call).
+ * el0_svc(), do_el0_svc() and el0_svc_common(), not invoke_syscall(), which calls the system call).
  */
 int folded_rises(const Folded *slice, const Folded *baseline, RiseKind kind, size_t max_n, Rise **ret,
                  size_t *ret_n);
