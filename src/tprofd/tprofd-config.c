@@ -238,7 +238,8 @@ static int load_section(ConfContext *cc, yaml_document_t *doc, yaml_node_t *map,
                                 r = conf_get_string(cc, v, key, 16, &s);
                                 if (r >= 0 && (c->log_level = log_level_from_string(s)) < 0)
                                         r = conf_error(cc, v->start_mark,
-                                                       "invalid log_level '%s': expected debug, info, notice, warning or err",
+                                                       "invalid log_level '%s': expected debug, info, notice, warning or err "
+                                                       "(or another syslog level name or number 0-7)",
                                                        s);
                         } else {
                                 /* check_mapping at the top level admitted only known keys. */
