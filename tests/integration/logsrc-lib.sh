@@ -7,6 +7,9 @@
 
 FOLLOW=${LOGSRC_FOLLOW:?run through meson test}
 TAG="tprof-test-$$-$RANDOM"
+# The private journald's namespace: a name no earlier run on this machine used (a namespace's
+# journal directory under /var/log/journal outlives a run that was killed, and PIDs come round).
+JOURNAL_NS="tprof-test-$$-$RANDOM"
 
 # follow_bg NAME ARGS...: starts the driver with stdout in $TEST_TMP/NAME.out, stderr in NAME.err,
 # sets FOLLOW_PID and returns once it printed "ready" (fails if it died first).
@@ -90,12 +93,14 @@ start_private_journald() {
         [ -s /etc/machine-id ] || skip "no /etc/machine-id, journald would not start"
         unshare -m true 2>/dev/null || skip "cannot create a mount namespace"
 
-        NS="tprof-test-$$"
+        NS=$JOURNAL_NS
         mid=$(cat /etc/machine-id)
-        on_exit "rm -rf /run/systemd/journal.$NS /var/log/journal/$mid.$NS /run/log/journal/$mid.$NS"
         "$journald" "$NS" >"$TEST_TMP/journald.log" 2>&1 &
         JOURNALD_PID=$!
+        # journald first: removed while it runs, its directory came back with the journal it
+        # writes on the way out.
         on_exit "kill $JOURNALD_PID 2>/dev/null; wait $JOURNALD_PID 2>/dev/null"
+        on_exit "rm -rf /run/systemd/journal.$NS /var/log/journal/$mid.$NS /run/log/journal/$mid.$NS"
         for i in $(seq 200); do
                 [ -S "/run/systemd/journal.$NS/socket" ] && [ -S "/run/systemd/journal.$NS/stdout" ] && break
                 kill -0 "$JOURNALD_PID" 2>/dev/null || fail "journald died: $(cat "$TEST_TMP/journald.log")"

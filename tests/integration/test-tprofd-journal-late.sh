@@ -8,7 +8,7 @@ set -eu
 . "$(dirname "$0")/logsrc-lib.sh"
 
 require_perf
-NS="tprof-test-$$"
+NS=$JOURNAL_NS
 TOKEN=$(od -An -N4 -tx1 /dev/urandom | tr -d ' \n')
 cat >"$TEST_TMP/rules.yaml" <<RULES
 defaults: { before: 1s, after: 1s, cooldown: 1h }
@@ -21,7 +21,7 @@ RULES
 start_tprofd --rules "$TEST_TMP/rules.yaml" --window 4s --control-socket "" --log-level debug --journal-namespace "$NS"
 grep -q "The journal is not available" "$TEST_TMP/tprofd.log" || fail "journal found before journald ran: $(cat "$TEST_TMP/tprofd.log")"
 start_private_journald
-[ "$NS" = "tprof-test-$$" ] || fail "the journald's namespace is not the one tprofd follows"
+[ "$NS" = "$JOURNAL_NS" ] || fail "the journald's namespace is not the one tprofd follows"
 jsend --burst 20 "MESSAGE=late $TOKEN early%d" # before tprofd's retry finds the journal
 wait_for 45 grep -q "Following the journal namespace $NS" "$TEST_TMP/tprofd.log" || fail "journal never followed: $(tail "$TEST_TMP/tprofd.log")"
 jsend "MESSAGE=late $TOKEN after"
