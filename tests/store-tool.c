@@ -150,6 +150,7 @@ static bool parse_frame_line(char *line, Frame *f, char *sym, size_t sym_l, char
         char *p = line, *end, *open;
         size_t len;
 
+        *f = (Frame) {}; /* what perf script does not say (the build id, ...) is unknown */
         while (isspace((unsigned char) *p))
                 p++;
         f->addr = strtoull(p, &end, 16);

@@ -83,11 +83,10 @@ static int fold_stacks(OnceContext *c, Folder *folder) {
                 s.comm = c->by == CGROUP_BY_PROCESS ? p : cgroup_group_name(p, c->by, name, sizeof name);
                 p += strlen(p) + 1;
                 while (p < end && s.n_frames < PROFILE_STACK_DEPTH_MAX) {
-                        frames[s.n_frames].symbol = p;
+                        const char *symbol = p;
                         p += strlen(p) + 1;
-                        frames[s.n_frames].dso = p;
+                        frames[s.n_frames++] = (Frame) { .symbol = symbol, .dso = p };
                         p += strlen(p) + 1;
-                        s.n_frames++;
                 }
                 r = folder_add(folder, &s, count);
                 if (r < 0)
