@@ -10,6 +10,7 @@
 
 #include "sampler/sampler-record.h"
 #include "sampler/sampler-ring.h"
+#include "sampler/sampler-unwind.h"
 
 #define ST SAMPLER_SAMPLE_TYPE
 
@@ -180,6 +181,58 @@ static void test_sample_unwind(void **state) {
         assert_int_equal(record_parse_sample(finish(&b, PERF_RECORD_SAMPLE, 0), st | PERF_SAMPLE_RAW, &s), -EINVAL);
 }
 
+/* A user-mode sample of a 32-bit task (ABI 32: the same registers, in the same mask order), its
+ * stack copy of copy_size bytes with dyn_size filled; copy_size 0 ends the record after the size,
+ * as the kernel reserves it (kernel/events/core.c in Linux 6.18: perf_prepare_sample() adds the
+ * copy and its dyn_size only when perf_sample_ustack_size() is not 0). */
+static const struct perf_event_header *sample_compat32(Buf *b, uint64_t abi, uint64_t sp, uint64_t copy_size,
+                                                      uint64_t dyn_size) {
+        start(b);
+        put64(b, 0x8049010);
+        put32x2(b, 100, 100);
+        put64(b, 5000);
+        put32x2(b, 1, 0);
+        put64(b, 1000000);
+        put64(b, 0);
+        put64(b, abi);
+        if (abi != PERF_SAMPLE_REGS_ABI_NONE)
+                for (unsigned r = 0; r < 13; r++)
+                        put64(b, r == 7 ? sp : r == 8 ? 0x8049010 : 0); /* sp, ip */
+        put64(b, copy_size);
+        if (copy_size > 0) {
+                memset(b->b + b->n, 0, copy_size);
+                b->n += copy_size;
+                put64(b, dyn_size);
+        }
+        return finish(b, PERF_RECORD_SAMPLE, abi == PERF_SAMPLE_REGS_ABI_NONE ? PERF_RECORD_MISC_KERNEL : PERF_RECORD_MISC_USER);
+}
+
+/* Why a sample has no user stack, from what the kernel wrote (Linux 6.18, kernel/events/core.c):
+ * no registers (perf_sample_regs_user(): a kernel thread), a copy sized 0 (perf_sample_ustack_size():
+ * perf_ustack_task_size() is 0 for a stack pointer of 0 or at or past TASK_SIZE), or a copy
+ * of which nothing was read (perf_output_sample_ustack(): dyn_size = dump_size - what
+ * copy_from_user_nmi() could not read). */
+static void test_sample_no_user_cause(void **state) {
+        const uint64_t st = ST | SAMPLER_SAMPLE_TYPE_UNWIND;
+        RecordSample s;
+        Buf b;
+
+        assert_int_equal(record_parse_sample(sample_compat32(&b, PERF_SAMPLE_REGS_ABI_NONE, 0, 0, 0), st, &s), 0);
+        assert_int_equal(unwind_no_user_cause(s.regs_abi, s.user_sp, s.stack_size, s.stack_dyn_size), UNWIND_NO_USER_REGS);
+
+        assert_int_equal(record_parse_sample(sample_compat32(&b, PERF_SAMPLE_REGS_ABI_32, 0xffcea000, 0, 0), st, &s), 0);
+        assert_int_equal(s.user_sp, 0xffcea000);
+        assert_int_equal(unwind_no_user_cause(s.regs_abi, s.user_sp, s.stack_size, s.stack_dyn_size), UNWIND_NO_USER_NO_COPY);
+
+        assert_int_equal(record_parse_sample(sample_compat32(&b, PERF_SAMPLE_REGS_ABI_32, 0xffcea000, 64, 0), st, &s), 0);
+        assert_int_equal(s.stack_size, 64);
+        assert_int_equal(unwind_no_user_cause(s.regs_abi, s.user_sp, s.stack_size, s.stack_dyn_size), UNWIND_NO_USER_EMPTY);
+
+        assert_int_equal(record_parse_sample(sample_compat32(&b, PERF_SAMPLE_REGS_ABI_32, 0xffcea000, 64, 48), st, &s), 0);
+        assert_int_equal(s.stack_dyn_size, 48);
+        assert_int_equal(unwind_no_user_cause(s.regs_abi, s.user_sp, s.stack_size, s.stack_dyn_size), -1);
+}
+
 static void test_mmap2(void **state) {
         Buf b;
         RecordMmap2 m;
@@ -340,6 +393,7 @@ int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_sample),
                 cmocka_unit_test(test_sample_unwind),
+                cmocka_unit_test(test_sample_no_user_cause),
                 cmocka_unit_test(test_mmap2),
                 cmocka_unit_test(test_comm_exec),
                 cmocka_unit_test(test_fork_exit),

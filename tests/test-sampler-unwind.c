@@ -794,6 +794,37 @@ static void test_unwind_short_copy_is_cut(void **state) {
         assert_int_equal(st.cut[UNWIND_CUT_DEPTH], 1);
 }
 
+/* Samples without a user stack are counted by cause, and the summary names the causes that
+ * occurred: a run whose copies all came back empty says so, not just "without user stack". */
+static void test_unwind_no_user_causes(void **state) {
+        _cleanup_(unwinder_freep) Unwinder *u = NULL;
+        UnwindStats st;
+        char line[512];
+
+        assert_int_equal(unwinder_new(&(UnwinderOptions) { .mode = UNWIND_MODE_DWARF }, &u), 0);
+        unwinder_get_stats(u, &st);
+        unwind_stats_format(&st, line, sizeof(line));
+        assert_string_equal(line, "0 walked, 0 whole by CFI, 0 whole with frame pointers for some frames, 0 cut; "
+                                  "0 samples without user stack");
+
+        unwinder_count_no_user(u, UNWIND_NO_USER_REGS);
+        for (unsigned i = 0; i < 3; i++)
+                unwinder_count_no_user(u, UNWIND_NO_USER_EMPTY);
+        unwinder_get_stats(u, &st);
+        assert_int_equal(st.no_user, 4);
+        assert_int_equal(st.no_user_by[UNWIND_NO_USER_REGS], 1);
+        assert_int_equal(st.no_user_by[UNWIND_NO_USER_NO_COPY], 0);
+        assert_int_equal(st.no_user_by[UNWIND_NO_USER_EMPTY], 3);
+        unwind_stats_format(&st, line, sizeof(line));
+        assert_non_null(strstr(line, "; 4 samples without user stack (1 without user registers, 3 whose copy was empty)"));
+
+        unwinder_count_no_user(u, UNWIND_NO_USER_NO_COPY);
+        unwinder_get_stats(u, &st);
+        unwind_stats_format(&st, line, sizeof(line));
+        assert_non_null(strstr(line, "; 5 samples without user stack (1 without user registers, 1 given no copy, "
+                                     "3 whose copy was empty)"));
+}
+
 static void test_unwind_garbage_stack_ends(void **state) {
         _cleanup_(unwinder_freep) Unwinder *u = NULL;
         _cleanup_(snapshot_done) Snapshot s = {};
@@ -1049,6 +1080,7 @@ int main(void) {
                 cmocka_unit_test(test_unwind_dwarf_cuts_without_cfi),
                 cmocka_unit_test(test_unwind_tables_full),
                 cmocka_unit_test(test_unwind_short_copy_is_cut),
+                cmocka_unit_test(test_unwind_no_user_causes),
                 cmocka_unit_test(test_unwind_garbage_stack_ends),
                 cmocka_unit_test(test_unwind_time_budget),
                 cmocka_unit_test(test_unwind_same_as_libdwfl),

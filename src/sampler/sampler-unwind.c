@@ -10,6 +10,7 @@
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <linux/perf_event.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -201,12 +202,40 @@ void unwind_stats_format(const UnwindStats *st, char *buf, size_t len) {
                 first = false;
         }
         if (n < len)
-                (void) snprintf(buf + n, len - n, "%s; %" PRIu64 " samples without user stack", first ? "" : ")",
-                                st->no_user);
+                n += (size_t) snprintf(buf + n, len - n, "%s; %" PRIu64 " samples without user stack",
+                                       first ? "" : ")", st->no_user);
+        first = true;
+        for (int i = 0; i < _UNWIND_NO_USER_MAX && n < len; i++) {
+                static const char *const what[_UNWIND_NO_USER_MAX] = {
+                        [UNWIND_NO_USER_REGS] = "without user registers",
+                        [UNWIND_NO_USER_NO_COPY] = "given no copy",
+                        [UNWIND_NO_USER_EMPTY] = "whose copy was empty",
+                };
+
+                if (st->no_user_by[i] == 0)
+                        continue;
+                n += (size_t) snprintf(buf + n, len - n, "%s%" PRIu64 " %s", first ? " (" : ", ",
+                                       st->no_user_by[i], what[i]);
+                first = false;
+        }
+        if (!first && n < len)
+                (void) snprintf(buf + n, len - n, ")");
 }
 
-void unwinder_count_no_user(Unwinder *u) {
+int unwind_no_user_cause(uint64_t regs_abi, uint64_t sp, uint64_t stack_size, uint64_t dyn_size) {
+        if (regs_abi == PERF_SAMPLE_REGS_ABI_NONE)
+                return UNWIND_NO_USER_REGS;
+        /* perf_sample_ustack_size() sizes the copy 0 for a stack pointer of 0: no dyn_size follows. */
+        if (sp == 0 || stack_size == 0)
+                return UNWIND_NO_USER_NO_COPY;
+        if (dyn_size == 0)
+                return UNWIND_NO_USER_EMPTY;
+        return -1;
+}
+
+void unwinder_count_no_user(Unwinder *u, UnwindNoUser why) {
         u->stats.no_user++;
+        u->stats.no_user_by[why]++;
 }
 
 /* A 32-bit vDSO's table, and its bytes when loaded: rule_read() counts what it grows by. */

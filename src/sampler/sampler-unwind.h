@@ -56,6 +56,20 @@ typedef enum UnwindCut {
 
 const char *unwind_cut_to_string(UnwindCut c);
 
+/* Why a sample had no user stack to walk, as the kernel's record says it (kernel/events/core.c:
+ * perf_sample_regs_user(), perf_sample_ustack_size(), perf_output_sample_ustack()). */
+typedef enum UnwindNoUser {
+        UNWIND_NO_USER_REGS,   /* PERF_SAMPLE_REGS_ABI_NONE: no user context (a kernel thread) */
+        UNWIND_NO_USER_NO_COPY, /* registers, but a copy of size 0: a stack pointer of 0 or at or past
+                                 * TASK_SIZE (perf_ustack_task_size()), or an exiting task without
+                                 * mm on kernels that check for it (6.19 does, 6.14 did not) */
+        UNWIND_NO_USER_EMPTY,  /* a copy asked for of which nothing was copied (dyn_size 0): the read
+                                * at the stack pointer failed (copy_from_user_nmi(): a page not
+                                * present, or the CPU's loaded mm not the task's) */
+        _UNWIND_NO_USER_MAX,
+        _UNWIND_NO_USER_INVALID = -22,
+} UnwindNoUser;
+
 #define UNWIND_FILES_MAX 2048U
 #define UNWIND_CACHE_BYTES_MAX (64U * 1024U * 1024U) /* the files' CFI in memory; past it: flushed */
 #define UNWIND_FLUSH_INTERVAL_USEC (60U * 1000000U)  /* the least time between two flushes */
@@ -77,7 +91,8 @@ typedef struct UnwindStats {
         uint64_t stacks_fp;     /* walked to the end with frame pointers for some frames */
         uint64_t stacks_cut;    /* ended in [unknown]: sum of cut[] */
         uint64_t cut[_UNWIND_CUT_MAX];
-        uint64_t no_user;       /* samples without user registers or stack (kernel threads, a failed copy) */
+        uint64_t no_user;       /* samples without user registers or stack: sum of no_user_by[] */
+        uint64_t no_user_by[_UNWIND_NO_USER_MAX];
         uint64_t frames_cfi, frames_fp;
         uint64_t files_loaded, files_without_cfi, files_failed, cache_flushes;
         uint64_t debug_files;   /* files whose .debug_frame came from a separate debug file */
@@ -111,13 +126,18 @@ Unwinder *unwinder_free(Unwinder *u);
  */
 size_t unwinder_unwind(Unwinder *u, ProcTable *procs, const UnwindInput *in, uint64_t *ips, size_t max);
 
+/* Why a sample with these user registers' ABI (PERF_SAMPLE_REGS_ABI_*), stack pointer, copy size
+ * and filled size has no user stack to walk: an UnwindNoUser, or -1 when it has one. */
+int unwind_no_user_cause(uint64_t regs_abi, uint64_t sp, uint64_t stack_size, uint64_t dyn_size);
+
 /* Counts a sample that had no user registers or stack to walk. */
-void unwinder_count_no_user(Unwinder *u);
+void unwinder_count_no_user(Unwinder *u, UnwindNoUser why);
 
 void unwinder_get_stats(const Unwinder *u, UnwindStats *ret);
 
 /* One line for people: "N walked, N whole by CFI, N whole with frame pointers for some frames,
- * N cut (REASON: N, ...); N samples without user stack". */
+ * N cut (REASON: N, ...); N samples without user stack (N without user registers, N given no
+ * copy, N whose copy was empty)", the parenthesis naming only the causes that occurred. */
 void unwind_stats_format(const UnwindStats *st, char *buf, size_t len);
 
 /* Whether enough stacks ran past the copy of copy_bytes to say so: at least

@@ -518,6 +518,7 @@ static const char *sample_comm(Sampler *s, uint32_t pid, uint32_t tid) {
  */
 static void unwind_user(Sampler *s, RecordSample *rs) {
         size_t n = 0, max_user;
+        int why;
 
         for (uint64_t i = 0; i < rs->nr && n < PROFILE_STACK_DEPTH_MAX; i++) {
                 if (rs->ips[i] == (uint64_t) PERF_CONTEXT_USER)
@@ -529,16 +530,17 @@ static void unwind_user(Sampler *s, RecordSample *rs) {
                 s->chain[n++] = rs->ip;
         }
         if (rs->regs_abi == PERF_SAMPLE_REGS_ABI_NONE) { /* a kernel thread: no user part */
-                unwinder_count_no_user(s->unwinder);
+                unwinder_count_no_user(s->unwinder, UNWIND_NO_USER_REGS);
                 rs->ips = s->chain;
                 rs->nr = n;
                 return;
         }
         s->chain[n++] = (uint64_t) PERF_CONTEXT_USER;
         max_user = PROFILE_STACK_DEPTH_MAX + 1;
-        if (rs->user_sp == 0 || rs->stack_dyn_size == 0) {
-                /* Registers but no copy (it faulted): the interrupted address alone, cut. */
-                unwinder_count_no_user(s->unwinder);
+        why = unwind_no_user_cause(rs->regs_abi, rs->user_sp, rs->stack_size, rs->stack_dyn_size);
+        if (why >= 0) {
+                /* Registers but no copy: the interrupted address alone, cut. */
+                unwinder_count_no_user(s->unwinder, why);
                 s->chain[n++] = rs->user_ip;
                 s->chain[n++] = 0;
         } else
