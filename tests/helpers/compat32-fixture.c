@@ -8,6 +8,9 @@
  * kernel's own code in the process, mapped as [vdso], as a 32-bit libc makes them):
  *   _start -> compat32_main -> compat32_outer -> compat32_middle -> compat32_syscall
  *   -> __kernel_vsyscall
+ * or, given "unmapped-sp" or "zero-sp", in a loop that touches no memory with its stack pointer
+ * moved to an unmapped page or to 0, so that the kernel's copy of the user stack reads nothing or
+ * is not made at all (tests how tprofd names those cases).
  * Its _start clears ebp before its first call, as every libc's does, so a frame-pointer walk ends
  * there whole; it has no FDE, and a CFI walk ends at the return address just past the entry.
  */
@@ -53,6 +56,12 @@ __attribute__((noreturn, used)) void compat32_main(const uint32_t *sp) {
         /* alarm(60): i386 system call 27; the default SIGALRM ends the process */
         __asm__ volatile("int $0x80" : "=a"(ret) : "a"(27), "b"(seconds) : "memory");
         (void) ret;
+        /* 0x1000: below the program, which the kernel maps from 0x08048000; nothing else is mapped
+         * there. The loop reads no memory, so it runs on with no stack. */
+        if (arg[0] == 'u')
+                __asm__ volatile("movl $0x1000, %esp\n1:\tjmp 1b");
+        if (arg[0] == 'z')
+                __asm__ volatile("xorl %esp, %esp\n1:\tjmp 1b");
         for (;;)
                 x = compat32_outer(x);
 }

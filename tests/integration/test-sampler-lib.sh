@@ -34,16 +34,18 @@ once() {
 }
 
 # once_copies SECONDS [ARGS...]: once, for a run whose stacks need the kernel's user stack copies.
-# A run in which the kernel gave none at all (every sample "without user stack": seen twice for a
-# 32-bit process on a loaded machine, never on a quiet one) is run again, at most twice, and said
-# so; a third such run is left for the checks to fail on.
+# A run in which no stack was walked because every copy the kernel made came back empty (its read
+# at the stack pointer failed: "N samples without user stack (N whose copy was empty)"; seen twice
+# for a 32-bit process on a loaded machine, never on a quiet one) is run again, at most twice, and
+# said so; a third such run, or a run without copies for any other cause, is left for the checks
+# to fail on.
 once_copies() {
         local tries=0
         once "$@"
         while [ "$tries" -lt 2 ] && grep -q 'user stacks (dwarf): 0 walked' "$ERR" &&
-                grep -Eq '; [1-9][0-9]* samples without user stack' "$ERR"; do
+                grep -Eq '; ([1-9][0-9]*) samples without user stack \(\1 whose copy was empty\)' "$ERR"; do
                 tries=$((tries + 1))
-                echo "the kernel gave no user stack copies in this run: once more"
+                echo "the kernel's user stack copies all came back empty in this run: once more"
                 once "$@"
         done
 }

@@ -406,6 +406,21 @@ compat32() {
         kill "$pid" 2>/dev/null || true
         fixture_check compat32-debug-frame compat32-fixtur "$whole"
 
+        # Samples without a copy are named by the kernel's reason (Linux 6.18, kernel/events/core.c):
+        # a stack pointer on an unmapped page gets a copy of which copy_from_user_nmi() read nothing,
+        # one of 0 none at all (perf_ustack_task_size() is 0). Nothing else may be counted.
+        for mode in unmapped-sp:'whose copy was empty' zero-sp:'given no copy'; do
+                "$TPROF_COMPAT32_FIXTURE_NOFP" "${mode%%:*}" &
+                pid=$!
+                on_exit "kill $pid 2>/dev/null"
+                wait_for 10 grep -q compat32 "/proc/$pid/comm" || fail "compat32 ${mode%%:*}: the program did not start"
+                once 2 --pid "$pid" --unwind dwarf
+                kill "$pid" 2>/dev/null || true
+                grep -o '[0-9]* samples without user stack.*' "$ERR"
+                grep -Eq "; ([1-9][0-9]*) samples without user stack \\(\\1 ${mode#*:}\\)\$" "$ERR" ||
+                        fail "compat32 ${mode%%:*}: not all counted as ${mode#*:}: $(grep 'user stacks' "$ERR")"
+        done
+
         # In system calls through the 32-bit vDSO (the user registers are in __kernel_vsyscall):
         # walked out of it by the vDSO's own i386 CFI, read from the process's memory.
         "$TPROF_COMPAT32_FIXTURE_NOFP" vsyscall &
