@@ -4,11 +4,14 @@
  * event loop's thread, one job at a time, and stopping waits for the job.
  */
 #include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
 #include <time.h>
 #include <unistd.h>
 
 #include <systemd/sd-event.h>
 
+#include "basic/fileio.h"
 #include "basic/time-util.h"
 #include "incident/incident-worker.h"
 #include "tests.h"
@@ -44,6 +47,9 @@ static void on_done(void *p, void *userdata) {
 typedef struct Ticker {
         unsigned ticks;
 } Ticker;
+
+static void on_done_nothing(void *p, void *userdata) {
+}
 
 static int on_tick(sd_event_source *s, uint64_t usec, void *userdata) {
         Ticker *t = userdata;
@@ -117,11 +123,50 @@ static void test_free_waits_without_done(void **state) {
         assert_false(j.done);
 }
 
+/* A job that allocated much and freed it, below a block it keeps (the arena's top cannot shrink):
+ * once it is done the pages are back, not resident until the next job. */
+static void *pin;
+static void work_allocating(void *p) {
+        enum { BLOCKS = 49152 }; /* 48 MiB in 1 KiB blocks: below malloc's mmap threshold */
+        char **v = calloc(BLOCKS, sizeof *v);
+
+        assert_non_null(v);
+        for (size_t i = 0; i < BLOCKS; i++) {
+                v[i] = malloc(1000);
+                assert_non_null(v[i]);
+                memset(v[i], 1, 1000);
+        }
+        pin = malloc(64);
+        for (size_t i = 0; i < BLOCKS; i++)
+                free(v[i]);
+        free(v);
+}
+
+static void test_freed_memory_goes_back(void **state) {
+#if defined(__SANITIZE_ADDRESS__) || !defined(__GLIBC__)
+        skip(); /* another allocator's pages */
+#else
+        _cleanup_(sd_event_unrefp) sd_event *e = NULL;
+        _cleanup_(incident_worker_freep) IncidentWorker *w = NULL;
+        uint64_t before, after;
+
+        assert_int_equal(sd_event_new(&e), 0);
+        assert_int_equal(incident_worker_new(e, 0, on_done_nothing, NULL, &w), 0);
+        assert_int_equal(self_rss_bytes(&before), 0);
+        assert_int_equal(incident_worker_start(w, work_allocating, NULL), 0);
+        incident_worker_wait(w);
+        assert_int_equal(self_rss_bytes(&after), 0);
+        free(pin);
+        assert_true(after < before + 16 * 1024 * 1024);
+#endif
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_loop_runs_while_working),
                 cmocka_unit_test(test_wait_calls_done_now),
                 cmocka_unit_test(test_free_waits_without_done),
+                cmocka_unit_test(test_freed_memory_goes_back),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -4,6 +4,7 @@
  * is done through an eventfd: sd-event is not thread-safe, so the thread never touches it.
  */
 #include <errno.h>
+#include <malloc.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdint.h>
@@ -33,6 +34,14 @@ static void *worker_main(void *p) {
         uint64_t one = 1;
 
         w->work(w->job);
+#ifdef __GLIBC__
+        /* A bundle's slice is read, folded and written in memory the job frees at its end. glibc
+         * keeps what a thread's arena freed resident below any block still in use, so each bundle
+         * would leave the daemon's RSS at the largest one's peak (test-reliability-leak once saw
+         * RSS grow 18 MiB more than the heap on a busy host): the pages go back now, once a
+         * bundle. */
+        (void) malloc_trim(0);
+#endif
         /* An eventfd write of 1 cannot block or fail short of a counter overflow. */
         (void) !write(w->efd, &one, sizeof one);
         return NULL;
