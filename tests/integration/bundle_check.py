@@ -9,6 +9,17 @@ import json
 import math
 
 
+def kernel_functions():
+    """The kernel's text symbols, as tprofd names kernel frames (/proc/kallsyms)."""
+    names = set()
+    with open("/proc/kallsyms") as f:
+        for line in f:
+            fields = line.split()
+            if len(fields) >= 3 and fields[1] in "tT":
+                names.add(fields[2])
+    return names
+
+
 def page_analysis(html_path):
     """The analysis report.html carries (what its page shows as the answer and the rankings)."""
     html = open(html_path).read()

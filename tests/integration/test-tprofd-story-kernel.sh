@@ -70,15 +70,10 @@ story_burst 16
 bundle_shown ena-story
 PYTHONPATH="$(dirname "$0")" python3 - "$TEST_TMP/show.json" "$TEST_TMP/report.html" "$AGENT" "$B" <<'PY' || fail "$(sed -n '/In short/,/^$/p;/^Around/,/^Services/p' "$TEST_TMP/show.txt")"
 import json, sys
-from bundle_check import check_answers_agree, check_ranked, comm_counts, near_rise, page_analysis
+from bundle_check import check_answers_agree, check_ranked, comm_counts, kernel_functions, near_rise, page_analysis
 show, page = json.load(open(sys.argv[1])), page_analysis(sys.argv[2])
 agent, bundle = sys.argv[3], sys.argv[4]
-# The kernel's functions, as tprofd names kernel frames.
-kernel = set()
-for line in open("/proc/kallsyms"):
-    f = line.split()
-    if len(f) >= 3 and f[1] in "tT":
-        kernel.add(f[2])
+kernel = kernel_functions()
 # The agent's own frames and the C library's system call wrappers: where its time is not.
 user = {"main", "read_one", "read_for", "read", "__read", "__libc_read", "open", "open64", "__open",
         "__open64", "__libc_open64", "close", "__close", "__libc_close", "[unknown]"}

@@ -45,15 +45,10 @@ echo "tprof-sendloop-$TOKEN now" >/dev/kmsg
 bundle_shown sendloop
 PYTHONPATH="$(dirname "$0")" python3 - "$TEST_TMP/show.json" "$TEST_TMP/report.html" "$SENDER" "$B" <<'PY' || fail "$(sed -n '/In short/,/^$/p;/^Around/,/^Services/p' "$TEST_TMP/show.txt")"
 import json, sys
-from bundle_check import check_answers_agree, check_ranked, comm_counts, near_rise, page_analysis
+from bundle_check import check_answers_agree, check_ranked, comm_counts, kernel_functions, near_rise, page_analysis
 show, page = json.load(open(sys.argv[1])), page_analysis(sys.argv[2])
 sender, bundle = sys.argv[3], sys.argv[4]
-# The kernel's functions, as tprofd names kernel frames.
-kernel = set()
-for line in open("/proc/kallsyms"):
-    f = line.split()
-    if len(f) >= 3 and f[1] in "tT":
-        kernel.add(f[2])
+kernel = kernel_functions()
 # The sender's own frames, the C library's wrapper of sendto() and the system call's way in: where
 # its time is not.
 user = {"main", "burn_sendto", "sendto", "__sendto", "__libc_sendto", "__send", "[unknown]"}
