@@ -88,6 +88,17 @@ int byte_buf_put_varint(ByteBuf *b, uint64_t v) {
         return 0;
 }
 
+int byte_buf_put_id_run(ByteBuf *b, const uint32_t *ids, size_t base, size_t n) {
+        int r;
+
+        r = byte_buf_put_varint(b, base);
+        if (r >= 0)
+                r = byte_buf_put_varint(b, n - base);
+        for (size_t i = base; r >= 0 && i < n; i++)
+                r = byte_buf_put_varint(b, ids[i]);
+        return r;
+}
+
 void byte_buf_done(ByteBuf *b) {
         free(b->data);
         *b = (ByteBuf) {};

@@ -24,6 +24,9 @@ typedef struct ByteBuf {
 int byte_buf_reserve(ByteBuf *b, size_t extra);
 int byte_buf_put(ByteBuf *b, const void *p, size_t n);
 int byte_buf_put_varint(ByteBuf *b, uint64_t v);
+/* A chain table's additions: the entries already listed (base), how many follow, and the string
+ * ids of entries base to n - 1, each a varint. */
+int byte_buf_put_id_run(ByteBuf *b, const uint32_t *ids, size_t base, size_t n);
 void byte_buf_done(ByteBuf *b);
 
 static inline uint64_t zigzag_encode(int64_t v) {

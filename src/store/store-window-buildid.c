@@ -63,11 +63,7 @@ int build_id_table_writer_add(BuildIdTableWriter *t, uint32_t dso_id, const char
 int build_id_table_writer_put(const BuildIdTableWriter *t, ByteBuf *b) {
         int r;
 
-        r = byte_buf_put_varint(b, t->emitted);
-        if (r >= 0)
-                r = byte_buf_put_varint(b, t->n - t->emitted);
-        for (size_t i = t->emitted; r >= 0 && i < t->n; i++)
-                r = byte_buf_put_varint(b, t->dso[i]);
+        r = byte_buf_put_id_run(b, t->dso, t->emitted, t->n);
         if (r >= 0 && t->ids.len > t->ids_emitted) /* no bytes yet: ids.data may be NULL */
                 r = byte_buf_put(b, t->ids.data + t->ids_emitted, t->ids.len - t->ids_emitted);
         return r;

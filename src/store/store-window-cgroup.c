@@ -42,14 +42,7 @@ int cgroup_table_writer_ref(CgroupTableWriter *t, uint32_t path_id, uint32_t *re
 }
 
 int cgroup_table_writer_put(const CgroupTableWriter *t, ByteBuf *b) {
-        int r;
-
-        r = byte_buf_put_varint(b, t->emitted);
-        if (r >= 0)
-                r = byte_buf_put_varint(b, t->n - t->emitted);
-        for (size_t i = t->emitted; r >= 0 && i < t->n; i++)
-                r = byte_buf_put_varint(b, t->path[i]);
-        return r;
+        return byte_buf_put_id_run(b, t->path, t->emitted, t->n);
 }
 
 void cgroup_table_reader_done(CgroupTableReader *t) {
