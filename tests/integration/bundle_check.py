@@ -20,6 +20,18 @@ def kernel_functions():
     return names
 
 
+class SyscallSamples:
+    """A comm_counts() line hook counting one comm's samples taken in a system call (a sample the
+    timer takes there names the kernel's entry path)."""
+
+    def __init__(self, comm):
+        self.comm, self.n = comm, 0
+
+    def __call__(self, comm, stack, n):
+        if comm == self.comm and ";entry_SYSCALL_64" in stack:
+            self.n += n
+
+
 def page_analysis(html_path):
     """The analysis report.html carries (what its page shows as the answer and the rankings)."""
     html = open(html_path).read()

@@ -70,7 +70,8 @@ story_burst 16
 bundle_shown ena-story
 PYTHONPATH="$(dirname "$0")" python3 - "$TEST_TMP/show.json" "$TEST_TMP/report.html" "$AGENT" "$B" <<'PY' || fail "$(sed -n '/In short/,/^$/p;/^Around/,/^Services/p' "$TEST_TMP/show.txt")"
 import json, sys
-from bundle_check import check_answers_agree, check_ranked, comm_counts, kernel_functions, near_rise, page_analysis
+from bundle_check import (SyscallSamples, check_answers_agree, check_ranked, comm_counts, kernel_functions,
+                          near_rise, page_analysis)
 show, page = json.load(open(sys.argv[1])), page_analysis(sys.argv[2])
 agent, bundle = sys.argv[3], sys.argv[4]
 kernel = kernel_functions()
@@ -96,11 +97,7 @@ wrappers = (user - {"main", "read_for", "[unknown]"})
 def under_ok(fn):
     return kernel_or_none(fn) or fn in wrappers
 
-in_kernel = 0
-def count_in_kernel(comm, stack, n):
-    global in_kernel
-    if comm == agent and ";entry_SYSCALL_64" in stack:
-        in_kernel += n
+count_in_kernel = SyscallSamples(agent)
 
 # The agent's rise, from the files: the event's own seconds against the rest of the bundle, and
 # most of it in the kernel (a sample the timer takes in a system call names its entry path).
@@ -109,6 +106,7 @@ sl, base = comm_counts(bundle, "stacks.folded"), comm_counts(bundle, "baseline.f
 a1, n1, a2, n2, z = near_rise(near, sl, base, [agent])
 # 12% of a CPU for 5 s of the 10 s, of 2 CPUs' samples: about 3% more, from 0.25%
 assert z >= 3 and a1 / n1 >= 2 * a2 / n2 and 0.005 < a1 / n1 < 0.05, (a1, n1, a2, n2, z)
+in_kernel = count_in_kernel.n
 assert 2 * in_kernel >= a1, ("in the kernel", in_kernel, a1)
 print("the agent's samples: %d of %d around the event, %d in the kernel; %d of %d in the rest; z=%.1f" %
       (a1, n1, in_kernel, a2, n2, z))

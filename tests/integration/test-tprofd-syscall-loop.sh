@@ -45,7 +45,8 @@ echo "tprof-sendloop-$TOKEN now" >/dev/kmsg
 bundle_shown sendloop
 PYTHONPATH="$(dirname "$0")" python3 - "$TEST_TMP/show.json" "$TEST_TMP/report.html" "$SENDER" "$B" <<'PY' || fail "$(sed -n '/In short/,/^$/p;/^Around/,/^Services/p' "$TEST_TMP/show.txt")"
 import json, sys
-from bundle_check import check_answers_agree, check_ranked, comm_counts, kernel_functions, near_rise, page_analysis
+from bundle_check import (SyscallSamples, check_answers_agree, check_ranked, comm_counts, kernel_functions,
+                          near_rise, page_analysis)
 show, page = json.load(open(sys.argv[1])), page_analysis(sys.argv[2])
 sender, bundle = sys.argv[3], sys.argv[4]
 kernel = kernel_functions()
@@ -57,11 +58,7 @@ way_in = {"entry_SYSCALL_64", "entry_SYSCALL_64_after_hwframe", "do_syscall_64"}
 def kernel_or_none(fn):
     return fn is None or (fn not in user and fn not in way_in and fn in kernel)
 
-in_kernel = 0
-def count_in_kernel(comm, stack, n):
-    global in_kernel
-    if comm == sender and ";entry_SYSCALL_64" in stack:
-        in_kernel += n
+count_in_kernel = SyscallSamples(sender)
 
 # Its rise, from the files: the event's own seconds against the rest of the bundle, most of it in
 # the kernel (a sample the timer takes in a system call names its entry path).
@@ -69,6 +66,7 @@ near = comm_counts(bundle, "event.folded", count_in_kernel)
 sl, base = comm_counts(bundle, "stacks.folded"), comm_counts(bundle, "baseline.folded")
 a1, n1, a2, n2, z = near_rise(near, sl, base, [sender])
 assert z >= 3 and a1 / n1 >= 2 * a2 / n2, (a1, n1, a2, n2, z)
+in_kernel = count_in_kernel.n
 assert 2 * in_kernel >= a1, ("in the kernel", in_kernel, a1)
 print("the sender's samples: %d of %d around the event, %d in the kernel; %d of %d in the rest; z=%.1f" %
       (a1, n1, in_kernel, a2, n2, z))
