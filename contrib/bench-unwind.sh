@@ -6,6 +6,9 @@
 # same seconds, at once:
 #   - tprofd (the daemon, its ring in a private state directory) with --unwind auto: stack copies
 #     unwound at capture by the call frame information, only frames kept;
+#   - tprofd with --unwind fp beside it: the same daemon without stack copies, so that the cost of
+#     the call-frame walk stands apart from the daemon's other work per sample (reading the ring,
+#     symbols, the window writer);
 #   - perf record -g -a: frame pointers, the kernel's walk (cheap, and cut in such programs);
 #   - perf record --call-graph dwarf -a: 8 KiB stack copies in the file, unwound by perf script
 #     later (shown alone, and with perf script and folding, the work a person needs done).
@@ -90,28 +93,38 @@ for F in $FREQS; do
         mkdir -p "$D"
         start_load "$LOAD"
 
-        env -u NOTIFY_SOCKET -u JOURNAL_STREAM "$TPROFD" --config "$W/tprofd.yaml" --rules "$W/rules.yaml" \
-                --kmsg "$W/kmsg" --control-socket "" --state-dir "$D/state" --freq "$F" --unwind auto --window "$WINDOW" \
-                >"$D/tprofd.log" 2>&1 &
+        start_tprofd() { # MODE DIR
+                env -u NOTIFY_SOCKET -u JOURNAL_STREAM "$TPROFD" --config "$W/tprofd.yaml" --rules "$W/rules.yaml" \
+                        --kmsg "$W/kmsg" --control-socket "" --state-dir "$2/state" --freq "$F" --unwind "$1" \
+                        --window "$WINDOW" >"$2/tprofd.log" 2>&1 &
+        }
+        mkdir -p "$D/fp-tprofd"
+        start_tprofd auto "$D"
         tp=$!
+        start_tprofd fp "$D/fp-tprofd"
+        tf=$!
         perf record -q -F "$F" -g -a -o "$D/fp.data" 2>"$D/fp.log" &
         fp=$!
         perf record -q -F "$F" --call-graph dwarf -a -o "$D/dwarf.data" 2>"$D/dwarf.log" &
         dw=$!
-        PIDS=("$tp" "$fp" "$dw")
+        PIDS=("$tp" "$tf" "$fp" "$dw")
         sleep "$WM"
         w_tp=$(cpu_ns "$tp")
+        w_tf=$(cpu_ns "$tf")
         w_fp=$(cpu_ns "$fp")
         w_dw=$(cpu_ns "$dw")
         sleep $((S - WM))
         e_tp=$(cpu_ns "$tp")
+        e_tf=$(cpu_ns "$tf")
         e_fp=$(cpu_ns "$fp")
         e_dw=$(cpu_ns "$dw")
         c_tp=$(cpu_ticks_s "$tp")
+        c_tf=$(cpu_ticks_s "$tf")
         c_fp=$(cpu_ticks_s "$fp")
         c_dw=$(cpu_ticks_s "$dw")
-        kill -TERM "$tp" "$fp" "$dw"
+        kill -TERM "$tp" "$tf" "$fp" "$dw"
         wait "$tp" || { echo "tprofd failed:" >&2; tail "$D/tprofd.log" >&2; exit 1; }
+        wait "$tf" || { echo "tprofd --unwind fp failed:" >&2; tail "$D/fp-tprofd/tprofd.log" >&2; exit 1; }
         wait "$fp" 2>/dev/null || true
         wait "$dw" 2>/dev/null || true
         PIDS=()
@@ -122,6 +135,10 @@ for F in $FREQS; do
         n_tp=$(sed -n 's/^[0-9]* windows\{0,1\}, \([0-9]*\) samples\{0,1\}, .*/\1/p' "$D/windows.out")
         l_tp=$(sed -n 's/^[0-9]* windows\{0,1\}, [0-9]* samples\{0,1\}, \([0-9]*\) lost.*/\1/p' "$D/windows.out")
         b_tp=$(cat "$D"/state/ring/*.tpw | wc -c)
+        "$BUNDLE" windows --state-dir "$D/fp-tprofd/state" >"$D/fp-tprofd/windows.out"
+        n_tf=$(sed -n 's/^[0-9]* windows\{0,1\}, \([0-9]*\) samples\{0,1\}, .*/\1/p' "$D/fp-tprofd/windows.out")
+        l_tf=$(sed -n 's/^[0-9]* windows\{0,1\}, [0-9]* samples\{0,1\}, \([0-9]*\) lost.*/\1/p' "$D/fp-tprofd/windows.out")
+        b_tf=$(cat "$D"/fp-tprofd/state/ring/*.tpw | wc -c)
         # Complete windows: all but the first (it starts with tprofd) and the last (cut by the stop).
         wb=0; wn=0; wk=0
         while read -r name from to n rest; do
@@ -151,6 +168,7 @@ for F in $FREQS; do
         printf '%-32s %7s %8s %9s %8s %6s %8s %11s %9s\n' "recorder" "CPU s" "CPU s/s" "CPU us/sa" "samples" "lost" \
                 "bytes/sa" "steady s/s" "steady us"
         row "tprofd --unwind auto (ring)" "$c_tp" "$S" "${n_tp:-0}" "${l_tp:-?}" "$b_tp" "$((e_tp - w_tp))" "$((S - WM))"
+        row "tprofd --unwind fp (ring)" "$c_tf" "$S" "${n_tf:-0}" "${l_tf:-?}" "$b_tf" "$((e_tf - w_tf))" "$((S - WM))"
         row "perf record -g" "$c_fp" "$S" "$n_fp" "$l_fp" "$b_fp" "$((e_fp - w_fp))" "$((S - WM))"
         row "perf record --call-graph dwarf" "$c_dw" "$S" "$n_dw" "$l_dw" "$b_dw" "$((e_dw - w_dw))" "$((S - WM))"
         row "  + perf script + folding" "$(echo "$c_dw + $c_sc" | bc -l)" "$S" "$n_dw" "$l_dw" "$b_dw"
