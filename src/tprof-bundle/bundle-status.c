@@ -2,7 +2,8 @@
 /*
  * tprof-bundle status: what the daemon is doing, asked over its control socket; when it does not
  * answer, what it left in the state directory (windows, coverage, bundles). Exit status 0 when the
- * daemon runs, 3 when it does not (as systemctl status does).
+ * daemon runs, 3 when it does not (as systemctl status does), 1 when the state directory (or its ring
+ * or incidents folder) cannot be read.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -93,43 +94,81 @@ static void print_daemon(const ControlMessage *m) {
         print_escaped("Full caches", buf);
 }
 
-/* What the ring and the incidents folder hold, read from disk. */
-static void print_state(const char *state_dir) {
+/* "PATH: why" for a part of the state directory that cannot be read, said where its content goes. */
+static int print_unreadable(const char *label, const char *path, int error) {
+        char buf[512];
+
+        snprintf(buf, sizeof buf, "cannot be read: %s: %s", path, strerror(-error));
+        print_escaped(label, buf);
+        return error;
+}
+
+/*
+ * What the ring and the incidents folder hold, read from disk. Returns < 0 when a part of the
+ * state directory cannot be read: that is said, never shown as an empty ring (a user outside
+ * group tprof sees no windows, not because there are none).
+ */
+static int print_state(const char *state_dir) {
         _cleanup_free_ char *ring = NULL, *inc = NULL;
         WindowInfo *w = NULL;
-        size_t n = 0, bundles = 0, pending = 0;
+        size_t n = 0, bundles = 0, pending = 0, unreadable = 0, first = SIZE_MAX, last = 0;
         uint64_t bytes = 0, samples = 0, lost = 0, pinned = 0;
         char a[FORMAT_TIMESTAMP_MAX], b[FORMAT_TIMESTAMP_MAX], buf[512];
+        int r, ret = 0;
 
         if (asprintf(&ring, "%s/ring", state_dir) < 0 || asprintf(&inc, "%s/incidents", state_dir) < 0)
-                return;
+                return log_oom();
         if (access(state_dir, F_OK) < 0) {
                 /* Said as such, not as an empty ring: a mistyped -D or a daemon never started. */
                 snprintf(buf, sizeof buf, "%s (%m)", state_dir);
                 print_escaped("State directory", buf);
-                return;
+                return 0;
         }
+        if (access(state_dir, X_OK) < 0)
+                return print_unreadable("State directory", state_dir, -errno);
         print_escaped("State directory", state_dir);
-        if (ring_list_windows(ring, /* verify= */ false, &w, &n) < 0 || n == 0)
+        r = ring_list_windows(ring, /* verify= */ false, &w, &n);
+        if (r < 0 && r != -ENOENT)
+                ret = print_unreadable("Ring", ring, r);
+        else if (n == 0)
                 print_escaped("Ring", "no windows");
         else {
                 for (size_t i = 0; i < n; i++) {
                         bytes += w[i].bytes;
+                        pinned += w[i].pinned;
+                        if (w[i].error < 0) {
+                                unreadable++;
+                                continue;
+                        }
                         samples += w[i].samples;
                         lost += w[i].lost;
-                        pinned += w[i].pinned;
+                        /* Sorted by start, the unreadable ones (no start known) first. */
+                        if (first == SIZE_MAX)
+                                first = i;
+                        last = i;
                 }
                 snprintf(buf, sizeof buf, "%zu windows (%llu pinned), %llu MiB, %llu samples, %llu lost", n,
                          (unsigned long long) pinned, (unsigned long long) (bytes >> 20), (unsigned long long) samples,
                          (unsigned long long) lost);
                 print_escaped("Ring", buf);
-                snprintf(buf, sizeof buf, "%s .. %s", format_timestamp_utc(a, sizeof a, w[0].start_realtime_usec),
-                         format_timestamp_utc(b, sizeof b, w[n - 1].end_realtime_usec));
-                print_escaped("Coverage", buf);
+                if (first != SIZE_MAX) {
+                        snprintf(buf, sizeof buf, "%s .. %s",
+                                 format_timestamp_utc(a, sizeof a, w[first].start_realtime_usec),
+                                 format_timestamp_utc(b, sizeof b, w[last].end_realtime_usec));
+                        print_escaped("Coverage", buf);
+                }
+                if (unreadable > 0) {
+                        snprintf(buf, sizeof buf, "%zu of the windows in %s cannot be read (the first: %s)", unreadable,
+                                 ring, strerror(-w[0].error));
+                        print_escaped("Unreadable", buf);
+                        ret = w[0].error;
+                }
         }
         window_info_array_free(w, n);
 
         _cleanup_closedir_ DIR *d = opendir(inc);
+        if (!d && errno != ENOENT)
+                return print_unreadable("Bundles", inc, -errno);
         struct dirent *de;
         while (d && (de = readdir(d))) {
                 if (startswith(de->d_name, BUNDLE_TMP_PREFIX))
@@ -139,6 +178,7 @@ static void print_state(const char *state_dir) {
         }
         snprintf(buf, sizeof buf, "%zu written, %zu being written", bundles, pending);
         print_escaped("Bundles", buf);
+        return ret;
 }
 
 int verb_status(int argc, char *argv[]) {
@@ -155,7 +195,8 @@ int verb_status(int argc, char *argv[]) {
                 case 'h':
                         printf("Usage: tprof-bundle status\n\n"
                                "Shows whether tprofd runs and what it records; from the state directory\n"
-                               "when it does not run. Exit status 3 when tprofd does not run.\n");
+                               "when it does not run. Exit status 3 when tprofd does not run, 1 when the\n"
+                               "state directory cannot be read.\n");
                         return EXIT_SUCCESS;
                 default:
                         log_error("Unknown option '%s'. See 'tprof-bundle status --help'.", argv[optind - 1]);
@@ -166,8 +207,7 @@ int verb_status(int argc, char *argv[]) {
         if (r >= 0 && !control_message_get(&reply, "ERROR")) {
                 const char *state = control_message_get(&reply, "STATE_DIR");
                 print_daemon(&reply);
-                print_state(state ?: arg_state_dir);
-                return EXIT_SUCCESS;
+                return print_state(state ?: arg_state_dir) < 0 ? EXIT_FAILURE : EXIT_SUCCESS;
         }
         if (r >= 0) {
                 _cleanup_free_ char *e = escape_text(field(&reply, "ERROR"), strlen(field(&reply, "ERROR")));
@@ -176,6 +216,6 @@ int verb_status(int argc, char *argv[]) {
                 printf("%18s: not running (nothing listens on %s)\n", "tprofd", path);
         else
                 printf("%18s: unknown (%s: %s)\n", "tprofd", path, strerror(-r));
-        print_state(arg_state_dir);
-        return STATUS_NOT_RUNNING;
+        /* What was recorded cannot be told: a failure, not "not running" with an empty ring. */
+        return print_state(arg_state_dir) < 0 ? EXIT_FAILURE : STATUS_NOT_RUNNING;
 }

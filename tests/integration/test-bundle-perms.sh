@@ -1,0 +1,73 @@
+#!/bin/bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
+# A state directory, ring, window or bundle this user may not read (a user outside group tprof,
+# as contrib/tprofd.service makes them 0750) is said as such, with its path and why, and the exit
+# status says it failed: never an empty ring ("Ring: no windows") or "No bundles found.".
+# Run as user nobody, since root reads everything.
+set -eu
+. "$(dirname "$0")/lib.sh"
+: "${STORE_TOOL:?run through meson test}"
+
+require_root
+command -v setpriv >/dev/null || skip "needs setpriv"
+command -v python3 >/dev/null || skip "needs python3"
+getent passwd nobody >/dev/null || skip "needs user nobody"
+FIXTURE="$TPROF_SOURCE_ROOT/tests/helpers/make-fixture-bundle.py"
+STATE="$TEST_TMP/state"
+NOSOCK="$TEST_TMP/none.sock" # no daemon: status reads the state directory
+export LC_ALL=C
+# The test's temporary folder is 0700: open it, so only the modes set below keep nobody out.
+chmod 0755 "$TEST_TMP"
+nobody() {
+        setpriv --reuid=nobody --regid=nogroup --clear-groups -- "$TPROF_BUNDLE" -D "$STATE" \
+                --control-socket "$NOSOCK" "$@"
+}
+
+"$STORE_TOOL" synth "$STATE/ring" 0.1 2 97 60 >/dev/null
+python3 "$FIXTURE" "$STATE" anomaly >/dev/null
+chmod -R a+rX "$STATE"
+B=$(ls -d "$STATE"/incidents/*)
+W=$(ls "$STATE"/ring/*.tpw | head -n 1)
+[ -n "$W" ] || fail "no window in the synthetic ring"
+
+# Readable: the baseline every case below departs from.
+expect_exit 3 nobody status
+grep -q "Ring: [0-9]* windows" "$OUT" || fail "status of a readable ring: $(cat "$OUT")"
+grep -q "Bundles: 1 written" "$OUT" || fail "status of a readable incidents folder: $(cat "$OUT")"
+
+# The state directory itself.
+chmod 0000 "$STATE"
+expect_exit 1 nobody status
+grep -q "State directory: cannot be read: $STATE: Permission denied" "$OUT" ||
+        fail "status on an unreadable state directory: $(cat "$OUT")"
+! grep -q "no windows" "$OUT" || fail "status shows an unreadable state directory as an empty ring: $(cat "$OUT")"
+for cmd in "ls" "show" "windows" "export --from -1h --to now --format folded"; do
+        expect_exit 1 nobody $cmd
+        grep -q "'$STATE/[a-z]*': Permission denied" "$ERR" || fail "$cmd on an unreadable state directory: $(cat "$ERR")"
+done
+chmod 0755 "$STATE"
+
+# The ring.
+chmod 0000 "$STATE/ring"
+expect_exit 1 nobody status
+grep -q "Ring: cannot be read: $STATE/ring: Permission denied" "$OUT" || fail "status on an unreadable ring: $(cat "$OUT")"
+grep -q "Bundles: 1 written" "$OUT" || fail "status stopped at the unreadable ring: $(cat "$OUT")"
+chmod 0755 "$STATE/ring"
+
+# One window of the ring: counted as unreadable, and the coverage is that of the others.
+chmod 0000 "$W"
+expect_exit 1 nobody status
+grep -q "Unreadable: 1 of the windows in $STATE/ring cannot be read (the first: Permission denied)" "$OUT" ||
+        fail "status on an unreadable window: $(cat "$OUT")"
+! grep -q "Coverage: 1970" "$OUT" || fail "an unreadable window made the coverage start in 1970: $(cat "$OUT")"
+grep -q "Coverage: 20" "$OUT" || fail "no coverage from the readable windows: $(cat "$OUT")"
+chmod 0644 "$W"
+
+# The incidents folder.
+chmod 0000 "$STATE/incidents"
+expect_exit 1 nobody status
+grep -q "Bundles: cannot be read: $STATE/incidents: Permission denied" "$OUT" ||
+        fail "status on an unreadable incidents folder: $(cat "$OUT")"
+chmod 0755 "$STATE/incidents"
+
+echo ok
