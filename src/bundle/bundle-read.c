@@ -292,16 +292,20 @@ static int load_entry(int incidents_fd, const char *incidents_path, const char *
         const char *id = name;
         bool pending = false;
         struct stat st;
+        int open_error;
 
         if (startswith(name, BUNDLE_TMP_PREFIX)) {
                 id = name + strlen(BUNDLE_TMP_PREFIX);
                 pending = true;
         }
         fd = openat(incidents_fd, name, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
-        if (fd < 0)
+        open_error = fd < 0 ? -errno : 0;
+        /* A directory this user may not open is a bundle all the same, listed as unreadable (its
+         * manifest error says why), not left out as if there were none. */
+        if (open_error < 0 && open_error != -EACCES && open_error != -EPERM)
                 return 0; /* not a directory (or gone): not a bundle */
         /* A .tmp- directory without "pending" is being finished or was left by a crash: skip it. */
-        if (pending && (fstatat(fd, BUNDLE_PENDING, &st, 0) < 0 || !S_ISREG(st.st_mode)))
+        if (pending && (fd < 0 || fstatat(fd, BUNDLE_PENDING, &st, 0) < 0 || !S_ISREG(st.st_mode)))
                 return 0;
 
         *e = (BundleEntry) {};
@@ -316,7 +320,8 @@ static int load_entry(int incidents_fd, const char *incidents_path, const char *
                 return -ENOMEM;
         }
 
-        e->manifest_error = bundle_manifest_load(manifest_path, &e->manifest, &e->manifest_error_offset);
+        e->manifest_error = open_error < 0 ? open_error
+                                           : bundle_manifest_load(manifest_path, &e->manifest, &e->manifest_error_offset);
         if (e->manifest_error == -ENOMEM) {
                 entry_done(e);
                 return -ENOMEM;
@@ -349,7 +354,8 @@ static int load_entry(int incidents_fd, const char *incidents_path, const char *
         parse_name(e);
         if (e->manifest && e->manifest->has_event_realtime)
                 e->realtime_usec = e->manifest->event_realtime_usec;
-        measure(e, fd);
+        if (fd >= 0)
+                measure(e, fd);
         return 1;
 }
 

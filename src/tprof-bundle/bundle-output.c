@@ -122,6 +122,10 @@ void bundle_entry_warn_corrupt(const BundleEntry *e) {
         else if (e->manifest_error == -EUCLEAN)
                 log_warning("Bundle '%s' has a manifest without a status or with a field of the wrong type, "
                             "listing it as corrupt.", name ?: "?");
+        else if (e->manifest_error == -EACCES || e->manifest_error == -EPERM)
+                /* Not damage: this user may not read it (a bundle is 0750, group tprof). */
+                log_warning_errno(e->manifest_error, "Bundle '%s' cannot be read, listing it as corrupt: %s: %m",
+                                  name ?: "?", e->path);
         else if (e->manifest_error == -EPROTO)
                 log_warning("Bundle '%s' has a manifest of a newer format or with an unknown status, "
                             "listing it as corrupt.", name ?: "?");

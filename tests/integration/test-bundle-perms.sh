@@ -70,4 +70,13 @@ grep -q "Bundles: cannot be read: $STATE/incidents: Permission denied" "$OUT" ||
         fail "status on an unreadable incidents folder: $(cat "$OUT")"
 chmod 0755 "$STATE/incidents"
 
+# One bundle: listed, as unreadable, not left out.
+chmod 0000 "$B"
+expect_exit 0 nobody ls
+grep -q "corrupt" "$OUT" || fail "ls left out an unreadable bundle: $(cat "$OUT")"
+grep -q "cannot be read, listing it as corrupt: $B: Permission denied" "$ERR" ||
+        fail "ls did not say why the bundle cannot be read: $(cat "$ERR")"
+expect_exit 1 nobody show
+grep -q "Permission denied" "$OUT" || fail "show on an unreadable bundle: $(cat "$OUT")"
+chmod 0755 "$B"
 echo ok
