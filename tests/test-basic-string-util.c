@@ -35,6 +35,38 @@ static void test_escape_table(void **state) {
         }
 }
 
+/* What a POSIX shell takes literally unquoted (XCU 2.2, 2.6): left alone; anything else in single
+ * quotes, which keep every byte but the quote itself (2.2.2); control bytes still \xNN. */
+static void test_shell_escape_table(void **state) {
+        static const struct {
+                const char *in, *out;
+        } cases[] = {
+                { "/var/lib/tprof", "/var/lib/tprof" },
+                { "a-b_c.d,e:f@g%h+i", "a-b_c.d,e:f@g%h+i" },
+                { "caf\xc3\xa9", "caf\xc3\xa9" },
+                { "my state", "'my state'" },
+                { "it's", "'it'\\''s'" },
+                { "$HOME", "'$HOME'" },
+                { "a\\b", "'a\\b'" }, /* a backslash as itself, not doubled */
+                { "~root", "'~root'" },
+                { "#x", "'#x'" },
+                { "a=b", "'a=b'" },
+                { "*?[]", "'*?[]'" },
+                { "`x`;|&<>(){}!\"", "'`x`;|&<>(){}!\"'" },
+                { "'", "''\\'''" },
+                { "esc\x1b[2J x", "'esc\\x1b[2J x'" }, /* control bytes stay escaped */
+                { "esc\x1b", "'esc\\x1b'" },
+                { "", "''" },
+        };
+
+        for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
+                _cleanup_free_ char *e = shell_escape_text(cases[i].in);
+                assert_non_null(e);
+                assert_string_equal(e, cases[i].out);
+                assert_true(utf8_is_valid_n(e, strlen(e)));
+        }
+}
+
 static void test_utf8_prefix(void **state) {
         const char *s = "ab\xe2\x80\xa6" "c"; /* "ab…c" */
 
@@ -108,6 +140,7 @@ static void test_unhexchar(void **state) {
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_escape_table),
+                cmocka_unit_test(test_shell_escape_table),
                 cmocka_unit_test(test_utf8_prefix),
                 cmocka_unit_test(test_utf8_valid),
                 cmocka_unit_test(test_filename_sanitize_cannot_escape),

@@ -190,6 +190,46 @@ char *escape_text(const char *s, size_t n) {
         return strbuf_steal(&b);
 }
 
+/* Bytes no POSIX shell treats specially anywhere in a word (XCU 2.2 Quoting, 2.6 Word Expansions):
+ * '=' only matters before a command name, '~' and '#' only at a word's start, so they are quoted. */
+static bool shell_safe(unsigned char c) {
+        return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c >= 0x80 ||
+               strchr("_@%+:,./-", (char) c);
+}
+
+char *shell_escape_text(const char *s) {
+        StrBuf b = STRBUF_NULL;
+        size_t n = strlen(s), i;
+        int r = 0;
+
+        for (i = 0; i < n && shell_safe((unsigned char) s[i]); i++)
+                ;
+        if (n > 0 && i == n)
+                return escape_text(s, n);
+        /* Inside single quotes every byte is itself: only the quote must leave them, and a
+         * backslash is not doubled (the shell would keep both). */
+        r = strbuf_putc(&b, '\'');
+        for (i = 0; r >= 0 && i < n;) {
+                size_t k = strcspn(s + i, "'\\");
+
+                r = strbuf_append_escaped(&b, s + i, k);
+                i += k;
+                if (r >= 0 && s[i] == '\'')
+                        r = strbuf_append_n(&b, "'\\''", 4);
+                else if (r >= 0 && s[i] == '\\')
+                        r = strbuf_putc(&b, '\\');
+                if (i < n)
+                        i++;
+        }
+        if (r >= 0)
+                r = strbuf_putc(&b, '\'');
+        if (r < 0) {
+                strbuf_done(&b);
+                return NULL;
+        }
+        return strbuf_steal(&b);
+}
+
 void filename_sanitize(char *s) {
         /* A leading dot would allow "." and ".." and hide the file; make it visible and harmless. */
         if (*s == '.')

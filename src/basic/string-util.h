@@ -52,6 +52,13 @@ size_t utf8_prefix_length(const char *s, size_t n, size_t max);
  */
 int strbuf_append_escaped(StrBuf *b, const char *s, size_t n);
 char *escape_text(const char *s, size_t n);
+/*
+ * s as one word of a command line a person pastes into a POSIX shell, escaped as escape_text()
+ * does for the terminal: as it is when it holds only bytes no shell treats specially (so ordinary
+ * paths print unchanged), else in single quotes, a quote inside as '\'' and a backslash as itself.
+ * Control bytes and invalid UTF-8 stay \xNN: no command naming them can be printed safely.
+ */
+char *shell_escape_text(const char *s);
 
 /* Replaces any byte that is not [A-Za-z0-9._-], and a leading dot, by '_': s is then one safe path component. */
 void filename_sanitize(char *s);

@@ -24,6 +24,7 @@
 #include "basic/fileio.h"
 #include "basic/log.h"
 #include "basic/macro.h"
+#include "basic/string-util.h"
 #include "store/store-export.h"
 #include "store/store-slice.h"
 #include "tprof-bundle/bundle-output.h"
@@ -183,12 +184,17 @@ int bundle_write_svg(const BundleEntry *e, bool diff, FILE *out) {
 
 void bundle_export_warn_short(const BundleEntry *e, const SliceStats *st, uint64_t skipped_other_event, uint64_t want,
                               const char *what) {
+        _cleanup_free_ char *dir = NULL, *q = NULL;
+
         export_warn_skipped(st, skipped_other_event);
-        if (skipped_other_event == 0 && st->samples < want)
-                log_warning("The export holds %llu of the %llu samples the manifest counts in the %s: windows of "
-                            "the bundle are missing or damaged (tprof-bundle windows --ring %s/%s --verify).",
-                            (unsigned long long) st->samples, (unsigned long long) want, what, e->path,
-                            BUNDLE_WINDOWS_DIR);
+        if (skipped_other_event > 0 || st->samples >= want)
+                return;
+        /* The command as one to paste: the path quoted for the shell, escaped for the terminal. */
+        if (asprintf(&dir, "%s/%s", e->path, BUNDLE_WINDOWS_DIR) >= 0)
+                q = shell_escape_text(dir);
+        log_warning("The export holds %llu of the %llu samples the manifest counts in the %s: windows of "
+                    "the bundle are missing or damaged (tprof-bundle windows --ring %s --verify).",
+                    (unsigned long long) st->samples, (unsigned long long) want, what, q ?: "?");
 }
 
 int bundle_readable_windows(const BundleEntry *e, WindowInfo **ret_w, size_t *ret_n, char ***ret_paths,

@@ -894,13 +894,21 @@ static void print_stacks(const Show *s) {
         }
 }
 
+/* "dir/name" as one word of a command line to paste into a shell (shell_escape_text()). */
+static char *shell_path(const char *dir, const char *name) {
+        _cleanup_free_ char *p = NULL;
+
+        if (asprintf(&p, "%s/%s", dir, name) < 0)
+                return NULL;
+        return shell_escape_text(p);
+}
+
 static void print_files(const Show *s) {
         static const char *const files[] = { BUNDLE_MANIFEST, BUNDLE_LOG_TEXT, BUNDLE_LOG_JSON, BUNDLE_FOLDED,
                                              BUNDLE_PERF_SCRIPT, BUNDLE_BASELINE_FOLDED, BUNDLE_NEAR_EVENT_FOLDED,
                                              BUNDLE_ACTIVITY, BUNDLE_REPORT };
         _cleanup_free_ char *report = show_bundle_file(s, BUNDLE_REPORT);
         _cleanup_free_ char *dir = text_for_terminal(s->entry->path, 0);
-        _cleanup_free_ char *id = text_for_terminal(s->entry->short_id[0] ? s->entry->short_id : s->entry->id, 0);
         char b[FORMAT_BYTES_MAX];
 
         show_section(s, "Files");
@@ -921,33 +929,39 @@ static void print_files(const Show *s) {
         /* Without a manifest the report and the exports cannot be made: nothing to open. */
         if (!s->m)
                 return;
-        /* The commands run as printed: they name the state directory this one was given. */
-        _cleanup_free_ char *sd = streq(arg_state_dir, TPROF_STATE_DIR) ? NULL : text_for_terminal(arg_state_dir, 0);
-        _cleanup_free_ char *cmd = NULL;
+        /* The commands run as printed, pasted into a shell: they name the state directory this one
+         * was given, and every path and id is one word, quoted when the shell would split or expand
+         * it. */
+        _cleanup_free_ char *sd = streq(arg_state_dir, TPROF_STATE_DIR) ? NULL : shell_escape_text(arg_state_dir);
+        _cleanup_free_ char *cmd = NULL, *qid = shell_escape_text(s->entry->short_id[0] ? s->entry->short_id : s->entry->id);
+        _cleanup_free_ char *qreport = shell_path(s->entry->path, BUNDLE_REPORT),
+                            *qfolded = shell_path(s->entry->path, BUNDLE_FOLDED),
+                            *qscript = shell_path(s->entry->path, BUNDLE_PERF_SCRIPT), *qperf = NULL, *perf = NULL;
         if (asprintf(&cmd, "tprof-bundle%s%s", sd ? " -D " : "", sd ?: "") < 0)
                 cmd = NULL;
+        if (asprintf(&perf, "%s.perf", s->entry->short_id[0] ? s->entry->short_id : s->entry->id) >= 0)
+                qperf = shell_path("flamescope/examples", perf);
         show_section(s, "Open with");
         if (report && access(report, F_OK) >= 0)
-                printf("  xdg-open %s/%s      (heatmap, flame graphs, log: one file, works offline)\n", dir ?: "?",
-                       BUNDLE_REPORT);
+                printf("  xdg-open %s      (heatmap, flame graphs, log: one file, works offline)\n", qreport ?: "?");
         else
                 printf("  %s report %s -o report.html      (heatmap, flame graphs, log: one file)\n", cmd ?: "?",
-                       id ?: "?");
-        printf("  %s export %s --format svg > flame.svg\n", cmd ?: "?", id ?: "?");
+                       qid ?: "?");
+        printf("  %s export %s --format svg > flame.svg\n", cmd ?: "?", qid ?: "?");
         printf("  %s export %s --format svg --diff > diff.svg      (red: rose against the baseline)\n", cmd ?: "?",
-               id ?: "?");
-        printf("  flamegraph.pl %s/%s > flame.svg\n", dir ?: "?", BUNDLE_FOLDED);
+               qid ?: "?");
+        printf("  flamegraph.pl %s > flame.svg\n", qfolded ?: "?");
         _cleanup_free_ char *ps = show_bundle_file(s, BUNDLE_PERF_SCRIPT);
         if (ps && access(ps, F_OK) >= 0) {
-                printf("  speedscope %s/%s\n", dir ?: "?", BUNDLE_PERF_SCRIPT);
-                printf("  Flamescope: cp %s/%s flamescope/examples/\n", dir ?: "?", BUNDLE_PERF_SCRIPT);
+                printf("  speedscope %s\n", qscript ?: "?");
+                printf("  Flamescope: cp %s flamescope/examples/\n", qscript ?: "?");
         } else {
                 /* A large slice: the perf script is made from windows/ when asked for. */
-                printf("  speedscope %s/%s\n", dir ?: "?", BUNDLE_FOLDED);
-                printf("  Flamescope: %s export %s --format perf-script > flamescope/examples/%s.perf\n",
-                       cmd ?: "?", id ?: "?", id ?: "bundle");
+                printf("  speedscope %s\n", qfolded ?: "?");
+                printf("  Flamescope: %s export %s --format perf-script > %s\n", cmd ?: "?", qid ?: "?",
+                       qperf ?: "?");
         }
-        printf("  TPROF_VIEWER=firefox %s open %s\n", cmd ?: "?", id ?: "?");
+        printf("  TPROF_VIEWER=firefox %s open %s\n", cmd ?: "?", qid ?: "?");
 }
 
 int verb_show(int argc, char *argv[]) {

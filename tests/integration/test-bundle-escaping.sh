@@ -77,4 +77,50 @@ fi
 # Colour only on a terminal: piped output has no escape codes even with TERM set.
 TERM=xterm-256color expect_exit 0 tb show 3fa9
 clean "$OUT" "piped show with TERM set"
+
+# The commands show offers run as printed when pasted into a POSIX shell, whatever the state
+# directory is called: a space, a quote and a '$' in its name are quoted for the shell (control
+# bytes stay \xNN, as above). Stand-ins for the viewers check that they got an existing file.
+QSTATE="$TEST_TMP/my state's \$HOME"
+python3 "$FIXTURE" "$QSTATE" anomaly >/dev/null
+QB=$(ls -d "$QSTATE"/incidents/*3fa9*)
+mkdir -p "$TEST_TMP/bin" "$TEST_TMP/run/flamescope/examples"
+for v in xdg-open flamegraph.pl speedscope firefox; do
+        printf '#!/bin/sh\n[ $# = 1 ] && [ -s "$1" ] || { echo "%s: not one file: $*" >&2; exit 1; }\n' "$v" >"$TEST_TMP/bin/$v"
+done
+printf '#!/bin/sh\nexec "%s" "$@"\n' "$TPROF_BUNDLE" >"$TEST_TMP/bin/tprof-bundle"
+chmod +x "$TEST_TMP"/bin/*
+offered() {
+        sed -n '/^Open with/,$p' "$OUT" | sed -n -e 's/ \{6\}(.*)$//' -e 's/^  \(Flamescope: \)\{0,1\}//p'
+}
+for variant in perf-script report folded-only; do
+        case $variant in
+        report) echo '<html></html>' >"$QB/report.html" ;;
+        folded-only) rm -f "$QB/report.html" "$QB/stacks.perf-script" ;;
+        esac
+        expect_exit 0 "$TPROF_BUNDLE" -D "$QSTATE" show 3fa9
+        clean "$OUT" "show -D with quotes ($variant)"
+        offered >"$TEST_TMP/offered"
+        [ "$(wc -l <"$TEST_TMP/offered")" -ge 6 ] || fail "show offers too few commands: $(sed -n '/^Open with/,$p' "$OUT")"
+        want="tprof-bundle -D '$TEST_TMP/my state'\\''s \$HOME' export 3fa9c2d1 --format svg > flame.svg"
+        grep -qxF "$want" "$TEST_TMP/offered" ||
+                fail "the state directory is not quoted for the shell: $(cat "$TEST_TMP/offered")"
+        while IFS= read -r c; do
+                (cd "$TEST_TMP/run" && PATH="$TEST_TMP/bin:$PATH" TMPDIR="$TEST_TMP" sh -c "$c") >/dev/null 2>"$ERR" && continue
+                # The fixture's windows/ hold no real windows: a perf script cut from them fails
+                # there, in this bundle, past the command line.
+                case $c in *"--format perf-script"*) grep -qF "window '$QB/windows/" "$ERR" && continue ;; esac
+                fail "show's '$c' ($variant) does not run: $(cat "$ERR")"
+        done <"$TEST_TMP/offered"
+done
+# An ordinary path prints as it did, unquoted.
+expect_exit 0 tb show 3fa9
+grep -q "^  tprof-bundle -D $STATE export 3fa9c2d1 --format svg > flame.svg\$" "$OUT" ||
+        fail "an ordinary state directory got quoted: $(sed -n '/^Open with/,$p' "$OUT")"
+# The command in the warning of a short export, too.
+expect_exit 1 "$TPROF_BUNDLE" -D "$QSTATE" export 3fa9 --format folded --by unit
+c=$(sed -n 's/.*missing or damaged (\(tprof-bundle windows --ring .* --verify\))\.$/\1/p' "$ERR")
+[ -n "$c" ] || fail "no windows command in the warning: $(cat "$ERR")"
+(PATH="$TEST_TMP/bin:$PATH" sh -c "$c") >"$OUT" 2>"$ERR" || true
+grep -q "unreadable: Bad message" "$OUT" || fail "the warning's '$c' does not name the bundle's windows: $(cat "$OUT" "$ERR")"
 echo ok
