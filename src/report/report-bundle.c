@@ -19,6 +19,7 @@
 #include "bundle/bundle-analyze.h"
 #include "bundle/bundle-cgroups.h"
 #include "bundle/bundle-format.h"
+#include "bundle/bundle-oom.h"
 #include "bundle/bundle-read.h"
 #include "report/report-internal.h"
 #include "report/report.h"
@@ -108,15 +109,22 @@ static void write_logs(JsonWriter *w, const char *dir, const BundleManifest *m) 
         _cleanup_free_ char *path = path_join2(dir, BUNDLE_LOG_JSON), *line = NULL;
         _cleanup_fclose_ FILE *in = NULL;
         size_t cap = 0, n_lines = 0, center = SIZE_MAX, n_early = 0, from = 0, i = 0;
+        OomVictim victim = {};
         ssize_t n;
 
         in = path ? fopen(path, "re") : NULL;
         while (in && (n = getline(&line, &cap, in)) >= 0) {
+                _cleanup_(json_value_freep) JsonValue *v = NULL;
+                const JsonValue *msg;
                 uint64_t t_ns;
-                bool trigger;
+                bool trigger, kernel = false;
 
-                if (!log_line_parse(line, (size_t) n, NULL, &t_ns, &trigger))
+                if (!log_line_parse(line, (size_t) n, &v, &t_ns, &trigger))
                         continue;
+                msg = json_object_get(v, "message");
+                (void) json_bool_value(json_object_get(v, "kernel_origin"), &kernel);
+                if (json_string_value(msg))
+                        bundle_oom_victim_feed(&victim, msg->string.s, msg->string.len, kernel, trigger, t_ns);
                 if (trigger && center == SIZE_MAX)
                         center = n_lines;
                 if (m->has_event_perf_ns && t_ns < m->event_t_perf_ns)
@@ -157,6 +165,14 @@ static void write_logs(JsonWriter *w, const char *dir, const BundleManifest *m) 
         json_end_array(w);
         json_kv_u64(w, "logs_omitted_before", MIN(from, n_lines));
         json_kv_u64(w, "logs_omitted_after", n_lines - MIN(n_lines, from + REPORT_LOG_LINES_MAX));
+        /* Who the OOM kill the event opened killed, as show names it. */
+        if (victim.found) {
+                json_key(w, "oom_victim");
+                json_begin_object(w);
+                json_kv_u64(w, "pid", victim.pid);
+                json_kv_string(w, "comm", victim.comm);
+                json_end_object(w);
+        }
 }
 
 static void write_rises(JsonWriter *w, const char *key, const Rise *r, size_t n) {

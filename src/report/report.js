@@ -197,6 +197,8 @@
     const f = [];
     const add = (k, v) => { if (v !== undefined && v !== null && v !== '') f.push('<dt>' + esc(k) + '</dt><dd>' + esc(v) + '</dd>'); };
     if (D.kind === 'bundle') {
+      // Who was killed, first: the event's line names the task that asked for memory.
+      if (D.oom_victim) add('Killed', D.oom_victim.comm + ' (pid ' + D.oom_victim.pid + '), by the OOM killer');
       add('Rule', (h.rule || '-') + (h.rule_description ? ' - ' + h.rule_description : ''));
       add('Time', h.utc);
       add('Line', h.message);

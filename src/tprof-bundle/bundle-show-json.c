@@ -136,6 +136,19 @@ int show_print_json(const Show *s, bool pretty) {
         else
                 json_null(&w);
 
+        /* The task the OOM kill the event opened killed, from the bundle's log; null for any other
+         * event, or a kill whose victim the log does not name. */
+        json_key(&w, "oom_victim");
+        if (s->victim.found) {
+                json_begin_object(&w);
+                json_kv_u64(&w, "pid", s->victim.pid);
+                json_kv_string(&w, "comm", s->victim.comm);
+                if (s->victim.t_perf_ns > 0)
+                        json_kv_u64(&w, "t_perf_ns", s->victim.t_perf_ns);
+                json_end_object(&w);
+        } else
+                json_null(&w);
+
         json_key(&w, "log");
         json_begin_object(&w);
         json_kv_u64(&w, "lines_total", s->n_log);

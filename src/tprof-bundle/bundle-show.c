@@ -203,6 +203,7 @@ static int load_log(Show *s) {
                 l->has_perf = json_u64_value(json_object_get(v, "t_perf_ns"), &l->perf_ns);
                 (void) json_i64_value(json_object_get(v, "priority"), &l->priority);
                 (void) json_bool_value(json_object_get(v, "trigger"), &l->trigger);
+                (void) json_bool_value(json_object_get(v, "kernel_origin"), &l->kernel);
                 msg = json_object_get(v, "message");
                 if (json_string_value(json_object_get(v, "source")))
                         l->source = strdup(json_string_value(json_object_get(v, "source")));
@@ -211,6 +212,8 @@ static int load_log(Show *s) {
                         l->message_len = msg->string.len;
                 }
                 l->who = log_line_who(v);
+                bundle_oom_victim_feed(&s->victim, l->message, l->message_len, l->kernel, l->trigger,
+                                       l->has_perf ? l->perf_ns : 0);
                 if (l->trigger && !found) {
                         s->trigger = s->n_log;
                         found = true;
@@ -563,6 +566,12 @@ static void print_header(const Show *s) {
                 return;
         }
         show_section(s, "What happened");
+        /* Who was killed, first: the event's line names the task that asked for memory. */
+        if (s->victim.found) {
+                (void) strbuf_appendf(&b, "%s (pid %" PRIu64 "), by the OOM killer", s->victim.comm, s->victim.pid);
+                field(s, "Killed", b.data);
+                strbuf_reset(&b);
+        }
         if (m->rule_description)
                 (void) strbuf_appendf(&b, "%s - %s", m->rule_name ?: "-", m->rule_description);
         else

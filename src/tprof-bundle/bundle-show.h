@@ -12,6 +12,7 @@
 #include "bundle/bundle-activity.h"
 #include "bundle/bundle-analyze.h"
 #include "bundle/bundle-cgroups.h"
+#include "bundle/bundle-oom.h"
 #include "bundle/bundle-read.h"
 
 #define LOG_CONTEXT_LINES 10
@@ -36,6 +37,7 @@ typedef struct LogLine {
         char *message;
         size_t message_len;
         bool trigger;
+        bool kernel; /* the kernel's line (log.jsonl's kernel_origin) */
         char *who; /* journal entries: "unit comm[pid]", each part when known; else NULL */
 } LogLine;
 
@@ -50,6 +52,7 @@ typedef struct Show {
         size_t log_first, log_end, trigger; /* shown range [first, end) and the trigger's index */
         int log_error;
         bool log_from_text; /* log.jsonl missing: the lines of log.txt, as written */
+        OomVictim victim;   /* the task the OOM kill the event opened killed, from log.jsonl */
 
         Activity activity;
         int activity_error;

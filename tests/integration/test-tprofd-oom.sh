@@ -16,7 +16,8 @@
 # Checked: one oom-kill bundle; its trigger is the header, the event's first record as read back
 # from /dev/kmsg (its sequence number and time), of kernel origin; its capture comm is the hog's;
 # the kill line, naming the hog's pid and comm, joined that bundle as a repeat; tprof-bundle show
-# names the event; the slice holds the hog's stacks through its page faults in the kernel.
+# names the event and, first, the task killed (the kill line's pid and comm), as do show --json and
+# the report's page; the slice holds the hog's stacks through its page faults in the kernel.
 set -eu
 . "$(dirname "$0")/lib.sh"
 
@@ -150,4 +151,17 @@ PY
 
 grep -q "oom-kill" "$TEST_TMP/show.txt" && grep -qF "$HOG invoked oom-killer" "$TEST_TMP/show.txt" ||
         fail "show does not name the event: $(head -20 "$TEST_TMP/show.txt")"
+# Who was killed, first in what happened: the kill line's pid and comm, read from the bundle's log
+# (the header names the task that asked for memory, here the hog too, but never its pid).
+sed -n '/^What happened/{n;p;}' "$TEST_TMP/show.txt" | grep -qxF "     Killed: $HOG (pid $HOG_PID), by the OOM killer" ||
+        fail "show does not name the victim first: $(sed -n '/^What happened/,/^$/p' "$TEST_TMP/show.txt")"
+python3 - "$TEST_TMP/show.json" "$TEST_TMP/report.html" "$HOG" "$HOG_PID" <<'PY' || fail "show --json or the page miss the victim"
+import json, sys
+show, html, hog, pid = json.load(open(sys.argv[1])), open(sys.argv[2]).read(), sys.argv[3], int(sys.argv[4])
+v = show["oom_victim"]
+assert v["pid"] == pid and v["comm"] == hog, v
+key = '"oom_victim":'
+page = json.JSONDecoder().raw_decode(html[html.index(key) + len(key):])[0]
+assert page == {"pid": pid, "comm": hog}, page
+PY
 echo "ok"
