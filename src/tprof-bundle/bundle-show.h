@@ -117,6 +117,8 @@ const char *show_share(char *buf, size_t l, double share);
 void show_print_unusual(const Show *s);
 void show_print_services(const Show *s);
 void show_print_cpu(const Show *s);
+/* "Files" and "Open with" (bundle-show-files.c). */
+void show_print_files(const Show *s);
 
 /* Prints the bundle as one JSON document (pretty: indented). */
 int show_print_json(const Show *s, bool pretty);
