@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * A tiny shared library with known functions: test-symbolizer-elf.c loads it, takes the
- * addresses of these functions and checks that the symbolizer names them from the file alone.
+ * A tiny shared library with known functions: the symbolizer's tests of real files load it
+ * (tests/symbolizer-test-util.h), take the addresses of these functions and check that the
+ * symbolizer names them from the file alone.
  */
 #include <stdint.h>
 

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * A hostile "Go program" for test-symbolizer-elf.c: its .data.rel.ro is LOOKALIKES headers of a
+ * A hostile "Go program" for test-symbolizer-go-pies.c: its .data.rel.ro is LOOKALIKES headers of a
  * Go 1.2 function table back to back, each claiming LOOKALIKES / 2 functions, so that every
  * functab entry of each is another header and each _func record it points at is too: every one
  * parses a long way before it fails. Searched one by one without a bound, that is quadratic in

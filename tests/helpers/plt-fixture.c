@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * A program that calls libc and the C++-named function of helpers/elf-fixture.c through its PLT:
- * test-symbolizer-elf.c names the PLT's entries from the file alone and holds them against
+ * test-symbolizer-plt-linked.c names the PLT's entries from the file alone and holds them against
  * objdump's names. Never run.
  */
 #include <stdint.h>
