@@ -12,8 +12,8 @@
 #   contrib/cross-check.sh [MESON-TEST-ARGS] ... run those instead (e.g. test-symbolizer-elf -v)
 #
 # Under qemu-user perf_event_open() is not implemented (ENOSYS): test-sampler-live and every
-# integration test that samples cannot run, so only the unit suite runs by default (test-sampler-unwind
-# and test-sampler-unwind-cfi skip there too: the call-frame unwinder is x86-64's). Needs root (or
+# integration test that samples cannot run, so only the unit suite runs by default (the
+# test-sampler-unwind* programs skip there too: the call-frame unwinder is x86-64's). Needs root (or
 # sudo) for the packages.
 set -euo pipefail
 
