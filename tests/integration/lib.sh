@@ -57,6 +57,9 @@ require_perf() {
         "$TPROFD" --once 0.2 >/dev/null 2>"$TEST_TMP/perf-probe" || skip "perf events unavailable: $(head -c 300 "$TEST_TMP/perf-probe")"
 }
 
+# require_burn: skips unless the burn helper (tests/helpers/burn.c) was built.
+require_burn() { [ -n "${TPROF_BURN:-}" ] && [ -x "$TPROF_BURN" ] || skip "the burn helper was not built"; }
+
 # Each test's daemon listens on a control socket of its own, and tprof-bundle finds it there: tests
 # running at once (and the host's own tprofd) never answer each other's status or capture. A test
 # may choose another (--control-socket after start_tprofd's, and TPROF_CONTROL_SOCKET).
@@ -104,13 +107,19 @@ story_burst() {
         rm -f "$HOT"
 }
 
+# bundle_wait RULE SECONDS: waits up to SECONDS for a bundle of RULE (its manifest written), and sets
+# B (its directory).
+bundle_wait() {
+        local rule=$1
+        bundle_ready() { compgen -G "$STATE/incidents/*-$rule-*/manifest.json" >/dev/null; }
+        wait_for "$2" bundle_ready || fail "no bundle: $(tail -20 "$TEST_TMP/tprofd.log")"
+        B=$(compgen -G "$STATE/incidents/*-$rule-*")
+}
+
 # bundle_shown RULE: waits for a bundle of RULE, sets B (its directory) and ID, and writes what show
 # --json, show and report say of it to $TEST_TMP/show.json, show.txt and report.html.
 bundle_shown() {
-        local rule=$1
-        bundle_ready() { compgen -G "$STATE/incidents/*-$rule-*/manifest.json" >/dev/null; }
-        wait_for 20 bundle_ready || fail "no bundle: $(tail -20 "$TEST_TMP/tprofd.log")"
-        B=$(compgen -G "$STATE/incidents/*-$rule-*")
+        bundle_wait "$1" 20
         ID=${B##*-}
         expect_exit 0 "$TPROF_BUNDLE" -D "$STATE" show "$ID" --json
         cp "$OUT" "$TEST_TMP/show.json"

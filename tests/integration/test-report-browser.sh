@@ -19,7 +19,7 @@ set -eu
 
 require_perf
 [ -w /dev/kmsg ] || skip "/dev/kmsg is not writable"
-[ -n "${TPROF_BURN:-}" ] && [ -x "$TPROF_BURN" ] || skip "the burn helper was not built"
+require_burn
 [ -x /usr/bin/chromium ] || skip "no chromium (contrib/setup.sh installs chromium, chromium-driver, python3-selenium)"
 [ -x /usr/bin/chromedriver ] || skip "no chromedriver (Debian package chromium-driver)"
 PY=
@@ -65,9 +65,7 @@ echo "tprof-report-$TOKEN trigger" >/dev/kmsg
 sleep 1
 echo "tprof-report-$TOKEN-other a line that is not a match" >/dev/kmsg
 
-bundle_ready() { compgen -G "$STATE/incidents/*-report-any-*/manifest.json" >/dev/null; }
-wait_for 15 bundle_ready || fail "no bundle: $(tail -20 "$TEST_TMP/tprofd.log")"
-B=$(compgen -G "$STATE/incidents/*-report-any-*")
+bundle_wait report-any 15
 ID=$(basename "$B")
 
 [ -s "$B/report.html" ] || fail "the bundle has no report.html: $(ls "$B")"

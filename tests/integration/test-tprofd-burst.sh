@@ -11,7 +11,7 @@ set -eu
 
 require_perf
 [ -w /dev/kmsg ] || skip "/dev/kmsg is not writable"
-[ -n "${TPROF_BURN:-}" ] && [ -x "$TPROF_BURN" ] || skip "the burn helper was not built"
+require_burn
 
 TOKEN=$(od -An -N4 -tx1 /dev/urandom | tr -d ' \n')
 cat >"$TEST_TMP/rules.yaml" <<RULES
@@ -39,9 +39,7 @@ sleep 1.5
 echo "tprof-burst-$TOKEN now" >/dev/kmsg
 wait "$BURST1" "$BURST2" || true
 
-bundle_ready() { compgen -G "$STATE/incidents/*-burst-*/manifest.json" >/dev/null; }
-wait_for 20 bundle_ready || fail "no bundle: $(tail -20 "$TEST_TMP/tprofd.log")"
-B=$(compgen -G "$STATE/incidents/*-burst-*")
+bundle_wait burst 20
 
 # event.folded: part of the slice, and where the burst is.
 python3 - "$B/event.folded" "$B/stacks.folded" "$BURNER" <<'PY' || fail "event.folded: $(head "$B/event.folded")"

@@ -13,7 +13,7 @@ set -eu
 
 require_perf
 [ -w /dev/kmsg ] || skip "/dev/kmsg is not writable"
-[ -n "${TPROF_BURN:-}" ] && [ -x "$TPROF_BURN" ] || skip "the burn helper was not built"
+require_burn
 
 TOKEN=$(od -An -N4 -tx1 /dev/urandom | tr -d ' \n')
 cat >"$TEST_TMP/rules.yaml" <<RULES

@@ -19,7 +19,7 @@ require_perf
 [ "$(uname -m)" = x86_64 ] || skip "the system call entry is looked for by its x86-64 name"
 [ -w /dev/kmsg ] || skip "/dev/kmsg is not writable"
 [ -n "${TPROF_STAT_READER:-}" ] && [ -x "$TPROF_STAT_READER" ] || skip "the stat-reader helper was not built"
-[ -n "${TPROF_BURN:-}" ] && [ -x "$TPROF_BURN" ] || skip "the burn helper was not built"
+require_burn
 [ -r /proc/kallsyms ] && grep -q ' [tT] memory_stat_show$' /proc/kallsyms ||
         skip "no memory controller in this kernel, or /proc/kallsyms hides its names"
 

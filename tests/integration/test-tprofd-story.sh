@@ -12,7 +12,7 @@ set -eu
 require_perf
 [ "$(uname -m)" = x86_64 ] || skip "stacks are unwound from copies on x86-64 only"
 [ -w /dev/kmsg ] || skip "/dev/kmsg is not writable"
-[ -n "${TPROF_BURN:-}" ] && [ -x "$TPROF_BURN" ] || skip "the burn helper was not built"
+require_burn
 command -v go >/dev/null || skip "no Go toolchain (contrib/setup.sh installs golang-go)"
 
 TOKEN=$(od -An -N4 -tx1 /dev/urandom | tr -d ' \n')

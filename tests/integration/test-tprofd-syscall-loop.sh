@@ -17,7 +17,7 @@ set -eu
 require_perf
 [ "$(uname -m)" = x86_64 ] || skip "the system call entry is looked for by its x86-64 name"
 [ -w /dev/kmsg ] || skip "/dev/kmsg is not writable"
-[ -n "${TPROF_BURN:-}" ] && [ -x "$TPROF_BURN" ] || skip "the burn helper was not built"
+require_burn
 [ -r /proc/kallsyms ] && grep -q ' [tT] udp_sendmsg$' /proc/kallsyms ||
         skip "no UDP in this kernel, or /proc/kallsyms hides its names"
 

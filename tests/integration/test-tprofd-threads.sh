@@ -12,7 +12,7 @@ set -eu
 
 require_perf
 [ -w /dev/kmsg ] || skip "/dev/kmsg is not writable"
-[ -n "${TPROF_BURN:-}" ] && [ -x "$TPROF_BURN" ] || skip "the burn helper was not built"
+require_burn
 
 TOKEN=$(od -An -N4 -tx1 /dev/urandom | tr -d ' \n')
 cat >"$TEST_TMP/rules.yaml" <<RULES
@@ -38,9 +38,7 @@ on_exit "kill $PID 2>/dev/null"
 sleep 1.5
 echo "tprof-pool-$TOKEN now" >/dev/kmsg
 
-bundle_ready() { compgen -G "$STATE/incidents/*-pool-*/manifest.json" >/dev/null; }
-wait_for 20 bundle_ready || fail "no bundle: $(tail -20 "$TEST_TMP/tprofd.log")"
-B=$(compgen -G "$STATE/incidents/*-pool-*")
+bundle_wait pool 20
 
 python3 - "$B/manifest.json" "$POOL" <<'PY' || fail "manifest threads: $(head -c 3000 "$B/manifest.json")"
 import json, sys
