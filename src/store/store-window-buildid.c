@@ -44,18 +44,20 @@ int build_id_table_writer_add(BuildIdTableWriter *t, uint32_t dso_id, const char
                         return 0;
                 id[i] = (uint8_t) (hi << 4 | lo);
         }
+        /* Room first: a DSO the index has is listed, its build id with it (what
+         * byte_buf_put_varint() reserves, then the bytes). */
         if (!GREEDY_REALLOC(t->dso, t->allocated, t->n + 1))
                 return -ENOMEM;
+        r = byte_buf_reserve(&t->ids, 10 + l / 2);
+        if (r < 0)
+                return r;
         slot = hashmap_slot(t->index, &dso_id, sizeof dso_id, t->n, &added);
         if (!slot)
                 return -ENOMEM;
         if (!added)
                 return 0;
-        r = byte_buf_put_varint(&t->ids, l / 2);
-        if (r >= 0)
-                r = byte_buf_put(&t->ids, id, l / 2);
-        if (r < 0)
-                return r;
+        (void) byte_buf_put_varint(&t->ids, l / 2);
+        (void) byte_buf_put(&t->ids, id, l / 2);
         t->dso[t->n++] = dso_id;
         return 0;
 }

@@ -29,14 +29,14 @@ int cgroup_table_writer_ref(CgroupTableWriter *t, uint32_t path_id, uint32_t *re
         uint64_t *slot;
         bool added;
 
+        /* Room first: a path the index has is in the list. */
+        if (!GREEDY_REALLOC(t->path, t->allocated, t->n + 1))
+                return -ENOMEM;
         slot = hashmap_slot(t->index, &path_id, sizeof path_id, t->n, &added);
         if (!slot)
                 return -ENOMEM;
-        if (added) {
-                if (!GREEDY_REALLOC(t->path, t->allocated, t->n + 1))
-                        return -ENOMEM;
+        if (added)
                 t->path[t->n++] = path_id;
-        }
         *ret_ref = (uint32_t) *slot + 1;
         return 0;
 }

@@ -275,27 +275,30 @@ static int intern_string(ChunkWriter *w, const char *s, uint32_t *ret) {
         bool added;
         int r;
 
+        /* Room first: a string the map has is in the table (its length varint is 10 bytes at most). */
+        r = byte_buf_reserve(&w->string_table, 10 + n);
+        if (r < 0)
+                return r;
         slot = hashmap_slot(w->strings, s ?: "", n, w->n_strings, &added);
         if (!slot)
                 return -ENOMEM;
         if (added) {
-                r = byte_buf_put_varint(&w->string_table, n);
-                if (r >= 0)
-                        r = byte_buf_put(&w->string_table, s, n);
-                if (r < 0)
-                        return r;
+                (void) byte_buf_put_varint(&w->string_table, n);
+                (void) byte_buf_put(&w->string_table, s, n);
                 w->n_strings++;
         }
         *ret = (uint32_t) *slot;
         return 0;
 }
 
+/* What the frame map holds for a frame before it is in the list. */
+#define FRAME_UNLISTED UINT64_MAX
+
 static int intern_frame(ChunkWriter *w, const Frame *f, DsoMemo *memo, uint32_t *ret) {
         const char *sym = f->symbol ?: "";
         size_t n = strnlen(sym, PROFILE_NAME_BYTES_MAX);
         FrameTextKey k;
         uint64_t *slot;
-        bool added;
         int r;
 
         if (!memo->valid || memo->dso != f->dso) {
@@ -310,10 +313,12 @@ static int intern_frame(ChunkWriter *w, const Frame *f, DsoMemo *memo, uint32_t 
         k.addr = f->addr;
         k.offset = f->offset;
         memcpy(k.symbol, sym, n);
-        slot = hashmap_slot(w->frames, &k, offsetof(FrameTextKey, symbol) + n, w->n_frames, &added);
+        slot = hashmap_slot(w->frames, &k, offsetof(FrameTextKey, symbol) + n, FRAME_UNLISTED, NULL);
         if (!slot)
                 return -ENOMEM;
-        if (added) {
+        /* New, or left unlisted by a call that ran out of memory half way: listed now. The slot
+         * stays where it is meanwhile, as nothing else is added to this map. */
+        if (*slot == FRAME_UNLISTED) {
                 FrameKey fk = { .dso = k.dso, .addr = k.addr, .offset = k.offset, .flags = k.flags };
 
                 r = intern_string(w, f->symbol, &fk.symbol);
@@ -324,7 +329,8 @@ static int intern_frame(ChunkWriter *w, const Frame *f, DsoMemo *memo, uint32_t 
                         return r;
                 if (!GREEDY_REALLOC(w->frame_list, w->frame_alloc, w->n_frames + 1))
                         return -ENOMEM;
-                w->frame_list[w->n_frames++] = fk;
+                w->frame_list[w->n_frames] = fk;
+                *slot = w->n_frames++;
         }
         *ret = (uint32_t) *slot;
         return 0;
@@ -334,14 +340,14 @@ static int intern_thread(ChunkWriter *w, const ThreadKey *k, uint32_t *ret) {
         uint64_t *slot;
         bool added;
 
+        /* Room first: a thread the map has is in the list. */
+        if (!GREEDY_REALLOC(w->thread_list, w->thread_alloc, w->n_threads + 1))
+                return -ENOMEM;
         slot = hashmap_slot(w->threads, k, sizeof *k, w->n_threads, &added);
         if (!slot)
                 return -ENOMEM;
-        if (added) {
-                if (!GREEDY_REALLOC(w->thread_list, w->thread_alloc, w->n_threads + 1))
-                        return -ENOMEM;
+        if (added)
                 w->thread_list[w->n_threads++] = *k;
-        }
         *ret = (uint32_t) *slot;
         return 0;
 }
@@ -352,14 +358,14 @@ static int intern_node(ChunkWriter *w, uint32_t parent, uint32_t frame, uint32_t
         uint64_t *slot;
         bool added;
 
+        /* Room first: a node the map has is in the list. */
+        if (!GREEDY_REALLOC(w->node_list, w->node_alloc, w->n_nodes + 1))
+                return -ENOMEM;
         slot = hashmap_slot(w->nodes, &k, sizeof k, w->n_nodes, &added);
         if (!slot)
                 return -ENOMEM;
-        if (added) {
-                if (!GREEDY_REALLOC(w->node_list, w->node_alloc, w->n_nodes + 1))
-                        return -ENOMEM;
+        if (added)
                 w->node_list[w->n_nodes++] = k;
-        }
         *ret = (uint32_t) *slot;
         return 0;
 }
