@@ -47,8 +47,13 @@ static volatile size_t sink;
 static void touch_sample(const Sample *s) {
         size_t n = strlen(s->comm);
 
-        for (uint32_t i = 0; i < s->n_frames; i++)
+        for (uint32_t i = 0; i < s->n_frames; i++) {
                 n += strlen(s->frames[i].symbol) + strlen(s->frames[i].dso) + (size_t) s->frames[i].kernel;
+                if (s->frames[i].build_id) /* the chain's build id table's hex */
+                        n += strlen(s->frames[i].build_id);
+        }
+        if (s->cgroup)
+                n += strlen(s->cgroup);
         sink += n;
 }
 
