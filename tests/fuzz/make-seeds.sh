@@ -7,6 +7,7 @@
 #   kmsg             each record of tests/data/kmsg/recorded.kmsg, the --test-rules logs and journal JSON lines
 #   rules            rules/default.yaml and every YAML file under tests/data/rules
 #   window           window files from make-window-seeds (the store's own writer)
+#   pprof            the same window files, whose samples fuzz-pprof gives the pprof builder
 #   bundle-manifest  manifest.json of each kind of bundle tests/helpers/make-fixture-bundle.py makes
 #   folded           the three folded files of the fixture bundles whose answers the tests know
 #   control          requests tprof-bundle sends and replies tprofd gives
@@ -30,7 +31,7 @@ top=$(cd "$here/../.." && pwd)
 build=${2:-$top/build-fuzz}
 data=$top/tests/data
 
-for t in kmsg rules window bundle-manifest folded control names escape gopclntab elf unwind-cfi unwind-walk; do
+for t in kmsg rules window pprof bundle-manifest folded control names escape gopclntab elf unwind-cfi unwind-walk; do
         mkdir -p "$out/$t"
 done
 
@@ -70,6 +71,7 @@ done
 
 # window
 "$build/tests/fuzz/make-window-seeds" "$out/window"
+cp "$out/window"/* "$out/pprof/"
 
 # gopclntab
 "$build/tests/fuzz/make-gopclntab-seeds" "$out/gopclntab"
