@@ -17,16 +17,11 @@ void build_id_table_writer_done(BuildIdTableWriter *t) {
         *t = (BuildIdTableWriter) {};
 }
 
-int build_id_table_writer_reset(BuildIdTableWriter *t) {
-        Hashmap *h = hashmap_new();
-
-        if (!h)
-                return -ENOMEM;
+void build_id_table_writer_reset(BuildIdTableWriter *t, Hashmap *index) {
         hashmap_free(t->index);
-        t->index = h;
+        t->index = index;
         t->n = t->emitted = 0;
         t->ids.len = t->ids_emitted = 0;
-        return 0;
 }
 
 int build_id_table_writer_add(BuildIdTableWriter *t, uint32_t dso_id, const char *hex) {

@@ -28,8 +28,9 @@ typedef struct BuildIdTableWriter {
 } BuildIdTableWriter;
 
 void build_id_table_writer_done(BuildIdTableWriter *t);
-/* Empties the table (a chain starts); -ENOMEM leaves it whole. */
-int build_id_table_writer_reset(BuildIdTableWriter *t);
+/* Empties the table (a chain starts), taking index, a new empty map, as its own (as
+ * cgroup_table_writer_reset()). */
+void build_id_table_writer_reset(BuildIdTableWriter *t, Hashmap *index);
 /* DSO string dso_id's build id is hex (lowercase or uppercase hex digits), unless it has one
  * already: the first stays. A hex that is not a build id (odd length, too long) is ignored. */
 int build_id_table_writer_add(BuildIdTableWriter *t, uint32_t dso_id, const char *hex);

@@ -14,15 +14,10 @@ void cgroup_table_writer_done(CgroupTableWriter *t) {
         *t = (CgroupTableWriter) {};
 }
 
-int cgroup_table_writer_reset(CgroupTableWriter *t) {
-        Hashmap *h = hashmap_new();
-
-        if (!h)
-                return -ENOMEM;
+void cgroup_table_writer_reset(CgroupTableWriter *t, Hashmap *index) {
         hashmap_free(t->index);
-        t->index = h;
+        t->index = index;
         t->n = t->emitted = 0;
-        return 0;
 }
 
 int cgroup_table_writer_ref(CgroupTableWriter *t, uint32_t path_id, uint32_t *ret_ref) {

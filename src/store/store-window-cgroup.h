@@ -21,8 +21,9 @@ typedef struct CgroupTableWriter {
 } CgroupTableWriter;
 
 void cgroup_table_writer_done(CgroupTableWriter *t);
-/* Empties the table (a chain starts); -ENOMEM leaves it whole. */
-int cgroup_table_writer_reset(CgroupTableWriter *t);
+/* Empties the table (a chain starts), taking index, a new empty map, as its own: the caller makes
+ * it with the chain's other tables' before any of them is emptied. */
+void cgroup_table_writer_reset(CgroupTableWriter *t, Hashmap *index);
 /* The reference of the cgroup whose path is string path_id. */
 int cgroup_table_writer_ref(CgroupTableWriter *t, uint32_t path_id, uint32_t *ret_ref);
 /* Appends the section: base, count of new entries, their path string ids. */

@@ -163,17 +163,23 @@ ChunkWriter *chunk_writer_free(ChunkWriter *w) {
 /* Empties the tables: the next chunk starts a chain. Pending samples must not refer to them. On
  * -ENOMEM the old tables stay whole. */
 static int reset_tables(ChunkWriter *w) {
-        Hashmap *strings = hashmap_new(), *frames = hashmap_new(), *nodes = hashmap_new(), *threads = hashmap_new();
+        Hashmap *strings = hashmap_new(), *frames = hashmap_new(), *nodes = hashmap_new(), *threads = hashmap_new(),
+                *cgroups = hashmap_new(), *build_ids = hashmap_new();
 
-        /* The hash tables have no deletion; they are rebuilt, which is cheap next to zstd. */
-        if (!strings || !frames || !nodes || !threads || !GREEDY_REALLOC(w->node_list, w->node_alloc, 1) ||
-            cgroup_table_writer_reset(&w->cgroups) < 0 || build_id_table_writer_reset(&w->build_ids) < 0) {
+        /* The hash tables have no deletion; they are rebuilt, which is cheap next to zstd. All are
+         * made before any is replaced. */
+        if (!strings || !frames || !nodes || !threads || !cgroups || !build_ids ||
+            !GREEDY_REALLOC(w->node_list, w->node_alloc, 1)) {
                 hashmap_free(strings);
                 hashmap_free(frames);
                 hashmap_free(nodes);
                 hashmap_free(threads);
+                hashmap_free(cgroups);
+                hashmap_free(build_ids);
                 return -ENOMEM;
         }
+        cgroup_table_writer_reset(&w->cgroups, cgroups);
+        build_id_table_writer_reset(&w->build_ids, build_ids);
         hashmap_free(w->strings);
         hashmap_free(w->frames);
         hashmap_free(w->nodes);
@@ -196,6 +202,16 @@ static int reset_tables(ChunkWriter *w) {
         return 0;
 }
 
+/* The tables stay, and the next chunk starts a chain that lists them all again. */
+static void relist_tables(ChunkWriter *w) {
+        w->chain_pos = 0;
+        w->strings_emitted = 0;
+        w->string_bytes_emitted = w->frames_emitted = w->nodes_emitted = 0;
+        w->threads_emitted = 0;
+        w->cgroups.emitted = 0;
+        w->build_ids.emitted = w->build_ids.ids_emitted = 0;
+}
+
 static void clear_samples(ChunkWriter *w) {
         w->model_advanced = false;
         w->n_samples = 0;
@@ -207,8 +223,15 @@ static void clear_samples(ChunkWriter *w) {
 }
 
 int chunk_writer_reset(ChunkWriter *w) {
+        int r;
+
         clear_samples(w);
-        return reset_tables(w);
+        r = reset_tables(w);
+        if (r < 0)
+                /* They stay, and the next chunk starts a chain: the sample model has moved on past
+                 * the dropped samples, which the file does not have. */
+                relist_tables(w);
+        return r;
 }
 
 void chunk_writer_set_chain(ChunkWriter *w, unsigned chunks) {
@@ -216,23 +239,26 @@ void chunk_writer_set_chain(ChunkWriter *w, unsigned chunks) {
 }
 
 int chunk_writer_restart_chain(ChunkWriter *w) {
-        /* Between chunks the tables can simply start afresh: nothing refers to them. */
-        if (w->n_samples == 0)
-                return reset_tables(w);
-        /* Samples already refer to the tables: they stay, and the next chunk lists them all again. */
-        w->chain_pos = 0;
-        w->strings_emitted = 0;
-        w->string_bytes_emitted = w->frames_emitted = w->nodes_emitted = 0;
-        w->threads_emitted = 0;
-        w->cgroups.emitted = 0;
-        w->build_ids.emitted = w->build_ids.ids_emitted = 0;
+        /* Between chunks the tables can simply start afresh: nothing refers to them. Where samples
+         * already refer to them, or they could not be emptied, they stay. */
+        if (w->n_samples > 0 || reset_tables(w) < 0)
+                relist_tables(w);
         return 0;
 }
 
 int chunk_writer_commit(ChunkWriter *w) {
+        int r;
+
         clear_samples(w);
-        if (++w->chain_pos >= w->chain_chunks)
-                return reset_tables(w); /* bounds the tables' memory: the next chunk starts afresh */
+        if (++w->chain_pos >= w->chain_chunks) {
+                /* Bounds the tables' memory: the next chunk starts afresh. Where they could not be
+                 * emptied, they stay, and the next chunk starts a chain that lists them all: the
+                 * chain this chunk ended is full. */
+                r = reset_tables(w);
+                if (r < 0)
+                        relist_tables(w);
+                return r;
+        }
         w->strings_emitted = w->n_strings;
         w->string_bytes_emitted = w->string_table.len;
         w->frames_emitted = w->n_frames;

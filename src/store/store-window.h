@@ -101,9 +101,12 @@ void chunk_writer_time_range(const ChunkWriter *w, uint64_t *ret_first_ns, uint6
  * written (the next chunk must not depend on it).
  */
 int chunk_writer_encode(ChunkWriter *w, ByteBuf *out);
-/* The chunk encoded last was written: forget its samples, continue (or end) its chain. */
+/* The chunk encoded last was written: forget its samples, continue (or end) its chain. -ENOMEM when
+ * the tables of an ended chain could not be emptied: they stay, and the next chunk starts a chain
+ * all the same. */
 int chunk_writer_commit(ChunkWriter *w);
-/* Forgets everything buffered and every table, keeping the clock map; the next chunk starts a chain. */
+/* Forgets everything buffered and every table, keeping the clock map; the next chunk starts a chain
+ * (with the tables as they were where they could not be emptied: -ENOMEM). */
 int chunk_writer_reset(ChunkWriter *w);
 /* Makes the next chunk start a chain (list every table entry again), keeping buffered samples:
  * for the first chunk of a new window file. */
