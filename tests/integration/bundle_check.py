@@ -52,6 +52,12 @@ def comm_counts(bundle, name, line_hook=None):
     return counts
 
 
+def proportion_z(a1, n1, a2, n2):
+    """The two-proportion z of a1 of n1 against a2 of n2 (pooled), 0 where it is not defined."""
+    p = (a1 + a2) / (n1 + n2)
+    return (a1 / n1 - a2 / n2) / math.sqrt(p * (1 - p) * (1 / n1 + 1 / n2)) if 0 < p < 1 else 0
+
+
 def near_rise(near, slice_, baseline, comms):
     """The samples of comms in the event's seconds (near, of n1) and in the rest of the bundle (of
     n2), and the two-proportion z of the first share against the second: (a1, n1, a2, n2, z)."""
@@ -59,9 +65,7 @@ def near_rise(near, slice_, baseline, comms):
     n2 = sum(slice_.values()) + sum(baseline.values()) - n1
     a1 = sum(near.get(c, 0) for c in comms)
     a2 = sum(slice_.get(c, 0) + baseline.get(c, 0) for c in comms) - a1
-    p = (a1 + a2) / (n1 + n2)
-    z = (a1 / n1 - a2 / n2) / math.sqrt(p * (1 - p) * (1 / n1 + 1 / n2)) if 0 < p < 1 else 0
-    return a1, n1, a2, n2, z
+    return a1, n1, a2, n2, proportion_z(a1, n1, a2, n2)
 
 
 def check_ranked(show, page, process, z, top_ok, absent=()):

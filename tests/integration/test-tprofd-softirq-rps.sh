@@ -1,0 +1,130 @@
+#!/bin/bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
+# A rise in interrupt work that lands in other processes, end to end with the real daemon: two
+# senders (tests/helpers/burn --sendto, their comm this run's own) on CPU 0 send datagrams to UDP
+# sockets of their own on the loopback of a network namespace of their own, whose receive packet
+# steering sends every packet to CPU 1, for 5 s around an ENA reset line. The loopback queues
+# each packet to CPU 1's backlog and sends it an inter-processor interrupt; the receiving runs
+# there in the NET_RX softirq on that interrupt's way out, in whichever task it interrupted
+# (enqueue_to_backlog(), net_rps_send_ipi() and rps_trigger_softirq(), "called from hardirq (IPI)
+# context", net/core/dev.c; handle_softirqs() from __irq_exit_rcu(), kernel/softirq.c; Linux
+# 6.18): here the burners that keep both CPUs busy, or CPU 1's ksoftirqd, where the softirq ran
+# long enough for handle_softirqs() to leave the rest to it. show, show --json and the page must
+# rank that work as "[irq]" (or "ksoftirqd/*") among the rises around the event by a kernel
+# function (or none); where it is the answer, its rise ran under the kernel's. Other work on the
+# machine may rise more: the interrupt work must be among the rises, not the first.
+set -eu
+. "$(dirname "$0")/lib.sh"
+
+require_perf
+[ "$(uname -m)" = x86_64 ] || skip "the interrupt's entry is looked for by its x86-64 name"
+[ -w /dev/kmsg ] || skip "/dev/kmsg is not writable"
+[ -n "${TPROF_BURN:-}" ] && [ -x "$TPROF_BURN" ] || skip "the burn helper was not built"
+[ "$(nproc)" -ge 2 ] || skip "one CPU: no other to steer the packets to"
+for tool in unshare taskset ip; do
+        command -v "$tool" >/dev/null || skip "no $tool"
+done
+[ -r /proc/kallsyms ] && grep -q ' [tT] rps_trigger_softirq$' /proc/kallsyms ||
+        skip "no receive packet steering in this kernel, or /proc/kallsyms hides its names"
+# A network namespace's own loopback, steered to CPU 1 (rps_cpus, a mask of CPUs in hex): the
+# machine's own is left alone.
+STEER='mount -t sysfs sysfs /sys && ip link set lo up && echo 2 >/sys/class/net/lo/queues/rx-0/rps_cpus'
+unshare -n -m sh -c "$STEER" 2>"$ERR" || skip "no network namespace with steering: $(head -c 300 "$ERR")"
+
+TOKEN=$(od -An -N4 -tx1 /dev/urandom | tr -d ' \n')
+SENDER=rs-$TOKEN # its comm: this run's own, 11 bytes
+cp "$TPROF_BURN" "$TEST_TMP/$SENDER"
+
+# The ENA driver's line (ena_timer_service(), drivers/net/ethernet/amazon/ena/ena_netdev.c, Linux
+# 6.12), this run's token after it: written from user space, so a rule of origin any.
+cat >"$TEST_TMP/rules.yaml" <<RULES
+rules:
+  - name: ena-steered
+    source: kernel
+    origin: any
+    match: '^ena (?<pci>\S+) (?<dev>\S+): Trigger reset is on tprof-$TOKEN\$'
+    before: 10s
+    after: 5s
+RULES
+
+start_tprofd --rules "$TEST_TMP/rules.yaml" --window 4s
+"$TPROF_BURN" 40 &
+on_exit "kill $! 2>/dev/null"
+"$TPROF_BURN" 40 &
+on_exit "kill $! 2>/dev/null"
+sleep 16
+unshare -n -m sh -c "$STEER"' && { taskset -c 0 "$1" --sendto 5 & taskset -c 0 "$1" --sendto 5; wait $!; }' \
+        _ "$TEST_TMP/$SENDER" &
+SENDING=$!
+on_exit "kill $SENDING 2>/dev/null"
+sleep 2.5
+echo "ena 0000:00:05.0 eth0: Trigger reset is on tprof-$TOKEN" >/dev/kmsg
+wait "$SENDING" || fail "the sender failed"
+
+bundle_shown ena-steered
+PYTHONPATH="$(dirname "$0")" python3 - "$TEST_TMP/show.json" "$TEST_TMP/report.html" "$B" <<'PY' || fail "$(sed -n '/In short/,/^$/p;/^Around/,/^Services/p' "$TEST_TMP/show.txt")"
+import json, sys
+from bundle_check import check_answers_agree, comm_counts, kernel_functions, page_analysis, proportion_z
+show, page = json.load(open(sys.argv[1])), page_analysis(sys.argv[2])
+bundle = sys.argv[3]
+kernel = kernel_functions()
+SOFTIRQ_WAY = ("__irq_exit_rcu", "irq_exit_rcu", "irq_exit", "invoke_softirq", "do_softirq_own_stack")
+
+def steered(comm, stack):
+    """Where a sample of the steered packets' softirq is ranked: "[irq]" for the softirq on the
+    way out of the inter-processor interrupt, in whichever task it landed (and the samples due
+    during the interrupt, which land where handle_softirqs() enables interrupts); "ksoftirqd/*"
+    for the receiving that the kernel left to CPU 1's ksoftirqd (wakeup_softirqd() from
+    handle_softirqs(), once it has run long enough); None for any other."""
+    frames = stack.split(";")
+    if comm.startswith("ksoftirqd/"):
+        return "ksoftirqd/*" if "process_backlog" in frames else None
+    if "sysvec_call_function_single" not in frames:
+        return None
+    tail = frames[len(frames) - frames[::-1].index("sysvec_call_function_single"):]
+    while tail and tail[0] in SOFTIRQ_WAY:
+        tail.pop(0)
+    return "[irq]" if tail and tail[0] in ("handle_softirqs", "__do_softirq") else None
+
+# Each name's steered samples around the event (a1 of n1) and in the rest of the bundle (a2 of n2).
+counts, totals = {}, {}
+for name in ("event.folded", "stacks.folded", "baseline.folded"):
+    c = counts[name] = {"[irq]": 0, "ksoftirqd/*": 0}
+    def note(comm, stack, n, c=c):
+        k = steered(comm, stack)
+        if k:
+            c[k] += n
+    totals[name] = sum(comm_counts(bundle, name, note).values())
+n1 = totals["event.folded"]
+n2 = totals["stacks.folded"] + totals["baseline.folded"] - n1
+def rise(keys):
+    a1 = sum(counts["event.folded"][k] for k in keys)
+    a2 = sum(counts["stacks.folded"][k] + counts["baseline.folded"][k] for k in keys) - a1
+    return a1, a2, proportion_z(a1, n1, a2, n2)
+a1, a2, z = rise(("[irq]", "ksoftirqd/*"))
+assert z >= 3 and a1 / n1 >= 2 * a2 / n2, (a1, n1, a2, n2, z)
+print("the steered softirq's samples: %d of %d around the event; %d of %d in the rest; z=%.1f" % (a1, n1, a2, n2, z))
+
+def kernel_or_none(fn):
+    return fn is None or fn in kernel
+
+# Where most of it landed (a part with z of 4 or more), that name among the rises around the
+# event (the page's 10 rows, show's 5), by a kernel function, unless as many others rose more: the
+# rest of the interrupt work on the machine (timers, disks) is under those names too, so their z is
+# not the steered work's alone. A part too small to rank is only printed.
+for key in ("[irq]", "ksoftirqd/*"):
+    k1, k2, kz = rise((key,))
+    print("  of which %s: %d around the event, %d in the rest, z=%.1f" % (key, k1, k2, kz))
+    for name, rows, full in (("page", page["near"]["processes"], 10),
+                             ("show", show["around_event"]["processes"], 5)):
+        rows = [dict(r, name=r.get("name", r.get("process"))) for r in rows]
+        ours = [r for r in rows if r["name"] == key]
+        assert kz < 4 or ours or len(rows) == full, (name, key, kz, [(r["name"], r["z"]) for r in rows])
+        assert not ours or kernel_or_none(ours[0]["top_function"]), (name, key, ours)
+# One answer: show's and the page's; where it is the interrupt work, its function and the caller
+# its rise ran under are the kernel's.
+a = check_answers_agree(show, page)
+if a and a["process"] in ("[irq]", "ksoftirqd/*") and a["kind"] == "process":
+    assert kernel_or_none(a["top_function"]) and kernel_or_none(a.get("under")), a
+PY
+echo "ok: $(sed -n '/^Around/,/^Services/p' "$TEST_TMP/show.txt" | grep -F '  [irq] ' || grep 'In short' "$TEST_TMP/show.txt")"
