@@ -524,6 +524,60 @@ static void load_text(const char *text, Folded *ret) {
         fclose(f);
 }
 
+/*
+ * A pool that makes a thread for each request, rq-0, rq-1, ... of sv, a sample or two each: tprofd
+ * lists the 64 names with most samples (INCIDENT_THREADS_MAX), and most of the pool's work is in
+ * the names it had no room for. Where the list is full they rank under the group of their key,
+ * where it made one for one process alone and names them nowhere: rq-500 and rq-501 as rq-*, not
+ * rq-900 (listed, another process's thread), job-9 (job-* is a group of two processes), px-2
+ * (px-* no group). Where the list is not full, it named every thread with a sample in the slice.
+ */
+static void test_thread_groups_full_list(void **state) {
+        static const char stacks[] = "rq-0;main;handle 2\nrq-500;main;handle 1\nrq-501;main;handle 1\n"
+                                     "rq-900;x 1\njob-9;y 1\npx-2;z 1\nsv;main;loop 1\n";
+
+        for (unsigned full = 0; full <= 1; full++) {
+                _cleanup_(folded_donep) Folded f = FOLDED_NULL, g = FOLDED_NULL, own = FOLDED_NULL;
+                char text[8192];
+                size_t len = 0, n_rq = BUNDLE_THREADS_LISTED_MAX - 6 - !full;
+                BundleManifest *m = NULL;
+
+                len += (size_t) snprintf(text + len, sizeof text - len, "{\"format\":1,\"threads\":[");
+                for (size_t i = 0; i < n_rq; i++)
+                        len += (size_t) snprintf(
+                                text + len, sizeof text - len,
+                                "{\"comm\":\"rq-%zu\",\"pid\":10,\"process\":\"sv\",\"samples\":2},", i);
+                len += (size_t) snprintf(
+                        text + len, sizeof text - len,
+                        "{\"comm\":\"job-0\",\"pid\":20,\"process\":\"a\",\"samples\":2},"
+                        "{\"comm\":\"job-1\",\"pid\":20,\"process\":\"a\",\"samples\":2},"
+                        "{\"comm\":\"job-2\",\"pid\":30,\"process\":\"b\",\"samples\":2},"
+                        "{\"comm\":\"job-3\",\"pid\":30,\"process\":\"b\",\"samples\":2},"
+                        "{\"comm\":\"px-1\",\"pid\":40,\"process\":\"c\",\"samples\":2},"
+                        "{\"comm\":\"rq-900\",\"pid\":50,\"process\":\"other\",\"samples\":2}]}");
+                assert_true(len < sizeof text);
+                assert_int_equal(bundle_manifest_parse(text, len, &m, NULL), 0);
+                assert_int_equal(json_length(json_object_get(m->json, "threads")),
+                                 BUNDLE_THREADS_LISTED_MAX - !full);
+                load_text(stacks, &f);
+
+                assert_int_equal(bundle_threads_grouped(m, &f, &g), 1);
+                assert_true(folded_key_share(&g, RISE_PROCESS, "rq-*") == (full ? 4.0 : 2.0) / 8.0);
+                assert_true(folded_key_share(&g, RISE_PROCESS, "rq-500") == (full ? 0.0 : 1.0 / 8.0));
+                assert_true(folded_key_share(&g, RISE_PROCESS, "rq-900") == 1.0 / 8.0);
+                assert_true(folded_key_share(&g, RISE_PROCESS, "job-9") == 1.0 / 8.0);
+                assert_true(folded_key_share(&g, RISE_PROCESS, "px-2") == 1.0 / 8.0);
+                assert_true(folded_key_share(&g, RISE_PROCESS, "sv") == 1.0 / 8.0);
+
+                /* Each thread's own stacks, the pool's carrying as the group ranks. */
+                assert_int_equal(bundle_threads_own(m, &f, &own), 0);
+                assert_int_equal(own.n, full ? 3 : 1);
+                assert_true(folded_key_share(&own, RISE_FUNCTION, "rq-501;handle") ==
+                            (full ? 1.0 / 8.0 : 0.0));
+                bundle_manifest_free(m);
+        }
+}
+
 /* A bundle's three files as show and the report read them: each thread's own stacks kept, the
  * threads grouped, and the rest of the bundle beside the event's seconds (of both). */
 typedef struct Sides {
@@ -790,6 +844,7 @@ int main(void) {
                 cmocka_unit_test(test_process_cgroup_merged_key),
                 cmocka_unit_test(test_thread_groups),
                 cmocka_unit_test(test_thread_groups_long_list),
+                cmocka_unit_test(test_thread_groups_full_list),
                 cmocka_unit_test(test_renamed_process),
                 cmocka_unit_test(test_thread_carrying),
                 cmocka_unit_test(test_rises_threads),

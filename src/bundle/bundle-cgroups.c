@@ -292,11 +292,16 @@ static size_t thread_key(const JsonValue *e, char buf[static 2 * FOLDED_COMM_KEY
 }
 
 /* The manifest's groups: each comm that ranks under another name, a grouped thread's or a former
- * name's, to its key (an index into keys; those from n_renames on are a thread group's, "wrk-*"). */
+ * name's, to its key (an index into keys; those from n_renames on are a thread group's, "wrk-*").
+ * Where the manifest's threads list is full, each group's key ("wrk-*") to its first index there
+ * (THREAD_KEY_SHARED where groups of two processes have it), and every comm either list names:
+ * a comm of a group's key that neither names is a thread it had no room for. */
+#define THREAD_KEY_SHARED UINT64_MAX
 typedef struct ThreadGroups {
-        Hashmap *groups;
-        char **keys; /* up to the first NULL: a key strdup()ed whose hashmap_put() then failed is not
-                      * counted in n_keys (keys has one more slot than entries) */
+        Hashmap *groups, *by_key, *listed;
+        char **keys; /* up to the first NULL: a key allocated whose hashmap_put() then failed is not
+                      * counted in n_keys (keys has one more slot than entries); a thread group's
+                      * key is followed by a NUL and its process */
         size_t n_keys, n_renames;
 } ThreadGroups;
 
@@ -305,7 +310,28 @@ static void thread_groups_done(ThreadGroups *t) {
                 free(t->keys[i]);
         free(t->keys);
         hashmap_free(t->groups);
+        hashmap_free(t->by_key);
+        hashmap_free(t->listed);
         *t = (ThreadGroups) {};
+}
+
+/* The index of comm's key in t (a former name's, or a grouped thread's, listed or of a group's key
+ * where the list is full). */
+static bool thread_groups_get(const ThreadGroups *t, const char *comm, size_t clen, uint64_t *ret) {
+        char c[FOLDED_COMM_KEY_MAX], key[FOLDED_COMM_KEY_MAX];
+        uint64_t k;
+
+        if (hashmap_get(t->groups, comm, clen, ret))
+                return true;
+        if (!t->by_key || clen >= sizeof c || hashmap_get(t->listed, comm, clen, NULL))
+                return false;
+        memcpy(c, comm, clen);
+        c[clen] = '\0';
+        if (!bundle_thread_group_key(c, key) || !hashmap_get(t->by_key, key, strlen(key), &k) ||
+            k == THREAD_KEY_SHARED)
+                return false;
+        *ret = k;
+        return true;
 }
 
 /* t->n_keys 0 where the manifest groups nothing (or predates the lists). */
@@ -372,18 +398,54 @@ static int thread_groups_make(const BundleManifest *m, ThreadGroups *t) {
                         return -ENOMEM;
                 (*n)++;
         }
+        /* A full list left out the threads with fewer samples: a pool that makes a thread for each
+         * request ("rq-1", "rq-2", ... each of a sample or two) has most of its work there. */
+        if (json_length(a) >= BUNDLE_THREADS_LISTED_MAX) {
+                t->by_key = hashmap_new();
+                t->listed = hashmap_new();
+                if (!t->by_key || !t->listed)
+                        return -ENOMEM;
+        }
         /* Each thread's comm whose key two or more threads of its process share, to that key. */
         for (size_t i = 0; i < json_length(a); i++) {
-                size_t l = thread_key(json_array_get(a, i), pair, comm, &main_thread);
-                uint64_t n;
+                size_t l = thread_key(json_array_get(a, i), pair, comm, &main_thread), kl;
+                uint64_t n, *k;
+                bool added;
 
                 if (l == 0 || main_thread || !hashmap_get(pairs, pair, l, &n) || n < 2 ||
                     hashmap_get(t->groups, comm, strlen(comm), NULL))
                         continue;
-                t->keys[t->n_keys] = strdup(pair); /* the key, up to its NUL */
-                if (!t->keys[t->n_keys] || hashmap_put(t->groups, comm, strlen(comm), t->n_keys) < 0)
+                /* The key, up to its NUL, and its process after it. */
+                t->keys[t->n_keys] = new(char, l + 1);
+                if (!t->keys[t->n_keys])
+                        return -ENOMEM;
+                memcpy(t->keys[t->n_keys], pair, l);
+                t->keys[t->n_keys][l] = '\0';
+                if (hashmap_put(t->groups, comm, strlen(comm), t->n_keys) < 0)
                         return -ENOMEM;
                 t->n_keys++;
+                if (!t->by_key)
+                        continue;
+                /* The key to its first group; shared where a second process has a group of it. */
+                kl = strlen(pair);
+                k = hashmap_slot(t->by_key, pair, kl, t->n_keys - 1, &added);
+                if (!k)
+                        return -ENOMEM;
+                if (!added && *k != THREAD_KEY_SHARED &&
+                    !streq(t->keys[*k] + kl + 1, t->keys[t->n_keys - 1] + kl + 1))
+                        *k = THREAD_KEY_SHARED;
+        }
+        if (!t->by_key)
+                return 0;
+        for (size_t i = 0; i < json_length(a) + json_length(ren); i++) {
+                const JsonValue *e =
+                        i < json_length(a) ? json_array_get(a, i) : json_array_get(ren, i - json_length(a));
+
+                if (!str(e, "comm"))
+                        continue;
+                profile_comm_tidy(str(e, "comm"), comm, sizeof comm);
+                if (!hashmap_slot(t->listed, comm, strlen(comm), 0, NULL))
+                        return -ENOMEM;
         }
         return 0;
 }
@@ -410,7 +472,7 @@ int bundle_threads_grouped(const BundleManifest *m, const Folded *f, Folded *ret
                 bool added;
 
                 folded_stack_comm(stack, &c, &clen);
-                if (hashmap_get(t.groups, c, clen, &k)) {
+                if (thread_groups_get(&t, c, clen, &k)) {
                         if (asprintf(&renamed, "%s%s", t.keys[k], c + clen) < 0)
                                 return -ENOMEM;
                         stack = renamed;
@@ -472,7 +534,7 @@ int bundle_threads_own(const BundleManifest *m, const Folded *f, Folded *ret) {
                 folded_stack_leaf(f->lines[i].stack, &leaf, &llen);
                 /* A group's threads only (not a former name), and not their interrupt work, which
                  * ranks as PROFILE_IRQ_KEY. */
-                if (!hashmap_get(t.groups, comm, clen, &k) || k < t.n_renames ||
+                if (!thread_groups_get(&t, comm, clen, &k) || k < t.n_renames ||
                     (leaf != comm && f->lines[i].irq_tail > 0))
                         continue;
                 if (leaf == comm ? asprintf(&key, "%.*s", (int) clen, comm) < 0

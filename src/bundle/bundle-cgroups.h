@@ -63,14 +63,19 @@ const char *bundle_thread_process(const BundleManifest *m, const char *comm, cha
  * digits as '*' ("wrk-*", "GC_Thread#*", "CPU_*" "/KVM"), and threads are grouped only where the
  * manifest's "threads" names two or more of one process with that key: by name alone a pool's
  * threads cannot be told from programs of alike names ("python3", "gcc-12"). Bundles without the
- * list, and threads beyond the 64 it holds, are not grouped. A process that renamed itself in the
- * slice (the manifest's "renames") is one too: its former name's stacks rank under its name.
+ * list are not grouped. Where the list is full (BUNDLE_THREADS_LISTED_MAX entries, as many as
+ * tprofd writes, those with most samples), a comm it had no room for ranks under the group of its
+ * key, where the list made one of that key for one process alone and names the comm nowhere:
+ * a pool that makes a thread for each request ("rq-1" ... "rq-5000", a sample or two each) has
+ * most of its work in threads the list leaves out. A process that renamed itself in the slice
+ * (the manifest's "renames") is one too: its former name's stacks rank under its name.
  *
  * bundle_thread_group_key() writes comm's key into buf and returns it, NULL for a comm without
  * digits or of digits only. bundle_threads_grouped() makes *ret from f with the first frame of the
  * stacks of every grouped thread its key, the stacks that then read alike summed, and returns 1;
  * 0 (and *ret empty) when the manifest groups none of f's threads.
  */
+#define BUNDLE_THREADS_LISTED_MAX 64u
 const char *bundle_thread_group_key(const char *comm, char buf[static FOLDED_COMM_KEY_MAX]);
 int bundle_threads_grouped(const BundleManifest *m, const Folded *f, Folded *ret);
 /* f made its grouped form in place (bundle_threads_grouped()), where there is anything to group.
