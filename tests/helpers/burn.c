@@ -19,6 +19,11 @@
  *                                  spins alone while the others sleep: one thread of a pool stuck
  *   burn --rename NAME [SECONDS]   the user-space path, renaming itself NAME (PR_SET_NAME) when half
  *                                  the seconds have passed
+ *   burn --requests [SECONDS]      a thread for each request, two at a time, each one call of the
+ *                                  user-space path (a few milliseconds) and gone, named COMM-0,
+ *                                  COMM-1, ... on and on after the process's comm (its first 8
+ *                                  bytes), while the main thread accepts them (a twentieth of
+ *                                  that work for each) and waits for them
  *
  * Built with frame pointers and no sibling calls, so every frame is in the chain.
  */
@@ -194,6 +199,47 @@ static void *stuck_thread(void *userdata) {
         return NULL;
 }
 
+/* --requests: each thread names itself as it starts, so that none of its work is under the
+ * process's name. */
+static char request_comm[16];
+
+static void *request_thread(void *userdata) {
+        char name[16];
+
+        snprintf(name, sizeof(name), "%.8s-%u", request_comm, (unsigned) (uintptr_t) userdata);
+        (void) prctl(PR_SET_NAME, name);
+        sink += burn_middle((uint64_t) (uintptr_t) userdata);
+        return NULL;
+}
+
+/* The main thread's part: sampled in the slice, it names the process its threads are of. */
+__attribute__((noinline)) static uint64_t accept_request(uint64_t n) {
+        volatile uint64_t frame = n;
+        uint64_t x = frame;
+        for (uint64_t i = 0; i < 200000; i++)
+                x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+        frame = x;
+        return frame;
+}
+
+static int run_requests(double end) {
+        unsigned n = 0;
+
+        (void) prctl(PR_GET_NAME, request_comm);
+        while (now() < end) {
+                pthread_t t[2];
+
+                sink += accept_request(n);
+                for (int i = 0; i < 2; i++)
+                        if (pthread_create(&t[i], NULL, request_thread, (void *) (uintptr_t) n++) != 0)
+                                return 1;
+                for (int i = 0; i < 2; i++)
+                        if (pthread_join(t[i], NULL) != 0)
+                                return 1;
+        }
+        return 0;
+}
+
 static int run_threads(int n, double end, bool stuck) {
         pthread_t t[64];
         char comm[16] = "", name[16];
@@ -248,6 +294,8 @@ int main(int argc, char *argv[]) {
                 return run_thread(path, end);
         if (strcmp(mode, "--threads") == 0)
                 return run_threads(atoi(path), end, false);
+        if (strcmp(mode, "--requests") == 0)
+                return run_requests(end);
         if (strcmp(mode, "--stuck") == 0) {
                 stuck_at = end - seconds * 2 / 3;
                 return run_threads(atoi(path), end, true);
