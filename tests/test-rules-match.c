@@ -344,7 +344,11 @@ static void test_prefilter_random_lines(void **state) {
                                                      "  - {name: f, source: kernel, match: 'aa\\.?b'}\n"
                                                      "  - {name: g, source: kernel, match: 'ca\\x62c'}\n"
                                                      "  - {name: h, source: kernel, match: 'c\\x61{2,}b'}\n"
-                                                     "  - {name: i, source: kernel, match: '(a)b\\1c'}\n");
+                                                     "  - {name: i, source: kernel, match: '(a)b\\1c'}\n"
+                                                     /* literals indexed past their first bytes, or at 0 */
+                                                     "  - {name: j, source: kernel, match: '\\.\\.ab'}\n"
+                                                     "  - {name: k, source: kernel, match: '\\.c\\.'}\n"
+                                                     "  - {name: l, source: kernel, match: 'c\\.\\.ba'}\n");
         unsigned seed = 12345;
 
         for (int n = 0; n < 20000; n++) {

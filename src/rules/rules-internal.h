@@ -8,10 +8,12 @@
 #include "basic/cleanup.h"
 #include "rules/rules.h"
 
-/* One literal of the prefilter: every match of rule `rule` contains these bytes. */
+/* One literal of the prefilter: every match of rule `rule` contains these bytes. It is indexed by
+ * the two bytes at `at`, not always its first two (see prefilter_index_at()). */
 typedef struct PrefilterLiteral {
         const char *bytes;
         size_t len;
+        size_t at;
         uint32_t rule;
 } PrefilterLiteral;
 
@@ -21,9 +23,9 @@ struct RuleSet {
 
         /* Prefilter: rules with a literal are candidates only when a line contains it. */
         bool prefilter;
-        PrefilterLiteral *literals; /* sorted by their first two bytes */
+        PrefilterLiteral *literals; /* sorted by their indexed two bytes */
         size_t n_literals;
-        uint64_t bigram_bits[65536 / 64]; /* bit set for each first-two-bytes of some literal */
+        uint64_t bigram_bits[65536 / 64]; /* bit set for each indexed two bytes of some literal */
         uint16_t *bigram_start;           /* 65537 entries: literals[start[b]..start[b+1]) */
         uint64_t gen;
 
