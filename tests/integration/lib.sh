@@ -96,6 +96,31 @@ stop_tprofd() {
         wait "$TPROFD_PID" || fail "tprofd exited $? after SIGTERM: $(tail -20 "$TEST_TMP/tprofd.log")"
 }
 
+# ena_rule NAME BEFORE: writes $TEST_TMP/rules.yaml with one rule, NAME, that takes the ENA
+# driver's reset line (ena_timer_service(), drivers/net/ethernet/amazon/ena/ena_netdev.c, Linux 6.12)
+# with this run's token after it, as story_burst writes it: BEFORE seconds of slice before the line
+# and 5 after. The line is written from user space, so the rule is of origin any.
+ena_rule() {
+        cat >"$TEST_TMP/rules.yaml" <<RULES
+rules:
+  - name: $1
+    source: kernel
+    origin: any
+    match: '^ena (?<pci>\S+) (?<dev>\S+): Trigger reset is on tprof-$TOKEN\$'
+    before: $2s
+    after: 5s
+RULES
+}
+
+# burn_both SECONDS: two burners keep both CPUs busy for SECONDS (stopped on exit), as on a loaded
+# host: a planted rise must stand out from them.
+burn_both() {
+        "$TPROF_BURN" "$1" &
+        on_exit "kill $! 2>/dev/null"
+        "$TPROF_BURN" "$1" &
+        on_exit "kill $! 2>/dev/null"
+}
+
 # story_burst SECONDS: after SECONDS, the story tests' agent works hard (the file $HOT exists) for
 # 2.5 s before and 2.5 s after an ENA reset line with this run's token written to /dev/kmsg.
 story_burst() {

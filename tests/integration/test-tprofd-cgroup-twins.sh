@@ -40,17 +40,7 @@ run_agent() {
         PIDS+=($!)
 }
 
-# The ENA driver's line (ena_timer_service(), drivers/net/ethernet/amazon/ena/ena_netdev.c, Linux
-# 6.12), this run's token after it: written from user space, so a rule of origin any.
-cat >"$TEST_TMP/rules.yaml" <<RULES
-rules:
-  - name: ena-twins
-    source: kernel
-    origin: any
-    match: '^ena (?<pci>\S+) (?<dev>\S+): Trigger reset is on tprof-$TOKEN\$'
-    before: 16s
-    after: 5s
-RULES
+ena_rule ena-twins 16
 
 start_tprofd --rules "$TEST_TMP/rules.yaml" --window 4s
 touch "$TEST_TMP/always"

@@ -26,23 +26,10 @@ CHILD=ft-$TOKEN      # the children's
 cp "$BASH_BIN" "$TEST_TMP/$SHELL_COMM"
 cp "$TRUE_BIN" "$TEST_TMP/$CHILD"
 
-# The ENA driver's line (ena_timer_service(), drivers/net/ethernet/amazon/ena/ena_netdev.c, Linux
-# 6.12), this run's token after it: written from user space, so a rule of origin any.
-cat >"$TEST_TMP/rules.yaml" <<RULES
-rules:
-  - name: ena-forks
-    source: kernel
-    origin: any
-    match: '^ena (?<pci>\S+) (?<dev>\S+): Trigger reset is on tprof-$TOKEN\$'
-    before: 10s
-    after: 5s
-RULES
+ena_rule ena-forks 10
 
 start_tprofd --rules "$TEST_TMP/rules.yaml" --window 4s
-"$TPROF_BURN" 40 &
-on_exit "kill $! 2>/dev/null"
-"$TPROF_BURN" 40 &
-on_exit "kill $! 2>/dev/null"
+burn_both 40
 HOT="$TEST_TMP/hot"
 for i in 1 2 3; do
         "$TEST_TMP/$SHELL_COMM" -c 'while sleep 0.2; do while [ -e "$1" ]; do "$2"; done; done' _ \

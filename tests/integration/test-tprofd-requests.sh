@@ -20,23 +20,10 @@ TOKEN=$(od -An -N2 -tx1 /dev/urandom | tr -d ' \n')
 SERVER=rq-$TOKEN # its comm: this run's own, 7 bytes, and its threads' names at most 15
 cp "$TPROF_BURN" "$TEST_TMP/$SERVER"
 
-# The ENA driver's line (ena_timer_service(), drivers/net/ethernet/amazon/ena/ena_netdev.c, Linux
-# 6.12), this run's token after it: written from user space, so a rule of origin any.
-cat >"$TEST_TMP/rules.yaml" <<RULES
-rules:
-  - name: ena-requests
-    source: kernel
-    origin: any
-    match: '^ena (?<pci>\S+) (?<dev>\S+): Trigger reset is on tprof-$TOKEN\$'
-    before: 10s
-    after: 5s
-RULES
+ena_rule ena-requests 10
 
 start_tprofd --rules "$TEST_TMP/rules.yaml" --window 4s
-"$TPROF_BURN" 40 &
-on_exit "kill $! 2>/dev/null"
-"$TPROF_BURN" 40 &
-on_exit "kill $! 2>/dev/null"
+burn_both 40
 sleep 16
 "$TEST_TMP/$SERVER" --requests 5 &
 SERVING=$!

@@ -45,23 +45,10 @@ for i in $(seq 1 300); do mkdir "$PARENT/c$i"; done
 [ -r "$PARENT/c1/memory.stat" ] || skip "the test's cgroups have no memory.stat"
 cp "$TPROF_STAT_READER" "$TEST_TMP/$AGENT"
 
-# The ENA driver's line (ena_timer_service(), drivers/net/ethernet/amazon/ena/ena_netdev.c, Linux
-# 6.12), this run's token after it: written from user space, so a rule of origin any.
-cat >"$TEST_TMP/rules.yaml" <<RULES
-rules:
-  - name: ena-story
-    source: kernel
-    origin: any
-    match: '^ena (?<pci>\S+) (?<dev>\S+): Trigger reset is on tprof-$TOKEN\$'
-    before: 10s
-    after: 5s
-RULES
+ena_rule ena-story 10
 
 start_tprofd --rules "$TEST_TMP/rules.yaml" --window 4s
-"$TPROF_BURN" 40 &
-on_exit "kill $! 2>/dev/null"
-"$TPROF_BURN" 40 &
-on_exit "kill $! 2>/dev/null"
+burn_both 40
 HOT="$TEST_TMP/hot"
 "$TEST_TMP/$AGENT" 40 "$HOT" "$PARENT"/c*/memory.stat &
 on_exit "kill $! 2>/dev/null"

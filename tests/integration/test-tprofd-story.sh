@@ -21,23 +21,10 @@ AGENT=kl-$TOKEN # its comm: this run's own, 11 bytes
         GOCACHE="$TEST_TMP/go-cache" GOPATH="$TEST_TMP/go-path" GOFLAGS=-mod=mod GOPROXY=off GOTOOLCHAIN=local \
                 go build -ldflags="-s -w" -o "$TEST_TMP/$AGENT" .) >"$ERR" 2>&1 || fail "go build: $(cat "$ERR")"
 
-# The ENA driver's line (ena_timer_service(), drivers/net/ethernet/amazon/ena/ena_netdev.c, Linux
-# 6.12), this run's token after it: written from user space, so a rule of origin any.
-cat >"$TEST_TMP/rules.yaml" <<RULES
-rules:
-  - name: ena-story
-    source: kernel
-    origin: any
-    match: '^ena (?<pci>\S+) (?<dev>\S+): Trigger reset is on tprof-$TOKEN\$'
-    before: 20s
-    after: 5s
-RULES
+ena_rule ena-story 20
 
 start_tprofd --rules "$TEST_TMP/rules.yaml" --window 4s
-"$TPROF_BURN" 60 &
-on_exit "kill $! 2>/dev/null"
-"$TPROF_BURN" 60 &
-on_exit "kill $! 2>/dev/null"
+burn_both 60
 HOT="$TEST_TMP/hot"
 "$TEST_TMP/$AGENT" 60 "$HOT" &
 on_exit "kill $! 2>/dev/null"
