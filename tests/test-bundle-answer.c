@@ -87,7 +87,7 @@ static void test_answer(void **state) {
 
         /* A process that kept its share while its work changed: no process rose, its function
          * did; the answer names the function. */
-        Rise fn_near[] = { RISE("worker;[libz.so.1]", 0.084, 0, 21.5) };
+        Rise fn_near[] = { RISE("worker;inflate", 0.084, 0, 21.5) };
         Rise noise[] = { RISE("gzip", 0.465, 0.409, 4.3) };
         in = (AnswerInput) { .slice_proc = noise, .n_slice_proc = 1, .near_func = fn_near, .n_near_func = 1,
                              .n_cpus = 2 };
@@ -599,6 +599,63 @@ static void test_rise_under_says_nothing(void **state) {
         assert_string_equal(u, "handle");
 }
 
+/* A function that rose is one that says something: never a frame that names nothing (perf's
+ * "[unknown]" of a cut chain, a stripped program's own code by its file's name, "[nw-1f2e]") or a
+ * start-up frame, as the leaf of a process's rise in the rankings or as the function the answer
+ * names; the best leaf that names one instead, or none. */
+static void test_function_names_one(void **state) {
+        _cleanup_(folded_donep) Folded near = FOLDED_NULL, rest = FOLDED_NULL;
+        Rise *np = NULL, *nf = NULL;
+        size_t n_np = 0, n_nf = 0;
+
+        /* A stripped program whose rise is mostly its own code: its named leaf that rose, memcpy. */
+        load_text("java;main 900\nnw;[nw-1f2e] 60\nnw;_start;[nw-1f2e];[unknown] 30\n"
+                  "nw;_start;__libc_start_main;[nw-1f2e];memcpy 12\nnw;_start 8\n",
+                  &near);
+        load_text("java;main 9300\nnw;[nw-1f2e] 100\n", &rest);
+        assert_int_equal(folded_rises(&near, &rest, RISE_PROCESS, SIZE_MAX, &np, &n_np), 0);
+        assert_true(n_np >= 1);
+        assert_string_equal(np[0].name, "nw");
+        assert_non_null(np[0].top_function);
+        assert_string_equal(np[0].top_function, "memcpy");
+        rises_free(np, n_np);
+
+        /* None of its leaves names a function: none. */
+        folded_done(&near);
+        load_text("java;main 900\nnw;[nw-1f2e] 60\nnw;_start;[nw-1f2e];[unknown] 30\nnw;_start 8\n", &near);
+        assert_int_equal(folded_rises(&near, &rest, RISE_PROCESS, SIZE_MAX, &np, &n_np), 0);
+        assert_true(n_np >= 1);
+        assert_string_equal(np[0].name, "nw");
+        assert_null(np[0].top_function);
+        rises_free(np, n_np);
+
+        /* app kept its share (10%) while its work moved to code perf could not name and to hash():
+         * the answer is a function of it, hash, not "[unknown] in app". */
+        _cleanup_(answer_done) Answer a = {};
+        folded_done(&near);
+        folded_done(&rest);
+        load_text("java;main 900\napp;main;work 40\napp;main;[unknown] 40\napp;main;hash 20\n", &near);
+        load_text("java;main 9000\napp;main;work 1000\n", &rest);
+        assert_int_equal(folded_rises(&near, &rest, RISE_PROCESS, SIZE_MAX, &np, &n_np), 0);
+        assert_int_equal(folded_rises(&near, &rest, RISE_FUNCTION, SIZE_MAX, &nf, &n_nf), 0);
+        assert_int_equal(n_np, 0);
+        assert_int_equal(n_nf, 2);
+        assert_string_equal(nf[0].name, "app;[unknown]");
+        AnswerInput in = { .near_func = nf, .n_near_func = n_nf, .near = &near, .rest = &rest, .n_cpus = 2 };
+        assert_int_equal(answer_choose(&in, &near, NULL, &a), 0);
+        assert_non_null(a.rise.name);
+        assert_string_equal(a.rise.name, "app;hash");
+        assert_true(a.clear);
+        answer_done(&a);
+
+        /* Only "[unknown] in app" rose: nothing to name, not even as the strongest there is. */
+        in.near_func = nf;
+        in.n_near_func = 1;
+        assert_int_equal(answer_choose(&in, &near, NULL, &a), 0);
+        assert_null(a.rise.name);
+        rises_free(nf, n_nf);
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_answer),
@@ -611,6 +668,7 @@ int main(void) {
                 cmocka_unit_test(test_rise_under),
                 cmocka_unit_test(test_answer_percpu_kthreads),
                 cmocka_unit_test(test_rise_under_says_nothing),
+                cmocka_unit_test(test_function_names_one),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }

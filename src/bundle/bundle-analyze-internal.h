@@ -43,3 +43,10 @@ bool counts_rose(const Counts *c, uint64_t slice_total, uint64_t baseline_total)
  * key longer than the line. */
 #define STACK_KEY_MAX (FOLDED_LINE_MAX + sizeof(PROFILE_IRQ_KEY) + 2)
 void stack_key(const FoldedLine *l, RiseKind kind, char buf[static STACK_KEY_MAX], const char **ret, size_t *ret_len);
+
+/* Whether a stack's leaf may be named as a function that rose (a process's top function, a
+ * function's rise as the answer): not a frame that names nothing ("[unknown]", "[libfoo.so]"), nor
+ * one every thread starts from (start_thread, kthread), nor a system call's way in or out (the
+ * kernel's entry, do_syscall_64(); the C library's wrapper is told by folded_rises() from the
+ * process's stacks). */
+bool leaf_names_function(const char *f, size_t len);

@@ -400,6 +400,31 @@ int count_both(CountTable *t, const Folded *a, const Folded *b, RiseKind kind) {
         return r < 0 ? r : count_folded(t, b, kind, true);
 }
 
+/* Frames no rise is said to be under, nor to have risen in: those that name nothing ("[unknown]" of
+ * a cut chain, "[libfoo.so]" of a file without symbols, "[nw-1f2e]" of a stripped program) and those
+ * every thread of a program starts from, which a rise is under only because some of the process's
+ * stacks were cut short of them, and which are the leaf only of a stack cut at them. */
+static bool frame_says_nothing(const char *f, size_t len) {
+        static const char *const start[] = {
+                "_start", "__libc_start_main", "__libc_start_main_impl", "__libc_start_main_alias_2",
+                "__libc_start_call_main", "libc_start_main_stage2", "_dl_start", "_dl_start_user",
+                "start_thread", "thread_start", "clone", "__clone", "clone3", "__clone3",
+                "__clone_internal", "ret_from_fork", "ret_from_fork_asm", "kthread", "runtime.goexit",
+                "runtime.goexit.abi0", "common_startup_64", "secondary_startup_64",
+                "secondary_startup_64_no_verify",
+        };
+        const char *at = memchr(f, '@', len);
+
+        if (len >= 2 && f[0] == '[' && f[len - 1] == ']')
+                return true;
+        if (at) /* "__libc_start_main@@GLIBC_2.34": the symbol's version says nothing more */
+                len = (size_t) (at - f);
+        for (size_t i = 0; i < ELEMENTSOF(start); i++)
+                if (strlen(start[i]) == len && strneq(f, start[i], len))
+                        return true;
+        return false;
+}
+
 static bool frame_is_one_of(const char *f, size_t len, const char *const *names, size_t n) {
         const char *dot = memchr(f, '.', len);
 
@@ -458,6 +483,10 @@ static bool leaf_is_syscall_path(const char *f, size_t len) {
 
         return frame_is_syscall_entry(f, len) || frame_is_arm64_sync_entry(f, len) ||
                frame_is_one_of(f, len, names, ELEMENTSOF(names));
+}
+
+bool leaf_names_function(const char *f, size_t len) {
+        return !frame_says_nothing(f, len) && !leaf_is_syscall_path(f, len);
 }
 
 /* A function that made system calls is their wrapper where it has at most this many samples as the
@@ -578,7 +607,9 @@ int folded_rises(const Folded *slice, const Folded *baseline, RiseKind kind, siz
          * many leaves (a read of memory.stat: vsnprintf, format_decode, the flush of the memory
          * controller's counters, the lookups of the open before it), each with a sample or two,
          * and the first of those ties in the file is no function that rose. The caller the rise
-         * ran under (folded_rise_under()) says it then. Nor is the C library's wrapper of a
+         * ran under (folded_rise_under()) says it then. Nor a leaf that names nothing
+         * ("[unknown]", "[libfoo.so]") or a start-up frame: the best function that names one, or
+         * none. Nor is the C library's wrapper of a
          * system call (sendto, read: the frame right above the kernel's entry in the process's
          * stacks) where it is the leaf, unless it has more samples there than the way back of its
          * calls could (SYSCALL_WRAPPER_LEAF_PER_KERNEL_SAMPLE: a function that does its own work,
@@ -619,7 +650,7 @@ int folded_rises(const Folded *slice, const Folded *baseline, RiseKind kind, siz
                             !hashmap_get(byname, c->key, (size_t) (semi - c->key), &i) ||
                             (hashmap_get(wrappers, c->key, strlen(c->key), &in_kernel) &&
                              leaf_is_syscall_return(add_saturating(c->slice, c->baseline), in_kernel)) ||
-                            leaf_is_syscall_path(semi + 1, strlen(semi + 1)))
+                            !leaf_names_function(semi + 1, strlen(semi + 1)))
                                 continue;
                         z = proportion_z(c->slice, slice->total, c->baseline, baseline->total);
                         if (z <= 0 || (best[i] && z <= best_z[i]))
@@ -654,30 +685,6 @@ finish:
 
 /* The frames of one stack looked at for folded_rise_under(); deeper ones are left out. */
 #define RISE_UNDER_FRAMES_MAX 256u
-
-/* Frames no rise is said to be under: those that name nothing ("[unknown]" of a cut chain,
- * "[libfoo.so]" of a file without symbols) and those every thread of a program starts from, which
- * a rise is under only because some of the process's stacks were cut short of them. */
-static bool frame_says_nothing(const char *f, size_t len) {
-        static const char *const start[] = {
-                "_start", "__libc_start_main", "__libc_start_main_impl", "__libc_start_main_alias_2",
-                "__libc_start_call_main", "libc_start_main_stage2", "_dl_start", "_dl_start_user",
-                "start_thread", "thread_start", "clone", "__clone", "clone3", "__clone3",
-                "__clone_internal", "ret_from_fork", "ret_from_fork_asm", "kthread", "runtime.goexit",
-                "runtime.goexit.abi0", "common_startup_64", "secondary_startup_64",
-                "secondary_startup_64_no_verify",
-        };
-        const char *at = memchr(f, '@', len);
-
-        if (len >= 2 && f[0] == '[' && f[len - 1] == ']')
-                return true;
-        if (at) /* "__libc_start_main@@GLIBC_2.34": the symbol's version says nothing more */
-                len = (size_t) (at - f);
-        for (size_t i = 0; i < ELEMENTSOF(start); i++)
-                if (strlen(start[i]) == len && strneq(f, start[i], len))
-                        return true;
-        return false;
-}
 
 int folded_rise_under(const Folded *a, const Folded *b, const char *comm, char **ret) {
         const Folded *files[] = { a, b };

@@ -125,7 +125,9 @@ typedef enum RiseKind {
  * z >= RISE_Z_MIN and at least RISE_SAMPLES_MIN slice samples are returned, at most max_n.
  * For processes, each rise names the leaf function of that process that rose most, among those
  * with RISE_SAMPLES_MIN slice samples (none where its rise is spread thinner: a few samples in
- * each of many kernel functions), never a system call's way in or out: the C library's wrapper
+ * each of many kernel functions), never a frame that names nothing ("[unknown]", a "[libfoo.so]"
+ * without symbols) or a start-up frame (as folded_rise_under() leaves them out), nor a system
+ * call's way in or out: the C library's wrapper
  * (the frame right above the kernel's entry in the process's stacks, unless it has more than 4
  * samples as the leaf for each of the kernel's work under it: a function doing its own work, as
  * the vDSO's clock_gettime()), the entry, do_syscall_64() (on arm64 the exception's way in,
@@ -232,7 +234,9 @@ static inline bool answer_from_function(AnswerFrom f) {
  * when the bundle has the event's own seconds, a rise of the whole slice counts only if its share
  * around the event was at least its share in the rest (a burst half a minute before the event,
  * gone by then, is no answer to it). Without any, the first of near's processes, the slice's,
- * near's functions, the slice's: the strongest there is, said as it is. The idle task
+ * near's functions, the slice's: the strongest there is, said as it is. A function's rise only
+ * where its leaf names a function (not "[unknown]", a file without symbols, a start-up frame or a
+ * system call's way in or out): the next that does, else none. The idle task
  * ("swapper") is never the answer: idle rising is work that was not done. *ret_from says which
  * list; NULL when all are empty.
  */

@@ -70,12 +70,25 @@ static bool change_is_large(double more, double more_cpus, double less, double l
         return more >= RISE_ANSWER_RATIO_MIN * less;
 }
 
+/* Whether r names something the answer can say: a function's rise only where its leaf is a function
+ * (leaf_names_function(): "[unknown] in app" says nothing of what app did), or a stack of its comm
+ * alone, said as the process. */
+static bool answer_names(const Rise *r, AnswerFrom from) {
+        const char *leaf;
+        size_t len;
+
+        if (!answer_from_function(from))
+                return true;
+        folded_stack_leaf(r->name, &leaf, &len);
+        return leaf == r->name || leaf_names_function(leaf, len);
+}
+
 static bool answer_qualifies(const AnswerInput *in, const Rise *r, AnswerFrom from) {
         bool near = answer_from_near(from);
         double c1 = side_cpus(near ? in->cpus.near : in->cpus.slice, in->n_cpus),
                c2 = side_cpus(near ? in->cpus.rest : in->cpus.baseline, in->n_cpus);
 
-        if (key_is_idle(r->name) || !change_is_large(r->slice_share, c1, r->baseline_share, c2))
+        if (key_is_idle(r->name) || !answer_names(r, from) || !change_is_large(r->slice_share, c1, r->baseline_share, c2))
                 return false;
         /* An empty event.folded (the event outside its slice, its seconds lost) says nothing. */
         if (!near && in->near && in->rest && in->near->total > 0 && in->rest->total > 0) {
@@ -116,7 +129,8 @@ const Rise *rises_answer(const AnswerInput *in, AnswerFrom *ret_from) {
                 return best;
         for (size_t k = 0; k < ELEMENTSOF(fallback); k++)
                 for (size_t i = 0; i < lists[fallback[k]].n; i++)
-                        if (!key_is_idle(lists[fallback[k]].r[i].name)) {
+                        if (!key_is_idle(lists[fallback[k]].r[i].name) &&
+                            answer_names(&lists[fallback[k]].r[i], lists[fallback[k]].from)) {
                                 *ret_from = lists[fallback[k]].from;
                                 return &lists[fallback[k]].r[i];
                         }
