@@ -344,12 +344,92 @@ static void test_answer_irq_spread(void **state) {
         rises_free(nf, n_nf);
 }
 
+/* Where the softirqs land (kernel/softirq.c, 6.12: the hard interrupt's handler runs with interrupts
+ * disabled, and handle_softirqs() enables them before the first softirq's handler; __do_softirq()
+ * at 4.14 to 6.1): cpu-clock's samples due meanwhile are taken there, handle_softirqs as their leaf,
+ * the hard interrupts' time and no softirq's work. A NIC's receive storm on a mostly idle 2-CPU
+ * host (6.18) is named in its handler's leaf and under its poll, not in handle_softirqs. */
+static void test_irq_softirq_landing(void **state) {
+        _cleanup_(folded_donep) Folded near = FOLDED_NULL, rest = FOLDED_NULL;
+        _cleanup_free_ char *u = NULL;
+        Rise *np = NULL;
+        size_t n_np = 0;
+#define OUT_618 ";pv_native_safe_halt;asm_common_interrupt;common_interrupt;__irq_exit_rcu;handle_softirqs"
+#define TICK_618 ";pv_native_safe_halt;asm_sysvec_apic_timer_interrupt;sysvec_apic_timer_interrupt;" \
+                 "__sysvec_apic_timer_interrupt;hrtimer_interrupt"
+#define IDLE_618_SECONDARY "swapper/1;common_startup_64;start_secondary;cpu_startup_entry;do_idle;cpuidle_enter;" \
+                           "cpuidle_enter_state;default_enter_idle;default_idle"
+
+        /* 2 CPUs at 97 Hz, 10 s around the event, 60 s in the rest. */
+        load_text("sshd;main;poll 20\n"
+                  IDLE_618 ";pv_native_safe_halt 700\n" IDLE_618_SECONDARY ";pv_native_safe_halt 640\n"
+                  IDLE_618 OUT_618 " 120\n" IDLE_618_SECONDARY OUT_618 " 80\n"
+                  IDLE_618 OUT_618 ";net_rx_action;__napi_poll;ena_io_poll;ena_clean_rx_irq 74\n"
+                  IDLE_618_SECONDARY OUT_618 ";net_rx_action;__napi_poll;ena_io_poll;napi_gro_receive 66\n"
+                  IDLE_618_SECONDARY TICK_618 " 20\n",
+                  &near);
+        load_text("sshd;main;poll 120\n"
+                  IDLE_618 ";pv_native_safe_halt 5700\n" IDLE_618_SECONDARY ";pv_native_safe_halt 5760\n"
+                  IDLE_618_SECONDARY TICK_618 " 60\n",
+                  &rest);
+        assert_int_equal(folded_rises(&near, &rest, RISE_PROCESS, SIZE_MAX, &np, &n_np), 0);
+        assert_true(n_np >= 1);
+        assert_string_equal(np[0].name, "[irq]");
+        assert_non_null(np[0].top_function);
+        assert_string_equal(np[0].top_function, "ena_clean_rx_irq");
+        rises_free(np, n_np);
+        assert_int_equal(folded_rise_under(&near, &rest, "[irq]", &u), 0);
+        assert_non_null(u);
+        assert_string_equal(u, "ena_io_poll");
+        u = mfree(u);
+
+        /* At 4.14 to 6.1 __do_softirq, below irq_exit or __irq_exit_rcu: the same. */
+        folded_done(&near);
+        load_text("sshd;main;poll 20\n"
+                  IDLE_419 " 1340\n"
+                  IDLE_419 ";common_interrupt;do_IRQ;irq_exit;__do_softirq 200\n"
+                  IDLE_419 ";common_interrupt;do_IRQ;irq_exit;__do_softirq;net_rx_action;mlx5e_napi_poll;"
+                  "mlx5e_poll_rx_cq 140\n",
+                  &near);
+        folded_done(&rest);
+        load_text("sshd;main;poll 120\n" IDLE_419 " 11520\n", &rest);
+        assert_int_equal(folded_rises(&near, &rest, RISE_PROCESS, SIZE_MAX, &np, &n_np), 0);
+        assert_true(n_np >= 1);
+        assert_string_equal(np[0].name, "[irq]");
+        assert_non_null(np[0].top_function);
+        assert_string_equal(np[0].top_function, "mlx5e_poll_rx_cq");
+        rises_free(np, n_np);
+
+        /* A rise spread over three softirqs, none of them with half of it, is under none: not
+         * under the interrupt's way out that all of them took. */
+        folded_done(&near);
+        folded_done(&rest);
+        load_text("sshd;main;poll 120\n"
+                  IDLE_618 ";pv_native_safe_halt 5700\n" IDLE_618_SECONDARY ";pv_native_safe_halt 5760\n"
+                  IDLE_618_SECONDARY TICK_618 " 60\n",
+                  &rest);
+        load_text("sshd;main;poll 20\n"
+                  IDLE_618 ";pv_native_safe_halt 700\n" IDLE_618_SECONDARY ";pv_native_safe_halt 640\n"
+                  IDLE_618 OUT_618 ";net_rx_action;__napi_poll;ena_io_poll;ena_clean_rx_irq 70\n"
+                  IDLE_618 OUT_618 ";run_timer_softirq;__run_timers;call_timer_fn;tcp_write_timer 70\n"
+                  IDLE_618_SECONDARY OUT_618 ";rcu_core;rcu_do_batch;kmem_cache_free 20\n"
+                  IDLE_618_SECONDARY TICK_618 " 60\n",
+                  &near);
+        assert_int_equal(folded_rise_under(&near, &rest, "[irq]", &u), 0);
+        if (u)
+                fail_msg("under %s", u);
+#undef OUT_618
+#undef TICK_618
+#undef IDLE_618_SECONDARY
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_irq_in_idle),
                 cmocka_unit_test(test_answer_irq_in_idle),
                 cmocka_unit_test(test_irq_in_process),
                 cmocka_unit_test(test_answer_irq_spread),
+                cmocka_unit_test(test_irq_softirq_landing),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -48,5 +48,5 @@ void stack_key(const FoldedLine *l, RiseKind kind, char buf[static STACK_KEY_MAX
  * function's rise as the answer): not a frame that names nothing ("[unknown]", "[libfoo.so]"), nor
  * one every thread starts from (start_thread, kthread), nor a system call's way in or out (the
  * kernel's entry, do_syscall_64(); the C library's wrapper is told by folded_rises() from the
- * process's stacks). */
+ * process's stacks), nor where the softirqs land (handle_softirqs, __do_softirq, irq_exit). */
 bool leaf_names_function(const char *f, size_t len);

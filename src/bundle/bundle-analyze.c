@@ -485,8 +485,22 @@ static bool leaf_is_syscall_path(const char *f, size_t len) {
                frame_is_one_of(f, len, names, ELEMENTSOF(names));
 }
 
+/* A leaf where the kernel's softirq handling lands, not its work: a hard interrupt's handler runs
+ * with interrupts disabled (do_IRQ, arch/x86/kernel/irq.c, 4.14; common_interrupt and the sysvec_*
+ * handlers, 5.10 to 6.12, enable none), and so do irq_exit() and __irq_exit_rcu(), which disable
+ * them first, and invoke_softirq() (kernel/softirq.c, 4.14, 5.10, 6.1, 6.12); __do_softirq() (its
+ * body handle_softirqs() from 6.8, which run_ksoftirqd() calls after ksoftirqd_run_begin() disabled
+ * them) enables them before the first softirq's handler and disables them after the last, do_softirq()
+ * around its own with local_irq_save(). cpu-clock's timer due while the interrupt ran is taken
+ * where they are enabled again, so a storm of interrupts gathers in these frames samples of the
+ * hard interrupts' handlers, more than any softirq handler has, and their own work is a loop
+ * over the pending bits. The softirq frames of profile-irq.c, an interrupt's way out. */
+static bool frame_is_softirq_landing(const char *f, size_t len) {
+        return profile_kernel_frame(f, len) == PROFILE_KERNEL_FRAME_SOFTIRQ;
+}
+
 bool leaf_names_function(const char *f, size_t len) {
-        return !frame_says_nothing(f, len) && !leaf_is_syscall_path(f, len);
+        return !frame_says_nothing(f, len) && !leaf_is_syscall_path(f, len) && !frame_is_softirq_landing(f, len);
 }
 
 /* A function that made system calls is their wrapper where it has at most this many samples as the
@@ -683,6 +697,14 @@ finish:
         return r;
 }
 
+/* An interrupt's way in or out (profile-irq.c's entry and softirq frames: common_interrupt,
+ * irq_exit_rcu, handle_softirqs...): every interrupt's, no handler a rise ran under. */
+static bool frame_is_interrupt_path(const char *f, size_t len) {
+        ProfileKernelFrame kind = profile_kernel_frame(f, len);
+
+        return kind == PROFILE_KERNEL_FRAME_IRQ_ENTRY || kind == PROFILE_KERNEL_FRAME_SOFTIRQ;
+}
+
 /* The frames of one stack looked at for folded_rise_under(); deeper ones are left out. */
 #define RISE_UNDER_FRAMES_MAX 256u
 
@@ -723,6 +745,13 @@ int folded_rise_under(const Folded *a, const Folded *b, const char *comm, char *
                         stack_key(l, RISE_PROCESS, sbuf, &ck, &cklen);
                         if (cklen != klen || !strneq(ck, key, klen))
                                 continue;
+                        /* Samples where the softirqs enabled interrupts again are the hard
+                         * interrupts' that ran before: no handler's work (frame_is_softirq_landing()). */
+                        const char *leaf;
+                        size_t llen;
+                        folded_stack_leaf(l->stack, &leaf, &llen);
+                        if (frame_is_softirq_landing(leaf, llen))
+                                continue;
                         clen = strcspn(l->stack, ";"); /* its frames follow its own comm */
                         total[k] += l->count;
                         /* Each function once per stack: a recursive one is not counted twice. */
@@ -737,7 +766,8 @@ int folded_rise_under(const Folded *a, const Folded *b, const char *comm, char *
                                         continue;
                                 after_work = (size_t) (e - f) == strlen("process_one_work") &&
                                              strneq(f, "process_one_work", (size_t) (e - f));
-                                if ((worker && !item) || (irq && f < irq_from) || frame_says_nothing(f, (size_t) (e - f))) {
+                                if ((worker && !item) || (irq && f < irq_from) || frame_says_nothing(f, (size_t) (e - f)) ||
+                                    frame_is_interrupt_path(f, (size_t) (e - f))) {
                                         f = e;
                                         continue;
                                 }

@@ -131,7 +131,10 @@ typedef enum RiseKind {
  * (the frame right above the kernel's entry in the process's stacks, unless it has more than 4
  * samples as the leaf for each of the kernel's work under it: a function doing its own work, as
  * the vDSO's clock_gettime()), the entry, do_syscall_64() (on arm64 the exception's way in,
- * el0_svc(), do_el0_svc() and el0_svc_common(), not invoke_syscall(), which calls the system call).
+ * el0_svc(), do_el0_svc() and el0_svc_common(), not invoke_syscall(), which calls the system call),
+ * nor where the softirqs land: handle_softirqs(), __do_softirq() and the other frames of an
+ * interrupt's way out, where the samples due while a hard interrupt ran with interrupts disabled
+ * are taken (the work is the softirq's handler's).
  */
 int folded_rises(const Folded *slice, const Folded *baseline, RiseKind kind, size_t max_n, Rise **ret,
                  size_t *ret_n);
@@ -152,7 +155,9 @@ int folded_rest(const Folded *a, const Folded *b, const Folded *minus, Folded *r
  * main loop, the start of every thread: they say nothing), and never a frame that names nothing
  * ("[unknown]", "[libfoo.so]") or one every thread starts from (_start, __libc_start_call_main,
  * start_thread, clone3, ret_from_fork, kthread...: a rise is under them only because some of its
- * stacks were cut short of them). comm is matched by its key: "ksoftirqd/" "*" (or any
+ * stacks were cut short of them), nor an interrupt's way in or out (common_interrupt,
+ * handle_softirqs: every interrupt's), the samples where the softirqs land left out (no
+ * handler's work). comm is matched by its key: "ksoftirqd/" "*" (or any
  * ksoftirqd/N) is every ksoftirqd's stacks. A rise's top function is its leaf
  * that rose most (vsnprintf, memcpy): this is the caller that explains it (a kubelet reading
  * memory.stat: memcg_stat_show). For a workqueue worker ("kworker/...") the work item, the
