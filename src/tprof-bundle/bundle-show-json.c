@@ -336,6 +336,18 @@ int show_print_json(const Show *s, bool pretty) {
         } else
                 json_null(&w);
 
+        /* The files that are there but could not be read: what they hold is left out above. */
+        json_key(&w, "unreadable");
+        json_begin_array(&w);
+        for (size_t i = 0; i < s->n_unreadable; i++) {
+                _cleanup_free_ char *p = show_bundle_file(s, s->unreadable[i].name);
+                json_begin_object(&w);
+                json_kv_string(&w, "path", p);
+                json_kv_string(&w, "error", strerror(-s->unreadable[i].error));
+                json_end_object(&w);
+        }
+        json_end_array(&w);
+
         json_key(&w, "files");
         json_begin_array(&w);
         {

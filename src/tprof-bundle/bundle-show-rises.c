@@ -92,6 +92,9 @@ static void print_near(const Show *s) {
                        BUNDLE_NEAR_EVENT_FOLDED);
                 return;
         }
+        if (show_print_unreadable(s, BUNDLE_NEAR_EVENT_FOLDED ", " BUNDLE_FOLDED " and " BUNDLE_BASELINE_FOLDED,
+                                  BUNDLE_NEAR_EVENT_FOLDED, BUNDLE_FOLDED, BUNDLE_BASELINE_FOLDED, NULL))
+                return;
         if (s->near_error < 0 || s->slice_error < 0 || s->baseline_error < 0) {
                 printf("  (needs %s, %s and %s: %s)\n", BUNDLE_NEAR_EVENT_FOLDED, BUNDLE_FOLDED, BUNDLE_BASELINE_FOLDED,
                        strerror(-(s->near_error < 0 ? s->near_error : s->slice_error < 0 ? s->slice_error
@@ -118,8 +121,10 @@ static void print_near(const Show *s) {
 void show_print_unusual(const Show *s) {
         show_section(s, "Unusual in the slice (share of samples against the baseline; z: two-proportion z-score)");
         if (s->slice_error < 0 || s->baseline_error < 0) {
-                printf("  (needs %s and %s: %s)\n", BUNDLE_FOLDED, BUNDLE_BASELINE_FOLDED,
-                       strerror(-(s->slice_error < 0 ? s->slice_error : s->baseline_error)));
+                if (!show_print_unreadable(s, BUNDLE_FOLDED " and " BUNDLE_BASELINE_FOLDED, BUNDLE_FOLDED,
+                                           BUNDLE_BASELINE_FOLDED, NULL))
+                        printf("  (needs %s and %s: %s)\n", BUNDLE_FOLDED, BUNDLE_BASELINE_FOLDED,
+                               strerror(-(s->slice_error < 0 ? s->slice_error : s->baseline_error)));
         } else if (s->slice.total == 0 || s->baseline.total == 0)
                 printf("  (no %s samples to compare)\n", s->slice.total == 0 ? "slice" : "baseline");
         else if (s->baseline.total < SHOW_BASELINE_SAMPLES_MIN)
@@ -179,7 +184,12 @@ void show_print_cpu(const Show *s) {
                  s->cpu);
         show_section(s, title);
         if (s->cpu_error < 0) {
-                printf("  (no cpu%u.folded/cpu%u-baseline.folded: %s)\n", s->cpu, s->cpu, strerror(-s->cpu_error));
+                char n1[64], n2[64];
+                snprintf(n1, sizeof n1, BUNDLE_CPU_FOLDED_FMT, s->cpu);
+                snprintf(n2, sizeof n2, BUNDLE_CPU_BASELINE_FOLDED_FMT, s->cpu);
+                if (!show_print_unreadable(s, NULL, n1, n2, NULL))
+                        printf("  (no cpu%u.folded/cpu%u-baseline.folded: %s)\n", s->cpu, s->cpu,
+                               strerror(-s->cpu_error));
                 return;
         }
         if (s->n_cpu_rises == 0) {

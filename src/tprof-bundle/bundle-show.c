@@ -10,6 +10,7 @@
  * content for programs (bundle-show-json.c).
  */
 #include <getopt.h>
+#include <stdarg.h>
 #include <inttypes.h>
 #include <locale.h>
 #include <math.h>
@@ -18,6 +19,7 @@
 #include <string.h>
 #include <sysexits.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "basic/alloc-util.h"
 #include "basic/json-reader.h"
@@ -122,6 +124,38 @@ char *show_bundle_file(const Show *s, const char *name) {
         return p;
 }
 
+/* Records name as unreadable where r is an error other than ENOENT: the file is there but could not be
+ * read (its permissions, an I/O error), which its section says and the exit status too. Returns r. */
+static int show_record(Show *s, const char *name, int r) {
+        if (r < 0 && r != -ENOENT && s->n_unreadable < SHOW_UNREADABLE_MAX) {
+                snprintf(s->unreadable[s->n_unreadable].name, sizeof s->unreadable[0].name, "%s", name);
+                s->unreadable[s->n_unreadable++].error = r;
+        }
+        return r;
+}
+
+bool show_print_unreadable(const Show *s, const char *needs, ...) {
+        const ShowUnreadable *u = NULL;
+        const char *name;
+        va_list ap;
+
+        va_start(ap, needs);
+        while (!u && (name = va_arg(ap, const char *)))
+                for (size_t i = 0; i < s->n_unreadable; i++)
+                        if (streq(s->unreadable[i].name, name)) {
+                                u = &s->unreadable[i];
+                                break;
+                        }
+        va_end(ap);
+        if (!u)
+                return false;
+        _cleanup_free_ char *p = show_bundle_file(s, u->name);
+        _cleanup_free_ char *e = p ? text_for_terminal(p, 0) : NULL;
+        printf("  (%s%s%scannot be read: %s: %s)\n", needs ? "needs " : "", needs ?: "", needs ? "; " : "", e ?: "?",
+               strerror(-u->error));
+        return true;
+}
+
 /* "unit comm[pid]" of a log.jsonl object, each part when present; NULL if none. */
 static char *log_line_who(const JsonValue *v) {
         const char *unit = json_string_value(json_object_get(v, "unit"));
@@ -157,11 +191,11 @@ static int load_log(Show *s) {
                         return -ENOMEM;
                 in = fopen(path, "re");
                 if (!in)
-                        return -errno;
+                        return show_record(s, BUNDLE_LOG_TEXT, -errno);
                 s->log_from_text = true;
         }
         if (!in)
-                return -errno;
+                return show_record(s, BUNDLE_LOG_JSON, -errno);
         while (s->log_from_text && (n = getline(&line, &cap, in)) >= 0) {
                 LogLine *l;
 
@@ -245,7 +279,7 @@ static void load_near(Show *s) {
                 s->near_from_ns = t > from ? t - from : 0; /* 0 for an event outside its slice */
                 s->near_to_ns = to > t ? to - t : 0;
         }
-        s->near_error = p ? folded_load(p, &s->near) : -ENOMEM;
+        s->near_error = p ? show_record(s, BUNDLE_NEAR_EVENT_FOLDED, folded_load(p, &s->near)) : -ENOMEM;
         if (s->near_error >= 0 && s->own_error >= 0)
                 s->own_error = bundle_threads_own(s->m, &s->near, &s->own_near);
         if (s->near_error >= 0)
@@ -301,6 +335,12 @@ static void load_all(Show *s) {
         int r;
 
         s->log_error = load_log(s);
+        /* Only counted in Files, but windows/ that cannot be listed is said there, not left out. */
+        p1 = show_bundle_file(s, BUNDLE_WINDOWS_DIR);
+        if (p1 && access(p1, R_OK | X_OK) < 0)
+                (void) show_record(s, BUNDLE_WINDOWS_DIR, -errno);
+        free(p1);
+        p1 = NULL;
 
         if (m && m->has_slice) {
                 uint64_t len = m->slice_to_perf_ns - m->slice_from_perf_ns;
@@ -312,7 +352,7 @@ static void load_all(Show *s) {
                 }
         }
         p1 = show_bundle_file(s, BUNDLE_ACTIVITY);
-        s->activity_error = p1 ? activity_load(p1, s->n_seconds, &s->activity) : -ENOMEM;
+        s->activity_error = p1 ? show_record(s, BUNDLE_ACTIVITY, activity_load(p1, s->n_seconds, &s->activity)) : -ENOMEM;
         if (s->activity_error >= 0)
                 s->n_seconds = s->activity.n_seconds;
         /* CPUs short of samples, judged over the whole seconds the slice's samples cover (the first
@@ -332,8 +372,8 @@ static void load_all(Show *s) {
         free(p1);
         p1 = show_bundle_file(s, BUNDLE_FOLDED);
         p2 = show_bundle_file(s, BUNDLE_BASELINE_FOLDED);
-        s->slice_error = p1 ? folded_load(p1, &s->slice) : -ENOMEM;
-        s->baseline_error = p2 ? folded_load(p2, &s->baseline) : -ENOMEM;
+        s->slice_error = p1 ? show_record(s, BUNDLE_FOLDED, folded_load(p1, &s->slice)) : -ENOMEM;
+        s->baseline_error = p2 ? show_record(s, BUNDLE_BASELINE_FOLDED, folded_load(p2, &s->baseline)) : -ENOMEM;
         if (s->slice_error >= 0) {
                 r = folded_functions(&s->slice, &s->functions, &s->n_functions);
                 if (r >= 0)
@@ -374,9 +414,9 @@ static void load_all(Show *s) {
                 free(p2);
                 p1 = show_bundle_file(s, n1);
                 p2 = show_bundle_file(s, n2);
-                s->cpu_error = p1 && p2 ? folded_load(p1, &s->cpu_slice) : -ENOMEM;
+                s->cpu_error = p1 && p2 ? show_record(s, n1, folded_load(p1, &s->cpu_slice)) : -ENOMEM;
                 if (s->cpu_error >= 0)
-                        s->cpu_error = folded_load(p2, &s->cpu_baseline);
+                        s->cpu_error = show_record(s, n2, folded_load(p2, &s->cpu_baseline));
                 if (s->cpu_error >= 0)
                         s->cpu_error = bundle_threads_group(s->m, &s->cpu_slice);
                 if (s->cpu_error >= 0)
@@ -511,7 +551,9 @@ static void print_summary(const Show *s) {
                 }
                 printf(".\n");
         } else if (s->slice_error < 0 || s->baseline_error < 0)
-                printf("no comparison with the baseline possible (missing stacks).\n");
+                printf("no comparison with the baseline possible (%s).\n",
+                       s->slice_error != -ENOENT && s->baseline_error != -ENOENT ? "the stacks cannot be read"
+                                                                             : "missing stacks");
         else if (s->baseline.total < SHOW_BASELINE_SAMPLES_MIN &&
                  (s->near_error < 0 || s->near_rest.total < SHOW_BASELINE_SAMPLES_MIN))
                 /* Not "nothing rose": nothing could be compared (a bundle taken as tprofd started). */
@@ -687,7 +729,8 @@ static void print_log(const Show *s) {
 
         show_section(s, "Log around the event");
         if (s->log_error < 0) {
-                printf("  (no %s or %s: %s)\n", BUNDLE_LOG_JSON, BUNDLE_LOG_TEXT, strerror(-s->log_error));
+                if (!show_print_unreadable(s, NULL, BUNDLE_LOG_JSON, BUNDLE_LOG_TEXT, NULL))
+                        printf("  (no %s or %s: %s)\n", BUNDLE_LOG_JSON, BUNDLE_LOG_TEXT, strerror(-s->log_error));
                 return;
         }
         if (s->n_log == 0) {
@@ -778,7 +821,8 @@ static void print_activity(const Show *s) {
 
         show_section(s, "CPU activity over the slice");
         if (s->activity_error < 0) {
-                printf("  (no %s: %s)\n", BUNDLE_ACTIVITY, strerror(-s->activity_error));
+                if (!show_print_unreadable(s, NULL, BUNDLE_ACTIVITY, NULL))
+                        printf("  (no %s: %s)\n", BUNDLE_ACTIVITY, strerror(-s->activity_error));
                 return;
         }
         if (a->n_cpus == 0 || a->n_seconds == 0) {
@@ -880,7 +924,8 @@ static void print_stacks(const Show *s) {
 
         show_section(s, "Top stacks in the slice");
         if (s->slice_error < 0) {
-                printf("  (no %s: %s)\n", BUNDLE_FOLDED, strerror(-s->slice_error));
+                if (!show_print_unreadable(s, NULL, BUNDLE_FOLDED, NULL))
+                        printf("  (no %s: %s)\n", BUNDLE_FOLDED, strerror(-s->slice_error));
                 return;
         }
         if (f->total == 0) {
@@ -925,8 +970,15 @@ int verb_show(int argc, char *argv[]) {
         s.columns = output_columns();
         load_all(&s);
 
-        if (arg_json)
+        if (arg_json) {
                 r = show_print_json(&s, arg_json == 2);
+                /* The text says an unreadable file in its section; JSON leaves the section out. */
+                for (size_t i = 0; i < s.n_unreadable; i++) {
+                        _cleanup_free_ char *p = show_bundle_file(&s, s.unreadable[i].name);
+                        _cleanup_free_ char *e = p ? text_for_terminal(p, 0) : NULL;
+                        log_error_errno(s.unreadable[i].error, "Cannot read '%s': %m", e ?: "?");
+                }
+        }
         else {
                 print_header(&s);
                 print_log(&s);
@@ -945,5 +997,8 @@ int verb_show(int argc, char *argv[]) {
          * warning names why: no manifest to read, no status, a newer writer's) for a good one. */
         if (r >= 0 && s.entry->manifest_error < 0)
                 r = -EBADMSG;
+        /* Nor one with a file that is there but could not be read: a part of it is not shown. */
+        if (r >= 0 && s.n_unreadable > 0)
+                r = -EIO;
         return r < 0 ? EXIT_FAILURE : EXIT_SUCCESS;
 }

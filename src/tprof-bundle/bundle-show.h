@@ -41,6 +41,13 @@ typedef struct LogLine {
         char *who; /* journal entries: "unit comm[pid]", each part when known; else NULL */
 } LogLine;
 
+/* A file of the bundle that is there but could not be read (any error but ENOENT). */
+typedef struct ShowUnreadable {
+        char name[64];
+        int error;
+} ShowUnreadable;
+#define SHOW_UNREADABLE_MAX 8U
+
 typedef struct Show {
         const BundleEntry *entry;
         const BundleManifest *m;
@@ -105,10 +112,19 @@ typedef struct Show {
         Rise *services[3];
         size_t n_services[3];
         bool has_services;
+
+        /* The files whose sections could not be shown: each said in its section, and the exit
+         * status is 1. */
+        ShowUnreadable unreadable[SHOW_UNREADABLE_MAX];
+        size_t n_unreadable;
 } Show;
 
 /* s->entry->path + "/" + name; NULL on OOM. */
 char *show_bundle_file(const Show *s, const char *name);
+/* Where a section needs a file of names (NULL-terminated) that is there but could not be read:
+ * prints "  (needs WHAT; cannot be read: PATH: ERROR)", or without needs "  (cannot be read: PATH:
+ * ERROR)", and returns true; false when none of them was unreadable. */
+bool show_print_unreadable(const Show *s, const char *needs, ...);
 /* A section title, bold on a terminal. */
 void show_section(const Show *s, const char *title);
 /* A share as a percentage with one decimal; a share too small for that is "<0.1%", not "0.0%". */

@@ -79,4 +79,27 @@ grep -q "cannot be read, listing it as corrupt: $B: Permission denied" "$ERR" ||
 expect_exit 1 nobody show
 grep -q "Permission denied" "$OUT" || fail "show on an unreadable bundle: $(cat "$OUT")"
 chmod 0755 "$B"
+
+# Files of a bundle whose directory it may read: each said where its section would be, as one that
+# cannot be read (not as missing), with its path and why; the rest is shown, and the exit status
+# says a part was not.
+chmod 0000 "$B/log.jsonl" "$B/activity.tsv" "$B/stacks.folded" "$B/cpu3.folded" "$B/windows"
+expect_exit 1 nobody show
+for f in log.jsonl activity.tsv stacks.folded cpu3.folded; do
+        grep -q "^  (cannot be read: $B/$f: Permission denied)$" "$OUT" || fail "show on an unreadable $f: $(cat "$OUT")"
+done
+grep -q "^  (needs stacks.folded and baseline.folded; cannot be read: $B/stacks.folded: Permission denied)$" "$OUT" ||
+        fail "show's ranking on an unreadable stacks.folded: $(cat "$OUT")"
+grep -q "^    windows/ (cannot be read: Permission denied)$" "$OUT" || fail "show on an unreadable windows/: $(cat "$OUT")"
+! grep -q "(no " "$OUT" || fail "show calls an unreadable file missing: $(cat "$OUT")"
+grep -q "Rule: ena-reset" "$OUT" || fail "show stopped at an unreadable file: $(cat "$OUT")"
+expect_exit 1 nobody show --json
+grep -q "Cannot read '$B/log.jsonl': Permission denied" "$ERR" || fail "show --json on an unreadable log.jsonl: $(cat "$ERR")"
+python3 -c 'import json, sys; d = json.load(open(sys.argv[1]))
+u = {x["path"]: x["error"] for x in d["unreadable"]}
+want = {sys.argv[2] + "/" + f: "Permission denied" for f in ("log.jsonl", "activity.tsv", "stacks.folded", "cpu3.folded", "windows")}
+assert u == want, u' "$OUT" "$B" || fail "show --json lists the unreadable files wrong: $(cat "$OUT")"
+chmod 0644 "$B/log.jsonl" "$B/activity.tsv" "$B/stacks.folded" "$B/cpu3.folded"
+chmod 0755 "$B/windows"
+expect_exit 0 nobody show
 echo ok
