@@ -18,6 +18,7 @@
 #include "basic/string-util.h"
 #include "basic/time-util.h"
 #include "store/store-slice.h"
+#include "tprof-bundle/bundle-output.h"
 #include "tprof-bundle/tprof-bundle.h"
 
 /* A gap shorter than this between two windows is the normal seam between them, not lost coverage. */
@@ -67,7 +68,7 @@ int verb_windows(int argc, char *argv[]) {
         size_t n = 0;
         uint64_t samples = 0, lost = 0, bytes = 0, covered = 0, span_start = 0, span_end = 0, cur_start = 0,
                  cur_end = 0;
-        unsigned gaps = 0, problems = 0;
+        unsigned gaps = 0, problems = 0, unreadable = 0;
         bool any_data = false;
         int c, r;
 
@@ -129,7 +130,7 @@ int verb_windows(int argc, char *argv[]) {
                 if (w[i].error < 0) {
                         printf("%-44s %-20s %-20s %9s %7s %8s  unreadable: %s\n", name ?: "?", "-", "-", "-", "-", size,
                                strerror(-w[i].error));
-                        problems++;
+                        unreadable++;
                         continue;
                 }
                 if (w[i].partial)
@@ -187,9 +188,16 @@ int verb_windows(int argc, char *argv[]) {
                 else
                         printf("Coverage: none (no samples yet).\n");
                 if (problems > 0)
-                        log_warning("%u window%s damaged or unreadable; their intact chunks are still used.", problems,
+                        log_warning("%u window%s damaged; their intact chunks are still used.", problems,
                                     problems == 1 ? " is" : "s are");
+                /* Nothing of a window that cannot be read is listed or used: the listing is short of
+                 * it, and the exit status says so. */
+                if (unreadable > 0) {
+                        _cleanup_free_ char *e = text_for_terminal(arg_ring, 0);
+                        log_error("%u window%s in %s cannot be read; the totals and the coverage leave %s out.",
+                                  unreadable, unreadable == 1 ? "" : "s", e ?: "?", unreadable == 1 ? "it" : "them");
+                }
         }
         window_info_array_free(w, n);
-        return EXIT_SUCCESS;
+        return unreadable > 0 ? EXIT_FAILURE : EXIT_SUCCESS;
 }

@@ -61,7 +61,13 @@ grep -q "Unreadable: 1 of the windows in $STATE/ring cannot be read (the first: 
         fail "status on an unreadable window: $(cat "$OUT")"
 ! grep -q "Coverage: 1970" "$OUT" || fail "an unreadable window made the coverage start in 1970: $(cat "$OUT")"
 grep -q "Coverage: 20" "$OUT" || fail "no coverage from the readable windows: $(cat "$OUT")"
+# windows lists it, and fails: its totals and coverage are short of it.
+expect_exit 1 nobody windows
+grep -q "^$(basename "$W") .* unreadable: Permission denied$" "$OUT" || fail "windows on an unreadable window: $(cat "$OUT")"
+grep -q "1 window in $STATE/ring cannot be read" "$ERR" || fail "windows did not say it left a window out: $(cat "$ERR")"
+! grep -q "damaged or unreadable" "$ERR" || fail "windows calls an unreadable window damaged: $(cat "$ERR")"
 chmod 0644 "$W"
+expect_exit 0 nobody windows
 
 # The incidents folder.
 chmod 0000 "$STATE/incidents"
