@@ -209,13 +209,15 @@ int verb_status(int argc, char *argv[]) {
                 print_daemon(&reply);
                 return print_state(state ?: arg_state_dir) < 0 ? EXIT_FAILURE : EXIT_SUCCESS;
         }
+        /* The socket's path comes from an option or the environment: escaped as every other path. */
+        _cleanup_free_ char *p = escape_text(path, strlen(path));
         if (r >= 0) {
                 _cleanup_free_ char *e = escape_text(field(&reply, "ERROR"), strlen(field(&reply, "ERROR")));
                 printf("%18s: refused: %s\n", "tprofd", e ?: "?");
         } else if (r == -ENOENT || r == -ECONNREFUSED)
-                printf("%18s: not running (nothing listens on %s)\n", "tprofd", path);
+                printf("%18s: not running (nothing listens on %s)\n", "tprofd", p ?: "?");
         else
-                printf("%18s: unknown (%s: %s)\n", "tprofd", path, strerror(-r));
+                printf("%18s: unknown (%s: %s)\n", "tprofd", p ?: "?", strerror(-r));
         /* What was recorded cannot be told: a failure, not "not running" with an empty ring. */
         return print_state(arg_state_dir) < 0 ? EXIT_FAILURE : STATUS_NOT_RUNNING;
 }

@@ -123,4 +123,21 @@ c=$(sed -n 's/.*missing or damaged (\(tprof-bundle windows --ring .* --verify\))
 [ -n "$c" ] || fail "no windows command in the warning: $(cat "$ERR")"
 (PATH="$TEST_TMP/bin:$PATH" sh -c "$c") >"$OUT" 2>"$ERR" || true
 grep -q "unreadable: Bad message" "$OUT" || fail "the warning's '$c' does not name the bundle's windows: $(cat "$OUT" "$ERR")"
+
+# status names the control socket, from --control-socket or $TPROF_CONTROL_SOCKET, escaped as every
+# other path: where nothing listens, and where the path cannot be used (longer than sun_path).
+SOCK="$TEST_TMP/$(printf '\033[2J\033]0;x\007')sock"
+LONG="$SOCK/$(printf 'a%.0s' $(seq 120))"
+for how in option env; do
+        for sock in "$SOCK" "$LONG"; do
+                if [ $how = option ]; then
+                        expect_exit 3 tb --control-socket "$sock" status
+                else
+                        TPROF_CONTROL_SOCKET="$sock" expect_exit 3 tb status
+                fi
+                clean "$OUT" "status with the socket from the $how"
+                grep -q '^ *tprofd: .*\\x1b\[2J\\x1b\]0;x\\x07sock' "$OUT" ||
+                        fail "status with the socket from the $how does not show it escaped: $(cat "$OUT")"
+        done
+done
 echo ok
