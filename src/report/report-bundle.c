@@ -31,6 +31,31 @@ static char *path_join2(const char *dir, const char *name) {
         return asprintf(&p, "%s/%s", dir, name) < 0 ? NULL : p;
 }
 
+void report_unreadable_done(ReportUnreadable *u) {
+        for (size_t i = 0; i < u->n; i++)
+                free(u->paths[i]);
+        free(u->paths);
+        free(u->errors);
+        *u = (ReportUnreadable) {};
+}
+
+/* Adds dir/name to u where error is one of a file that is there but could not be read: not ENOENT
+ * (a bundle without it), nor, for a window (window: true), a damaged one's (its header or chunks),
+ * which the page counts. Returns error. */
+static int unreadable_add(ReportUnreadable *u, const char *dir, const char *name, bool window, int error) {
+        if (!u || error >= 0 || error == -ENOENT ||
+            (window && error != -EACCES && error != -EPERM && error != -EIO && error != -EISDIR))
+                return error;
+        if (!GREEDY_REALLOC(u->paths, u->allocated_paths, u->n + 1) ||
+            !GREEDY_REALLOC(u->errors, u->allocated_errors, u->n + 1))
+                return error;
+        u->paths[u->n] = name ? path_join2(dir, name) : strdup(dir);
+        if (!u->paths[u->n])
+                return error;
+        u->errors[u->n++] = error;
+        return error;
+}
+
 /* The window files of dir/windows, sorted (names start with their UTC start). */
 static int list_windows(const char *dir, char ***ret, size_t *ret_n) {
         _cleanup_free_ char *wdir = path_join2(dir, BUNDLE_WINDOWS_DIR);
@@ -105,7 +130,7 @@ static void log_message(JsonWriter *w, const char *s, size_t n) {
  * lines before the event: the daemon keeps 20,000 a source) keeps the lines around the trigger
  * line, or around the event's time without one, so the line that made the bundle is always there;
  * "logs_omitted_before" and "logs_omitted_after" count what was left out, for the page to say. */
-static void write_logs(JsonWriter *w, const char *dir, const BundleManifest *m) {
+static void write_logs(JsonWriter *w, const char *dir, const BundleManifest *m, ReportUnreadable *u) {
         _cleanup_free_ char *path = path_join2(dir, BUNDLE_LOG_JSON), *line = NULL;
         _cleanup_fclose_ FILE *in = NULL;
         size_t cap = 0, n_lines = 0, center = SIZE_MAX, n_early = 0, from = 0, i = 0;
@@ -113,6 +138,8 @@ static void write_logs(JsonWriter *w, const char *dir, const BundleManifest *m) 
         ssize_t n;
 
         in = path ? fopen(path, "re") : NULL;
+        if (path && !in)
+                (void) unreadable_add(u, dir, BUNDLE_LOG_JSON, false, -errno);
         while (in && (n = getline(&line, &cap, in)) >= 0) {
                 _cleanup_(json_value_freep) JsonValue *v = NULL;
                 const JsonValue *msg;
@@ -210,7 +237,8 @@ static void write_where(JsonWriter *w, const BundleManifest *m, const char *name
 
 /* The unusual rankings, exactly as show computes them (the slice against the baseline, the event's
  * own seconds against the rest); also feeds the baseline into the stacks. */
-static int write_analysis(JsonWriter *w, const char *dir, const BundleManifest *m, ReportStacks *s) {
+static int write_analysis(JsonWriter *w, const char *dir, const BundleManifest *m, ReportStacks *s,
+                          ReportUnreadable *u) {
         unsigned n_cpus = (unsigned) MIN(m->profile_n_cpus, (uint64_t) UINT32_MAX);
         _cleanup_free_ char *p1 = path_join2(dir, BUNDLE_FOLDED), *p2 = path_join2(dir, BUNDLE_BASELINE_FOLDED),
                             *p3 = path_join2(dir, BUNDLE_NEAR_EVENT_FOLDED);
@@ -222,9 +250,9 @@ static int write_analysis(JsonWriter *w, const char *dir, const BundleManifest *
 
         if (!p1 || !p2 || !p3)
                 return -ENOMEM;
-        rs = folded_load(p1, &slice);
-        rb = folded_load(p2, &baseline);
-        rn = folded_load(p3, &near);
+        rs = unreadable_add(u, dir, BUNDLE_FOLDED, false, folded_load(p1, &slice));
+        rb = unreadable_add(u, dir, BUNDLE_BASELINE_FOLDED, false, folded_load(p2, &baseline));
+        rn = unreadable_add(u, dir, BUNDLE_NEAR_EVENT_FOLDED, false, folded_load(p3, &near));
         /* Each grouped thread's own stacks, before the grouping: which one thread of a group
          * carried its rise, as show names it. */
         _cleanup_(folded_donep) Folded own_slice = FOLDED_NULL, own_baseline = FOLDED_NULL, own_near = FOLDED_NULL;
@@ -391,7 +419,8 @@ static uint64_t default_after_usec(const BundleManifest *m) {
         return MIN(m->rule_after_usec ?: REPORT_DEFAULT_SPAN_USEC, REPORT_DEFAULT_SPAN_USEC);
 }
 
-static int build_json(const char *dir, const BundleManifest *m, char **ret_json, char **ret_title) {
+static int build_json(const char *dir, const BundleManifest *m, char **ret_json, char **ret_title,
+                      ReportUnreadable *u) {
         _cleanup_(report_stacks_freep) ReportStacks *s = report_stacks_new();
         _cleanup_free_ char *event = NULL, *title = NULL;
         char **paths = NULL;
@@ -404,7 +433,10 @@ static int build_json(const char *dir, const BundleManifest *m, char **ret_json,
         if (!s)
                 return -ENOMEM;
         r = list_windows(dir, &paths, &n_paths);
-        if (r < 0)
+        if (r == -EACCES || r == -EPERM)
+                /* windows/ this user may not list costs their samples, as a window it may not read. */
+                (void) unreadable_add(u, dir, BUNDLE_WINDOWS_DIR, /* window= */ true, r);
+        else if (r < 0)
                 return r;
         /* A window that cannot be read costs its samples, not the report: the header, the log and
          * the ranking are still worth having, and the page says what is missing. */
@@ -416,6 +448,7 @@ static int build_json(const char *dir, const BundleManifest *m, char **ret_json,
                         i++;
                         continue;
                 }
+                (void) unreadable_add(u, paths[i], NULL, /* window= */ true, r < 0 ? r : info.error);
                 if (r >= 0)
                         window_info_done(&info);
                 free(paths[i]);
@@ -460,8 +493,8 @@ static int build_json(const char *dir, const BundleManifest *m, char **ret_json,
         json_kv_u64(&w, "default_after_us", default_after_usec(m));
         if (bundle_manifest_capture_cpu(m, &cpu))
                 json_kv_u64(&w, "captured_cpu", cpu);
-        write_logs(&w, dir, m);
-        r = write_analysis(&w, dir, m, s);
+        write_logs(&w, dir, m, u);
+        r = write_analysis(&w, dir, m, s, u);
         if (r >= 0)
                 r = report_stacks_write_json(s, &w);
         if (r < 0) {
@@ -483,7 +516,7 @@ finish:
         return r;
 }
 
-int report_write_bundle(const char *dir, FILE *out) {
+int report_write_bundle(const char *dir, FILE *out, ReportUnreadable *ret_unreadable) {
         _cleanup_(bundle_manifest_freep) BundleManifest *m = NULL;
         _cleanup_free_ char *mpath = path_join2(dir, BUNDLE_MANIFEST), *json = NULL, *title = NULL;
         int r;
@@ -493,7 +526,7 @@ int report_write_bundle(const char *dir, FILE *out) {
         r = bundle_manifest_load(mpath, &m, NULL);
         if (r < 0)
                 return r;
-        r = build_json(dir, m, &json, &title);
+        r = build_json(dir, m, &json, &title, ret_unreadable);
         if (r < 0)
                 return r;
         return report_html_write(out, title, json);
@@ -515,7 +548,7 @@ int report_write_bundle_file(const char *dir, const char *name) {
                 close(fd);
                 goto fail;
         }
-        r = report_write_bundle(dir, f);
+        r = report_write_bundle(dir, f, /* ret_unreadable= */ NULL);
         if (r >= 0 && (fflush(f) != 0 || fchmod(fd, BUNDLE_FILE_MODE) < 0 || fsync(fd) < 0))
                 r = -errno;
         if (r < 0)

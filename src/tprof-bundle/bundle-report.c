@@ -72,6 +72,7 @@ int verb_report(int argc, char *argv[]) {
         uint64_t now = now_usec(CLOCK_REALTIME), from_usec, to_usec, from_ns = 0, to_ns = 0;
         const BundleEntry *e = NULL;
         FILE *out = stdout;
+        bool unreadable = false;
         int c, r;
 
         opterr = 0;
@@ -161,11 +162,19 @@ int verb_report(int argc, char *argv[]) {
                 }
         }
         if (e) {
-                r = report_write_bundle(e->path, out);
+                _cleanup_(report_unreadable_done) ReportUnreadable u = {};
+                r = report_write_bundle(e->path, out, &u);
                 if (r < 0) {
                         _cleanup_free_ char *p = text_for_terminal(e->path, 0);
                         log_error_errno(r, "Failed to make the report of '%s': %m", p ?: "?");
                 }
+                /* The report is written with what could be read; the exit status says it is short. */
+                for (size_t i = 0; r >= 0 && i < u.n; i++) {
+                        _cleanup_free_ char *p = text_for_terminal(u.paths[i], 0);
+                        log_error_errno(u.errors[i], "Cannot read '%s': %m; the report leaves it out.", p ?: "?");
+                }
+                if (r >= 0 && u.n > 0)
+                        unreadable = true;
         } else {
                 r = report_write_range(paths, n_paths, from_ns, to_ns, out);
                 if (r == -ENODATA)
@@ -174,6 +183,8 @@ int verb_report(int argc, char *argv[]) {
                         log_error_errno(r, "Failed to make the report of %s..%s: %m", arg_from, arg_to);
         }
         r = finish_output(out, tmp, arg_output, r);
+        if (r >= 0 && unreadable)
+                r = -EIO;
 
 finish:
         window_info_array_free(w, n);

@@ -105,7 +105,31 @@ python3 -c 'import json, sys; d = json.load(open(sys.argv[1]))
 u = {x["path"]: x["error"] for x in d["unreadable"]}
 want = {sys.argv[2] + "/" + f: "Permission denied" for f in ("log.jsonl", "activity.tsv", "stacks.folded", "cpu3.folded", "windows")}
 assert u == want, u' "$OUT" "$B" || fail "show --json lists the unreadable files wrong: $(cat "$OUT")"
+# report writes the page with what it can read, names what it left out, and fails.
+mkdir -m 0777 "$TEST_TMP/out"
+chmod 0644 "$B/stacks.folded"
+expect_exit 1 nobody report -o "$TEST_TMP/out/report.html"
+for f in log.jsonl windows; do
+        grep -q "Cannot read '$B/$f': Permission denied; the report leaves it out" "$ERR" ||
+                fail "report on an unreadable $f: $(cat "$ERR")"
+done
+grep -q "tprof ena-reset" "$TEST_TMP/out/report.html" || fail "report wrote no page of what it could read"
+chmod 0755 "$B/windows"
+chmod 0000 "$B/windows/"*
+expect_exit 1 nobody report -o "$TEST_TMP/out/report.html"
+grep -q "Cannot read '$B/windows/.*\.tpw': Permission denied; the report leaves it out" "$ERR" ||
+        fail "report on an unreadable window: $(cat "$ERR")"
+chmod 0644 "$B/windows/"*
 chmod 0644 "$B/log.jsonl" "$B/activity.tsv" "$B/stacks.folded" "$B/cpu3.folded"
 chmod 0755 "$B/windows"
 expect_exit 0 nobody show
+expect_exit 0 nobody report -o "$TEST_TMP/out/report.html"
+# open hands a viewer that returns at once no file it cannot read, and says so.
+printf '#!/bin/sh\nexit 0\n' >"$TEST_TMP/out/speedscope"
+chmod 0755 "$TEST_TMP/out/speedscope"
+chmod 0000 "$B/stacks.perf-script"
+TMPDIR="$TEST_TMP/out" TPROF_VIEWER="$TEST_TMP/out/speedscope" expect_exit 1 nobody open
+grep -q "Cannot read '$B/stacks.perf-script': Permission denied" "$ERR" || fail "open on an unreadable perf script: $(cat "$ERR")"
+chmod 0644 "$B/stacks.perf-script"
+TMPDIR="$TEST_TMP/out" TPROF_VIEWER="$TEST_TMP/out/speedscope" expect_exit 0 nobody open
 echo ok
