@@ -112,6 +112,11 @@ static int speedscope_file(const BundleEntry *e, char **ret) {
                 if (asprintf(&target, "%s/%s", bundle, name) < 0)
                         return log_oom();
         }
+        /* Not a link the viewer cannot follow: said here, with the path, as export says it. */
+        if (access(target, R_OK) < 0) {
+                _cleanup_free_ char *t = text_for_terminal(target, 0);
+                return log_error_errno(errno, "Cannot read '%s': %m", t ?: "?");
+        }
         if (asprintf(&dir, "%s/tprof-%s-XXXXXX", isempty(tmp) ? "/tmp" : tmp,
                      e->short_id[0] ? e->short_id : "bundle") < 0)
                 return log_oom();
