@@ -14,6 +14,7 @@
 #include "basic/log.h"
 #include "basic/time-util.h"
 #include "control/control-client.h"
+#include "tprof-bundle/bundle-output.h"
 #include "tprof-bundle/tprof-bundle.h"
 
 /* How long to wait beyond --after for the daemon to write the bundle. */
@@ -24,7 +25,12 @@ const char *control_socket_path(void) {
         return arg_control_socket ?: (e && *e ? e : CONTROL_SOCKET_DEFAULT);
 }
 
-int control_error_hint(int r, const char *path) {
+int control_error_hint(int r, const char *p) {
+        /* From --control-socket or $TPROF_CONTROL_SOCKET: escaped as every other path. */
+        _cleanup_free_ char *path = text_for_terminal(p, 0);
+
+        if (!path)
+                return log_oom(), EXIT_FAILURE;
         if (r == -ENOENT || r == -ECONNREFUSED)
                 log_error("tprofd is not running (nothing listens on %s).", path);
         else if (r == -EACCES)

@@ -166,12 +166,16 @@ int bundle_write_svg(const BundleEntry *e, bool diff, FILE *out) {
             asprintf(&p2, "%s/%s", e->path, BUNDLE_BASELINE_FOLDED) < 0)
                 return log_oom();
         r = folded_load(p1, &slice);
-        if (r < 0)
-                return log_error_errno(r, "Failed to read '%s': %m", p1);
+        if (r < 0) {
+                _cleanup_free_ char *p = text_for_terminal(p1, 0);
+                return log_error_errno(r, "Failed to read '%s': %m", p ?: "?");
+        }
         if (diff) {
                 r = folded_load(p2, &baseline);
-                if (r < 0)
-                        return log_error_errno(r, "Failed to read '%s': %m", p2);
+                if (r < 0) {
+                        _cleanup_free_ char *p = text_for_terminal(p2, 0);
+                        return log_error_errno(r, "Failed to read '%s': %m", p ?: "?");
+                }
         }
         if (asprintf(&title, "%s%s: %s", diff ? "Differential flame graph of " : "Flame graph of ", e->id,
                      e->manifest && e->manifest->event_message ? e->manifest->event_message : "") < 0)
@@ -217,7 +221,8 @@ int bundle_readable_windows(const BundleEntry *e, WindowInfo **ret_w, size_t *re
         }
         for (size_t i = 0; i < n; i++) {
                 if (w[i].error < 0) {
-                        log_warning_errno(w[i].error, "Skipping unreadable window '%s': %m", w[i].path);
+                        _cleanup_free_ char *p = text_for_terminal(w[i].path, 0);
+                        log_warning_errno(w[i].error, "Skipping unreadable window '%s': %m", p ?: "?");
                         continue;
                 }
                 paths[k++] = w[i].path;
@@ -229,19 +234,28 @@ int bundle_readable_windows(const BundleEntry *e, WindowInfo **ret_w, size_t *re
         return 0;
 }
 
+int bundle_windows_error(const BundleEntry *e, int r) {
+        _cleanup_free_ char *dir = NULL, *d = NULL;
+
+        if (asprintf(&dir, "%s/%s", e->path, BUNDLE_WINDOWS_DIR) >= 0)
+                d = text_for_terminal(dir, 0);
+        return log_error_errno(r, "Failed to list the windows of the bundle in '%s': %m", d ?: "?");
+}
+
 /* The bundle's slice, cut again from its windows/ through the view. */
 static int export_bundle_view(const BundleEntry *e) {
         _cleanup_free_ char **paths = NULL;
+        _cleanup_free_ char *id = text_for_terminal(e->id, 0);
         WindowInfo *w = NULL;
         ExportStats st = {};
         size_t n = 0, n_paths = 0;
         int r;
 
         if (!e->manifest || !e->manifest->has_slice)
-                return log_error_errno(SYNTHETIC_ERRNO(ENODATA), "Bundle %s has no slice to cut.", e->id);
+                return log_error_errno(SYNTHETIC_ERRNO(ENODATA), "Bundle %s has no slice to cut.", id ?: "?");
         r = bundle_readable_windows(e, &w, &n, &paths, &n_paths);
         if (r < 0)
-                return log_error_errno(r, "Failed to list the windows of bundle %s: %m", e->id);
+                return bundle_windows_error(e, r);
         if (streq(arg_format, "folded"))
                 r = export_folded_view(paths, n_paths, e->manifest->slice_from_perf_ns, e->manifest->slice_to_perf_ns,
                                        &arg_view, stdout, &st);
@@ -257,11 +271,11 @@ static int export_bundle_view(const BundleEntry *e) {
         window_info_array_free(w, n);
         if (r == -ENODATA && n_paths == 0)
                 return log_error_errno(r, "Bundle %s has no readable windows left to cut its slice from (removed or "
-                                       "damaged since it was written).", e->id);
+                                       "damaged since it was written).", id ?: "?");
         if (r == -ENODATA)
-                return log_error_errno(r, "No sample of bundle %s passes the filter.", e->id);
+                return log_error_errno(r, "No sample of bundle %s passes the filter.", id ?: "?");
         if (r < 0)
-                return log_error_errno(r, "Failed to export bundle %s: %m", e->id);
+                return log_error_errno(r, "Failed to export bundle %s: %m", id ?: "?");
         return 0;
 }
 

@@ -38,6 +38,7 @@ int bundle_export_pprof(const BundleEntry *e, bool baseline, const char *output)
         WindowInfo *w = NULL;
         size_t n_w = 0, n_paths = 0;
         uint64_t from, to;
+        _cleanup_free_ char *id = text_for_terminal(e->id, 0);
         ExportStats st = {};
         PprofMeta meta = {};
         FILE *out = stdout;
@@ -45,9 +46,9 @@ int bundle_export_pprof(const BundleEntry *e, bool baseline, const char *output)
 
         if (!m || !m->has_slice)
                 return log_error_errno(SYNTHETIC_ERRNO(ENODATA), "Bundle %s has no usable manifest: nothing to export.",
-                                       e->id);
+                                       id ?: "?");
         if (baseline && !m->has_baseline)
-                return log_error_errno(SYNTHETIC_ERRNO(ENODATA), "Bundle %s has no baseline.", e->id);
+                return log_error_errno(SYNTHETIC_ERRNO(ENODATA), "Bundle %s has no baseline.", id ?: "?");
         if (!output && isatty(STDOUT_FILENO))
                 return log_error_errno(SYNTHETIC_ERRNO(EINVAL),
                                        "A pprof profile is binary: use -o FILE, or redirect standard output.");
@@ -76,7 +77,7 @@ int bundle_export_pprof(const BundleEntry *e, bool baseline, const char *output)
 
         r = bundle_readable_windows(e, &w, &n_w, &paths, &n_paths);
         if (r < 0)
-                return log_error_errno(r, "Failed to list the windows of bundle %s: %m", e->id);
+                return bundle_windows_error(e, r);
         if (output) {
                 out = bundle_open_output(output, &tmp);
                 if (!out) {
@@ -96,14 +97,14 @@ int bundle_export_pprof(const BundleEntry *e, bool baseline, const char *output)
                 tmp = mfree(tmp);
         if (r == -ENODATA && n_paths == 0)
                 log_error("Bundle %s has no readable windows left to export its %s from (removed or damaged since it "
-                          "was written).", e->id, baseline ? "baseline" : "slice");
+                          "was written).", id ?: "?", baseline ? "baseline" : "slice");
         else if (r == -ENODATA)
-                log_error("Bundle %s has no samples in its %s.", e->id, baseline ? "baseline" : "slice");
+                log_error("Bundle %s has no samples in its %s.", id ?: "?", baseline ? "baseline" : "slice");
         else if (r == -EFBIG)
                 log_error("The %s of bundle %s holds more samples than a pprof export takes.",
-                          baseline ? "baseline" : "slice", e->id);
+                          baseline ? "baseline" : "slice", id ?: "?");
         else if (r < 0)
-                log_error_errno(r, "Failed to export bundle %s as pprof: %m", e->id);
+                log_error_errno(r, "Failed to export bundle %s as pprof: %m", id ?: "?");
 
 finish:
         if (out && out != stdout)

@@ -23,6 +23,7 @@
 #include "pprof/pprof-export.h"
 #include "store/store-export.h"
 #include "store/store-slice.h"
+#include "tprof-bundle/bundle-output.h"
 #include "tprof-bundle/tprof-bundle.h"
 
 static void help(void) {
@@ -194,10 +195,11 @@ int bundle_ring_range(const char *arg_ring, uint64_t from_usec, uint64_t to_usec
         uint64_t from_ns, to_ns;
         int r;
 
+        _cleanup_free_ char *ring = text_for_terminal(arg_ring, 0);
+
         r = ring_list_windows(arg_ring, /* verify= */ false, &w, &n);
-        if (r < 0) {
-                return log_error_errno(r, "Failed to list windows in '%s': %m", arg_ring);
-        }
+        if (r < 0)
+                return log_error_errno(r, "Failed to list windows in '%s': %m", ring ?: "?");
         paths = calloc(n ?: 1, sizeof(char *));
         if (!paths) {
                 r = log_oom();
@@ -207,7 +209,8 @@ int bundle_ring_range(const char *arg_ring, uint64_t from_usec, uint64_t to_usec
         /* The newest window the range touches decides the boot and the clock mapping. */
         for (size_t i = 0; i < n; i++) {
                 if (w[i].error < 0) {
-                        log_warning_errno(w[i].error, "Skipping unreadable window '%s': %m", w[i].path);
+                        _cleanup_free_ char *p = text_for_terminal(w[i].path, 0);
+                        log_warning_errno(w[i].error, "Skipping unreadable window '%s': %m", p ?: "?");
                         continue;
                 }
                 if (w[i].samples == 0 || w[i].start_realtime_usec > to_usec || w[i].end_realtime_usec < from_usec)
@@ -217,7 +220,7 @@ int bundle_ring_range(const char *arg_ring, uint64_t from_usec, uint64_t to_usec
         }
         if (!newest) {
                 char a[64], b[64];
-                log_error("No window in '%s' holds samples between %s and %s.", arg_ring,
+                log_error("No window in '%s' holds samples between %s and %s.", ring ?: "?",
                           bundle_format_utc_seconds(a, sizeof a, from_usec), bundle_format_utc_seconds(b, sizeof b, to_usec));
                 goto fail;
         }

@@ -101,8 +101,10 @@ static int speedscope_file(const BundleEntry *e, char **ret) {
         /* The link lives elsewhere: it must name the bundle by an absolute path (-D may be relative). */
         _cleanup_free_ char *bundle = realpath(e->path, NULL);
 
-        if (!bundle)
-                return log_error_errno(errno, "Failed to resolve '%s': %m", e->path);
+        if (!bundle) {
+                _cleanup_free_ char *p = text_for_terminal(e->path, 0);
+                return log_error_errno(errno, "Failed to resolve '%s': %m", p ?: "?");
+        }
         if (asprintf(&target, "%s/%s", bundle, name) < 0)
                 return log_oom();
         if (access(target, F_OK) < 0) {
@@ -124,8 +126,10 @@ static int speedscope_file(const BundleEntry *e, char **ret) {
                 return log_error_errno(errno, "Failed to create a temporary directory: %m");
         if (asprintf(&link, "%s/%s.%s", dir, e->short_id[0] ? e->short_id : "bundle", suffix) < 0)
                 return log_oom();
-        if (symlink(target, link) < 0)
-                return log_error_errno(errno, "Failed to link '%s' to '%s': %m", link, target);
+        if (symlink(target, link) < 0) {
+                _cleanup_free_ char *l = text_for_terminal(link, 0), *t = text_for_terminal(target, 0);
+                return log_error_errno(errno, "Failed to link '%s' to '%s': %m", l ?: "?", t ?: "?");
+        }
         *ret = TAKE_PTR(link);
         return 0;
 }

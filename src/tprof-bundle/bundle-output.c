@@ -99,23 +99,26 @@ int bundles_load(BundleList *ret) {
         struct stat st;
         int r;
 
+        _cleanup_free_ char *sd = text_for_terminal(arg_state_dir, 0);
+
         /* A mistyped -D is not an empty ring: say so. */
         if (stat(arg_state_dir, &st) < 0)
                 return log_error_errno(errno, errno == ENOENT || errno == ENOTDIR ? "No state directory at '%s': %m"
                                                                                  : "Cannot access state directory '%s': %m",
-                                       arg_state_dir);
+                                       sd ?: "?");
         r = bundle_list_load(arg_state_dir, ret);
         if (r < 0)
-                return log_error_errno(r, "Failed to list bundles in '%s/incidents': %m", arg_state_dir);
+                return log_error_errno(r, "Failed to list bundles in '%s/incidents': %m", sd ?: "?");
         return 0;
 }
 
 void bundle_entry_warn_corrupt(const BundleEntry *e) {
-        _cleanup_free_ char *name = NULL;
+        _cleanup_free_ char *name = NULL, *path = NULL;
 
         if (e->state != BUNDLE_ENTRY_CORRUPT)
                 return;
         name = text_for_terminal(e->dirname, 200);
+        path = text_for_terminal(e->path, 0);
         if (e->manifest_error == -EBADMSG || e->manifest_error == -ELOOP || e->manifest_error == -ERANGE)
                 log_warning("Bundle '%s' has an invalid manifest (error at byte %zu), listing it as corrupt.",
                             name ?: "?", e->manifest_error_offset);
@@ -125,7 +128,7 @@ void bundle_entry_warn_corrupt(const BundleEntry *e) {
         else if (e->manifest_error == -EACCES || e->manifest_error == -EPERM)
                 /* Not damage: this user may not read it (a bundle is 0750, group tprof). */
                 log_warning_errno(e->manifest_error, "Bundle '%s' cannot be read, listing it as corrupt: %s: %m",
-                                  name ?: "?", e->path);
+                                  name ?: "?", path ?: "?");
         else if (e->manifest_error == -EPROTO)
                 log_warning("Bundle '%s' has a manifest of a newer format or with an unknown status, "
                             "listing it as corrupt.", name ?: "?");

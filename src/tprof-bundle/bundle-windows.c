@@ -61,7 +61,7 @@ int verb_windows(int argc, char *argv[]) {
                 { "verify", no_argument, NULL, ARG_VERIFY },
                 {},
         };
-        _cleanup_free_ char *ring = NULL;
+        _cleanup_free_ char *ring = NULL, *ring_e = NULL;
         const char *arg_ring = NULL;
         bool verify = false;
         WindowInfo *w = NULL;
@@ -104,17 +104,18 @@ int verb_windows(int argc, char *argv[]) {
                 arg_ring = ring;
         }
 
+        ring_e = text_for_terminal(arg_ring, 0);
         r = ring_list_windows(arg_ring, verify, &w, &n);
         if (r == -ENOENT) {
-                log_error("No ring at '%s': has tprofd run with this state directory?", arg_ring);
+                log_error("No ring at '%s': has tprofd run with this state directory?", ring_e ?: "?");
                 return EXIT_FAILURE;
         }
         if (r < 0) {
-                log_error_errno(r, "Failed to list windows in '%s': %m", arg_ring);
+                log_error_errno(r, "Failed to list windows in '%s': %m", ring_e ?: "?");
                 return EXIT_FAILURE;
         }
         if (n == 0) {
-                log_info("No windows in '%s'.", arg_ring);
+                log_info("No windows in '%s'.", ring_e ?: "?");
                 return EXIT_FAILURE;
         }
         qsort(w, n, sizeof(WindowInfo), cmp_by_start);
@@ -192,11 +193,9 @@ int verb_windows(int argc, char *argv[]) {
                                     problems == 1 ? " is" : "s are");
                 /* Nothing of a window that cannot be read is listed or used: the listing is short of
                  * it, and the exit status says so. */
-                if (unreadable > 0) {
-                        _cleanup_free_ char *e = text_for_terminal(arg_ring, 0);
+                if (unreadable > 0)
                         log_error("%u window%s in %s cannot be read; the totals and the coverage leave %s out.",
-                                  unreadable, unreadable == 1 ? "" : "s", e ?: "?", unreadable == 1 ? "it" : "them");
-                }
+                                  unreadable, unreadable == 1 ? "" : "s", ring_e ?: "?", unreadable == 1 ? "it" : "them");
         }
         window_info_array_free(w, n);
         return unreadable > 0 ? EXIT_FAILURE : EXIT_SUCCESS;

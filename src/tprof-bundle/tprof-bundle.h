@@ -77,6 +77,8 @@ bool export_names_bundle(int argc, char *argv[]);
  */
 int bundle_readable_windows(const BundleEntry *e, WindowInfo **ret_w, size_t *ret_n, char ***ret_paths,
                             size_t *ret_n_paths);
+/* Logs r, bundle_readable_windows()'s error, with the path of the bundle's windows/; returns r. */
+int bundle_windows_error(const BundleEntry *e, int r);
 
 /* After an export from windows: says what it left out, damaged chunks and samples of another
  * event than the file's (skipped_other_event, perf script keeps one event a file). */

@@ -140,4 +140,27 @@ for how in option env; do
                         fail "status with the socket from the $how does not show it escaped: $(cat "$OUT")"
         done
 done
+# The same socket in capture's errors; a hostile ring, state directory or bundle id in every
+# command's errors.
+expect_exit 1 tb --control-socket "$SOCK" capture
+clean "$ERR" "capture with a hostile socket"
+grep -q 'nothing listens on .*\\x1b\[2J' "$ERR" || fail "capture does not show the socket escaped: $(cat "$ERR")"
+for cmd in "windows --ring $SOCK" "export --from -1h --to now --format folded --ring $SOCK" "-D $SOCK ls" \
+        "export dead --format svg" "export dead --format pprof" "export dead --format folded --by unit"; do
+        expect_exit 1 tb $cmd
+        clean "$ERR" "$cmd stderr"
+        grep -q '\\x1b\[2J' "$ERR" || fail "$cmd does not show the hostile name escaped: $(cat "$ERR")"
+done
+# A bundle this user may not read is named, path and all, escaped.
+if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null && getent passwd nobody >/dev/null; then
+        chmod 0755 "$TEST_TMP"
+        chmod -R a+rX "$STATE"
+        D=$(ls -d "$STATE"/incidents/*dead*)
+        chmod 0000 "$D"
+        expect_exit 0 setpriv --reuid=nobody --regid=nogroup --clear-groups -- "$TPROF_BUNDLE" -D "$STATE" ls
+        clean "$ERR" "ls of an unreadable hostile bundle, stderr"
+        grep -q 'cannot be read, listing it as corrupt: .*\\x1b\[2J\\xff-deadbeef: Permission denied' "$ERR" ||
+                fail "ls does not name an unreadable hostile bundle escaped: $(cat "$ERR")"
+        chmod 0755 "$D"
+fi
 echo ok
