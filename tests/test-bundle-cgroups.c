@@ -834,6 +834,30 @@ static void test_filters(void **state) {
         bundle_manifest_free(m);
 }
 
+/* How many processes carried a ranked name, from the manifest's "processes": a name is counted as
+ * the stacks tidy it, a key of many names or a group of threads is no one comm's, and a bundle
+ * written before the list counts none. */
+static void test_comm_processes(void **state) {
+        static const char text[] =
+                "{\"format\":1,\"processes\":["
+                "{\"comm\":\"true\",\"processes\":812,\"samples\":1218},"
+                "{\"comm\":\"my job\",\"processes\":3,\"samples\":30},"
+                "{\"comm\":\"my_job\",\"processes\":2,\"samples\":20},"
+                "{\"comm\":\"kworker/0:1\",\"processes\":2,\"samples\":9}]}";
+        BundleManifest *m = NULL, *old = NULL;
+
+        assert_int_equal(bundle_manifest_parse(text, strlen(text), &m, NULL), 0);
+        assert_int_equal(bundle_comm_processes(m, "true"), 812);
+        assert_int_equal(bundle_comm_processes(m, "my_job"), 5);
+        assert_int_equal(bundle_comm_processes(m, "java"), 0);
+        assert_int_equal(bundle_comm_processes(m, "kworker/*"), 0);
+        assert_int_equal(bundle_comm_processes(m, NULL), 0);
+        assert_int_equal(bundle_manifest_parse("{\"format\":1}", 12, &old, NULL), 0);
+        assert_int_equal(bundle_comm_processes(old, "true"), 0);
+        bundle_manifest_free(old);
+        bundle_manifest_free(m);
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_services_by_share),
@@ -851,6 +875,7 @@ int main(void) {
                 cmocka_unit_test(test_renames_chained),
                 cmocka_unit_test(test_filters),
                 cmocka_unit_test(test_filters_by_export_names),
+                cmocka_unit_test(test_comm_processes),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }

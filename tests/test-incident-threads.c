@@ -278,6 +278,44 @@ static void test_renames(void **state) {
         json_value_free(v);
 }
 
+/* "processes": a shell loop's children, each a process of its own pid (fork(): copy_process() ->
+ * alloc_pid(), kernel/fork.c, Linux 6.12) that runs `true` for a few milliseconds, all under one
+ * comm; the count is of pids, not of threads (a thread shares its process's pid), in the slice
+ * only, and names of one process are not listed. */
+static void test_processes(void **state) {
+        _cleanup_(incident_threads_freep) IncidentThreads *t = incident_threads_new();
+        const JsonValue *a, *e;
+        JsonValue *v;
+        uint64_t u;
+
+        assert_non_null(t);
+        for (uint32_t pid = 1000; pid < 1812; pid++)
+                add(t, pid, pid, "true", true, 1 + pid % 2);
+        add(t, 900, 900, "sh", true, 30);     /* the loop */
+        add(t, 901, 901, "sh", true, 2);      /* a child before its exec */
+        add(t, 100, 100, "java", true, 500);  /* one process of many threads */
+        add(t, 100, 101, "java", true, 500);
+        add(t, 100, 102, "java", true, 500);
+        add(t, 200, 200, "cron", false, 9);   /* baseline only */
+        add(t, 201, 201, "cron", false, 9);
+        incident_threads_resolve(t, root);
+        v = listing(t);
+        a = json_object_get(v, "processes");
+        assert_non_null(a);
+        assert_int_equal(json_length(a), 2);
+        e = json_array_get(a, 0);
+        assert_string_equal(json_string_value(json_object_get(e, "comm")), "true");
+        assert_true(json_u64_value(json_object_get(e, "processes"), &u));
+        assert_int_equal(u, 812);
+        e = json_array_get(a, 1);
+        assert_string_equal(json_string_value(json_object_get(e, "comm")), "sh");
+        assert_true(json_u64_value(json_object_get(e, "processes"), &u));
+        assert_int_equal(u, 2);
+        assert_true(json_u64_value(json_object_get(e, "samples"), &u));
+        assert_int_equal(u, 32);
+        json_value_free(v);
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_from_samples),
@@ -287,6 +325,7 @@ int main(void) {
                 cmocka_unit_test(test_shared_name),
                 cmocka_unit_test(test_bounded),
                 cmocka_unit_test(test_renames),
+                cmocka_unit_test(test_processes),
         };
         return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -268,6 +268,24 @@ const char *bundle_thread_process(const BundleManifest *m, const char *comm, cha
         return NULL;
 }
 
+uint64_t bundle_comm_processes(const BundleManifest *m, const char *comm) {
+        const JsonValue *a = m ? json_object_get(m->json, "processes") : NULL;
+        char buf[FOLDED_COMM_KEY_MAX];
+        uint64_t n = 0;
+
+        /* A key of many names ("kworker/" "*", a group of threads "wrk-*") is no one comm's. */
+        if (!comm || strchr(comm, '*') || !a || a->type != JSON_TYPE_ARRAY)
+                return 0;
+        for (size_t i = 0; i < json_length(a); i++) {
+                const JsonValue *e = json_array_get(a, i);
+
+                /* two raw names that tidy alike ("a b", "a_b") rank as one */
+                if (str(e, "comm") && streq(profile_comm_tidy(str(e, "comm"), buf, sizeof buf), comm))
+                        n += u64(e, "processes");
+        }
+        return n >= 2 ? n : 0;
+}
+
 /* The key of the manifest's thread entry e (as the stacks name it: comm and process tidied) and its
  * process, as one string into buf (key, NUL, process); its length, or 0 when it has none. Its comm,
  * tidied, into comm; whether it is the process's main thread (comm and process alike) into

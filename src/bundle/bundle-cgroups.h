@@ -57,6 +57,14 @@ const JsonValue *bundle_process_cgroup(const BundleManifest *m, const char *comm
 const char *bundle_thread_process(const BundleManifest *m, const char *comm, char *buf, size_t l);
 
 /*
+ * How many processes carried comm (as the folded stacks name it) in the slice, from the manifest's
+ * "processes": 812 for a shell loop's children "true", each a few milliseconds. 0 where the manifest
+ * lists it for none or one (a name of one process, a key of many names, "wrk-*" or "kworker/" "*",
+ * or a bundle written before the list existed).
+ */
+uint64_t bundle_comm_processes(const BundleManifest *m, const char *comm);
+
+/*
  * Threads of one process that differ only in a number rank as one, as per-CPU kernel threads do
  * (folded_comm_key()): a pool's work spread over "wrk-0" ... "wrk-15", each with a sliver, is a
  * rise of the process, which no thread alone shows. Their key is the name with its last run of

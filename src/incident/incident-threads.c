@@ -320,6 +320,58 @@ static void list_renames(const IncidentThreads *t, JsonWriter *w) {
         json_end_array(w);
 }
 
+typedef struct CommProcesses {
+        const char *comm; /* NUL-terminated: a key's first part */
+        uint64_t pids, samples;
+} CommProcesses;
+
+static int cmp_processes(const void *a, const void *b) {
+        const CommProcesses *x = a, *y = b;
+
+        if (x->samples != y->samples)
+                return x->samples > y->samples ? -1 : 1;
+        return strcmp(x->comm, y->comm);
+}
+
+/* The comms carried by more than one process in the slice (a shell loop's thousands of children
+ * of a few milliseconds each, all "true"), with how many: one name's rise may be many programs,
+ * which the folded files, keyed by the comm alone, cannot tell. */
+static void list_processes(const IncidentThreads *t, JsonWriter *w) {
+        _cleanup_(hashmap_freep) Hashmap *index = hashmap_new();
+        _cleanup_free_ CommProcesses *all = new(CommProcesses, hashmap_size(t->threads) ?: 1);
+        size_t n = 0, shown = 0;
+        const void *k;
+        size_t kl;
+        uint64_t v;
+
+        json_key(w, "processes");
+        json_begin_array(w);
+        for (size_t i = 0; index && all && hashmap_iterate(t->threads, &i, &k, &kl, &v);) {
+                bool added;
+                uint64_t *slot = hashmap_slot(index, k, strlen(k), n, &added);
+
+                if (!slot)
+                        break;
+                if (added)
+                        all[n++] = (CommProcesses) { .comm = k };
+                all[*slot].pids++;
+                all[*slot].samples += v >> 32;
+        }
+        if (all)
+                qsort(all, n, sizeof all[0], cmp_processes);
+        for (size_t i = 0; all && i < n && shown < INCIDENT_PROCESSES_MAX; i++) {
+                if (all[i].pids < 2)
+                        continue;
+                json_begin_object(w);
+                json_kv_string(w, "comm", all[i].comm);
+                json_kv_u64(w, "processes", all[i].pids);
+                json_kv_u64(w, "samples", all[i].samples);
+                json_end_object(w);
+                shown++;
+        }
+        json_end_array(w);
+}
+
 void incident_threads_json(const IncidentThreads *t, JsonWriter *w) {
         Listing l = { t, w, 0 };
 
@@ -328,4 +380,5 @@ void incident_threads_json(const IncidentThreads *t, JsonWriter *w) {
         each_name(t, list_one, &l);
         json_end_array(w);
         list_renames(t, w);
+        list_processes(t, w);
 }

@@ -14,8 +14,12 @@
  * (a process that renamed itself with PR_SET_NAME, or exec'd, during the slice), with that name,
  * where the process had most of the name's samples: the rankings count the two names as one.
  *
+ * And as "processes": the comms that more than one process carried in the slice, with how many
+ * (pids): a rise of thousands of short-lived processes of one name is not one busy program.
+ *
  * Bounded: at most INCIDENT_THREADS_COUNTED_MAX threads and processes are counted, and
- * INCIDENT_THREADS_MAX thread names and as many renames listed (most samples first).
+ * INCIDENT_THREADS_MAX thread names and as many renames listed, INCIDENT_PROCESSES_MAX comms of
+ * many processes (most samples first).
  */
 #pragma once
 
@@ -27,6 +31,7 @@
 
 #define INCIDENT_THREADS_MAX 64U
 #define INCIDENT_THREADS_COUNTED_MAX 65536U
+#define INCIDENT_PROCESSES_MAX 256U
 
 typedef struct IncidentThreads IncidentThreads;
 
@@ -36,7 +41,7 @@ int incident_threads_add(IncidentThreads *t, const Sample *s, bool in_slice);
 /* Names the processes of the threads to be listed from /proc under root ("/") where it still has
  * them, once, when the bundle is written: a manifest written again later says the same. */
 void incident_threads_resolve(IncidentThreads *t, const char *root);
-/* Writes the "threads" and "renames" arrays (keys included). */
+/* Writes the "threads", "renames" and "processes" arrays (keys included). */
 void incident_threads_json(const IncidentThreads *t, JsonWriter *w);
 
 #include "basic/cleanup.h"

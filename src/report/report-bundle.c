@@ -202,7 +202,19 @@ static void write_logs(JsonWriter *w, const char *dir, const BundleManifest *m, 
         }
 }
 
-static void write_rises(JsonWriter *w, const char *key, const Rise *r, size_t n) {
+/* "processes": how many processes carried a name in the slice, where more than one; else null. */
+static void write_processes(JsonWriter *w, const BundleManifest *m, const char *comm) {
+        uint64_t n = bundle_comm_processes(m, comm);
+
+        json_key(w, "processes");
+        if (n)
+                json_u64(w, n);
+        else
+                json_null(w);
+}
+
+static void write_rises(JsonWriter *w, const BundleManifest *m, const char *key, const Rise *r, size_t n,
+                        bool process) {
         json_key(w, key);
         json_begin_array(w);
         for (size_t i = 0; i < n; i++) {
@@ -215,18 +227,21 @@ static void write_rises(JsonWriter *w, const char *key, const Rise *r, size_t n)
                 json_kv_double(w, "z", r[i].z);
                 json_kv_string(w, "top_function", r[i].top_function);
                 json_kv_string(w, "thread", r[i].thread);
+                if (process)
+                        write_processes(w, m, r[i].name);
                 json_end_object(w);
         }
         json_end_array(w);
 }
 
-/* "where": the unit, container and pod of a rise's (or fall's) process, as show names them; and
- * "thread_of": the process of a thread with a name of its own. */
+/* "where": the unit, container and pod of a rise's (or fall's) process, as show names them;
+ * "thread_of": the process of a thread with a name of its own; and "processes". */
 static void write_where(JsonWriter *w, const BundleManifest *m, const char *name, int direction, bool near) {
         _cleanup_free_ char *comm = strndup(name, strcspn(name, ";"));
         char where[3 * BUNDLE_SERVICE_NAME_BYTES], pbuf[256];
 
         json_kv_string(w, "thread_of", comm ? bundle_thread_process(m, comm, pbuf, sizeof pbuf) : NULL);
+        write_processes(w, m, comm);
         if (comm && bundle_process_cgroup(m, comm, direction, near, where, sizeof where) && where[0])
                 json_kv_string(w, "where", where);
         else {
@@ -323,16 +338,16 @@ static int write_analysis(JsonWriter *w, const char *dir, const BundleManifest *
         /* Fewer samples to compare with than this, and show says that nothing could be told from
          * the comparison instead of giving its rankings: the page does the same. */
         json_kv_u64(w, "samples_min", ANSWER_BASELINE_SAMPLES_MIN);
-        write_rises(w, "processes", proc, n_proc);
-        write_rises(w, "functions", func, n_func);
+        write_rises(w, m, "processes", proc, n_proc, true);
+        write_rises(w, m, "functions", func, n_func, false);
         /* event.folded against the rest: "slice" is the event's seconds, "baseline" the rest */
         json_key(w, "near");
         if (rn >= 0) {
                 json_begin_object(w);
                 json_kv_u64(w, "total", near.total);
                 json_kv_u64(w, "rest_total", rest.total);
-                write_rises(w, "processes", near_proc, n_near_proc);
-                write_rises(w, "functions", near_func, n_near_func);
+                write_rises(w, m, "processes", near_proc, n_near_proc, true);
+                write_rises(w, m, "functions", near_func, n_near_func, false);
                 json_end_object(w);
         } else
                 json_null(w);

@@ -177,7 +177,7 @@
       const r = a.answer, near = r.from === 'near', fn = r.kind === 'function', cut = r.name.indexOf(';');
       // Of a group's rise ("pool-*"), the one thread that carried it, the group after it.
       const comm = fn && cut >= 0 ? r.name.slice(0, cut) : r.name, grp = r.thread ? 'one of ' + (r.thread_of ? 'its' : 'the') + ' threads <b>' + esc(comm) + '</b>' : '';
-      const who = (fn && cut >= 0 ? '<b>' + esc(r.name.slice(cut + 1)) + '</b> in ' : '') + '<b>' + esc(r.thread || comm) + '</b>';
+      const who = (fn && cut >= 0 ? '<b>' + esc(r.name.slice(cut + 1)) + '</b> in ' : '') + '<b>' + esc(r.thread || comm) + '</b>' + (!r.thread && r.processes ? ' (' + r.processes + ' processes)' : '');
       ans = (r.clear === false ? 'No clear rise; the strongest: ' : '') + who + (r.thread_of ? ' of <b>' + esc(r.thread_of) + '</b>' : '') + (grp || r.where ? ' (' + grp + (grp && r.where ? '; ' : '') + esc(r.where || '') + ')' : '') + ' rose to ' + pct(r.slice_share) + ' of the samples' + (near ? ' around the event' : '') +
         ' (' + (near ? 'the rest of the bundle ' : 'baseline ') + pct(r.baseline_share) + ', z=' + r.z.toFixed(1) + ')' +
         (!fn && r.top_function ? '; its function that rose most: <b>' + esc(r.top_function) + '</b>' : '') +
@@ -191,7 +191,7 @@
     else if (a) ans = 'Nothing rose significantly against the baseline; see the flame graph.';
     else ans = N + ' samples; no baseline in a ring range.';
     // What stopped at the event, as show says it.
-    if (a && a.fall) ans += ' <b>' + esc(a.fall.name) + '</b>' + (a.fall.thread_of ? ' of <b>' + esc(a.fall.thread_of) + '</b>' : '') + (a.fall.where ? ' (' + esc(a.fall.where) + ')' : '') + ' fell to ' + pct(a.fall.near_share) +
+    if (a && a.fall) ans += ' <b>' + esc(a.fall.name) + '</b>' + (a.fall.processes ? ' (' + a.fall.processes + ' processes)' : '') + (a.fall.thread_of ? ' of <b>' + esc(a.fall.thread_of) + '</b>' : '') + (a.fall.where ? ' (' + esc(a.fall.where) + ')' : '') + ' fell to ' + pct(a.fall.near_share) +
       ' of the samples around the event (the rest of the bundle ' + pct(a.fall.rest_share) + ', z=' + a.fall.z.toFixed(1) + ').';
     $('answer').innerHTML = ans;
     const f = [];
@@ -639,6 +639,8 @@
         name = esc(fn) + ' <span class="hint">in ' + esc(comm) + '</span>';
       } else if (r.thread) {
         name += ' <span class="hint">carried by ' + esc(r.thread) + '</span>';
+      } else if (r.processes) {
+        name += ' <span class="hint">' + r.processes + ' processes</span>';
       }
       h += '<tr class="rise" tabindex="0" data-kind="' + kind + '" data-i="' + i + '"><td>' + kind + where + '</td><td>' + name + '</td><td class="num">' + pct(r.slice_share) + '</td><td class="num">' + pct(r.baseline_share) + '</td><td class="num">' + r.z.toFixed(1) + '</td><td>' + (kind === 'process' ? esc(r.top_function || '-') : '') + '</td></tr>';
     });

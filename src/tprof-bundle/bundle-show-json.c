@@ -82,10 +82,18 @@ static void json_rise_fields(JsonWriter *w, const Show *s, const Rise *r, bool p
 
         _cleanup_free_ char *comm = strndup(r->name, !process && semi ? (size_t) (semi - r->name) : strlen(r->name));
         char pbuf[256];
+        uint64_t n;
 
         json_kv_string(w, "process", comm);
         /* For a process's rise or a function's in its process alike. */
         json_kv_string(w, "thread_of", comm ? bundle_thread_process(s->m, comm, pbuf, sizeof pbuf) : NULL);
+        /* how many processes carried the name in the slice, where more than one; else null */
+        n = bundle_comm_processes(s->m, comm);
+        json_key(w, "processes");
+        if (n)
+                json_u64(w, n);
+        else
+                json_null(w);
         if (!process)
                 json_kv_string(w, "function", semi ? semi + 1 : NULL);
         json_kv_u64(w, "slice_samples", r->slice);

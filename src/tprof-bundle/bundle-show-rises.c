@@ -26,7 +26,7 @@ static void print_rise(const Show *s, const Rise *r, bool process, size_t name_w
                 const char *of = bundle_thread_process(s->m, r->name, pbuf, sizeof pbuf);
                 _cleanup_free_ char *w = NULL, *p = of ? text_for_terminal(of, 24) : NULL,
                                     *t = r->thread ? text_for_terminal(r->thread, 24) : NULL;
-                name = text_for_terminal(r->name, 24);
+                name = show_process_name(s, r->name, 24);
                 fn = text_for_terminal(r->top_function, s->columns > 60 ? s->columns - 60 : 0);
                 /* the around-the-event table compares with the rest of the bundle */
                 (void) bundle_process_cgroup(s->m, r->name, +1, streq(against, "rest"), where, sizeof where);
@@ -54,10 +54,11 @@ static void print_rise(const Show *s, const Rise *r, bool process, size_t name_w
 /* The column the names take, each cut to cut columns as they are printed. */
 #define SERVICE_NAME_COLUMNS 48
 
-static size_t rise_name_width(const Rise *r, size_t n, size_t cut) {
+/* With s, a process's name as show_process_name() gives it. */
+static size_t rise_name_width(const Show *s, const Rise *r, size_t n, size_t cut) {
         size_t w = 8;
         for (size_t i = 0; i < n; i++) {
-                _cleanup_free_ char *e = text_for_terminal(r[i].name, cut);
+                _cleanup_free_ char *e = s ? show_process_name(s, r[i].name, cut) : text_for_terminal(r[i].name, cut);
                 w = MAX(w, e ? utf8_width(e) : 0);
         }
         return w;
@@ -65,7 +66,7 @@ static size_t rise_name_width(const Rise *r, size_t n, size_t cut) {
 
 static void print_rises(const Show *s, const Rise *procs, size_t n_procs, const Rise *funcs, size_t n_funcs,
                         const char *against) {
-        size_t w = rise_name_width(procs, n_procs, 24);
+        size_t w = rise_name_width(s, procs, n_procs, 24);
 
         printf("  Processes (with their function that rose most):\n");
         for (size_t i = 0; i < n_procs; i++)
@@ -149,7 +150,7 @@ void show_print_services(const Show *s) {
                 return;
         }
         for (size_t i = 0; i < ELEMENTSOF(titles); i++) {
-                size_t w = rise_name_width(s->services[i], s->n_services[i], SERVICE_NAME_COLUMNS);
+                size_t w = rise_name_width(NULL, s->services[i], s->n_services[i], SERVICE_NAME_COLUMNS);
                 bool any = false;
 
                 /* a kind no sample ran in (no containers, no pods) is left out */
@@ -197,7 +198,7 @@ void show_print_cpu(const Show *s) {
                        s->cpu_slice.total);
                 return;
         }
-        size_t w = rise_name_width(s->cpu_rises, s->n_cpu_rises, 24);
+        size_t w = rise_name_width(s, s->cpu_rises, s->n_cpu_rises, 24);
         for (size_t i = 0; i < s->n_cpu_rises; i++)
                 print_rise(s, &s->cpu_rises[i], true, w, "baseline");
 }

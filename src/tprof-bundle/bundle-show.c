@@ -477,6 +477,18 @@ const char *show_share(char *buf, size_t l, double share) {
         return buf;
 }
 
+char *show_process_name(const Show *s, const char *comm, size_t cut) {
+        _cleanup_free_ char *name = text_for_terminal(comm, cut);
+        uint64_t n = bundle_comm_processes(s->m, comm);
+        char *ret;
+
+        if (!name || n == 0)
+                return TAKE_PTR(name);
+        if (asprintf(&ret, "%s (%" PRIu64 " processes)", name, n) < 0)
+                return NULL;
+        return ret;
+}
+
 /* The seconds event.folded covers, as the summary says them. */
 static double near_seconds(const Show *s) {
         return (double) (s->near_from_ns + s->near_to_ns) / 1e9;
@@ -491,7 +503,7 @@ static char *summary_process(const Show *s, const char *comm, const char *thread
                              const char *color) {
         char where[3 * BUNDLE_SERVICE_NAME_BYTES], pbuf[256];
         const char *process = bundle_thread_process(s->m, comm, pbuf, sizeof pbuf);
-        _cleanup_free_ char *name = text_for_terminal(thread ?: comm, 40), *w = NULL,
+        _cleanup_free_ char *name = thread ? text_for_terminal(thread, 40) : show_process_name(s, comm, 40), *w = NULL,
                             *p = process ? text_for_terminal(process, 40) : NULL,
                             *g = thread ? text_for_terminal(comm, 40) : NULL, *group = NULL;
         char *ret = NULL;

@@ -129,6 +129,9 @@ bool show_print_unreadable(const Show *s, const char *needs, ...);
 void show_section(const Show *s, const char *title);
 /* A share as a percentage with one decimal; a share too small for that is "<0.1%", not "0.0%". */
 const char *show_share(char *buf, size_t l, double share);
+/* A process's name escaped for the terminal, cut to cut columns, and " (812 processes)" after it
+ * where the manifest counts more than one behind it (bundle_comm_processes()). NULL on OOM. */
+char *show_process_name(const Show *s, const char *comm, size_t cut);
 /* The sections of what rose (bundle-show-rises.c). */
 void show_print_unusual(const Show *s);
 void show_print_services(const Show *s);

@@ -91,7 +91,7 @@ def check_answers_agree(show, page):
     assert (a is None) == (pa is None), (a, pa)
     if a:
         name = a["process"] + (";" + a["function"] if a["kind"] == "function" and a.get("function") else "")
-        assert (pa["name"], pa["from"], pa["kind"], pa["under"], pa.get("thread")) == \
-            (name, a["from"], a["kind"], a.get("under"), a.get("thread")), (a, pa)
+        assert (pa["name"], pa["from"], pa["kind"], pa["under"], pa.get("thread"), pa.get("processes")) == \
+            (name, a["from"], a["kind"], a.get("under"), a.get("thread"), a.get("processes")), (a, pa)
     assert (show["fall"] or {}).get("process") == (page["fall"] or {}).get("name"), (show["fall"], page["fall"])
     return a

@@ -9,8 +9,11 @@
 # exit. The bundle must rank the children's name among the rises around the event, by a function
 # of their own stacks, with the z of their samples in the files: a child sampled under both names
 # is no rename of the shell, whose samples stay its own (and the shell's rows, where it ranks,
-# are its samples alone). show, show --json and the page must give one answer. Other work on the
-# machine may rise more: the children must be among the rises, not the first.
+# are its samples alone). Each child is a process of its own pid (copy_process() -> alloc_pid(),
+# kernel/fork.c, Linux 6.18): where the children rank, they rank as that many processes, as many
+# as the pids stacks.perf-script gives their samples, and the manifest counts as many. show, show
+# --json and the page must give one answer. Other work on the machine may rise more: the children
+# must be among the rises, not the first.
 set -eu
 . "$(dirname "$0")/lib.sh"
 
@@ -69,6 +72,19 @@ def childs(fn):
 
 # Ranked among the rises around the event where their z puts them, with their own samples only.
 check_ranked(show, page, child, z, childs)
+# Where they rank, as the processes they were: the pids of their samples in the slice.
+pids = set()
+for line in open(bundle + "/stacks.perf-script"):
+    f = line.split()
+    if len(f) > 2 and not line[0].isspace() and f[0] == child:
+        pids.add(f[1].split("/")[0])
+listed = [p for p in json.load(open(bundle + "/manifest.json"))["processes"] if p["comm"] == child]
+assert len(pids) >= 2 and [p["processes"] for p in listed] == [len(pids)], (len(pids), listed)
+print("the children: %d processes" % len(pids))
+for name, rows in (("page", page["near"]["processes"]), ("show", show["around_event"]["processes"])):
+    for r in rows:
+        if r.get("name", r.get("process")) == child:
+            assert r["processes"] == len(pids), (name, len(pids), r)
 # The shell, where it ranks, with its own samples only: none of the children's moved under it.
 zs = near_rise(near, sl, base, [shell])[4]
 for name, rows in (("page", page["near"]["processes"]), ("show", show["around_event"]["processes"])):
