@@ -10,8 +10,10 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "basic/fileio.h"
+#include "basic/time-util.h"
 #include "incident/incident-threads.h"
 #include "json-test-util.h"
 #include "tests.h"
@@ -99,7 +101,7 @@ static void test_from_samples(void **state) {
         add(t, 10, 10, "python3", true, 1000);
         add(t, 20, 20, "gunicorn", true, 1);
         add(t, 20, 21, "python3", true, 1);
-        incident_threads_resolve(t, root);
+        incident_threads_resolve(t, root, 0);
         v = listing(t);
         assert_entry(entry(v, 0), "r3-wrk", 200, "r3-mt", 40);
         assert_entry(entry(v, 1), "VM Thread", 100, "java", 30);
@@ -123,7 +125,7 @@ static void test_from_proc(void **state) {
         proc_file(500, 0, "bash");
         add(t, 400, 401, "burn-wrk", true, 20);
         add(t, 500, 501, "gone-wrk", true, 25);
-        incident_threads_resolve(t, root);
+        incident_threads_resolve(t, root, 0);
         v = listing(t);
         assert_entry(entry(v, 0), "burn-wrk", 400, "burn", 20);
         assert_entry(entry(v, 1), "pool-wrk", 700, "server", 10);
@@ -134,9 +136,79 @@ static void test_from_proc(void **state) {
         char p[512];
         snprintf(p, sizeof p, "rm -rf '%s/proc'", root);
         assert_int_equal(system(p), 0);
-        incident_threads_resolve(t, root);
+        incident_threads_resolve(t, root, 0);
         v = listing(t);
         assert_entry(entry(v, 0), "burn-wrk", 400, "burn", 20);
+        json_value_free(v);
+}
+
+/* /proc/PID/stat of a process that started at the boot time start_s, in clock ticks as the kernel
+ * writes it (do_task_stat(), fs/proc/array.c, Linux 6.12: the start time is field 22), its comm
+ * with a blank and a ')' as a comm may have them. */
+static void proc_stat(uint32_t pid, const char *comm, unsigned start_s) {
+        char p[512];
+        FILE *f;
+
+        snprintf(p, sizeof p, "%s/proc/%u/stat", root, pid);
+        f = fopen(p, "we");
+        assert_non_null(f);
+        fprintf(f, "%u (%s) S 1 %u %u 0 -1 4194560 120 0 0 0 3 1 0 0 20 0 3 0 %llu 9510912 512 "
+                   "18446744073709551615 1 1 0 0 0 0 0 0 0 0 0 0 17 1 0 0 0 0 0\n",
+                pid, comm, pid, pid, (unsigned long long) start_s * (unsigned long long) sysconf(_SC_CLK_TCK));
+        fclose(f);
+}
+
+/* A server whose main thread only waits (never sampled) and whose request threads, each named for
+ * its request, are gone when the bundle is written: the server is the process sampled, for it
+ * started before its threads' samples, and names them. A pid that another process took since (it
+ * started after the last sample of the first) names nothing. */
+static void test_threads_gone(void **state) {
+        _cleanup_(incident_threads_freep) IncidentThreads *t = incident_threads_new();
+        JsonValue *v;
+
+        assert_non_null(t);
+        for (uint32_t i = 0; i < 3; i++) {
+                char name[16];
+                Sample s = { .t_ns = (40 + i) * NSEC_PER_SEC, .pid = 1500, .tid = 1501 + i, .comm = name };
+
+                snprintf(name, sizeof name, "rq-srv-%u", i);
+                for (unsigned n = 0; n < 3 - i; n++)
+                        assert_int_equal(incident_threads_add(t, &s, true), 0);
+        }
+        proc_file(1500, 1500, "rq srv)");
+        proc_file(1500, 0, "rq srv)");
+        proc_stat(1500, "rq srv)", 30);
+        /* pid 1600's threads were sampled until 45 s; a process of that pid started at 50 s */
+        Sample s = { .t_ns = 45 * NSEC_PER_SEC, .pid = 1600, .tid = 1601, .comm = "job-wrk" };
+        assert_int_equal(incident_threads_add(t, &s, true), 0);
+        proc_file(1600, 1600, "sleep");
+        proc_file(1600, 0, "sleep");
+        proc_stat(1600, "sleep", 50);
+        incident_threads_resolve(t, root, 0);
+        v = listing(t);
+        assert_entry(entry(v, 0), "rq-srv-0", 1500, "rq srv)", 3);
+        assert_entry(entry(v, 1), "rq-srv-1", 1500, "rq srv)", 2);
+        assert_entry(entry(v, 2), "rq-srv-2", 1500, "rq srv)", 1);
+        assert_null(entry(v, 3));
+        json_value_free(v);
+}
+
+/* The same pid, the perf clock 10 s behind the boot time: the process of 1600 started at 40 s of
+ * the samples' clock, before their last, and is the one sampled. */
+static void test_threads_gone_clock(void **state) {
+        _cleanup_(incident_threads_freep) IncidentThreads *t = incident_threads_new();
+        Sample s = { .t_ns = 45 * NSEC_PER_SEC, .pid = 1600, .tid = 1601, .comm = "job-wrk" };
+        JsonValue *v;
+
+        assert_non_null(t);
+        assert_int_equal(incident_threads_add(t, &s, true), 0);
+        proc_file(1600, 1600, "sleep");
+        proc_file(1600, 0, "sleep");
+        proc_stat(1600, "sleep", 50);
+        incident_threads_resolve(t, root, 10 * (int64_t) NSEC_PER_SEC);
+        v = listing(t);
+        assert_entry(entry(v, 0), "job-wrk", 1600, "sleep", 1);
+        assert_null(entry(v, 1));
         json_value_free(v);
 }
 
@@ -156,7 +228,7 @@ static void test_exec_after_sample(void **state) {
         proc_file(800, 0, "pool");
         add(t, 900, 900, "sh", true, 1); /* exited before the bundle */
         add(t, 900, 901, "gone-0", true, 10);
-        incident_threads_resolve(t, root);
+        incident_threads_resolve(t, root, 0);
         v = listing(t);
         assert_entry(entry(v, 0), "pool-0", 800, "pool", 30);
         assert_entry(entry(v, 1), "pool-1", 800, "pool", 20);
@@ -180,7 +252,7 @@ static void test_budget(void **state) {
         proc_file(900, 901, "svc-wrk");
         proc_file(900, 0, "svc");
         add(t, 900, 901, "svc-wrk", true, 5);
-        incident_threads_resolve(t, root);
+        incident_threads_resolve(t, root, 0);
         v = listing(t);
         assert_entry(entry(v, 0), "svc-wrk", 900, "svc", 5);
         assert_null(entry(v, 1));
@@ -197,7 +269,7 @@ static void test_shared_name(void **state) {
         add(t, 10, 11, "worker", true, 5);
         add(t, 20, 21, "worker", true, 8);
         add(t, 20, 22, "worker", true, 3); /* the same name in the same process adds up */
-        incident_threads_resolve(t, root);
+        incident_threads_resolve(t, root, 0);
         v = listing(t);
         assert_entry(entry(v, 0), "worker", 20, "mysqld", 11);
         assert_null(entry(v, 1));
@@ -215,7 +287,7 @@ static void test_bounded(void **state) {
                 snprintf(name, sizeof name, "wrk-%u", i);
                 add(t, 7, 8 + i, name, true, 1 + i);
         }
-        incident_threads_resolve(t, root);
+        incident_threads_resolve(t, root, 0);
         v = listing(t);
         assert_non_null(entry(v, INCIDENT_THREADS_MAX - 1));
         assert_null(entry(v, INCIDENT_THREADS_MAX));
@@ -251,7 +323,7 @@ static void test_renames(void **state) {
         add(t, 90, 90, "mt-old", true, 10); /* its main thread, then PR_SET_NAME; */
         add(t, 90, 91, "mt-old", true, 15); /* its worker keeps the name it was made with */
         add(t, 90, 90, "mt-new", true, 30);
-        incident_threads_resolve(t, root);
+        incident_threads_resolve(t, root, 0);
         v = listing(t);
         a = json_object_get(v, "renames");
         assert_non_null(a);
@@ -298,7 +370,7 @@ static void test_processes(void **state) {
         add(t, 100, 102, "java", true, 500);
         add(t, 200, 200, "cron", false, 9);   /* baseline only */
         add(t, 201, 201, "cron", false, 9);
-        incident_threads_resolve(t, root);
+        incident_threads_resolve(t, root, 0);
         v = listing(t);
         a = json_object_get(v, "processes");
         assert_non_null(a);
@@ -326,6 +398,8 @@ int main(void) {
                 cmocka_unit_test(test_bounded),
                 cmocka_unit_test(test_renames),
                 cmocka_unit_test(test_processes),
+                cmocka_unit_test(test_threads_gone),
+                cmocka_unit_test(test_threads_gone_clock),
         };
         return cmocka_run_group_tests(tests, setup, teardown);
 }

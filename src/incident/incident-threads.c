@@ -8,12 +8,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "basic/alloc-util.h"
 #include "basic/fileio.h"
 #include "basic/hashmap.h"
 #include "basic/macro.h"
 #include "basic/string-util.h"
+#include "basic/time-util.h"
 #include "bundle/bundle-cgroups.h"
 #include "incident/incident-threads.h"
 
@@ -30,6 +32,8 @@ struct IncidentThreads {
         /* pid -> its main thread's comm (owned, strdup'd), as its slice samples last carried it, or
          * as /proc said it (incident_threads_resolve()) */
         Hashmap *mains;
+        /* pid -> the time of its last slice sample, any thread's (perf clock) */
+        Hashmap *last;
         /* comm '\0' pid (4 bytes) -> slice samples << 32 | MAIN_SEEN (the main thread carried the
          * name) | the last tid seen, main threads included */
         Hashmap *threads;
@@ -42,7 +46,8 @@ IncidentThreads *incident_threads_new(void) {
                 return NULL;
         t->mains = hashmap_new();
         t->threads = hashmap_new();
-        if (!t->mains || !t->threads)
+        t->last = hashmap_new();
+        if (!t->mains || !t->threads || !t->last)
                 return incident_threads_free(t);
         return t;
 }
@@ -58,6 +63,7 @@ IncidentThreads *incident_threads_free(IncidentThreads *t) {
                 free(HASHMAP_PTR(v));
         hashmap_free(t->mains);
         hashmap_free(t->threads);
+        hashmap_free(t->last);
         return mfree(t);
 }
 
@@ -89,7 +95,7 @@ int incident_threads_add(IncidentThreads *t, const Sample *s, bool in_slice) {
         const char *comm = s->comm ?: "";
         size_t l = strlen(comm);
         char key[THREAD_COMM_BYTES_MAX + 1 + sizeof(uint32_t)];
-        uint64_t *v;
+        uint64_t *v, *last;
         int r;
 
         /* Only the slice's seconds: a main thread seen minutes before may be another program's by
@@ -102,6 +108,13 @@ int incident_threads_add(IncidentThreads *t, const Sample *s, bool in_slice) {
                 r = main_seen(t, s->pid, comm);
                 if (r < 0)
                         return r;
+        }
+        if (hashmap_size(t->last) < INCIDENT_THREADS_COUNTED_MAX ||
+            hashmap_get(t->last, &s->pid, sizeof s->pid, NULL)) {
+                last = hashmap_slot(t->last, &s->pid, sizeof s->pid, 0, NULL);
+                if (!last)
+                        return -ENOMEM;
+                *last = MAX(*last, s->t_ns);
         }
         memcpy(key, comm, l);
         key[l] = '\0';
@@ -204,13 +217,39 @@ static bool has_thread_named(const char *prefix, uint32_t pid, uint32_t tid, con
         return false;
 }
 
-/* The name of a process whose main thread had no sample in the slice: from /proc, if it still has
- * a thread of c's name (else the pid may be another process's now). */
-static int proc_name(const char *root, const ThreadCount *c, char **ret) {
+/* Whether process pid under prefix started before boot_ns (CLOCK_BOOTTIME): its start time,
+ * /proc/PID/stat's 22nd field, is the boot time it was made at in clock ticks, rounded down
+ * (do_task_stat(), fs/proc/array.c, Linux 6.12: nsec_to_clock_t(task->start_boottime)). A pid
+ * reused is another process's made after the first one's exit, after that one's last sample. */
+static bool started_before(const char *prefix, uint32_t pid, uint64_t boot_ns) {
+        _cleanup_free_ char *fn = NULL, *line = NULL;
+        long hz = sysconf(_SC_CLK_TCK);
+        unsigned long long ticks;
+        const char *p;
+
+        if (hz <= 0 || asprintf(&fn, "%s/proc/%" PRIu32 "/stat", prefix, pid) < 0 ||
+            read_one_line_file(fn, &line) < 0)
+                return false;
+        /* after the comm, which may hold blanks and ')': the state is field 3, the start time 22 */
+        p = strrchr(line, ')');
+        for (unsigned field = 2; p && field < 22; field++)
+                p = strchr(p + 1, ' ');
+        if (!p || sscanf(p + 1, "%llu", &ticks) != 1 || ticks >= UINT64_MAX / NSEC_PER_SEC - 1)
+                return false;
+        return (ticks + 1) * (NSEC_PER_SEC / (uint64_t) hz) <= boot_ns;
+}
+
+/* The name of a process whose main thread had no sample in the slice: from /proc, if it is still the
+ * process sampled (else the pid may be another process's now): where it still has a thread of c's
+ * name, or where it started before its last sample in the slice (its threads of that name may be
+ * gone: a server's request threads; its main thread may only have waited). last_boot_ns is that
+ * sample's time on CLOCK_BOOTTIME, 0 where unknown. */
+static int proc_name(const char *root, const ThreadCount *c, uint64_t last_boot_ns, char **ret) {
         _cleanup_free_ char *fn = NULL;
         const char *prefix = streq(root, "/") ? "" : root;
 
-        if (!has_thread_named(prefix, c->pid, c->tid, c->comm))
+        if (!has_thread_named(prefix, c->pid, c->tid, c->comm) &&
+            (last_boot_ns == 0 || !started_before(prefix, c->pid, last_boot_ns)))
                 return -ESRCH;
         if (asprintf(&fn, "%s/proc/%" PRIu32 "/comm", prefix, c->pid) < 0)
                 return -ENOMEM;
@@ -220,30 +259,40 @@ static int proc_name(const char *root, const ThreadCount *c, char **ret) {
 typedef struct Resolve {
         IncidentThreads *t;
         const char *root;
+        int64_t boot_minus_perf_ns;
+        Hashmap *named; /* the pids /proc named */
         size_t left;
 } Resolve;
 
 static bool resolve_one(const ThreadCount *c, void *ud) {
         Resolve *r = ud;
         _cleanup_free_ char *name = NULL;
-        uint64_t v;
+        uint64_t v, last = 0;
 
-        /* A thread named as its process's main thread is not listed: no lookup. */
-        if (hashmap_get(r->t->mains, &c->pid, sizeof c->pid, &v) && streq(HASHMAP_PTR(v), c->comm))
+        /* A thread named as its process's main thread is not listed: no lookup; nor is a process
+         * /proc named already (a pool's hundreds of names ask the same). */
+        if ((hashmap_get(r->t->mains, &c->pid, sizeof c->pid, &v) && streq(HASHMAP_PTR(v), c->comm)) ||
+            hashmap_get(r->named, &c->pid, sizeof c->pid, NULL))
                 return true;
+        if (hashmap_get(r->t->last, &c->pid, sizeof c->pid, &v) && (int64_t) v + r->boot_minus_perf_ns > 0)
+                last = (uint64_t) ((int64_t) v + r->boot_minus_perf_ns);
         /* /proc before the slice's samples: a main thread last sampled between its fork and its
          * exec bears its parent's name ("bash"), and one that only waits on its threads is never
          * sampled again. Only the lookups in /proc are counted. */
-        if (proc_name(r->root, c, &name) >= 0)
+        if (proc_name(r->root, c, last, &name) >= 0) {
                 (void) main_seen(r->t, c->pid, name);
+                (void) hashmap_put(r->named, &c->pid, sizeof c->pid, 0);
+        }
         return --r->left > 0;
 }
 
-void incident_threads_resolve(IncidentThreads *t, const char *root) {
+void incident_threads_resolve(IncidentThreads *t, const char *root, int64_t boot_minus_perf_ns) {
+        _cleanup_(hashmap_freep) Hashmap *named = hashmap_new();
         /* Names whose process is their own are not listed: look up a few more than are. */
-        Resolve r = { t, root, 2 * INCIDENT_THREADS_MAX };
+        Resolve r = { t, root, boot_minus_perf_ns, named, 2 * INCIDENT_THREADS_MAX };
 
-        each_name(t, resolve_one, &r);
+        if (named)
+                each_name(t, resolve_one, &r);
 }
 
 typedef struct Listing {

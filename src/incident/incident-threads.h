@@ -6,7 +6,9 @@
  * should say whose thread it is. Written into the manifest as "threads": for each comm with
  * samples in the slice, the process (pid) that had most of them, main threads included, and that
  * process's name, where it is not the comm itself: as /proc says it when the bundle is written,
- * while the process still has a thread of that comm (so that a reused pid names nothing), else its
+ * while the pid is still that process's (so that a reused pid names nothing): it still has a thread
+ * of that comm, or it started before the pid's last sample in the slice (a server whose main thread
+ * only waits and whose request threads are gone), else its
  * main thread's comm as the slice's samples last carried it (which, for a main thread sampled only
  * between its fork and its exec, is its parent's).
  *
@@ -39,8 +41,10 @@ IncidentThreads *incident_threads_new(void);
 IncidentThreads *incident_threads_free(IncidentThreads *t);
 int incident_threads_add(IncidentThreads *t, const Sample *s, bool in_slice);
 /* Names the processes of the threads to be listed from /proc under root ("/") where it still has
- * them, once, when the bundle is written: a manifest written again later says the same. */
-void incident_threads_resolve(IncidentThreads *t, const char *root);
+ * them, once, when the bundle is written: a manifest written again later says the same. A process
+ * is the one sampled where it still has a thread of the name, or where it started before its last
+ * sample in the slice; boot_minus_perf_ns is CLOCK_BOOTTIME minus the perf clock, for the times. */
+void incident_threads_resolve(IncidentThreads *t, const char *root, int64_t boot_minus_perf_ns);
 /* Writes the "threads", "renames" and "processes" arrays (keys included). */
 void incident_threads_json(const IncidentThreads *t, JsonWriter *w);
 

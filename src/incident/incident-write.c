@@ -452,8 +452,11 @@ int incident_publish(int incidents_fd, int dir_fd, const Incident *i, IncidentSi
                 r = write_stream_at(dir_fd, BUNDLE_PERF_SCRIPT, fill_perf_script, &fill);
         }
         /* Last, so it can count what writing the other files learned (lost samples of the slice). */
-        if (k->threads)
-                incident_threads_resolve(k->threads, "/");
+        if (k->threads) {
+                /* CLOCK_BOOTTIME minus the perf clock: /proc's start times are on the first */
+                int64_t boot_minus_mono = (int64_t) (now_nsec(CLOCK_BOOTTIME) - now_nsec(CLOCK_MONOTONIC));
+                incident_threads_resolve(k->threads, "/", boot_minus_mono - i->clock.perf_minus_mono_ns);
+        }
         incident_sink_get_slice(k, &s);
         if (r >= 0)
                 r = write_manifest(dir_fd, BUNDLE_MANIFEST, i, h, p, &s, windows, n_windows, false);
