@@ -24,6 +24,10 @@
  *                                  COMM-1, ... on and on after the process's comm (its first 8
  *                                  bytes), while the main thread accepts them (a twentieth of
  *                                  that work for each) and waits for them
+ *   burn --requests-idle [SECONDS] the same, made by a thread named "acceptor" with none of the
+ *                                  accepting work, while the main thread only waits for it, never
+ *                                  sampled; then the process stays, its requests' threads gone,
+ *                                  until it is killed
  *
  * Built with frame pointers and no sibling calls, so every frame is in the chain.
  */
@@ -222,14 +226,14 @@ __attribute__((noinline)) static uint64_t accept_request(uint64_t n) {
         return frame;
 }
 
-static int run_requests(double end) {
+static int run_requests(double end, bool accept) {
         unsigned n = 0;
 
-        (void) prctl(PR_GET_NAME, request_comm);
         while (now() < end) {
                 pthread_t t[2];
 
-                sink += accept_request(n);
+                if (accept)
+                        sink += accept_request(n);
                 for (int i = 0; i < 2; i++)
                         if (pthread_create(&t[i], NULL, request_thread, (void *) (uintptr_t) n++) != 0)
                                 return 1;
@@ -238,6 +242,25 @@ static int run_requests(double end) {
                                 return 1;
         }
         return 0;
+}
+
+static double acceptor_end;
+
+static void *acceptor_thread(void *userdata) {
+        (void) prctl(PR_SET_NAME, "acceptor");
+        return (void *) (intptr_t) run_requests(acceptor_end, false);
+}
+
+/* --requests-idle: the main thread waits on the acceptor, then on nothing, to be killed. */
+static int run_requests_idle(double end) {
+        pthread_t t;
+        void *r;
+
+        acceptor_end = end;
+        if (pthread_create(&t, NULL, acceptor_thread, NULL) != 0 || pthread_join(t, &r) != 0 || r)
+                return 1;
+        for (;;)
+                (void) pause();
 }
 
 static int run_threads(int n, double end, bool stuck) {
@@ -294,8 +317,11 @@ int main(int argc, char *argv[]) {
                 return run_thread(path, end);
         if (strcmp(mode, "--threads") == 0)
                 return run_threads(atoi(path), end, false);
+        (void) prctl(PR_GET_NAME, request_comm);
         if (strcmp(mode, "--requests") == 0)
-                return run_requests(end);
+                return run_requests(end, true);
+        if (strcmp(mode, "--requests-idle") == 0)
+                return run_requests_idle(end);
         if (strcmp(mode, "--stuck") == 0) {
                 stuck_at = end - seconds * 2 / 3;
                 return run_threads(atoi(path), end, true);
