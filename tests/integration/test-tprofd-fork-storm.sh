@@ -19,7 +19,7 @@ set -eu
 
 require_perf
 [ -w /dev/kmsg ] || skip "/dev/kmsg is not writable"
-[ -n "${TPROF_BURN:-}" ] && [ -x "$TPROF_BURN" ] || skip "the burn helper was not built"
+require_burn
 BASH_BIN=$(type -P bash) || skip "no bash"
 TRUE_BIN=$(type -P true) || skip "no true"
 

@@ -21,7 +21,7 @@ set -eu
 
 require_perf
 [ -w /dev/kmsg ] || skip "/dev/kmsg is not writable"
-[ -n "${TPROF_BURN:-}" ] && [ -x "$TPROF_BURN" ] || skip "the burn helper was not built"
+require_burn
 
 TOKEN=$(od -An -N2 -tx1 /dev/urandom | tr -d ' \n')
 SERVER=rq-$TOKEN # its comm: this run's own, 7 bytes, and its threads' names at most 15

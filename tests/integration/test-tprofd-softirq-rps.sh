@@ -19,7 +19,7 @@ set -eu
 require_perf
 [ "$(uname -m)" = x86_64 ] || skip "the interrupt's entry is looked for by its x86-64 name"
 [ -w /dev/kmsg ] || skip "/dev/kmsg is not writable"
-[ -n "${TPROF_BURN:-}" ] && [ -x "$TPROF_BURN" ] || skip "the burn helper was not built"
+require_burn
 [ "$(nproc)" -ge 2 ] || skip "one CPU: no other to steer the packets to"
 for tool in unshare taskset ip; do
         command -v "$tool" >/dev/null || skip "no $tool"
