@@ -136,6 +136,10 @@ char *show_process_name(const Show *s, const char *comm, size_t cut);
 void show_print_unusual(const Show *s);
 void show_print_services(const Show *s);
 void show_print_cpu(const Show *s);
+/* "CPU activity over the slice" (bundle-show-activity.c). */
+void show_print_activity(const Show *s);
+/* A signed offset in seconds, compact: "-90s", "+15s", "+1.5s", "-2m30s". */
+const char *show_format_offset(char *buf, size_t l, int64_t ns);
 /* "Files" and "Open with" (bundle-show-files.c). */
 void show_print_files(const Show *s);
 
