@@ -60,8 +60,9 @@ assert burst_near >= 100, burst_near  # 2 x 3 s at 97 Hz, on a busy machine less
 assert burst_near == burst_whole, (burst_near, burst_whole)
 PY
 
+# The two burners are two processes of one name: show says so after it.
 "$TPROF_BUNDLE" -D "$STATE" show >"$OUT" 2>"$ERR" || fail "show: $(cat "$ERR")"
 sed -n '/^Around the event (5s before .. 5s after)/,/^  Functions/p' "$OUT" |
-        grep -qE "^  $BURNER"' +[0-9.]+% \(rest +<?[0-9.]+%\) +burn_leaf +z=' ||
+        grep -qE "^  $BURNER"' \(2 processes\) +[0-9.]+% \(rest +<?[0-9.]+%\) +burn_leaf +z=' ||
         fail "the burst is not among the rises around the event: $(sed -n '/^Around/,/^Services/p' "$OUT")"
 echo "ok"
