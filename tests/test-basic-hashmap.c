@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * The shared hash table: insert, replace, growth, iteration, keys with NUL bytes.
+ * The shared hash table: insert, replace, growth, iteration, keys with NUL bytes, keys held in their
+ * entry (8 bytes and fewer) beside keys held in the arena.
  */
 #include <stdio.h>
 #include <string.h>
@@ -83,6 +84,50 @@ static void test_slot_counts(void **state) {
         assert_int_equal(v, 5);
 }
 
+/* Keys of 8 bytes and fewer live in their entry, zero-padded: keys of zero bytes of every length
+ * from 0 to 16 are all different keys, on both sides of that limit, before and after the table
+ * grows, and iteration hands each back whole. */
+static void test_short_keys_in_entries(void **state) {
+        _cleanup_(hashmap_freep) Hashmap *h = hashmap_new();
+        const uint8_t zeros[16] = {};
+        uint64_t v, seen = 0;
+        const void *k;
+        size_t kl;
+
+        assert_non_null(h);
+        for (size_t n = 0; n <= 16; n++)
+                assert_int_equal(hashmap_put(h, zeros, n, 100000 + n), 1);
+        assert_int_equal(hashmap_put(h, "abcdefgh", 8, 1), 1);
+        assert_int_equal(hashmap_put(h, "abcdefghi", 9, 2), 1);
+        assert_int_equal(hashmap_put(h, "abcdefg", 7, 3), 1);
+        for (uint64_t i = 1; i <= 20000; i++) /* the stack tree's keys: two uint32_t (0: the zeros above) */
+                assert_int_equal(hashmap_put(h, &i, sizeof i, i), 1);
+        assert_int_equal(hashmap_size(h), 17 + 3 + 20000);
+        for (size_t n = 0; n <= 16; n++) {
+                assert_true(hashmap_get(h, zeros, n, &v));
+                assert_int_equal(v, 100000 + n);
+        }
+        assert_true(hashmap_get(h, "abcdefgh", 8, &v));
+        assert_int_equal(v, 1);
+        assert_true(hashmap_get(h, "abcdefghi", 9, &v));
+        assert_int_equal(v, 2);
+        assert_true(hashmap_get(h, "abcdefg", 7, &v));
+        assert_int_equal(v, 3);
+        assert_false(hashmap_get(h, "abcdefgx", 8, &v));
+        for (uint64_t i = 1; i <= 20000; i++) {
+                assert_true(hashmap_get(h, &i, sizeof i, &v));
+                assert_int_equal(v, i);
+        }
+        for (size_t it = 0; hashmap_iterate(h, &it, &k, &kl, &v);) {
+                if (v < 100000 || v > 100016)
+                        continue;
+                assert_int_equal(kl, v - 100000);
+                assert_true(kl == 0 || memcmp(k, zeros, kl) == 0);
+                seen |= UINT64_C(1) << (v - 100000);
+        }
+        assert_int_equal(seen, (UINT64_C(1) << 17) - 1);
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_put_get_replace),
@@ -90,6 +135,7 @@ int main(void) {
                 cmocka_unit_test(test_binary_keys_and_iteration),
                 cmocka_unit_test(test_empty_key_in_empty_table),
                 cmocka_unit_test(test_slot_counts),
+                cmocka_unit_test(test_short_keys_in_entries),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }
