@@ -160,8 +160,10 @@ static int print_state(const char *state_dir) {
                 if (unreadable > 0) {
                         snprintf(buf, sizeof buf, "%zu of the windows in %s cannot be read (the first: %s)", unreadable,
                                  ring, strerror(-w[0].error));
+                        /* Said, but no failure: the rest of the ring is read, and status's exit
+                         * tells the daemon's state (a window an earlier instance made before the
+                         * directory had its group is one a member of it cannot read). */
                         print_escaped("Unreadable", buf);
-                        ret = w[0].error;
                 }
         }
         window_info_array_free(w, n);
