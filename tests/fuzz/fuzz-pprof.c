@@ -25,6 +25,7 @@
 #include "store/store-codec.h"
 #include "store/store-window.h"
 #include "fuzz-util.h"
+#include "fuzz-window-util.h"
 
 static int memfd = -EBADF;
 static char memfd_path[64];
@@ -38,34 +39,6 @@ int LLVMFuzzerInitialize(int *argc, char ***argv) {
                 abort();
         snprintf(memfd_path, sizeof memfd_path, "/proc/self/fd/%d", memfd);
         return 0;
-}
-
-/* As fuzz-window.c: the header's checksum and those of every chunk found by walking their lengths. */
-static void fix_checksums(uint8_t *p, size_t n) {
-        uint32_t len;
-        uint64_t pos;
-
-        if (n < WINDOW_HEADER_FIXED_BYTES + 8 + 4)
-                return;
-        len = get_le32(p + 12);
-        if (len < WINDOW_HEADER_FIXED_BYTES + 8 + 4 || len > n)
-                return;
-        put_le32(p + len - 4, crc32c(0, p, len - 4));
-        for (pos = len; n - pos >= CHUNK_HEADER_BYTES;) {
-                uint8_t *h = p + pos;
-                uint32_t stored;
-
-                if (memcmp(h, CHUNK_MAGIC, 4) != 0)
-                        break;
-                stored = get_le32(h + 32);
-                if (stored > n - pos - CHUNK_HEADER_BYTES) {
-                        stored = (uint32_t) (n - pos - CHUNK_HEADER_BYTES);
-                        put_le32(h + 32, stored);
-                }
-                put_le32(h + 36, crc32c(0, h + CHUNK_HEADER_BYTES, stored));
-                put_le32(h + 44, crc32c(0, h, 44));
-                pos += CHUNK_HEADER_BYTES + stored;
-        }
 }
 
 static int on_sample(const Sample *s, void *userdata) {
@@ -128,7 +101,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         copy = (uint8_t *) fuzz_copy(data, size);
         if (!copy)
                 return 0;
-        fix_checksums(copy, size);
+        fuzz_window_fix_checksums(copy, size);
         if (ftruncate(memfd, 0) < 0 || (size > 0 && pwrite(memfd, copy, size, 0) != (ssize_t) size))
                 abort();
 
