@@ -83,7 +83,6 @@ uint64_t bundle_comm_processes(const BundleManifest *m, const char *comm);
  * stacks of every grouped thread its key, the stacks that then read alike summed, and returns 1;
  * 0 (and *ret empty) when the manifest groups none of f's threads.
  */
-#define BUNDLE_THREADS_LISTED_MAX 64u
 const char *bundle_thread_group_key(const char *comm, char buf[static FOLDED_COMM_KEY_MAX]);
 int bundle_threads_grouped(const BundleManifest *m, const Folded *f, Folded *ret);
 /* f made its grouped form in place (bundle_threads_grouped()), where there is anything to group.

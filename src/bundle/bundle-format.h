@@ -49,6 +49,10 @@ static inline void bundle_near_event_range(uint64_t t, uint64_t from, uint64_t t
 #define BUNDLE_DIR_MODE 0750
 #define BUNDLE_FILE_MODE 0640
 
+/* The manifest's "threads" list holds at most this many names (those with most samples), and
+ * its readers take a list this long as full: names it had no room for may be a group's threads. */
+#define BUNDLE_THREADS_LISTED_MAX 64U
+
 /* Largest manifest a reader accepts; real ones are a few KiB. */
 #define BUNDLE_MANIFEST_BYTES_MAX (UINT64_C(1) << 20)
 #define BUNDLE_SHORT_ID_LEN 8

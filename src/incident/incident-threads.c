@@ -16,12 +16,7 @@
 #include "basic/macro.h"
 #include "basic/string-util.h"
 #include "basic/time-util.h"
-#include "bundle/bundle-cgroups.h"
 #include "incident/incident-threads.h"
-
-/* tprof-bundle takes a list this long as full: names it had no room for may be a group's threads. */
-_Static_assert(INCIDENT_THREADS_MAX == BUNDLE_THREADS_LISTED_MAX,
-               "the threads list's length, as its readers know it");
 
 /* The kernel's comms are 15 bytes; a longer name (a reader's own) is not counted. */
 #define THREAD_COMM_BYTES_MAX 64U

@@ -29,9 +29,10 @@
 #include <stdint.h>
 
 #include "basic/json-writer.h"
+#include "bundle/bundle-format.h"
 #include "profile/profile-sample.h"
 
-#define INCIDENT_THREADS_MAX 64U
+#define INCIDENT_THREADS_MAX BUNDLE_THREADS_LISTED_MAX
 #define INCIDENT_THREADS_COUNTED_MAX 65536U
 #define INCIDENT_PROCESSES_MAX 256U
 
