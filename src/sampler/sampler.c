@@ -675,15 +675,12 @@ static void prefetch_header(const Sampler *s, const BatchEntry *e) {
 
 static void prefetch_record(const Sampler *s, const BatchEntry *e) {
         const uint8_t *h = (const uint8_t *) entry_record(s, e), *stack;
-        uint16_t size;
+        uint16_t size = 0;
 
         __builtin_prefetch(h);
-        if (s->stack_tail == 0) {
-                __builtin_prefetch(h + 64);
-                return;
-        }
-        memcpy(&size, h + offsetof(struct perf_event_header, size), sizeof size);
-        if (size <= s->stack_tail) {
+        if (s->stack_tail > 0)
+                memcpy(&size, h + offsetof(struct perf_event_header, size), sizeof size);
+        if (size <= s->stack_tail) { /* no stack copy (frame pointers), or a record without one */
                 __builtin_prefetch(h + 64);
                 return;
         }
