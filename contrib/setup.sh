@@ -35,6 +35,7 @@ PACKAGES=(
         # runtime: journald for the journal source and its tests, logger/setpriv for tests
         # (and losetup/fsfreeze with mkfs.ext4 for the hung task test's filesystem)
         systemd util-linux procps e2fsprogs
+        iproute2  # ip: the loopback of the softirq test's own network namespace
 )
 # npm for speedscope (below), for the tests only: Debian's, unless a node.js with its own npm is
 # installed already.
