@@ -37,6 +37,8 @@
 
 /* After t + after, wait this long so the samples stamped up to t + after have reached the rings. */
 #define DEADLINE_SLACK_USEC (100 * USEC_PER_MSEC)
+/* How long a sample may take from its time stamp to its CPU's buffer (an interrupt's path). */
+#define READ_SLACK_NSEC (10 * NSEC_PER_MSEC)
 /* Repeats whose lines are marked as triggers in the bundle's log. */
 #define REPEAT_MARKS_MAX 64U
 /* Repeats are written into the manifest at most this often: in a storm, a rewrite (two fsyncs) per
@@ -384,6 +386,7 @@ typedef struct BundleJob {
         IncidentProfile profile;
         CollectLog log;
         SliceFiles files;
+        uint64_t read_to_ns; /* the samples the bundle takes end here (perf clock) */
         char **names;
         IncidentSink *sink;
         uint64_t started_usec;
@@ -423,7 +426,15 @@ static int job_prepare(IncidentManager *im, OpenIncident *oi, BundleJob **ret) {
         };
 
         /* Everything up to t + after is in the rings now: get it onto disk, then pin what appeared
-         * since the match (a rotation may have opened a window in between). */
+         * since the match (a rotation may have opened a window in between). The newest window keeps
+         * growing while the worker reads it, and a drain reads the CPUs one after another, so a chunk
+         * appended meanwhile can hold one CPU's samples older than another's already read: the
+         * bundle takes the samples up to this flush, all on disk once it returns, so that a later
+         * read of its windows over the manifest's bounds (export --baseline) finds the same ones. A
+         * sample stamped just before the flush may reach its CPU's buffer just after it: the cut is
+         * READ_SLACK_NSEC earlier. */
+        job->read_to_ns = clock_map_mono_to_perf(im->opts.clock, now_nsec(CLOCK_MONOTONIC));
+        job->read_to_ns = MAX(i->to_ns, job->read_to_ns > READ_SLACK_NSEC ? job->read_to_ns - READ_SLACK_NSEC : 0);
         flush(im);
         windows_fd = openat(oi->dir_fd, BUNDLE_WINDOWS_DIR, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         if (windows_fd < 0) {
@@ -464,7 +475,7 @@ static void job_run(void *p) {
         for (unsigned k = 0; job->test_gate && k < 6000 && access(job->test_gate, F_OK) < 0; k++)
                 (void) usleep(10 * USEC_PER_MSEC);
 
-        r = slice_read(job->files.paths, job->files.n, 0, UINT64_MAX, on_slice_sample, job->sink, NULL);
+        r = slice_read(job->files.paths, job->files.n, 0, job->read_to_ns, on_slice_sample, job->sink, NULL);
         if (r < 0)
                 log_warning_errno(r, "Failed to read some pinned windows of incident %s, ignoring: %m", i->short_id);
         job->error = incident_publish(job->incidents_fd, oi->dir_fd, i, job->sink, &job->host, &job->profile,
