@@ -19,6 +19,11 @@ trap cleanup EXIT
 
 on_exit() { CLEANUP_CMDS+=("$1"); }
 
+# new_token: a random mark for the lines a test writes to the kernel log or the journal, which other
+# tests and earlier runs write to as well: its rules and checks take only lines with its own.
+new_token() { od -An -N4 -tx1 /dev/urandom | tr -d ' \n'; }
+TOKEN=$(new_token)
+
 fail() {
         echo "FAIL: $*" >&2
         exit 1

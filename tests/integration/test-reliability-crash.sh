@@ -18,7 +18,6 @@ command -v python3 >/dev/null || skip "needs python3"
 
 ROUNDS=${RELIABILITY_ROUNDS:-5}
 MAX_LIFE_MS=${RELIABILITY_MAX_LIFE_MS:-3000}
-TOKEN=$(od -An -N4 -tx1 /dev/urandom | tr -d ' \n')
 RULE=crash-any
 cat >"$TEST_TMP/rules.yaml" <<RULES
 defaults: { before: 1s, after: 500ms, cooldown: 0s }

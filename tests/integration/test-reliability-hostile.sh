@@ -15,7 +15,6 @@ command -v python3 >/dev/null || skip "needs python3"
 command -v script >/dev/null || skip "needs script (util-linux)"
 [ -w /dev/kmsg ] || skip "/dev/kmsg is not writable"
 
-TOKEN=$(od -An -N4 -tx1 /dev/urandom | tr -d ' \n')
 MARK="tprofpwn$TOKEN"
 touch "$TEST_TMP/marker"
 

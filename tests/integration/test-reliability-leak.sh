@@ -42,7 +42,6 @@ else
              --log-file="$VG_LOG" "$TPROFD")
 fi
 
-TOKEN=$(od -An -N4 -tx1 /dev/urandom | tr -d ' \n')
 cat >"$TEST_TMP/rules.yaml" <<RULES
 defaults: { before: 2s, after: 1s, cooldown: 3s }
 rules:

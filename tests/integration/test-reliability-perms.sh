@@ -44,7 +44,6 @@ exec setpriv --regid tprof --keep-groups -- "$REAL_TPROFD" "\$@"
 EOF
 chmod 0755 "$TPROFD"
 
-TOKEN=$(od -An -N4 -tx1 /dev/urandom | tr -d ' \n')
 cat >"$TEST_TMP/rules.yaml" <<RULES
 defaults: { before: 1s, after: 500ms, cooldown: 0s }
 rules:

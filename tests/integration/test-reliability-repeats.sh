@@ -15,7 +15,6 @@ command -v python3 >/dev/null || skip "needs python3"
 LINES=${RELIABILITY_REPEAT_LINES:-6000}
 RATE=3000
 
-TOKEN=$(od -An -N4 -tx1 /dev/urandom | tr -d ' \n')
 cat >"$TEST_TMP/rules.yaml" <<RULES
 rules:
   - name: repeat-long

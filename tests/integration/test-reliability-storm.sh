@@ -30,7 +30,6 @@ if grep -q __asan_init "$TPROFD"; then
         export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}quarantine_size_mb=16"
         RSS_GROWTH_KB_MAX=$((256 * 1024))
 fi
-TOKEN=$(od -An -N4 -tx1 /dev/urandom | tr -d ' \n')
 LOG="$TEST_TMP/tprofd.log"
 cat >"$TEST_TMP/rules.yaml" <<RULES
 defaults: { before: 2s, after: 1s, cooldown: 0s }

@@ -32,7 +32,6 @@ SHOTS="$TPROF_BUILD_ROOT/tests/report-browser"
 rm -rf "$SHOTS"
 mkdir -p "$SHOTS"
 
-TOKEN=$(od -An -N4 -tx1 /dev/urandom | tr -d ' \n')
 cat >"$TEST_TMP/rules.yaml" <<RULES
 rules:
   - name: report-any

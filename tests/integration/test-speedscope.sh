@@ -80,7 +80,6 @@ GROUPS_=(-- "$TEST_TMP/names.folded" --perf-script "$TEST_TMP/names.perf-script"
 # character cut in two (15 bytes at most, as the kernel keeps), and a line in /dev/kmsg triggers it.
 if [ "$(id -u)" = 0 ] && [ -w /dev/kmsg ] && [ -n "${TPROF_BURN:-}" ] && [ -x "$TPROF_BURN" ] &&
         "$TPROFD" --once 0.2 >/dev/null 2>"$TEST_TMP/perf-probe"; then
-        TOKEN=$(od -An -N4 -tx1 /dev/urandom | tr -d ' \n')
         cat >"$TEST_TMP/rules.yaml" <<RULES
 rules:
   - name: speedscope

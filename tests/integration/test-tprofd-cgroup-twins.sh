@@ -18,7 +18,6 @@ require_cgroup_v2
 [ -w /dev/kmsg ] || skip "/dev/kmsg is not writable"
 [ -n "${TPROF_STAT_READER:-}" ] && [ -x "$TPROF_STAT_READER" ] || skip "the stat-reader helper was not built"
 
-TOKEN=$(od -An -N4 -tx1 /dev/urandom | tr -d ' \n')
 AGENT=tw-$TOKEN # its comm: this run's own, 11 bytes
 STEADY=tw-$TOKEN-steady.service
 BUSY=tw-$TOKEN-rising.service

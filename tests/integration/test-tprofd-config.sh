@@ -59,7 +59,6 @@ fi
 
 require_perf
 require_kmsg_writable
-TOKEN=$(od -An -N4 -tx1 /dev/urandom | tr -d ' \n')
 SOCK="$TEST_TMP/control.sock"
 rules() { # rules NAME...: one origin-any rule per name matching "tprof-cfg-$TOKEN NAME"
         echo "defaults: { before: 1s, after: 1s, cooldown: 0s }"

@@ -23,7 +23,6 @@ require_burn
 BASH_BIN=$(type -P bash) || skip "no bash"
 TRUE_BIN=$(type -P true) || skip "no true"
 
-TOKEN=$(od -An -N4 -tx1 /dev/urandom | tr -d ' \n')
 SHELL_COMM=fs-$TOKEN # the loops' comm: this run's own, 11 bytes
 CHILD=ft-$TOKEN      # the children's
 cp "$BASH_BIN" "$TEST_TMP/$SHELL_COMM"

@@ -12,7 +12,6 @@ require_perf
 [ -w /dev/kmsg ] || skip "/dev/kmsg is not writable"
 command -v python3 >/dev/null || skip "needs python3"
 
-TOKEN=$(od -An -N4 -tx1 /dev/urandom | tr -d ' \n')
 cat >"$TEST_TMP/rules.yaml" <<RULES
 defaults: { before: 2s, after: 1s, cooldown: 60s }
 rules:

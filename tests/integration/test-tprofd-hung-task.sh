@@ -30,7 +30,6 @@ for tool in losetup mkfs.ext4 fsfreeze mount mountpoint umount dd; do
 done
 grep -qw ext4 /proc/filesystems || skip "this kernel has no ext4"
 
-TOKEN=$(od -An -N4 -tx1 /dev/urandom | tr -d ' \n')
 TIMEOUT=3
 OLD_TIMEOUT=$(cat $SYS/hung_task_timeout_secs)
 OLD_WARNINGS=$(cat $SYS/hung_task_warnings)

@@ -15,7 +15,6 @@ require_perf
 start_private_journald
 
 N=${BURST_ENTRIES:-150}
-TOKEN=$(od -An -N4 -tx1 /dev/urandom | tr -d ' \n')
 cat >"$TEST_TMP/rules.yaml" <<RULES
 defaults: { before: 1s, after: 1s, cooldown: 1h }
 rules:

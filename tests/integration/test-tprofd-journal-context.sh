@@ -14,7 +14,6 @@ require_perf
 require_kmsg_writable
 start_private_journald
 
-TOKEN=$(od -An -N4 -tx1 /dev/urandom | tr -d ' \n')
 cat >"$TEST_TMP/rules.yaml" <<RULES
 defaults: { before: 3s, after: 4s, cooldown: 0s }
 rules:

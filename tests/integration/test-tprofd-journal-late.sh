@@ -9,7 +9,6 @@ set -eu
 
 require_perf
 NS=$JOURNAL_NS
-TOKEN=$(od -An -N4 -tx1 /dev/urandom | tr -d ' \n')
 cat >"$TEST_TMP/rules.yaml" <<RULES
 defaults: { before: 1s, after: 1s, cooldown: 1h }
 rules:

@@ -11,7 +11,6 @@ set -eu
 require_perf
 start_private_journald
 
-TOKEN=$(od -An -N4 -tx1 /dev/urandom | tr -d ' \n')
 cat >"$TEST_TMP/rules.yaml" <<RULES
 defaults: { before: 1s, after: 1s, cooldown: 0s }
 rules:

@@ -10,7 +10,6 @@ set -eu
 require_perf
 require_kmsg_writable
 
-TOKEN=$(od -An -N4 -tx1 /dev/urandom | tr -d ' \n')
 cat >"$TEST_TMP/rules.yaml" <<RULES
 defaults: { before: 1s, after: 1s, cooldown: 0s }
 rules:

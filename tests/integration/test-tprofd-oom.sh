@@ -27,7 +27,6 @@ require_perf
 [ -r /proc/kallsyms ] && grep -q ' [tT] handle_mm_fault$' /proc/kallsyms ||
         skip "/proc/kallsyms hides the kernel's names"
 
-TOKEN=$(od -An -N4 -tx1 /dev/urandom | tr -d ' \n')
 LIMIT_MB=64
 
 # The memory controller: in the v2 hierarchy where the root hands it to its children

@@ -22,7 +22,6 @@ require_perf
 require_kmsg_writable
 command -v useradd >/dev/null || skip "no useradd"
 SOCK="$TEST_TMP/control.sock"
-TOKEN=$(od -An -N4 -tx1 /dev/urandom | tr -d ' \n')
 cat >"$TEST_TMP/rules.yaml" <<RULES
 rules:
   - name: svc-slow

@@ -31,7 +31,6 @@ done
 STEER='mount -t sysfs sysfs /sys && ip link set lo up && echo 2 >/sys/class/net/lo/queues/rx-0/rps_cpus'
 unshare -n -m sh -c "$STEER" 2>"$ERR" || skip "no network namespace with steering: $(head -c 300 "$ERR")"
 
-TOKEN=$(od -An -N4 -tx1 /dev/urandom | tr -d ' \n')
 SENDER=rs-$TOKEN # its comm: this run's own, 11 bytes
 cp "$TPROF_BURN" "$TEST_TMP/$SENDER"
 

@@ -35,7 +35,6 @@ if [ -z "$MEM" ]; then
 fi
 [ -w "$MEM" ] || skip "the memory cgroups at $MEM are not writable"
 
-TOKEN=$(od -An -N4 -tx1 /dev/urandom | tr -d ' \n')
 AGENT=kl-$TOKEN # its comm: this run's own, 11 bytes
 PARENT="$MEM/tprof-test-$TOKEN"
 mkdir "$PARENT"

@@ -15,7 +15,6 @@ require_perf
 require_burn
 command -v go >/dev/null || skip "no Go toolchain (contrib/setup.sh installs golang-go)"
 
-TOKEN=$(od -An -N4 -tx1 /dev/urandom | tr -d ' \n')
 AGENT=kl-$TOKEN # its comm: this run's own, 11 bytes
 (cd "$TPROF_SOURCE_ROOT/tests/helpers/go-burn" &&
         GOCACHE="$TEST_TMP/go-cache" GOPATH="$TEST_TMP/go-path" GOFLAGS=-mod=mod GOPROXY=off GOTOOLCHAIN=local \

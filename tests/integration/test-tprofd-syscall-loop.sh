@@ -21,7 +21,6 @@ require_burn
 [ -r /proc/kallsyms ] && grep -q ' [tT] udp_sendmsg$' /proc/kallsyms ||
         skip "no UDP in this kernel, or /proc/kallsyms hides its names"
 
-TOKEN=$(od -An -N4 -tx1 /dev/urandom | tr -d ' \n')
 cat >"$TEST_TMP/rules.yaml" <<RULES
 rules:
   - name: sendloop

@@ -14,7 +14,6 @@ require_perf
 [ -w /dev/kmsg ] || skip "/dev/kmsg is not writable"
 require_burn
 
-TOKEN=$(od -An -N4 -tx1 /dev/urandom | tr -d ' \n')
 cat >"$TEST_TMP/rules.yaml" <<RULES
 rules:
   - name: pool
