@@ -31,6 +31,28 @@ static void test_activity(void **state) {
         assert_int_equal(a.samples[1 * 5 + 1], 0);
 }
 
+/* A cell's rows are summed: a damaged file's repeated rows must not wrap its samples below its busy
+ * samples (show draws busy / samples as one of nine levels, an index). */
+static void test_activity_repeated_rows(void **state) {
+        char path[] = "/tmp/test-bundle-activity-XXXXXX";
+        _cleanup_(activity_donep) Activity a = {};
+        int fd = mkstemp(path);
+        const char *text = "0\t0\t4294967295\t0\n0\t0\t1\t1\n0\t0\t2\t2\n1\t0\t4294967295\t4294967295\n"
+                           "1\t0\t4294967295\t4294967295\n";
+
+        assert_true(fd >= 0);
+        assert_int_equal(write(fd, text, strlen(text)), (ssize_t) strlen(text));
+        close(fd);
+        assert_int_equal(activity_load(path, 0, &a), 0);
+        unlink(path);
+        assert_int_equal(a.n_cpus, 1);
+        assert_int_equal(a.n_seconds, 2);
+        for (unsigned sec = 0; sec < a.n_seconds; sec++)
+                assert_true(a.busy[sec] <= a.samples[sec]);
+        assert_int_equal(a.samples[0], UINT32_MAX);
+        assert_int_equal(a.busy[1], UINT32_MAX);
+}
+
 /* CPUs that delivered under half their samples: over whole seconds only, fewest first, never a
  * CPU with none at all (offline), and not over too few seconds. */
 static void test_activity_shortfalls(void **state) {
@@ -98,6 +120,7 @@ static void test_activity_shortfalls(void **state) {
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_activity),
+                cmocka_unit_test(test_activity_repeated_rows),
                 cmocka_unit_test(test_activity_shortfalls),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);

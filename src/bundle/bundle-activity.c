@@ -70,10 +70,12 @@ int activity_load(const char *path, unsigned n_seconds_hint, Activity *ret) {
                         activity_done(&a);
                         return -ENOMEM;
                 }
+                /* A cell's rows are summed, saturated: a damaged file's repeated rows must not wrap
+                 * its samples below its busy samples (show's levels index by their ratio). */
                 for (size_t i = 0; i < n; i++) {
                         size_t k = (size_t) rows[i][1] * a.n_seconds + rows[i][0];
-                        a.samples[k] += rows[i][2];
-                        a.busy[k] += rows[i][3];
+                        a.samples[k] = (uint32_t) MIN((uint64_t) a.samples[k] + rows[i][2], (uint64_t) UINT32_MAX);
+                        a.busy[k] = (uint32_t) MIN((uint64_t) a.busy[k] + rows[i][3], (uint64_t) UINT32_MAX);
                 }
         }
         *ret = a;
