@@ -31,29 +31,13 @@ static char *path_join2(const char *dir, const char *name) {
         return asprintf(&p, "%s/%s", dir, name) < 0 ? NULL : p;
 }
 
-void report_unreadable_done(ReportUnreadable *u) {
-        for (size_t i = 0; i < u->n; i++)
-                free(u->paths[i]);
-        free(u->paths);
-        free(u->errors);
-        *u = (ReportUnreadable) {};
-}
-
 /* Adds dir/name to u where error is one of a file that is there but could not be read: not ENOENT
  * (a bundle without it), nor, for a window (window: true), a damaged one's (its header or chunks),
  * which the page counts. Returns error. */
-static int unreadable_add(ReportUnreadable *u, const char *dir, const char *name, bool window, int error) {
-        if (!u || error >= 0 || error == -ENOENT ||
-            (window && error != -EACCES && error != -EPERM && error != -EIO && error != -EISDIR))
+static int unreadable_add(BundleUnreadable *u, const char *dir, const char *name, bool window, int error) {
+        if (!u || (window && error != -EACCES && error != -EPERM && error != -EIO && error != -EISDIR))
                 return error;
-        if (!GREEDY_REALLOC(u->paths, u->allocated_paths, u->n + 1) ||
-            !GREEDY_REALLOC(u->errors, u->allocated_errors, u->n + 1))
-                return error;
-        u->paths[u->n] = name ? path_join2(dir, name) : strdup(dir);
-        if (!u->paths[u->n])
-                return error;
-        u->errors[u->n++] = error;
-        return error;
+        return bundle_unreadable_add(u, dir, name, error);
 }
 
 /* The window files of dir/windows, sorted (names start with their UTC start). */
@@ -130,7 +114,7 @@ static void log_message(JsonWriter *w, const char *s, size_t n) {
  * lines before the event: the daemon keeps 20,000 a source) keeps the lines around the trigger
  * line, or around the event's time without one, so the line that made the bundle is always there;
  * "logs_omitted_before" and "logs_omitted_after" count what was left out, for the page to say. */
-static void write_logs(JsonWriter *w, const char *dir, const BundleManifest *m, ReportUnreadable *u) {
+static void write_logs(JsonWriter *w, const char *dir, const BundleManifest *m, BundleUnreadable *u) {
         _cleanup_free_ char *path = path_join2(dir, BUNDLE_LOG_JSON), *line = NULL;
         _cleanup_fclose_ FILE *in = NULL;
         size_t cap = 0, n_lines = 0, center = SIZE_MAX, n_early = 0, from = 0, i = 0;
@@ -253,7 +237,7 @@ static void write_where(JsonWriter *w, const BundleManifest *m, const char *name
 /* The unusual rankings, exactly as show computes them (the slice against the baseline, the event's
  * own seconds against the rest); also feeds the baseline into the stacks. */
 static int write_analysis(JsonWriter *w, const char *dir, const BundleManifest *m, ReportStacks *s,
-                          ReportUnreadable *u) {
+                          BundleUnreadable *u) {
         unsigned n_cpus = (unsigned) MIN(m->profile_n_cpus, (uint64_t) UINT32_MAX);
         _cleanup_free_ char *p1 = path_join2(dir, BUNDLE_FOLDED), *p2 = path_join2(dir, BUNDLE_BASELINE_FOLDED),
                             *p3 = path_join2(dir, BUNDLE_NEAR_EVENT_FOLDED);
@@ -435,7 +419,7 @@ static uint64_t default_after_usec(const BundleManifest *m) {
 }
 
 static int build_json(const char *dir, const BundleManifest *m, char **ret_json, char **ret_title,
-                      ReportUnreadable *u) {
+                      BundleUnreadable *u) {
         _cleanup_(report_stacks_freep) ReportStacks *s = report_stacks_new();
         _cleanup_free_ char *event = NULL, *title = NULL;
         char **paths = NULL;
@@ -531,7 +515,7 @@ finish:
         return r;
 }
 
-int report_write_bundle(const char *dir, FILE *out, ReportUnreadable *ret_unreadable) {
+int report_write_bundle(const char *dir, FILE *out, BundleUnreadable *ret_unreadable) {
         _cleanup_(bundle_manifest_freep) BundleManifest *m = NULL;
         _cleanup_free_ char *mpath = path_join2(dir, BUNDLE_MANIFEST), *json = NULL, *title = NULL;
         int r;

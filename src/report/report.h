@@ -13,20 +13,13 @@
 #include <stdint.h>
 #include <stdio.h>
 
-/* The files of a bundle that are there but could not be read (this user may not, an I/O error),
- * which its report leaves out: each path, with its error. */
-typedef struct ReportUnreadable {
-        char **paths;
-        int *errors;
-        size_t n, allocated_paths, allocated_errors;
-} ReportUnreadable;
-void report_unreadable_done(ReportUnreadable *u);
+#include "bundle/bundle-unreadable.h"
 
 /* The report of the bundle in directory dir (manifest.json, log.jsonl, stacks.folded,
  * baseline.folded, windows/). -ENOENT/-EPROTO/... when the manifest cannot be read. The files that
  * are there but cannot be read are left out and, unless ret_unreadable is NULL, added to it; a
  * damaged window is not one of them, the page says it. */
-int report_write_bundle(const char *dir, FILE *out, ReportUnreadable *ret_unreadable);
+int report_write_bundle(const char *dir, FILE *out, BundleUnreadable *ret_unreadable);
 
 /* The report of [from_perf_ns, to_perf_ns] of the given windows (one boot), with no log and no
  * baseline; -ENODATA when the range holds no sample (nothing is written then). */

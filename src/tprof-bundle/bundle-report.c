@@ -162,7 +162,7 @@ int verb_report(int argc, char *argv[]) {
                 }
         }
         if (e) {
-                _cleanup_(report_unreadable_done) ReportUnreadable u = {};
+                _cleanup_(bundle_unreadable_done) BundleUnreadable u = {};
                 r = report_write_bundle(e->path, out, &u);
                 if (r < 0) {
                         _cleanup_free_ char *p = text_for_terminal(e->path, 0);
@@ -170,8 +170,8 @@ int verb_report(int argc, char *argv[]) {
                 }
                 /* The report is written with what could be read; the exit status says it is short. */
                 for (size_t i = 0; r >= 0 && i < u.n; i++) {
-                        _cleanup_free_ char *p = text_for_terminal(u.paths[i], 0);
-                        log_error_errno(u.errors[i], "Cannot read '%s': %m; the report leaves it out.", p ?: "?");
+                        _cleanup_free_ char *p = text_for_terminal(u.files[i].path, 0);
+                        log_error_errno(u.files[i].error, "Cannot read '%s': %m; the report leaves it out.", p ?: "?");
                 }
                 if (r >= 0 && u.n > 0)
                         unreadable = true;
