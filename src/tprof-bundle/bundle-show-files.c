@@ -31,7 +31,8 @@ void show_print_files(const Show *s) {
         _cleanup_free_ char *report = show_bundle_file(s, BUNDLE_REPORT);
         _cleanup_free_ char *dir = text_for_terminal(s->entry->path, 0);
         char b[FORMAT_BYTES_MAX];
-        bool unreadable_windows = false;
+        const BundleUnreadableFile *windows =
+                bundle_unreadable_find(&s->unreadable, s->entry->path, BUNDLE_WINDOWS_DIR);
 
         show_section(s, "Files");
         printf("  %s/\n", dir ?: "?");
@@ -44,12 +45,9 @@ void show_print_files(const Show *s) {
                 printf("    " BUNDLE_CPU_FOLDED_FMT "\n", s->cpu);
                 printf("    " BUNDLE_CPU_BASELINE_FOLDED_FMT "\n", s->cpu);
         }
-        for (size_t i = 0; i < s->n_unreadable; i++)
-                if (streq(s->unreadable[i].name, BUNDLE_WINDOWS_DIR)) {
-                        printf("    %s/ (cannot be read: %s)\n", BUNDLE_WINDOWS_DIR, strerror(-s->unreadable[i].error));
-                        unreadable_windows = true;
-                }
-        if (!unreadable_windows && s->entry->n_windows > 0)
+        if (windows)
+                printf("    %s/ (cannot be read: %s)\n", BUNDLE_WINDOWS_DIR, strerror(-windows->error));
+        else if (s->entry->n_windows > 0)
                 printf("    %s/ (%zu windows pinned, %s, shared with the ring)\n", BUNDLE_WINDOWS_DIR,
                        s->entry->n_windows, format_bytes(b, sizeof b, s->entry->windows_bytes));
 

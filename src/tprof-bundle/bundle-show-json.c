@@ -347,11 +347,10 @@ int show_print_json(const Show *s, bool pretty) {
         /* The files that are there but could not be read: what they hold is left out above. */
         json_key(&w, "unreadable");
         json_begin_array(&w);
-        for (size_t i = 0; i < s->n_unreadable; i++) {
-                _cleanup_free_ char *p = show_bundle_file(s, s->unreadable[i].name);
+        for (size_t i = 0; i < s->unreadable.n; i++) {
                 json_begin_object(&w);
-                json_kv_string(&w, "path", p);
-                json_kv_string(&w, "error", strerror(-s->unreadable[i].error));
+                json_kv_string(&w, "path", s->unreadable.files[i].path);
+                json_kv_string(&w, "error", strerror(-s->unreadable.files[i].error));
                 json_end_object(&w);
         }
         json_end_array(&w);

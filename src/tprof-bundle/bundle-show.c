@@ -115,6 +115,7 @@ static void show_done(Show *s) {
         rises_free(s->cpu_rises, s->n_cpu_rises);
         for (size_t i = 0; i < ELEMENTSOF(s->services); i++)
                 rises_free(s->services[i], s->n_services[i]);
+        bundle_unreadable_done(&s->unreadable);
 }
 
 char *show_bundle_file(const Show *s, const char *name) {
@@ -127,30 +128,21 @@ char *show_bundle_file(const Show *s, const char *name) {
 /* Records name as unreadable where r is an error other than ENOENT: the file is there but could not be
  * read (its permissions, an I/O error), which its section says and the exit status too. Returns r. */
 static int show_record(Show *s, const char *name, int r) {
-        if (r < 0 && r != -ENOENT && s->n_unreadable < SHOW_UNREADABLE_MAX) {
-                snprintf(s->unreadable[s->n_unreadable].name, sizeof s->unreadable[0].name, "%s", name);
-                s->unreadable[s->n_unreadable++].error = r;
-        }
-        return r;
+        return bundle_unreadable_add(&s->unreadable, s->entry->path, name, r);
 }
 
 bool show_print_unreadable(const Show *s, const char *needs, ...) {
-        const ShowUnreadable *u = NULL;
+        const BundleUnreadableFile *u = NULL;
         const char *name;
         va_list ap;
 
         va_start(ap, needs);
         while (!u && (name = va_arg(ap, const char *)))
-                for (size_t i = 0; i < s->n_unreadable; i++)
-                        if (streq(s->unreadable[i].name, name)) {
-                                u = &s->unreadable[i];
-                                break;
-                        }
+                u = bundle_unreadable_find(&s->unreadable, s->entry->path, name);
         va_end(ap);
         if (!u)
                 return false;
-        _cleanup_free_ char *p = show_bundle_file(s, u->name);
-        _cleanup_free_ char *e = p ? text_for_terminal(p, 0) : NULL;
+        _cleanup_free_ char *e = text_for_terminal(u->path, 0);
         printf("  (%s%s%scannot be read: %s: %s)\n", needs ? "needs " : "", needs ?: "", needs ? "; " : "", e ?: "?",
                strerror(-u->error));
         return true;
@@ -891,10 +883,9 @@ int verb_show(int argc, char *argv[]) {
         if (arg_json) {
                 r = show_print_json(&s, arg_json == 2);
                 /* The text says an unreadable file in its section; JSON leaves the section out. */
-                for (size_t i = 0; i < s.n_unreadable; i++) {
-                        _cleanup_free_ char *p = show_bundle_file(&s, s.unreadable[i].name);
-                        _cleanup_free_ char *e = p ? text_for_terminal(p, 0) : NULL;
-                        log_error_errno(s.unreadable[i].error, "Cannot read '%s': %m", e ?: "?");
+                for (size_t i = 0; i < s.unreadable.n; i++) {
+                        _cleanup_free_ char *e = text_for_terminal(s.unreadable.files[i].path, 0);
+                        log_error_errno(s.unreadable.files[i].error, "Cannot read '%s': %m", e ?: "?");
                 }
         }
         else {
@@ -908,7 +899,6 @@ int verb_show(int argc, char *argv[]) {
                 show_print_files(&s);
                 r = 0;
         }
-        show_done(&s);
         if (fflush(stdout) != 0 && r >= 0)
                 r = log_error_errno(SYNTHETIC_ERRNO(EIO), "Failed to write output.");
         /* What can be read is shown, but a script must not take a bundle ls calls corrupt (the
@@ -916,7 +906,8 @@ int verb_show(int argc, char *argv[]) {
         if (r >= 0 && s.entry->manifest_error < 0)
                 r = -EBADMSG;
         /* Nor one with a file that is there but could not be read: a part of it is not shown. */
-        if (r >= 0 && s.n_unreadable > 0)
+        if (r >= 0 && s.unreadable.n > 0)
                 r = -EIO;
+        show_done(&s);
         return r < 0 ? EXIT_FAILURE : EXIT_SUCCESS;
 }

@@ -14,6 +14,7 @@
 #include "bundle/bundle-cgroups.h"
 #include "bundle/bundle-oom.h"
 #include "bundle/bundle-read.h"
+#include "bundle/bundle-unreadable.h"
 
 #define LOG_CONTEXT_LINES 10
 #define LOG_LINES_MAX 200000u
@@ -40,13 +41,6 @@ typedef struct LogLine {
         bool kernel; /* the kernel's line (log.jsonl's kernel_origin) */
         char *who; /* journal entries: "unit comm[pid]", each part when known; else NULL */
 } LogLine;
-
-/* A file of the bundle that is there but could not be read (any error but ENOENT). */
-typedef struct ShowUnreadable {
-        char name[64];
-        int error;
-} ShowUnreadable;
-#define SHOW_UNREADABLE_MAX 8U
 
 typedef struct Show {
         const BundleEntry *entry;
@@ -115,8 +109,7 @@ typedef struct Show {
 
         /* The files whose sections could not be shown: each said in its section, and the exit
          * status is 1. */
-        ShowUnreadable unreadable[SHOW_UNREADABLE_MAX];
-        size_t n_unreadable;
+        BundleUnreadable unreadable;
 } Show;
 
 /* s->entry->path + "/" + name; NULL on OOM. */
