@@ -101,8 +101,7 @@ int verb_capture(int argc, char *argv[]) {
                 return control_error_hint(r, path);
         err = control_message_get(&reply, "ERROR");
         if (err) {
-                _cleanup_free_ char *e = escape_text(err, strlen(err));
-                log_error("tprofd refused the capture: %s", e ?: "?");
+                log_error_escaped("tprofd refused the capture: %s", err);
                 return EXIT_FAILURE;
         }
         const char *id = control_message_get(&reply, "ID");

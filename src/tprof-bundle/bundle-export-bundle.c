@@ -166,16 +166,12 @@ int bundle_write_svg(const BundleEntry *e, bool diff, FILE *out) {
             asprintf(&p2, "%s/%s", e->path, BUNDLE_BASELINE_FOLDED) < 0)
                 return log_oom();
         r = folded_load(p1, &slice);
-        if (r < 0) {
-                _cleanup_free_ char *p = text_for_terminal(p1, 0);
-                return log_error_errno(r, "Failed to read '%s': %m", p ?: "?");
-        }
+        if (r < 0)
+                return log_error_errno_escaped(r, "Failed to read '%s': %m", p1);
         if (diff) {
                 r = folded_load(p2, &baseline);
-                if (r < 0) {
-                        _cleanup_free_ char *p = text_for_terminal(p2, 0);
-                        return log_error_errno(r, "Failed to read '%s': %m", p ?: "?");
-                }
+                if (r < 0)
+                        return log_error_errno_escaped(r, "Failed to read '%s': %m", p2);
         }
         if (asprintf(&title, "%s%s: %s", diff ? "Differential flame graph of " : "Flame graph of ", e->id,
                      e->manifest && e->manifest->event_message ? e->manifest->event_message : "") < 0)
@@ -221,8 +217,7 @@ int bundle_readable_windows(const BundleEntry *e, WindowInfo **ret_w, size_t *re
         }
         for (size_t i = 0; i < n; i++) {
                 if (w[i].error < 0) {
-                        _cleanup_free_ char *p = text_for_terminal(w[i].path, 0);
-                        log_warning_errno(w[i].error, "Skipping unreadable window '%s': %m", p ?: "?");
+                        log_warning_errno_escaped(w[i].error, "Skipping unreadable window '%s': %m", w[i].path);
                         continue;
                 }
                 paths[k++] = w[i].path;
@@ -366,8 +361,7 @@ int bundle_export_bundle(int argc, char *argv[]) {
                 return r < 0 ? EXIT_FAILURE : EXIT_SUCCESS;
         }
         if (r < 0) {
-                _cleanup_free_ char *p = text_for_terminal(path, 0);
-                log_error_errno(r, "Failed to copy '%s': %m", p ?: "?");
+                log_error_errno_escaped(r, "Failed to copy '%s': %m", path);
                 return EXIT_FAILURE;
         }
         return EXIT_SUCCESS;

@@ -209,8 +209,7 @@ int bundle_ring_range(const char *arg_ring, uint64_t from_usec, uint64_t to_usec
         /* The newest window the range touches decides the boot and the clock mapping. */
         for (size_t i = 0; i < n; i++) {
                 if (w[i].error < 0) {
-                        _cleanup_free_ char *p = text_for_terminal(w[i].path, 0);
-                        log_warning_errno(w[i].error, "Skipping unreadable window '%s': %m", p ?: "?");
+                        log_warning_errno_escaped(w[i].error, "Skipping unreadable window '%s': %m", w[i].path);
                         continue;
                 }
                 if (w[i].samples == 0 || w[i].start_realtime_usec > to_usec || w[i].end_realtime_usec < from_usec)

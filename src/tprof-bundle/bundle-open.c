@@ -101,10 +101,8 @@ static int speedscope_file(const BundleEntry *e, char **ret) {
         /* The link lives elsewhere: it must name the bundle by an absolute path (-D may be relative). */
         _cleanup_free_ char *bundle = realpath(e->path, NULL);
 
-        if (!bundle) {
-                _cleanup_free_ char *p = text_for_terminal(e->path, 0);
-                return log_error_errno(errno, "Failed to resolve '%s': %m", p ?: "?");
-        }
+        if (!bundle)
+                return log_error_errno_escaped(errno, "Failed to resolve '%s': %m", e->path);
         if (asprintf(&target, "%s/%s", bundle, name) < 0)
                 return log_oom();
         if (access(target, F_OK) < 0) {
@@ -115,10 +113,8 @@ static int speedscope_file(const BundleEntry *e, char **ret) {
                         return log_oom();
         }
         /* Not a link the viewer cannot follow: said here, with the path, as export says it. */
-        if (access(target, R_OK) < 0) {
-                _cleanup_free_ char *t = text_for_terminal(target, 0);
-                return log_error_errno(errno, "Cannot read '%s': %m", t ?: "?");
-        }
+        if (access(target, R_OK) < 0)
+                return log_error_errno_escaped(errno, "Cannot read '%s': %m", target);
         if (asprintf(&dir, "%s/tprof-%s-XXXXXX", isempty(tmp) ? "/tmp" : tmp,
                      e->short_id[0] ? e->short_id : "bundle") < 0)
                 return log_oom();

@@ -10,6 +10,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "basic/cleanup.h"
+#include "basic/log.h"
 #include "basic/parse-util.h"
 #include "bundle/bundle-read.h"
 
@@ -34,6 +36,26 @@ bool output_utf8(void);
  */
 char *text_for_terminal(const char *s, size_t width);
 char *text_for_terminal_n(const char *s, size_t n, size_t width);
+
+/*
+ * Logs as log_full_errno() does (error for %m, 0 for none; returns its negative), with text, the
+ * format's first argument, escaped and cut to width by text_for_terminal() ("?" when out of
+ * memory). error is read before text is escaped, so errno may be given. Macros, so that the log
+ * names the caller's line.
+ */
+#define log_full_errno_escaped(level, error, width, format, text, ...)                                       \
+        ({                                                                                                   \
+                int _error_ = (error);                                                                       \
+                _cleanup_free_ char *_escaped_ = text_for_terminal((text), (width));                         \
+                log_full_errno((level), _error_, format, _escaped_ ?: "?", ##__VA_ARGS__);                   \
+        })
+#define log_error_errno_escaped(error, format, text, ...)                                                    \
+        log_full_errno_escaped(LOG_ERR, error, 0, format, text, ##__VA_ARGS__)
+#define log_warning_errno_escaped(error, format, text, ...)                                                  \
+        log_full_errno_escaped(LOG_WARNING, error, 0, format, text, ##__VA_ARGS__)
+#define log_error_escaped(format, text, ...)                                                                 \
+        (void) log_full_errno_escaped(LOG_ERR, 0, 0, format, text, ##__VA_ARGS__)
+
 /* Characters (code points) of a valid UTF-8 string. */
 size_t utf8_width(const char *s);
 

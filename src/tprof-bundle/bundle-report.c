@@ -164,15 +164,12 @@ int verb_report(int argc, char *argv[]) {
         if (e) {
                 _cleanup_(bundle_unreadable_done) BundleUnreadable u = {};
                 r = report_write_bundle(e->path, out, &u);
-                if (r < 0) {
-                        _cleanup_free_ char *p = text_for_terminal(e->path, 0);
-                        log_error_errno(r, "Failed to make the report of '%s': %m", p ?: "?");
-                }
+                if (r < 0)
+                        log_error_errno_escaped(r, "Failed to make the report of '%s': %m", e->path);
                 /* The report is written with what could be read; the exit status says it is short. */
-                for (size_t i = 0; r >= 0 && i < u.n; i++) {
-                        _cleanup_free_ char *p = text_for_terminal(u.files[i].path, 0);
-                        log_error_errno(u.files[i].error, "Cannot read '%s': %m; the report leaves it out.", p ?: "?");
-                }
+                for (size_t i = 0; r >= 0 && i < u.n; i++)
+                        log_error_errno_escaped(u.files[i].error, "Cannot read '%s': %m; the report leaves it out.",
+                                                u.files[i].path);
                 if (r >= 0 && u.n > 0)
                         unreadable = true;
         } else {

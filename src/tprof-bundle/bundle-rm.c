@@ -104,9 +104,8 @@ int verb_rm(int argc, char *argv[]) {
                 if (r < 0)
                         return EXIT_FAILURE;
                 if (l.entries[r].state == BUNDLE_ENTRY_PENDING && !arg_force) {
-                        _cleanup_free_ char *name = text_for_terminal(l.entries[r].dirname, 0);
-                        log_error("Bundle '%s' is still being recorded; use --force to remove it anyway.",
-                                  name ?: "?");
+                        log_error_escaped("Bundle '%s' is still being recorded; use --force to remove it anyway.",
+                                          l.entries[r].dirname);
                         return EXIT_FAILURE;
                 }
                 bool dup = false;

@@ -883,10 +883,9 @@ int verb_show(int argc, char *argv[]) {
         if (arg_json) {
                 r = show_print_json(&s, arg_json == 2);
                 /* The text says an unreadable file in its section; JSON leaves the section out. */
-                for (size_t i = 0; i < s.unreadable.n; i++) {
-                        _cleanup_free_ char *e = text_for_terminal(s.unreadable.files[i].path, 0);
-                        log_error_errno(s.unreadable.files[i].error, "Cannot read '%s': %m", e ?: "?");
-                }
+                for (size_t i = 0; i < s.unreadable.n; i++)
+                        log_error_errno_escaped(s.unreadable.files[i].error, "Cannot read '%s': %m",
+                                                s.unreadable.files[i].path);
         }
         else {
                 print_header(&s);
