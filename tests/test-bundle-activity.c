@@ -11,18 +11,23 @@
 
 #include "bundle/bundle-activity.h"
 
-static void test_activity(void **state) {
+/* Loads text as an activity.tsv into a. */
+static void load_text(const char *text, unsigned n_seconds_hint, Activity *a) {
         char path[] = "/tmp/test-bundle-activity-XXXXXX";
-        _cleanup_(activity_donep) Activity a = {};
         int fd = mkstemp(path);
-        const char *text = "# offset_s\tcpu\tsamples\tbusy\n0\t0\t97\t12\n0\t1\t97\t95\n2\t1\t97\t97\n"
-                           "bogus\n3\t1\t5\t6\n";
 
         assert_true(fd >= 0);
         assert_int_equal(write(fd, text, strlen(text)), (ssize_t) strlen(text));
         close(fd);
-        assert_int_equal(activity_load(path, 5, &a), 0);
+        assert_int_equal(activity_load(path, n_seconds_hint, a), 0);
         unlink(path);
+}
+
+static void test_activity(void **state) {
+        _cleanup_(activity_donep) Activity a = {};
+
+        load_text("# offset_s\tcpu\tsamples\tbusy\n0\t0\t97\t12\n0\t1\t97\t95\n2\t1\t97\t97\n"
+                  "bogus\n3\t1\t5\t6\n", 5, &a);
         assert_int_equal(a.n_cpus, 2);
         assert_int_equal(a.n_seconds, 5);
         assert_int_equal(a.n_skipped, 2); /* "bogus" and busy > samples */
@@ -34,17 +39,10 @@ static void test_activity(void **state) {
 /* A cell's rows are summed: a damaged file's repeated rows must not wrap its samples below its busy
  * samples (show draws busy / samples as one of nine levels, an index). */
 static void test_activity_repeated_rows(void **state) {
-        char path[] = "/tmp/test-bundle-activity-XXXXXX";
         _cleanup_(activity_donep) Activity a = {};
-        int fd = mkstemp(path);
-        const char *text = "0\t0\t4294967295\t0\n0\t0\t1\t1\n0\t0\t2\t2\n1\t0\t4294967295\t4294967295\n"
-                           "1\t0\t4294967295\t4294967295\n";
 
-        assert_true(fd >= 0);
-        assert_int_equal(write(fd, text, strlen(text)), (ssize_t) strlen(text));
-        close(fd);
-        assert_int_equal(activity_load(path, 0, &a), 0);
-        unlink(path);
+        load_text("0\t0\t4294967295\t0\n0\t0\t1\t1\n0\t0\t2\t2\n1\t0\t4294967295\t4294967295\n"
+                  "1\t0\t4294967295\t4294967295\n", 0, &a);
         assert_int_equal(a.n_cpus, 1);
         assert_int_equal(a.n_seconds, 2);
         for (unsigned sec = 0; sec < a.n_seconds; sec++)
