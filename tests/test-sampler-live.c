@@ -12,9 +12,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <fcntl.h>
+#include <linux/capability.h>
 #include <sched.h>
 #include <signal.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -289,6 +292,77 @@ static void test_lost_counted(void **state) {
         assert_true(total.samples > 0);
 }
 
+static int read_proc_int(const char *path, long *ret) {
+        FILE *f = fopen(path, "re");
+        int r = 0;
+        if (!f)
+                return -errno;
+        if (fscanf(f, "%ld", ret) != 1)
+                r = -EBADMSG;
+        fclose(f);
+        return r;
+}
+
+/* In a child of the test: CAP_IPC_LOCK out of the effective set, RLIMIT_MEMLOCK to limit bytes,
+ * then the sampler with stack copies. Exits 0 if every online CPU got a ring, smaller than the
+ * default; 1 if the sampler failed, with its error on stderr; 2 if it opened too few. */
+static _Noreturn void rings_under_allowance(rlim_t limit) {
+        struct __user_cap_header_struct h = { .version = _LINUX_CAPABILITY_VERSION_3 };
+        struct __user_cap_data_struct d[2] = {};
+        Sampler *s = NULL;
+        int r;
+
+        if (syscall(SYS_capget, &h, d) < 0)
+                _exit(3);
+        d[CAP_TO_INDEX(CAP_IPC_LOCK)].effective &= ~CAP_TO_MASK(CAP_IPC_LOCK);
+        if (syscall(SYS_capset, &h, d) < 0 || setrlimit(RLIMIT_MEMLOCK, &(struct rlimit) { limit, limit }) < 0)
+                _exit(3);
+        r = sampler_new(&(SamplerOptions) { .unwind = UNWIND_MODE_DWARF }, NULL, NULL, &s);
+        if (r < 0) {
+                fprintf(stderr, "sampler_new: %s\n", strerror(-r));
+                _exit(1);
+        }
+        printf("%u CPUs, rings of %zu KiB under RLIMIT_MEMLOCK %ju KiB\n", sampler_n_cpus(s),
+               sampler_ring_bytes(s) / 1024, (uintmax_t) limit / 1024);
+        fflush(stdout);
+        _exit(sampler_n_cpus(s) == (unsigned) sysconf(_SC_NPROCESSORS_ONLN) &&
+                              sampler_ring_bytes(s) < SAMPLER_RING_BYTES_UNWIND ? 0 : 2);
+}
+
+/*
+ * Without CAP_IPC_LOCK the kernel lets a user lock kernel.perf_event_mlock_kb for each online CPU
+ * in rings, and RLIMIT_MEMLOCK past that (perf_mmap() in Linux 6.1 kernel/events/core.c: the
+ * user's allowance is perf_event_mlock_kb times num_online_cpus(), the rest is charged to the
+ * process's pinned pages against RLIMIT_MEMLOCK). The first CPU's ring always fits; it is a later
+ * CPU's that is refused, and then every ring must be made smaller, those opened already too.
+ * The limit is set so that the default rings (2 MiB with stack copies) cannot fit and the
+ * smallest (512 KiB) fit even when other programs of this user hold the whole allowance.
+ */
+static void test_rings_shrink_to_allowance(void **state) {
+        long paranoid, mlock_kb, n = sysconf(_SC_NPROCESSORS_ONLN);
+        int status;
+        pid_t pid;
+
+#if !defined(__x86_64__)
+        skip(); /* frame pointers only: the rings are the smallest already */
+#endif
+        if (read_proc_int("/proc/sys/kernel/perf_event_paranoid", &paranoid) < 0 || paranoid < 0 ||
+            read_proc_int("/proc/sys/kernel/perf_event_mlock_kb", &mlock_kb) < 0 || n < 1 ||
+            (mlock_kb + 4) * 1024 >= (long) SAMPLER_RING_BYTES_UNWIND / 2) {
+                printf("skipping: the rings are not limited here (perf_event_paranoid -1 or a large perf_event_mlock_kb)\n");
+                skip();
+        }
+        pid = fork();
+        assert_true(pid >= 0);
+        if (pid == 0)
+                rings_under_allowance((rlim_t) n * SAMPLER_RING_BYTES_UNWIND / 2);
+        assert_int_equal(waitpid(pid, &status, 0), pid);
+        assert_true(WIFEXITED(status));
+        if (WEXITSTATUS(status) == 3)
+                skip(); /* no capabilities to drop or no limit to set */
+        assert_int_equal(WEXITSTATUS(status), 0);
+}
+
 static void test_bad_options(void **state) {
         Sampler *s = NULL;
         assert_int_equal(sampler_new(&(SamplerOptions) { .mmap_pages = 3 }, NULL, NULL, &s), -EINVAL);
@@ -512,6 +586,7 @@ int main(void) {
                 cmocka_unit_test(test_drain_period),
                 cmocka_unit_test_teardown(test_cpu_hotplug, restore_cpu1),
                 cmocka_unit_test(test_lost_counted),
+                cmocka_unit_test(test_rings_shrink_to_allowance),
                 cmocka_unit_test(test_bad_options),
                 cmocka_unit_test(test_exec_before_enable),
                 cmocka_unit_test(test_maps_read_again_after_loss),

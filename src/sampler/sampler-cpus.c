@@ -208,12 +208,21 @@ static int cpu_open(Sampler *s, unsigned cpu) {
                         break;
                 r = -errno;
                 safe_close(c->fd);
-                /* Over the locked-memory allowance: smaller rings for every CPU, while none is open. */
-                if ((r != -EPERM && r != -ENOMEM) || s->n_open > 0 ||
+                /* Over the locked-memory allowance: smaller rings for every CPU, before the events
+                 * first run (no ring holds anything to lose). The kernel's allowance grows with the
+                 * online CPUs (perf_mmap()), so it is a later CPU's ring it refuses, not the
+                 * first's: those open already are closed, for the caller to open again (-EAGAIN). */
+                if ((r != -EPERM && r != -ENOMEM) || s->enabled || s->rescanned ||
                     s->opts.mmap_pages <= sampler_ring_pages(s->page_size, SAMPLER_FREQ_HZ_DEFAULT, 0))
                         return r;
                 s->opts.mmap_pages /= 2;
                 s->attr.wakeup_watermark = (uint32_t) (s->opts.mmap_pages * s->page_size / 2);
+                if (s->n_open > 0) {
+                        for (unsigned i = 0; i < s->n_cpus_max; i++)
+                                if (s->cpus[i])
+                                        sampler_cpu_close(s, s->cpus[i]);
+                        return -EAGAIN;
+                }
                 c->fd = sampler_event_open(s, (int) cpu);
                 if (c->fd < 0)
                         return c->fd;
@@ -307,6 +316,7 @@ static int update_cpus(Sampler *s) {
         if (r < 0)
                 return r;
 
+restart:
         for (unsigned i = 0; i < s->n_cpus_max; i++) {
                 SamplerCpu *c = s->cpus[i];
 
@@ -319,6 +329,11 @@ static int update_cpus(Sampler *s) {
                         }
                 } else if (!c && online[i]) {
                         r = cpu_open(s, i);
+                        if (r == -EAGAIN) {
+                                /* Every ring smaller, those open closed: open them all again. */
+                                changed = true;
+                                goto restart;
+                        }
                         if (r < 0 && r != -ENODEV && r != -ENXIO && r != -EINVAL)
                                 return r;
                         if (r > 0) {
