@@ -315,6 +315,46 @@ static void test_scan_fixture(void **state) {
         assert_int_equal(system(cmd), 0);
 }
 
+/*
+ * A task whose EXIT record was lost with a ring that overflowed, or that ended before the events
+ * ran, is found gone from /proc and reaped like any other; the rest stay, threads by their
+ * /proc/PID/task entry.
+ */
+static void test_sweep_gone(void **state) {
+        char root[] = "/tmp/tprof-proc.XXXXXX", p[512];
+        ProcTable *t = proc_table_new();
+        ProcTableStats st;
+
+        assert_non_null(mkdtemp(root));
+        snprintf(p, sizeof(p), "%s/42/task/43", root);
+        assert_int_equal(mkdir_p(p, 0755), 0);
+        assert_int_equal(proc_table_comm_event(t, 42, 42, "server", false), 0);
+        assert_int_equal(proc_table_comm_event(t, 42, 43, "server-io", false), 0);
+        assert_int_equal(proc_table_comm_event(t, 42, 44, "server-gone", false), 0);
+        assert_int_equal(proc_table_mmap(t, 9, &(ProcMap) { .start = 0x500000, .end = 0x501000,
+                                                            .path = (char *) "/bin/gone", .prot = PROT_EXEC }), 0);
+        /* 50 exited with its record: its exit time stays as it was. */
+        assert_int_equal(proc_table_comm_event(t, 50, 50, "done", false), 0);
+        assert_int_equal(proc_table_exit(t, 50, 50, 500), 0);
+
+        assert_int_equal(proc_table_sweep(t, root, 1000), 2);
+        assert_int_equal(proc_table_reap(t, 600), 1);  /* 50 */
+        assert_int_equal(proc_table_reap(t, 1000), 0); /* the ones swept, from 1000 on */
+        assert_int_equal(proc_table_reap(t, 1001), 2);
+        assert_null(proc_table_get(t, 9));
+        assert_null(proc_table_get(t, 44));
+        assert_string_equal(proc_table_comm(t, 42, 43), "server-io");
+        assert_true(proc_table_has_maps(t, 9) == false);
+        proc_table_get_stats(t, &st);
+        assert_int_equal(st.live, 2);
+        assert_int_equal(proc_table_sweep(t, root, 2000), 0);
+        proc_table_free(t);
+
+        char cmd[600];
+        snprintf(cmd, sizeof(cmd), "rm -rf '%s'", root);
+        assert_int_equal(system(cmd), 0);
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_mmap_and_lookup),
@@ -326,6 +366,7 @@ int main(void) {
                 cmocka_unit_test(test_unnamed),
                 cmocka_unit_test(test_parse_maps_lines),
                 cmocka_unit_test(test_scan_fixture),
+                cmocka_unit_test(test_sweep_gone),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }

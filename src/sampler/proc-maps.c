@@ -14,6 +14,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/sysmacros.h>
+#include <unistd.h>
 
 #include "basic/alloc-util.h"
 #include "basic/cleanup.h"
@@ -402,6 +403,27 @@ size_t proc_table_reap(ProcTable *t, uint64_t before_ns) {
                 }
         t->first_exit_ns = first;
         t->stats.reaped += n;
+        return n;
+}
+
+size_t proc_table_sweep(ProcTable *t, const char *proc_root, uint64_t now_ns) {
+        char path[PATH_MAX];
+        size_t n = 0;
+
+        for (size_t b = 0; b < t->n_buckets; b++)
+                for (ProcTask *task = t->buckets[b]; task; task = task->next) {
+                        if (task->exited)
+                                continue;
+                        if (task->tid == task->pid)
+                                snprintf(path, sizeof(path), "%s/%" PRIu32, proc_root, task->pid);
+                        else
+                                snprintf(path, sizeof(path), "%s/%" PRIu32 "/task/%" PRIu32, proc_root, task->pid,
+                                         task->tid);
+                        if (access(path, F_OK) >= 0 || errno != ENOENT)
+                                continue;
+                        (void) proc_table_exit(t, task->pid, task->tid, now_ns);
+                        n++;
+                }
         return n;
 }
 

@@ -93,6 +93,13 @@ void proc_comm_tidy(char *comm);
 int proc_table_exit(ProcTable *t, uint32_t pid, uint32_t tid, uint64_t t_ns);
 /* Forgets tasks that exited before before_ns. Returns how many were removed. */
 size_t proc_table_reap(ProcTable *t, uint64_t before_ns);
+/*
+ * Marks exited at now_ns every task the table holds as alive that proc_root no longer has (its
+ * EXIT record lost with a ring that overflowed, or the task gone before the events ran), for
+ * proc_table_reap() to forget: otherwise each stays, with its process's mappings, until its tid
+ * is used again. Returns how many it marked.
+ */
+size_t proc_table_sweep(ProcTable *t, const char *proc_root, uint64_t now_ns);
 
 /* Scans proc_root ("/proc", or a fixture directory): comm of every task, executable maps per process. */
 int proc_table_scan(ProcTable *t, const char *proc_root);

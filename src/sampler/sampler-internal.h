@@ -73,6 +73,7 @@ struct Sampler {
         bool enabled;
         bool rescanned; /* /proc was read again once the events ran */
         uint64_t lost_records; /* PERF_RECORD_LOSTs seen: side-band records may be among the lost */
+        uint64_t swept_lost, swept_ns; /* lost_records and perf time at the last proc_table_sweep() */
 
         ProcTable *procs;
         Symbolizer *symbolizer;

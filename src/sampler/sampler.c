@@ -54,6 +54,7 @@ static_assert(SAMPLER_SCRATCH_REGS == UNWIND_SCRATCH_REGS, "a sample's caller-sa
 #define SAMPLER_CLOCK_TRIES 5U
 #define SAMPLER_STACK_EPOCH_NS (1000U * 1000U * 1000U)
 #define SAMPLER_MAPS_RESCAN_NS (1000U * 1000U * 1000U)
+#define SAMPLER_SWEEP_NS (UINT64_C(60) * 1000U * 1000U * 1000U)
 /* The kernel's thread that makes every other kernel thread, in the initial pid namespace. */
 #define KTHREADD_PID 2U
 
@@ -253,6 +254,20 @@ int sampler_new(const SamplerOptions *o, SampleHandler handler, void *userdata, 
         return 0;
 }
 
+/* Tasks /proc no longer has, whose EXIT no record told, marked exited for the reaping: an access()
+ * each. Not where this /proc is another pid namespace's than the records' (ours): there every
+ * task would look gone. */
+static void sweep_tasks(Sampler *s) {
+        char self[64];
+
+        s->swept_lost = s->lost_records;
+        s->swept_ns = s->last_time_ns;
+        snprintf(self, sizeof(self), "/proc/%d", (int) getpid());
+        if (access(self, F_OK) < 0)
+                return;
+        (void) proc_table_sweep(s->procs, "/proc", s->last_time_ns);
+}
+
 int sampler_enable(Sampler *s) {
         int r = sampler_cpus_ioctl(s, PERF_EVENT_IOC_ENABLE);
         if (r < 0)
@@ -267,6 +282,9 @@ int sampler_enable(Sampler *s) {
                 r = proc_table_rescan(s->procs, "/proc");
                 if (r < 0)
                         return r;
+                /* And what the first scan found that ended before the events ran, which no EXIT
+                 * record will tell. */
+                sweep_tasks(s);
                 s->rescanned = true;
         }
         return 0;
@@ -778,6 +796,10 @@ int sampler_drain(Sampler *s) {
         /* Samples of a task can trail its EXIT by a little (another CPU's ring); keep it a while. */
         if (s->last_time_ns > SAMPLER_EXIT_GRACE_NS)
                 (void) proc_table_reap(s->procs, s->last_time_ns - SAMPLER_EXIT_GRACE_NS);
+        /* Lost records may have held EXITs: the tasks they ended would stay, with their
+         * mappings, until their tids are used again. Looked for at most once a minute. */
+        if (s->lost_records != s->swept_lost && s->last_time_ns >= s->swept_ns + SAMPLER_SWEEP_NS)
+                sweep_tasks(s);
         /* CPUs that went offline or came back, at most once a second (a sysfs read). */
         if (!s->updating_cpus && now - s->cpus_checked_usec >= USEC_PER_SEC) {
                 s->cpus_checked_usec = now;
