@@ -63,6 +63,7 @@ typedef struct OpenIncident {
         char **windows;
         size_t n_windows;
         sd_event_source *deadline; /* t + after has been sampled: publish */
+        uint64_t armed_mono_usec;  /* when the match was read, CLOCK_MONOTONIC */
         sd_event_source *expire;   /* the cooldown is over: forget */
         sd_event_source *rewrite;  /* repeats joined the published bundle: update its manifest soon */
         uint64_t repeat_ns[REPEAT_MARKS_MAX];
@@ -657,9 +658,31 @@ static void on_job_done(void *p, void *userdata) {
         start_next(im);
 }
 
+/*
+ * When t + after has been sampled, on CLOCK_MONOTONIC. The mapping the owner keeps moves under a
+ * waiting incident (it is measured every minute, and a host paused for minutes comes back with its
+ * perf clock moved against CLOCK_MONOTONIC): one measured since the match is the one to go by. An
+ * older one is not trusted past `after` from the match: the event was logged before it was read, so
+ * by then t + after has been sampled, wherever that mapping puts it.
+ */
+static uint64_t incident_deadline(const IncidentManager *im, const OpenIncident *oi) {
+        const Incident *i = oi->incident;
+        uint64_t by_map = clock_map_perf_to_mono(im->opts.clock, i->to_ns) / NSEC_PER_USEC;
+
+        if (im->opts.clock->measured_mono_ns / NSEC_PER_USEC <= oi->armed_mono_usec)
+                by_map = MIN(by_map, oi->armed_mono_usec + (i->to_ns - i->t_ns) / NSEC_PER_USEC);
+        return by_map + DEADLINE_SLACK_USEC;
+}
+
 static int on_incident_deadline(sd_event_source *s, uint64_t usec, void *userdata) {
         OpenIncident *oi = userdata;
         IncidentManager *im = oi->manager;
+        uint64_t deadline_usec = incident_deadline(im, oi);
+
+        /* A mapping measured since the timer was set puts t + after later: wait for it. */
+        if (deadline_usec > now_usec(CLOCK_MONOTONIC) && sd_event_source_set_time(s, deadline_usec) >= 0 &&
+            sd_event_source_set_enabled(s, SD_EVENT_ONESHOT) >= 0)
+                return 0;
 
         if (!GREEDY_REALLOC(im->queue, im->allocated_queue, im->n_queue + 1)) {
                 after_complete(im, oi, complete_now(im, oi));
@@ -717,7 +740,8 @@ static int incident_arm(IncidentManager *im, Incident *i, OpenIncident **ret) {
         if (windows_fd >= 0)
                 (void) ring_store_pin(im->opts.ring, i->from_ns, i->to_ns, windows_fd, NULL);
 
-        deadline_usec = clock_map_perf_to_mono(im->opts.clock, i->to_ns) / NSEC_PER_USEC + DEADLINE_SLACK_USEC;
+        oi->armed_mono_usec = now_usec(CLOCK_MONOTONIC);
+        deadline_usec = incident_deadline(im, oi);
         r = sd_event_add_time(im->opts.event, &oi->deadline, CLOCK_MONOTONIC, deadline_usec, 10 * USEC_PER_MSEC,
                               on_incident_deadline, oi);
         if (r >= 0)
