@@ -1,15 +1,17 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * The incident manager on a real event loop, ring and log context: when an incident's deadline
- * fires while the clock mapping its owner keeps up to date moves under it. No bundle is published
- * here (that would announce it in the host's journal): the owner's flush, which a deadline calls
- * first, notes the time and takes the staged folder's windows/ away, so the bundle is discarded
- * right after.
+ * fires while the clock mapping its owner keeps up to date moves under it, and the time a bundle of
+ * another boot's entry is given. No bundle is published here (that would announce it in the host's
+ * journal): the owner's flush, which a deadline calls first, notes the time and takes the staged
+ * folder's windows/ away, so the bundle is discarded right after.
  */
+#include <dirent.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "basic/time-util.h"
@@ -171,10 +173,69 @@ static void test_deadline_is_not_held_back_by_an_outdated_mapping(void **state) 
         harness_free(&h);
 }
 
+/* The name of the one staged bundle in incidents/. */
+static void staged_name(const Harness *h, char *buf, size_t size) {
+        char path[300];
+        struct dirent *de;
+        DIR *d;
+        int n = 0;
+
+        snprintf(path, sizeof path, "%s/incidents", h->state_dir);
+        assert_non_null(d = opendir(path));
+        while ((de = readdir(d)))
+                if (strncmp(de->d_name, BUNDLE_TMP_PREFIX, strlen(BUNDLE_TMP_PREFIX)) == 0) {
+                        snprintf(buf, size, "%s", de->d_name + strlen(BUNDLE_TMP_PREFIX));
+                        n++;
+                }
+        closedir(d);
+        assert_int_equal(n, 1);
+}
+
+/* A journal entry of the boot before this one (read on after a reboot from the saved cursor) has no
+ * place on this boot's perf clock, only its realtime (docs/design.md, "Time"): its bundle is named
+ * and dated by that realtime, not by this boot's start its perf time was clamped to. */
+static void test_entry_of_another_boot_keeps_its_realtime(void **state) {
+        static const IncidentRule rule = {
+                .name = LEND("unit-failed"),
+                .source = LEND("journal"),
+                .match = LEND("Failed with result"),
+                .before_usec = 60 * USEC_PER_SEC,
+                .after_usec = 10 * USEC_PER_SEC,
+                .cooldown_usec = 600 * USEC_PER_SEC,
+        };
+        static const char msg[] = "kubelet.service: Failed with result 'exit-code'.";
+        LogRecord rec = LOG_RECORD_NULL;
+        char name[256], stamp[32];
+        uint64_t boot_realtime_usec;
+        struct tm tm;
+        time_t sec;
+        Harness h;
+
+        harness_new(&h, "other-boot");
+        boot_realtime_usec = now_usec(CLOCK_REALTIME) - now_usec(CLOCK_MONOTONIC);
+        rec.source = LOG_SOURCE_JOURNAL;
+        rec.priority = 4;
+        rec.t_ns = 0; /* what the journal source gives an entry of another boot */
+        rec.source_usec = 5000 * USEC_PER_SEC;
+        rec.realtime_usec = boot_realtime_usec - 2 * USEC_PER_DAY; /* two days before this boot began */
+        rec.unit = "kubelet.service";
+        rec.message = rec.message_escaped = msg;
+        rec.message_len = rec.message_escaped_len = sizeof msg - 1;
+        assert_int_equal(incident_manager_match(h.im, &rule, &rec, NULL, 0), 0);
+
+        staged_name(&h, name, sizeof name);
+        sec = (time_t) (rec.realtime_usec / USEC_PER_SEC);
+        assert_non_null(gmtime_r(&sec, &tm));
+        strftime(stamp, sizeof stamp, "%Y%m%dT%H%M%SZ-unit-failed-", &tm);
+        assert_string_equal(strndupa(name, strlen(stamp)), stamp);
+        harness_free(&h);
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_deadline_follows_a_mapping_measured_after_the_match),
                 cmocka_unit_test(test_deadline_is_not_held_back_by_an_outdated_mapping),
+                cmocka_unit_test(test_entry_of_another_boot_keeps_its_realtime),
         };
         return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -102,7 +102,7 @@ static void make_incident(Incident **ret) {
         const char msg[] = "ena 0000:00:05.0 eth0: Trigger reset is on \x1b[2J\xff";
         LogRecord rec = LOG_RECORD_NULL;
 
-        assert_int_equal(incident_new(&rule, 100 * NSEC_PER_SEC, &m, ret), 0);
+        assert_int_equal(incident_new(&rule, 100 * NSEC_PER_SEC, 0, &m, ret), 0);
         rec.source = LOG_SOURCE_KMSG;
         rec.kernel_origin = true;
         rec.priority = 3;
@@ -133,7 +133,7 @@ static void test_hostile_rule_name_stays_in_directory(void **state) {
         ClockMap m = {};
 
         evil.name = LEND("../../etc");
-        assert_int_equal(incident_new(&evil, NSEC_PER_SEC, &m, &i), 0);
+        assert_int_equal(incident_new(&evil, NSEC_PER_SEC, 0, &m, &i), 0);
         assert_null(strchr(i->id, '/'));
 }
 

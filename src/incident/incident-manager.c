@@ -767,7 +767,8 @@ static int incident_start(IncidentManager *im, const IncidentRule *rule, const L
         OpenIncident *oi;
         int r;
 
-        r = incident_new(rule, event_ns, im->opts.clock, &i);
+        /* An entry of another boot (no perf time) is dated by its own realtime. */
+        r = incident_new(rule, event_ns, rec->t_ns == 0 ? rec->realtime_usec : 0, im->opts.clock, &i);
         if (r < 0)
                 return log_error_errno(r, "Failed to create an incident for rule %s: %m", rule->name);
         r = incident_set_trigger(i, rec, alignment_of(rec), rec->t_error_ns ?: im->opts.clock->error_ns);
@@ -832,7 +833,7 @@ int incident_manager_capture(IncidentManager *im, uint64_t before_usec, uint64_t
         if (trigger_n_open(im->trigger) >= TRIGGER_MAX_OPEN_DEFAULT)
                 return -EBUSY;
         t = clock_map_mono_to_perf(im->opts.clock, now_nsec(CLOCK_MONOTONIC));
-        r = incident_new(&rule, t, im->opts.clock, &i);
+        r = incident_new(&rule, t, 0, im->opts.clock, &i);
         if (r < 0)
                 return r;
         if (note) {

@@ -73,7 +73,8 @@ static int rule_copy(IncidentRule *dst, const IncidentRule *src) {
         return 0;
 }
 
-int incident_new(const IncidentRule *rule, uint64_t t_ns, const ClockMap *clock, Incident **ret) {
+int incident_new(const IncidentRule *rule, uint64_t t_ns, uint64_t realtime_usec, const ClockMap *clock,
+                 Incident **ret) {
         _cleanup_(incident_freep) Incident *i = NULL;
         char stamp[32], rule_name[128];
         uint8_t rnd[BUNDLE_SHORT_ID_LEN / 2];
@@ -91,7 +92,7 @@ int incident_new(const IncidentRule *rule, uint64_t t_ns, const ClockMap *clock,
         i->clock = *clock;
         i->t_ns = t_ns;
         i->t_mono_ns = clock_map_perf_to_mono(clock, t_ns);
-        i->t_realtime_usec = clock_map_perf_to_realtime(clock, t_ns) / NSEC_PER_USEC;
+        i->t_realtime_usec = realtime_usec ?: clock_map_perf_to_realtime(clock, t_ns) / NSEC_PER_USEC;
         i->error_ns = clock->error_ns;
         i->alignment = "kmsg-timestamp";
         i->repeats = 1;

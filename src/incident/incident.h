@@ -96,9 +96,12 @@ Incident *incident_free(Incident *i);
 
 /*
  * Makes an incident for rule at event time t_ns (perf clock), with the id derived from the UTC
- * time and rule name. The caller fills the trigger fields (incident_set_trigger() for a log record).
+ * time and rule name. The UTC time is realtime_usec, or when that is 0 t_ns's through clock (an
+ * entry of another boot has no place on this boot's perf clock, only its own realtime). The caller
+ * fills the trigger fields (incident_set_trigger() for a log record).
  */
-int incident_new(const IncidentRule *rule, uint64_t t_ns, const ClockMap *clock, Incident **ret);
+int incident_new(const IncidentRule *rule, uint64_t t_ns, uint64_t realtime_usec, const ClockMap *clock,
+                 Incident **ret);
 int incident_set_trigger(Incident *i, const LogRecord *rec, const char *alignment, uint64_t error_ns);
 int incident_add_capture(Incident *i, const char *name, const char *value, size_t value_len);
 /* Counts a repeat: a later match of the incident's rule, or of another rule of its group. */
