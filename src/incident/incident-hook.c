@@ -9,11 +9,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <syslog.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+
+#include <systemd/sd-journal.h>
 
 #include "basic/alloc-util.h"
 #include "basic/cleanup.h"
@@ -552,4 +555,38 @@ int incident_hook_submit(IncidentHook *h, const IncidentHookBundle *b) {
         }
         h->queue[h->n_queued++] = env;
         return start_next(h);
+}
+
+/* journalctl MESSAGE_ID=6b0f5e1a8c7d4e2f9a3b1c0d2e4f6a8b finds every bundle tprofd announced. */
+#define TPROF_INCIDENT_MESSAGE_ID "6b0f5e1a8c7d4e2f9a3b1c0d2e4f6a8b"
+
+/*
+ * The journal entry a log pipeline finds every bundle by (MESSAGE_ID), with the same facts the
+ * bundle hook gets: where the bundle is, which rule, host and status, and the trigger line.
+ */
+void incident_announce(const IncidentHookBundle *b) {
+        _cleanup_free_ char *msg = escape_text(b->message ?: "", utf8_prefix_length(b->message ?: "", strlen(b->message ?: ""), 2048));
+        char utc[64] = "";
+        struct tm tm;
+        time_t t = (time_t) (b->trigger_realtime_usec / USEC_PER_SEC);
+
+        if (b->trigger_realtime_usec > 0 && gmtime_r(&t, &tm)) {
+                size_t l = strftime(utc, sizeof utc, "%Y-%m-%dT%H:%M:%S", &tm);
+                snprintf(utc + l, sizeof utc - l, ".%06lluZ", (unsigned long long) (b->trigger_realtime_usec % USEC_PER_SEC));
+        }
+        log_notice("Incident %s: rule %s, %s, bundle %s", b->short_id, b->rule, b->status, b->path);
+        (void) sd_journal_send("MESSAGE=tprof incident %s: rule %s matched, bundle %s", b->short_id, b->rule, b->path,
+                               "MESSAGE_ID=" TPROF_INCIDENT_MESSAGE_ID, "PRIORITY=%i", LOG_NOTICE,
+                               "TPROF_BUNDLE=%s", b->path,
+                               "TPROF_BUNDLE_PATH=%s", b->path,
+                               "TPROF_BUNDLE_ID=%s", b->id,
+                               "TPROF_SHORT_ID=%s", b->short_id,
+                               "TPROF_RULE=%s", b->rule,
+                               "TPROF_HOST=%s", b->host,
+                               "TPROF_STATUS=%s", b->status,
+                               "TPROF_TRIGGER_TIME=%s", utc,
+                               "TPROF_TRIGGER_REALTIME_USEC=%llu", (unsigned long long) b->trigger_realtime_usec,
+                               "TPROF_TRIGGER_PERF_NS=%llu", (unsigned long long) b->trigger_perf_ns,
+                               "TPROF_TRIGGER_MESSAGE=%s", msg ?: "",
+                               NULL);
 }

@@ -77,6 +77,10 @@ bool incident_hook_enabled(const IncidentHook *h);
  * counted, logged). Nothing is done (0) when no hook is configured. */
 int incident_hook_submit(IncidentHook *h, const IncidentHookBundle *b);
 
+/* Logs the bundle b and sends the journal entry a log pipeline finds every bundle by (MESSAGE_ID),
+ * with the facts the hook gets. */
+void incident_announce(const IncidentHookBundle *b);
+
 void incident_hook_get_stats(const IncidentHook *h, IncidentHookStats *ret);
 
 #include "basic/cleanup.h"

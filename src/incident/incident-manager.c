@@ -12,11 +12,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <syslog.h>
 #include <time.h>
 #include <unistd.h>
-
-#include <systemd/sd-journal.h>
 
 #include "basic/alloc-util.h"
 #include "basic/cleanup.h"
@@ -48,9 +45,6 @@
 /* Repeats that arrive while the bundle is written wait here, each with its rule's name; past this
  * many only their number is kept. */
 #define DEFERRED_REPEATS_MAX 4096U
-
-/* journalctl MESSAGE_ID=6b0f5e1a8c7d4e2f9a3b1c0d2e4f6a8b finds every bundle tprofd announced. */
-#define TPROF_INCIDENT_MESSAGE_ID "6b0f5e1a8c7d4e2f9a3b1c0d2e4f6a8b"
 
 typedef struct OpenIncident {
         IncidentManager *manager;
@@ -285,77 +279,6 @@ static int on_slice_sample(const Sample *s, void *userdata) {
         return incident_sink_add(userdata, s);
 }
 
-/* Lists windows/ of a staged bundle: the names for the manifest and the paths to read, sorted (window
- * names start with their UTC start time), as NULL-terminated vectors. */
-static int list_pinned(int dir_fd, const char *id, const char *incidents_path, char ***ret_names, char ***ret_paths,
-                       size_t *ret_n) {
-        _cleanup_strv_ char **names = NULL, **paths = NULL;
-        _cleanup_closedir_ DIR *d = NULL;
-        size_t n = 0, allocated = 0, allocated_p = 0;
-        struct dirent *de;
-        int r;
-
-        r = opendir_at(dir_fd, BUNDLE_WINDOWS_DIR, 0, &d);
-        if (r < 0)
-                return r;
-        if (!GREEDY_REALLOC(names, allocated, 1) || !GREEDY_REALLOC(paths, allocated_p, 1))
-                return -ENOMEM;
-        names[0] = paths[0] = NULL;
-        while ((de = readdir(d))) {
-                if (de->d_name[0] == '.')
-                        continue;
-                if (!GREEDY_REALLOC(names, allocated, n + 2) || !GREEDY_REALLOC(paths, allocated_p, n + 2))
-                        return -ENOMEM;
-                names[n + 1] = paths[n + 1] = NULL;
-                names[n] = strdup(de->d_name);
-                if (asprintf(&paths[n], "%s/" BUNDLE_TMP_PREFIX "%s/" BUNDLE_WINDOWS_DIR "/%s", incidents_path, id,
-                             de->d_name) < 0)
-                        paths[n] = NULL;
-                if (!names[n] || !paths[n]) {
-                        n++; /* free what was allocated */
-                        return -ENOMEM;
-                }
-                n++;
-        }
-        qsort(names, n, sizeof(char *), cmp_string_ptr);
-        qsort(paths, n, sizeof(char *), cmp_string_ptr);
-        *ret_names = TAKE_PTR(names);
-        *ret_paths = TAKE_PTR(paths);
-        *ret_n = n;
-        return 0;
-}
-
-/*
- * The journal entry a log pipeline finds every bundle by (MESSAGE_ID), with the same facts the
- * bundle hook gets: where the bundle is, which rule, host and status, and the trigger line.
- */
-static void announce(const IncidentHookBundle *b) {
-        _cleanup_free_ char *msg = escape_text(b->message ?: "", utf8_prefix_length(b->message ?: "", strlen(b->message ?: ""), 2048));
-        char utc[64] = "";
-        struct tm tm;
-        time_t t = (time_t) (b->trigger_realtime_usec / USEC_PER_SEC);
-
-        if (b->trigger_realtime_usec > 0 && gmtime_r(&t, &tm)) {
-                size_t l = strftime(utc, sizeof utc, "%Y-%m-%dT%H:%M:%S", &tm);
-                snprintf(utc + l, sizeof utc - l, ".%06lluZ", (unsigned long long) (b->trigger_realtime_usec % USEC_PER_SEC));
-        }
-        log_notice("Incident %s: rule %s, %s, bundle %s", b->short_id, b->rule, b->status, b->path);
-        (void) sd_journal_send("MESSAGE=tprof incident %s: rule %s matched, bundle %s", b->short_id, b->rule, b->path,
-                               "MESSAGE_ID=" TPROF_INCIDENT_MESSAGE_ID, "PRIORITY=%i", LOG_NOTICE,
-                               "TPROF_BUNDLE=%s", b->path,
-                               "TPROF_BUNDLE_PATH=%s", b->path,
-                               "TPROF_BUNDLE_ID=%s", b->id,
-                               "TPROF_SHORT_ID=%s", b->short_id,
-                               "TPROF_RULE=%s", b->rule,
-                               "TPROF_HOST=%s", b->host,
-                               "TPROF_STATUS=%s", b->status,
-                               "TPROF_TRIGGER_TIME=%s", utc,
-                               "TPROF_TRIGGER_REALTIME_USEC=%llu", (unsigned long long) b->trigger_realtime_usec,
-                               "TPROF_TRIGGER_PERF_NS=%llu", (unsigned long long) b->trigger_perf_ns,
-                               "TPROF_TRIGGER_MESSAGE=%s", msg ?: "",
-                               NULL);
-}
-
 static void flush(IncidentManager *im) {
         if (im->opts.flush)
                 im->opts.flush(im->opts.userdata);
@@ -447,7 +370,7 @@ static int job_prepare(IncidentManager *im, OpenIncident *oi, BundleJob **ret) {
                 log_warning_errno(r, "Failed to pin windows for incident %s, the bundle may lack samples: %m",
                                   i->short_id);
 
-        r = list_pinned(oi->dir_fd, i->id, im->incidents_path, &job->names, &job->files.paths, &job->files.n);
+        r = incident_list_windows(oi->dir_fd, i->id, im->incidents_path, &job->names, &job->files.paths, &job->files.n);
         if (r < 0)
                 goto fail;
         r = incident_sink_new(i, &job->sink);
@@ -564,7 +487,7 @@ static int job_finish(IncidentManager *im, BundleJob *job) {
                 .trigger_realtime_usec = i->t_realtime_usec,
                 .trigger_perf_ns = i->t_ns,
         };
-        announce(&hb);
+        incident_announce(&hb);
         log_debug("Incident %s written in %llu ms.", i->short_id,
                   (unsigned long long) ((now_usec(CLOCK_MONOTONIC) - job->started_usec) / USEC_PER_MSEC));
         job_free(job);

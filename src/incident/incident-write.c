@@ -2,6 +2,7 @@
 /*
  * Bundle staging, sample accumulation and publication; see incident-write.h for the protocol.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -479,6 +480,46 @@ int incident_publish(int incidents_fd, int dir_fd, const Incident *i, IncidentSi
                 return -errno;
         if (fsync(incidents_fd) < 0)
                 return -errno;
+        return 0;
+}
+
+/* Lists windows/ of a staged bundle: the names for the manifest and the paths to read, sorted (window
+ * names start with their UTC start time), as NULL-terminated vectors. */
+int incident_list_windows(int dir_fd, const char *id, const char *incidents_path, char ***ret_names, char ***ret_paths,
+                          size_t *ret_n) {
+        _cleanup_strv_ char **names = NULL, **paths = NULL;
+        _cleanup_closedir_ DIR *d = NULL;
+        size_t n = 0, allocated = 0, allocated_p = 0;
+        struct dirent *de;
+        int r;
+
+        r = opendir_at(dir_fd, BUNDLE_WINDOWS_DIR, 0, &d);
+        if (r < 0)
+                return r;
+        if (!GREEDY_REALLOC(names, allocated, 1) || !GREEDY_REALLOC(paths, allocated_p, 1))
+                return -ENOMEM;
+        names[0] = paths[0] = NULL;
+        while ((de = readdir(d))) {
+                if (de->d_name[0] == '.')
+                        continue;
+                if (!GREEDY_REALLOC(names, allocated, n + 2) || !GREEDY_REALLOC(paths, allocated_p, n + 2))
+                        return -ENOMEM;
+                names[n + 1] = paths[n + 1] = NULL;
+                names[n] = strdup(de->d_name);
+                if (asprintf(&paths[n], "%s/" BUNDLE_TMP_PREFIX "%s/" BUNDLE_WINDOWS_DIR "/%s", incidents_path, id,
+                             de->d_name) < 0)
+                        paths[n] = NULL;
+                if (!names[n] || !paths[n]) {
+                        n++; /* free what was allocated */
+                        return -ENOMEM;
+                }
+                n++;
+        }
+        qsort(names, n, sizeof(char *), cmp_string_ptr);
+        qsort(paths, n, sizeof(char *), cmp_string_ptr);
+        *ret_names = TAKE_PTR(names);
+        *ret_paths = TAKE_PTR(paths);
+        *ret_n = n;
         return 0;
 }
 

@@ -49,6 +49,11 @@ int incident_publish(int incidents_fd, int dir_fd, const Incident *i, IncidentSi
                      const IncidentLogLine *lines, size_t n_lines, IncidentPerfScriptWriter perf_script,
                      void *userdata);
 
+/* Lists windows/ of the staged bundle id (dir_fd): the names for the manifest and the paths to read,
+ * sorted (window names start with their UTC start time), as NULL-terminated vectors. */
+int incident_list_windows(int dir_fd, const char *id, const char *incidents_path, char ***ret_names,
+                          char ***ret_paths, size_t *ret_n);
+
 int incident_discard(int incidents_fd, const Incident *i);
 
 /* Formats one log line as log.txt and log.jsonl want it (no trailing newline). */
