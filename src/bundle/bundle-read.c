@@ -145,6 +145,8 @@ int bundle_manifest_parse(const char *text, size_t size, BundleManifest **ret, s
         if (m->joined_rules && m->joined_rules->type != JSON_TYPE_OBJECT)
                 m->joined_rules = NULL;
         m->note = str(j, "note");
+        m->interrupted = json_object_get(j, "interrupted") && !json_is_null(json_object_get(j, "interrupted"));
+        m->interrupted_resumed_utc = str(j, "interrupted.resumed_utc");
         m->profile_event = str(j, "profile.event");
         (void) u64(j, "profile.freq_hz", &m->profile_freq_hz);
         (void) u64(j, "profile.n_cpus", &m->profile_n_cpus);

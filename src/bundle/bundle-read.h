@@ -40,6 +40,10 @@ typedef struct BundleManifest {
         uint64_t repeats, last_repeat_perf_ns;
         const JsonValue *joined_rules; /* object of rule name: matches, or NULL */
         const char *note;
+        /* tprofd was stopped without warning while it recorded the slice, and a later start finished
+         * the bundle (`interrupted`); when that start took it up, NULL when not known. */
+        bool interrupted;
+        const char *interrupted_resumed_utc;
         const char *profile_event;
         uint64_t profile_freq_hz, profile_n_cpus;
 

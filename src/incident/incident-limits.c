@@ -137,7 +137,8 @@ out:
         bundles_free(b, n);
 }
 
-void incident_limits_remove_unfinished(int incidents_fd, IncidentRemovedFunc cb, void *userdata) {
+void incident_limits_remove_unfinished(int incidents_fd, IncidentHeldFunc keep, IncidentRemovedFunc cb,
+                                       void *userdata) {
         _cleanup_closedir_ DIR *d = NULL;
         struct dirent *de;
 
@@ -145,6 +146,8 @@ void incident_limits_remove_unfinished(int incidents_fd, IncidentRemovedFunc cb,
                 return;
         while ((de = readdir(d))) {
                 if (!startswith(de->d_name, BUNDLE_TMP_PREFIX))
+                        continue;
+                if (keep && keep(de->d_name, userdata))
                         continue;
                 int r = rm_rf_at(incidents_fd, de->d_name, BUNDLE_DEPTH_MAX);
                 if (cb)

@@ -32,8 +32,10 @@ typedef bool (*IncidentHeldFunc)(const char *name, void *userdata);
 void incident_limits_enforce(int incidents_fd, const IncidentLimits *limits, const char *keep,
                              IncidentHeldFunc held, IncidentRemovedFunc cb, void *userdata);
 
-/* Removes every .tmp-* bundle: after a crash they can never complete, and they hold pins. */
-void incident_limits_remove_unfinished(int incidents_fd, IncidentRemovedFunc cb, void *userdata);
+/* Removes every .tmp-* bundle but those keep (if not NULL) says stay, to be finished: the others
+ * can never complete, and they hold pins. keep and cb get userdata. */
+void incident_limits_remove_unfinished(int incidents_fd, IncidentHeldFunc keep, IncidentRemovedFunc cb,
+                                       void *userdata);
 
 /* Takes a published bundle out of sight with one rename, then removes its files. */
 int incident_bundle_remove(int incidents_fd, const char *name);

@@ -27,6 +27,7 @@
 #include "incident/incident-cgroups.h"
 #include "incident/incident-threads.h"
 #include "incident/incident-manager.h"
+#include "incident/incident-resume.h"
 #include "incident/incident-worker.h"
 #include "incident/incident-write.h"
 #include "store/store-export.h"
@@ -57,6 +58,8 @@ typedef struct OpenIncident {
         char **windows;
         size_t n_windows;
         sd_event_source *deadline; /* t + after has been sampled: publish */
+        uint64_t event_ns;         /* the match on this boot's perf clock, where its cooldown starts */
+        bool other_boot;           /* resumed from a boot before this one: windows/ holds its slice */
         uint64_t armed_mono_usec;  /* when the match was read, CLOCK_MONOTONIC */
         sd_event_source *expire;   /* the cooldown is over: forget */
         sd_event_source *rewrite;  /* repeats joined the published bundle: update its manifest soon */
@@ -114,6 +117,14 @@ static void on_removed_unfinished(const char *name, int error, void *userdata) {
                 log_notice("Removed unfinished bundle '%s' left by an earlier run.", name);
 }
 
+/* Whether a staged folder can be taken up again: its pending manifest reads back. */
+static bool resumable(const char *name, void *userdata) {
+        _cleanup_(incident_freep) Incident *i = NULL;
+        _cleanup_close_ int fd = openat(*(int *) userdata, name, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+
+        return fd >= 0 && incident_resume_load(fd, &i, NULL) >= 0 && streq(name + strlen(BUNDLE_TMP_PREFIX), i->id);
+}
+
 void incident_manager_remove_unfinished(const char *state_dir) {
         _cleanup_free_ char *path = NULL;
         _cleanup_close_ int fd = -EBADF;
@@ -123,7 +134,7 @@ void incident_manager_remove_unfinished(const char *state_dir) {
         fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         if (fd < 0)
                 return;
-        incident_limits_remove_unfinished(fd, on_removed_unfinished, NULL);
+        incident_limits_remove_unfinished(fd, resumable, on_removed_unfinished, &fd);
 }
 
 static void on_removed_old(const char *name, int error, void *userdata) {
@@ -243,6 +254,34 @@ static int on_collect_log(const LogRecord *rec, void *userdata) {
         return 0;
 }
 
+/* The trigger line of a resumed incident, unless this run read it again: the earlier run took it
+ * away with its log context. In its place by time. */
+static int add_trigger_line(CollectLog *c) {
+        const Incident *i = c->oi->incident;
+        LogRecord rec;
+        size_t at = c->n;
+        int r;
+
+        if (i->source < 0)
+                return 0; /* a capture: no line */
+        for (size_t k = 0; k < c->n; k++)
+                if (c->lines[k].trigger && c->lines[k].rec->t_ns == i->t_ns)
+                        return 0;
+        incident_trigger_record(i, &rec);
+        r = on_collect_log(&rec, c);
+        if (r < 0)
+                return r;
+        while (at > 0 && c->lines[at - 1].rec->t_ns > i->t_ns)
+                at--;
+        IncidentLogLine line = c->lines[c->n - 1];
+        LogRecord *copy = c->copies[c->n - 1];
+        memmove(c->lines + at + 1, c->lines + at, (c->n - 1 - at) * sizeof(IncidentLogLine));
+        memmove(c->copies + at + 1, c->copies + at, (c->n - 1 - at) * sizeof(LogRecord *));
+        c->lines[at] = line;
+        c->copies[at] = copy;
+        return 0;
+}
+
 static void collect_log_done(CollectLog *c) {
         for (size_t i = 0; i < c->n; i++)
                 log_record_free(c->copies[i]);
@@ -359,13 +398,15 @@ static int job_prepare(IncidentManager *im, OpenIncident *oi, BundleJob **ret) {
          * READ_SLACK_NSEC earlier. */
         job->read_to_ns = clock_map_mono_to_perf(im->opts.clock, now_nsec(CLOCK_MONOTONIC));
         job->read_to_ns = MAX(i->to_ns, job->read_to_ns > READ_SLACK_NSEC ? job->read_to_ns - READ_SLACK_NSEC : 0);
+        if (oi->other_boot) /* its windows ended with that boot: all of them */
+                job->read_to_ns = UINT64_MAX;
         flush(im);
         windows_fd = openat(oi->dir_fd, BUNDLE_WINDOWS_DIR, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         if (windows_fd < 0) {
                 r = -errno;
                 goto fail;
         }
-        r = ring_store_pin(im->opts.ring, i->from_ns, i->to_ns, windows_fd, NULL);
+        r = oi->other_boot ? 0 : ring_store_pin(im->opts.ring, i->from_ns, i->to_ns, windows_fd, NULL);
         if (r < 0)
                 log_warning_errno(r, "Failed to pin windows for incident %s, the bundle may lack samples: %m",
                                   i->short_id);
@@ -377,7 +418,10 @@ static int job_prepare(IncidentManager *im, OpenIncident *oi, BundleJob **ret) {
         if (r < 0)
                 goto fail;
         job->files.sink = job->sink;
-        r = log_context_range(im->opts.log_context, i->from_ns, i->to_ns, on_collect_log, &job->log);
+        /* This boot's log says nothing of another's slice. */
+        r = oi->other_boot ? 0 : log_context_range(im->opts.log_context, i->from_ns, i->to_ns, on_collect_log, &job->log);
+        if (r >= 0 && i->resumed_realtime_usec > 0)
+                r = add_trigger_line(&job->log);
         if (r < 0)
                 goto fail;
         *ret = job;
@@ -539,7 +583,7 @@ static void after_complete(IncidentManager *im, OpenIncident *oi, int r) {
                 remove_incident(im, oi);
                 return;
         }
-        expire_mono_usec = clock_map_perf_to_mono(im->opts.clock, oi->incident->t_ns) / NSEC_PER_USEC +
+        expire_mono_usec = clock_map_perf_to_mono(im->opts.clock, oi->event_ns) / NSEC_PER_USEC +
                            oi->incident->rule.cooldown_usec;
         r = sd_event_add_time(im->opts.event, &oi->expire, CLOCK_MONOTONIC, expire_mono_usec, USEC_PER_SEC,
                               on_incident_expire, oi);
@@ -592,6 +636,8 @@ static uint64_t incident_deadline(const IncidentManager *im, const OpenIncident 
         const Incident *i = oi->incident;
         uint64_t by_map = clock_map_perf_to_mono(im->opts.clock, i->to_ns) / NSEC_PER_USEC;
 
+        if (oi->other_boot) /* its slice ended with its boot: now */
+                return 0;
         if (im->opts.clock->measured_mono_ns / NSEC_PER_USEC <= oi->armed_mono_usec)
                 by_map = MIN(by_map, oi->armed_mono_usec + (i->to_ns - i->t_ns) / NSEC_PER_USEC);
         return by_map + DEADLINE_SLACK_USEC;
@@ -637,30 +683,19 @@ static void incident_repeat(IncidentManager *im, OpenIncident *oi, const Inciden
         schedule_rewrite(im, oi);
 }
 
-/* Stages a prepared incident, pins what exists of its slice, arms its deadline, registers it. */
-static int incident_arm(IncidentManager *im, Incident *i, OpenIncident **ret) {
+/* Pins what exists of a staged incident's slice, arms its deadline, registers it. On failure the
+ * caller still owns the incident and its staged folder is gone. */
+static int incident_open(IncidentManager *im, OpenIncident *oi, Incident *i) {
         _cleanup_close_ int windows_fd = -EBADF;
-        OpenIncident *oi;
         uint64_t deadline_usec;
         int r;
 
-        if (!GREEDY_REALLOC(im->incidents, im->allocated_incidents, im->n_incidents + 1))
-                return -ENOMEM;
-        oi = new0(OpenIncident, 1);
-        if (!oi)
-                return -ENOMEM;
         oi->manager = im;
-        oi->dir_fd = -EBADF;
-        r = incident_stage(im->incidents_fd, i, &im->opts.host, &im->opts.profile, &oi->dir_fd);
-        if (r < 0) {
-                free(oi);
-                return r;
-        }
         oi->incident = i;
 
         /* Pin now what exists of [t - before, now], so retention cannot take it while we wait. */
         windows_fd = openat(oi->dir_fd, BUNDLE_WINDOWS_DIR, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        if (windows_fd >= 0)
+        if (windows_fd >= 0 && !oi->other_boot)
                 (void) ring_store_pin(im->opts.ring, i->from_ns, i->to_ns, windows_fd, NULL);
 
         oi->armed_mono_usec = now_usec(CLOCK_MONOTONIC);
@@ -675,13 +710,95 @@ static int incident_arm(IncidentManager *im, Incident *i, OpenIncident **ret) {
                 open_incident_free(oi);
                 return r;
         }
-        r = trigger_register(im->trigger, incident_rule_cooldown_key(&i->rule), i->t_ns, i->rule.cooldown_usec * NSEC_PER_USEC,
-                             now_nsec(CLOCK_MONOTONIC), oi);
+        r = trigger_register(im->trigger, incident_rule_cooldown_key(&i->rule), oi->event_ns,
+                             i->rule.cooldown_usec * NSEC_PER_USEC, now_nsec(CLOCK_MONOTONIC), oi);
         if (r < 0)
                 log_warning_errno(r, "Failed to register incident %s for cooldown, ignoring: %m", i->short_id);
         im->incidents[im->n_incidents++] = oi;
+        return 0;
+}
+
+/* Stages a prepared incident and opens it. */
+static int incident_arm(IncidentManager *im, Incident *i, OpenIncident **ret) {
+        OpenIncident *oi;
+        int r;
+
+        if (!GREEDY_REALLOC(im->incidents, im->allocated_incidents, im->n_incidents + 1))
+                return -ENOMEM;
+        oi = new0(OpenIncident, 1);
+        if (!oi)
+                return -ENOMEM;
+        oi->dir_fd = -EBADF;
+        r = incident_stage(im->incidents_fd, i, &im->opts.host, &im->opts.profile, &oi->dir_fd);
+        if (r < 0) {
+                free(oi);
+                return r;
+        }
+        oi->event_ns = i->t_ns;
+        r = incident_open(im, oi, i);
+        if (r < 0)
+                return r;
         *ret = oi;
         return 0;
+}
+
+/* Takes up the incident staged in incidents/<name> by an earlier run (incident-resume.h). */
+static int incident_resume(IncidentManager *im, const char *name) {
+        _cleanup_(incident_freep) Incident *i = NULL;
+        _cleanup_free_ char *boot_id = NULL;
+        OpenIncident *oi;
+        int r;
+
+        if (!GREEDY_REALLOC(im->incidents, im->allocated_incidents, im->n_incidents + 1))
+                return -ENOMEM;
+        oi = new0(OpenIncident, 1);
+        if (!oi)
+                return -ENOMEM;
+        oi->dir_fd = openat(im->incidents_fd, name, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+        r = oi->dir_fd < 0 ? -errno : incident_resume_load(oi->dir_fd, &i, &boot_id);
+        if (r >= 0 && !streq(name + strlen(BUNDLE_TMP_PREFIX), i->id))
+                r = -EBADMSG;
+        if (r < 0) {
+                safe_close(oi->dir_fd);
+                free(oi);
+                return r;
+        }
+        /* Of another boot, or of this one but not to be placed on its clock (a host without boot
+         * ids): its windows and its times are of that boot, and all it had is in windows/. */
+        oi->other_boot = !boot_id || !im->opts.host.boot_id || !streq(boot_id, im->opts.host.boot_id);
+        i->resumed_realtime_usec = now_usec(CLOCK_REALTIME);
+        /* Every sample of the earlier run is older than this run's start, every one of this run newer. */
+        i->resumed_ns = oi->other_boot ? 0 : clock_map_mono_to_perf(im->opts.clock,
+                                                                    (im->opts.started_mono_usec ?: now_usec(CLOCK_MONOTONIC)) * NSEC_PER_USEC);
+        /* Its cooldown on this boot's clock: by its wall-clock time, as a journal entry of another
+         * boot is placed (0, this boot's start, for an event before it). */
+        oi->event_ns = oi->other_boot ? clock_map_realtime_to_perf(im->opts.clock, i->t_realtime_usec * NSEC_PER_USEC)
+                                      : i->t_ns;
+        r = incident_open(im, oi, i);
+        if (r < 0)
+                return r;
+        log_notice("Resuming incident %s (rule %s) left unfinished by an earlier run%s.", i->short_id, i->rule.name,
+                   oi->other_boot ? ", of an earlier boot" : "");
+        TAKE_PTR(i);
+        return 0;
+}
+
+void incident_manager_resume(IncidentManager *im) {
+        _cleanup_closedir_ DIR *d = NULL;
+        struct dirent *de;
+
+        if (opendir_at(im->incidents_fd, ".", 0, &d) < 0)
+                return;
+        while ((de = readdir(d))) {
+                if (!startswith(de->d_name, BUNDLE_TMP_PREFIX))
+                        continue;
+                int r = incident_resume(im, de->d_name);
+                if (r < 0) {
+                        log_warning_errno(r, "Failed to resume the unfinished bundle '%s': %m", de->d_name);
+                        r = rm_rf_at(im->incidents_fd, de->d_name, BUNDLE_DEPTH_MAX);
+                        on_removed_unfinished(de->d_name, r == -ENOENT ? 0 : r, NULL); /* or gone already */
+                }
+        }
 }
 
 static int incident_start(IncidentManager *im, const IncidentRule *rule, const LogRecord *rec, uint64_t event_ns,
@@ -716,6 +833,12 @@ int incident_manager_match(IncidentManager *im, const IncidentRule *rule, const 
         void *cookie = NULL;
         TriggerVerdict v;
 
+        for (size_t k = 0; k < im->n_incidents; k++)
+                if (incident_resumed_trigger(im->incidents[k]->incident, rule, rec)) {
+                        log_debug("rule %s matched the trigger line of resumed incident %s again, skipped: %s",
+                                  rule->name, im->incidents[k]->incident->short_id, esc ?: "");
+                        return 0;
+                }
         if (event_ns == 0) /* an entry of another boot: it cannot be placed on our clock */
                 event_ns = clock_map_realtime_to_perf(im->opts.clock, rec->realtime_usec * NSEC_PER_USEC);
 

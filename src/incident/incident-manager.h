@@ -61,6 +61,7 @@ typedef struct IncidentManagerOptions {
         IncidentHookOptions hook;      /* incidents.on_bundle; copied */
         IncidentFlushFunc flush;
         void *userdata;                /* for flush */
+        uint64_t started_mono_usec;    /* when this run started, before it sampled; 0: now */
 } IncidentManagerOptions;
 
 typedef struct IncidentManagerStats {
@@ -73,13 +74,20 @@ typedef struct IncidentManagerStats {
 
 typedef struct IncidentManager IncidentManager;
 
-/* Removes unfinished bundles left by an earlier run (before the ring opens, so their pins go). */
+/* Removes the unfinished bundles an earlier run left that cannot be resumed, their pending manifest
+ * missing or damaged (before the ring opens, so their pins go). */
 void incident_manager_remove_unfinished(const char *state_dir);
 
 int incident_manager_new(const IncidentManagerOptions *o, IncidentManager **ret);
 /* Unpublished incidents are discarded (call incident_manager_finish() first to publish them);
  * running hooks get SIGTERM. */
 IncidentManager *incident_manager_free(IncidentManager *im);
+
+/* Takes up the unfinished bundles an earlier run left (incident-resume.h): each is an open incident
+ * again, published at t + after (at once when that has passed, or when it is of another boot). One
+ * that cannot be is removed. Call once, after incident_manager_remove_unfinished() and before
+ * the log sources start. */
+void incident_manager_resume(IncidentManager *im);
 
 /* Settings a reload may change. */
 void incident_manager_set_limits(IncidentManager *im, const IncidentLimits *limits);

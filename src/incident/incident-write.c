@@ -35,6 +35,7 @@ struct IncidentSink {
         uint64_t near_from_ns, near_to_ns; /* around the event, within the slice */
         Folder *slice, *baseline, *near, *cpu_slice, *cpu_baseline;
         int64_t cpu; /* captured CPU, or -1 */
+        uint64_t resumed_ns; /* Incident.resumed_ns */
         Hashmap *activity; /* (offset_s, cpu) -> samples << 32 | busy */
         IncidentCgroups *cgroups;
         IncidentThreads *threads;
@@ -50,6 +51,7 @@ int incident_sink_new(const Incident *i, IncidentSink **ret) {
                 return -ENOMEM;
         k->from_ns = i->from_ns;
         k->to_ns = i->to_ns;
+        k->resumed_ns = i->resumed_ns;
         bundle_near_event_range(i->t_ns, i->from_ns, i->to_ns, &k->near_from_ns, &k->near_to_ns);
         k->cpu = -1;
         cpu = incident_capture(i, "cpu");
@@ -144,6 +146,11 @@ int incident_sink_add(IncidentSink *k, const Sample *s) {
         if (s->t_ns > k->stats.covered_to_ns)
                 k->stats.covered_to_ns = s->t_ns;
         k->stats.samples++;
+        if (k->resumed_ns > 0 && s->t_ns < k->resumed_ns && s->t_ns > k->stats.resume_gap_from_ns)
+                k->stats.resume_gap_from_ns = s->t_ns;
+        if (k->resumed_ns > 0 && s->t_ns >= k->resumed_ns &&
+            (k->stats.resume_gap_to_ns == 0 || s->t_ns < k->stats.resume_gap_to_ns))
+                k->stats.resume_gap_to_ns = s->t_ns;
         r = folder_add(k->slice, s, 1);
         if (r >= 0 && on_cpu)
                 r = folder_add(k->cpu_slice, &part, 1);

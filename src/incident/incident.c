@@ -202,6 +202,11 @@ BundleStatus incident_status(const Incident *i, const IncidentSlice *s) {
                 return BUNDLE_NO_COVERAGE;
         if (s->covered_from_ns > i->from_ns + slack_ns || s->covered_to_ns + slack_ns < i->to_ns)
                 return BUNDLE_PARTIAL;
+        /* Resumed inside the slice: nothing was sampled between the earlier run's end and this one's
+         * start, a hole that the ends do not show. */
+        if (i->resumed_ns > i->from_ns && i->resumed_ns < i->to_ns &&
+            (s->resume_gap_to_ns ?: i->to_ns) > (s->resume_gap_from_ns ?: i->from_ns) + slack_ns)
+                return BUNDLE_PARTIAL;
         /* Samples the kernel dropped leave holes inside the slice that its ends do not show. */
         if (s->lost > 0 && (double) s->lost >= INCIDENT_LOST_PARTIAL * (double) (s->samples + s->lost))
                 return BUNDLE_PARTIAL;
@@ -288,6 +293,13 @@ int incident_manifest_json(const Incident *i, const IncidentHost *h, const Incid
                 json_kv_u64(&w, i->joined[k].rule, i->joined[k].matches);
         json_end_object(&w);
         json_kv_string(&w, "note", i->note);
+        json_key(&w, "interrupted");
+        if (i->resumed_realtime_usec > 0) {
+                json_begin_object(&w);
+                json_kv_string(&w, "resumed_utc", format_timestamp_utc(buf, sizeof buf, i->resumed_realtime_usec));
+                json_end_object(&w);
+        } else
+                json_null(&w);
 
         json_key(&w, "profile");
         json_begin_object(&w);

@@ -48,6 +48,9 @@ typedef struct IncidentSlice {
         uint64_t samples, lost;
         uint64_t near_samples; /* of samples, those in the event's own seconds (event.folded's) */
         uint64_t covered_from_ns, covered_to_ns; /* first and last sample inside the slice; 0 if none */
+        /* A resumed incident (Incident.resumed_ns): the slice's last sample before the restart and
+         * first after it; 0 if none. */
+        uint64_t resume_gap_from_ns, resume_gap_to_ns;
         uint64_t baseline_from_ns, baseline_to_ns, baseline_samples;
         const struct IncidentCgroups *cgroups; /* the cgroups its samples ran in; NULL: none known yet */
         const struct IncidentThreads *threads; /* the processes of its named threads; NULL: not known yet */
@@ -89,6 +92,12 @@ typedef struct Incident {
 
         uint64_t from_ns, to_ns; /* the slice: [t - before, t + after] */
         uint64_t created_realtime_usec;
+
+        /* An incident an earlier run staged and did not finish (it was killed, or crashed), taken up
+         * again from its pending manifest (incident-resume.h): when that happened, and on the perf
+         * clock (0 when the incident is of another boot, whose perf clock this is not). */
+        uint64_t resumed_realtime_usec;
+        uint64_t resumed_ns;
 } Incident;
 
 void incident_rule_done(IncidentRule *r);

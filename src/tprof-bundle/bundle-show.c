@@ -721,6 +721,13 @@ static void print_header(const Show *s) {
         default:
                 printf("%11s: %s\n", "Status", bundle_entry_state_to_string(e->state));
         }
+        if (m->interrupted) {
+                _cleanup_free_ char *v = NULL;
+                if (asprintf(&v, "tprofd stopped while recording the slice; its next start%s%s finished the bundle",
+                             m->interrupted_resumed_utc ? ", at " : "", m->interrupted_resumed_utc ?: "") < 0)
+                        v = NULL;
+                field(s, "Interrupted", v ?: "yes");
+        }
         if (m->note)
                 field(s, "Note", m->note);
 }

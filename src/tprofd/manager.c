@@ -720,12 +720,16 @@ static int manager_new(TprofdConfig *c, ManagerReload reload, Manager **ret) {
                 .profile = { sampler_event_name(m->sampler), c->freq_hz, sampler_n_cpus(m->sampler) },
                 .flush = on_incident_flush,
                 .userdata = m,
+                .started_mono_usec = m->started_usec,
         };
         manager_incident_limits(m, &io.limits);
         manager_incident_hook(m, &io.hook);
         r = incident_manager_new(&io, &m->incidents);
         if (r < 0)
                 return log_error_errno(r, "Failed to set up incidents in '%s/incidents': %m", c->state_dir);
+        /* Before the log sources: a trigger line read again (its batch repeated) is known as the resumed
+         * incident's, and a later match of its rule joins it within its cooldown. */
+        incident_manager_resume(m->incidents);
 
         KmsgSourceOptions ko = {
                 .path = c->kmsg_path,

@@ -5,9 +5,10 @@
 # and removes old bundles beyond --max-bundles. After every kill: every window in the ring and in
 # every bundle reads without a checksum error, incidents/ shows only complete bundles (staging
 # .tmp-* folders aside), and every bundle's pinned windows are still in the ring; the next start
-# removes the staging folders. At the end, across all restarts, every trigger line was matched,
-# and none was matched twice unless the kill came before its position was saved (the one repeat
-# the README allows: "a crash in the middle of a batch may repeat that batch, never skip it").
+# finishes the staging folders (their slices have passed: at once) or removes them. At the end,
+# across all restarts, every trigger line was matched, and none was matched twice unless the kill
+# came before its position was saved (the one repeat the README allows: "a crash in the middle of
+# a batch may repeat that batch, never skip it").
 # RELIABILITY_ROUNDS (default 5) and RELIABILITY_MAX_LIFE_MS (default 3000) set the size.
 set -eu
 . "$(dirname "$0")/reliability-lib.sh"
@@ -54,7 +55,7 @@ for round in $(seq "$ROUNDS"); do
         stale=$(cd "$STATE/incidents" 2>/dev/null && ls -d .tmp-* 2>/dev/null || true)
         start_tprofd "${ARGS[@]}"
         for s in $stale; do
-                [ ! -e "$STATE/incidents/$s" ] || fail "round $round: the restart left the staging folder $s"
+                wait_for 20 test ! -e "$STATE/incidents/$s" || fail "round $round: the restart left the staging folder $s"
         done
         started=$((started + 1))
         activity &
@@ -152,5 +153,6 @@ figure crash_rounds_survived "$ROUNDS"
 figure crash_kills_while_staging "$killed_writing"
 figure crash_bundles_published "$bundles"
 figure crash_stale_removed "$(grep -c "Removed unfinished bundle" "$LOG" || true)"
+figure crash_staged_resumed "$(grep -c "Resuming incident" "$LOG" || true)"
 figure crash_windows_recovered "$(grep -c "Finalized window" "$LOG" || true)"
 echo ok
