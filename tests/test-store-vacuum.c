@@ -2,7 +2,8 @@
 /*
  * Retention on a temporary directory with small limits: age, total size and free-space margin,
  * oldest first, reasons reported, pinned windows (a second hard link) never removed, the open
- * .partial never touched, and the emergency mode used on ENOSPC.
+ * .partial never touched, and the emergency mode used on ENOSPC; the running boot's windows aged and
+ * ordered by the monotonic clock, whatever steps the wall clock took.
  */
 #include <fcntl.h>
 #include <stdio.h>
@@ -13,7 +14,10 @@
 
 #include "basic/time-util.h"
 #include "store/store-vacuum.h"
+#include "store-test-util.h"
 #include "tests.h"
+
+#define NSEC_PER_MINUTE (UINT64_C(60) * NSEC_PER_SEC)
 
 static char dir[64], pins[80];
 static int dir_fd = -1;
@@ -157,6 +161,95 @@ static void test_vacuum_emergency(void **state) {
         assert_true(exists("h-20261121T140000Z-120s.tpw.partial"));
 }
 
+/* Writes dir/name as a window of boot_id holding one sample at last_ns (perf clock), last
+ * modified at mtime_usec (wall clock). */
+static void make_real_window(const char *name, const char *boot_id, uint64_t last_ns, uint64_t mtime_usec) {
+        _cleanup_(chunk_writer_freep) ChunkWriter *cw = chunk_writer_new(1);
+        _cleanup_(byte_buf_done) ByteBuf header = {}, chunk = {};
+        WindowHeaderInfo info = test_header_info();
+        struct timespec ts[2];
+        uint64_t rng = last_ns;
+        OwnedSample o;
+        int fd;
+
+        info.boot_id = boot_id;
+        assert_non_null(cw);
+        chunk_writer_set_clock(cw, &info.clock);
+        test_make_sample(&rng, last_ns, &o);
+        assert_int_equal(chunk_writer_add_sample(cw, &o.s), 0);
+        assert_int_equal(chunk_writer_encode(cw, &chunk), 0);
+        assert_int_equal(window_header_encode(&info, mtime_usec, 120 * USEC_PER_SEC, &header), 0);
+        fd = openat(dir_fd, name, O_WRONLY | O_CREAT | O_TRUNC, 0640);
+        assert_true(fd >= 0);
+        assert_int_equal(write(fd, header.data, header.len), (ssize_t) header.len);
+        assert_int_equal(write(fd, chunk.data, chunk.len), (ssize_t) chunk.len);
+        ts[0] = (struct timespec) { .tv_sec = (time_t) (mtime_usec / USEC_PER_SEC) };
+        ts[1] = ts[0];
+        assert_int_equal(futimens(fd, ts), 0);
+        close(fd);
+}
+
+/*
+ * The wall clock was stepped back 3 h between the second and the third window of this boot (an
+ * NTP correction, a VM restored): the first two carry modification times hours after the last
+ * two's. Retention still takes this boot's oldest first, and a window of an earlier boot before
+ * them all; and a step forward of hours does not make this boot's windows minutes old look old.
+ */
+static void test_vacuum_wall_clock_steps(void **state) {
+        const WindowHeaderInfo info = test_header_info();
+        const char *boot = info.boot_id, *other = "fedcba9876543210fedcba9876543210";
+        uint64_t now = now_usec(CLOCK_REALTIME), perf = UINT64_C(50000) * NSEC_PER_SEC;
+        /* the monotonic time of the last sample (test_header_info()'s mapping); now is 2 minutes later */
+        uint64_t now_mono = clock_map_perf_to_mono(&info.clock, perf + 6 * NSEC_PER_MINUTE) / NSEC_PER_USEC;
+        VacuumLimits size = { .max_bytes = 1, .boot_id = boot, .now_mono_usec = now_mono + 2 * USEC_PER_MINUTE };
+        VacuumLimits age = { .max_age_usec = USEC_PER_HOUR, .boot_id = boot, .now_mono_usec = now_mono + 2 * USEC_PER_MINUTE };
+        char cmd[200];
+        VacuumResult res;
+
+        snprintf(cmd, sizeof cmd, "rm -f '%s'/*", dir);
+        assert_int_equal(system(cmd), 0);
+        make_real_window("w1.tpw", boot, perf, now + 3 * USEC_PER_HOUR - 6 * USEC_PER_MINUTE);
+        make_real_window("w2.tpw", boot, perf + 2 * NSEC_PER_MINUTE, now + 3 * USEC_PER_HOUR - 4 * USEC_PER_MINUTE);
+        make_real_window("w3.tpw", boot, perf + 4 * NSEC_PER_MINUTE, now - 2 * USEC_PER_MINUTE);
+        make_real_window("w4.tpw", boot, perf + 6 * NSEC_PER_MINUTE, now);
+        make_real_window("earlier-boot.tpw", other, perf * 3, now - 30 * USEC_PER_MINUTE);
+        make_window("h-20261121T140000Z-120s.tpw.partial", 1000, 0);
+
+        /* a budget smaller than one window: everything unpinned goes, oldest first */
+        n_removed = 0;
+        assert_int_equal(store_vacuum(dir_fd, &size, now, false, on_removed, NULL, &res), 0);
+        assert_int_equal(res.removed, 5);
+        assert_string_equal(removed[0].name, "earlier-boot.tpw");
+        assert_string_equal(removed[1].name, "w1.tpw");
+        assert_string_equal(removed[2].name, "w2.tpw");
+        assert_string_equal(removed[3].name, "w3.tpw");
+        assert_string_equal(removed[4].name, "w4.tpw");
+
+        /* a disk full takes the oldest of this boot, not the one written last */
+        make_real_window("w1.tpw", boot, perf, now + 3 * USEC_PER_HOUR - 6 * USEC_PER_MINUTE);
+        make_real_window("w3.tpw", boot, perf + 4 * NSEC_PER_MINUTE, now - 2 * USEC_PER_MINUTE);
+        n_removed = 0;
+        assert_int_equal(store_vacuum(dir_fd, &size, now, true, on_removed, NULL, &res), 0);
+        assert_int_equal(n_removed, 1);
+        assert_string_equal(removed[0].name, "w1.tpw");
+
+        /* stepped forward 5 h: the windows of minutes ago stay, the earlier boot's goes by its mtime */
+        make_real_window("w1.tpw", boot, perf, now - 5 * USEC_PER_HOUR - 6 * USEC_PER_MINUTE);
+        make_real_window("earlier-boot.tpw", other, perf * 3, now - 2 * USEC_PER_HOUR);
+        n_removed = 0;
+        assert_int_equal(store_vacuum(dir_fd, &age, now, false, on_removed, NULL, &res), 0);
+        assert_int_equal(n_removed, 1);
+        assert_string_equal(removed[0].name, "earlier-boot.tpw");
+        assert_true(exists("w1.tpw"));
+        assert_true(exists("w3.tpw"));
+        /* and they do age, by the monotonic clock */
+        age.now_mono_usec = now_mono + 57 * USEC_PER_MINUTE;
+        n_removed = 0;
+        assert_int_equal(store_vacuum(dir_fd, &age, now, false, on_removed, NULL, &res), 0);
+        assert_int_equal(n_removed, 1);
+        assert_string_equal(removed[0].name, "w1.tpw");
+}
+
 static void test_vacuum_no_limits_removes_nothing(void **state) {
         VacuumLimits l = {};
         VacuumResult res;
@@ -173,6 +266,7 @@ int main(void) {
                 cmocka_unit_test_setup_teardown(test_vacuum_unpinned_after_bundle_removed, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_vacuum_emergency, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_vacuum_no_limits_removes_nothing, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_vacuum_wall_clock_steps, setup, teardown),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -211,8 +211,9 @@ static int append_with_retry(RingStore *rs, const void *buf, size_t n) {
                 (void) ftruncate(rs->fd, (off_t) rs->offset);
                 if (r != -ENOSPC && r != -EDQUOT)
                         return r;
-                r = store_vacuum(rs->dir_fd, &(VacuumLimits) {}, now_usec(CLOCK_REALTIME), /* emergency= */ true,
-                                 on_vacuum_removed, rs, NULL);
+                r = store_vacuum(rs->dir_fd,
+                                 &(VacuumLimits) { .boot_id = rs->info.boot_id, .now_mono_usec = now_usec(CLOCK_MONOTONIC) },
+                                 now_usec(CLOCK_REALTIME), /* emergency= */ true, on_vacuum_removed, rs, NULL);
                 if (r == -ENOSPC)
                         return r;
                 if (r < 0)
@@ -442,6 +443,8 @@ int ring_store_vacuum(RingStore *rs, uint64_t now_realtime_usec, VacuumResult *r
                 .max_age_usec = rs->o.max_age_usec,
                 .max_bytes = rs->o.max_bytes,
                 .keep_free_bytes = rs->o.keep_free_bytes,
+                .boot_id = rs->info.boot_id,
+                .now_mono_usec = now_usec(CLOCK_MONOTONIC),
         };
 
         return store_vacuum(rs->dir_fd, &l, now_realtime_usec, /* emergency= */ false, on_vacuum_removed, rs, ret);

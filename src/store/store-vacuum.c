@@ -5,6 +5,8 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -18,6 +20,7 @@
 #include "basic/string-util.h"
 #include "basic/time-util.h"
 #include "store/store-vacuum.h"
+#include "store/store-window.h"
 
 static const char *const reason_table[_VACUUM_REASON_MAX] = {
         [VACUUM_REASON_AGE] = "older than the age limit",
@@ -35,14 +38,48 @@ const char *vacuum_reason_to_string(VacuumReason r) {
 typedef struct Candidate {
         char *name;
         uint64_t mtime_usec, bytes, disk_bytes;
-        bool pinned, gone;
+        uint64_t mono_usec; /* this_boot: CLOCK_MONOTONIC of its last sample */
+        bool pinned, gone, this_boot;
 } Candidate;
 
+/* Oldest first: other boots (and windows whose boot is not known) by modification time, then the
+ * running boot's by the monotonic time of their last sample. */
 static int cmp_candidate(const void *a, const void *b) {
         const Candidate *x = a, *y = b;
-        if (x->mtime_usec != y->mtime_usec)
+        if (x->this_boot != y->this_boot)
+                return x->this_boot ? 1 : -1;
+        if (x->this_boot && x->mono_usec != y->mono_usec)
+                return x->mono_usec < y->mono_usec ? -1 : 1;
+        if (!x->this_boot && x->mtime_usec != y->mtime_usec)
                 return x->mtime_usec < y->mtime_usec ? -1 : 1;
         return strcmp(x->name, y->name);
+}
+
+/* Whether the window is of the running boot, and then when its last sample was taken by the
+ * monotonic clock (through the mapping its header recorded). */
+static int window_mono_time(int dir_fd, const char *name, const char *boot_id, Candidate *c) {
+        _cleanup_(window_file_freep) WindowFile *w = NULL;
+        char path[64 + NAME_MAX];
+        uint64_t last = 0;
+        bool any = false;
+        int r;
+
+        snprintf(path, sizeof path, "/proc/self/fd/%d/%s", dir_fd, name);
+        r = window_file_open(path, /* verify= */ false, &w);
+        if (r == -ENOMEM)
+                return r;
+        if (r < 0 || !streq(w->header.info.boot_id, boot_id))
+                return 0; /* unreadable or of another boot: its modification time is all there is */
+        for (size_t i = 0; i < w->n_chunks; i++)
+                if (w->chunks[i].n_samples > 0) {
+                        last = MAX(last, w->chunks[i].last_ns);
+                        any = true;
+                }
+        if (!any)
+                return 0;
+        c->this_boot = true;
+        c->mono_usec = clock_map_perf_to_mono(&w->header.info.clock, last) / NSEC_PER_USEC;
+        return 0;
 }
 
 static void candidates_free(Candidate *c, size_t n) {
@@ -120,6 +157,11 @@ int store_vacuum(int dir_fd, const VacuumLimits *limits, uint64_t now_realtime_u
                         r = -ENOMEM;
                         goto finish;
                 }
+                if (limits->boot_id) {
+                        r = window_mono_time(dir_fd, de->d_name, limits->boot_id, &cands[n - 1]);
+                        if (r < 0)
+                                goto finish;
+                }
         }
         if (n > 0)
                 qsort(cands, n, sizeof(Candidate), cmp_candidate);
@@ -144,7 +186,8 @@ int store_vacuum(int dir_fd, const VacuumLimits *limits, uint64_t now_realtime_u
                 uint64_t avail = 0;
 
                 if (limits->max_age_usec > 0 && limits->max_age_usec != USEC_INFINITY &&
-                    c->mtime_usec + limits->max_age_usec < now_realtime_usec)
+                    (c->this_boot ? c->mono_usec + limits->max_age_usec < limits->now_mono_usec
+                                  : c->mtime_usec + limits->max_age_usec < now_realtime_usec))
                         reason = VACUUM_REASON_AGE;
                 else if (limits->max_bytes > 0 && total > limits->max_bytes)
                         reason = VACUUM_REASON_SIZE;

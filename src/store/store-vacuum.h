@@ -5,6 +5,12 @@
  * (st_nlink > 1), so deleting the bundle releases it without telling us. Only finalized windows
  * (*.tpw) are candidates; the open *.tpw.partial is never touched. Each deletion is reported
  * through a callback with its reason, for the daemon to log.
+ *
+ * How old a window is: the wall clock can be stepped by hours (NTP after a wrong RTC, a restored
+ * VM), and a modification time then says nothing of what came first. The windows of the running
+ * boot (given by boot_id) go by the CLOCK_MONOTONIC time of their last sample, which no step
+ * moves, and are all newer than any window of another boot; the others, unreadable ones and those
+ * without a sample go by their modification time.
  */
 #pragma once
 
@@ -26,6 +32,8 @@ typedef struct VacuumLimits {
         uint64_t max_age_usec;    /* 0 or USEC_INFINITY: no age limit */
         uint64_t max_bytes;       /* 0: no size limit */
         uint64_t keep_free_bytes; /* 0: no margin */
+        const char *boot_id;      /* the running boot; NULL: every window goes by its modification time */
+        uint64_t now_mono_usec;   /* CLOCK_MONOTONIC now, for the running boot's windows */
 } VacuumLimits;
 
 typedef struct VacuumResult {
@@ -38,7 +46,8 @@ typedef void (*VacuumCallback)(const char *name, VacuumReason reason, uint64_t b
 
 /*
  * Applies the limits to the windows in dir_fd. now_realtime_usec is compared with each window's
- * modification time (when its last chunk was written). With emergency, exactly one window is
+ * modification time (when its last chunk was written), limits->now_mono_usec with the monotonic
+ * time of the last sample of a window of limits->boot_id. With emergency, exactly one window is
  * removed, the oldest unpinned, whatever the limits (reason DISK_FULL); -ENOSPC if there is none.
  * ret may be NULL.
  */
