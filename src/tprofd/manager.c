@@ -208,15 +208,36 @@ static uint64_t rotate_delay(Manager *m) {
         return end > now ? MIN(end - now, (uint64_t) ROTATE_USEC) : 0;
 }
 
+/* Measures the clock mapping anew (draining the rings first) and hands it to the ring. */
+static int measure_clock(Manager *m) {
+        ClockMap c;
+        int r;
+
+        r = sampler_measure_clock(m->sampler, &c);
+        if (r < 0)
+                return r;
+        m->clock = c;
+        return ring_store_update_clock(m->ring, &m->clock);
+}
+
 static int on_rotate_timer(sd_event_source *s, uint64_t usec, void *userdata) {
         Manager *m = userdata;
         uint64_t now = now_usec(CLOCK_REALTIME);
         int r;
 
         /* The samples up to the window's end belong in it, not in the next one: the rings are
-         * drained every few seconds, and a short window could otherwise end with none at all. */
-        if (ring_store_rotate_due(m->ring, now))
-                (void) sampler_drain(m->sampler);
+         * drained every few seconds, and a short window could otherwise end with none at all.
+         * The next window's header keeps the mapping of its opening for all its samples, and the
+         * wall clock may just have been stepped (which is why a window ends early): measured
+         * now, not up to CLOCK_USEC ago, or the whole window would read hours off. */
+        if (ring_store_rotate_due(m->ring, now)) {
+                r = measure_clock(m);
+                if (r < 0) {
+                        log_debug_errno(r, "Failed to measure the perf clock, keeping the last mapping: %m");
+                        (void) sampler_drain(m->sampler);
+                }
+                now = now_usec(CLOCK_REALTIME);
+        }
         r = ring_store_rotate(m->ring, now);
         if (r < 0)
                 log_warning_errno(r, "Failed to rotate the ring window, ignoring: %m");
@@ -238,16 +259,11 @@ static int on_vacuum_timer(sd_event_source *s, uint64_t usec, void *userdata) {
 
 static int on_clock_timer(sd_event_source *s, uint64_t usec, void *userdata) {
         Manager *m = userdata;
-        ClockMap c;
         int r;
 
-        r = sampler_measure_clock(m->sampler, &c);
+        r = measure_clock(m);
         if (r < 0)
                 log_debug_errno(r, "Failed to measure the perf clock, keeping the last mapping: %m");
-        else {
-                m->clock = c;
-                (void) ring_store_update_clock(m->ring, &m->clock);
-        }
         return sd_event_source_set_time_relative(s, CLOCK_USEC);
 }
 

@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later
 # Manual capture and status over the control socket, with the real daemon: `tprof-bundle capture`
 # waits for its bundle and prints its id; the bundle has rule "manual" and the note; `status`
-# reports the running daemon, and falls back to the state directory (exit 3) once it stopped.
+# reports the running daemon, and falls back to the state directory (exit 3) once it stopped. Then
+# the wall clock stepped back under a running daemon: its windows read at the times they are named.
 set -eu
 . "$(dirname "$0")/lib.sh"
 
@@ -61,4 +62,36 @@ grep -q "tprofd: not running" "$OUT" || fail "status after stop: $(cat "$OUT")"
 grep -q "Bundles: 2 written, 0 being written" "$OUT" || fail "status after stop: $(cat "$OUT")"
 expect_exit 1 "$TPROF_BUNDLE" capture
 grep -q "tprofd is not running" "$ERR" || fail "$(cat "$ERR")"
+
+# The wall clock stepped back 3 h while the daemon runs (NTP correcting a fast RTC; only tprofd's,
+# through tests/helpers/realtime-step.c): the window the step ends early is followed by one named
+# by the new time, and its samples read at that time too, not at the one the mapping measured
+# before the step (up to a minute earlier) gives, 3 h later.
+if grep -q __asan_init "$TPROFD"; then
+        echo "clock step: not run (a sanitizer build takes no LD_PRELOAD)"
+else
+        rm -rf "$STATE/ring"
+        echo 0 >"$TEST_TMP/realtime-step"
+        TPROF_REALTIME_STEP_FILE="$TEST_TMP/realtime-step" LD_PRELOAD=$TPROF_REALTIME_STEP \
+                start_tprofd --rules "$TPROF_SOURCE_ROOT/rules" --window 4s --control-socket "$SOCK"
+        sleep 3
+        echo -10800 >"$TEST_TMP/realtime-step"
+        sleep 9
+        stop_tprofd
+        expect_exit 0 "$TPROF_BUNDLE" -D "$STATE" windows
+        python3 - "$OUT" <<'PY' || fail "windows after the clock step: $(cat "$OUT")"
+import calendar, re, sys, time
+named = []
+for line in open(sys.argv[1]):
+    m = re.match(r"\S+-(\d{8}T\d{6})Z-(\d+)s\.tpw +(\S+) ", line)
+    if not m or m.group(3) == "-":
+        continue
+    start = calendar.timegm(time.strptime(m.group(1), "%Y%m%dT%H%M%S"))
+    first = calendar.timegm(time.strptime(m.group(3), "%Y-%m-%dT%H:%M:%SZ"))
+    # samples drained just after a rotation land in the next window: a few seconds of slack
+    assert abs(first - start) <= int(m.group(2)) + 10, line
+    named.append(start)
+assert named and max(named) - min(named) > 2 * 3600, named  # windows from both sides of the step
+PY
+fi
 echo ok
