@@ -250,6 +250,62 @@ static void test_vacuum_wall_clock_steps(void **state) {
         assert_string_equal(removed[0].name, "w1.tpw");
 }
 
+/* Overwrites dir/name with as many bytes of garbage, its modification time kept, or set to mtime_usec. */
+static void spoil_window(const char *name, uint64_t mtime_usec) {
+        struct stat st;
+        struct timespec ts[2];
+        int fd = openat(dir_fd, name, O_WRONLY);
+        char *junk;
+
+        assert_true(fd >= 0);
+        assert_int_equal(fstat(fd, &st), 0);
+        junk = malloc((size_t) st.st_size);
+        assert_non_null(junk);
+        memset(junk, 'x', (size_t) st.st_size);
+        assert_int_equal(pwrite(fd, junk, (size_t) st.st_size, 0), st.st_size);
+        free(junk);
+        ts[0] = ts[1] = mtime_usec > 0 ? (struct timespec) { .tv_sec = (time_t) (mtime_usec / USEC_PER_SEC) } : st.st_mtim;
+        assert_int_equal(futimens(fd, ts), 0);
+        close(fd);
+}
+
+/* A finalized window is read once: the cache answers while its size and modification time are
+ * unchanged (here its bytes were spoiled behind the cache's back, which only a test does), and a
+ * window that changed is read again. */
+static void test_vacuum_cache(void **state) {
+        const WindowHeaderInfo info = test_header_info();
+        uint64_t now = now_usec(CLOCK_REALTIME), perf = UINT64_C(50000) * NSEC_PER_SEC;
+        VacuumCache *cache = vacuum_cache_new();
+        VacuumLimits keep = { .boot_id = info.boot_id, .now_mono_usec = 1, .cache = cache };
+        VacuumResult res;
+        char cmd[200];
+
+        assert_non_null(cache);
+        snprintf(cmd, sizeof cmd, "rm -f '%s'/*", dir);
+        assert_int_equal(system(cmd), 0);
+        make_real_window("older.tpw", info.boot_id, perf, now - USEC_PER_MINUTE);
+        make_real_window("newer.tpw", info.boot_id, perf + 2 * NSEC_PER_MINUTE, now);
+        assert_int_equal(store_vacuum(dir_fd, &keep, now, false, on_removed, NULL, &res), 0);
+        assert_int_equal(res.removed, 0);
+
+        /* spoiled unseen: still this boot's newest, the older goes first */
+        spoil_window("newer.tpw", 0);
+        n_removed = 0;
+        assert_int_equal(store_vacuum(dir_fd, &keep, now, true, on_removed, NULL, &res), 0);
+        assert_int_equal(n_removed, 1);
+        assert_string_equal(removed[0].name, "older.tpw");
+
+        /* changed (a new modification time): read again, unreadable, so by its modification time and
+         * before any window of this boot */
+        make_real_window("older.tpw", info.boot_id, perf, now - USEC_PER_MINUTE);
+        spoil_window("newer.tpw", now - 2 * USEC_PER_SEC);
+        n_removed = 0;
+        assert_int_equal(store_vacuum(dir_fd, &keep, now, true, on_removed, NULL, &res), 0);
+        assert_int_equal(n_removed, 1);
+        assert_string_equal(removed[0].name, "newer.tpw");
+        vacuum_cache_free(cache);
+}
+
 static void test_vacuum_no_limits_removes_nothing(void **state) {
         VacuumLimits l = {};
         VacuumResult res;
@@ -267,6 +323,7 @@ int main(void) {
                 cmocka_unit_test_setup_teardown(test_vacuum_emergency, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_vacuum_no_limits_removes_nothing, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_vacuum_wall_clock_steps, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_vacuum_cache, setup, teardown),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }

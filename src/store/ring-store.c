@@ -39,6 +39,7 @@ struct RingStore {
         uint64_t header_bytes;           /* of the open window */
         uint64_t written_first_ns, written_last_ns;
         uint64_t dropped_samples;
+        VacuumCache *vacuum_cache; /* NULL when it could not be made: the vacuum reads every window */
 };
 
 char **ring_names_free(char **l) {
@@ -212,7 +213,8 @@ static int append_with_retry(RingStore *rs, const void *buf, size_t n) {
                 if (r != -ENOSPC && r != -EDQUOT)
                         return r;
                 r = store_vacuum(rs->dir_fd,
-                                 &(VacuumLimits) { .boot_id = rs->info.boot_id, .now_mono_usec = now_usec(CLOCK_MONOTONIC) },
+                                 &(VacuumLimits) { .boot_id = rs->info.boot_id, .now_mono_usec = now_usec(CLOCK_MONOTONIC),
+                                                   .cache = rs->vacuum_cache },
                                  now_usec(CLOCK_REALTIME), /* emergency= */ true, on_vacuum_removed, rs, NULL);
                 if (r == -ENOSPC)
                         return r;
@@ -325,7 +327,8 @@ int ring_store_open(const char *ring_dir, const RingOptions *o, const WindowHead
                 return r;
 
         rs->cw = chunk_writer_new(rs->o.compress_level);
-        if (!rs->cw)
+        rs->vacuum_cache = vacuum_cache_new();
+        if (!rs->cw || !rs->vacuum_cache)
                 return -ENOMEM;
         chunk_writer_set_clock(rs->cw, &h->clock);
         chunk_writer_set_frequency(rs->cw, h->freq_hz);
@@ -349,6 +352,7 @@ RingStore *ring_store_free(RingStore *rs) {
                 (void) finalize_window(rs);
         }
         chunk_writer_free(rs->cw);
+        vacuum_cache_free(rs->vacuum_cache);
         byte_buf_done(&rs->out);
         for (size_t i = 0; i < 4; i++)
                 free(rs->info_strings[i]);
@@ -445,6 +449,7 @@ int ring_store_vacuum(RingStore *rs, uint64_t now_realtime_usec, VacuumResult *r
                 .keep_free_bytes = rs->o.keep_free_bytes,
                 .boot_id = rs->info.boot_id,
                 .now_mono_usec = now_usec(CLOCK_MONOTONIC),
+                .cache = rs->vacuum_cache,
         };
 
         return store_vacuum(rs->dir_fd, &l, now_realtime_usec, /* emergency= */ false, on_vacuum_removed, rs, ret);

@@ -82,6 +82,68 @@ static int window_mono_time(int dir_fd, const char *name, const char *boot_id, C
         return 0;
 }
 
+struct VacuumCache {
+        Candidate *entries; /* by name; only name, bytes, mtime_usec, this_boot and mono_usec */
+        size_t n;
+};
+
+VacuumCache *vacuum_cache_new(void) {
+        return calloc(1, sizeof(VacuumCache));
+}
+
+static void candidates_free(Candidate *c, size_t n);
+
+VacuumCache *vacuum_cache_free(VacuumCache *c) {
+        if (c)
+                candidates_free(c->entries, c->n);
+        free(c);
+        return NULL;
+}
+
+static int cmp_candidate_name(const void *a, const void *b) {
+        return strcmp(((const Candidate *) a)->name, ((const Candidate *) b)->name);
+}
+
+/* The window's boot and monotonic time as the cache has them, if it is unchanged since. */
+static bool cache_lookup(const VacuumCache *cache, Candidate *c) {
+        const Candidate *e;
+
+        if (!cache || cache->n == 0)
+                return false;
+        e = bsearch(c, cache->entries, cache->n, sizeof(Candidate), cmp_candidate_name);
+        if (!e || e->bytes != c->bytes || e->mtime_usec != c->mtime_usec)
+                return false;
+        c->this_boot = e->this_boot;
+        c->mono_usec = e->mono_usec;
+        return true;
+}
+
+/* The cache becomes what this run found: the windows there are now, no others. Left as it was when
+ * memory runs out (a lookup checks size and modification time). */
+static void cache_update(VacuumCache *cache, const Candidate *cands, size_t n) {
+        Candidate *entries;
+
+        if (!cache)
+                return;
+        entries = n > 0 ? calloc(n, sizeof(Candidate)) : NULL;
+        if (n > 0 && !entries)
+                return;
+        for (size_t i = 0; i < n; i++) {
+                entries[i] = (Candidate) { .name = strdup(cands[i].name), .bytes = cands[i].bytes,
+                                           .mtime_usec = cands[i].mtime_usec, .this_boot = cands[i].this_boot,
+                                           .mono_usec = cands[i].mono_usec };
+                if (!entries[i].name) {
+                        candidates_free(entries, i);
+                        return;
+                }
+        }
+        if (n > 0)
+                qsort(entries, n, sizeof(Candidate), cmp_candidate_name);
+        candidates_free(cache->entries, cache->n);
+        cache->entries = entries;
+        cache->n = n;
+}
+
 static void candidates_free(Candidate *c, size_t n) {
         for (size_t i = 0; i < n; i++)
                 free(c[i].name);
@@ -157,12 +219,14 @@ int store_vacuum(int dir_fd, const VacuumLimits *limits, uint64_t now_realtime_u
                         r = -ENOMEM;
                         goto finish;
                 }
-                if (limits->boot_id) {
+                if (limits->boot_id && !cache_lookup(limits->cache, &cands[n - 1])) {
                         r = window_mono_time(dir_fd, de->d_name, limits->boot_id, &cands[n - 1]);
                         if (r < 0)
                                 goto finish;
                 }
         }
+        if (limits->boot_id)
+                cache_update(limits->cache, cands, n);
         if (n > 0)
                 qsort(cands, n, sizeof(Candidate), cmp_candidate);
 

@@ -28,12 +28,21 @@ typedef enum VacuumReason {
 
 const char *vacuum_reason_to_string(VacuumReason r);
 
+/* What store_vacuum() read of each finalized window's chunk headers, kept from one run to the next:
+ * a finalized window does not change (its size and modification time say so), and a day's ring is
+ * thousands of chunk headers. For one boot_id. */
+typedef struct VacuumCache VacuumCache;
+
+VacuumCache *vacuum_cache_new(void);
+VacuumCache *vacuum_cache_free(VacuumCache *c);
+
 typedef struct VacuumLimits {
         uint64_t max_age_usec;    /* 0 or USEC_INFINITY: no age limit */
         uint64_t max_bytes;       /* 0: no size limit */
         uint64_t keep_free_bytes; /* 0: no margin */
         const char *boot_id;      /* the running boot; NULL: every window goes by its modification time */
         uint64_t now_mono_usec;   /* CLOCK_MONOTONIC now, for the running boot's windows */
+        VacuumCache *cache;       /* NULL: every window's chunk headers are read */
 } VacuumLimits;
 
 typedef struct VacuumResult {
