@@ -251,6 +251,31 @@ static void test_crash_recovery_linked(void **state) {
         crash_recovery(true);
 }
 
+static void on_unrecovered(const RingEvent *e, void *userdata) {
+        char *name = userdata;
+
+        if (e->type == RING_EVENT_UNRECOVERED)
+                snprintf(name, PATH_MAX, "%s", e->name);
+}
+
+/* A .partial that cannot be finalized (here a directory by that name; on a host, an I/O error on a
+ * bad sector) is said and left: the ring opens all the same, and recovers the others. */
+static void test_recovery_unrecoverable(void **state) {
+        WindowHeaderInfo info = test_header_info();
+        char got[PATH_MAX] = "";
+        RingOptions o = { .window_usec = 3600 * USEC_PER_SEC, .on_event = on_unrecovered, .userdata = got };
+        _cleanup_(ring_store_freep) RingStore *rs = NULL;
+        char ring[128], bad[PATH_MAX];
+
+        snprintf(ring, sizeof ring, "%s/bad", tmpdir);
+        assert_int_equal(mkdir(ring, 0750), 0);
+        snprintf(bad, sizeof bad, "%s/h-20261121T100000Z-120s.tpw.partial", ring);
+        assert_int_equal(mkdir(bad, 0750), 0);
+        assert_int_equal(ring_store_open(ring, &o, &info, &rs), 0);
+        assert_string_equal(got, "h-20261121T100000Z-120s.tpw.partial");
+        assert_int_equal(access(bad, F_OK), 0);
+}
+
 static void test_pin_finalized_and_open(void **state) {
         WindowHeaderInfo info = test_header_info();
         RingOptions o = { .window_usec = 10 * USEC_PER_SEC };
@@ -446,6 +471,7 @@ int main(void) {
                 cmocka_unit_test_setup_teardown(test_lost_waits_for_a_sample, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_crash_recovery, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_crash_recovery_linked, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_recovery_unrecoverable, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_pin_finalized_and_open, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_slice_across_boundary, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_clock_updates_and_retention_events, setup, teardown),

@@ -146,11 +146,15 @@ int ring_store_recover(int dir_fd, const RingOptions *o) {
         r = opendir_at(dir_fd, ".", 0, &d);
         if (r < 0)
                 return r;
+        /* One window that cannot be finalized (an I/O error on a bad sector, a name that is not a
+         * file) is said and left as it is: the ring goes on without it rather than not at all. */
         while ((de = readdir(d)))
                 if (endswith(de->d_name, ".tpw.partial")) {
                         int k = recover_one(dir_fd, de->d_name, o);
-                        if (k < 0 && r == 0)
-                                r = k; /* carry on with the others; report the first failure */
+                        if (k == -ENOMEM)
+                                return k;
+                        if (k < 0)
+                                emit(o, RING_EVENT_UNRECOVERED, de->d_name, strerror(-k), 0);
                 }
         if (fsync(dir_fd) < 0 && r == 0)
                 r = -errno;

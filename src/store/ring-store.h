@@ -39,6 +39,7 @@ typedef enum RingEventType {
         RING_EVENT_RECOVERED, /* a .partial left by a crash was finalized; bytes = tail cut off */
         RING_EVENT_DISCARDED, /* a .partial with no usable header was deleted */
         RING_EVENT_DROPPED,   /* a chunk could not be written (disk full and nothing left to free); bytes = samples */
+        RING_EVENT_UNRECOVERED, /* a .partial left by a crash could not be finalized (reason: why): left as it is */
         _RING_EVENT_TYPE_MAX,
         _RING_EVENT_TYPE_INVALID = -EINVAL,
 } RingEventType;
@@ -100,7 +101,9 @@ const char *ring_store_current_name(const RingStore *rs);
 uint64_t ring_store_window_end_usec(const RingStore *rs);
 uint64_t ring_store_dropped_samples(const RingStore *rs);
 
-/* Finalizes every *.tpw.partial in dir_fd (what ring_store_open() does first); for tools and tests. */
+/* Finalizes every *.tpw.partial in dir_fd (what ring_store_open() does first); for tools and tests.
+ * One that cannot be is left as it is, with RING_EVENT_UNRECOVERED: only ENOMEM or an unreadable
+ * directory fail. */
 int ring_store_recover(int dir_fd, const RingOptions *o);
 
 /* Formats a window's file name; buf must hold RING_NAME_MAX. */

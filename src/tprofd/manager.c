@@ -166,6 +166,10 @@ static void on_ring_event(const RingEvent *e, void *userdata) {
         case RING_EVENT_DROPPED:
                 log_warning("Dropped %llu samples: %s.", (unsigned long long) e->bytes, e->reason ?: "disk full");
                 break;
+        case RING_EVENT_UNRECOVERED:
+                log_warning("Could not finalize window %s left by an earlier run, leaving it as it is: %s.", e->name,
+                            e->reason ?: "unknown error");
+                break;
         default:
                 break;
         }
