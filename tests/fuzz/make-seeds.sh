@@ -13,6 +13,8 @@
 #   control          requests tprof-bundle sends and replies tprofd gives
 #   names            comm, DSO and symbol of each frame in tests/data/store/odd-names.perf-script
 #   escape           the hostile fixture bundle's log, and the kmsg and rules test logs
+#   activity         activity.tsv of the fixture bundles that have one, behind a header from their
+#                    manifest (slice length, rate, captured CPU, the event's second)
 #   gopclntab        Go function tables in each layout, from make-gopclntab-seeds
 #   elf              the small ELF fixtures the build made: the symbolizer's library (whole, and
 #                    stripped to .dynsym and .eh_frame_hdr), the stand-ins for Go PIEs
@@ -31,7 +33,8 @@ top=$(cd "$here/../.." && pwd)
 build=${2:-$top/build-fuzz}
 data=$top/tests/data
 
-for t in kmsg rules window pprof bundle-manifest folded control names escape gopclntab elf unwind-cfi unwind-walk; do
+for t in kmsg rules window pprof bundle-manifest folded control names escape gopclntab elf unwind-cfi unwind-walk \
+        activity; do
         mkdir -p "$out/$t"
 done
 
@@ -171,4 +174,36 @@ find "$tmp/hostile" -name 'log.jsonl' -exec cp {} "$out/escape/hostile-log.jsonl
 cp "$data/kmsg/recorded.kmsg" "$out/escape/recorded.kmsg"
 for f in "$data"/rules/*.log; do
         cp "$f" "$out/escape/$(basename "$f")"
+done
+
+# activity: a header (flags, columns, slice seconds, captured CPU, event's second, rate, the
+# seconds the samples cover whole; see fuzz-activity.c), as show reads them from the manifest,
+# then activity.tsv.
+for kind in anomaly steal idle irqidle drop starve hostile; do
+        python3 "$top/tests/helpers/make-fixture-bundle.py" "$tmp/activity-$kind" "$kind" >/dev/null
+        d=$(find "$tmp/activity-$kind/incidents" -mindepth 1 -maxdepth 1 -type d | head -n 1)
+        [ -f "$d/activity.tsv" ] || continue
+        python3 - "$d" "$out/activity/$kind" <<'PY'
+import json, struct, sys
+d, out = sys.argv[1], sys.argv[2]
+m = json.load(open(d + "/manifest.json"))
+sl, ev = m.get("slice") or {}, m.get("event") or {}
+frm, to = sl.get("from_perf_ns", 0), sl.get("to_perf_ns", 0)
+secs = min((to - frm + 10**9 - 1) // 10**9, 65535)
+t = ev.get("t_perf_ns", 0)
+ev_s = (t - frm) // 10**9 if frm <= t <= to else 0
+cap = ev.get("captures") or {}
+cpu = int(cap["cpu"]) if str(cap.get("cpu", "")).isdigit() else 0
+a = max(sl.get("covered_from_perf_ns", frm) - frm, 0)
+b = max(sl.get("covered_to_perf_ns", to) - frm, 0)
+cov_from, cov_to = min((a + 10**9 - 1) // 10**9, 65535), min(b // 10**9, 65535)
+freq = (m.get("profile") or {}).get("freq_hz", 0)
+tsv = open(d + "/activity.tsv", "rb").read()
+lost = 8 if sl.get("lost") else 0
+for flags, cols, suffix in ((0x06 | lost, 80, "ascii"), (0x07 | lost, 0, "utf8")):
+    if "cpu" not in cap:
+        flags &= ~2
+    hdr = struct.pack("<BBHHHIHH", flags, cols, secs, cpu, ev_s, freq, cov_from, cov_to)
+    open("%s-%s" % (out, suffix), "wb").write(hdr + tsv)
+PY
 done
