@@ -15,6 +15,7 @@
 #   escape           the hostile fixture bundle's log, and the kmsg and rules test logs
 #   activity         activity.tsv of the fixture bundles that have one, behind a header from their
 #                    manifest (slice length, rate, captured CPU, the event's second)
+#   oom              each kernel version's OOM kill in tests/data/rules-corpus/oom.txt, its lines
 #   gopclntab        Go function tables in each layout, from make-gopclntab-seeds
 #   elf              the small ELF fixtures the build made: the symbolizer's library (whole, and
 #                    stripped to .dynsym and .eh_frame_hdr), the stand-ins for Go PIEs
@@ -34,7 +35,7 @@ build=${2:-$top/build-fuzz}
 data=$top/tests/data
 
 for t in kmsg rules window pprof bundle-manifest folded control names escape gopclntab elf unwind-cfi unwind-walk \
-        activity; do
+        activity oom; do
         mkdir -p "$out/$t"
 done
 
@@ -207,3 +208,33 @@ for flags, cols, suffix in ((0x06 | lost, 80, "ascii"), (0x07 | lost, 0, "utf8")
     open("%s-%s" % (out, suffix), "wb").write(hdr + tsv)
 PY
 done
+
+# oom: each kernel version's OOM kill from the rules corpus, its lines as the kernel logged them
+# (without dmesg's time), the line that opens it marked as the trigger (flags 3), the others as
+# the kernel's (1).
+python3 - "$data/rules-corpus/oom.txt" "$out/oom" <<'PY'
+import re, sys
+src, out = sys.argv[1], sys.argv[2]
+groups, cur = [], None
+for line in open(src, "rb").read().splitlines():
+    if line.startswith(b"# Linux") or line.startswith(b"# RHEL"):
+        cur = []
+        groups.append(cur)
+        continue
+    if line.startswith(b"#") or not line.strip() or cur is None:
+        continue
+    cols = line.split(b"\t", 3)
+    if len(cols) < 4:
+        continue
+    msg = re.sub(rb"^\[ *[0-9.]+\] ", b"", cols[3])
+    msg = re.sub(rb"^\d+,\d+,\d+,[^;]*;", b"", msg)
+    msg = re.sub(rb"^[A-Z][a-z]{2} +\d+ [0-9:]+ \S+ kernel: ", b"", msg)
+    cur.append(msg)
+n = 0
+for g in groups:
+    if not g:
+        continue
+    lines = [bytes([3 if i == 0 else 1]) + m for i, m in enumerate(g)]
+    open("%s/kill-%02d" % (out, n), "wb").write(b"\n".join(lines) + b"\n")
+    n += 1
+PY
