@@ -58,6 +58,9 @@ static int parse_argv(int argc, char *argv[]) {
         };
         int c;
 
+        /* Each call starts from the defaults: fuzz-bundle-show runs show many times in one process. */
+        arg_utc = false;
+        arg_json = 0;
         opterr = 0;
         while ((c = getopt_long(argc, argv, ":h", options, NULL)) >= 0) {
                 switch (c) {

@@ -16,6 +16,7 @@
 #   activity         activity.tsv of the fixture bundles that have one, behind a header from their
 #                    manifest (slice length, rate, captured CPU, the event's second)
 #   oom              each kernel version's OOM kill in tests/data/rules-corpus/oom.txt, its lines
+#   bundle-show      the files show reads of each kind of fixture bundle, log.jsonl or log.txt
 #   gopclntab        Go function tables in each layout, from make-gopclntab-seeds
 #   elf              the small ELF fixtures the build made: the symbolizer's library (whole, and
 #                    stripped to .dynsym and .eh_frame_hdr), the stand-ins for Go PIEs
@@ -35,7 +36,7 @@ build=${2:-$top/build-fuzz}
 data=$top/tests/data
 
 for t in kmsg rules window pprof bundle-manifest folded control names escape gopclntab elf unwind-cfi unwind-walk \
-        activity oom; do
+        activity oom bundle-show; do
         mkdir -p "$out/$t"
 done
 
@@ -238,3 +239,26 @@ for g in groups:
     open("%s/kill-%02d" % (out, n), "wb").write(b"\n".join(lines) + b"\n")
     n += 1
 PY
+
+# bundle-show: the flags (1: log.txt) and columns bytes, then the files of each kind of fixture
+# bundle in fuzz-bundle-show.c's order, FF 00 FF between them (a missing file in the middle is
+# given empty; those missing at the end are left out).
+for kind in anomaly thread stuck pool steal drift burst under few quiet softirq idle irqidle drop starve hostile \
+        corrupt nocov; do
+        python3 "$top/tests/helpers/make-fixture-bundle.py" "$tmp/show-$kind" "$kind" >/dev/null
+        d=$(find "$tmp/show-$kind/incidents" -mindepth 1 -maxdepth 1 -type d | head -n 1)
+        python3 - "$d" "$out/bundle-show/$kind" <<'PY'
+import os, sys
+d, out = sys.argv[1], sys.argv[2]
+def parts(log):
+    names = ["manifest.json", log, "activity.tsv", "stacks.folded", "baseline.folded", "event.folded",
+             "cpu3.folded", "cpu3-baseline.folded"]
+    p = [open(os.path.join(d, n), "rb").read() if os.path.isfile(os.path.join(d, n)) else None for n in names]
+    while p and p[-1] is None:
+        p.pop()
+    return b"\xff\x00\xff".join(x or b"" for x in p)
+open(out, "wb").write(b"\x00\x50" + parts("log.jsonl"))
+if os.path.isfile(os.path.join(d, "log.txt")) and os.path.basename(out) in ("anomaly", "hostile"):
+    open(out + "-log-txt", "wb").write(b"\x01\x00" + parts("log.txt"))
+PY
+done

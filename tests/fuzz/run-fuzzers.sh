@@ -25,7 +25,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/../.." && pwd)
 build=$top/build-fuzz
 targets="kmsg rules window pprof bundle-manifest folded control names escape gopclntab elf unwind-cfi unwind-walk
-        activity oom"
+        activity oom bundle-show"
 
 if [ -n "${TPROF_FUZZ_WORKDIR:-}" ]; then
         work=$TPROF_FUZZ_WORKDIR
