@@ -4,6 +4,7 @@
  *
  * Nothing here blocks on anything but local disk, and the only disk work that grows with data
  * (slicing windows for a bundle) happens at an incident's deadline, bounded by the windows it pinned.
+ * That bundle job is incident-job.c; the incidents' state both use is incident-manager-internal.h.
  */
 #include <assert.h>
 #include <dirent.h>
@@ -26,78 +27,18 @@
 #include "bundle/bundle-format.h"
 #include "incident/incident-cgroups.h"
 #include "incident/incident-threads.h"
+#include "incident/incident-job.h"
+#include "incident/incident-manager-internal.h"
 #include "incident/incident-manager.h"
 #include "incident/incident-resume.h"
 #include "incident/incident-worker.h"
 #include "incident/incident-write.h"
-#include "store/store-export.h"
-#include "store/store-slice.h"
 
 /* After t + after, wait this long so the samples stamped up to t + after have reached the rings. */
 #define DEADLINE_SLACK_USEC (100 * USEC_PER_MSEC)
-/* How long a sample may take from its time stamp to its CPU's buffer (an interrupt's path). */
-#define READ_SLACK_NSEC (10 * NSEC_PER_MSEC)
-/* Repeats whose lines are marked as triggers in the bundle's log. */
-#define REPEAT_MARKS_MAX 64U
 /* Repeats are written into the manifest at most this often: in a storm, a rewrite (two fsyncs) per
  * matching line would slow the daemon down to where the kernel log overruns. */
 #define MANIFEST_REWRITE_USEC USEC_PER_SEC
-
-/* Repeats that arrive while the bundle is written wait here, each with its rule's name; past this
- * many only their number is kept. */
-#define DEFERRED_REPEATS_MAX 4096U
-
-typedef struct OpenIncident {
-        IncidentManager *manager;
-        Incident *incident;
-        int dir_fd; /* incidents/.tmp-<id> while recording; -EBADF once published */
-        bool published;
-        IncidentSlice slice;  /* kept after publishing, for manifest rewrites on repeats */
-        IncidentCgroups *cgroups; /* slice.cgroups points here once published */
-        IncidentThreads *threads; /* slice.threads likewise */
-        char **windows;
-        size_t n_windows;
-        sd_event_source *deadline; /* t + after has been sampled: publish */
-        uint64_t event_ns;         /* the match on this boot's perf clock, where its cooldown starts */
-        bool other_boot;           /* resumed from a boot before this one: windows/ holds its slice */
-        uint64_t armed_mono_usec;  /* when the match was read, CLOCK_MONOTONIC */
-        sd_event_source *expire;   /* the cooldown is over: forget */
-        sd_event_source *rewrite;  /* repeats joined the published bundle: update its manifest soon */
-        uint64_t repeat_ns[REPEAT_MARKS_MAX];
-        size_t n_repeat_marks;
-        IncidentDoneFunc done; /* a capture request waiting for this bundle, or NULL */
-        void *done_userdata;
-        /* While the worker writes the bundle it reads the incident, so repeats wait here and join
-         * the incident when it is done. */
-        bool writing;
-        struct {
-                char *rule;
-                uint64_t t_ns;
-        } *deferred;
-        size_t n_deferred, allocated_deferred;
-        unsigned deferred_unnamed;
-        uint64_t deferred_unnamed_ns;
-} OpenIncident;
-
-struct IncidentManager {
-        IncidentManagerOptions opts;
-        char *incidents_path, *state_dir;
-        int incidents_fd;
-        Trigger *trigger;
-        IncidentHook *hook;
-
-        OpenIncident **incidents;
-        size_t n_incidents, allocated_incidents;
-
-        /* Bundles are written one at a time on the worker; incidents past their deadline queue. */
-        IncidentWorker *worker;
-        OpenIncident **queue;
-        size_t n_queue, allocated_queue;
-        bool stopping; /* finish() or free(): no more jobs on the worker */
-        char *test_gate; /* $TPROF_TEST_BUNDLE_GATE: see job_run() */
-
-        uint64_t written, failed;
-};
 
 static void open_incident_free(OpenIncident *oi);
 
@@ -222,107 +163,6 @@ static void open_incident_free(OpenIncident *oi) {
 
 /* --- completing an incident ---------------------------------------------------------------------- */
 
-typedef struct CollectLog {
-        IncidentLogLine *lines;
-        LogRecord **copies;
-        size_t n, allocated, allocated_copies;
-        const OpenIncident *oi;
-} CollectLog;
-
-static bool is_trigger_line(const OpenIncident *oi, const LogRecord *rec) {
-        if (rec->t_ns == oi->incident->t_ns)
-                return true;
-        for (size_t i = 0; i < oi->n_repeat_marks; i++)
-                if (rec->t_ns == oi->repeat_ns[i])
-                        return true;
-        return false;
-}
-
-static int on_collect_log(const LogRecord *rec, void *userdata) {
-        CollectLog *c = userdata;
-        LogRecord *copy;
-
-        if (!GREEDY_REALLOC(c->lines, c->allocated, c->n + 1) ||
-            !GREEDY_REALLOC(c->copies, c->allocated_copies, c->n + 1))
-                return -ENOMEM;
-        copy = log_record_dup(rec);
-        if (!copy)
-                return -ENOMEM;
-        c->copies[c->n] = copy;
-        c->lines[c->n] = (IncidentLogLine) { .rec = copy, .trigger = is_trigger_line(c->oi, rec) };
-        c->n++;
-        return 0;
-}
-
-/* The trigger line of a resumed incident, unless this run read it again: the earlier run took it
- * away with its log context. In its place by time. */
-static int add_trigger_line(CollectLog *c) {
-        const Incident *i = c->oi->incident;
-        LogRecord rec;
-        size_t at = c->n;
-        int r;
-
-        if (i->source < 0)
-                return 0; /* a capture: no line */
-        for (size_t k = 0; k < c->n; k++)
-                if (c->lines[k].trigger && c->lines[k].rec->t_ns == i->t_ns)
-                        return 0;
-        incident_trigger_record(i, &rec);
-        r = on_collect_log(&rec, c);
-        if (r < 0)
-                return r;
-        while (at > 0 && c->lines[at - 1].rec->t_ns > i->t_ns)
-                at--;
-        IncidentLogLine line = c->lines[c->n - 1];
-        LogRecord *copy = c->copies[c->n - 1];
-        memmove(c->lines + at + 1, c->lines + at, (c->n - 1 - at) * sizeof(IncidentLogLine));
-        memmove(c->copies + at + 1, c->copies + at, (c->n - 1 - at) * sizeof(LogRecord *));
-        c->lines[at] = line;
-        c->copies[at] = copy;
-        return 0;
-}
-
-static void collect_log_done(CollectLog *c) {
-        for (size_t i = 0; i < c->n; i++)
-                log_record_free(c->copies[i]);
-        free(c->copies);
-        free(c->lines);
-}
-
-typedef struct SliceFiles {
-        char **paths;
-        size_t n;
-        uint64_t from_ns, to_ns;
-        IncidentSink *sink;
-} SliceFiles;
-
-/* Writes the slice as perf script, and counts the samples the kernel lost inside the slice. */
-static int write_perf_script(FILE *out, void *userdata) {
-        const SliceFiles *f = userdata;
-        ExportStats st = {};
-        int r;
-
-        if (!out) { /* no text: only the samples lost inside the slice, from the chunk headers */
-                uint64_t lost = 0;
-                r = slice_lost(f->paths, f->n, f->from_ns, f->to_ns, &lost);
-                incident_sink_add_lost(f->sink, lost);
-                return r;
-        }
-        r = export_perf_script(f->paths, f->n, f->from_ns, f->to_ns, /* event= */ NULL, out, &st);
-        incident_sink_add_lost(f->sink, st.slice.lost);
-        export_stats_done(&st);
-        return r == -ENODATA ? 0 : r; /* no samples: an empty file, the manifest says no-coverage */
-}
-
-static int on_slice_sample(const Sample *s, void *userdata) {
-        return incident_sink_add(userdata, s);
-}
-
-static void flush(IncidentManager *im) {
-        if (im->opts.flush)
-                im->opts.flush(im->opts.userdata);
-}
-
 static int on_manifest_rewrite(sd_event_source *s, uint64_t usec, void *userdata) {
         OpenIncident *oi = userdata;
         int r;
@@ -333,122 +173,6 @@ static int on_manifest_rewrite(sd_event_source *s, uint64_t usec, void *userdata
                 log_warning_errno(r, "Failed to update the repeat count of incident %s, ignoring: %m",
                                   oi->incident->short_id);
         return 0;
-}
-
-/*
- * Writing a bundle is a job in three steps. On the event loop, prepare() flushes the rings, pins
- * what appeared since the match and copies the log lines; on the worker, run() reads every sample
- * of the pinned windows and publishes the bundle; on the event loop again, finish() announces it,
- * keeps incidents/ within its limits and hands it to the hook. run() reads only the job and the
- * incident, which the event loop leaves alone meanwhile (repeats wait in the OpenIncident).
- */
-typedef struct BundleJob {
-        OpenIncident *oi;
-        int incidents_fd;
-        IncidentHost host;
-        IncidentProfile profile;
-        CollectLog log;
-        SliceFiles files;
-        uint64_t read_to_ns; /* the samples the bundle takes end here (perf clock) */
-        char **names;
-        IncidentSink *sink;
-        uint64_t started_usec;
-        const char *test_gate;
-        int error; /* run()'s */
-} BundleJob;
-
-static BundleJob *job_free(BundleJob *job) {
-        if (!job)
-                return NULL;
-        strv_free(job->names);
-        strv_free(job->files.paths);
-        collect_log_done(&job->log);
-        incident_sink_free(job->sink);
-        free(job);
-        return NULL;
-}
-
-static int job_prepare(IncidentManager *im, OpenIncident *oi, BundleJob **ret) {
-        BundleJob *job;
-        _cleanup_close_ int windows_fd = -EBADF;
-        Incident *i = oi->incident;
-        int r;
-
-        job = new0(BundleJob, 1);
-        if (!job)
-                return -ENOMEM;
-        *job = (BundleJob) {
-                .oi = oi,
-                .incidents_fd = im->incidents_fd,
-                .host = im->opts.host,
-                .profile = im->opts.profile,
-                .log = { .oi = oi },
-                .files = { .from_ns = i->from_ns, .to_ns = i->to_ns },
-                .started_usec = now_usec(CLOCK_MONOTONIC),
-                .test_gate = im->test_gate,
-        };
-
-        /* Everything up to t + after is in the rings now: get it onto disk, then pin what appeared
-         * since the match (a rotation may have opened a window in between). The newest window keeps
-         * growing while the worker reads it, and a drain reads the CPUs one after another, so a chunk
-         * appended meanwhile can hold one CPU's samples older than another's already read: the
-         * bundle takes the samples up to this flush, all on disk once it returns, so that a later
-         * read of its windows over the manifest's bounds (export --baseline) finds the same ones. A
-         * sample stamped just before the flush may reach its CPU's buffer just after it: the cut is
-         * READ_SLACK_NSEC earlier. */
-        job->read_to_ns = clock_map_mono_to_perf(im->opts.clock, now_nsec(CLOCK_MONOTONIC));
-        job->read_to_ns = MAX(i->to_ns, job->read_to_ns > READ_SLACK_NSEC ? job->read_to_ns - READ_SLACK_NSEC : 0);
-        if (oi->other_boot) /* its windows ended with that boot: all of them */
-                job->read_to_ns = UINT64_MAX;
-        flush(im);
-        windows_fd = openat(oi->dir_fd, BUNDLE_WINDOWS_DIR, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        if (windows_fd < 0) {
-                r = -errno;
-                goto fail;
-        }
-        r = oi->other_boot ? 0 : ring_store_pin(im->opts.ring, i->from_ns, i->to_ns, windows_fd, NULL);
-        if (r < 0)
-                log_warning_errno(r, "Failed to pin windows for incident %s, the bundle may lack samples: %m",
-                                  i->short_id);
-
-        r = incident_list_windows(oi->dir_fd, i->id, im->incidents_path, &job->names, &job->files.paths, &job->files.n);
-        if (r < 0)
-                goto fail;
-        r = incident_sink_new(i, &job->sink);
-        if (r < 0)
-                goto fail;
-        job->files.sink = job->sink;
-        /* This boot's log says nothing of another's slice. */
-        r = oi->other_boot ? 0 : log_context_range(im->opts.log_context, i->from_ns, i->to_ns, on_collect_log, &job->log);
-        if (r >= 0 && i->resumed_realtime_usec > 0)
-                r = add_trigger_line(&job->log);
-        if (r < 0)
-                goto fail;
-        *ret = job;
-        return 0;
-fail:
-        job_free(job);
-        return r;
-}
-
-/* On the worker (or, when the daemon stops, on the event loop): the part that grows with the slice. */
-static void job_run(void *p) {
-        BundleJob *job = p;
-        OpenIncident *oi = job->oi;
-        const Incident *i = oi->incident;
-        int r;
-
-        /* For tests only: hold the bundle on the worker until the named file exists (at most a
-         * minute), so a test can look at the daemon while a bundle is being written. */
-        for (unsigned k = 0; job->test_gate && k < 6000 && access(job->test_gate, F_OK) < 0; k++)
-                (void) usleep(10 * USEC_PER_MSEC);
-
-        r = slice_read(job->files.paths, job->files.n, 0, job->read_to_ns, on_slice_sample, job->sink, NULL);
-        if (r < 0)
-                log_warning_errno(r, "Failed to read some pinned windows of incident %s, ignoring: %m", i->short_id);
-        job->error = incident_publish(job->incidents_fd, oi->dir_fd, i, job->sink, &job->host, &job->profile,
-                                      job->names, job->files.n, job->log.lines, job->log.n, write_perf_script,
-                                      &job->files);
 }
 
 static void schedule_rewrite(IncidentManager *im, OpenIncident *oi) {
@@ -500,7 +224,7 @@ static int job_finish(IncidentManager *im, BundleJob *job) {
                 oi->dir_fd = safe_close(oi->dir_fd);
                 (void) incident_discard(im->incidents_fd, i);
                 report_done(oi, &(IncidentResult) { .error = r });
-                job_free(job);
+                incident_job_free(job);
                 return r;
         }
 
@@ -534,7 +258,7 @@ static int job_finish(IncidentManager *im, BundleJob *job) {
         incident_announce(&hb);
         log_debug("Incident %s written in %llu ms.", i->short_id,
                   (unsigned long long) ((now_usec(CLOCK_MONOTONIC) - job->started_usec) / USEC_PER_MSEC));
-        job_free(job);
+        incident_job_free(job);
         /* Limits first, so a capture's client sees the bundle folder as it will stay. */
         enforce_limits(im, i->id);
         (void) incident_hook_submit(im->hook, &hb); /* a full queue is logged and counted there */
@@ -561,10 +285,10 @@ static int complete_now(IncidentManager *im, OpenIncident *oi) {
         BundleJob *job;
         int r;
 
-        r = job_prepare(im, oi, &job);
+        r = incident_job_prepare(im, oi, &job);
         if (r < 0)
                 return prepare_failed(im, oi, r);
-        job_run(job);
+        incident_job_run(job);
         return job_finish(im, job);
 }
 
@@ -600,17 +324,17 @@ static void start_next(IncidentManager *im) {
 
                 memmove(im->queue, im->queue + 1, (im->n_queue - 1) * sizeof(OpenIncident *));
                 im->n_queue--;
-                r = job_prepare(im, oi, &job);
+                r = incident_job_prepare(im, oi, &job);
                 if (r < 0) {
                         after_complete(im, oi, prepare_failed(im, oi, r));
                         continue;
                 }
                 oi->writing = true;
-                r = incident_worker_start(im->worker, job_run, job);
+                r = incident_worker_start(im->worker, incident_job_run, job);
                 if (r < 0) {
                         log_warning_errno(r, "Failed to start a thread for the bundle of incident %s, writing it on the event loop: %m",
                                           oi->incident->short_id);
-                        job_run(job);
+                        incident_job_run(job);
                         after_complete(im, oi, job_finish(im, job));
                 }
         }
