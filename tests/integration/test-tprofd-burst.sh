@@ -29,9 +29,12 @@ cp "$TPROF_BURN" "$TEST_TMP/$BURNER"
 
 start_tprofd --rules "$TEST_TMP/rules.yaml" --window 4s
 sleep 18
-"$TEST_TMP/$BURNER" 3 &
+# Under AddressSanitizer a burner that exits checks for leaks from a task it clones for that (a
+# process of its own, of the burner's name), a third process of that name in the slice: not here,
+# where the burners' leaks are not what is tested.
+ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0" "$TEST_TMP/$BURNER" 3 &
 BURST1=$!
-"$TEST_TMP/$BURNER" 3 &
+ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0" "$TEST_TMP/$BURNER" 3 &
 BURST2=$!
 on_exit "kill $BURST1 $BURST2 2>/dev/null"
 sleep 1.5
