@@ -110,7 +110,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
                 BUNDLE_NEAR_EVENT_FOLDED, "cpu3.folded", "cpu3-baseline.folded",
         };
         const uint8_t *p, *end = data + size;
-        ReportUnreadable u = {};
+        BundleUnreadable u = {};
         char columns[8];
         bool text_log;
 
@@ -140,6 +140,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         (void) run(verb_show, 2, (const char *const[]) { "show", "--json=pretty", NULL });
         (void) run(bundle_export_bundle, 5, (const char *const[]) { "export", BUNDLE_NAME, "--format", "svg", "--diff", NULL });
         (void) report_write_bundle(dir, devnull, &u);
-        report_unreadable_done(&u);
+        bundle_unreadable_done(&u);
         return 0;
 }
