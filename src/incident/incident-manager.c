@@ -442,17 +442,26 @@ static int incident_open(IncidentManager *im, OpenIncident *oi, Incident *i) {
         return 0;
 }
 
-/* Stages a prepared incident and opens it. */
-static int incident_arm(IncidentManager *im, Incident *i, OpenIncident **ret) {
+/* A new OpenIncident, with room kept for it in im->incidents (incident_open() adds it); NULL when
+ * memory runs out. */
+static OpenIncident *open_incident_alloc(IncidentManager *im) {
         OpenIncident *oi;
-        int r;
 
         if (!GREEDY_REALLOC(im->incidents, im->allocated_incidents, im->n_incidents + 1))
-                return -ENOMEM;
+                return NULL;
         oi = new0(OpenIncident, 1);
+        if (oi)
+                oi->dir_fd = -EBADF;
+        return oi;
+}
+
+/* Stages a prepared incident and opens it. */
+static int incident_arm(IncidentManager *im, Incident *i, OpenIncident **ret) {
+        OpenIncident *oi = open_incident_alloc(im);
+        int r;
+
         if (!oi)
                 return -ENOMEM;
-        oi->dir_fd = -EBADF;
         r = incident_stage(im->incidents_fd, i, &im->opts.host, &im->opts.profile, &oi->dir_fd);
         if (r < 0) {
                 free(oi);
@@ -470,12 +479,9 @@ static int incident_arm(IncidentManager *im, Incident *i, OpenIncident **ret) {
 static int incident_resume(IncidentManager *im, const char *name) {
         _cleanup_(incident_freep) Incident *i = NULL;
         _cleanup_free_ char *boot_id = NULL;
-        OpenIncident *oi;
+        OpenIncident *oi = open_incident_alloc(im);
         int r;
 
-        if (!GREEDY_REALLOC(im->incidents, im->allocated_incidents, im->n_incidents + 1))
-                return -ENOMEM;
-        oi = new0(OpenIncident, 1);
         if (!oi)
                 return -ENOMEM;
         oi->dir_fd = openat(im->incidents_fd, name, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
