@@ -185,6 +185,19 @@ static int finalize_window(RingStore *rs) {
         return r;
 }
 
+/* The ring's limits, and what orders its windows (an emergency removes the oldest whatever the
+ * limits). */
+static VacuumLimits vacuum_limits(const RingStore *rs) {
+        return (VacuumLimits) {
+                .max_age_usec = rs->o.max_age_usec,
+                .max_bytes = rs->o.max_bytes,
+                .keep_free_bytes = rs->o.keep_free_bytes,
+                .boot_id = rs->info.boot_id,
+                .now_mono_usec = now_usec(CLOCK_MONOTONIC),
+                .cache = rs->vacuum_cache,
+        };
+}
+
 static int write_all_at(int fd, const void *p, size_t n, uint64_t off) {
         size_t done = 0;
 
@@ -216,10 +229,9 @@ static int append_with_retry(RingStore *rs, const void *buf, size_t n) {
                 (void) ftruncate(rs->fd, (off_t) rs->offset);
                 if (r != -ENOSPC && r != -EDQUOT)
                         return r;
-                r = store_vacuum(rs->dir_fd,
-                                 &(VacuumLimits) { .boot_id = rs->info.boot_id, .now_mono_usec = now_usec(CLOCK_MONOTONIC),
-                                                   .cache = rs->vacuum_cache },
-                                 now_usec(CLOCK_REALTIME), /* emergency= */ true, on_vacuum_removed, rs, NULL);
+                VacuumLimits l = vacuum_limits(rs);
+                r = store_vacuum(rs->dir_fd, &l, now_usec(CLOCK_REALTIME), /* emergency= */ true, on_vacuum_removed, rs,
+                                 NULL);
                 if (r == -ENOSPC)
                         return r;
                 if (r < 0)
@@ -447,14 +459,7 @@ int ring_store_rotate(RingStore *rs, uint64_t now_realtime_usec) {
 }
 
 int ring_store_vacuum(RingStore *rs, uint64_t now_realtime_usec, VacuumResult *ret) {
-        VacuumLimits l = {
-                .max_age_usec = rs->o.max_age_usec,
-                .max_bytes = rs->o.max_bytes,
-                .keep_free_bytes = rs->o.keep_free_bytes,
-                .boot_id = rs->info.boot_id,
-                .now_mono_usec = now_usec(CLOCK_MONOTONIC),
-                .cache = rs->vacuum_cache,
-        };
+        VacuumLimits l = vacuum_limits(rs);
 
         return store_vacuum(rs->dir_fd, &l, now_realtime_usec, /* emergency= */ false, on_vacuum_removed, rs, ret);
 }
