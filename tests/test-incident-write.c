@@ -20,17 +20,15 @@ static char dir[] = "/tmp/test-incident-write-XXXXXX";
 static int dir_fd = -1;
 
 static int setup(void **state) {
-        if (!mkdtemp(dir))
+        if (test_dir_make(dir) < 0)
                 return -1;
         dir_fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         return dir_fd < 0 ? -1 : 0;
 }
 
 static int teardown(void **state) {
-        char cmd[128];
         close(dir_fd);
-        snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-        return system(cmd) == 0 ? 0 : -1;
+        return test_dir_remove(dir);
 }
 
 /* IncidentRule owns its strings; the test lends it literals, which incident_new() copies. */
