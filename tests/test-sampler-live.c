@@ -220,18 +220,38 @@ static int restore_cpu1(void **state) {
         return 0;
 }
 
-static void test_cpu_hotplug(void **state) {
-        _cleanup_(sampler_freep) Sampler *s = NULL;
-        Seen seen = {};
-        SamplerStats before, after, total;
-
-        /* Taking a CPU offline disturbs everything else on the machine: only when asked
-         * (TPROF_TEST_HOTPLUG=1 meson test ..., as CI does in its throwaway VM). */
+/* Taking a CPU offline disturbs everything else on the machine: only when asked
+ * (TPROF_TEST_HOTPLUG=1 meson test ..., as .ci/run does in its throwaway VM). */
+static void skip_unless_hotplug(void) {
         if (!getenv("TPROF_TEST_HOTPLUG") || !streq(getenv("TPROF_TEST_HOTPLUG"), "1") ||
             access("/sys/devices/system/cpu/cpu1/online", W_OK) < 0) {
                 printf("skipping CPU hotplug: set TPROF_TEST_HOTPLUG=1 to take CPU 1 offline and back\n");
                 skip();
         }
+}
+
+/* Two children spinning for usec, so that CPU 1 has something to sample. */
+static void spin_two(uint64_t usec) {
+        pid_t kids[2];
+
+        for (unsigned i = 0; i < 2; i++) {
+                kids[i] = fork();
+                assert_true(kids[i] >= 0);
+                if (kids[i] == 0) {
+                        spin(usec);
+                        _exit(0);
+                }
+        }
+        for (unsigned i = 0; i < 2; i++)
+                assert_int_equal(waitpid(kids[i], NULL, 0), kids[i]);
+}
+
+static void test_cpu_hotplug(void **state) {
+        _cleanup_(sampler_freep) Sampler *s = NULL;
+        Seen seen = {};
+        SamplerStats before, after, total;
+
+        skip_unless_hotplug();
         assert_int_equal(sampler_new(&(SamplerOptions) { .freq_hz = 499 }, on_sample, &seen, &s), 0);
         if (sampler_n_cpus(s) < 2)
                 skip();
@@ -253,18 +273,46 @@ static void test_cpu_hotplug(void **state) {
         assert_int_equal(sampler_n_cpus(s), 2);
         assert_int_equal(sampler_get_cpu_stats(s, 1, &before), 0);
         assert_int_equal(before.samples, 0);
-        /* Two spinning children make sure CPU 1 has something to sample. */
-        pid_t kids[2];
-        for (unsigned i = 0; i < 2; i++) {
-                kids[i] = fork();
-                assert_true(kids[i] >= 0);
-                if (kids[i] == 0) {
-                        spin(500 * 1000);
-                        _exit(0);
-                }
+        spin_two(500 * 1000);
+        assert_int_equal(sampler_drain(s), 0);
+        assert_int_equal(sampler_get_cpu_stats(s, 1, &after), 0);
+        printf("CPU 1 samples after coming back: %" PRIu64 "\n", after.samples);
+        assert_true(after.samples > 20);
+}
+
+/* CPU 1 goes offline and comes back between two looks: its old event is dead (the kernel took it
+ * off the CPU for good, and no POLLHUP says so). A few looks later it has a new one, sampling. */
+static void test_cpu_hotplug_between_looks(void **state) {
+        _cleanup_(sampler_freep) Sampler *s = NULL;
+        Seen seen = {};
+        SamplerStats after;
+        unsigned looks = 0;
+        int r = 0;
+
+        skip_unless_hotplug();
+        assert_int_equal(sampler_new(&(SamplerOptions) { .freq_hz = 499 }, on_sample, &seen, &s), 0);
+        if (sampler_n_cpus(s) < 2)
+                skip();
+        assert_int_equal(sampler_enable(s), 0);
+        spin(200 * 1000);
+        assert_int_equal(sampler_update_cpus(s), 0);
+
+        if (cpu1_set_online(false) < 0)
+                skip();
+        assert_int_equal(cpu1_set_online(true), 0);
+        /* The first look may see the ring's last samples, the next takes the event's time, the
+         * third finds it unmoved. 50 ms apart, a live event moves in either way. */
+        while (r == 0 && looks < 5) {
+                usleep(50 * 1000);
+                r = sampler_update_cpus(s);
+                looks++;
         }
-        for (unsigned i = 0; i < 2; i++)
-                assert_int_equal(waitpid(kids[i], NULL, 0), kids[i]);
+        printf("CPU 1's dead event replaced after %u looks\n", looks);
+        assert_int_equal(r, 1);
+        assert_true(looks <= 3);
+        assert_int_equal(sampler_n_cpus(s), 2);
+
+        spin_two(500 * 1000);
         assert_int_equal(sampler_drain(s), 0);
         assert_int_equal(sampler_get_cpu_stats(s, 1, &after), 0);
         printf("CPU 1 samples after coming back: %" PRIu64 "\n", after.samples);
@@ -585,6 +633,7 @@ int main(void) {
                 cmocka_unit_test(test_event_loop),
                 cmocka_unit_test(test_drain_period),
                 cmocka_unit_test_teardown(test_cpu_hotplug, restore_cpu1),
+                cmocka_unit_test_teardown(test_cpu_hotplug_between_looks, restore_cpu1),
                 cmocka_unit_test(test_lost_counted),
                 cmocka_unit_test(test_rings_shrink_to_allowance),
                 cmocka_unit_test(test_bad_options),

@@ -81,6 +81,9 @@ static void attr_init(Sampler *s, bool hardware) {
                 .task = 1,
                 .sample_id_all = 1,
                 .exclude_guest = 1,
+                /* read() tells the enabled time, which stands still in an event the kernel took
+                 * off its CPU for good (event_dead()) */
+                .read_format = PERF_FORMAT_TOTAL_TIME_ENABLED,
                 .watermark = 1,
                 .wakeup_watermark = (uint32_t) (s->opts.mmap_pages * s->page_size / 2),
                 .sample_max_stack = (uint16_t) s->max_stack,
@@ -305,10 +308,36 @@ static int read_online(Sampler *s, bool *online) {
         return parse_cpu_list(l, online, s->n_cpus_max);
 }
 
+/*
+ * A CPU that goes offline and comes back between two looks leaves its event dead: the kernel
+ * takes the event off the CPU for good (its enabled time stands still, it samples no more, and
+ * enabling it again does nothing), and no POLLHUP says so. A ring that moved since the last look
+ * is alive. One that did not (an idle CPU counting cycles, or a dead event) is asked its enabled
+ * time, and is dead when that has not moved since it was asked last.
+ */
+static bool event_dead(SamplerCpu *c) {
+        struct {
+                uint64_t value, enabled;
+        } rf;
+        uint64_t head = __atomic_load_n(&c->ring->page->data_head, __ATOMIC_RELAXED);
+        bool dead;
+
+        if (head != c->seen_head) {
+                c->seen_head = head;
+                c->seen_enabled = 0;
+                return false;
+        }
+        if (read(c->fd, &rf, sizeof rf) != (ssize_t) sizeof rf)
+                return false;
+        dead = c->seen_enabled != 0 && rf.enabled == c->seen_enabled;
+        c->seen_enabled = rf.enabled;
+        return dead;
+}
+
 static int update_cpus(Sampler *s) {
         _cleanup_free_ bool *online = new0(bool, s->n_cpus_max);
         bool changed = false;
-        int r;
+        int r, ret = 0;
 
         if (!online)
                 return -ENOMEM;
@@ -320,33 +349,35 @@ restart:
         for (unsigned i = 0; i < s->n_cpus_max; i++) {
                 SamplerCpu *c = s->cpus[i];
 
-                if (c && (!online[i] || c->hup)) {
-                        /* Gone: take what it wrote, then let it go. It is reopened when it comes back. */
+                if (c && (!online[i] || c->hup || (s->enabled && event_dead(c)))) {
+                        /* Gone, or back with a dead event: take what it wrote, then let it go. It
+                         * is opened anew when it is (or as it is) online. */
                         (void) sampler_drain(s);
                         if (s->cpus[i]) {
                                 sampler_cpu_close(s, s->cpus[i]);
                                 changed = true;
                         }
-                } else if (!c && online[i]) {
+                        c = NULL;
+                }
+                if (!c && online[i]) {
                         r = cpu_open(s, i);
                         if (r == -EAGAIN) {
                                 /* Every ring smaller, those open closed: open them all again. */
                                 changed = true;
                                 goto restart;
                         }
-                        if (r < 0 && r != -ENODEV && r != -ENXIO && r != -EINVAL)
-                                return r;
                         if (r > 0) {
                                 changed = true;
-                                if (s->event) {
+                                if (s->event)
                                         r = sampler_attach_cpu(s, s->cpus[i]);
-                                        if (r < 0)
-                                                return r;
-                                }
                         }
+                        /* A CPU that cannot be opened now is tried again at the next look; the
+                         * others are still opened. */
+                        if (r < 0 && r != -ENODEV && r != -ENXIO && r != -EINVAL && ret == 0)
+                                ret = r;
                 }
         }
-        return changed;
+        return ret < 0 ? ret : changed;
 }
 
 int sampler_update_cpus(Sampler *s) {

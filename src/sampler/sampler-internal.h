@@ -30,6 +30,8 @@ typedef struct SamplerCpu {
         sd_event_source *io;
         SamplerStats stats;
         bool hup;
+        uint64_t seen_head;    /* the ring's head at the last look for a dead event, */
+        uint64_t seen_enabled; /* and the event's enabled time read then (0: not read) */
 } SamplerCpu;
 
 /* Parts of the perf ABI tprofd uses that older kernels refuse (EINVAL, or E2BIG for a field past
