@@ -42,6 +42,9 @@ struct KmsgSource {
         bool have_last;    /* last_seq is meaningful */
         uint64_t last_seq; /* last sequence number processed (delivered or deliberately skipped) */
         bool position_dirty;
+        LogRecordHandler context_handler;
+        bool have_resumed;   /* resumed after a saved position of this boot, */
+        uint64_t resumed_seq; /* this one: records up to it go to the context handler only */
 
         LogSourceStats stats;
         KmsgRecord *record; /* parse target, large */
@@ -75,6 +78,16 @@ static bool kmsg_source_is_own(KmsgSource *k, const KmsgRecord *rec) {
         return rec->message_len >= l && memcmp(rec->message, k->own_prefix, l) == 0;
 }
 
+/* Hands a record the rules do not see to the context handler. */
+static void kmsg_source_context(KmsgSource *k) {
+        LogRecord rec;
+
+        if (!k->context_handler || kmsg_source_is_own(k, k->record))
+                return;
+        kmsg_record_to_log_record(k->record, k->clock, &rec);
+        (void) k->context_handler(&rec, k->userdata);
+}
+
 /* Parses and delivers one raw record of n bytes in k->buf. deliver=false only moves the position. */
 static void kmsg_source_handle_raw(KmsgSource *k, size_t n, bool deliver) {
         LogRecord rec;
@@ -91,10 +104,14 @@ static void kmsg_source_handle_raw(KmsgSource *k, size_t n, bool deliver) {
                 k->last_seq = k->record->seq;
                 k->position_dirty = true;
                 k->stats.skipped_old++;
+                kmsg_source_context(k);
                 return;
         }
-        if (!kmsg_source_account_seq(k, k->record->seq))
+        if (!kmsg_source_account_seq(k, k->record->seq)) {
+                if (k->have_resumed && k->record->seq <= k->resumed_seq)
+                        kmsg_source_context(k); /* handled by the earlier run, not by this one */
                 return;
+        }
         if (kmsg_source_is_own(k, k->record)) {
                 k->stats.skipped_own++;
                 return;
@@ -272,6 +289,8 @@ static int kmsg_source_seek(KmsgSource *k, const KmsgSourceOptions *o) {
                                 return -errno;
                         k->have_last = true;
                         k->last_seq = p.seq;
+                        k->have_resumed = true;
+                        k->resumed_seq = p.seq;
                         return 0;
                 }
                 /* -ENOENT: first start; -EBADMSG: unusable, start as if first; other errors are real. */
@@ -314,6 +333,7 @@ int kmsg_source_new(sd_event *e, const KmsgSourceOptions *o, LogRecordHandler ha
         k->fd = -EBADF;
         k->handler = handler;
         k->on_end = o->on_end;
+        k->context_handler = o->context_handler;
         k->userdata = userdata;
         k->clock = o->clock;
         k->record = new0(KmsgRecord, 1);

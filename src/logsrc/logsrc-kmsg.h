@@ -56,6 +56,11 @@ typedef struct KmsgSourceOptions {
         const ClockMap *clock;       /* for realtime_usec; borrowed, may be updated; NULL: none */
         const char *own_identifier;  /* skip "<own_identifier>[<our pid>]: ..." records; NULL: none */
         KmsgEndHandler on_end;       /* recorded-file mode: end of file; may be NULL */
+        /* The device's records that the rules do not see, read at the start: those up to the
+         * saved position (an earlier run handled them) and, on a first start at the end, the
+         * whole buffer. They are the recent lines a bundle of an event soon after the start
+         * shows, a resumed incident's among them. May be NULL. */
+        LogRecordHandler context_handler;
 } KmsgSourceOptions;
 
 /*

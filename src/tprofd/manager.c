@@ -414,6 +414,16 @@ static int on_log_record(const LogRecord *rec, void *userdata) {
         return r < 0 ? r : 0;
 }
 
+/* A kernel log line read at the start that the rules do not see (an earlier run handled it, or it
+ * was logged before a first start): kept for the bundles of the minutes that follow. */
+static int on_log_context_record(const LogRecord *rec, void *userdata) {
+        Manager *m = userdata;
+
+        if (log_context_admits(m->log_context, rec))
+                (void) log_context_add(m->log_context, rec);
+        return 0;
+}
+
 /* --- signals and reload -------------------------------------------------------------------------- */
 
 static int manager_load_rules(Manager *m, RuleSet **ret) {
@@ -757,6 +767,7 @@ static int manager_new(TprofdConfig *c, ManagerReload reload, Manager **ret) {
                 .from_start = c->kmsg_from_start,
                 .clock = &m->clock,
                 .own_identifier = "tprofd",
+                .context_handler = on_log_context_record,
         };
         r = kmsg_source_new(m->event, &ko, on_log_record, m, &m->kmsg);
         if (r < 0)

@@ -5,7 +5,7 @@
 # later, while the bundle is staged (incidents/.tmp-<id>/ with its pending manifest) and the kmsg
 # position already saved past the line, so the next run never reads it again. Started again 2 s
 # later, tprofd takes the staged incident up and publishes it at t + after: the bundle holds the
-# trigger line, the samples of the slice from before the kill, and says it was interrupted, in the
+# trigger line and the kernel's lines around it (read again from the kernel's buffer), the samples of the slice from before the kill, and says it was interrupted, in the
 # manifest and in `tprof-bundle show`; the hole the restart left in the slice makes it partial.
 # A staged folder whose pending manifest is damaged is removed at that start, as before.
 set -eu
@@ -30,10 +30,14 @@ ARGS=(--rules "$TEST_TMP/rules.yaml" --window 60s --control-socket "$CTL")
 LOG="$TEST_TMP/tprofd.log"
 
 start_tprofd "${ARGS[@]}"
-sleep 3.5 # samples for the slice's 3 s before the line
+sleep 2.5 # samples for the slice's 3 s before the line
+kmsg_write "tprof-context-$TOKEN before"
+sleep 1
 kmsg_write "tprof-resume-$TOKEN oops"
 wait_for 10 grep -q "rule $RULE matched kmsg: tprof-resume-$TOKEN oops" "$LOG" || fail "the line was not matched"
-sleep 2
+sleep 1
+kmsg_write "tprof-context-$TOKEN after"
+sleep 1
 compgen -G "$STATE/incidents/.tmp-*-$RULE-*/pending" >/dev/null || fail "nothing staged at the kill: $(ls -la "$STATE/incidents")"
 kill -KILL "$TPROFD_PID"
 wait "$TPROFD_PID" 2>/dev/null || true
@@ -56,6 +60,11 @@ check_incidents "after the restart"
 
 grep -q "^> .*tprof-resume-$TOKEN oops\$" "$B/log.txt" || fail "log.txt lacks the trigger line: $(cat "$B/log.txt")"
 grep -q "\"trigger\":true" "$B/log.jsonl" || fail "log.jsonl marks no trigger line"
+# The lines around it that the killed run had read: the kernel's buffer still holds them, and the
+# new run reads them again for the log, not for the rules.
+grep -q "tprof-context-$TOKEN before\$" "$B/log.txt" || fail "log.txt lacks the line before the trigger: $(cat "$B/log.txt")"
+grep -q "tprof-context-$TOKEN after\$" "$B/log.txt" || fail "log.txt lacks the line after the trigger: $(cat "$B/log.txt")"
+[ "$(grep -c "tprof-resume-$TOKEN oops" "$B/log.txt")" = 1 ] || fail "the trigger line is not there once: $(cat "$B/log.txt")"
 
 # Samples of the slice from before the kill (the match was 3 s into it, the kill 2 s later), and
 # the interrupted mark; the 2 s the daemon was down leave a hole: partial.
