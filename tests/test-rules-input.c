@@ -154,6 +154,32 @@ static void test_line_forms_table(void **state) {
                   "kernel" },
                 { "2026-11-26T11:40:09.649404+00:00 mail.info kernel: m", LINE_FORMAT_JOURNAL, LOG_SOURCE_TEXT, true,
                   -1, 0, "m", "kernel" },
+                /* a syslog template's: the year first, the severity in capitals after the host */
+                { "2025 Jul  2 06:57:28.475818 sonic CRIT kernel: [ 1.5] m", LINE_FORMAT_JOURNAL, LOG_SOURCE_TEXT,
+                  true, 2, 0, "m", "kernel" },
+                { "2025 Jul  2 06:57:28.475818 sonic NOTICE app[12]: m", LINE_FORMAT_JOURNAL, LOG_SOURCE_JOURNAL,
+                  false, 5, -1, "m", "app" },
+                { "Nov 26 11:40:09 vm WARNING kernel: m", LINE_FORMAT_JOURNAL, LOG_SOURCE_TEXT, true, 4, 0, "m",
+                  "kernel" },
+                /* the date, a space and the time (log shippers, many programs' own logs) */
+                { "2026-11-26 11:40:09 vm kernel: m", LINE_FORMAT_JOURNAL, LOG_SOURCE_TEXT, true, -1, 0, "m", "kernel" },
+                { "2026-11-26 11:40:09,123 vm app[7]: m", LINE_FORMAT_JOURNAL, LOG_SOURCE_JOURNAL, false, -1, -1, "m",
+                  "app" },
+                { "2026-11-26 is a date", LINE_FORMAT_PLAIN, LOG_SOURCE_TEXT, true, -1, -1, "2026-11-26 is a date",
+                  NULL },
+                /* a time stamp and the kernel's bracket with no host: a console server's log */
+                { "2016-12-03 19:08:52    [ 1234.5] m", LINE_FORMAT_DMESG, LOG_SOURCE_TEXT, true, -1, -1, "m", NULL },
+                { "Dec  3 19:08:52 [ 1234.5] m", LINE_FORMAT_DMESG, LOG_SOURCE_TEXT, true, -1, -1, "m", NULL },
+                /* socklog (Void Linux): FACILITY.LEVEL and a colon */
+                { "kern.err: [ 1234.5] m", LINE_FORMAT_DMESG, LOG_SOURCE_TEXT, true, 3, 0, "m", NULL },
+                { "kern.warn: m", LINE_FORMAT_DMESG, LOG_SOURCE_TEXT, true, 4, 0, "m", NULL },
+                { "user.notice: m", LINE_FORMAT_DMESG, LOG_SOURCE_TEXT, false, 5, 1, "m", NULL },
+                /* more than one time format, a bracket each (dmesg -x -d -T), then the caller id */
+                { "kern  :err   : [  +0.001354] [Tue Jan 13 10:00:00 2026] [T88977] m", LINE_FORMAT_DMESG,
+                  LOG_SOURCE_TEXT, true, 3, 0, "m", NULL },
+                { "[ 1234.5] [Tue Jan 13 10:00:00 2026] m", LINE_FORMAT_DMESG, LOG_SOURCE_TEXT, true, -1, -1, "m",
+                  NULL },
+                { "[ 1234.5] [drm] m", LINE_FORMAT_DMESG, LOG_SOURCE_TEXT, true, -1, -1, "[drm] m", NULL },
                 /* talosctl dmesg, alone and after the node it asked */
                 { "kern: warning: [2024-10-29T13:44:17.655294812Z]: nvme nvme2: queue 0: x", LINE_FORMAT_DMESG,
                   LOG_SOURCE_TEXT, true, 4, 0, "nvme nvme2: queue 0: x", NULL },

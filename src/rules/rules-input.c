@@ -216,48 +216,68 @@ static bool skip_delta(const char *s, size_t len, size_t *i) {
         return true;
 }
 
+/* The time in one of dmesg's brackets, at s[*i] past the '[': see dmesg_bracket_len(). */
+static bool skip_bracket_time(const char *s, size_t len, size_t *i) {
+        size_t j = *i;
+
+        skip_spaces(s, len, &j);
+        if (digit_at(s, len, j)) {
+                if (!skip_seconds(s, len, &j))
+                        return false;
+                (void) skip_delta(s, len, &j);
+        } else if (char_at(s, len, j, '+')) {
+                j++;
+                if (!skip_seconds(s, len, &j))
+                        return false;
+        } else if (char_at(s, len, j, '<')) {
+                if (!skip_delta(s, len, &j))
+                        return false;
+        } else if (weekday_at(s, len, j)) {
+                if (!skip_ctime(s, len, &j))
+                        return false;
+                (void) skip_delta(s, len, &j);
+        } else if (month_at(s, len, j)) {
+                /* "%b%d %H:%M" */
+                j += 3;
+                if (!skip_digits(s, len, &j, 1, 2) || !char_at(s, len, j, ' '))
+                        return false;
+                j++;
+                if (!skip_clock(s, len, &j, false))
+                        return false;
+        } else
+                return false;
+        if (!char_at(s, len, j, ']'))
+                return false;
+        *i = j + 1;
+        return true;
+}
+
 /*
  * Index past a bracketed kernel time stamp at the start of s and what follows it up to the
  * message, or 0. The brackets dmesg (util-linux) prints: "[  123.456789]" (the kernel's own,
  * also on the console and in journalctl -o short-monotonic), "[Thu Nov 26 11:39:55 2026]" (-T),
  * "[Nov26 11:39]" and "[  +1.001986]" (--reltime, -H), "[< 1118.575697>]" (--time-format delta)
- * and either first form followed by a delta (-d; journalctl -o short-delta). Then the caller id
- * that a kernel built with CONFIG_PRINTK_CALLER prints, "[  T123]" or "[    C1]", and one space.
+ * and either first form followed by a delta (-d; journalctl -o short-delta); and, where more
+ * than one time format is printed, a bracket for each, a space apart ("[  +0.001354] [Tue Jan
+ * 13 10:00:00 2026]", as pasted from dmesg -x -d -T). Then the caller id that a kernel built with
+ * CONFIG_PRINTK_CALLER prints, "[  T123]" or "[    C1]", and one space.
  */
 static size_t dmesg_bracket_len(const char *s, size_t len) {
         size_t i = 1, j;
 
-        if (!char_at(s, len, 0, '['))
+        if (!char_at(s, len, 0, '[') || !skip_bracket_time(s, len, &i))
                 return 0;
-        skip_spaces(s, len, &i);
-        if (digit_at(s, len, i)) {
-                if (!skip_seconds(s, len, &i))
-                        return 0;
-                (void) skip_delta(s, len, &i);
-        } else if (char_at(s, len, i, '+')) {
-                i++;
-                if (!skip_seconds(s, len, &i))
-                        return 0;
-        } else if (char_at(s, len, i, '<')) {
-                if (!skip_delta(s, len, &i))
-                        return 0;
-        } else if (weekday_at(s, len, i)) {
-                if (!skip_ctime(s, len, &i))
-                        return 0;
-                (void) skip_delta(s, len, &i);
-        } else if (month_at(s, len, i)) {
-                /* "%b%d %H:%M" */
-                i += 3;
-                if (!skip_digits(s, len, &i, 1, 2) || !char_at(s, len, i, ' '))
-                        return 0;
-                i++;
-                if (!skip_clock(s, len, &i, false))
-                        return 0;
-        } else
-                return 0;
-        if (!char_at(s, len, i, ']'))
-                return 0;
-        i++;
+        for (;;) {
+                j = i;
+                if (char_at(s, len, j, ' '))
+                        j++;
+                if (!char_at(s, len, j, '['))
+                        break;
+                j++;
+                if (!skip_bracket_time(s, len, &j))
+                        break;
+                i = j;
+        }
 
         /* The caller id: "[%6s]" of "T<pid>" or "C<cpu>", right after the time on the console;
          * dmesg puts a space between. */
@@ -310,6 +330,10 @@ static const char *const facility_names[] = { /* util-linux's, by number */
         "res0", "res1", "res2", "res3", "local0", "local1", "local2", "local3", "local4", "local5", "local6", "local7",
 };
 static const char *const level_names[] = { "emerg", "alert", "crit", "err", "warn", "notice", "info", "debug" };
+/* rsyslog's %syslogseverity-text% in capitals, and the longer names others write */
+static const char *const severity_names[] = { "EMERG", "ALERT", "CRIT", "ERR", "WARNING", "NOTICE", "INFO", "DEBUG",
+                                              "ERROR", "WARN", "CRITICAL", "EMERGENCY" };
+static const int severity_priority[] = { 0, 1, 2, 3, 4, 5, 6, 7, 3, 4, 2, 0 };
 
 /* The index in names of the word at s[*i], which it skips, or -1. */
 static int skip_name(const char *s, size_t len, size_t *i, const char *const *names, size_t n) {
@@ -422,13 +446,21 @@ static void dmesg_record(char *line, size_t len, size_t i, int facility, int lev
  * ("Thu 2026-11-26 11:40:09 UTC"), short-unix ("1795693209.649404"); short-monotonic and
  * short-delta begin with a bracket as dmesg does (see parse_bracketed()). And OpenWrt's logread:
  * ctime with the year ("Tue Aug 12 16:40:43 2025 kern.crit kernel: ..."; FACILITY.LEVEL: see
- * parse_syslog()).
+ * parse_syslog()); short's with the year before it ("2025 Jul  2 06:57:28.475818", a syslog
+ * template's, with the severity after the host: see parse_host_identifier()); and the date and
+ * time with a space between ("2026-11-26 11:40:09", ".649" or ",649" after it), as log shippers
+ * and many programs write them.
  */
 static size_t syslog_timestamp_len(const char *s, size_t len) {
         size_t i = 0;
 
-        if (month_at(s, len, 0)) {
-                i = 3;
+        /* The year first, as some syslog templates write it: "2025 Jul  2 06:57:28.475818" */
+        if (skip_digits(s, len, &i, 4, 4) && char_at(s, len, i, ' ') && month_at(s, len, i + 1))
+                i++;
+        else
+                i = 0;
+        if (month_at(s, len, i)) {
+                i += 3;
                 if (!char_at(s, len, i, ' '))
                         return 0;
                 i++;
@@ -466,6 +498,17 @@ static size_t syslog_timestamp_len(const char *s, size_t len) {
                 return char_at(s, len, i, ' ') ? i + 1 : 0;
         } else if (skip_rfc3339(s, len, &i)) {
                 return char_at(s, len, i, ' ') ? i + 1 : 0;
+        } else if (skip_date(s, len, &i)) {
+                if (!char_at(s, len, i, ' '))
+                        return 0;
+                i++;
+                if (!skip_clock(s, len, &i, true))
+                        return 0;
+                if (char_at(s, len, i, '.') || char_at(s, len, i, ',')) {
+                        i++;
+                        (void) skip_digits(s, len, &i, 1, 9);
+                }
+                return char_at(s, len, i, ' ') ? i + 1 : 0;
         } else if (skip_seconds(s, len, &i)) /* never a date: "2026-" has no '.' */
                 return char_at(s, len, i, ' ') ? i + 1 : 0;
         else
@@ -493,6 +536,7 @@ static size_t syslog_timestamp_len(const char *s, size_t len) {
 static bool parse_host_identifier(char *line, size_t len, size_t i, bool require_kernel, LogRecord *rec) {
         size_t host, ident, ident_end;
         bool kernel, no_host = false;
+        int priority = -1;
         pid_t pid = 0;
 
         while (char_at(line, len, i, ' '))
@@ -502,9 +546,19 @@ static bool parse_host_identifier(char *line, size_t len, size_t i, bool require
                 i++;
         if (i == host)
                 return false;
-        if (char_at(line, len, i, ' '))
+        if (char_at(line, len, i, ' ')) {
                 ident = ++i;
-        else {
+                /* A syslog template's severity between the host and the identifier, in capitals
+                 * ("host CRIT kernel: m") */
+                for (size_t k = 0; k < ELEMENTSOF(severity_names); k++) {
+                        size_t n = strlen(severity_names[k]);
+                        if (len - i > n && memcmp(line + i, severity_names[k], n) == 0 && line[i + n] == ' ') {
+                                ident = i += n + 1;
+                                priority = severity_priority[k];
+                                break;
+                        }
+                }
+        } else {
                 ident = i = host;
                 no_host = true;
         }
@@ -534,6 +588,8 @@ static bool parse_host_identifier(char *line, size_t len, size_t i, bool require
                 return false;
 
         *rec = LOG_RECORD_NULL;
+        if (priority >= 0)
+                rec->priority = priority;
         line[ident_end] = '\0'; /* the identifier is followed by '[' or ':', both consumed above */
         rec->identifier = line + ident;
         rec->pid = pid;
@@ -551,6 +607,23 @@ static bool parse_host_identifier(char *line, size_t len, size_t i, bool require
         rec->message = line + i;
         rec->message_len = len - i;
         return true;
+}
+
+/* socklog's "FACILITY.LEVEL: " (Void Linux's log of the kernel, "kern.err: [ 1234.5] m"): index
+ * past it, or 0. */
+static size_t socklog_len(const char *s, size_t len, int *ret_facility, int *ret_level) {
+        size_t i = 0;
+        int f, l;
+
+        if ((f = skip_name(s, len, &i, facility_names, ELEMENTSOF(facility_names))) < 0 || !char_at(s, len, i, '.'))
+                return 0;
+        i++;
+        if ((l = skip_name(s, len, &i, level_names, ELEMENTSOF(level_names))) < 0 || !char_at(s, len, i, ':') ||
+            !char_at(s, len, i + 1, ' '))
+                return 0;
+        *ret_facility = f;
+        *ret_level = l;
+        return i + 2;
 }
 
 /* logread's "FACILITY.LEVEL " at s[*i] ("kern.crit "): skips it and gives both, or returns false. */
@@ -743,6 +816,21 @@ LineFormat rules_input_parse_line(char *line, size_t len, LogRecord *ret) {
         }
         if (parse_syslog(line, len, ret))
                 return LINE_FORMAT_JOURNAL;
+        if ((i = socklog_len(line, len, &facility, &level)) > 0) {
+                i += dmesg_bracket_len(line + i, len - i);
+                dmesg_record(line, len, i, facility, level, ret);
+                return LINE_FORMAT_DMESG;
+        }
+        /* A time stamp and the kernel's bracket, with no host: a console server's or a serial
+         * console's log ("2016-12-03 19:08:52    [ 1234.5] m"). */
+        if ((i = syslog_timestamp_len(line, len)) > 0) {
+                size_t k;
+                skip_spaces(line, len, &i);
+                if ((k = dmesg_bracket_len(line + i, len - i)) > 0) {
+                        dmesg_record(line, len, i + k, -1, -1, ret);
+                        return LINE_FORMAT_DMESG;
+                }
+        }
         /* A syslog line pasted without its time and host: the kernel's, as in the syslog form. */
         if (len > 8 && memcmp(line, "kernel: ", 8) == 0 &&
             parse_host_identifier(line, len, 0, /* require_kernel= */ true, ret))
