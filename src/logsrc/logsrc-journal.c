@@ -42,6 +42,9 @@ struct JournalSource {
         sd_event_source *defer; /* continues a batch that hit JOURNAL_BATCH_MAX, and the first read */
 
         LogRecordHandler handler;
+        LogRecordHandler context_handler;
+        uint64_t context_age_usec;
+        unsigned context_entries_max;
         void *userdata;
         const ClockMap *clock;
         ClockMap assumed_clock; /* when the owner gave none */
@@ -121,8 +124,9 @@ static int journal_source_remember_cursor(JournalSource *js) {
         return 0;
 }
 
-/* Handles the entry the journal is positioned on. */
-static void journal_source_handle_entry(JournalSource *js) {
+/* Handles the entry the journal is positioned on; context: an entry before where reading begins,
+ * for the context handler only. */
+static void journal_source_handle_entry(JournalSource *js, bool context) {
         FieldBuf unit, comm, exe, transport, ident, uid, pid, prio, fac;
         LogRecord rec = LOG_RECORD_NULL;
         bool truncated = false;
@@ -131,7 +135,7 @@ static void journal_source_handle_entry(JournalSource *js) {
         uint32_t v;
         int r;
 
-        if (js->skip_cursor) {
+        if (!context && js->skip_cursor) {
                 r = sd_journal_test_cursor(js->journal, js->skip_cursor);
                 js->skip_cursor = mfree(js->skip_cursor);
                 if (r > 0) {
@@ -141,11 +145,13 @@ static void journal_source_handle_entry(JournalSource *js) {
                 /* The saved entry is gone (vacuumed) and we landed on a later one: deliver it. */
         }
 
-        (void) journal_source_remember_cursor(js);
+        if (!context)
+                (void) journal_source_remember_cursor(js);
 
         r = get_small_field(js, "_TRANSPORT", &transport, &truncated);
         if (r >= 0 && transport.present && streq(transport.value, "kernel")) {
-                js->stats.skipped_kernel++;
+                if (!context)
+                        js->stats.skipped_kernel++;
                 return;
         }
 
@@ -208,6 +214,11 @@ static void journal_source_handle_entry(JournalSource *js) {
         rec.identifier = field_or_null(&ident);
         rec.cursor = js->cursor;
 
+        if (context) {
+                if (rec.t_ns > 0) /* of this boot: another's has no place on the perf clock */
+                        (void) js->context_handler(&rec, js->userdata);
+                return;
+        }
         js->stats.records++;
         if (js->handler(&rec, js->userdata) < 0)
                 js->stats.handler_errors++;
@@ -224,7 +235,7 @@ static int journal_source_read(JournalSource *js) {
                         return r;
                 if (r == 0)
                         return 0;
-                journal_source_handle_entry(js);
+                journal_source_handle_entry(js, /* context= */ false);
         }
         return 1;
 }
@@ -295,6 +306,46 @@ static int journal_source_add_matches(JournalSource *js, const char *const *matc
         return 0;
 }
 
+/*
+ * The entries before where reading begins (the saved cursor, or the tail), those of the last
+ * context_age_usec and at most context_entries_max of them, oldest first, to the context handler:
+ * an earlier run read them, or they came before a first start, and a bundle soon after the start
+ * shows them. Leaves the journal anywhere: the caller seeks again.
+ */
+static void journal_source_backfill(JournalSource *js, const char *cursor) {
+        uint64_t now = now_usec(CLOCK_REALTIME), cutoff, t;
+        unsigned n = 0;
+        bool on_older = false;
+        int r;
+
+        if (!js->context_handler || js->context_entries_max == 0)
+                return;
+        cutoff = now > js->context_age_usec ? now - js->context_age_usec : 0;
+        r = cursor ? sd_journal_seek_cursor(js->journal, cursor) : sd_journal_seek_tail(js->journal);
+        if (r < 0)
+                return;
+        /* Back to the oldest entry wanted: the one where the walk stops is in (the head, or the
+         * last allowed) or out (too old). */
+        while (n < js->context_entries_max) {
+                r = sd_journal_previous(js->journal);
+                if (r <= 0)
+                        break;
+                if (sd_journal_get_realtime_usec(js->journal, &t) >= 0 && t < cutoff) {
+                        on_older = true;
+                        break;
+                }
+                n++;
+        }
+        if (n == 0)
+                return;
+        if (!on_older) {
+                journal_source_handle_entry(js, /* context= */ true);
+                n--;
+        }
+        while (n-- > 0 && sd_journal_next(js->journal) > 0)
+                journal_source_handle_entry(js, /* context= */ true);
+}
+
 static int journal_source_seek(JournalSource *js, bool from_start, uint64_t since_realtime_usec) {
         _cleanup_free_ char *cursor = NULL;
         int r;
@@ -302,6 +353,10 @@ static int journal_source_seek(JournalSource *js, bool from_start, uint64_t sinc
         if (js->cursor_path) {
                 r = journal_cursor_load(js->cursor_path, &cursor);
                 if (r >= 0 && sd_journal_seek_cursor(js->journal, cursor) >= 0) {
+                        journal_source_backfill(js, cursor);
+                        r = sd_journal_seek_cursor(js->journal, cursor);
+                        if (r < 0)
+                                return r;
                         js->skip_cursor = TAKE_PTR(cursor);
                         return 0;
                 }
@@ -315,6 +370,7 @@ static int journal_source_seek(JournalSource *js, bool from_start, uint64_t sinc
         if (since_realtime_usec > 0)
                 return sd_journal_seek_realtime_usec(js->journal, since_realtime_usec);
 
+        journal_source_backfill(js, NULL);
         r = sd_journal_seek_tail(js->journal);
         if (r < 0)
                 return r;
@@ -351,6 +407,9 @@ int journal_source_new(sd_event *e, const JournalSourceOptions *o, LogRecordHand
         if (!js)
                 return -ENOMEM;
         js->handler = handler;
+        js->context_handler = o->context_handler;
+        js->context_age_usec = o->context_age_usec;
+        js->context_entries_max = o->context_entries_max;
         js->userdata = userdata;
         js->own_pid = getpid();
         if (o->clock)

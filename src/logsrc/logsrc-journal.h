@@ -57,6 +57,13 @@ typedef struct JournalSourceOptions {
         /* NULL-terminated "FIELD=value" strings, OR-ed: only entries matching one of them are read (each
          * is a sd_journal_add_match() term of its own). NULL or empty: every entry. */
         const char *const *matches;
+        /* The entries before where reading begins (the saved cursor, or the tail on a first start),
+         * of this boot, at most context_entries_max of the last context_age_usec, oldest first: they
+         * go to this handler only (the recent lines a bundle soon after the start shows). NULL:
+         * none. */
+        LogRecordHandler context_handler;
+        uint64_t context_age_usec;
+        unsigned context_entries_max;
 } JournalSourceOptions;
 
 /*

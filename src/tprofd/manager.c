@@ -579,6 +579,10 @@ static int manager_open_journal(Manager *m, bool quiet) {
                 .matches = any ? NULL : (const char *const *) matches,
                 /* journald started after us: what it logged since then is new, not just what comes next */
                 .since_realtime_usec = m->journal_absent_usec,
+                /* what came before the start, for the bundles of the minutes after it */
+                .context_handler = m->config->journal_context >= 0 ? on_log_context_record : NULL,
+                .context_age_usec = LOG_CONTEXT_AGE_USEC,
+                .context_entries_max = LOG_CONTEXT_LINES_MAX,
         };
         r = journal_source_new(m->event, &o, on_log_record, m, &m->journal);
         if (r == -ENODATA) {

@@ -5,8 +5,9 @@
 # kmsg-triggered incident carries the journal entries of [t − before, t + after] in log.jsonl and
 # log.txt, with their source, priority, unit, comm and pid, placed on the perf clock in the right
 # order around the kernel line; an entry well before the slice and a debug entry (below the default
-# "info") are left out; `tprof-bundle show` prints them around the trigger. With
-# --journal-context off the next bundle has no journal line.
+# "info") are left out; `tprof-bundle show` prints them around the trigger. After a restart, the
+# entries the earlier run had read are in the next bundle's log too. With --journal-context off the
+# next bundle has no journal line.
 set -eu
 . "$(dirname "$0")/logsrc-lib.sh"
 
@@ -69,6 +70,27 @@ grep -q "journal  err .*$JSEND_COMM\[[0-9]*\]: jctx $TOKEN near-after" "$OUT" ||
 awk -v t="$TOKEN" 'index($0, t " near-before") { a = NR } index($0, "tprof-jctx-" t " first") { k = NR }
         index($0, t " near-after") { z = NR } END { exit !(a && k && z && a < k && k < z) }' "$OUT" ||
         fail "show: not in time order around the trigger: $(cat "$OUT")"
+
+# A restart: what the earlier run read lies before its saved cursor, and the new run reads it again
+# for the log only (a rule with a long `before`, so that a slow restart still leaves the entry
+# inside the slice).
+sed 's/before: 3s/before: 60s/' "$TEST_TMP/rules.yaml" >"$TEST_TMP/rules-long.yaml"
+stop_tprofd
+start_tprofd --rules "$TEST_TMP/rules-long.yaml" --window 4s --control-socket "" --journal-namespace "$NS"
+CURSOR="$STATE/state/journal-cursor"
+C0=$(cat "$CURSOR" 2>/dev/null || true)
+jsend "MESSAGE=jctx $TOKEN restart-before" "SYSLOG_IDENTIFIER=svc" "PRIORITY=4"
+jsend "MESSAGE=jctx $TOKEN restart-debug" "SYSLOG_IDENTIFIER=svc" "PRIORITY=7"
+cursor_moved() { [ "$(cat "$CURSOR" 2>/dev/null || true)" != "$C0" ]; }
+wait_for 20 cursor_moved || fail "the run did not read the entries: $(tail -5 "$TEST_TMP/tprofd.log")"
+stop_tprofd
+start_tprofd --rules "$TEST_TMP/rules-long.yaml" --window 4s --control-socket "" --journal-namespace "$NS"
+kmsg_write "<12>tprof-jctx-$TOKEN restarted"
+wait_bundle restarted
+grep -q "journal  warning .*jctx $TOKEN restart-before\$" "$B/log.txt" ||
+        fail "the entry the earlier run read is not in the log: $(cat "$B/log.txt")"
+[ "$(grep -c "jctx $TOKEN restart-before" "$B/log.txt")" = 1 ] || fail "the entry is there twice: $(cat "$B/log.txt")"
+! grep -q "restart-debug" "$B/log.txt" || fail "a debug entry is in the log: $(cat "$B/log.txt")"
 
 # Off: the journal is not read for context (no journal rule), the bundle has kernel lines only.
 stop_tprofd
