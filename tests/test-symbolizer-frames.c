@@ -476,6 +476,56 @@ static void test_symbolizer_function_frames_stripped(void **state) {
         assert_int_equal(f.offset, 0);
 }
 
+static void put(const char *dir, const char *name, const char *text) {
+        char path[PATH_MAX];
+
+        assert_int_equal(mkdir_p(dir, 0755), 0);
+        snprintf(path, sizeof(path), "%s/%s", dir, name);
+        assert_int_equal(write_file_atomic(path, text, strlen(text), 0644), 0);
+}
+
+/* A process in a pid namespace of its own writes /tmp/perf-<its pid there>.map in its own root,
+ * found through NSpid in /proc/PID/status and /proc/PID/root (a /proc of the test's own here). A
+ * pid used again, by a process of another namespace or of the host's, is looked up by that
+ * process's pid, not by the first one's. */
+static void test_symbolizer_jit_in_pid_namespace(void **state) {
+        _cleanup_(symbolizer_freep) Symbolizer *z = NULL;
+        char proc[256], jit[256], pdir[320], root_tmp[320], path[400];
+        Frame f;
+
+        snprintf(proc, sizeof(proc), "%s/proc", tmpdir);
+        snprintf(jit, sizeof(jit), "%s/jit-host", tmpdir);
+        snprintf(pdir, sizeof(pdir), "%s/9100", proc);
+        snprintf(root_tmp, sizeof(root_tmp), "%s/9100/root/tmp", proc);
+        assert_int_equal(mkdir_p(jit, 0755), 0);
+        put(pdir, "status", "Name:\tnode\nNSpid:\t9100\t7\n");
+        put(root_tmp, "perf-7.map", "20000000 100 first_process_function\n");
+        assert_int_equal(symbolizer_new(&(SymbolizerOptions) { .kallsyms_path = "", .jit_dir = jit, .proc_root = proc },
+                                        &z), 0);
+        symbolizer_begin(z);
+        symbolizer_user(z, 9100, NULL, 0x20000010, false, &f);
+        assert_string_equal(f.symbol, "first_process_function");
+
+        /* The pid is another process's now, pid 12 of another namespace. */
+        put(pdir, "status", "Name:\tjava\nNSpid:\t9100\t12\n");
+        snprintf(path, sizeof(path), "%s/perf-7.map", root_tmp);
+        assert_int_equal(unlink(path), 0);
+        put(root_tmp, "perf-12.map", "20000000 100 second_process_function\n");
+        symbolizer_next_epoch(z);
+        symbolizer_begin(z);
+        symbolizer_user(z, 9100, NULL, 0x20000010, false, &f);
+        assert_string_equal(f.symbol, "second_process_function");
+
+        /* And a process of the host's namespace, with its map where the host keeps them. */
+        put(pdir, "status", "Name:\tnode\nNSpid:\t9100\n");
+        put(jit, "perf-9100.map", "20000000 100 host_process_function\n");
+        symbolizer_next_epoch(z);
+        symbolizer_begin(z);
+        symbolizer_user(z, 9100, NULL, 0x20000010, false, &f);
+        assert_string_equal(f.symbol, "host_process_function");
+        assert_string_equal(f.dso, "/tmp/perf-9100.map");
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_symbolizer_user_frames),
@@ -483,6 +533,7 @@ int main(void) {
                 cmocka_unit_test(test_symbolizer_function_frames),
                 cmocka_unit_test(test_symbolizer_function_frames_stripped),
                 cmocka_unit_test(test_symbolizer_leaf_range),
+                cmocka_unit_test(test_symbolizer_jit_in_pid_namespace),
         };
         return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -42,7 +42,6 @@ typedef struct JitEntry {
         uint64_t epoch;
         uint64_t ino, size;
         struct timespec mtime;
-        uint32_t nspid; /* the pid inside the process's own pid namespace; 0 if unknown */
         char path[64];
 } JitEntry;
 
@@ -543,7 +542,6 @@ static JitMap *jit_map_for(Symbolizer *z, uint32_t pid, const char **ret_path) {
                 }
                 z->jit_owned[z->n_jit_owned++] = j;
                 snprintf(j->path, sizeof(j->path), "/tmp/perf-%" PRIu32 ".map", pid);
-                j->nspid = read_nspid(z, pid);
         }
         *ret_path = j->path;
         if (j->epoch == z->epoch)
@@ -552,9 +550,14 @@ static JitMap *jit_map_for(Symbolizer *z, uint32_t pid, const char **ret_path) {
 
         char p[PATH_MAX];
         snprintf(p, sizeof(p), "%s/perf-%" PRIu32 ".map", z->jit_dir, pid);
-        if ((stat(p, &st) < 0 || !S_ISREG(st.st_mode)) && j->nspid != 0 && j->nspid != pid) {
-                /* In its own pid namespace the process wrote /tmp/perf-<its pid>.map in its own root. */
-                snprintf(p, sizeof(p), "%s/%" PRIu32 "/root/tmp/perf-%" PRIu32 ".map", z->proc_root, pid, j->nspid);
+        if (stat(p, &st) < 0 || !S_ISREG(st.st_mode)) {
+                /* In its own pid namespace the process wrote /tmp/perf-<its pid>.map in its own root.
+                 * That pid is read at each look: the pid may be another process's by now, in
+                 * another namespace or in none. */
+                uint32_t nspid = read_nspid(z, pid);
+                if (nspid != 0 && nspid != pid)
+                        snprintf(p, sizeof(p), "%s/%" PRIu32 "/root/tmp/perf-%" PRIu32 ".map", z->proc_root, pid,
+                                 nspid);
         }
         if (stat(p, &st) < 0 || !S_ISREG(st.st_mode)) {
                 if (j->map) {
