@@ -418,17 +418,18 @@ static void count_events(const RingEvent *e, void *ud) {
 
 static void test_clock_updates_and_retention_events(void **state) {
         WindowHeaderInfo info = test_header_info();
-        RingOptions o = { .window_usec = 10 * USEC_PER_SEC, .max_age_usec = USEC_PER_HOUR, .on_event = count_events };
+        /* Samples at 1 s of this boot and an age limit of 10 s: the windows of this boot are aged by
+         * the monotonic time of their last sample, so theirs is old on any machine up for longer. */
+        RingOptions o = { .window_usec = 10 * USEC_PER_SEC, .max_age_usec = 10 * USEC_PER_SEC, .on_event = count_events };
         _cleanup_(ring_store_freep) RingStore *rs = NULL;
         _cleanup_(window_file_freep) WindowFile *wf = NULL;
         _cleanup_(decoded_chunk_freep) DecodedChunk *d = NULL;
         ClockMap m = info.clock;
         char ring[128], path[PATH_MAX];
-        uint64_t rng = 61, t = UINT64_C(6000000000000), now;
+        uint64_t rng = 61, t = UINT64_C(1000000000), now;
         WindowInfo *w = NULL;
         size_t n;
         VacuumResult res;
-        struct timespec old[2] = { { .tv_sec = 1000 }, { .tv_sec = 1000 } };
 
         snprintf(ring, sizeof ring, "%s/clockring", tmpdir);
         assert_int_equal(ring_store_open(ring, &o, &info, &rs), 0);
@@ -455,7 +456,7 @@ static void test_clock_updates_and_retention_events(void **state) {
 
         /* an old finalized window goes, with an event; the open one stays */
         snprintf(path, sizeof path, "%s", w[0].path);
-        assert_int_equal(utimensat(AT_FDCWD, path, old, 0), 0);
+        assert_true(now_usec(CLOCK_MONOTONIC) > 12 * USEC_PER_SEC);
         assert_int_equal(ring_store_vacuum(rs, now_usec(CLOCK_REALTIME), &res), 0);
         assert_int_equal(res.removed, 1);
         assert_int_equal(n_removed_events, 1);
