@@ -212,7 +212,7 @@ static void journal_source_handle_entry(JournalSource *js, bool context) {
         rec.exe = field_or_null(&exe);
         rec.transport = field_or_null(&transport);
         rec.identifier = field_or_null(&ident);
-        rec.cursor = js->cursor;
+        rec.cursor = context ? NULL : js->cursor; /* the cursor is the last entry read for the rules */
 
         if (context) {
                 if (rec.t_ns > 0) /* of this boot: another's has no place on the perf clock */
