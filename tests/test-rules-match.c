@@ -479,6 +479,9 @@ static void test_default_rules_capture_what_an_incident_needs(void **state) {
                   "comm=kworker/u16:2 pid=123 secs=120" },
                 { "Aborting journal on device dm-0-8.", "ext4-error", "dev=dm-0" },
                 { "EXT4-fs (sda1): Remounting filesystem read-only", "ext4-error", "dev=sda1" },
+                { "EXT4-fs (mmcblk0p2): failed to convert unwritten extents to written extents -- potential data loss!  "
+                  "(inode 1234, error -5)",
+                  "ext4-error", "dev=mmcblk0p2 inode=1234" },
                 { "XFS (dm-0): xfs_do_force_shutdown(0x2) called from line 1196 of file fs/xfs/xfs_log.c. Return "
                   "address = xlog_ioend_work+0x6e/0x70 [xfs]",
                   "xfs-error", "dev=dm-0 flags=2" },
