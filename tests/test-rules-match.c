@@ -477,6 +477,7 @@ static void test_default_rules_capture_what_an_incident_needs(void **state) {
                 { "NMI: IOCK error (debug interrupt?) for reason 71 on CPU 4.", "machine-check", "cpu=4 reason=71" },
                 { "INFO: task kworker/u16:2:123 blocked for more than 120 seconds.", "hung-task",
                   "comm=kworker/u16:2 pid=123 secs=120" },
+                { "java: page allocation failure. order:1, mode:0x20", "page-allocation-failure", "comm=java order=1" },
                 { "Aborting journal on device dm-0-8.", "ext4-error", "dev=dm-0" },
                 { "EXT4-fs (sda1): Remounting filesystem read-only", "ext4-error", "dev=sda1" },
                 { "EXT4-fs (mmcblk0p2): failed to convert unwritten extents to written extents -- potential data loss!  "
