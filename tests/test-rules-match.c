@@ -428,6 +428,11 @@ static void test_default_rules_capture_what_an_incident_needs(void **state) {
                 { "BUG: workqueue lockup - pool cpus=5 node=0 flags=0x5 bh-hi stuck for 62s!", "workqueue-lockup",
                   "cpu=5 secs=62" },
                 { "Clocksource tsc unstable (delta = -95326406 ns)", "clocksource-unstable", "clocksource=tsc" },
+                { "Clocksource tsc unstable (delta = -95326406 ns).  Enable clocksource failover by adding "
+                  "clocksource_failover kernel parameter.",
+                  "clocksource-unstable", "clocksource=tsc" },
+                { "timekeeping watchdog: Marking clocksource 'tsc' as unstable, because the skew is too large:",
+                  "clocksource-unstable", "clocksource=tsc" },
                 { "clocksource: timekeeping watchdog on CPU1: Marking clocksource 'tsc' as unstable because the skew "
                   "is too large:",
                   "clocksource-unstable", "clocksource=tsc cpu=1" },
