@@ -410,6 +410,12 @@ static void test_default_rules_capture_what_an_incident_needs(void **state) {
                   "comm=stress-ng cpu=7 pid=9876 secs=22" },
                 { "NMI watchdog: Watchdog detected hard LOCKUP on cpu 3", "hard-lockup", "cpu=3" },
                 { "INFO: rcu_tasks detected stalls on tasks:", "rcu-stall", "flavor=rcu_tasks" },
+                /* Before 3.4: the CPU that reports its own stall names itself; 2.6.32-2.6.34 and RHEL 6
+                 * name no flavour. */
+                { "INFO: rcu_sched_state detected stall on CPU 0 (t=105060 jiffies)", "rcu-stall",
+                  "cpu=0 flavor=rcu_sched_state" },
+                { "INFO: RCU detected CPU 3 stall (t=60000 jiffies)", "rcu-stall", "cpu=3" },
+                { "INFO: RCU detected CPU stalls: 3 (detected by 0, t=60002 jiffies)", "rcu-stall", "" },
                 { "rcu_tasks_wait_gp: rcu_tasks_trace grace period number 4221 (since boot) is 10001 jiffies old.",
                   "rcu-stall", "flavor=rcu_tasks_trace" },
                 { "tasks_rcu_exit_srcu_stall: rcu_tasks grace period number 57 (since boot) gp_state: "
