@@ -466,6 +466,8 @@ static void test_default_rules_capture_what_an_incident_needs(void **state) {
                   "dev=eth0 driver=ena queue=0" },
                 { "mce: [Hardware Error]: CPU 5: Machine Check Exception: 5 Bank 4: b200000000070f0f",
                   "machine-check", "bank=4 cpu=5" },
+                { "mce: [Hardware Error]: CPU 0: Machine Check: 0 Bank 12: 8c000040000800c0", "machine-check",
+                  "bank=12 cpu=0" },
                 { "EDAC MC0: 1 CE memory read error on CPU_SrcID#0_Ha#0_Chan#1_DIMM#0 (channel:1 slot:0)",
                   "machine-check", "count=1 mc=MC0 type=CE" },
                 { "[Hardware Error]: CPU:2 (19:1:1) MC16_STATUS[-|CE|MiscV|AddrV|-|-|SyndV|CECC|-|-|-]: "
