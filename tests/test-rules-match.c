@@ -460,6 +460,8 @@ static void test_default_rules_capture_what_an_incident_needs(void **state) {
                   "comm=java pid=4321" },
                 { "Killed process 12345, UID 48, (httpd) total-vm:1023872kB, anon-rss:412356kB, file-rss:212kB",
                   "oom-kill", "comm=httpd pid=12345" },
+                { "ibmvnic 30000002: Firmware reports error, cause: adapter problem. Starting recovery...", "nic-reset",
+                  "vio=30000002" },
                 { "ena 0000:00:05.0 eth0: NETDEV WATCHDOG: CPU: 2: transmit queue 3 timed out 5376 ms",
                   "netdev-tx-timeout", "cpu=2 dev=eth0 driver=ena queue=3" },
                 { "NETDEV WATCHDOG: eth0 (ena): transmit queue 0 timed out", "netdev-tx-timeout",
