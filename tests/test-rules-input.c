@@ -170,6 +170,10 @@ static void test_line_forms_table(void **state) {
                 /* a time stamp and the kernel's bracket with no host: a console server's log */
                 { "2016-12-03 19:08:52    [ 1234.5] m", LINE_FORMAT_DMESG, LOG_SOURCE_TEXT, true, -1, -1, "m", NULL },
                 { "Dec  3 19:08:52 [ 1234.5] m", LINE_FORMAT_DMESG, LOG_SOURCE_TEXT, true, -1, -1, "m", NULL },
+                /* a syslog line pasted without its time: the host, then the kernel's */
+                { "vmhost kernel: e1000e 0000:00:1f.6 eth0: Reset adapter unexpectedly", LINE_FORMAT_JOURNAL,
+                  LOG_SOURCE_TEXT, true, -1, 0, "e1000e 0000:00:1f.6 eth0: Reset adapter unexpectedly", "kernel" },
+                { "vmhost app[12]: m", LINE_FORMAT_PLAIN, LOG_SOURCE_TEXT, true, -1, -1, "vmhost app[12]: m", NULL },
                 /* socklog (Void Linux): FACILITY.LEVEL and a colon */
                 { "kern.err: [ 1234.5] m", LINE_FORMAT_DMESG, LOG_SOURCE_TEXT, true, 3, 0, "m", NULL },
                 { "kern.warn: m", LINE_FORMAT_DMESG, LOG_SOURCE_TEXT, true, 4, 0, "m", NULL },

@@ -831,8 +831,14 @@ LineFormat rules_input_parse_line(char *line, size_t len, LogRecord *ret) {
                         return LINE_FORMAT_DMESG;
                 }
         }
-        /* A syslog line pasted without its time and host: the kernel's, as in the syslog form. */
+        /* A syslog line pasted without its time, or without its time and host: the kernel's, as
+         * in the syslog form ("kernel: m", "vmhost kernel: m"). */
         if (len > 8 && memcmp(line, "kernel: ", 8) == 0 &&
+            parse_host_identifier(line, len, 0, /* require_kernel= */ true, ret))
+                return LINE_FORMAT_JOURNAL;
+        for (i = 0; i < len && !strchr(" :[", line[i]); i++)
+                ;
+        if (i > 0 && i < len && len - i > 9 && memcmp(line + i, " kernel: ", 9) == 0 &&
             parse_host_identifier(line, len, 0, /* require_kernel= */ true, ret))
                 return LINE_FORMAT_JOURNAL;
 
