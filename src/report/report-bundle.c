@@ -398,6 +398,13 @@ static void write_header(JsonWriter *w, const BundleManifest *m, const char *eve
         if (m->has_alignment_error)
                 json_kv_u64(w, "alignment_error_ns", m->alignment_error_ns);
         json_kv_u64(w, "repeats", m->repeats);
+        if (m->interrupted) {
+                /* tprofd stopped while recording the slice and its next start finished the bundle */
+                json_key(w, "interrupted");
+                json_begin_object(w);
+                json_kv_string(w, "resumed_utc", m->interrupted_resumed_utc);
+                json_end_object(w);
+        }
         json_kv_string(w, "note", m->note);
         json_kv_string(w, "event", event ?: m->profile_event);
         json_kv_u64(w, "freq_hz", m->profile_freq_hz);

@@ -204,6 +204,7 @@
       add('Line', h.message);
       add('Host', (h.host || '-') + ', kernel ' + (h.kernel || '-'));
       add('Status', h.status);
+      if (h.interrupted) add('Interrupted', 'tprofd stopped while recording the slice; its next start' + (h.interrupted.resumed_utc ? ', at ' + h.interrupted.resumed_utc + ',' : '') + ' finished the bundle');
       add('Alignment', (h.alignment || '-') + (h.alignment_error_ns !== undefined ? ', event time within \u00b1' + (h.alignment_error_ns < 1000 ? '1us' : Math.round(h.alignment_error_ns / 1000) + 'us') : ''));
       add('Slice', (h.slice_samples || 0) + ' samples, ' + (h.lost || 0) + ' lost (' + (h.freq_hz || '?') + ' Hz ' + (h.event || '') + ', ' + (h.n_cpus || '?') + ' CPUs)');
       add('Baseline', baseTotal + ' samples outside the slice');

@@ -20,7 +20,7 @@ python3-selenium) and checks it against the bundle's perf-script file:
 
     report-browser.py REPORT PERF_SCRIPT OUTDIR [--search COMM] [--no-log] [--bench]
     report-browser.py REPORT - OUTDIR --answer TEXT [--row ROW]... [--marks ROW N]... [--unusual TEXT]
-                      [--log-omitted TEXT]
+                      [--log-omitted TEXT] [--fact TEXT]...
     report-browser.py --headers OUTDIR -- REPORT --answer TEXT [...] [-- REPORT --answer TEXT [...]]...
     report-browser.py REPORT - OUTDIR --empty
     report-browser.py REPORT - OUTDIR --heap-per-node BYTES [--cut]
@@ -30,7 +30,8 @@ the ranking says ROW, and clicking it marks it): the one-line answer contains TE
 the ranking has rows, and clicking one marks it; with --marks, repeated: with every sample selected,
 clicking the row that says ROW highlights N frames of the flame graph (the nodes its key counts);
 with --unusual, that the ranking has no rows and says TEXT instead; with --log-omitted, that the
-log pane says TEXT of the lines it left out and lists the trigger line. --headers does that for
+log pane says TEXT of the lines it left out and lists the trigger line; with --fact, repeated, that
+the header says TEXT. --headers does that for
 each page given after a "--", in one browser.
 
 With --empty it checks the page of a bundle without samples: it says so, marks the trigger and
@@ -163,6 +164,8 @@ def check_header(args, driver=None):
         facts = driver.find_element(By.ID, "facts").text
         for label in ("Rule", "Time", "Host", "Alignment", "Status"):
             check(label in facts, "the header shows %s" % label)
+        for want in args.fact or []:
+            check(want in facts, "the header says %r: %r" % (want, facts))
         rows = driver.find_elements(By.CSS_SELECTOR, "#unusual-body tr.rise")
         if args.unusual is not None:
             said = driver.find_element(By.ID, "unusual-body").text
@@ -220,6 +223,7 @@ def check_headers(argv):
     ap.add_argument("--marks", nargs=2, action="append")
     ap.add_argument("--unusual", default=None)
     ap.add_argument("--log-omitted", default=None)
+    ap.add_argument("--fact", action="append")
     groups, cur = [], None
     for a in argv[1:]:
         if a == "--":
@@ -313,6 +317,7 @@ def main():
                     help="with --answer: clicking the row that says ROW highlights N frames")
     ap.add_argument("--unusual", default=None, help="with --answer: the ranking has no rows and says this")
     ap.add_argument("--log-omitted", default=None, help="with --answer: the log says this of the lines left out, and lists the trigger")
+    ap.add_argument("--fact", action="append", help="with --answer: the header says this")
     ap.add_argument("--no-log", action="store_true", help="a ring range: no log lines to mark")
     ap.add_argument("--empty", action="store_true", help="a bundle without samples")
     ap.add_argument("--heap-per-node", type=int, default=None, help="the page's heap, at most, per node of its tree")

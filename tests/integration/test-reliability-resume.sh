@@ -86,6 +86,10 @@ grep -q "Interrupted: tprofd stopped while recording" "$OUT" || fail "show does 
 grep -q "Status: .*partial" "$OUT" || fail "show does not say partial: $(head -30 "$OUT")"
 expect_exit 0 "$TPROF_BUNDLE" -D "$STATE" show "${B##*-}" --json
 grep -q '"interrupted"' "$OUT" || fail "show --json lacks the mark"
+# and the page, whose header shows it as show does
+expect_exit 0 "$TPROF_BUNDLE" -D "$STATE" report "${B##*-}" -o "$TEST_TMP/report.html"
+grep -q '"interrupted":{"resumed_utc":"[0-9T:.-]*Z"}' "$TEST_TMP/report.html" ||
+        fail "the page's data lacks the mark: $(grep -o '"repeats".\{0,200\}' "$TEST_TMP/report.html" | head -1)"
 
 # One bundle of the line, not one of each run.
 stop_tprofd

@@ -144,6 +144,18 @@ FX="$TEST_TMP/fixture"
 python3 "$TPROF_SOURCE_ROOT/tests/helpers/make-fixture-bundle.py" "$FX" anomaly --id 5e1f0a2b
 expect_exit 0 "$TPROF_BUNDLE" -D "$FX" report 5e1f -o "$TEST_TMP/fixture.html"
 HEADERS+=(-- "$TEST_TMP/fixture.html" --answer "kubelet rose to")
+# The same bundle as a start of tprofd finishes it after a crash: the header says so, as show does.
+FXI="$TEST_TMP/fixture-interrupted"
+python3 "$TPROF_SOURCE_ROOT/tests/helpers/make-fixture-bundle.py" "$FXI" anomaly --id 5e1f0a2c
+python3 - "$FXI"/incidents/*-5e1f0a2c/manifest.json <<'PY'
+import json, sys
+m = json.load(open(sys.argv[1]))
+m["interrupted"] = {"resumed_utc": "2026-11-21T14:30:09.500000Z"}
+json.dump(m, open(sys.argv[1], "w"))
+PY
+expect_exit 0 "$TPROF_BUNDLE" -D "$FXI" report 5e1f0a2c -o "$TEST_TMP/fixture-interrupted.html"
+HEADERS+=(-- "$TEST_TMP/fixture-interrupted.html" --answer "kubelet rose to"
+          --fact "tprofd stopped while recording the slice; its next start, at 2026-11-21T14:30:09.500000Z, finished the bundle")
 # A burst in the event's own seconds alone: the answer names it from event.folded, as show does,
 # and the ranking has its rows around the event.
 python3 "$TPROF_SOURCE_ROOT/tests/helpers/make-fixture-bundle.py" "$TEST_TMP/burst" burst --id 0b0b0b0b

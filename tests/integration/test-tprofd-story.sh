@@ -45,11 +45,12 @@ assert z >= 3 and a1 / n1 >= 2 * a2 / n2 and 0.005 < a1 / n1 < 0.05, (a1, n1, a2
 check_ranked(show, page, agent, z, lambda f: f == "main.goburnLeaf")
 # One answer: show's and the page's; where the agent is the answer, its function is named, and
 # where the rise ran is the call path (goburnLeaf itself, the most specific function that holds
-# it: not said again).
+# it: not said again), or nothing when the call path is in nearly all of the agent's samples
+# around the event (a busy machine leaves few of its steady ones there), as the text allows.
 a = check_answers_agree(show, page)
 if a and a["process"] == agent and a["kind"] == "process":
     assert a["top_function"] == "main.goburnLeaf", a
-    assert a["under"] in ("main.goburnLeaf", "main.goburnMiddle", "main.goburnOuter"), a
+    assert a["under"] in (None, "main.goburnLeaf", "main.goburnMiddle", "main.goburnOuter"), a
 PY
 if grep -q "^   In short: $AGENT rose" "$TEST_TMP/show.txt"; then
         grep -qE "^   In short: $AGENT rose to [0-9.]+% of the samples in the 10s around the event .*; its function that rose most: main\.goburnLeaf(, most of the rise under main\.goburn(Middle|Outer))?\.$" \
