@@ -246,17 +246,39 @@ static void spin_two(uint64_t usec) {
                 assert_int_equal(waitpid(kids[i], NULL, 0), kids[i]);
 }
 
+/* A sampler at 499 Hz sampling both CPUs for 200 ms; the test is skipped without CPU 1, or unless
+ * it may take it offline. */
+static Sampler *start_on_two_cpus(Seen *seen) {
+        Sampler *s = NULL;
+
+        skip_unless_hotplug();
+        assert_int_equal(sampler_new(&(SamplerOptions) { .freq_hz = 499 }, on_sample, seen, &s), 0);
+        if (sampler_n_cpus(s) < 2) {
+                sampler_free(s);
+                skip();
+        }
+        assert_int_equal(sampler_enable(s), 0);
+        spin(200 * 1000);
+        return s;
+}
+
+/* CPU 1, back, samples what runs on it. */
+static void assert_cpu1_samples(Sampler *s) {
+        SamplerStats after;
+
+        spin_two(500 * 1000);
+        assert_int_equal(sampler_drain(s), 0);
+        assert_int_equal(sampler_get_cpu_stats(s, 1, &after), 0);
+        printf("CPU 1 samples after coming back: %" PRIu64 "\n", after.samples);
+        assert_true(after.samples > 20);
+}
+
 static void test_cpu_hotplug(void **state) {
         _cleanup_(sampler_freep) Sampler *s = NULL;
         Seen seen = {};
-        SamplerStats before, after, total;
+        SamplerStats before, total;
 
-        skip_unless_hotplug();
-        assert_int_equal(sampler_new(&(SamplerOptions) { .freq_hz = 499 }, on_sample, &seen, &s), 0);
-        if (sampler_n_cpus(s) < 2)
-                skip();
-        assert_int_equal(sampler_enable(s), 0);
-        spin(200 * 1000);
+        s = start_on_two_cpus(&seen);
 
         /* CPU 1 goes away: its samples so far are kept, its event is closed. */
         if (cpu1_set_online(false) < 0)
@@ -273,11 +295,7 @@ static void test_cpu_hotplug(void **state) {
         assert_int_equal(sampler_n_cpus(s), 2);
         assert_int_equal(sampler_get_cpu_stats(s, 1, &before), 0);
         assert_int_equal(before.samples, 0);
-        spin_two(500 * 1000);
-        assert_int_equal(sampler_drain(s), 0);
-        assert_int_equal(sampler_get_cpu_stats(s, 1, &after), 0);
-        printf("CPU 1 samples after coming back: %" PRIu64 "\n", after.samples);
-        assert_true(after.samples > 20);
+        assert_cpu1_samples(s);
 }
 
 /* CPU 1 goes offline and comes back between two looks: its old event is dead (the kernel took it
@@ -285,16 +303,10 @@ static void test_cpu_hotplug(void **state) {
 static void test_cpu_hotplug_between_looks(void **state) {
         _cleanup_(sampler_freep) Sampler *s = NULL;
         Seen seen = {};
-        SamplerStats after;
         unsigned looks = 0;
         int r = 0;
 
-        skip_unless_hotplug();
-        assert_int_equal(sampler_new(&(SamplerOptions) { .freq_hz = 499 }, on_sample, &seen, &s), 0);
-        if (sampler_n_cpus(s) < 2)
-                skip();
-        assert_int_equal(sampler_enable(s), 0);
-        spin(200 * 1000);
+        s = start_on_two_cpus(&seen);
         assert_int_equal(sampler_update_cpus(s), 0);
 
         if (cpu1_set_online(false) < 0)
@@ -312,11 +324,7 @@ static void test_cpu_hotplug_between_looks(void **state) {
         assert_true(looks <= 3);
         assert_int_equal(sampler_n_cpus(s), 2);
 
-        spin_two(500 * 1000);
-        assert_int_equal(sampler_drain(s), 0);
-        assert_int_equal(sampler_get_cpu_stats(s, 1, &after), 0);
-        printf("CPU 1 samples after coming back: %" PRIu64 "\n", after.samples);
-        assert_true(after.samples > 20);
+        assert_cpu1_samples(s);
 }
 
 static void test_lost_counted(void **state) {
