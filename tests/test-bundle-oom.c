@@ -71,6 +71,15 @@ static void test_lines(void **state) {
                     "shmem-rss:0kB");
         assert_int_equal(bundle_oom_line(buf, strlen(buf), &pid, NULL, NULL), OOM_LINE_KILLED);
         assert_int_equal(pid, 2120);
+        /* RHEL 6's 2.6.32: ", UID %d," before the comm. */
+        strcpy(buf, "Killed process 12345, UID 48, (httpd) total-vm:1311004kB, anon-rss:207404kB, file-rss:0kB");
+        assert_int_equal(bundle_oom_line(buf, strlen(buf), &pid, &comm, &len), OOM_LINE_KILLED);
+        assert_int_equal(pid, 12345);
+        assert_memory_equal(comm, "httpd", len);
+        assert_int_equal(len, strlen("httpd"));
+        assert_int_equal(bundle_oom_line("Killed process 12, UID 48, (y)", 30, NULL, NULL, NULL), OOM_LINE_NONE);
+        assert_int_equal(bundle_oom_line("Killed process 12, UID x, (y) total-vm:1kB", 42, NULL, NULL, NULL),
+                         OOM_LINE_NONE);
         snprintf(buf, sizeof buf, FMT_EXITING, "Out of memory", 9, "gone");
         assert_int_equal(bundle_oom_line(buf, strlen(buf), NULL, NULL, NULL), OOM_LINE_NONE);
         assert_int_equal(bundle_oom_line("oom_reaper: reaped process 4242 (mem-hog), now anon-rss:0kB", 59, NULL,

@@ -30,19 +30,35 @@ static bool skip_prefix(const char **p, const char *end, const char *prefix) {
         return true;
 }
 
+/* A decimal number at *p, which it skips. */
+static bool skip_number(const char **p, const char *end, uint64_t *ret) {
+        uint64_t v = 0;
+
+        if (*p >= end || **p < '0' || **p > '9')
+                return false;
+        for (; *p < end && **p >= '0' && **p <= '9'; (*p)++) {
+                if (v > (UINT64_MAX - 9) / 10)
+                        return false;
+                v = v * 10 + (uint64_t) (**p - '0');
+        }
+        *ret = v;
+        return true;
+}
+
 /* "<pid> (<comm>)" followed by what a kill line has after it: " total-vm:", "," or the end (the
- * comm may hold blanks and parentheses itself). */
+ * comm may hold blanks and parentheses itself); or RHEL 6's "<pid>, UID <uid>, (<comm>) total-vm:". */
 static bool parse_task(const char *p, const char *end, bool killed, uint64_t *ret_pid, const char **ret_comm,
                        size_t *ret_comm_len) {
-        uint64_t pid = 0;
+        uint64_t pid, uid;
         const char *comm;
+        bool uid_first = false;
 
-        if (p >= end || *p < '0' || *p > '9')
+        if (!skip_number(&p, end, &pid))
                 return false;
-        for (; p < end && *p >= '0' && *p <= '9'; p++) {
-                if (pid > (UINT64_MAX - 9) / 10)
+        if (killed && skip_prefix(&p, end, ", UID ")) {
+                if (!skip_number(&p, end, &uid) || !skip_prefix(&p, end, ","))
                         return false;
-                pid = pid * 10 + (uint64_t) (*p - '0');
+                uid_first = true;
         }
         if (!skip_prefix(&p, end, " ("))
                 return false;
@@ -52,7 +68,9 @@ static bool parse_task(const char *p, const char *end, bool killed, uint64_t *re
 
                 if (*p != ')')
                         continue;
-                if (killed ? q == end || *q == ',' || skip_prefix(&q, end, " total-vm:") : skip_prefix(&q, end, " score "))
+                if (uid_first ? skip_prefix(&q, end, " total-vm:")
+                    : killed  ? q == end || *q == ',' || skip_prefix(&q, end, " total-vm:")
+                              : skip_prefix(&q, end, " score "))
                         break;
         }
         if (p >= end || (size_t) (p - comm) > OOM_COMM_MAX)

@@ -8,6 +8,8 @@
  *   "Killed process %d (%s) total-vm:%lukB, ..."                               4.14, 4.19 (3.10,
  *                                                                             4.9: oom_kill_process())
  *   "Killed process %d (%s), UID %d, total-vm:%lukB, ..."                      RHEL 7's 3.10.0
+ *   "Killed process %d, UID %d, (%s) total-vm:%lukB, ..."                      RHEL 6's 2.6.32
+ *                                                                             (oom_kill_task())
  *   "%s: Killed process %d (%s) total-vm:%lukB, ..., UID:%u pgtables:%lukB
  *    oom_score_adj:%hd"                                                        5.4, 5.10, 6.1, 6.12
  *
