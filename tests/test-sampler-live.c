@@ -327,6 +327,33 @@ static void test_cpu_hotplug_between_looks(void **state) {
         assert_cpu1_samples(s);
 }
 
+/* The same before the events are first enabled (tprofd scans /proc between opening them and
+ * enabling them): the dead event never ran at all. */
+static void test_cpu_hotplug_before_enable(void **state) {
+        _cleanup_(sampler_freep) Sampler *s = NULL;
+        Seen seen = {};
+        unsigned looks = 0;
+        int r = 0;
+
+        skip_unless_hotplug();
+        assert_int_equal(sampler_new(&(SamplerOptions) { .freq_hz = 499 }, on_sample, &seen, &s), 0);
+        if (sampler_n_cpus(s) < 2)
+                skip();
+        if (cpu1_set_online(false) < 0)
+                skip();
+        assert_int_equal(cpu1_set_online(true), 0);
+        assert_int_equal(sampler_enable(s), 0);
+        while (r == 0 && looks < 5) {
+                usleep(50 * 1000);
+                r = sampler_update_cpus(s);
+                looks++;
+        }
+        printf("CPU 1's event, dead before it was enabled, replaced after %u looks\n", looks);
+        assert_int_equal(r, 1);
+        assert_true(looks <= 3);
+        assert_cpu1_samples(s);
+}
+
 static void test_lost_counted(void **state) {
         _cleanup_(sampler_freep) Sampler *s = NULL;
         Seen seen = {};
@@ -642,6 +669,7 @@ int main(void) {
                 cmocka_unit_test(test_drain_period),
                 cmocka_unit_test_teardown(test_cpu_hotplug, restore_cpu1),
                 cmocka_unit_test_teardown(test_cpu_hotplug_between_looks, restore_cpu1),
+                cmocka_unit_test_teardown(test_cpu_hotplug_before_enable, restore_cpu1),
                 cmocka_unit_test(test_lost_counted),
                 cmocka_unit_test(test_rings_shrink_to_allowance),
                 cmocka_unit_test(test_bad_options),

@@ -81,9 +81,9 @@ static void attr_init(Sampler *s, bool hardware) {
                 .task = 1,
                 .sample_id_all = 1,
                 .exclude_guest = 1,
-                /* read() tells the enabled time, which stands still in an event the kernel took
-                 * off its CPU for good (event_dead()) */
-                .read_format = PERF_FORMAT_TOTAL_TIME_ENABLED,
+                /* read() tells the time the event ran, which stands still in an event the
+                 * kernel took off its CPU for good (event_dead()) */
+                .read_format = PERF_FORMAT_TOTAL_TIME_RUNNING,
                 .watermark = 1,
                 .wakeup_watermark = (uint32_t) (s->opts.mmap_pages * s->page_size / 2),
                 .sample_max_stack = (uint16_t) s->max_stack,
@@ -310,27 +310,29 @@ static int read_online(Sampler *s, bool *online) {
 
 /*
  * A CPU that goes offline and comes back between two looks leaves its event dead: the kernel
- * takes the event off the CPU for good (its enabled time stands still, it samples no more, and
- * enabling it again does nothing), and no POLLHUP says so. A ring that moved since the last look
- * is alive. One that did not (an idle CPU counting cycles, or a dead event) is asked its enabled
- * time, and is dead when that has not moved since it was asked last.
+ * takes the event off the CPU for good (it runs and samples no more, whether it is enabled again
+ * or not), and no POLLHUP says so. A ring that moved since the last look is alive. One that did
+ * not (an idle CPU counting cycles, or a dead event) is asked the time its event ran, which an
+ * enabled event's CPU adds to all the while, and is dead when that has not moved since it was
+ * asked last (0 included: an event that died before it was first enabled never ran).
  */
 static bool event_dead(SamplerCpu *c) {
         struct {
-                uint64_t value, enabled;
+                uint64_t value, running;
         } rf;
         uint64_t head = __atomic_load_n(&c->ring->page->data_head, __ATOMIC_RELAXED);
         bool dead;
 
         if (head != c->seen_head) {
                 c->seen_head = head;
-                c->seen_enabled = 0;
+                c->seen_read = false;
                 return false;
         }
         if (read(c->fd, &rf, sizeof rf) != (ssize_t) sizeof rf)
                 return false;
-        dead = c->seen_enabled != 0 && rf.enabled == c->seen_enabled;
-        c->seen_enabled = rf.enabled;
+        dead = c->seen_read && rf.running == c->seen_running;
+        c->seen_read = true;
+        c->seen_running = rf.running;
         return dead;
 }
 
@@ -368,8 +370,8 @@ restart:
                         }
                         if (r > 0) {
                                 changed = true;
-                                if (s->event)
-                                        r = sampler_attach_cpu(s, s->cpus[i]);
+                                if (s->event && (r = sampler_attach_cpu(s, s->cpus[i])) < 0)
+                                        sampler_cpu_close(s, s->cpus[i]); /* opened again, and attached, next look */
                         }
                         /* A CPU that cannot be opened now is tried again at the next look; the
                          * others are still opened. */

@@ -31,7 +31,8 @@ typedef struct SamplerCpu {
         SamplerStats stats;
         bool hup;
         uint64_t seen_head;    /* the ring's head at the last look for a dead event, */
-        uint64_t seen_enabled; /* and the event's enabled time read then (0: not read) */
+        uint64_t seen_running; /* and the time the event ran, read then */
+        bool seen_read;        /* (if it was read then) */
 } SamplerCpu;
 
 /* Parts of the perf ABI tprofd uses that older kernels refuse (EINVAL, or E2BIG for a field past
