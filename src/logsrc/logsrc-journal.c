@@ -45,6 +45,7 @@ struct JournalSource {
         LogRecordHandler context_handler;
         uint64_t context_age_usec;
         unsigned context_entries_max;
+        int context_priority_max;
         void *userdata;
         const ClockMap *clock;
         ClockMap assumed_clock; /* when the owner gave none */
@@ -158,7 +159,8 @@ static void journal_source_handle_entry(JournalSource *js, bool context) {
         r = journal_get_field(js->journal, "MESSAGE", js->message, sizeof js->message, &js->message_len,
                               &truncated);
         if (r <= 0) {
-                js->stats.malformed++;
+                if (!context)
+                        js->stats.malformed++;
                 return;
         }
 
@@ -170,10 +172,11 @@ static void journal_source_handle_entry(JournalSource *js, bool context) {
             get_small_field(js, "_PID", &pid, &truncated) < 0 ||
             get_small_field(js, "PRIORITY", &prio, &truncated) < 0 ||
             get_small_field(js, "SYSLOG_FACILITY", &fac, &truncated) < 0) {
-                js->stats.malformed++;
+                if (!context)
+                        js->stats.malformed++;
                 return;
         }
-        if (truncated)
+        if (truncated && !context)
                 js->stats.truncated++;
 
         rec.source = LOG_SOURCE_JOURNAL;
@@ -181,7 +184,8 @@ static void journal_source_handle_entry(JournalSource *js, bool context) {
         if (pid.present && safe_atoi(pid.value, &rec.pid) < 0)
                 rec.pid = 0;
         if (journal_source_is_own(js, rec.pid, &comm, &ident)) {
-                js->stats.skipped_own++;
+                if (!context)
+                        js->stats.skipped_own++;
                 return;
         }
         if (uid.present && safe_atou32(uid.value, &v) >= 0)
@@ -312,9 +316,26 @@ static int journal_source_add_matches(JournalSource *js, const char *const *matc
  * an earlier run read them, or they came before a first start, and a bundle soon after the start
  * shows them. Leaves the journal anywhere: the caller seeks again.
  */
+/* Whether the context would keep the entry the journal is on: of this boot, at most as verbose
+ * as the context keeps (the entries that count against the backfill's limit). */
+static bool journal_entry_for_context(JournalSource *js) {
+        FieldBuf prio;
+        sd_id128_t boot;
+        uint64_t mono;
+        bool truncated = false;
+        int p;
+
+        if (sd_journal_get_monotonic_usec(js->journal, &mono, &boot) < 0 || !sd_id128_equal(boot, js->boot_id))
+                return false;
+        if (js->context_priority_max < 0 || get_small_field(js, "PRIORITY", &prio, &truncated) < 0 || !prio.present ||
+            safe_atoi(prio.value, &p) < 0)
+                return true;
+        return p <= js->context_priority_max;
+}
+
 static void journal_source_backfill(JournalSource *js, const char *cursor) {
         uint64_t now = now_usec(CLOCK_REALTIME), cutoff, t;
-        unsigned n = 0;
+        unsigned n = 0, steps = 0;
         bool on_older = false;
         int r;
 
@@ -325,7 +346,7 @@ static void journal_source_backfill(JournalSource *js, const char *cursor) {
         if (r < 0)
                 return;
         /* Back to the oldest entry wanted: the one where the walk stops is in (the head, or the
-         * last allowed) or out (too old). */
+         * last the limit allows) or out (too old). Only what the context would keep counts. */
         while (n < js->context_entries_max) {
                 r = sd_journal_previous(js->journal);
                 if (r <= 0)
@@ -334,15 +355,17 @@ static void journal_source_backfill(JournalSource *js, const char *cursor) {
                         on_older = true;
                         break;
                 }
-                n++;
+                steps++;
+                if (journal_entry_for_context(js))
+                        n++;
         }
-        if (n == 0)
+        if (steps == 0)
                 return;
         if (!on_older) {
                 journal_source_handle_entry(js, /* context= */ true);
-                n--;
+                steps--;
         }
-        while (n-- > 0 && sd_journal_next(js->journal) > 0)
+        while (steps-- > 0 && sd_journal_next(js->journal) > 0)
                 journal_source_handle_entry(js, /* context= */ true);
 }
 
@@ -410,6 +433,7 @@ int journal_source_new(sd_event *e, const JournalSourceOptions *o, LogRecordHand
         js->context_handler = o->context_handler;
         js->context_age_usec = o->context_age_usec;
         js->context_entries_max = o->context_entries_max;
+        js->context_priority_max = o->context_priority_max;
         js->userdata = userdata;
         js->own_pid = getpid();
         if (o->clock)

@@ -58,12 +58,14 @@ typedef struct JournalSourceOptions {
          * is a sd_journal_add_match() term of its own). NULL or empty: every entry. */
         const char *const *matches;
         /* The entries before where reading begins (the saved cursor, or the tail on a first start),
-         * of this boot, at most context_entries_max of the last context_age_usec, oldest first: they
-         * go to this handler only (the recent lines a bundle soon after the start shows). NULL:
-         * none. */
+         * of this boot, those of the last context_age_usec, oldest first: they go to this handler
+         * only (the recent lines a bundle soon after the start shows). At most context_entries_max
+         * of them at context_priority_max or more urgent (or without a priority; -1: any) are
+         * counted; the rest go along. NULL: none. */
         LogRecordHandler context_handler;
         uint64_t context_age_usec;
         unsigned context_entries_max;
+        int context_priority_max;
 } JournalSourceOptions;
 
 /*

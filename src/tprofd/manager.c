@@ -583,6 +583,7 @@ static int manager_open_journal(Manager *m, bool quiet) {
                 .context_handler = m->config->journal_context >= 0 ? on_log_context_record : NULL,
                 .context_age_usec = LOG_CONTEXT_AGE_USEC,
                 .context_entries_max = LOG_CONTEXT_LINES_MAX,
+                .context_priority_max = m->config->journal_context,
         };
         r = journal_source_new(m->event, &o, on_log_record, m, &m->journal);
         if (r == -ENODATA) {
