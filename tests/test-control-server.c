@@ -2,8 +2,10 @@
 /*
  * The control socket end to end: a server on an event loop, clients in child processes. A
  * request gets its reply (also when the owner answers later), malformed and oversized requests
- * get an ERROR and never reach the owner, and (as root) a user outside group tprof is refused.
+ * get an ERROR and never reach the owner, and (as root) a user outside group tprof is refused
+ * while a member through one of many groups is answered.
  */
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -119,6 +121,77 @@ static int client_nobody(void) {
         return e && startswith(e, "permission denied") ? 0 : 2;
 }
 
+static gid_t tprof_gid;
+
+/* A member of group tprof through one of many supplementary groups (a user in 200 groups). */
+static int client_member_of_many(void) {
+        gid_t groups[200];
+        ControlMessage m;
+
+        for (unsigned i = 0; i < ELEMENTSOF(groups); i++)
+                groups[i] = 70000 + i;
+        groups[ELEMENTSOF(groups) - 1] = tprof_gid;
+        if (setgroups(ELEMENTSOF(groups), groups) < 0 || setresgid(65534, 65534, 65534) < 0 ||
+            setresuid(65534, 65534, 65534) < 0)
+                return 3;
+        if (control_call(sock, "OP=status\n", 10, 5 * USEC_PER_SEC, &m) < 0)
+                return 1;
+        return control_message_get(&m, "ECHO") && streq(control_message_get(&m, "ECHO"), "status") ? 0 : 2;
+}
+
+typedef struct LoopArgs {
+        sd_event *event;
+        int result;
+} LoopArgs;
+
+static void *run_member_client(void *p) {
+        LoopArgs *a = p;
+
+        a->result = run_client(a->event, client_member_of_many);
+        return NULL;
+}
+
+/* The server's check of a member's groups, on a thread whose stack is 128 KiB (as a unit's
+ * LimitSTACK= can make the daemon's): it must neither crash nor refuse. */
+static void test_member_of_many_groups(void **state) {
+        _cleanup_(sd_event_unrefp) sd_event *e = NULL;
+        ControlServer *s = NULL;
+        bool made_group = false;
+        pthread_attr_t attr;
+        pthread_t t;
+        LoopArgs a = {};
+        struct group *g;
+
+        if (geteuid() != 0)
+                skip();
+        g = getgrnam("tprof");
+        if (!g) {
+                if (system("groupadd --system tprof >/dev/null 2>&1") != 0 || !(g = getgrnam("tprof"))) {
+                        printf("skipping: no group tprof, and groupadd could not make it\n");
+                        skip();
+                }
+                made_group = true;
+        }
+        tprof_gid = g->gr_gid;
+        assert_int_equal(sd_event_new(&e), 0);
+        assert_int_equal(control_server_new(e, sock, 0, handler, e, &s), 0);
+        assert_int_equal(chmod(dir, 0755), 0);
+        assert_int_equal(chmod(sock, 0666), 0);
+
+        handled = 0;
+        a.event = e;
+        assert_int_equal(pthread_attr_init(&attr), 0);
+        assert_int_equal(pthread_attr_setstacksize(&attr, 128 * 1024), 0);
+        assert_int_equal(pthread_create(&t, &attr, run_member_client, &a), 0);
+        assert_int_equal(pthread_join(t, NULL), 0);
+        (void) pthread_attr_destroy(&attr);
+        control_server_free(s);
+        if (made_group)
+                (void) system("groupdel tprof >/dev/null 2>&1");
+        assert_int_equal(a.result, 0);
+        assert_int_equal(handled, 1);
+}
+
 static void test_round_trips(void **state) {
         _cleanup_(sd_event_unrefp) sd_event *e = NULL;
         ControlServer *s = NULL;
@@ -198,6 +271,7 @@ static void test_no_daemon(void **state) {
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_round_trips),
+                cmocka_unit_test(test_member_of_many_groups),
                 cmocka_unit_test(test_path_taken),
                 cmocka_unit_test(test_no_daemon),
         };

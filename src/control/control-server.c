@@ -87,8 +87,12 @@ int control_request_error(ControlRequest *req, const char *text) {
 }
 
 static bool authorized(const ControlServer *s, int fd, const struct ucred *cred) {
-        gid_t groups[NGROUPS_MAX];
-        socklen_t l = sizeof groups;
+        /* Room for the groups most users have; more (up to NGROUPS_MAX, 65,536) on the heap, not in
+         * 256 KiB of a stack that a unit's LimitSTACK= may make smaller. */
+        gid_t few[64];
+        _cleanup_free_ gid_t *many = NULL;
+        gid_t *groups = few;
+        socklen_t l = sizeof few;
 
         if (cred->uid == 0)
                 return true;
@@ -96,8 +100,14 @@ static bool authorized(const ControlServer *s, int fd, const struct ucred *cred)
                 return false;
         if (cred->gid == s->group)
                 return true;
-        if (getsockopt(fd, SOL_SOCKET, SO_PEERGROUPS, groups, &l) < 0)
-                return false;
+        if (getsockopt(fd, SOL_SOCKET, SO_PEERGROUPS, groups, &l) < 0) {
+                /* ERANGE: the kernel says how much room they need */
+                if (errno != ERANGE || l == 0 || l > NGROUPS_MAX * sizeof(gid_t))
+                        return false;
+                groups = many = malloc(l);
+                if (!many || getsockopt(fd, SOL_SOCKET, SO_PEERGROUPS, groups, &l) < 0)
+                        return false;
+        }
         for (size_t i = 0; i < l / sizeof(gid_t); i++)
                 if (groups[i] == s->group)
                         return true;
