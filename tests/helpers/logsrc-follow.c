@@ -9,7 +9,9 @@
  * (empty fields are "-", the message escaped with escape_text()). On exit the counters go to stderr as
  * "stats <source> records=N lost=N ...". --log-self TEXT sends one journal entry as ourselves (with
  * --own-identifier) to show that it is skipped. It stops on SIGINT/SIGTERM, after --count records whose
- * message contains --grep, at the end of a recorded kmsg file, or after --timeout seconds.
+ * message contains --grep, at the end of a recorded kmsg file, or after --timeout seconds. With
+ * --context-max N, the journal's entries before where reading begins (N of them at --context-priority
+ * or more urgent counted) are printed first, each line with "context:" before it.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -45,6 +47,9 @@ static uint64_t arg_timeout_sec = 30;
 static char *arg_matches[64];
 static size_t arg_n_matches = 0;
 
+static unsigned arg_context_max = 0;
+static int arg_context_priority = -1;
+
 static sd_event *event = NULL;
 static uint64_t n_matched = 0;
 
@@ -59,7 +64,7 @@ static void print_field(const char *s) {
         fputs(e ?: "?", stdout);
 }
 
-static int on_record(const LogRecord *rec, void *userdata) {
+static void print_record(const LogRecord *rec) {
         _cleanup_free_ char *msg = NULL;
 
         printf("%s\t%d\t%" PRIu64 "\t%" PRIu64 "\t%d\t%d\t", log_source_to_string(rec->source),
@@ -76,7 +81,17 @@ static int on_record(const LogRecord *rec, void *userdata) {
         fputs(msg ?: "?", stdout);
         putchar('\n');
         fflush(stdout);
+}
 
+/* An entry read back for the log context only (--context-max): "context:" first. */
+static int on_context_record(const LogRecord *rec, void *userdata) {
+        fputs("context:", stdout);
+        print_record(rec);
+        return 0;
+}
+
+static int on_record(const LogRecord *rec, void *userdata) {
+        print_record(rec);
         if (arg_count > 0 &&
             (!arg_grep || memmem(rec->message, rec->message_len, arg_grep, strlen(arg_grep))))
                 if (++n_matched >= arg_count)
@@ -111,7 +126,9 @@ static int parse_argv(int argc, char *argv[]) {
                 ARG_GREP,
                 ARG_COUNT,
                 ARG_TIMEOUT,
-                ARG_LOG_SELF
+                ARG_LOG_SELF,
+                ARG_CONTEXT_MAX,
+                ARG_CONTEXT_PRIORITY,
         };
         static const struct option options[] = {
                 { "kmsg", required_argument, NULL, ARG_KMSG },
@@ -127,6 +144,8 @@ static int parse_argv(int argc, char *argv[]) {
                 { "count", required_argument, NULL, ARG_COUNT },
                 { "timeout", required_argument, NULL, ARG_TIMEOUT },
                 { "log-self", required_argument, NULL, ARG_LOG_SELF },
+                { "context-max", required_argument, NULL, ARG_CONTEXT_MAX },
+                { "context-priority", required_argument, NULL, ARG_CONTEXT_PRIORITY },
                 {},
         };
         int c;
@@ -174,6 +193,12 @@ static int parse_argv(int argc, char *argv[]) {
                 case ARG_TIMEOUT:
                         arg_timeout_sec = strtoull(optarg, NULL, 10);
                         break;
+                case ARG_CONTEXT_MAX:
+                        arg_context_max = (unsigned) strtoul(optarg, NULL, 10);
+                        break;
+                case ARG_CONTEXT_PRIORITY:
+                        arg_context_priority = atoi(optarg);
+                        break;
                 default:
                         return -EINVAL;
                 }
@@ -196,7 +221,7 @@ int main(int argc, char *argv[]) {
                         "[--state-dir DIR] [--from-start] [--from-start-on-new-boot] [--match "
                         "FIELD=VALUE]... "
                         "[--own-identifier ID [--log-self TEXT]] [--grep TEXT] [--count N] [--timeout "
-                        "SEC]\n",
+                        "SEC] [--context-max N [--context-priority P]]\n",
                         argv[0]);
                 return 2;
         }
@@ -243,6 +268,11 @@ int main(int argc, char *argv[]) {
                         .clock = &clock,
                         .own_identifier = arg_own,
                         .matches = arg_n_matches > 0 ? (const char *const *) arg_matches : NULL,
+                        /* the entries before where reading begins, printed with "context:" first */
+                        .context_handler = arg_context_max > 0 ? on_context_record : NULL,
+                        .context_age_usec = 15 * USEC_PER_MINUTE,
+                        .context_entries_max = arg_context_max,
+                        .context_priority_max = arg_context_priority,
                 };
                 r = journal_source_new(event, &o, on_record, NULL, &journal);
                 if (r < 0) {
