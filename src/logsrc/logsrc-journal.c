@@ -310,12 +310,6 @@ static int journal_source_add_matches(JournalSource *js, const char *const *matc
         return 0;
 }
 
-/*
- * The entries before where reading begins (the saved cursor, or the tail), those of the last
- * context_age_usec and at most context_entries_max of them, oldest first, to the context handler:
- * an earlier run read them, or they came before a first start, and a bundle soon after the start
- * shows them. Leaves the journal anywhere: the caller seeks again.
- */
 /* Whether the context would keep the entry the journal is on: of this boot, at most as verbose
  * as the context keeps (the entries that count against the backfill's limit). */
 static bool journal_entry_for_context(JournalSource *js) {
@@ -333,6 +327,12 @@ static bool journal_entry_for_context(JournalSource *js) {
         return p <= js->context_priority_max;
 }
 
+/*
+ * The entries before where reading begins (the saved cursor, or the tail), those of the last
+ * context_age_usec, with at most context_entries_max of those the context keeps among them, oldest
+ * first, to the context handler: an earlier run read them, or they came before a first start, and
+ * a bundle soon after the start shows them. Leaves the journal anywhere: the caller seeks again.
+ */
 static void journal_source_backfill(JournalSource *js, const char *cursor) {
         uint64_t now = now_usec(CLOCK_REALTIME), cutoff, t;
         unsigned n = 0, steps = 0;

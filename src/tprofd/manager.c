@@ -397,30 +397,33 @@ static int on_rule_match(const RuleMatch *match, const LogRecord *rec, void *use
         return incident_manager_match(m->incidents, &rule, rec, captures, n);
 }
 
-static int on_log_record(const LogRecord *rec, void *userdata) {
-        Manager *m = userdata;
+/* Keeps the line for the bundles' logs if the log context takes lines like it; whether it does. */
+static bool keep_for_context(Manager *m, const LogRecord *rec) {
         int r;
 
-        bool kept = log_context_admits(m->log_context, rec);
+        if (!log_context_admits(m->log_context, rec))
+                return false;
+        r = log_context_add(m->log_context, rec);
+        if (r < 0)
+                log_debug_errno(r, "Failed to keep a log line for context: %m");
+        return true;
+}
 
-        if (kept) {
-                r = log_context_add(m->log_context, rec);
-                if (r < 0)
-                        log_debug_errno(r, "Failed to keep a log line for context: %m");
-        }
+static int on_log_record(const LogRecord *rec, void *userdata) {
+        Manager *m = userdata;
+        bool kept = keep_for_context(m, rec);
+        int r;
+
         r = rule_set_match(m->rules, rec, on_rule_match, m);
         if (r > 0 && !kept) /* a matched line is the event: its bundle shows it, whatever the setting */
                 (void) log_context_add(m->log_context, rec);
         return r < 0 ? r : 0;
 }
 
-/* A kernel log line read at the start that the rules do not see (an earlier run handled it, or it
- * was logged before a first start): kept for the bundles of the minutes that follow. */
+/* A log line read at the start that the rules do not see (an earlier run handled it, or it came
+ * before a first start): kept for the bundles of the minutes that follow. */
 static int on_log_context_record(const LogRecord *rec, void *userdata) {
-        Manager *m = userdata;
-
-        if (log_context_admits(m->log_context, rec))
-                (void) log_context_add(m->log_context, rec);
+        (void) keep_for_context(userdata, rec);
         return 0;
 }
 
