@@ -331,9 +331,13 @@ static const char *const facility_names[] = { /* util-linux's, by number */
 };
 static const char *const level_names[] = { "emerg", "alert", "crit", "err", "warn", "notice", "info", "debug" };
 /* rsyslog's %syslogseverity-text% in capitals, and the longer names others write */
-static const char *const severity_names[] = { "EMERG", "ALERT", "CRIT", "ERR", "WARNING", "NOTICE", "INFO", "DEBUG",
-                                              "ERROR", "WARN", "CRITICAL", "EMERGENCY" };
-static const int severity_priority[] = { 0, 1, 2, 3, 4, 5, 6, 7, 3, 4, 2, 0 };
+static const struct {
+        const char *name;
+        int priority;
+} severities[] = {
+        { "EMERG", 0 }, { "ALERT", 1 }, { "CRIT", 2 }, { "ERR", 3 }, { "WARNING", 4 }, { "NOTICE", 5 },
+        { "INFO", 6 }, { "DEBUG", 7 }, { "ERROR", 3 }, { "WARN", 4 }, { "CRITICAL", 2 }, { "EMERGENCY", 0 },
+};
 
 /* The index in names of the word at s[*i], which it skips, or -1. */
 static int skip_name(const char *s, size_t len, size_t *i, const char *const *names, size_t n) {
@@ -550,11 +554,11 @@ static bool parse_host_identifier(char *line, size_t len, size_t i, bool require
                 ident = ++i;
                 /* A syslog template's severity between the host and the identifier, in capitals
                  * ("host CRIT kernel: m") */
-                for (size_t k = 0; k < ELEMENTSOF(severity_names); k++) {
-                        size_t n = strlen(severity_names[k]);
-                        if (len - i > n && memcmp(line + i, severity_names[k], n) == 0 && line[i + n] == ' ') {
+                for (size_t k = 0; k < ELEMENTSOF(severities); k++) {
+                        size_t n = strlen(severities[k].name);
+                        if (len - i > n && memcmp(line + i, severities[k].name, n) == 0 && line[i + n] == ' ') {
                                 ident = i += n + 1;
-                                priority = severity_priority[k];
+                                priority = severities[k].priority;
                                 break;
                         }
                 }
