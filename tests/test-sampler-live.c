@@ -246,9 +246,9 @@ static void spin_two(uint64_t usec) {
                 assert_int_equal(waitpid(kids[i], NULL, 0), kids[i]);
 }
 
-/* A sampler at 499 Hz sampling both CPUs for 200 ms; the test is skipped without CPU 1, or unless
- * it may take it offline. */
-static Sampler *start_on_two_cpus(Seen *seen) {
+/* A sampler at 499 Hz on both CPUs, with enable sampling for 200 ms, else not yet enabled; the
+ * test is skipped without CPU 1, or unless it may take it offline. */
+static Sampler *start_on_two_cpus(Seen *seen, bool enable) {
         Sampler *s = NULL;
 
         skip_unless_hotplug();
@@ -257,8 +257,10 @@ static Sampler *start_on_two_cpus(Seen *seen) {
                 sampler_free(s);
                 skip();
         }
-        assert_int_equal(sampler_enable(s), 0);
-        spin(200 * 1000);
+        if (enable) {
+                assert_int_equal(sampler_enable(s), 0);
+                spin(200 * 1000);
+        }
         return s;
 }
 
@@ -273,12 +275,31 @@ static void assert_cpu1_samples(Sampler *s) {
         assert_true(after.samples > 20);
 }
 
+/* CPU 1 went offline and came back between two looks, leaving its event dead: within three looks
+ * it has a new one, sampling. The first look may see the ring's last samples, the next takes the
+ * event's time, the third finds it unmoved; 50 ms apart, a live event moves either way. */
+static void assert_dead_event_replaced(Sampler *s, const char *what) {
+        unsigned looks = 0;
+        int r = 0;
+
+        while (r == 0 && looks < 5) {
+                usleep(50 * 1000);
+                r = sampler_update_cpus(s);
+                looks++;
+        }
+        printf("CPU 1's event, %s, replaced after %u looks\n", what, looks);
+        assert_int_equal(r, 1);
+        assert_true(looks <= 3);
+        assert_int_equal(sampler_n_cpus(s), 2);
+        assert_cpu1_samples(s);
+}
+
 static void test_cpu_hotplug(void **state) {
         _cleanup_(sampler_freep) Sampler *s = NULL;
         Seen seen = {};
         SamplerStats before, total;
 
-        s = start_on_two_cpus(&seen);
+        s = start_on_two_cpus(&seen, true);
 
         /* CPU 1 goes away: its samples so far are kept, its event is closed. */
         if (cpu1_set_online(false) < 0)
@@ -303,28 +324,13 @@ static void test_cpu_hotplug(void **state) {
 static void test_cpu_hotplug_between_looks(void **state) {
         _cleanup_(sampler_freep) Sampler *s = NULL;
         Seen seen = {};
-        unsigned looks = 0;
-        int r = 0;
 
-        s = start_on_two_cpus(&seen);
+        s = start_on_two_cpus(&seen, true);
         assert_int_equal(sampler_update_cpus(s), 0);
-
         if (cpu1_set_online(false) < 0)
                 skip();
         assert_int_equal(cpu1_set_online(true), 0);
-        /* The first look may see the ring's last samples, the next takes the event's time, the
-         * third finds it unmoved. 50 ms apart, a live event moves in either way. */
-        while (r == 0 && looks < 5) {
-                usleep(50 * 1000);
-                r = sampler_update_cpus(s);
-                looks++;
-        }
-        printf("CPU 1's dead event replaced after %u looks\n", looks);
-        assert_int_equal(r, 1);
-        assert_true(looks <= 3);
-        assert_int_equal(sampler_n_cpus(s), 2);
-
-        assert_cpu1_samples(s);
+        assert_dead_event_replaced(s, "dead while sampling");
 }
 
 /* The same before the events are first enabled (tprofd scans /proc between opening them and
@@ -332,26 +338,13 @@ static void test_cpu_hotplug_between_looks(void **state) {
 static void test_cpu_hotplug_before_enable(void **state) {
         _cleanup_(sampler_freep) Sampler *s = NULL;
         Seen seen = {};
-        unsigned looks = 0;
-        int r = 0;
 
-        skip_unless_hotplug();
-        assert_int_equal(sampler_new(&(SamplerOptions) { .freq_hz = 499 }, on_sample, &seen, &s), 0);
-        if (sampler_n_cpus(s) < 2)
-                skip();
+        s = start_on_two_cpus(&seen, false);
         if (cpu1_set_online(false) < 0)
                 skip();
         assert_int_equal(cpu1_set_online(true), 0);
         assert_int_equal(sampler_enable(s), 0);
-        while (r == 0 && looks < 5) {
-                usleep(50 * 1000);
-                r = sampler_update_cpus(s);
-                looks++;
-        }
-        printf("CPU 1's event, dead before it was enabled, replaced after %u looks\n", looks);
-        assert_int_equal(r, 1);
-        assert_true(looks <= 3);
-        assert_cpu1_samples(s);
+        assert_dead_event_replaced(s, "dead before it was enabled");
 }
 
 static void test_lost_counted(void **state) {

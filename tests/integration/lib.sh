@@ -117,12 +117,15 @@ rules:
 RULES
 }
 
-# burn_both SECONDS: two burners keep both CPUs busy for SECONDS (stopped on exit), as on a loaded
-# host: a planted rise must stand out from them.
+# burn_both SECONDS: two burners keep both CPUs busy for SECONDS (stopped on exit; their pids in
+# BURN_PIDS), as on a loaded host: a planted rise must stand out from them.
 burn_both() {
+        BURN_PIDS=()
         "$TPROF_BURN" "$1" &
+        BURN_PIDS+=($!)
         on_exit "kill $! 2>/dev/null"
         "$TPROF_BURN" "$1" &
+        BURN_PIDS+=($!)
         on_exit "kill $! 2>/dev/null"
 }
 

@@ -42,14 +42,9 @@ ena_rule ena-steered 10
 # samples around the event in four runs here. A plant too small to rank is tried again, at most
 # three times, and then the test skips saying so; it never passes on one.
 plant() {
-        local b1 b2
         STATE="$TEST_TMP/state-$1"
         start_tprofd --rules "$TEST_TMP/rules.yaml" --window 4s
-        "$TPROF_BURN" 40 &
-        b1=$!
-        "$TPROF_BURN" 40 &
-        b2=$!
-        on_exit "kill $b1 $b2 2>/dev/null"
+        burn_both 40
         sleep 16
         # At a higher priority than the rest (nice -10): on a machine busy with other work the senders
         # still get most of CPU 0, so the steered work is large enough to rank, whatever else runs.
@@ -62,8 +57,8 @@ plant() {
         wait "$SENDING" || fail "the sender failed"
         bundle_shown ena-steered
         stop_tprofd
-        kill "$b1" "$b2" 2>/dev/null || true
-        wait "$b1" "$b2" 2>/dev/null || true
+        kill "${BURN_PIDS[@]}" 2>/dev/null || true
+        wait "${BURN_PIDS[@]}" 2>/dev/null || true
 }
 
 for attempt in 1 2 3; do
