@@ -2,7 +2,8 @@
 /*
  * The ring directory: window names and rotation at wall-clock boundaries, crash recovery (a child
  * writer killed with SIGKILL, plus a torn last chunk; one killed between the hard link and the
- * unlink that finish a window where renameat2() is missing), pinning finalized windows and the open one,
+ * unlink that finish a window where renameat2() is missing), pinning finalized windows and the open one
+ * (by hard link, and by copy onto another file system),
  * and time-ordered slices across a window boundary.
  */
 #include <fcntl.h>
@@ -338,6 +339,80 @@ static void test_pin_finalized_and_open(void **state) {
         window_info_array_free(w, n);
 }
 
+/* Bundles on another file system than the ring (here tmpfs, /dev/shm): no hard link can be made,
+ * so the pin copies, and a second pin after more samples were flushed copies the open window again. */
+static void test_pin_copies_across_file_systems(void **state) {
+        WindowHeaderInfo info = test_header_info();
+        RingOptions o = { .window_usec = 10 * USEC_PER_SEC };
+        _cleanup_(ring_store_freep) RingStore *rs = NULL;
+        _cleanup_(ring_names_freep) char **linked = NULL;
+        _cleanup_close_ int dest_fd = -EBADF;
+        char ring[128], dest[64] = "/dev/shm/test-store-ring.XXXXXX", path[PATH_MAX], cmd[128];
+        uint64_t rng = 37, t = UINT64_C(3000000000000), now = now_usec(CLOCK_REALTIME), boundary;
+        struct stat ring_st, dest_st, st;
+        WindowInfo *w = NULL;
+        size_t n;
+
+        snprintf(ring, sizeof ring, "%s/copyring", tmpdir);
+        assert_int_equal(ring_store_open(ring, &o, &info, &rs), 0);
+        if (!mkdtemp(dest))
+                skip();
+        snprintf(cmd, sizeof cmd, "rm -rf '%s'", dest);
+        assert_int_equal(stat(ring, &ring_st), 0);
+        assert_int_equal(stat(dest, &dest_st), 0);
+        if (ring_st.st_dev == dest_st.st_dev) {
+                (void) system(cmd);
+                skip(); /* /dev/shm is no file system of its own here */
+        }
+        dest_fd = open(dest, O_RDONLY | O_DIRECTORY);
+        assert_true(dest_fd >= 0);
+
+        boundary = (now / (10 * USEC_PER_SEC) + 1) * 10 * USEC_PER_SEC;
+        add_samples(rs, &rng, &t, 100, NULL); /* window A */
+        assert_int_equal(ring_store_rotate(rs, boundary), 1);
+        add_samples(rs, &rng, &t, 100, NULL); /* window B, open */
+        assert_int_equal(ring_store_flush(rs), 0);
+
+        /* At the match: both windows, as they are now. */
+        assert_int_equal(ring_store_pin(rs, 0, t + NSEC_PER_SEC, dest_fd, &linked), 0);
+        assert_non_null(linked[1]);
+        assert_null(linked[2]);
+        linked = ring_names_free(linked);
+        assert_int_equal(ring_list_windows(dest, true, &w, &n), 0);
+        assert_int_equal(n, 2);
+        assert_int_equal(w[0].samples, 100);
+        assert_int_equal(w[1].samples, 100);
+        window_info_array_free(w, n);
+
+        /* After t+after was flushed: the open window's copy is made again, the finished one kept. */
+        add_samples(rs, &rng, &t, 40, NULL);
+        assert_int_equal(ring_store_flush(rs), 0);
+        assert_int_equal(ring_store_pin(rs, 0, t + NSEC_PER_SEC, dest_fd, &linked), 0);
+        assert_non_null(linked[1]);
+        add_samples(rs, &rng, &t, 10, NULL); /* later samples do not reach a copy */
+        rs = ring_store_free(rs);
+
+        assert_int_equal(ring_list_windows(dest, true, &w, &n), 0);
+        assert_int_equal(n, 2);
+        assert_int_equal(w[0].samples, 100);
+        assert_int_equal(w[1].samples, 140);
+        assert_false(w[0].corrupt || w[1].corrupt);
+        window_info_array_free(w, n);
+        assert_int_equal(count_suffix(dest, ".copy"), 0);
+
+        /* The ring's windows are its own again: retention may remove them. */
+        assert_int_equal(ring_list_windows(ring, false, &w, &n), 0);
+        assert_int_equal(n, 2);
+        for (size_t i = 0; i < n; i++) {
+                assert_false(w[i].pinned);
+                snprintf(path, sizeof path, "%s/%s", ring, w[i].name);
+                assert_int_equal(stat(path, &st), 0);
+                assert_int_equal(st.st_nlink, 1);
+        }
+        window_info_array_free(w, n);
+        (void) system(cmd);
+}
+
 static int cmp_time(const void *a, const void *b) {
         const OwnedSample *x = a, *y = b;
         return x->s.t_ns < y->s.t_ns ? -1 : x->s.t_ns > y->s.t_ns;
@@ -474,6 +549,7 @@ int main(void) {
                 cmocka_unit_test_setup_teardown(test_crash_recovery_linked, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_recovery_unrecoverable, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_pin_finalized_and_open, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_pin_copies_across_file_systems, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_slice_across_boundary, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_clock_updates_and_retention_events, setup, teardown),
         };

@@ -6,6 +6,7 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <libgen.h>
+#include <limits.h>
 #include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -126,6 +127,52 @@ int write_file_atomic(const char *path, const void *data, size_t size, mode_t mo
                 return r;
         }
         return fsync_directory_of(path);
+}
+
+int copy_file_at(int from_dirfd, const char *from, int to_dirfd, const char *to) {
+        _cleanup_close_ int in = -EBADF, out = -EBADF;
+        _cleanup_free_ uint8_t *buf = NULL;
+        const size_t buf_size = 64 * 1024;
+        char tmp[NAME_MAX + 1];
+        struct stat st;
+        int r = 0;
+
+        if (snprintf(tmp, sizeof tmp, ".%s.copy", to) >= (int) sizeof tmp)
+                return -ENAMETOOLONG;
+        in = openat(from_dirfd, from, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+        if (in < 0 || fstat(in, &st) < 0)
+                return -errno;
+        if (!S_ISREG(st.st_mode))
+                return -EBADF;
+        buf = malloc(buf_size);
+        if (!buf)
+                return -ENOMEM;
+        /* A temporary file an earlier run left here goes: it holds nothing but a torn copy. */
+        out = openat(to_dirfd, tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
+        if (out < 0)
+                return -errno;
+        for (;;) {
+                ssize_t n = loop_read(in, buf, buf_size);
+
+                if (n < 0) {
+                        r = (int) n;
+                        break;
+                }
+                r = loop_write(out, buf, (size_t) n);
+                if (r < 0 || (size_t) n < buf_size)
+                        break;
+        }
+        if (r >= 0)
+                (void) fchown(out, st.st_uid, st.st_gid); /* not ours to give: the mode still holds */
+        if (r >= 0 && fchmod(out, st.st_mode & 07777) < 0)
+                r = -errno;
+        if (r >= 0 && fsync(out) < 0)
+                r = -errno;
+        if (r >= 0 && renameat(to_dirfd, tmp, to_dirfd, to) < 0)
+                r = -errno;
+        if (r < 0)
+                (void) unlinkat(to_dirfd, tmp, 0);
+        return r;
 }
 
 int mkdir_p(const char *path, mode_t mode) {

@@ -26,6 +26,15 @@ ssize_t loop_read(int fd, void *buf, size_t size);
 
 int fsync_directory_of(const char *path);
 
+/*
+ * Copies from (inside from_dirfd) to to (inside to_dirfd), replacing it atomically: the bytes go
+ * to a temporary file beside it, which takes from's mode (and its owner, where we may give it),
+ * is fsync()ed and renamed into place; to_dirfd is not fsync()ed. The bytes copied are those
+ * from has when the call reads them: a file that grows meanwhile is copied up to where the reads
+ * found its end.
+ */
+int copy_file_at(int from_dirfd, const char *from, int to_dirfd, const char *to);
+
 /* mkdir -p with the given mode for each created component. */
 int mkdir_p(const char *path, mode_t mode);
 

@@ -464,12 +464,35 @@ int ring_store_vacuum(RingStore *rs, uint64_t now_realtime_usec, VacuumResult *r
         return store_vacuum(rs->dir_fd, &l, now_realtime_usec, /* emergency= */ false, on_vacuum_removed, rs, ret);
 }
 
+/* Pins the ring's file name as dest_name in dest_dirfd: a hard link, so chunks appended later reach
+ * the bundle too. Where the bundles live on another file system (EXDEV) or on one without hard links
+ * (EPERM, EMLINK, EOPNOTSUPP) a copy of what the file holds now instead, made again when a later pin
+ * (the one after t+after) finds the ring's file grown: the bundle keeps its samples, only the ring
+ * no longer counts the window as pinned, and its retention may remove it as any other. */
+static int pin_file(RingStore *rs, const char *name, int dest_dirfd, const char *dest_name) {
+        struct stat src, dest;
+
+        if (linkat(rs->dir_fd, name, dest_dirfd, dest_name, 0) >= 0)
+                return 0;
+        if (errno == EEXIST) {
+                if (fstatat(rs->dir_fd, name, &src, AT_SYMLINK_NOFOLLOW) < 0 ||
+                    fstatat(dest_dirfd, dest_name, &dest, AT_SYMLINK_NOFOLLOW) < 0)
+                        return -errno;
+                if ((src.st_dev == dest.st_dev && src.st_ino == dest.st_ino) || src.st_size <= dest.st_size)
+                        return 0;
+        } else if (errno != EXDEV && errno != EPERM && errno != EMLINK && errno != EOPNOTSUPP)
+                return -errno;
+        return copy_file_at(rs->dir_fd, name, dest_dirfd, dest_name);
+}
+
 static int link_window(RingStore *rs, const char *name, const char *dest_name, int dest_dirfd, char ***list,
                        size_t *n) {
         char *copy;
+        int r;
 
-        if (linkat(rs->dir_fd, name, dest_dirfd, dest_name, 0) < 0 && errno != EEXIST)
-                return -errno;
+        r = pin_file(rs, name, dest_dirfd, dest_name);
+        if (r < 0)
+                return r;
         copy = strdup(dest_name);
         if (!copy)
                 return -ENOMEM;

@@ -16,7 +16,10 @@
  * ring's file are one inode, so chunks appended later (the seconds after an incident) appear in
  * the bundle's copy too, and the rename at finalization does not affect it. A pin made before
  * t+after was flushed should be repeated afterwards so a window opened by a rotation in between is
- * linked as well; linking is idempotent.
+ * linked as well; linking is idempotent. Where dest is on another file system, or one without hard
+ * links, the windows are copied instead: a copy holds what was flushed when it was made, and a
+ * repeated pin copies a window again that grew since (so the pin after t+after must come after
+ * its flush).
  */
 #pragma once
 
