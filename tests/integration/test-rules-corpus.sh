@@ -43,9 +43,11 @@ check_family() {
         cmp -s "$TEST_TMP/$family.got" "$TEST_TMP/$family.noprefilter" ||
                 fail "$family: the prefilter changed the matches: $(diff "$TEST_TMP/$family.got" "$TEST_TMP/$family.noprefilter" | head -5)"
 
-        # Join: for each corpus row (by its position in the log), the rules that matched it.
+        # Join: for each corpus row (by its position in the log), the rules that matched it. The
+        # verdicts are told from the rows by file name, not by FNR == NR: a family of which no line
+        # matched has an empty verdicts file, and its rows must still be read as rows.
         awk -F'\t' -v fam="$family" -v file="$file" -v table="$table" '
-                FNR == NR { got[$1] = (got[$1] == "" ? $2 : got[$1] "," $2); next }
+                FILENAME == ARGV[1] { got[$1] = (got[$1] == "" ? $2 : got[$1] "," $2); next }
                 {
                         n++
                         want = $2; have = (n in got) ? got[n] : "-"
@@ -85,6 +87,15 @@ if [ "$self_check" = yes ]; then
                 fail "the broken rule was not reported on its $n_kernel_header header lines: $(head -c 1000 "$TEST_TMP/broken.err")"
         [ "$(wc -l <"$TEST_TMP/broken.err")" = "$n_kernel_header" ] ||
                 fail "the broken rule was reported on other lines too: $(head -c 1000 "$TEST_TMP/broken.err")"
+        # And a family none of whose lines any rule matches (its one rule broken) must fail as well.
+        sed 's/sched: RT throttling activated/sched: RT throttling engaged/' "$RULES" >"$TEST_TMP/broken-rt.yaml"
+        cmp -s "$RULES" "$TEST_TMP/broken-rt.yaml" && fail "could not break the rt-throttling rule for the self-check"
+        if check_family "$CORPUS/rt-throttling.txt" "$TEST_TMP/broken-rt.yaml" 2>"$TEST_TMP/broken-rt.err"; then
+                fail "a broken rt-throttling rule, which matches none of its family's lines, passed the corpus"
+        fi
+        n_rt=$(grep -c '^rt-throttling' "$CORPUS/rt-throttling.txt")
+        [ "$(grep -c 'expected rt-throttling, got -' "$TEST_TMP/broken-rt.err")" = "$n_rt" ] ||
+                fail "the broken rt-throttling rule was not reported on its $n_rt lines: $(head -c 1000 "$TEST_TMP/broken-rt.err")"
 fi
 : >"$table"
 
@@ -105,7 +116,7 @@ if [ "$self_check" = yes ]; then
                 cut -f2 "$TEST_TMP/dmesg-rows" | sed "${DMESG_FORMS[$form]}" >"$TEST_TMP/form.log"
                 cmp -s "$TEST_TMP/form.log" <(cut -f2 "$TEST_TMP/dmesg-rows") && fail "$form: sed changed nothing"
                 "$TPROFD" --test-rules --rules "$RULES" "$TEST_TMP/form.log" >"$TEST_TMP/form.got" 2>/dev/null
-                awk -F'\t' 'FNR == NR { got[$1] = (got[$1] == "" ? $2 : got[$1] "," $2); next }
+                awk -F'\t' 'FILENAME == ARGV[1] { got[$1] = (got[$1] == "" ? $2 : got[$1] "," $2); next }
                         { n++; have = (n in got) ? got[n] : "-"
                           if ($1 != have) { printf "expected %s, got %s: %s\n", $1, have, $2; bad = 1 } }
                         END { exit bad }' "$TEST_TMP/form.got" "$TEST_TMP/dmesg-rows" >&2 ||
