@@ -98,6 +98,20 @@ static int get_small_field(JournalSource *js, const char *field, FieldBuf *f, bo
         return r < 0 ? r : 0;
 }
 
+/* The entry's PRIORITY into *ret: 0-7, or -1 where it has none a syslog level can be (missing, not a
+ * number, above 7), as the entry's record and the backfill's count both take it. */
+static int entry_priority(JournalSource *js, int *ret, bool *truncated) {
+        FieldBuf prio;
+        int r;
+
+        r = get_small_field(js, "PRIORITY", &prio, truncated);
+        if (r < 0)
+                return r;
+        if (!prio.present || safe_atoi(prio.value, ret) < 0 || *ret < 0 || *ret > 7)
+                *ret = -1;
+        return 0;
+}
+
 static const char *field_or_null(const FieldBuf *f) {
         return f->present ? f->value : NULL;
 }
@@ -128,7 +142,7 @@ static int journal_source_remember_cursor(JournalSource *js) {
 /* Handles the entry the journal is positioned on; context: an entry before where reading begins,
  * for the context handler only. */
 static void journal_source_handle_entry(JournalSource *js, bool context) {
-        FieldBuf unit, comm, exe, transport, ident, uid, pid, prio, fac;
+        FieldBuf unit, comm, exe, transport, ident, uid, pid, fac;
         LogRecord rec = LOG_RECORD_NULL;
         bool truncated = false;
         uint64_t mono = 0, realtime = 0;
@@ -170,7 +184,7 @@ static void journal_source_handle_entry(JournalSource *js, bool context) {
             get_small_field(js, "SYSLOG_IDENTIFIER", &ident, &truncated) < 0 ||
             get_small_field(js, "_UID", &uid, &truncated) < 0 ||
             get_small_field(js, "_PID", &pid, &truncated) < 0 ||
-            get_small_field(js, "PRIORITY", &prio, &truncated) < 0 ||
+            entry_priority(js, &rec.priority, &truncated) < 0 ||
             get_small_field(js, "SYSLOG_FACILITY", &fac, &truncated) < 0) {
                 if (!context)
                         js->stats.malformed++;
@@ -190,10 +204,6 @@ static void journal_source_handle_entry(JournalSource *js, bool context) {
         }
         if (uid.present && safe_atou32(uid.value, &v) >= 0)
                 rec.uid = (uid_t) v;
-        if (prio.present && safe_atoi(prio.value, &rec.priority) < 0)
-                rec.priority = -1;
-        if (rec.priority > 7)
-                rec.priority = -1;
         if (fac.present && safe_atoi(fac.value, &rec.facility) < 0)
                 rec.facility = -1;
 
@@ -313,7 +323,6 @@ static int journal_source_add_matches(JournalSource *js, const char *const *matc
 /* Whether the context would keep the entry the journal is on: of this boot, at most as verbose
  * as the context keeps (the entries that count against the backfill's limit). */
 static bool journal_entry_for_context(JournalSource *js) {
-        FieldBuf prio;
         sd_id128_t boot;
         uint64_t mono;
         bool truncated = false;
@@ -321,10 +330,9 @@ static bool journal_entry_for_context(JournalSource *js) {
 
         if (sd_journal_get_monotonic_usec(js->journal, &mono, &boot) < 0 || !sd_id128_equal(boot, js->boot_id))
                 return false;
-        if (js->context_priority_max < 0 || get_small_field(js, "PRIORITY", &prio, &truncated) < 0 || !prio.present ||
-            safe_atoi(prio.value, &p) < 0)
+        if (js->context_priority_max < 0 || entry_priority(js, &p, &truncated) < 0)
                 return true;
-        return p <= js->context_priority_max;
+        return p < 0 || p <= js->context_priority_max; /* as log_context_admits() takes it */
 }
 
 /*

@@ -69,17 +69,19 @@ expect_eq "run3 messages" "$(messages run3)" ""
 # What lies before the saved cursor, read back for the log context only: the walk back counts the
 # entries the context would keep (here: info or more urgent) and stops at its limit, so debug
 # entries after them do not push them out; nothing older than the limit comes, nothing is
-# delivered to the rules again.
+# delivered to the rules again. An entry whose PRIORITY is no syslog level is kept by the context
+# (as one without a priority), so it counts.
 jsend "MESSAGE=$TAG ctx-a0" "SYSLOG_IDENTIFIER=tprof-test" "PRIORITY=6"
 jsend "MESSAGE=$TAG ctx-a1" "SYSLOG_IDENTIFIER=tprof-test" "PRIORITY=6"
 jsend "MESSAGE=$TAG ctx-a2" "SYSLOG_IDENTIFIER=tprof-test" "PRIORITY=4"
+jsend "MESSAGE=$TAG ctx-odd" "SYSLOG_IDENTIFIER=tprof-test" "PRIORITY=12"
 for i in 1 2 3; do jsend "MESSAGE=$TAG ctx-debug$i" "SYSLOG_IDENTIFIER=tprof-test" "PRIORITY=7"; done
 follow_bg run3b --journal --namespace "$NS" --state-dir "$STATE" --grep "ctx-debug3" --count 1 --timeout 30
 follow_wait run3b
 follow_bg run3c --journal --namespace "$NS" --state-dir "$STATE" --context-max 2 --context-priority 6 --timeout 2
 follow_wait run3c 124
 ctx=$(grep '^context:' "$TEST_TMP/run3c.out" | awk -F'\t' '{ print $NF }' | grep -o 'ctx-[a-z0-9]*' | tr '\n' ' ')
-expect_eq "run3c context" "$ctx" "ctx-a1 ctx-a2 ctx-debug1 ctx-debug2 ctx-debug3 "
+expect_eq "run3c context" "$ctx" "ctx-a2 ctx-odd ctx-debug1 ctx-debug2 ctx-debug3 "
 expect_eq "run3c delivered" "$(grep -vc '^context:' "$TEST_TMP/run3c.out" || true)" 0
 
 # Match strings: only entries one of them matches are read at all.
