@@ -78,14 +78,18 @@ WRITER_PID=$!
 writer_blocked() { [ "$(awk '{ print $3 }' "/proc/$WRITER_PID/stat")" = D ]; }
 wait_for 5 writer_blocked || fail "the writer did not block on the frozen filesystem"
 
-reported() { kmsg_records | grep -q "^[0-7],[0-9]*,[0-9]*;INFO: task $WRITER:$WRITER_PID blocked"; }
+# The records are kept as they were when the report came: on a busy host the kernel's buffer may
+# wrap over it before the bundle is done.
+reported() {
+        kmsg_records >"$TEST_TMP/kmsg.txt" &&
+                grep -q "^[0-7],[0-9]*,[0-9]*;INFO: task $WRITER:$WRITER_PID blocked" "$TEST_TMP/kmsg.txt"
+}
 wait_for 20 reported || fail "no hung task report within 20 s: $(kmsg_records | grep 'INFO: task' | tail -3)"
 restore_sysctls
 release_fs
 
 bundle_shown hung-task
 [ "$(compgen -G "$STATE/incidents/*-hung-task-*" | wc -l)" = 1 ] || fail "more than one hung-task bundle: $(ls "$STATE/incidents")"
-kmsg_records >"$TEST_TMP/kmsg.txt" || fail "reading /dev/kmsg"
 
 rc=0
 python3 - "$B" "$TEST_TMP/kmsg.txt" "$WRITER" "$WRITER_PID" "$TIMEOUT" <<'PY' || rc=$?
@@ -101,7 +105,7 @@ for l in open(kmsg):
     if pri >> 3 == 0 and msg.startswith("INFO: task %s:%d blocked" % (writer, pid)):
         line = (seq, usec, msg)
         break
-assert line, "the kernel's report is gone from its buffer"
+assert line, "the kernel's report is not among the records read when it came"
 # Another task blocked as long in these seconds, reported first: this bundle is its.
 if ev.get("captures", {}).get("pid") != str(pid) and ev["seq"] < line[0]:
     print("another task's report came first: %s" % ev["message"])
