@@ -444,8 +444,8 @@ grep -q "No bundle matches 'nope'" "$ERR" || fail "unknown id not reported"
 expect_exit 64 tb show a b
 
 # On a terminal: bold headers and red rises, block characters in a UTF-8 locale; NO_COLOR and
-# TERM=dumb turn colour off.
-on_tty() {
+# TERM=dumb turn colour off, and show still shows the bundle (no colour in no output proves nothing).
+on_tty() { # CMD...: runs CMD on a pseudo-terminal, prints what it wrote there, exits as it did
         python3 - "$@" <<'EOS'
 import os, pty, sys
 pid, fd = pty.fork()
@@ -460,18 +460,23 @@ while True:
     if not d:
         break
     out += d
-os.waitpid(pid, 0)
+_, status = os.waitpid(pid, 0)
 sys.stdout.buffer.write(out)
+sys.exit(os.waitstatus_to_exitcode(status) & 0xff)
 EOS
 }
-on_tty env LANG=C.UTF-8 LC_ALL=C.UTF-8 "$TPROF_BUNDLE" -D "$STATE" show 3fa9 >"$OUT"
+on_tty env LANG=C.UTF-8 LC_ALL=C.UTF-8 "$TPROF_BUNDLE" -D "$STATE" show 3fa9 >"$OUT" ||
+        fail "show on a terminal exited $?: $(cat -v "$OUT")"
 grep -q $'\e\[1mWhat happened' "$OUT" || fail "no bold header on a terminal"
 grep -q $'\e\[31m  *kubelet\|\e\[31mkubelet' "$OUT" || fail "rise not highlighted on a terminal"
 grep -q '^  cpu3 *|.*█' "$OUT" || fail "no block characters in a UTF-8 locale"
-on_tty env NO_COLOR=1 "$TPROF_BUNDLE" -D "$STATE" show 3fa9 >"$OUT"
-! grep -q $'\e\[' "$OUT" || fail "colour despite NO_COLOR"
-on_tty env TERM=dumb "$TPROF_BUNDLE" -D "$STATE" show 3fa9 >"$OUT"
-! grep -q $'\e\[' "$OUT" || fail "colour despite TERM=dumb"
+for plain in NO_COLOR=1 TERM=dumb; do
+        on_tty env "$plain" "$TPROF_BUNDLE" -D "$STATE" show 3fa9 >"$OUT" ||
+                fail "show on a terminal with $plain exited $?: $(cat -v "$OUT")"
+        grep -q '^What happened' "$OUT" && grep -qE '^  kubelet +6\.5% ' "$OUT" ||
+                fail "show on a terminal with $plain does not show the bundle: $(cat -v "$OUT")"
+        ! grep -q $'\e\[' "$OUT" || fail "colour despite $plain"
+done
 
 # Many CPUs: the heatmap groups them into at most 16 rows, plus the captured CPU on its own.
 python3 "$FIXTURE" "$TEST_TMP/many" anomaly --cpus 64
