@@ -120,8 +120,9 @@ wait_for 15 grows || fail "sampling did not resume on disk after space returned:
 t_resumed=$(date +%s)
 "$TPROF_BUNDLE" --control-socket "$CTL" capture --before 1s --after 500ms --note after-full >"$OUT" 2>"$ERR" ||
         fail "the capture after space returned failed: $(cat "$ERR"); the capture while full exited $got; $(fs_usage)"
-grep -q "^STATUS=\|complete\|partial" "$OUT" || true
-B3=$(ls -d "$STATE"/incidents/*-manual-* | tail -n 1)
+# The bundle it printed, not the newest manual one there is: that may be the first's.
+B3="$STATE/incidents/$(cat "$OUT")"
+[ -f "$B3/manifest.json" ] || fail "the capture after space returned printed '$(cat "$OUT")', which has no manifest: $(ls "$STATE/incidents")"
 python3 -c 'import json,sys; m=json.load(open(sys.argv[1])); assert m["slice"]["samples"] > 0, m["slice"]' "$B3/manifest.json" ||
         fail "the capture after space returned has no samples"
 check_incidents "after space returned"
