@@ -198,9 +198,24 @@ page = json.JSONDecoder().raw_decode(html[html.index('"analysis":') + len('"anal
 assert d["fall"] is None and page["fall"] is None, (d["fall"], page["fall"])
 assert d["answer"]["process"] == "kubelet" and page["answer"]["name"] == "kubelet", (d["answer"], page["answer"])
 PY
+# with_sh DIR: 8 samples of sh, no thread of any process, around the event of DIR's one bundle (as
+# the few fixture has them): a row of the rankings beside the threads', that must name no thread.
+with_sh() {
+        python3 - "$1"/incidents/*/ <<'PY'
+import json, os, sys
+b = sys.argv[1]
+for f in ("event.folded", "stacks.folded"):
+    lines = open(os.path.join(b, f)).read().splitlines() + ["sh;main;fork 8"]
+    open(os.path.join(b, f), "w").write("".join(l + "\n" for l in sorted(lines, key=lambda l: l.encode())))
+m = json.load(open(os.path.join(b, "manifest.json")))
+m["slice"]["samples"] += 8
+json.dump(m, open(os.path.join(b, "manifest.json"), "w"))
+PY
+}
 # A named thread rose (a JVM's "VM Thread", "VM_Thread" in the stacks): the summary, the table
 # and --json say whose thread it is, and its unit is found by the manifest's raw name.
 python3 "$FIXTURE" "$TEST_TMP/thread" thread --id 0f0f0f0f
+with_sh "$TEST_TMP/thread"
 "$TPROF_BUNDLE" -D "$TEST_TMP/thread" show >"$TEST_TMP/thread.txt" 2>"$ERR" || fail "show thread: $(cat "$ERR")"
 grep -qE '^   In short: VM_Thread of java \(unit app\.service\) rose to 6\.5% of the samples \(baseline 0\.8%' \
         "$TEST_TMP/thread.txt" || fail "thread: $(grep 'In short' "$TEST_TMP/thread.txt")"
@@ -212,8 +227,9 @@ import json, sys
 d = json.load(open(sys.argv[1]))
 a = d["answer"]
 assert a["process"] == "VM_Thread" and a["thread_of"] == "java" and a["cgroup"]["unit"] == "app.service", a
-# a process that is no thread of another has none
-assert all(p["thread_of"] is None for p in d["unusual"]["processes"] if p["process"] != "VM_Thread"), d["unusual"]
+# a process that is no thread of another (sh) has none
+others = [p for p in d["unusual"]["processes"] + d["around_event"]["processes"] if p["process"] != "VM_Thread"]
+assert others and all(p["thread_of"] is None for p in others), (d["unusual"], d["around_event"])
 # a function's rise, in its process, says whose thread too
 f = [x for x in d["unusual"]["functions"] if x["process"] == "VM_Thread"]
 assert f and all(x["thread_of"] == "java" for x in f), d["unusual"]["functions"]
@@ -223,6 +239,7 @@ PY
 # over the four threads, the pool, as before, and no thread.
 for k in stuck pool; do
         python3 "$FIXTURE" "$TEST_TMP/$k" $k --id 0b0b0b0b
+        with_sh "$TEST_TMP/$k"
         "$TPROF_BUNDLE" -D "$TEST_TMP/$k" show >"$TEST_TMP/$k.txt" 2>"$ERR" || fail "show $k: $(cat "$ERR")"
         "$TPROF_BUNDLE" -D "$TEST_TMP/$k" show --json >"$TEST_TMP/$k.json" 2>"$ERR" || fail "show --json $k: $(cat "$ERR")"
         "$TPROF_BUNDLE" -D "$TEST_TMP/$k" report 0b0b -o "$TEST_TMP/$k.html" 2>"$ERR" || fail "report $k: $(cat "$ERR")"
@@ -245,7 +262,9 @@ for k, thread in (("stuck", "pool-2"), ("pool", None)):
     prows = page["near"]["processes"] + page["processes"]
     assert [r["thread"] for r in rows if r["process"] == "pool-*"] == [thread, thread], (k, rows)
     assert [r["thread"] for r in prows if r["name"] == "pool-*"] == [thread, thread], (k, prows)
-    assert all(r["thread"] is None for r in rows + prows if "*" not in r.get("process", r.get("name"))), (k, rows, prows)
+    # and a row that is no group's (sh) names no thread, in either
+    others = [r for r in rows if "*" not in r["process"]], [r for r in prows if "*" not in r["name"]]
+    assert all(others) and all(r["thread"] is None for r in others[0] + others[1]), (k, rows, prows)
 PY
 grep -qE '^ +threads of mt, carried by pool-2, in unit mt\.service$' "$TEST_TMP/stuck.txt" ||
         fail "stuck: the ranking's row does not name the thread: $(grep -A1 -E '^  pool-\* ' "$TEST_TMP/stuck.txt")"
