@@ -15,6 +15,7 @@
 #define _likely_(x) (__builtin_expect(!!(x), 1))
 #define _unlikely_(x) (__builtin_expect(!!(x), 0))
 #define _pure_ __attribute__((__pure__))
+#define _noinline_ __attribute__((__noinline__))
 
 #define MIN(a, b)                                                                                            \
         ({                                                                                                   \

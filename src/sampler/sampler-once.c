@@ -68,7 +68,10 @@ static void once_context_done(OnceContext *c) {
         strbuf_done(&c->key);
 }
 
-static int fold_stacks(OnceContext *c, Folder *folder) {
+/* Not inlined: its frames array (6.5 KiB) would sit in sampler_once_run()'s frame while it samples,
+ * and put the drain more than the 8 KiB stack copy below main, so that nearly every sample of
+ * tprofd itself was cut short. */
+static _noinline_ int fold_stacks(OnceContext *c, Folder *folder) {
         Frame frames[PROFILE_STACK_DEPTH_MAX];
         char name[CGROUP_UNIT_BYTES + 64];
         const void *k;
@@ -96,7 +99,7 @@ static int fold_stacks(OnceContext *c, Folder *folder) {
 }
 
 /* How user stacks were walked, and why those that were cut were cut. */
-static void print_unwind(const Sampler *s, FILE *err) {
+static _noinline_ void print_unwind(const Sampler *s, FILE *err) {
         UnwindStats u;
         char line[512];
 
