@@ -382,6 +382,21 @@ static int stage_contents(int incidents_fd, const char *tmp, const Incident *i, 
         return 0;
 }
 
+/* Where incident_restage() writes before its rename; one a crash left is removed at publication. */
+#define PENDING_TMP "." BUNDLE_PENDING ".tmp"
+
+int incident_restage(int dir_fd, const Incident *i, const IncidentHost *h, const IncidentProfile *p) {
+        IncidentSlice none = {};
+        int r;
+
+        r = write_manifest(dir_fd, PENDING_TMP, i, h, p, &none, NULL, 0, true);
+        if (r >= 0 && renameat(dir_fd, PENDING_TMP, dir_fd, BUNDLE_PENDING) < 0)
+                r = -errno;
+        if (r < 0)
+                (void) unlinkat(dir_fd, PENDING_TMP, 0);
+        return r;
+}
+
 int incident_stage(int incidents_fd, const Incident *i, const IncidentHost *h, const IncidentProfile *p,
                    int *ret_dir_fd) {
         _cleanup_free_ char *tmp = NULL;
@@ -481,6 +496,7 @@ int incident_publish(int incidents_fd, int dir_fd, const Incident *i, IncidentSi
         /* Complete: drop the pending marker, make it durable, then make it visible in one step. */
         if (unlinkat(dir_fd, BUNDLE_PENDING, 0) < 0 && errno != ENOENT)
                 return -errno;
+        (void) unlinkat(dir_fd, PENDING_TMP, 0);
         if (fsync(dir_fd) < 0)
                 return -errno;
         if (renameat(incidents_fd, tmp, incidents_fd, i->id) < 0)

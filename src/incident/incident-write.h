@@ -33,6 +33,11 @@ struct IncidentThreads *incident_sink_take_threads(IncidentSink *k);
 int incident_stage(int incidents_fd, const Incident *i, const IncidentHost *h, const IncidentProfile *p,
                    int *ret_dir_fd);
 
+/* Writes the staged folder's pending manifest anew with the incident as it is now (its repeats), so
+ * that a later run resuming it finds them: a temporary file, synced and renamed over the old one;
+ * a crash leaves one or the other. Not while a bundle is being written from the folder. */
+int incident_restage(int dir_fd, const Incident *i, const IncidentHost *h, const IncidentProfile *p);
+
 /* One log line of the bundle; trigger marks the triggering record and its repeats. */
 typedef struct IncidentLogLine {
         const LogRecord *rec;

@@ -3,9 +3,10 @@
 # Nothing lost on a crash between a match and its bundle: a rule with `after: 6s` matches a line
 # written to /dev/kmsg, and tprofd is killed (SIGKILL, as the OOM killer or a crash would end it) 2 s
 # later, while the bundle is staged (incidents/.tmp-<id>/ with its pending manifest) and the kmsg
-# position already saved past the line, so the next run never reads it again. Started again 2 s
+# position already saved past the line and a repeat of it, so the next run never reads them again. Started again 2 s
 # later, tprofd takes the staged incident up and publishes it at t + after: the bundle holds the
-# trigger line and the kernel's lines around it (read again from the kernel's buffer), the samples of the slice from before the kill, and says it was interrupted, in the
+# trigger line and the kernel's lines around it (read again from the kernel's buffer), the repeat
+# counted, the samples of the slice from before the kill, and says it was interrupted, in the
 # manifest and in `tprof-bundle show`; the hole the restart left in the slice makes it partial.
 # A staged folder whose pending manifest is damaged is removed at that start, as before.
 set -eu
@@ -24,7 +25,7 @@ rules:
     match: 'tprof-resume-$TOKEN (?<what>\w+)'
     before: 3s
     after: 6s
-    cooldown: 0s
+    cooldown: 60s
 RULES
 ARGS=(--rules "$TEST_TMP/rules.yaml" --window 60s --control-socket "$CTL")
 LOG="$TEST_TMP/tprofd.log"
@@ -35,9 +36,11 @@ kmsg_write "tprof-context-$TOKEN before"
 sleep 1
 kmsg_write "tprof-resume-$TOKEN oops"
 wait_for 10 grep -q "rule $RULE matched kmsg: tprof-resume-$TOKEN oops" "$LOG" || fail "the line was not matched"
-sleep 1
+sleep 0.5
+kmsg_write "tprof-resume-$TOKEN again" # a repeat: counted in the staged folder within a second
+sleep 0.5
 kmsg_write "tprof-context-$TOKEN after"
-sleep 1
+sleep 1.5
 compgen -G "$STATE/incidents/.tmp-*-$RULE-*/pending" >/dev/null || fail "nothing staged at the kill: $(ls -la "$STATE/incidents")"
 kill -KILL "$TPROFD_PID"
 wait "$TPROFD_PID" 2>/dev/null || true
@@ -74,6 +77,7 @@ m = json.load(open(sys.argv[1]))
 assert m["interrupted"] and m["interrupted"]["resumed_utc"].endswith("Z"), m.get("interrupted")
 assert m["status"] == "partial", m["status"]
 assert m["event"]["captures"] == {"what": "oops"}, m["event"]["captures"]
+assert m["repeats"] == 2, ("the repeat before the kill is not counted", m["repeats"])
 assert m["rule"]["after_usec"] == 6000000, m["rule"]
 s = m["slice"]
 assert s["samples"] > 0, s
