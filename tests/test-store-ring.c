@@ -413,6 +413,43 @@ static void test_pin_copies_across_file_systems(void **state) {
         (void) system(cmd);
 }
 
+/* A window that cannot be pinned (its name taken in the bundle by something not a window) does not
+ * keep the others from being pinned, the open one above all; the pin says it failed. */
+static void test_pin_goes_on_past_a_window_it_cannot_pin(void **state) {
+        WindowHeaderInfo info = test_header_info();
+        RingOptions o = { .window_usec = 10 * USEC_PER_SEC };
+        _cleanup_(ring_store_freep) RingStore *rs = NULL;
+        _cleanup_close_ int dest_fd = -EBADF;
+        char ring[128], dest[128], path[PATH_MAX], open_name[256];
+        uint64_t rng = 41, t = UINT64_C(3000000000000), now = now_usec(CLOCK_REALTIME), boundary;
+        WindowInfo *w = NULL;
+        size_t n;
+
+        snprintf(ring, sizeof ring, "%s/failring", tmpdir);
+        snprintf(dest, sizeof dest, "%s/failbundle", tmpdir);
+        assert_int_equal(mkdir(dest, 0750), 0);
+        dest_fd = open(dest, O_RDONLY | O_DIRECTORY);
+        assert_int_equal(ring_store_open(ring, &o, &info, &rs), 0);
+        boundary = (now / (10 * USEC_PER_SEC) + 1) * 10 * USEC_PER_SEC;
+        add_samples(rs, &rng, &t, 100, NULL); /* window A */
+        assert_int_equal(ring_store_rotate(rs, boundary), 1);
+        add_samples(rs, &rng, &t, 100, NULL); /* window B, open */
+        assert_int_equal(ring_store_flush(rs), 0);
+
+        assert_int_equal(ring_list_windows(ring, false, &w, &n), 0);
+        assert_int_equal(n, 2);
+        snprintf(path, sizeof path, "%s/%s", dest, w[0].partial ? w[1].name : w[0].name);
+        snprintf(open_name, sizeof open_name, "%s", w[0].partial ? w[0].name : w[1].name);
+        window_info_array_free(w, n);
+        assert_int_equal(mkdir(path, 0750), 0); /* A's name, taken */
+        assert_non_null(strstr(open_name, ".partial"));
+        *strstr(open_name, ".partial") = '\0';
+
+        assert_int_equal(ring_store_pin(rs, 0, t + NSEC_PER_SEC, dest_fd, NULL), -EEXIST);
+        snprintf(path, sizeof path, "%s/%s", dest, open_name);
+        assert_int_equal(access(path, F_OK), 0); /* B, pinned all the same */
+}
+
 static int cmp_time(const void *a, const void *b) {
         const OwnedSample *x = a, *y = b;
         return x->s.t_ns < y->s.t_ns ? -1 : x->s.t_ns > y->s.t_ns;
@@ -550,6 +587,7 @@ int main(void) {
                 cmocka_unit_test_setup_teardown(test_recovery_unrecoverable, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_pin_finalized_and_open, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_pin_copies_across_file_systems, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_pin_goes_on_past_a_window_it_cannot_pin, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_slice_across_boundary, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_clock_updates_and_retention_events, setup, teardown),
         };

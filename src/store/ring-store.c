@@ -478,6 +478,8 @@ static int pin_file(RingStore *rs, const char *name, int dest_dirfd, const char 
                 if (fstatat(rs->dir_fd, name, &src, AT_SYMLINK_NOFOLLOW) < 0 ||
                     fstatat(dest_dirfd, dest_name, &dest, AT_SYMLINK_NOFOLLOW) < 0)
                         return -errno;
+                if (!S_ISREG(dest.st_mode))
+                        return -EEXIST; /* not a window of ours: left alone */
                 if ((src.st_dev == dest.st_dev && src.st_ino == dest.st_ino) || src.st_size <= dest.st_size)
                         return 0;
         } else if (errno != EXDEV && errno != EPERM && errno != EMLINK && errno != EOPNOTSUPP)
@@ -511,14 +513,28 @@ int ring_store_pin(RingStore *rs, uint64_t from_perf_ns, uint64_t to_perf_ns, in
         _cleanup_closedir_ DIR *d = NULL;
         struct dirent *de;
         size_t n = 0;
-        int r;
+        int r, ret = 0;
 
         if (from_perf_ns > to_perf_ns)
                 return -EINVAL;
+        /* The open window first: it holds the newest seconds, the event's. Where windows are copied
+         * (the bundles on another file system) and that one fills up, the older ones are lost
+         * rather than this one; a window that cannot be pinned does not keep the others from it. */
+        if (rs->fd >= 0) {
+                uint64_t first, last;
+
+                chunk_writer_time_range(rs->cw, &first, &last);
+                first = MIN(first, rs->written_first_ns);
+                if (first == UINT64_MAX || first <= to_perf_ns) {
+                        r = link_window(rs, rs->partial_name, rs->final_name, dest_dirfd, &list, &n);
+                        if (r < 0)
+                                ret = r;
+                }
+        }
         r = opendir_at(rs->dir_fd, ".", 0, &d);
-        if (r < 0)
-                return r;
-        while ((de = readdir(d))) {
+        if (r < 0 && ret == 0)
+                ret = r;
+        while (d && (de = readdir(d))) {
                 _cleanup_(window_file_freep) WindowFile *w = NULL;
                 char path[PATH_MAX];
                 uint64_t first = UINT64_MAX, last = 0;
@@ -540,23 +556,13 @@ int ring_store_pin(RingStore *rs, uint64_t from_perf_ns, uint64_t to_perf_ns, in
                 if (first > to_perf_ns || last < from_perf_ns)
                         continue;
                 r = link_window(rs, de->d_name, de->d_name, dest_dirfd, &list, &n);
-                if (r < 0)
-                        return r;
+                if (r < 0 && ret == 0)
+                        ret = r;
         }
-
-        if (rs->fd >= 0) {
-                uint64_t first, last;
-
-                chunk_writer_time_range(rs->cw, &first, &last);
-                first = MIN(first, rs->written_first_ns);
-                if (first == UINT64_MAX || first <= to_perf_ns) {
-                        r = link_window(rs, rs->partial_name, rs->final_name, dest_dirfd, &list, &n);
-                        if (r < 0)
-                                return r;
-                }
-        }
-        if (fsync(dest_dirfd) < 0)
-                return -errno;
+        if (fsync(dest_dirfd) < 0 && ret == 0)
+                ret = -errno;
+        if (ret < 0)
+                return ret;
         if (ret_linked) {
                 if (!list) {
                         list = new0(char *, 1);

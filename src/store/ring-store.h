@@ -92,9 +92,11 @@ int ring_store_rotate(RingStore *rs, uint64_t now_realtime_usec);
 bool ring_store_rotate_due(const RingStore *rs, uint64_t now_realtime_usec);
 int ring_store_vacuum(RingStore *rs, uint64_t now_realtime_usec, VacuumResult *ret);
 /*
- * Hard-links every window of this boot that overlaps [from_perf_ns, to_perf_ns] into dest_dirfd
- * under its .tpw name; the open window counts as reaching to infinity. *ret_linked (if not NULL)
- * gets a NULL-terminated list of the names linked or already present.
+ * Hard-links (or copies, see above) every window of this boot that overlaps [from_perf_ns,
+ * to_perf_ns] into dest_dirfd under its .tpw name, the open window first; the open window counts
+ * as reaching to infinity. A window that cannot be pinned does not stop the others: the first
+ * error is returned. On success *ret_linked (if not NULL) gets a NULL-terminated list of the names
+ * linked or already present.
  */
 int ring_store_pin(RingStore *rs, uint64_t from_perf_ns, uint64_t to_perf_ns, int dest_dirfd, char ***ret_linked);
 
