@@ -13,6 +13,7 @@
 
 #include "basic/fileio.h"
 #include "basic/time-util.h"
+#include "incident/incident-resume.h"
 #include "incident/incident-write.h"
 #include "tests.h"
 
@@ -171,6 +172,13 @@ static void test_stage_publish(void **state) {
         rec.message_len = i->message_len;
         IncidentLogLine lines[] = { { &rec, true } };
 
+        /* What a run that died in the middle of a window copy or a restage left: not published. */
+        snprintf(path, sizeof path, "%s/.tmp-%s/windows/.host-20261121T143000Z-120s.tpw" COPY_FILE_TMP_SUFFIX, dir,
+                 i->id);
+        assert_int_equal(write_file_atomic(path, "torn", 4, 0640), 0);
+        snprintf(path, sizeof path, "%s/.tmp-%s/.pending.tmp", dir, i->id);
+        assert_int_equal(write_file_atomic(path, "{", 1, 0640), 0);
+
         assert_int_equal(incident_publish(dir_fd, tmp_fd, i, k, &host, &profile, windows, 1, lines, 1,
                                           fake_perf_script, &perf_calls),
                          0);
@@ -189,6 +197,10 @@ static void test_stage_publish(void **state) {
                 assert_int_equal(st.st_mode & 0777, 0640);
         }
         snprintf(path, sizeof path, "%s/%s/pending", dir, i->id);
+        assert_int_not_equal(access(path, F_OK), 0);
+        snprintf(path, sizeof path, "%s/%s/.pending.tmp", dir, i->id);
+        assert_int_not_equal(access(path, F_OK), 0);
+        snprintf(path, sizeof path, "%s/%s/windows/.host-20261121T143000Z-120s.tpw" COPY_FILE_TMP_SUFFIX, dir, i->id);
         assert_int_not_equal(access(path, F_OK), 0);
         snprintf(path, sizeof path, "%s/%s", dir, i->id);
         assert_int_equal(stat(path, &st), 0);
@@ -242,6 +254,27 @@ static void test_stage_publish(void **state) {
 
 /* activity.tsv counts a CPU busy where its idle task ran an interrupt's work: a NIC's receive storm
  * on an idle CPU is no idle CPU in the heatmap. The folded stacks keep perf's swapper. */
+/* Repeats that came after the match reach the staged folder's pending manifest, which a later run
+ * resumes the incident from. */
+static void test_restage_keeps_repeats(void **state) {
+        _cleanup_(incident_freep) Incident *i = NULL, *back = NULL;
+        _cleanup_free_ char *boot_id = NULL;
+        _cleanup_close_ int tmp_fd = -EBADF;
+
+        make_incident(&i);
+        assert_int_equal(incident_stage(dir_fd, i, &host, &profile, &tmp_fd), 0);
+        assert_int_equal(incident_add_repeat(i, i->rule.name, i->t_ns + NSEC_PER_SEC), 0);
+        assert_int_equal(incident_add_repeat(i, i->rule.name, i->t_ns + 2 * NSEC_PER_SEC), 0);
+        assert_int_equal(incident_restage(tmp_fd, i, &host, &profile), 0);
+        assert_int_not_equal(faccessat(tmp_fd, ".pending.tmp", F_OK, 0), 0);
+
+        assert_int_equal(incident_resume_load(tmp_fd, &back, &boot_id), 0);
+        assert_int_equal(back->repeats, 3);
+        assert_string_equal(back->id, i->id);
+        assert_string_equal(boot_id, host.boot_id);
+        assert_int_equal(incident_discard(dir_fd, i), 0);
+}
+
 static void test_activity_irq_in_idle(void **state) {
         _cleanup_(incident_freep) Incident *i = NULL;
         _cleanup_(incident_sink_freep) IncidentSink *k = NULL;
@@ -332,6 +365,7 @@ int main(void) {
                 cmocka_unit_test(test_id_is_time_rule_and_short_id),
                 cmocka_unit_test(test_hostile_rule_name_stays_in_directory),
                 cmocka_unit_test(test_stage_publish),
+                cmocka_unit_test(test_restage_keeps_repeats),
                 cmocka_unit_test(test_activity_irq_in_idle),
                 cmocka_unit_test(test_discard_removes_everything),
                 cmocka_unit_test(test_no_samples_is_no_coverage),

@@ -137,7 +137,7 @@ int copy_file_at(int from_dirfd, const char *from, int to_dirfd, const char *to)
         struct stat st;
         int r = 0;
 
-        if (snprintf(tmp, sizeof tmp, ".%s.copy", to) >= (int) sizeof tmp)
+        if (snprintf(tmp, sizeof tmp, ".%s" COPY_FILE_TMP_SUFFIX, to) >= (int) sizeof tmp)
                 return -ENAMETOOLONG;
         in = openat(from_dirfd, from, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
         if (in < 0 || fstat(in, &st) < 0)

@@ -126,16 +126,23 @@ static void remove_incident(IncidentManager *im, OpenIncident *oi) {
         open_incident_free(oi);
 }
 
+/* Whether a staged incident's pending manifest takes its repeats: not while its bundle is being
+ * written, and not for an earlier boot's, whose pending manifest names that boot (and host and
+ * kernel), which a rewrite by this run would replace with its own. */
+static bool pending_rewritable(const OpenIncident *oi) {
+        return !oi->published && !oi->writing && !oi->other_boot && oi->dir_fd >= 0;
+}
+
 /* The repeats into the manifest of a published bundle, or into the pending manifest of a staged one
- * (for a run that resumes it after a crash) until its bundle is being written. */
+ * (for a run that resumes it after a crash). */
 static int rewrite_manifest(IncidentManager *im, OpenIncident *oi) {
         _cleanup_free_ char *json = NULL, *path = NULL;
         int r;
 
         if (!oi->published)
-                return oi->writing || oi->dir_fd < 0 ? 0
-                                                     : incident_restage(oi->dir_fd, oi->incident, &im->opts.host,
-                                                                        &im->opts.profile);
+                return pending_rewritable(oi) ? incident_restage(oi->dir_fd, oi->incident, &im->opts.host,
+                                                                 &im->opts.profile)
+                                              : 0;
 
         r = incident_manifest_json(oi->incident, &im->opts.host, &im->opts.profile, &oi->slice, oi->windows,
                                    oi->n_windows, false, &json);
@@ -185,7 +192,7 @@ static int on_manifest_rewrite(sd_event_source *s, uint64_t usec, void *userdata
 static void schedule_rewrite(IncidentManager *im, OpenIncident *oi) {
         int r;
 
-        if (oi->rewrite || (!oi->published && (oi->writing || oi->dir_fd < 0)))
+        if (oi->rewrite || (!oi->published && !pending_rewritable(oi)))
                 return;
         r = sd_event_add_time_relative(im->opts.event, &oi->rewrite, CLOCK_MONOTONIC, MANIFEST_REWRITE_USEC,
                                        MANIFEST_REWRITE_USEC / 10, on_manifest_rewrite, oi);

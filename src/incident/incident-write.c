@@ -382,6 +382,19 @@ static int stage_contents(int incidents_fd, const char *tmp, const Incident *i, 
         return 0;
 }
 
+/* A window copy (ring-store.h: the bundles on another file system) that a run which died in the
+ * middle of it left in windows/: no reader takes it, but it would count in the bundle's size. */
+static void remove_torn_copies(int dir_fd) {
+        _cleanup_closedir_ DIR *d = NULL;
+        struct dirent *de;
+
+        if (opendir_at(dir_fd, BUNDLE_WINDOWS_DIR, O_NOFOLLOW, &d) < 0)
+                return;
+        while ((de = readdir(d)))
+                if (de->d_name[0] == '.' && endswith(de->d_name, COPY_FILE_TMP_SUFFIX))
+                        (void) unlinkat(dirfd(d), de->d_name, 0);
+}
+
 /* Where incident_restage() writes before its rename; one a crash left is removed at publication. */
 #define PENDING_TMP "." BUNDLE_PENDING ".tmp"
 
@@ -497,6 +510,7 @@ int incident_publish(int incidents_fd, int dir_fd, const Incident *i, IncidentSi
         if (unlinkat(dir_fd, BUNDLE_PENDING, 0) < 0 && errno != ENOENT)
                 return -errno;
         (void) unlinkat(dir_fd, PENDING_TMP, 0);
+        remove_torn_copies(dir_fd);
         if (fsync(dir_fd) < 0)
                 return -errno;
         if (renameat(incidents_fd, tmp, incidents_fd, i->id) < 0)
