@@ -277,32 +277,55 @@ static void test_recovery_unrecoverable(void **state) {
         assert_int_equal(access(bad, F_OK), 0);
 }
 
-static void test_pin_finalized_and_open(void **state) {
+/* A ring tmpdir/name of 10 s windows, n_windows of them with 100 samples each (from *rng, and from
+ * time *t on; both go on past the last sample), the last one open and flushed. ret_second gets the
+ * time of the second window's first sample. */
+static RingStore *ring_of_windows(const char *name, uint64_t *rng, size_t n_windows, uint64_t *t,
+                                  uint64_t *ret_second) {
         WindowHeaderInfo info = test_header_info();
         RingOptions o = { .window_usec = 10 * USEC_PER_SEC };
+        uint64_t boundary = (now_usec(CLOCK_REALTIME) / (10 * USEC_PER_SEC) + 1) * 10 * USEC_PER_SEC;
+        RingStore *rs = NULL;
+        char ring[128];
+
+        snprintf(ring, sizeof ring, "%s/%s", tmpdir, name);
+        assert_int_equal(ring_store_open(ring, &o, &info, &rs), 0);
+        for (size_t i = 0; i < n_windows; i++) {
+                if (i > 0)
+                        assert_int_equal(ring_store_rotate(rs, boundary + (i - 1) * 10 * USEC_PER_SEC), 1);
+                if (i == 1 && ret_second)
+                        *ret_second = *t;
+                add_samples(rs, rng, t, 100, NULL);
+        }
+        assert_int_equal(ring_store_flush(rs), 0);
+        return rs;
+}
+
+/* An empty directory tmpdir/name for a bundle's windows, opened. */
+static int bundle_dir(const char *name) {
+        char dest[128];
+        int fd;
+
+        snprintf(dest, sizeof dest, "%s/%s", tmpdir, name);
+        assert_int_equal(mkdir(dest, 0750), 0);
+        fd = open(dest, O_RDONLY | O_DIRECTORY);
+        assert_true(fd >= 0);
+        return fd;
+}
+
+static void test_pin_finalized_and_open(void **state) {
         _cleanup_(ring_store_freep) RingStore *rs = NULL;
         _cleanup_(ring_names_freep) char **linked = NULL;
-        _cleanup_close_ int dest_fd = -EBADF;
+        _cleanup_close_ int dest_fd = bundle_dir("bundle");
         char ring[128], dest[128], path[PATH_MAX];
-        uint64_t rng = 31, t = UINT64_C(3000000000000), now = now_usec(CLOCK_REALTIME), boundary;
-        uint64_t t_second;
+        uint64_t rng = 31, t = UINT64_C(3000000000000), t_second = 0;
         struct stat st;
         WindowInfo *w = NULL;
         size_t n;
 
         snprintf(ring, sizeof ring, "%s/pinring", tmpdir);
         snprintf(dest, sizeof dest, "%s/bundle", tmpdir);
-        assert_int_equal(mkdir(dest, 0750), 0);
-        dest_fd = open(dest, O_RDONLY | O_DIRECTORY);
-        assert_int_equal(ring_store_open(ring, &o, &info, &rs), 0);
-        boundary = (now / (10 * USEC_PER_SEC) + 1) * 10 * USEC_PER_SEC;
-        add_samples(rs, &rng, &t, 100, NULL); /* window A */
-        assert_int_equal(ring_store_rotate(rs, boundary), 1);
-        t_second = t;
-        add_samples(rs, &rng, &t, 100, NULL); /* window B */
-        assert_int_equal(ring_store_rotate(rs, boundary + 10 * USEC_PER_SEC), 1);
-        add_samples(rs, &rng, &t, 100, NULL); /* window C, open */
-        assert_int_equal(ring_store_flush(rs), 0);
+        rs = ring_of_windows("pinring", &rng, 3, &t, &t_second); /* A and B finalized, C open */
 
         /* From inside B to beyond the last sample (an incident's t+after): A stays unpinned. */
         assert_int_equal(ring_store_pin(rs, t_second + 10, t + NSEC_PER_SEC, dest_fd, &linked), 0);
@@ -342,19 +365,17 @@ static void test_pin_finalized_and_open(void **state) {
 /* Bundles on another file system than the ring (here tmpfs, /dev/shm): no hard link can be made,
  * so the pin copies, and a second pin after more samples were flushed copies the open window again. */
 static void test_pin_copies_across_file_systems(void **state) {
-        WindowHeaderInfo info = test_header_info();
-        RingOptions o = { .window_usec = 10 * USEC_PER_SEC };
         _cleanup_(ring_store_freep) RingStore *rs = NULL;
         _cleanup_(ring_names_freep) char **linked = NULL;
         _cleanup_close_ int dest_fd = -EBADF;
         char ring[128], dest[64] = "/dev/shm/test-store-ring.XXXXXX", path[PATH_MAX], cmd[128];
-        uint64_t rng = 37, t = UINT64_C(3000000000000), now = now_usec(CLOCK_REALTIME), boundary;
+        uint64_t rng = 37, t = UINT64_C(3000000000000);
         struct stat ring_st, dest_st, st;
         WindowInfo *w = NULL;
         size_t n;
 
         snprintf(ring, sizeof ring, "%s/copyring", tmpdir);
-        assert_int_equal(ring_store_open(ring, &o, &info, &rs), 0);
+        rs = ring_of_windows("copyring", &rng, 2, &t, NULL); /* A finalized, B open */
         if (!mkdtemp(dest))
                 skip();
         snprintf(cmd, sizeof cmd, "rm -rf '%s'", dest);
@@ -366,12 +387,6 @@ static void test_pin_copies_across_file_systems(void **state) {
         }
         dest_fd = open(dest, O_RDONLY | O_DIRECTORY);
         assert_true(dest_fd >= 0);
-
-        boundary = (now / (10 * USEC_PER_SEC) + 1) * 10 * USEC_PER_SEC;
-        add_samples(rs, &rng, &t, 100, NULL); /* window A */
-        assert_int_equal(ring_store_rotate(rs, boundary), 1);
-        add_samples(rs, &rng, &t, 100, NULL); /* window B, open */
-        assert_int_equal(ring_store_flush(rs), 0);
 
         /* At the match: both windows, as they are now. */
         assert_int_equal(ring_store_pin(rs, 0, t + NSEC_PER_SEC, dest_fd, &linked), 0);
@@ -416,25 +431,16 @@ static void test_pin_copies_across_file_systems(void **state) {
 /* A window that cannot be pinned (its name taken in the bundle by something not a window) does not
  * keep the others from being pinned, the open one above all; the pin says it failed. */
 static void test_pin_goes_on_past_a_window_it_cannot_pin(void **state) {
-        WindowHeaderInfo info = test_header_info();
-        RingOptions o = { .window_usec = 10 * USEC_PER_SEC };
         _cleanup_(ring_store_freep) RingStore *rs = NULL;
-        _cleanup_close_ int dest_fd = -EBADF;
+        _cleanup_close_ int dest_fd = bundle_dir("failbundle");
         char ring[128], dest[128], path[PATH_MAX], open_name[256];
-        uint64_t rng = 41, t = UINT64_C(3000000000000), now = now_usec(CLOCK_REALTIME), boundary;
+        uint64_t rng = 41, t = UINT64_C(3000000000000);
         WindowInfo *w = NULL;
         size_t n;
 
         snprintf(ring, sizeof ring, "%s/failring", tmpdir);
         snprintf(dest, sizeof dest, "%s/failbundle", tmpdir);
-        assert_int_equal(mkdir(dest, 0750), 0);
-        dest_fd = open(dest, O_RDONLY | O_DIRECTORY);
-        assert_int_equal(ring_store_open(ring, &o, &info, &rs), 0);
-        boundary = (now / (10 * USEC_PER_SEC) + 1) * 10 * USEC_PER_SEC;
-        add_samples(rs, &rng, &t, 100, NULL); /* window A */
-        assert_int_equal(ring_store_rotate(rs, boundary), 1);
-        add_samples(rs, &rng, &t, 100, NULL); /* window B, open */
-        assert_int_equal(ring_store_flush(rs), 0);
+        rs = ring_of_windows("failring", &rng, 2, &t, NULL); /* A finalized, B open */
 
         assert_int_equal(ring_list_windows(ring, false, &w, &n), 0);
         assert_int_equal(n, 2);

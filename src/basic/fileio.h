@@ -28,10 +28,10 @@ int fsync_directory_of(const char *path);
 
 /*
  * Copies from (inside from_dirfd) to to (inside to_dirfd), replacing it atomically: the bytes go
- * to a temporary file beside it (".TO" COPY_FILE_TMP_SUFFIX, which a crash may leave), which takes from's mode (and its owner, where we may give it),
- * is fsync()ed and renamed into place; to_dirfd is not fsync()ed. The bytes copied are those
- * from has when the call reads them: a file that grows meanwhile is copied up to where the reads
- * found its end.
+ * to a temporary file beside it, "." TO COPY_FILE_TMP_SUFFIX (which a crash may leave behind),
+ * which takes from's mode (and its owner, where we may give it), is fsync()ed and renamed into
+ * place; to_dirfd is not fsync()ed. The bytes copied are those from has when the call reads them:
+ * a file that grows meanwhile is copied up to where the reads found its end.
  */
 #define COPY_FILE_TMP_SUFFIX ".copy"
 int copy_file_at(int from_dirfd, const char *from, int to_dirfd, const char *to);
