@@ -125,8 +125,15 @@ def check(cond, what):
     print("ok: " + what)
 
 
+def into_view(driver, element):
+    """Scrolls element to the viewport's middle: pointer actions outside the viewport are refused
+    (MoveTargetOutOfBounds), and keys used before may have scrolled the page elsewhere."""
+    driver.execute_script("arguments[0].scrollIntoView({block: 'center'})", element)
+
+
 def drag(driver, element, x1, y1, x2, y2):
     """Real mouse actions from (x1, y1) to (x2, y2), in CSS pixels from the element's top left."""
+    into_view(driver, element)
     r = driver.execute_script("const b = arguments[0].getBoundingClientRect(); return [b.width, b.height];", element)
     cx, cy = r[0] / 2, r[1] / 2  # selenium 4 offsets count from the element's centre
     a = ActionChains(driver)
@@ -137,6 +144,7 @@ def drag(driver, element, x1, y1, x2, y2):
 
 def click_at(driver, element, x, y):
     """A real click, with no movement in between, at (x, y) in CSS pixels from the element's top left."""
+    into_view(driver, element)
     r = driver.execute_script("const b = arguments[0].getBoundingClientRect(); return [b.width, b.height];", element)
     ActionChains(driver).move_to_element_with_offset(element, int(x - r[0] / 2), int(y - r[1] / 2)).click().perform()
 
@@ -254,7 +262,6 @@ def check_empty(args):
         check(len(marks) == n_logs and any("trigger" in c for c, _ in marks),
               "%d of the %d log lines marked on the time axis, the trigger among them" % (len(marks), n_logs))
         lanes = driver.find_element(By.ID, "cpu-overlay")
-        driver.execute_script("arguments[0].scrollIntoView({block: 'center'})", lanes)
         lay = driver.execute_script("return window.tprof.layout()")
         drag(driver, lanes, 2, lay["laneH"] / 2, 3 * lay["cellW"], lay["laneH"] / 2)
         sel = driver.execute_script("return window.tprof.selection()")
@@ -388,7 +395,6 @@ def main():
         lay = driver.execute_script("return window.tprof.layout()")
         cw, ch = lay["cellW"], lay["cellH"]
         heat = driver.find_element(By.ID, "heat-overlay")
-        driver.execute_script("arguments[0].scrollIntoView({block: 'center'})", heat)
         busy = [i for i, n in enumerate(want) if n > 0]
         k1 = busy[len(busy) // 5]
         k2 = busy[(len(busy) * 3) // 5]
