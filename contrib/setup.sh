@@ -40,6 +40,11 @@ PACKAGES=(
 # npm for speedscope (below), for the tests only: Debian's, unless a node.js with its own npm is
 # installed already.
 if [ "${1:-}" = test ] && ! command -v npm >/dev/null; then PACKAGES+=(npm); fi
+# For the tests on an x86-64 machine: the unwinding fixture built for arm64 and run under
+# qemu-user, whose stack the arm64 unwinder walks (test-sampler-unwind-arm64).
+if [ "${1:-}" = test ] && [ "$(dpkg --print-architecture)" = amd64 ]; then
+        PACKAGES+=(gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user-static)
+fi
 
 # speedscope, the profile viewer whose package ships its built web app: the bundles' stacks are
 # opened in it in Chromium by tests/integration/test-speedscope.sh, which knows this version's views.

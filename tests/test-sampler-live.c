@@ -419,7 +419,7 @@ static void test_rings_shrink_to_allowance(void **state) {
         int status;
         pid_t pid;
 
-#if !defined(__x86_64__)
+#if !defined(__x86_64__) && !defined(__aarch64__)
         skip(); /* frame pointers only: the rings are the smallest already */
 #endif
         if (read_proc_int("/proc/sys/kernel/perf_event_paranoid", &paranoid) < 0 || paranoid < 0 ||

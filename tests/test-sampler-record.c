@@ -98,9 +98,30 @@ static void test_sample(void **state) {
         assert_int_equal(record_time(h, ST | PERF_SAMPLE_ADDR), 0);
 }
 
-/* With REGS_USER and STACK_USER: registers in mask order (ax, bx, cx, dx, si, di, bp, sp, ip,
- * r8-r11), then the copy and its filled size; a kernel thread has ABI NONE and no registers; a copy
- * longer than the record or a filled size beyond the copy is refused. */
+/* The value of the user register at bit of SAMPLER_REGS_USER_MASK in test_sample_unwind(): sp
+ * 0x7ffd0000, ip 0x401000, bp 0x7ffd0010; x86-64's bx 0x1234, ax 0xa0, cx 0xc0, dx 0xd0, si 0x50,
+ * di 0xd1, r8-r11 8-11; arm64's link register 0x4010ac. */
+static uint64_t reg_value(unsigned bit) {
+#if defined(__aarch64__)
+        static const uint64_t v[] = { [SAMPLER_REG_X29] = 0x7ffd0010, [SAMPLER_REG_LR] = 0x4010ac,
+                                      [SAMPLER_REG_SP] = 0x7ffd0000, [SAMPLER_REG_PC] = 0x401000 };
+#else
+        static const uint64_t v[] = { 0xa0, 0x1234, 0xc0, 0xd0, 0x50, 0xd1, 0x7ffd0010, 0x7ffd0000, 0x401000,
+                                      [16] = 8, 9, 10, 11 };
+#endif
+        return bit < ELEMENTSOF(v) ? v[bit] : 0;
+}
+
+/* The registers of SAMPLER_REGS_USER_MASK in bit order, as the kernel writes them. */
+static void put_regs(Buf *b, uint64_t (*value)(unsigned bit)) {
+        for (unsigned bit = 0; bit < 64; bit++)
+                if (SAMPLER_REGS_USER_MASK & (1ULL << bit))
+                        put64(b, value(bit));
+}
+
+/* With REGS_USER and STACK_USER: registers in mask order (x86-64: ax, bx, cx, dx, si, di, bp, sp,
+ * ip, r8-r11; arm64: x29, lr, sp, pc), then the copy and its filled size; a kernel thread has ABI
+ * NONE and no registers; a copy longer than the record or a filled size beyond the copy is refused. */
 static void test_sample_unwind(void **state) {
         const uint64_t st = ST | SAMPLER_SAMPLE_TYPE_UNWIND;
         uint8_t stack[64];
@@ -117,17 +138,7 @@ static void test_sample_unwind(void **state) {
         put64(&b, 1000000);
         put64(&b, 0); /* no callchain: exclude_callchain_user and a user-mode sample */
         put64(&b, PERF_SAMPLE_REGS_ABI_64);
-        put64(&b, 0xa0);       /* ax */
-        put64(&b, 0x1234);     /* bx */
-        put64(&b, 0xc0);       /* cx */
-        put64(&b, 0xd0);       /* dx */
-        put64(&b, 0x50);       /* si */
-        put64(&b, 0xd1);       /* di */
-        put64(&b, 0x7ffd0010); /* bp */
-        put64(&b, 0x7ffd0000); /* sp */
-        put64(&b, 0x401000);   /* ip */
-        for (uint64_t r = 8; r <= 11; r++)
-                put64(&b, r); /* r8-r11 */
+        put_regs(&b, reg_value);
         put64(&b, sizeof(stack));
         put(&b, stack, sizeof(stack));
         put64(&b, 48); /* dyn_size */
@@ -136,6 +147,9 @@ static void test_sample_unwind(void **state) {
         assert_int_equal(s.user_bp, 0x7ffd0010);
         assert_int_equal(s.user_sp, 0x7ffd0000);
         assert_int_equal(s.user_ip, 0x401000);
+#if defined(__aarch64__)
+        assert_int_equal(s.user_lr, 0x4010ac);
+#else
         assert_int_equal(s.user_bx, 0x1234);
         /* the caller-saved ones in their bit order */
         assert_int_equal(s.user_scratch[0], 0xa0);
@@ -145,6 +159,7 @@ static void test_sample_unwind(void **state) {
         assert_int_equal(s.user_scratch[4], 0xd1);
         assert_int_equal(s.user_scratch[6], 9);
         assert_int_equal(s.user_scratch[8], 11);
+#endif
         assert_int_equal(s.stack_size, sizeof(stack));
         assert_int_equal(s.stack_dyn_size, 48);
         assert_memory_equal(s.stack, stack, sizeof(stack));
@@ -181,6 +196,18 @@ static void test_sample_unwind(void **state) {
         assert_int_equal(record_parse_sample(finish(&b, PERF_RECORD_SAMPLE, 0), st | PERF_SAMPLE_RAW, &s), -EINVAL);
 }
 
+#if defined(__aarch64__)
+#define REG_IP SAMPLER_REG_PC
+#else
+#define REG_IP SAMPLER_REG_IP
+#endif
+
+static uint64_t compat32_sp;
+
+static uint64_t compat32_reg_value(unsigned bit) {
+        return bit == SAMPLER_REG_SP ? compat32_sp : bit == REG_IP ? 0x8049010 : 0;
+}
+
 /* A user-mode sample of a 32-bit task (ABI 32: the same registers, in the same mask order), its
  * stack copy of copy_size bytes with dyn_size filled; copy_size 0 ends the record after the size,
  * as the kernel reserves it (kernel/events/core.c in Linux 6.18: perf_prepare_sample() adds the
@@ -195,9 +222,9 @@ static const struct perf_event_header *sample_compat32(Buf *b, uint64_t abi, uin
         put64(b, 1000000);
         put64(b, 0);
         put64(b, abi);
+        compat32_sp = sp;
         if (abi != PERF_SAMPLE_REGS_ABI_NONE)
-                for (unsigned r = 0; r < 13; r++)
-                        put64(b, r == 7 ? sp : r == 8 ? 0x8049010 : 0); /* sp, ip */
+                put_regs(b, compat32_reg_value); /* sp and ip, the others 0 */
         put64(b, copy_size);
         if (copy_size > 0) {
                 memset(b->b + b->n, 0, copy_size);

@@ -5,11 +5,13 @@
  * (main -> unwind_outer -> unwind_fixture_lib_middle -> unwind_callback -> unwind_leaf) its
  * registers, a copy of its stack and its mappings, as perf would (take_snapshot()). The copy is
  * walked against the files on disk (walk()) and each address named from the unstripped files'
- * symbols (name_of()). No perf needed: the fixture copies its own stack. A temporary directory is
- * made by the group's setup and removed by its teardown.
+ * symbols (name_of()). No perf needed: the fixture copies its own stack. An arm64 build of the
+ * fixture runs under qemu-user (take_snapshot_with()) and records its link register too. A
+ * temporary directory is made by the group's setup and removed by its teardown.
  */
 #pragma once
 
+#include <elf.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <stdbool.h>
@@ -31,6 +33,8 @@
 
 typedef struct Snapshot {
         uint64_t ip, sp, bp, size;
+        uint64_t lr;   /* arm64's x30 */
+        bool arm64;    /* an arm64 fixture's ("TPUA") */
         uint8_t *stack;
         ProcTable *procs;
         ProcMap maps[SNAPSHOT_MAPS_MAX]; /* as the fixture listed them, for libdwfl */
@@ -46,9 +50,12 @@ static inline void snapshot_done(Snapshot *s) {
                 proc_map_done(&s->maps[i]);
 }
 
-/* Runs the fixture at path in snapshot mode and reads what it wrote. */
-static inline void take_snapshot(const char *path, Snapshot *ret) {
+/* Runs the fixture at path in snapshot mode, through the program wrapper (with its arguments,
+ * NULL-terminated) unless NULL, and reads what it wrote. */
+static inline void take_snapshot_with(const char *const *wrapper, const char *path, Snapshot *ret) {
         char out[PATH_MAX], line[4096];
+        const char *argv[16];
+        size_t argc = 0;
         uint64_t hdr[4];
         char magic[4];
         pid_t pid;
@@ -56,10 +63,18 @@ static inline void take_snapshot(const char *path, Snapshot *ret) {
         FILE *f;
 
         snprintf(out, sizeof(out), "%s/snapshot", tmpdir);
+        for (size_t i = 0; wrapper && wrapper[i]; i++) {
+                assert_true(argc < ELEMENTSOF(argv) - 4);
+                argv[argc++] = wrapper[i];
+        }
+        argv[argc++] = path;
+        argv[argc++] = "snapshot";
+        argv[argc++] = out;
+        argv[argc] = NULL;
         pid = fork();
         assert_true(pid >= 0);
         if (pid == 0) {
-                execl(path, path, "snapshot", out, (char *) NULL);
+                execv(argv[0], (char *const *) argv);
                 _exit(127);
         }
         assert_int_equal(waitpid(pid, &status, 0), pid);
@@ -68,9 +83,11 @@ static inline void take_snapshot(const char *path, Snapshot *ret) {
         f = fopen(out, "re");
         assert_non_null(f);
         assert_int_equal(fread(magic, 1, 4, f), 4);
-        assert_memory_equal(magic, "TPUW", 4);
+        assert_true(memcmp(magic, "TPUW", 4) == 0 || memcmp(magic, "TPUA", 4) == 0);
         assert_int_equal(fread(hdr, sizeof(hdr), 1, f), 1);
-        *ret = (Snapshot) { .ip = hdr[0], .sp = hdr[1], .bp = hdr[2], .size = hdr[3] };
+        *ret = (Snapshot) { .ip = hdr[0], .sp = hdr[1], .bp = hdr[2], .size = hdr[3], .arm64 = magic[3] == 'A' };
+        if (ret->arm64)
+                assert_int_equal(fread(&ret->lr, sizeof(ret->lr), 1, f), 1);
         assert_true(ret->size > 0 && ret->size <= 16384);
         ret->stack = malloc(ret->size);
         assert_non_null(ret->stack);
@@ -92,11 +109,16 @@ static inline void take_snapshot(const char *path, Snapshot *ret) {
         (void) unlink(out);
 }
 
+static inline void take_snapshot(const char *path, Snapshot *ret) {
+        take_snapshot_with(NULL, path, ret);
+}
+
 static inline size_t walk(Unwinder *u, const Snapshot *s, size_t stack_size, uint64_t *ips, size_t max) {
         return unwinder_unwind(u, s->procs,
                                &(UnwindInput) {
                                        .pid = FIXTURE_PID,
-                                       .ip = s->ip, .sp = s->sp, .bp = s->bp,
+                                       .ip = s->ip, .sp = s->sp, .bp = s->bp, .lr = s->lr,
+                                       .machine = s->arm64 ? EM_AARCH64 : 0,
                                        .stack = s->stack, .stack_size = stack_size,
                                },
                                ips, max);

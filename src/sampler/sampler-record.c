@@ -132,9 +132,13 @@ int record_parse_sample(const struct perf_event_header *h, uint64_t st, RecordSa
                 /* With no user context (a kernel thread) the ABI is NONE and no registers follow.
                  * Else SAMPLER_REGS_USER_MASK's, in bit order. */
                 uint64_t *regs[] = {
+#if defined(__aarch64__)
+                        &s.user_bp, &s.user_lr, &s.user_sp, &s.user_ip,
+#else
                         &s.user_scratch[0], &s.user_bx, &s.user_scratch[1], &s.user_scratch[2], &s.user_scratch[3],
                         &s.user_scratch[4], &s.user_bp, &s.user_sp, &s.user_ip, &s.user_scratch[5],
                         &s.user_scratch[6], &s.user_scratch[7], &s.user_scratch[8],
+#endif
                 };
                 static_assert(ELEMENTSOF(regs) == __builtin_popcountll(SAMPLER_REGS_USER_MASK),
                               "one field per register asked for");

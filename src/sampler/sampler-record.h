@@ -22,11 +22,22 @@
          PERF_SAMPLE_CALLCHAIN)
 /* Added to SAMPLER_SAMPLE_TYPE when user stacks are unwound from a copy of the stack. */
 #define SAMPLER_SAMPLE_TYPE_UNWIND (PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER)
-/* The user registers asked for with SAMPLER_SAMPLE_TYPE_UNWIND (x86-64 numbering, asm/perf_regs.h:
- * AX 0, BX 1, CX 2, DX 3, SI 4, DI 5, BP 6, SP 7, IP 8, R8-R11 16-19); they come in the record in
- * bit order. Besides ip, sp, bp and bx, the caller-saved ones hand-written code keeps its CFA in
+/* The user registers asked for with SAMPLER_SAMPLE_TYPE_UNWIND; they come in the record in bit
+ * order. x86-64 (asm/perf_regs.h: AX 0, BX 1, CX 2, DX 3, SI 4, DI 5, BP 6, SP 7, IP 8, R8-R11
+ * 16-19): besides ip, sp, bp and bx, the caller-saved ones hand-written code keeps its CFA in
  * while it realigns the stack (OpenSSL's: r9, rax, r10, r11, rsi), read for the interrupted frame
- * only: SAMPLER_SCRATCH_REGS of them, in bit order, in RecordSample.user_scratch. */
+ * only: SAMPLER_SCRATCH_REGS of them, in bit order, in RecordSample.user_scratch. arm64 (its
+ * asm/perf_regs.h: X0-X28 0-28, X29 29, LR 30, SP 31, PC 32): x29, the link register, sp and pc,
+ * in user_bp, user_lr, user_sp and user_ip; no scratch ones. */
+#define SAMPLER_SCRATCH_REGS 9U
+#if defined(__aarch64__)
+#define SAMPLER_REG_X29 29U
+#define SAMPLER_REG_LR 30U
+#define SAMPLER_REG_SP 31U
+#define SAMPLER_REG_PC 32U
+#define SAMPLER_REGS_USER_MASK                                                                               \
+        ((1ULL << SAMPLER_REG_X29) | (1ULL << SAMPLER_REG_LR) | (1ULL << SAMPLER_REG_SP) | (1ULL << SAMPLER_REG_PC))
+#else
 #define SAMPLER_REG_AX 0U
 #define SAMPLER_REG_BX 1U
 #define SAMPLER_REG_CX 2U
@@ -38,11 +49,11 @@
 #define SAMPLER_REG_IP 8U
 #define SAMPLER_REG_R8 16U
 #define SAMPLER_REG_R11 19U
-#define SAMPLER_SCRATCH_REGS 9U
 #define SAMPLER_REGS_USER_MASK                                                                               \
         ((1ULL << SAMPLER_REG_AX) | (1ULL << SAMPLER_REG_BX) | (1ULL << SAMPLER_REG_CX) | (1ULL << SAMPLER_REG_DX) | \
          (1ULL << SAMPLER_REG_SI) | (1ULL << SAMPLER_REG_DI) | (1ULL << SAMPLER_REG_BP) | (1ULL << SAMPLER_REG_SP) | \
          (1ULL << SAMPLER_REG_IP) | (((1ULL << (SAMPLER_REG_R11 + 1)) - 1) & ~((1ULL << SAMPLER_REG_R8) - 1)))
+#endif
 #define SAMPLER_SAMPLE_TYPE_CGROUP (SAMPLER_SAMPLE_TYPE | PERF_SAMPLE_CGROUP)
 
 typedef struct RecordId { /* the sample_id_all trailer, or the sample's own fields */
@@ -64,7 +75,8 @@ typedef struct RecordSample {
          * stack from regs sp on: stack_size bytes, of which stack_dyn_size were filled. */
         uint64_t regs_abi;
         uint64_t user_bx, user_bp, user_sp, user_ip;
-        uint64_t user_scratch[SAMPLER_SCRATCH_REGS]; /* ax, cx, dx, si, di, r8, r9, r10, r11 */
+        uint64_t user_lr; /* arm64's x30; 0 on x86-64 */
+        uint64_t user_scratch[SAMPLER_SCRATCH_REGS]; /* x86-64's ax, cx, dx, si, di, r8, r9, r10, r11 */
         const uint8_t *stack;
         uint64_t stack_size, stack_dyn_size;
         uint64_t cgroup;      /* PERF_SAMPLE_CGROUP: the task's cgroup id; 0 without it */

@@ -17,8 +17,10 @@
 /* The DWARF register numbers of one architecture, and its word. */
 typedef struct UnwindArch {
         uint8_t sp, bp, ra, bx;
+        uint8_t lr; /* a link register that holds the return address (arm64's x30, = ra); 0xff: none */
         uint8_t scratch[UNWIND_SCRATCH_REGS]; /* UnwindRegs.scratch's registers; 0xff: none */
         uint8_t word; /* bytes */
+        uint16_t machine; /* EM_X86_64, EM_386, EM_AARCH64; 0: none of these (word 0) */
 } UnwindArch;
 
 /* A Go function whose flags end Go's traceback (sampler-unwind-go.c): [start, end), in the
@@ -54,7 +56,7 @@ struct UnwindCfiFile {
         size_t n_segments;
         uint8_t build_id[UNWIND_BUILD_ID_BYTES_MAX];
         size_t build_id_len;
-        UnwindArch arch; /* word 0: neither x86-64 nor i386 */
+        UnwindArch arch; /* word 0: none of x86-64, i386, arm64 */
         uint64_t entry;  /* e_entry, 0 if none */
         size_t bytes;   /* what it holds in memory, estimated: the CFI sections libdw read */
         /* .eh_frame_hdr's search table (in the image or the file's own copy of the section):

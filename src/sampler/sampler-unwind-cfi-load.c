@@ -512,13 +512,22 @@ static int load_elf(UnwindCfiFile *f, int fd) {
                 /* x32's programs too (ELFCLASS32, EM_X86_64): 64-bit registers and return slots. */
                 if (eh.e_machine == EM_X86_64)
                         f->arch = (UnwindArch) { .sp = UNWIND_DWARF_REG_SP, .bp = UNWIND_DWARF_REG_BP, .bx = 3,
-                                                 .ra = UNWIND_DWARF_REG_RA, .word = 8,
+                                                 .ra = UNWIND_DWARF_REG_RA, .lr = 0xff, .word = 8,
+                                                 .machine = EM_X86_64,
                                                  /* rax rcx rdx rsi rdi r8 r9 r10 r11 */
                                                  .scratch = { 0, 2, 1, 4, 5, 8, 9, 10, 11 } };
                 else if (eh.e_ident[EI_CLASS] == ELFCLASS32 && eh.e_machine == EM_386)
-                        f->arch = (UnwindArch) { .sp = 4, .bp = 5, .ra = 8, .bx = 3, .word = 4,
+                        f->arch = (UnwindArch) { .sp = 4, .bp = 5, .ra = 8, .bx = 3, .lr = 0xff, .word = 4,
+                                                 .machine = EM_386,
                                                  /* eax ecx edx esi edi, and no r8-r11 */
                                                  .scratch = { 0, 1, 2, 6, 7, 0xff, 0xff, 0xff, 0xff } };
+                else if (eh.e_ident[EI_CLASS] == ELFCLASS64 && eh.e_machine == EM_AARCH64)
+                        /* sp, x29, x30 (the link register and return address column); x19 in
+                         * bx's place, a callee-saved register no rule needs; no scratch ones:
+                         * the sample carries none (sampler-record.h). */
+                        f->arch = (UnwindArch) { .sp = 31, .bp = 29, .ra = 30, .lr = 30, .bx = 19, .word = 8,
+                                                 .machine = EM_AARCH64,
+                                                 .scratch = { 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff } };
         }
         read_segments(f);
         n = dwelf_elf_gnu_build_id(f->elf, &bid);
@@ -597,6 +606,10 @@ bool unwind_cfi_file_has_cfi(const UnwindCfiFile *f) {
 
 unsigned unwind_cfi_file_word(const UnwindCfiFile *f) {
         return f->arch.word;
+}
+
+uint16_t unwind_cfi_file_machine(const UnwindCfiFile *f) {
+        return f->arch.machine;
 }
 
 bool unwind_cfi_file_wants_debug_file(const UnwindCfiFile *f) {

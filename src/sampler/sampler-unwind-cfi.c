@@ -10,6 +10,7 @@
  */
 #include <assert.h>
 #include <dwarf.h>
+#include <elf.h>
 #include <elfutils/libdw.h>
 #include <errno.h>
 #include <stdlib.h>
@@ -33,7 +34,7 @@ bool unwind_memory_read_word(const UnwindMemory *m, uint64_t addr, unsigned byte
         assert(bytes == 4 || bytes == 8);
         if (addr < m->base || addr - m->base > m->size || m->size - (addr - m->base) < bytes)
                 return false;
-        /* x86: the low bytes come first. Sizes the compiler sees, for a load rather than a call. */
+        /* x86, arm64: the low bytes come first. Sizes the compiler sees, for a load rather than a call. */
         if (bytes == 8)
                 memcpy(&v, m->data + (addr - m->base), 8);
         else
@@ -156,6 +157,10 @@ static bool saved_reg_rule(Dwarf_Frame *frame, int reg, uint8_t *ret_kind, int32
         return true;
 }
 
+uint64_t unwind_strip_pac(uint16_t machine, uint64_t ra) {
+        return machine == EM_AARCH64 ? ra & UNWIND_ARM64_ADDR_MASK : ra;
+}
+
 static void rule_from_frame(const UnwindArch *a, Dwarf_Frame *frame, UnwindRule *ret) {
         Dwarf_Op ops_mem[3], *ops;
         size_t nops;
@@ -174,7 +179,11 @@ static void rule_from_frame(const UnwindArch *a, Dwarf_Frame *frame, UnwindRule 
                 ret->kind = UNWIND_RULE_END;
                 return;
         }
-        if (!ops_cfa_offset(ops, nops, &ret->ra_off))
+        /* "Same value" of a return address column that is a real register: still there (arm64's
+         * x30 in a leaf; libdw's default for it, elfutils' aarch64_abi_cfi()). */
+        if (nops == 0 && a->lr != 0xff)
+                ret->ra_in_lr = true;
+        else if (!ops_cfa_offset(ops, nops, &ret->ra_off))
                 return;
 
         if (dwarf_frame_cfa(frame, &ops, &nops) < 0 || nops != 1 || ops[0].atom != DW_OP_bregx ||
@@ -217,7 +226,11 @@ void unwind_cfi_file_rule(UnwindCfiFile *f, uint64_t vaddr, UnwindRule *ret) {
 static bool reg_value(const UnwindArch *a, const UnwindRegs *regs, uint64_t reg, uint64_t *ret) {
         if (reg == a->sp) {
                 *ret = regs->sp;
-                return true;
+                return !regs->sp_unknown;
+        }
+        if (reg == a->lr) {
+                *ret = regs->lr;
+                return regs->lr_valid;
         }
         if (reg == a->bp) {
                 *ret = regs->bp;
@@ -415,11 +428,16 @@ static UnwindStepResult step_expr(UnwindCfiFile *f, uint64_t vaddr, UnwindRegs *
         r = eval_expr(&f->arch, ops, nops, regs, mem, 0, &cfa, &is_value);
         if (r != UNWIND_STEP_OK)
                 goto finish;
-        r = caller_reg(&f->arch, frame, f->arch.ra, regs, mem, cfa, regs->ip, &ra, &ra_defined, &same);
+        r = caller_reg(&f->arch, frame, f->arch.ra, regs, mem, cfa, f->arch.lr != 0xff ? regs->lr : regs->ip, &ra,
+                       &ra_defined, &same);
         if (r != UNWIND_STEP_OK)
                 goto finish;
         if (!ra_defined) {
                 r = UNWIND_STEP_END;
+                goto finish;
+        }
+        if (same && f->arch.lr != 0xff && !regs->lr_valid) {
+                r = UNWIND_STEP_REGISTER;
                 goto finish;
         }
         r = caller_reg(&f->arch, frame, f->arch.bp, regs, mem, cfa, regs->bp, &bp, &bp_defined, &same);
@@ -456,8 +474,10 @@ static UnwindStepResult step_expr(UnwindCfiFile *f, uint64_t vaddr, UnwindRegs *
                 regs->bx_valid = bx_defined;
                 regs->bx = bx_defined ? bx : 0;
         }
-        regs->ip = ra;
+        regs->ip = unwind_strip_pac(f->arch.machine, ra);
         regs->sp = cfa;
+        regs->sp_unknown = false;
+        regs->lr_valid = false;
         r = UNWIND_STEP_OK;
 finish:
         free(frame);
@@ -498,14 +518,23 @@ UnwindStepResult unwind_cfi_apply(UnwindCfiFile *f, uint64_t vaddr, const Unwind
                 if (!regs->bp_valid)
                         return UNWIND_STEP_REGISTER;
                 cfa = arch_addr(a, regs->bp + (uint64_t) (int64_t) rule->cfa_off);
-        } else
+        } else {
+                if (regs->sp_unknown)
+                        return UNWIND_STEP_REGISTER;
                 cfa = arch_addr(a, regs->sp + (uint64_t) (int64_t) rule->cfa_off);
-        if (!unwind_memory_read_word(mem, arch_addr(a, cfa + (uint64_t) (int64_t) rule->ra_off), a->word, &ra))
+        }
+        if (rule->ra_in_lr) {
+                if (!regs->lr_valid)
+                        return UNWIND_STEP_REGISTER;
+                ra = regs->lr;
+        } else if (!unwind_memory_read_word(mem, arch_addr(a, cfa + (uint64_t) (int64_t) rule->ra_off), a->word, &ra))
                 return memory_fault(mem, arch_addr(a, cfa + (uint64_t) (int64_t) rule->ra_off));
         restore_saved_reg(a, rule->bp_kind, rule->bp_off, cfa, regs->sp, mem, &regs->bp, &regs->bp_valid);
         restore_saved_reg(a, rule->bx_kind, rule->bx_off, cfa, regs->sp, mem, &regs->bx, &regs->bx_valid);
         regs->scratch_valid = 0; /* caller-saved: lost in the caller */
-        regs->ip = ra;
+        regs->lr_valid = false;    /* the caller called: its return address is not in x30 */
+        regs->ip = unwind_strip_pac(a->machine, ra);
         regs->sp = cfa;
+        regs->sp_unknown = false;
         return UNWIND_STEP_OK;
 }

@@ -1,10 +1,13 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * One ELF file's call frame information (.eh_frame through libdw's CFI reader, the binary search
- * table of .eh_frame_hdr included) turned into compact per-address rules for an x86 unwinder (an
- * x86-64 file's, or an i386 file's for a 32-bit process: 4-byte words, its own register numbers):
+ * table of .eh_frame_hdr included) turned into compact per-address rules for an x86 or arm64
+ * unwinder (an x86-64 file's, an i386 file's for a 32-bit process: 4-byte words, its own register
+ * numbers; an arm64 file's, whose return address is in the link register x30 until the function
+ * saves it, and may be signed by pointer authentication):
  * where the canonical frame address (CFA) is (a register plus an offset), where the caller's
- * return address and frame pointer were saved (an offset from the CFA), or that the address is the
+ * return address and frame pointer were saved (an offset from the CFA, or, arm64's, still in the
+ * link register), or that the address is the
  * outermost frame (the return address column is undefined, as at _start and thread starts, or
  * the address is just past the ELF entry point and has no FDE, as the dynamic loader's). Rules
  * that do not fit that shape (PLT stubs, realigned stacks: CFA given by a DWARF expression) are
@@ -25,7 +28,8 @@
 
 /* DWARF register numbers of x86-64 (System V psABI, figure 3.36); a rule names the CFA's register
  * by these whatever the file's architecture. i386's (its psABI, table 2.14): esp 4, ebp 5, the
- * return address column 8. */
+ * return address column 8. arm64's (DWARF for the Arm 64-bit Architecture, 4.1): sp 31, the frame
+ * pointer x29, the link register x30, which is the return address column. */
 #define UNWIND_DWARF_REG_BP 6U
 #define UNWIND_DWARF_REG_SP 7U
 #define UNWIND_DWARF_REG_RA 16U
@@ -47,7 +51,7 @@ typedef enum UnwindBpKind {
 
 typedef struct UnwindRule {
         uint8_t kind;    /* UnwindRuleKind */
-        uint8_t cfa_reg; /* UNWIND_DWARF_REG_SP or _BP (x86-64's numbers, for either architecture) */
+        uint8_t cfa_reg; /* UNWIND_DWARF_REG_SP or _BP (x86-64's numbers, for any architecture) */
         uint8_t bp_kind; /* UnwindBpKind */
         bool signal;     /* a signal frame: the return address is exact, not after a call */
         int32_t cfa_off, ra_off, bp_off;
@@ -55,6 +59,8 @@ typedef struct UnwindRule {
         bool debug_frame; /* from .debug_frame (Go's, which the Go toolchain writes instead of .eh_frame) */
         uint8_t go_flags; /* a Go function's where Go's traceback stops (GOPCLNTAB_FLAG_*), any kind */
         int32_t bx_off;
+        bool ra_in_lr; /* SIMPLE: the return address is still in the link register (arm64: a leaf, a
+                        * prologue before it saves x30); ra_off unused */
 } UnwindRule;
 
 /* The caller-saved registers a sample carries besides ip, sp, bp and bx: ax, cx, dx, si, di, r8,
@@ -65,13 +71,26 @@ typedef struct UnwindRule {
 #define UNWIND_SCRATCH_REGS 9U
 
 /* The registers a step needs and gives: ip, sp, bp; bp_valid false once BP is unknown; bit i of
- * scratch_valid set while scratch[i] is known. */
+ * scratch_valid set while scratch[i] is known. lr: arm64's link register (x30), known in the
+ * interrupted frame only: a step leaves it unknown, since a caller that called cannot have its
+ * return address there still. sp_unknown: a frame-pointer step on arm64 left the caller's stack
+ * pointer unknown (its frame record need not sit at the top of its frame): a rule that needs it
+ * cannot be used. */
 typedef struct UnwindRegs {
-        uint64_t ip, sp, bp, bx;
-        bool bp_valid, bx_valid;
+        uint64_t ip, sp, bp, bx, lr;
+        bool bp_valid, bx_valid, lr_valid, sp_unknown;
         uint64_t scratch[UNWIND_SCRATCH_REGS];
         uint16_t scratch_valid;
 } UnwindRegs;
+
+/* arm64 return addresses with a pointer authentication code in their top bits (code built with
+ * -mbranch-protection=pac-ret or standard signs the return address it saves): the code is taken
+ * off by keeping the low 48 bits, the user address space of a kernel with 48-bit virtual
+ * addresses (4 KiB pages, 4 levels; or 16 KiB and 64 KiB pages), Linux's default on arm64; a
+ * process given addresses above 2^48 by a kernel with 52-bit ones (which it must ask for, with
+ * an mmap() hint) is walked wrongly there. Bit 55, which the code spares, is 0 in user space. */
+#define UNWIND_ARM64_ADDR_MASK ((UINT64_C(1) << 48) - 1)
+uint64_t unwind_strip_pac(uint16_t machine, uint64_t ra);
 
 /* The copy of the user stack: size bytes that were at address base. */
 typedef struct UnwindMemory {
@@ -96,8 +115,10 @@ int unwind_cfi_file_load_memory(const void *data, size_t size, UnwindCfiFile **r
 UnwindCfiFile *unwind_cfi_file_free(UnwindCfiFile *f);
 
 bool unwind_cfi_file_has_cfi(const UnwindCfiFile *f);
-/* The word size of the file's code: 8 (x86-64), 4 (i386), 0 for any other machine (no rules). */
+/* The word size of the file's code: 8 (x86-64, arm64), 4 (i386), 0 for any other machine (no rules). */
 unsigned unwind_cfi_file_word(const UnwindCfiFile *f);
+/* The file's ELF machine, EM_X86_64 (x32's files too), EM_386 or EM_AARCH64; 0 for any other. */
+uint16_t unwind_cfi_file_machine(const UnwindCfiFile *f);
 
 /*
  * A separate debug file's .debug_frame, for a file whose own CFI misses addresses (built without

@@ -8,6 +8,7 @@
  * rule cannot loop. Our own vDSO stands in for a process's [vdso] of the same size, as in the
  * symbolizer; a 32-bit process's is its own image, read from its memory (vdso-images.h).
  */
+#include <elf.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <linux/perf_event.h>
@@ -616,13 +617,18 @@ static UnwindCut step_result_to_cut(UnwindStepResult r) {
 }
 
 /* One frame-pointer step: [bp] is the caller's bp, [bp + word] the return address (word: 8, or 4
- * in a 32-bit process). A zero bp that an earlier frame saved ends the chain (the x86-64 psABI:
+ * in a 32-bit process), on arm64 too (a frame record, x29 and x30, at x29; the return address
+ * maybe signed). On x86 the caller's stack pointer is just above the two words; on arm64 a frame
+ * record may sit anywhere in its frame (GCC puts it at the bottom), so the caller's stack pointer
+ * is unknown after the step, and so are the rules that need it: the walk goes on by frame
+ * pointers, or by rules stated from x29. A zero bp that an earlier frame saved ends the chain (the x86-64 psABI:
  * the outermost frame's rbp is 0, as _start and Go's goroutine entry leave it; in a file's code
  * only, see unwinder_unwind()); the interrupted
  * frame's live rbp may be 0 as any register (code without frame pointers), which ends nothing. A
  * caller without frame pointers that zeroed rbp ends a walk early too: frame-pointer walking
  * cannot tell. */
-static UnwindStepResult step_fp(UnwindRegs *regs, const UnwindMemory *mem, bool first, unsigned word) {
+static UnwindStepResult step_fp(UnwindRegs *regs, const UnwindMemory *mem, bool first, unsigned word,
+                                uint16_t machine) {
         uint64_t nbp, ra;
 
         if (!regs->bp_valid)
@@ -633,9 +639,11 @@ static UnwindStepResult step_fp(UnwindRegs *regs, const UnwindMemory *mem, bool 
             !unwind_memory_read_word(mem, regs->bp + word, word, &ra))
                 return UNWIND_STEP_MEMORY;
         regs->sp = regs->bp + 2 * word;
+        regs->sp_unknown = machine == EM_AARCH64;
         regs->bp = nbp;
-        regs->ip = ra;
+        regs->ip = unwind_strip_pac(machine, ra);
         regs->bx_valid = false; /* a frame walked without its CFI may have used rbx: unknown now */
+        regs->lr_valid = false;
         regs->scratch_valid = 0;
         return UNWIND_STEP_OK;
 }
@@ -658,20 +666,37 @@ static UnwindStepResult step_fp(UnwindRegs *regs, const UnwindMemory *mem, bool 
 static bool step_fp_for_realigned(const UnwindRegs *regs, const UnwindMemory *mem, UnwindRegs *ret) {
         UnwindRegs r = *regs;
 
-        if (!r.bp_valid || r.bp < r.sp || step_fp(&r, mem, /* first= */ false, sizeof(uint64_t)) != UNWIND_STEP_OK ||
+        if (!r.bp_valid || r.bp < r.sp ||
+            step_fp(&r, mem, /* first= */ false, sizeof(uint64_t), EM_X86_64) != UNWIND_STEP_OK ||
             r.ip == 0)
                 return false;
         *ret = r;
         return true;
 }
 
+/* The machine whose code the process runs: in->machine, else the host's, or its 32-bit one. */
+static uint16_t input_machine(const UnwindInput *in) {
+        if (in->machine != 0)
+                return in->machine;
+#if defined(__x86_64__)
+        return in->compat32 ? EM_386 : EM_X86_64;
+#elif defined(__aarch64__)
+        return in->compat32 ? EM_ARM : EM_AARCH64;
+#else
+        return EM_NONE;
+#endif
+}
+
 size_t unwinder_unwind(Unwinder *u, ProcTable *procs, const UnwindInput *in, uint64_t *ips, size_t max) {
+        const uint16_t machine = input_machine(in);
+        const bool compat32 = machine == EM_386;
         /* A 32-bit process's registers, as the kernel's own walk takes them (compat_ptr). */
-        const uint64_t mask = in->compat32 ? UINT32_MAX : UINT64_MAX;
-        const unsigned word = in->compat32 ? 4 : 8;
+        const uint64_t mask = compat32 ? UINT32_MAX : UINT64_MAX;
+        const unsigned word = compat32 ? 4 : 8;
         UnwindMemory mem = { .base = in->sp & mask, .data = in->stack, .size = in->stack_size };
         UnwindRegs regs = { .ip = in->ip & mask, .sp = in->sp & mask, .bp = in->bp & mask, .bp_valid = true,
-                              .bx = in->bx & mask, .bx_valid = true };
+                              .bx = in->bx & mask, .bx_valid = true,
+                              .lr = unwind_strip_pac(machine, in->lr), .lr_valid = machine == EM_AARCH64 };
         /* Reading the clock costs about as much as walking a frame, so a stack of fewer than
          * UNWIND_CLOCK_FRAMES frames never reads it: the budget starts at the first check. One
          * stack in UNWIND_TIMED_EVERY is timed whole for the statistics. */
@@ -685,6 +710,16 @@ size_t unwinder_unwind(Unwinder *u, ProcTable *procs, const UnwindInput *in, uin
 
         if (max < 2)
                 return 0;
+        if (machine != EM_X86_64 && machine != EM_386 && machine != EM_AARCH64) {
+                /* A 32-bit Arm process on arm64: no unwinder for its code (the frame records of
+                 * A32 and T32 code are their own), the interrupted address alone, cut. */
+                u->stats.stacks++;
+                ips[n++] = regs.ip;
+                ips[n++] = 0;
+                u->stats.cut[UNWIND_CUT_NO_CFI]++;
+                u->stats.stacks_cut++;
+                return n;
+        }
         for (unsigned i = 0; in->scratch && i < UNWIND_SCRATCH_REGS; i++)
                 regs.scratch[i] = in->scratch[i] & mask;
         regs.scratch_valid = in->scratch ? (uint16_t) ((1U << UNWIND_SCRATCH_REGS) - 1) : 0;
@@ -696,6 +731,10 @@ size_t unwinder_unwind(Unwinder *u, ProcTable *procs, const UnwindInput *in, uin
                 bool deferred = false;
                 UnwindRule buf;
                 uint64_t lookup = exact ? regs.ip : regs.ip - 1, vaddr = 0, old_sp = regs.sp;
+                /* A step that takes the return address from the link register may leave the stack
+                 * pointer where it was (a leaf with no frame): the only step that can, since it
+                 * leaves the register unknown. */
+                bool had_lr = regs.lr_valid, old_sp_unknown = regs.sp_unknown;
 
                 if (n >= max - 1) {
                         cut = UNWIND_CUT_DEPTH;
@@ -710,11 +749,11 @@ size_t unwinder_unwind(Unwinder *u, ProcTable *procs, const UnwindInput *in, uin
                         break;
                 }
                 in_vdso = m->path[0] == '[' && streq(m->path, "[vdso]");
-                f = file_for(u, procs, in->pid, m, in->compat32, &load_nsec, &deferred);
+                f = file_for(u, procs, in->pid, m, compat32, &load_nsec, &deferred);
                 /* Code no ELF file holds: anonymous memory, or a mapping of something else
                  * (PHP's JIT buffer in shared memory shows as "/dev/zero (deleted)"). */
                 bool jit = f ? f != u->gone && unwind_cfi_file_word(f) == 0 : !deferred;
-                if (f && unwind_cfi_file_word(f) != word)
+                if (f && unwind_cfi_file_machine(f) != machine)
                         f = NULL; /* i386 CFI in a 64-bit process, or the other way round */
                 if (f && unwind_cfi_file_offset_to_vaddr(f, lookup - m->start + m->pgoff, &vaddr)) {
                         const UnwindRule *rule = rule_for(u, f, vaddr, &buf);
@@ -766,7 +805,7 @@ size_t unwinder_unwind(Unwinder *u, ProcTable *procs, const UnwindInput *in, uin
                         UnwindRegs before = regs;
                         r = unwind_cfi_apply(f, vaddr, rule, &regs, &mem);
                         if (r == UNWIND_STEP_OK && regs.ip == 0 && rule->debug_frame && u->mode == UNWIND_MODE_AUTO &&
-                            !in->compat32 && step_fp_for_realigned(&before, &mem, &regs)) {
+                            machine == EM_X86_64 && step_fp_for_realigned(&before, &mem, &regs)) {
                                 u->stats.frames_fp++;
                                 used_fp = true;
                                 exact = false;
@@ -775,8 +814,27 @@ size_t unwinder_unwind(Unwinder *u, ProcTable *procs, const UnwindInput *in, uin
                                 exact = rule->signal; /* the caller of a signal frame was interrupted, not calling */
                         }
                 }
-                if (r == UNWIND_STEP_NO_CFI && u->mode == UNWIND_MODE_AUTO) {
-                        r = step_fp(&regs, &mem, /* first= */ n == 1, word);
+                /* arm64: an address without CFI in a file that has CFI for others is a stub the
+                 * linker made (a PLT entry: ld writes no CFI for them on arm64, as it does on
+                 * x86-64) or hand-written code without any. Interrupted there, such code has its
+                 * return address still in the link register and the stack pointer as its caller
+                 * left it (a stub touches neither): its caller is found from x30, and walked by
+                 * its own rule from the same stack pointer. Counted with the frame-pointer steps. */
+                if (r == UNWIND_STEP_NO_CFI && u->mode == UNWIND_MODE_AUTO && machine == EM_AARCH64 && n == 1 &&
+                    regs.lr_valid && f && unwind_cfi_file_has_cfi(f)) {
+                        regs.ip = regs.lr;
+                        regs.lr_valid = false;
+                        regs.scratch_valid = 0;
+                        r = UNWIND_STEP_OK;
+                        u->stats.frames_fp++;
+                        used_fp = true;
+                        exact = false;
+                }
+                /* On arm64 a frame walked by its frame pointer leaves the stack pointer unknown:
+                 * the next frame whose rule needs it is walked by its frame pointer too. */
+                if ((r == UNWIND_STEP_NO_CFI || (r == UNWIND_STEP_REGISTER && old_sp_unknown)) &&
+                    u->mode == UNWIND_MODE_AUTO) {
+                        r = step_fp(&regs, &mem, /* first= */ n == 1, word, machine);
                         /* No thread starts in JIT code: a zero bp there is code that keeps no frame
                          * pointer (PHP's JIT: 97% of a script's stacks ended at a trace and were
                          * counted whole), not the outermost frame. */
@@ -799,7 +857,7 @@ size_t unwinder_unwind(Unwinder *u, ProcTable *procs, const UnwindInput *in, uin
                 }
                 if (regs.ip == 0) /* some outermost frames end in a zero return address instead */
                         break;
-                if (regs.sp <= old_sp) {
+                if (regs.sp < old_sp || (regs.sp == old_sp && !had_lr)) {
                         cut = UNWIND_CUT_BAD;
                         break;
                 }

@@ -107,12 +107,16 @@ typedef struct UnwindStats {
 
 typedef struct UnwindInput {
         uint32_t pid;
-        uint64_t ip, sp, bp, bx;  /* user registers of the sample */
+        uint64_t ip, sp, bp, bx;  /* user registers of the sample (arm64: pc, sp, x29; bx unused) */
+        uint64_t lr;              /* arm64: the link register, x30 */
+        uint16_t machine;         /* the process's code: EM_X86_64, EM_AARCH64; 0: the host's (and
+                                   * its 32-bit one with compat32) */
         const uint64_t *scratch;  /* and its caller-saved ones (UNWIND_SCRATCH_REGS of them), or NULL */
         bool kernel_mode;         /* sampled in the kernel: ip may follow a syscall instruction */
         const uint8_t *stack; /* the copy from sp on */
         size_t stack_size;    /* bytes of it that were filled */
-        bool compat32;        /* a 32-bit process (PERF_SAMPLE_REGS_ABI_32): 4-byte words, i386 CFI */
+        bool compat32;        /* a 32-bit process (PERF_SAMPLE_REGS_ABI_32): on x86-64 4-byte words,
+                               * i386 CFI; on arm64 A32/T32 code, which is not walked */
 } UnwindInput;
 
 typedef struct Unwinder Unwinder;

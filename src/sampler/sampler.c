@@ -169,8 +169,8 @@ int sampler_new(const SamplerOptions *o, SampleHandler handler, void *userdata, 
         s->opts.drain_usec = MAX(s->opts.drain_usec, (uint64_t) SAMPLER_DRAIN_USEC_MIN);
         if (s->opts.unwind < 0 || s->opts.unwind >= _UNWIND_MODE_MAX)
                 return -EINVAL;
-#if !defined(__x86_64__)
-        /* The registers and DWARF numbering are x86-64's; elsewhere frame pointers it is. */
+#if !defined(__x86_64__) && !defined(__aarch64__)
+        /* The registers asked for are x86-64's or arm64's; elsewhere frame pointers it is. */
         s->opts.unwind = UNWIND_MODE_FP;
 #endif
         if (s->opts.unwind != UNWIND_MODE_FP) {
@@ -460,7 +460,10 @@ static void unwind_user(Sampler *s, RecordSample *rs) {
                                              .sp = rs->user_sp,
                                              .bp = rs->user_bp,
                                              .bx = rs->user_bx,
+                                             .lr = rs->user_lr,
+#if defined(__x86_64__)
                                              .scratch = rs->user_scratch, /* in the same order */
+#endif
                                              .kernel_mode = rs->kernel_ip,
                                              .stack = rs->stack,
                                              .stack_size = rs->stack_dyn_size,

@@ -65,7 +65,7 @@ static void help(void) {
                "     --unwind MODE       How user stacks are walked: auto (default: call frame\n"
                "                         information, frame pointers where a mapping has none),\n"
                "                         dwarf (call frame information only) or fp (frame pointers);\n"
-               "                         auto and dwarf on x86-64 only, fp elsewhere\n"
+               "                         auto and dwarf on x86-64 and arm64, fp elsewhere\n"
                "     --unwind-stack SIZE User stack copied per sample for auto/dwarf, a multiple of 8\n"
                "                         from %u to %u bytes (default: %u)\n"
                "     --kmsg PATH         Read kernel log records from PATH instead of /dev/kmsg\n"

@@ -5,7 +5,10 @@
  *
  *   unwind-fixture snapshot FILE   unwind_leaf records its registers (ip, sp, bp), a copy of its
  *                                  stack and /proc/self/maps into FILE, as perf's
- *                                  REGS_USER/STACK_USER would, and the program exits
+ *                                  REGS_USER/STACK_USER would, and the program exits; on arm64
+ *                                  it records them in unwind_capture, a leaf called by
+ *                                  unwind_leaf whose return address is still in the link register
+ *                                  (x30), which is recorded too
  *   unwind-fixture spin SECONDS    unwind_leaf burns the CPU for SECONDS (for sampling)
  *   unwind-fixture dlclose SECONDS loads and unloads a library over and over while spinning
  *   unwind-fixture exec SECONDS    spins half the time, then execs $UNWIND_FIXTURE_EXEC (or
@@ -13,7 +16,8 @@
  *
  * With UNWIND_FIXTURE_DEPTH=N, unwind_callback reaches unwind_leaf through N frames of unwind_deep.
  *
- * Snapshot file: "TPUW", then u64 ip, sp, bp, stack size, the stack bytes, then the maps text.
+ * Snapshot file: "TPUW", then u64 ip, sp, bp, stack size, the stack bytes, then the maps text; on
+ * arm64 "TPUA", then u64 ip (pc), sp, bp (x29), stack size, lr (x30), the stack bytes, the maps.
  */
 #include <dlfcn.h>
 #include <stdint.h>
@@ -53,7 +57,8 @@ static uint64_t mapping_end(uint64_t addr) {
         return end;
 }
 
-static __attribute__((noinline)) void write_snapshot(const char *path, uint64_t ip, uint64_t sp, uint64_t bp) {
+static __attribute__((noinline)) void write_snapshot(const char *path, uint64_t ip, uint64_t sp, uint64_t bp,
+                                                     const uint64_t *lr) {
         uint64_t size = mapping_end(sp) - sp, hdr[4];
         FILE *out, *maps;
         char buf[4096];
@@ -65,8 +70,10 @@ static __attribute__((noinline)) void write_snapshot(const char *path, uint64_t 
         if (!out)
                 exit(2);
         hdr[0] = ip, hdr[1] = sp, hdr[2] = bp, hdr[3] = size;
-        fwrite("TPUW", 1, 4, out);
+        fwrite(lr ? "TPUA" : "TPUW", 1, 4, out);
         fwrite(hdr, sizeof(hdr), 1, out);
+        if (lr)
+                fwrite(lr, sizeof(*lr), 1, out);
         fwrite((const void *) (uintptr_t) sp, 1, size, out);
         maps = fopen("/proc/self/maps", "re");
         while (maps && (n = fread(buf, 1, sizeof(buf), maps)) > 0)
@@ -79,22 +86,48 @@ static __attribute__((noinline)) void write_snapshot(const char *path, uint64_t 
 
 static volatile uint64_t sink;
 
+#if defined(__aarch64__)
+/* Stores pc, sp, x29 and x30 as they are at its first instruction into regs[0..3]: a leaf that
+ * touches neither the stack nor x30, its return address in x30 as any leaf's, and call frame
+ * information that says so (the CIE's "x30 same value"). Built with -mbranch-protection, it
+ * starts with a landing pad, as the compiler's functions do. */
+void unwind_capture(uint64_t regs[4]);
+__asm__(".text\n"
+        ".globl unwind_capture\n"
+        ".type unwind_capture, %function\n"
+        ".p2align 2\n"
+        "unwind_capture:\n"
+        ".cfi_startproc\n"
+        "        hint 34\n" /* bti c: a nop without BTI */
+        "        adr x9, unwind_capture\n"
+        "        mov x10, sp\n"
+        "        stp x9, x10, [x0]\n"
+        "        stp x29, x30, [x0, #16]\n"
+        "        ret\n"
+        ".cfi_endproc\n"
+        ".size unwind_capture, .-unwind_capture\n");
+#endif
+
 static __attribute__((noinline)) uint64_t unwind_leaf(uint64_t n) {
         volatile uint64_t pad[5];
 
         for (unsigned i = 0; i < 5; i++)
                 pad[i] = n * i;
         if (strcmp(arg_mode, "snapshot") == 0) {
-                uint64_t ip, sp, bp;
 #if defined(__x86_64__)
+                uint64_t ip, sp, bp;
                 __asm__ volatile("lea 0(%%rip), %0\n\tmov %%rsp, %1\n\tmov %%rbp, %2"
                                  : "=r"(ip), "=r"(sp), "=r"(bp));
+                write_snapshot(arg_value, ip, sp, bp, NULL);
+#elif defined(__aarch64__)
+                uint64_t regs[4];
+                unwind_capture(regs);
+                write_snapshot(arg_value, regs[0], regs[1], regs[2], &regs[3]);
 #else
-                /* the unwinder, and so its test, is x86-64's only */
-                fprintf(stderr, "snapshot: x86-64 only\n");
+                /* the unwinder, and so its test, is x86-64's and arm64's only */
+                fprintf(stderr, "snapshot: x86-64 and arm64 only\n");
                 exit(EXIT_FAILURE);
 #endif
-                write_snapshot(arg_value, ip, sp, bp);
                 return pad[1];
         }
         double end = now() + atof(arg_value);

@@ -15,7 +15,7 @@ set -eu
 . "$(dirname "$0")/test-sampler-lib.sh"
 require_perf
 command -v perf >/dev/null || skip "perf not installed"
-[ "$(uname -m)" = x86_64 ] || skip "the unwinder walks x86-64 stacks only"
+[ "$(uname -m)" = x86_64 ] || skip "its programs and fixtures are x86-64's (arm64's walk: test-sampler-unwind-arm64)"
 COMPARE="$TPROF_SOURCE_ROOT/tests/helpers/unwind-compare.py"
 SECS=${TPROF_UNWIND_TEST_SECONDS:-5}
 # Enough samples that the two tools' sets of stacks overlap where they agree.
