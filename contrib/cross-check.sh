@@ -12,9 +12,10 @@
 #   contrib/cross-check.sh [MESON-TEST-ARGS] ... run those instead (e.g. test-symbolizer-elf -v)
 #
 # Under qemu-user perf_event_open() is not implemented (ENOSYS): test-sampler-live and every
-# integration test that samples cannot run, so only the unit suite runs by default (test-sampler-unwind,
-# test-sampler-unwind-debuginfo, test-sampler-unwind-libdwfl and test-sampler-unwind-cfi skip there
-# too: the call-frame unwinder is x86-64's). Needs root (or sudo) for the packages.
+# integration test that samples cannot run, so only the unit suite runs by default
+# (test-sampler-unwind-arm64 walks the arm64 fixture's stack; test-sampler-unwind,
+# test-sampler-unwind-debuginfo, test-sampler-unwind-libdwfl and test-sampler-unwind-cfi skip there:
+# their fixtures are x86-64's). Needs root (or sudo) for the packages.
 set -euo pipefail
 
 cd "$(dirname "$0")/.."
