@@ -443,6 +443,7 @@ static int manager_load_rules(Manager *m, RuleSet **ret) {
                 return r == -ENOMEM ? r : -EBADMSG;
         }
         log_info("Loaded %zu rules from %s.", rule_set_size(*ret), m->config->rules_path);
+        tprofd_config_warn_retention(m->config, *ret);
         return 0;
 }
 

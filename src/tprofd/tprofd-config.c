@@ -14,6 +14,7 @@
 #include "basic/parse-util.h"
 #include "basic/string-util.h"
 #include "basic/time-util.h"
+#include "rules/rules.h"
 #include "sampler/sampler-unwind.h"
 #include "sampler/sampler.h"
 #include "symbolizer/symbolizer.h"
@@ -63,6 +64,32 @@ int tprofd_journal_context_from_string(const char *s) {
 
 const char *tprofd_journal_context_to_string(int v) {
         return v >= 0 && v < (int) ELEMENTSOF(priority_table) ? priority_table[v] : "off";
+}
+
+const Rule *tprofd_config_rule_past_retention(const TprofdConfig *c, const RuleSet *rules) {
+        uint64_t keep = c->retention_age_usec > 0 ? c->retention_age_usec : RETENTION_AGE_USEC_DEFAULT;
+        const Rule *worst = NULL;
+
+        for (size_t i = 0; rules && i < rule_set_size(rules); i++) {
+                const Rule *r = rule_set_get(rules, i);
+
+                if (r->enabled && r->before_usec > keep && (!worst || r->before_usec > worst->before_usec))
+                        worst = r;
+        }
+        return worst;
+}
+
+void tprofd_config_warn_retention(const TprofdConfig *c, const RuleSet *rules) {
+        const Rule *r = tprofd_config_rule_past_retention(c, rules);
+
+        if (r)
+                log_warning("%s:%u: rule '%s' asks for %s before its events, but retention.max_age%s%s keeps "
+                            "windows for %s: the seconds its bundles start with, and their baseline, may be "
+                            "deleted before an event comes. Raise max_age or lower before.",
+                            r->file, r->line, r->name, FORMAT_TIMESPAN(r->before_usec),
+                            c->config_path ? " in " : "", c->config_path ?: "",
+                            FORMAT_TIMESPAN(c->retention_age_usec > 0 ? c->retention_age_usec
+                                                                      : RETENTION_AGE_USEC_DEFAULT));
 }
 
 int tprofd_config_hook_check(const TprofdConfig *c) {

@@ -9,6 +9,7 @@
 #include <stdint.h>
 
 #include "conf/conf-yaml.h"
+#include "rules/rules.h"
 
 #define FREQ_HZ_DEFAULT 97U
 #define FREQ_HZ_MAX 10000U
@@ -67,6 +68,14 @@ int tprofd_unwind_stack_valid(uint64_t bytes);
 /* 0 when incidents.on_bundle is unset or this process may run its command, else -errno (a hook
  * installed later, a path copied from the wrong place, a file nobody may execute). */
 int tprofd_config_hook_check(const TprofdConfig *c);
+
+/* The enabled rule that asks for the most time before its events, if the retention by age
+ * (retention.max_age) keeps less: the ring deletes a window once its last sample is that old, so
+ * the seconds such a rule's bundles start with may be gone before its event comes, with the
+ * baseline before them. NULL when every rule fits. */
+const Rule *tprofd_config_rule_past_retention(const TprofdConfig *c, const RuleSet *rules);
+/* Logs that, as a warning naming where the retention comes from; nothing when every rule fits. */
+void tprofd_config_warn_retention(const TprofdConfig *c, const RuleSet *rules);
 
 void tprofd_config_init(TprofdConfig *c);
 void tprofd_config_done(TprofdConfig *c);

@@ -57,6 +57,19 @@ if [ "$(id -u)" = 0 ]; then
         expect_exit 78 "$TPROFD" --config "$TEST_TMP/example-noexec.yaml" --check-config
 fi
 
+# A rule that asks for more time before its events than the ring keeps is named, with where the
+# retention comes from; a warning, not an error.
+printf 'rules:\n  - name: fits\n    source: kernel\n    match: "a"\n    before: 50s\n  - name: slow\n    source: kernel\n    match: "b"\n    before: 90s\n' >"$TEST_TMP/slow-rules.yaml"
+printf 'retention:\n  max_age: 1m\n' >"$TEST_TMP/short.yaml"
+"$TPROFD" --config "$TEST_TMP/short.yaml" --rules "$TEST_TMP/slow-rules.yaml" --check-config >"$OUT" 2>"$ERR" ||
+        fail "a short retention is refused: $(cat "$ERR")"
+grep -q "slow-rules.yaml:6: rule 'slow' asks for 1m30s before its events, but retention.max_age in $TEST_TMP/short.yaml keeps windows for 1m:" "$ERR" ||
+        fail "a short retention is not named: $(cat "$ERR")"
+grep -q "'fits'" "$ERR" && fail "a rule that fits is named: $(cat "$ERR")"
+printf 'retention:\n  max_age: 2m\n' >"$TEST_TMP/long.yaml"
+"$TPROFD" --config "$TEST_TMP/long.yaml" --rules "$TEST_TMP/slow-rules.yaml" --check-config >"$OUT" 2>"$ERR" || fail "$(cat "$ERR")"
+grep -q 'retention' "$ERR" && fail "a retention that fits is warned of: $(cat "$ERR")"
+
 require_perf
 require_kmsg_writable
 SOCK="$TEST_TMP/control.sock"
@@ -77,6 +90,8 @@ detail: exact
 control_socket: $SOCK
 incidents:
   max_bundles: 5
+retention:
+  max_age: 10m
 CONF
 "$TPROFD" --config "$TEST_TMP/tprofd.yaml" --check-config >"$OUT" || fail "check-config on a good file"
 grep -q "^configuration: $TEST_TMP/tprofd.yaml" "$OUT" || fail "$(cat "$OUT")"
@@ -99,6 +114,13 @@ kill -HUP "$TPROFD_PID"
 wait_for 10 grep -q "Loaded 2 rules" "$TEST_TMP/tprofd.log" || fail "no reload: $(tail "$TEST_TMP/tprofd.log")"
 kmsg_write "tprof-cfg-$TOKEN two"
 wait_for 10 matched_once two || fail "the reloaded rule did not match"
+
+# A reloaded rule that asks for more than the ring keeps is named in the log.
+rules one two >"$TEST_TMP/rules.yaml"
+printf '  - name: long\n    source: kernel\n    match: "never"\n    before: 11m\n' >>"$TEST_TMP/rules.yaml"
+kill -HUP "$TPROFD_PID"
+wait_for 10 grep -q "rule 'long' asks for 11m before its events, but retention.max_age in $TEST_TMP/tprofd.yaml keeps windows for 10m:" \
+        "$TEST_TMP/tprofd.log" || fail "no retention warning on reload: $(tail "$TEST_TMP/tprofd.log")"
 
 # Reload with a bad rules file: reported, the old rules keep running.
 printf 'rules:\n  - name: one\n    source: kernel\n    match: "(unclosed"\n' >"$TEST_TMP/rules.yaml"
