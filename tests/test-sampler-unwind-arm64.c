@@ -11,6 +11,7 @@
  */
 #include <fcntl.h>
 #include <gelf.h>
+#include <sys/auxv.h>
 
 #include "basic/fileio.h"
 #include "basic/string-util.h"
@@ -55,7 +56,7 @@ static uint64_t plt_entry(const Snapshot *s, const char *fixture) {
         elf_end(e);
         assert_int_not_equal(plt, 0);
         /* The program's first mapping (a PIE's addresses start at 0); PLT0, the lazy resolver's
-         * stub, is 32 bytes, each entry after it 16 (AArch64 ELF ABI). */
+         * stub, is 32 bytes, the first entry after it (AArch64 ELF ABI). */
         for (size_t i = 0; i < s->n_maps; i++)
                 if (s->maps[i].pgoff == 0 && endswith(s->maps[i].path, strrchr(fixture, '/'))) {
                         base = s->maps[i].start;
@@ -127,6 +128,14 @@ static void test_arm64_signed_return_addresses(void **state) {
                         }
         }
         print_message("  %u signed return addresses in the copy\n", signed_found);
+#if defined(__aarch64__) && defined(HWCAP_PACA)
+        /* Run here, on an arm64 CPU without pointer authentication (Graviton2, Neoverse N1), the
+         * fixture's signing instructions do nothing. */
+        if (!getenv("TPROF_QEMU_AARCH64") && !(getauxval(AT_HWCAP) & HWCAP_PACA)) {
+                print_message("  this CPU has no pointer authentication: nothing was signed\n");
+                return;
+        }
+#endif
         assert_true(signed_found >= 3);
 }
 
@@ -156,7 +165,8 @@ static void test_arm64_files_not_for_x86_64(void **state) {
 
 /* Interrupted in a PLT entry (no CFI: ld writes none for them on arm64), the function that
  * called through it is in x30: auto mode walks on from there, dwarf mode cuts. The snapshot's
- * registers with the stub's address as pc: unwind_leaf calling through it. */
+ * registers with the stub's address as pc: unwind_leaf calling through it. Only PLT entries: in
+ * the PLT's header the walk goes by the frame pointer. */
 static void test_arm64_plt_stub(void **state) {
         const char *fixture = getenv("TPROF_ARM64_FIXTURE");
         _cleanup_(snapshot_done) Snapshot s = {};
@@ -191,6 +201,45 @@ static void test_arm64_plt_stub(void **state) {
                 assert_int_equal(st.stacks_fp, 1);
                 assert_int_equal(st.frames_fp, 1);
         }
+
+        /* PLT0, the lazy resolver's entry, pushes x16 and x30 first: not a stub walked from x30 (as
+         * no other code without CFI is), but by the frame pointer. */
+        _cleanup_(unwinder_freep) Unwinder *u = NULL;
+        s.ip = plt_entry(&s, fixture) - 32 + 8;
+        assert_int_equal(unwinder_new(&(UnwinderOptions) { .mode = UNWIND_MODE_AUTO }, &u), 0);
+        n = walk(u, &s, s.size, ips, ELEMENTSOF(ips));
+        assert_true(n >= 2);
+        assert_int_not_equal(ips[1], s.lr);
+}
+
+/* The library without CFI, with frame pointers: its frame is walked by its frame record, which
+ * does not say where its caller's stack pointer was; the caller, whose rule needs it, is walked by
+ * its frame pointer too (or the walk is cut), never by its rule from a made-up stack pointer. */
+static void test_arm64_frame_pointer_step(void **state) {
+        const char *fixture = getenv("TPROF_ARM64_FIXTURE_NOCFI");
+        _cleanup_(unwinder_freep) Unwinder *u = NULL;
+        _cleanup_(snapshot_done) Snapshot s = {};
+        uint64_t ips[128];
+        UnwindStats st;
+        char buf[256];
+        size_t n;
+
+        if (!arm64_snapshot("TPROF_ARM64_FIXTURE_NOCFI", &s))
+                skip();
+        assert_int_equal(unwinder_new(&(UnwinderOptions) { .mode = UNWIND_MODE_AUTO }, &u), 0);
+        n = walk(u, &s, s.size, ips, ELEMENTSOF(ips));
+        for (size_t i = 0; i < n; i++)
+                print_message("  #%zu %#" PRIx64 " %s\n", i, ips[i], name_of(&s, ips[i], i > 0, fixture, buf, sizeof(buf)));
+        unwinder_get_stats(u, &st);
+        assert_true(n > 5);
+        for (size_t i = 0; i < 5; i++)
+                assert_string_equal(name_of(&s, ips[i], i > 0, fixture, buf, sizeof(buf)), arm64_path[i]);
+        assert_true(st.frames_fp >= 1);
+        /* unwind_outer's rule from sp = x29 + 16 read a word of lib_middle's frame as its return
+         * address (0x4); by frame pointers main is passed over (as perf -g passes over it), but no
+         * frame is made up. */
+        for (size_t i = 5; i < n && ips[i] != 0; i++)
+                assert_string_not_equal(name_of(&s, ips[i], true, fixture, buf, sizeof(buf)), "(unmapped)");
 }
 
 int main(void) {
@@ -199,6 +248,7 @@ int main(void) {
                 cmocka_unit_test(test_arm64_signed_return_addresses),
                 cmocka_unit_test(test_arm64_files_not_for_x86_64),
                 cmocka_unit_test(test_arm64_plt_stub),
+                cmocka_unit_test(test_arm64_frame_pointer_step),
         };
         return cmocka_run_group_tests(tests, setup, teardown);
 }

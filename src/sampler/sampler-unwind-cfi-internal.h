@@ -86,6 +86,9 @@ struct UnwindCfiFile {
         uint64_t debug_file_retry_usec; /* one was too large for the room left: not before then */
         UnwindGoFunc *go_funcs; /* a Go program's, sorted; NULL: none */
         size_t n_go_funcs;
+        /* An arm64 file's PLT stubs, [start, end) in the CFI's addresses: .plt past its header
+         * (PLT0, the lazy resolver's entry, which pushes onto the stack) and .iplt. 0, 0: none. */
+        uint64_t plt_start[2], plt_end[2];
 };
 
 /* What libdw keeps of each FDE it parses (elfutils' fde.c): a 40-byte FDE and a 24-byte search

@@ -68,6 +68,47 @@ static void read_segments(UnwindCfiFile *f) {
         }
 }
 
+/* AArch64 ELF ABI: each PLT starts with a 32-byte header, PLT0, with or without BTI (binutils'
+ * elfnn-aarch64.c, lld's AArch64 PLT alike). */
+#define UNWIND_ARM64_PLT0_BYTES 32U
+
+/* An arm64 file's PLT stubs, from its section headers (a file stripped of them has none found:
+ * its PLT samples are walked as other code without CFI). */
+static void read_plt_ranges(UnwindCfiFile *f) {
+        size_t shstrndx, n = 0;
+        Elf_Scn *scn = NULL;
+
+        if (f->arch.machine != EM_AARCH64 || elf_getshdrstrndx(f->elf, &shstrndx) < 0)
+                return;
+        while ((scn = elf_nextscn(f->elf, scn)) && n < ELEMENTSOF(f->plt_start)) {
+                uint64_t skip;
+                const char *name;
+                GElf_Shdr sh;
+
+                if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_PROGBITS || !(sh.sh_flags & SHF_EXECINSTR) ||
+                    !(name = elf_strptr(f->elf, shstrndx, sh.sh_name)))
+                        continue;
+                if (streq(name, ".plt"))
+                        skip = UNWIND_ARM64_PLT0_BYTES;
+                else if (streq(name, ".iplt"))
+                        skip = 0;
+                else
+                        continue;
+                if (sh.sh_size <= skip || sh.sh_addr + sh.sh_size < sh.sh_addr)
+                        continue;
+                f->plt_start[n] = sh.sh_addr + skip;
+                f->plt_end[n] = sh.sh_addr + sh.sh_size;
+                n++;
+        }
+}
+
+bool unwind_cfi_file_in_plt_stub(const UnwindCfiFile *f, uint64_t vaddr) {
+        for (size_t i = 0; i < ELEMENTSOF(f->plt_start); i++)
+                if (vaddr >= f->plt_start[i] && vaddr < f->plt_end[i])
+                        return true;
+        return false;
+}
+
 /* The bytes of the sections libdw reads into memory for .eh_frame's CFI (ELF_C_READ copies what it
  * reads), and whether there is a .debug_frame (its copy is counted by load_debug_frame()). */
 static size_t cfi_section_bytes(Elf *elf, bool *ret_debug_frame) {
@@ -530,6 +571,7 @@ static int load_elf(UnwindCfiFile *f, int fd) {
                                                  .scratch = { 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff } };
         }
         read_segments(f);
+        read_plt_ranges(f);
         n = dwelf_elf_gnu_build_id(f->elf, &bid);
         if (n > 0 && (size_t) n <= sizeof(f->build_id)) {
                 memcpy(f->build_id, bid, (size_t) n);

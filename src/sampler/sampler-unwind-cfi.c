@@ -157,8 +157,30 @@ static bool saved_reg_rule(Dwarf_Frame *frame, int reg, uint8_t *ret_kind, int32
         return true;
 }
 
+/* The bits of a user code address on this machine: on arm64, what XPACLRI (a hint, a no-op on a
+ * CPU without pointer authentication) leaves of an address with every bit below bit 55 set, which
+ * is the kernel's virtual address size (39, 42, 47, 48 or 52 bits) where codes are added, and all of
+ * them where none are; elsewhere (an arm64 process's stack read on another machine, the tests')
+ * UNWIND_ARM64_ADDR_MASK. */
+static uint64_t arm64_addr_mask(void) {
+        static uint64_t mask; /* 0: not measured yet; the same value whichever thread writes it */
+        uint64_t m = __atomic_load_n(&mask, __ATOMIC_RELAXED);
+
+        if (m != 0)
+                return m;
+#if defined(__aarch64__)
+        __asm__ volatile("mov x30, %1\n\thint #7\n\tmov %0, x30" : "=r"(m) : "r"(UINT64_C(0x007fffffffffffff)) : "x30");
+        if (m == 0)
+                m = UNWIND_ARM64_ADDR_MASK;
+#else
+        m = UNWIND_ARM64_ADDR_MASK;
+#endif
+        __atomic_store_n(&mask, m, __ATOMIC_RELAXED);
+        return m;
+}
+
 uint64_t unwind_strip_pac(uint16_t machine, uint64_t ra) {
-        return machine == EM_AARCH64 ? ra & UNWIND_ARM64_ADDR_MASK : ra;
+        return machine == EM_AARCH64 ? ra & arm64_addr_mask() : ra;
 }
 
 static void rule_from_frame(const UnwindArch *a, Dwarf_Frame *frame, UnwindRule *ret) {

@@ -85,10 +85,12 @@ typedef struct UnwindRegs {
 
 /* arm64 return addresses with a pointer authentication code in their top bits (code built with
  * -mbranch-protection=pac-ret or standard signs the return address it saves): the code is taken
- * off by keeping the low 48 bits, the user address space of a kernel with 48-bit virtual
- * addresses (4 KiB pages, 4 levels; or 16 KiB and 64 KiB pages), Linux's default on arm64; a
- * process given addresses above 2^48 by a kernel with 52-bit ones (which it must ask for, with
- * an mmap() hint) is walked wrongly there. Bit 55, which the code spares, is 0 in user space. */
+ * off by keeping the bits of an address, as the CPU's XPACLRI instruction keeps them on an arm64
+ * machine (the kernel's virtual address size), elsewhere (an arm64 process's copy walked on
+ * another machine) the low 48 bits: the user address space of a kernel with 48-bit virtual
+ * addresses, Linux's default on arm64. Bit 55, which the code spares, is 0 in user space. A kernel
+ * with 52-bit virtual addresses puts codes from bit 52 up, and gives a process addresses above
+ * 2^48 only when it asks (an mmap() hint). */
 #define UNWIND_ARM64_ADDR_MASK ((UINT64_C(1) << 48) - 1)
 uint64_t unwind_strip_pac(uint16_t machine, uint64_t ra);
 
@@ -152,6 +154,10 @@ size_t unwind_cfi_file_bytes(const UnwindCfiFile *f);
 const uint8_t *unwind_cfi_file_build_id(const UnwindCfiFile *f, size_t *ret_len);
 /* File offset -> the ELF virtual address the CFI speaks of; false if no PT_LOAD segment holds it. */
 bool unwind_cfi_file_offset_to_vaddr(const UnwindCfiFile *f, uint64_t offset, uint64_t *ret_vaddr);
+
+/* Whether vaddr is in one of an arm64 file's PLT stubs (.plt past its 32-byte header, .iplt): code
+ * that moves neither sp nor x30, and for which the linker writes no CFI. False for other files. */
+bool unwind_cfi_file_in_plt_stub(const UnwindCfiFile *f, uint64_t vaddr);
 
 /* The rule at vaddr; never fails (a broken or missing FDE is UNWIND_RULE_NONE). In a Go program
  * its go_flags are those of the function at vaddr, whatever its kind (-ldflags=-w leaves no CFI). */

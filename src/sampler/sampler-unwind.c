@@ -695,7 +695,8 @@ size_t unwinder_unwind(Unwinder *u, ProcTable *procs, const UnwindInput *in, uin
         const unsigned word = compat32 ? 4 : 8;
         UnwindMemory mem = { .base = in->sp & mask, .data = in->stack, .size = in->stack_size };
         UnwindRegs regs = { .ip = in->ip & mask, .sp = in->sp & mask, .bp = in->bp & mask, .bp_valid = true,
-                              .bx = in->bx & mask, .bx_valid = true,
+                              /* arm64's sample has no x19, which bx stands for there */
+                              .bx = in->bx & mask, .bx_valid = machine != EM_AARCH64,
                               .lr = unwind_strip_pac(machine, in->lr), .lr_valid = machine == EM_AARCH64 };
         /* Reading the clock costs about as much as walking a frame, so a stack of fewer than
          * UNWIND_CLOCK_FRAMES frames never reads it: the budget starts at the first check. One
@@ -814,14 +815,15 @@ size_t unwinder_unwind(Unwinder *u, ProcTable *procs, const UnwindInput *in, uin
                                 exact = rule->signal; /* the caller of a signal frame was interrupted, not calling */
                         }
                 }
-                /* arm64: an address without CFI in a file that has CFI for others is a stub the
-                 * linker made (a PLT entry: ld writes no CFI for them on arm64, as it does on
-                 * x86-64) or hand-written code without any. Interrupted there, such code has its
-                 * return address still in the link register and the stack pointer as its caller
-                 * left it (a stub touches neither): its caller is found from x30, and walked by
-                 * its own rule from the same stack pointer. Counted with the frame-pointer steps. */
+                /* arm64: a PLT entry has no CFI (ld writes none for them on arm64, as it does on
+                 * x86-64). Interrupted there, a stub has its return address still in the link
+                 * register and the stack pointer as its caller left it (it touches neither): its
+                 * caller is found from x30, and walked by its own rule from the same stack pointer.
+                 * Only there: hand-written code without CFI may have pushed a frame (OpenSSL's
+                 * arm64 assembly), and is walked by its frame pointer as any other. Counted with
+                 * the frame-pointer steps. */
                 if (r == UNWIND_STEP_NO_CFI && u->mode == UNWIND_MODE_AUTO && machine == EM_AARCH64 && n == 1 &&
-                    regs.lr_valid && f && unwind_cfi_file_has_cfi(f)) {
+                    regs.lr_valid && f && unwind_cfi_file_in_plt_stub(f, vaddr)) {
                         regs.ip = regs.lr;
                         regs.lr_valid = false;
                         regs.scratch_valid = 0;

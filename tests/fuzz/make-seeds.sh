@@ -114,9 +114,10 @@ if [ -x "$build/tests/unwind-fixture" ]; then
 import struct, sys
 src, out, depth = sys.argv[1], sys.argv[2], sys.argv[3]
 b = open(src, "rb").read()
-assert b[:4] == b"TPUW"
+assert b[:4] in (b"TPUW", b"TPUA")  # an arm64 fixture's has its link register after the header
 ip, sp, bp, size = struct.unpack_from("<4Q", b, 4)
-stack = b[36:36 + size]
+start = 44 if b[:4] == b"TPUA" else 36
+stack = b[start:start + size]
 for flags in (0x00, 0x01, 0x02, 0x08, 0x10):
     hdr = bytes([flags, 128]) + struct.pack("<4Q", ip, sp, bp, 0) + bytes(8 * 9)
     open("%s/depth%s-flags%02x" % (out, depth, flags), "wb").write(hdr + stack)
