@@ -120,6 +120,20 @@ static void test_vacuum_by_size_oldest_first(void **state) {
         assert_int_equal(removed[2].reason, VACUUM_REASON_SIZE);
         assert_true(exists("h-20261121T100000Z-120s.tpw"));
         assert_true(exists("h-20261121T130000Z-120s.tpw"));
+        assert_int_equal(res.newest_removed, -1);
+}
+
+/* A limit smaller than the open window and the newest finished one removes every window as soon as
+ * it is finished: said, so that tprofd can warn of it. */
+static void test_vacuum_newest_removed(void **state) {
+        VacuumLimits l = { .max_bytes = 1500 };
+        VacuumResult res;
+
+        assert_int_equal(store_vacuum(dir_fd, &l, now_usec(CLOCK_REALTIME), false, on_removed, NULL, &res), 0);
+        assert_int_equal(res.removed, 4);
+        assert_string_equal(removed[3].name, "h-20261121T130000Z-120s.tpw");
+        assert_int_equal(res.newest_removed, VACUUM_REASON_SIZE);
+        assert_true(exists("h-20261121T140000Z-120s.tpw.partial"));
 }
 
 static void test_vacuum_free_space_margin(void **state) {
@@ -130,6 +144,7 @@ static void test_vacuum_free_space_margin(void **state) {
         assert_int_equal(store_vacuum(dir_fd, &l, now_usec(CLOCK_REALTIME), false, on_removed, NULL, &res), 0);
         assert_int_equal(res.removed, 4);
         assert_int_equal(removed[0].reason, VACUUM_REASON_FREE_SPACE);
+        assert_int_equal(res.newest_removed, VACUUM_REASON_FREE_SPACE);
         assert_true(exists("h-20261121T100000Z-120s.tpw"));
         assert_true(exists("h-20261121T140000Z-120s.tpw.partial"));
 }
@@ -318,6 +333,7 @@ int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test_setup_teardown(test_vacuum_by_age_keeps_pinned, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_vacuum_by_size_oldest_first, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_vacuum_newest_removed, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_vacuum_free_space_margin, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_vacuum_unpinned_after_bundle_removed, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_vacuum_emergency, setup, teardown),

@@ -186,7 +186,7 @@ int store_vacuum(int dir_fd, const VacuumLimits *limits, uint64_t now_realtime_u
         Candidate *cands = NULL;
         size_t n = 0, allocated = 0;
         uint64_t total = 0;
-        VacuumResult res = {};
+        VacuumResult res = { .newest_removed = -1 };
         struct dirent *de;
         int r = 0;
 
@@ -273,6 +273,8 @@ int store_vacuum(int dir_fd, const VacuumLimits *limits, uint64_t now_realtime_u
                         goto finish;
                 if (r == 0 && c->pinned)
                         res.pinned_kept++;
+                if (r > 0 && i == n - 1) /* sorted oldest first */
+                        res.newest_removed = reason;
                 r = 0;
         }
 

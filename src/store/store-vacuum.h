@@ -49,6 +49,10 @@ typedef struct VacuumResult {
         unsigned removed;
         uint64_t bytes_freed;
         unsigned pinned_kept; /* pinned windows that a limit would otherwise have removed */
+        /* The reason the newest finished window was removed for, or -1 if it was kept (or there is
+         * none): by size or free space, the limits hold less than it and the open window, so every
+         * window is removed as soon as it is finished. */
+        int newest_removed;
 } VacuumResult;
 
 typedef void (*VacuumCallback)(const char *name, VacuumReason reason, uint64_t bytes, void *userdata);

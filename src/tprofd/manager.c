@@ -27,6 +27,7 @@
 #include "basic/clock-map.h"
 #include "basic/fileio.h"
 #include "basic/log.h"
+#include "basic/parse-util.h"
 #include "basic/string-util.h"
 #include "basic/time-util.h"
 #include "bundle/bundle-format.h"
@@ -38,6 +39,7 @@
 #include "rules/rules.h"
 #include "sampler/sampler.h"
 #include "store/ring-store.h"
+#include "store/store-vacuum.h"
 #include "tprofd/daemon-control.h"
 #include "tprofd/manager.h"
 #include "tprofd/state-dir.h"
@@ -103,6 +105,7 @@ typedef struct Manager {
         uint64_t symbol_drops_reported, unwind_drops_reported;
         bool ring_error_reported;
         bool copy_hint_reported;
+        bool retention_window_reported; /* said once a run */
 } Manager;
 
 /* --- helpers ------------------------------------------------------------------------------------- */
@@ -258,6 +261,19 @@ static int on_vacuum_timer(sd_event_source *s, uint64_t usec, void *userdata) {
         r = ring_store_vacuum(m->ring, now_usec(CLOCK_REALTIME), &v);
         if (r < 0)
                 log_warning_errno(r, "Failed to apply retention to '%s', ignoring: %m", m->ring_dir);
+        else if (!m->retention_window_reported && v.newest_removed == VACUUM_REASON_SIZE) {
+                log_warning("Retention removed the newest finished window: retention.max_bytes (%s) holds less than "
+                            "it and the open window, so each window goes as soon as it is finished and bundles "
+                            "hold only the open window's seconds. Raise max_bytes.",
+                            FORMAT_BYTES(m->config->retention_bytes));
+                m->retention_window_reported = true;
+        } else if (!m->retention_window_reported && v.newest_removed == VACUUM_REASON_FREE_SPACE) {
+                log_warning("Retention removed the newest finished window: the file system of '%s' has less than "
+                            "retention.keep_free (%s) free, so each window goes as soon as it is finished and "
+                            "bundles hold only the open window's seconds. Free space there, or lower keep_free.",
+                            m->ring_dir, FORMAT_BYTES(m->config->keep_free_bytes));
+                m->retention_window_reported = true;
+        }
         return sd_event_source_set_time_relative(s, VACUUM_USEC);
 }
 
