@@ -133,7 +133,21 @@ static void test_vacuum_newest_removed(void **state) {
         assert_int_equal(res.removed, 4);
         assert_string_equal(removed[3].name, "h-20261121T130000Z-120s.tpw");
         assert_int_equal(res.newest_removed, VACUUM_REASON_SIZE);
+        assert_int_equal(res.pinned_bytes, 1000); /* b, which counts against the limit and stays */
         assert_true(exists("h-20261121T140000Z-120s.tpw.partial"));
+}
+
+/* The newest finished window pinned by a bundle stays, and is not said to be removed. */
+static void test_vacuum_newest_pinned(void **state) {
+        VacuumLimits l = { .max_bytes = 1500 };
+        VacuumResult res;
+
+        pin("h-20261121T130000Z-120s.tpw");
+        assert_int_equal(store_vacuum(dir_fd, &l, now_usec(CLOCK_REALTIME), false, on_removed, NULL, &res), 0);
+        assert_int_equal(res.removed, 3);
+        assert_true(exists("h-20261121T130000Z-120s.tpw"));
+        assert_int_equal(res.newest_removed, -1);
+        assert_int_equal(res.pinned_bytes, 2000);
 }
 
 static void test_vacuum_free_space_margin(void **state) {
@@ -334,6 +348,7 @@ int main(void) {
                 cmocka_unit_test_setup_teardown(test_vacuum_by_age_keeps_pinned, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_vacuum_by_size_oldest_first, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_vacuum_newest_removed, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_vacuum_newest_pinned, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_vacuum_free_space_margin, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_vacuum_unpinned_after_bundle_removed, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_vacuum_emergency, setup, teardown),

@@ -215,6 +215,8 @@ int store_vacuum(int dir_fd, const VacuumLimits *limits, uint64_t now_realtime_u
                         .bytes = (uint64_t) st.st_size,
                         .pinned = st.st_nlink > 1,
                 };
+                if (st.st_nlink > 1)
+                        res.pinned_bytes += (uint64_t) st.st_size;
                 if (!cands[n++].name) {
                         r = -ENOMEM;
                         goto finish;
@@ -244,10 +246,15 @@ int store_vacuum(int dir_fd, const VacuumLimits *limits, uint64_t now_realtime_u
                 goto finish;
         }
 
+        /* Free space is measured once a pass, and what the pass removed added to it: some file
+         * systems show freed blocks only later (btrfs at its commit; a file someone still reads
+         * keeps its blocks), and measuring after each removal would empty the ring in one pass
+         * there. A margin still missed is seen again by the next pass. */
+        bool avail_known = false;
+        uint64_t avail0 = 0;
         for (size_t i = 0; i < n; i++) {
                 Candidate *c = &cands[i];
                 VacuumReason reason = _VACUUM_REASON_INVALID;
-                uint64_t avail = 0;
 
                 if (limits->max_age_usec > 0 && limits->max_age_usec != USEC_INFINITY &&
                     (c->this_boot ? c->mono_usec + limits->max_age_usec < limits->now_mono_usec
@@ -256,10 +263,14 @@ int store_vacuum(int dir_fd, const VacuumLimits *limits, uint64_t now_realtime_u
                 else if (limits->max_bytes > 0 && total > limits->max_bytes)
                         reason = VACUUM_REASON_SIZE;
                 else if (limits->keep_free_bytes > 0) {
-                        r = free_bytes(dir_fd, &avail);
-                        if (r < 0)
-                                goto finish;
-                        if (avail < limits->keep_free_bytes)
+                        if (!avail_known) {
+                                r = free_bytes(dir_fd, &avail0);
+                                if (r < 0)
+                                        goto finish;
+                                avail_known = true;
+                                avail0 -= MIN(avail0, res.bytes_freed); /* counted again below */
+                        }
+                        if (avail0 + res.bytes_freed < limits->keep_free_bytes)
                                 reason = VACUUM_REASON_FREE_SPACE;
                 }
                 if (reason < 0)

@@ -50,9 +50,10 @@ typedef struct VacuumResult {
         uint64_t bytes_freed;
         unsigned pinned_kept; /* pinned windows that a limit would otherwise have removed */
         /* The reason the newest finished window was removed for, or -1 if it was kept (or there is
-         * none): by size or free space, the limits hold less than it and the open window, so every
-         * window is removed as soon as it is finished. */
+         * none): by size, the limit holds less than it, the open window and the windows bundles
+         * hold (pinned_bytes); by free space, the file system had less free than the margin even so. */
         int newest_removed;
+        uint64_t pinned_bytes; /* of the finished windows bundles hold */
 } VacuumResult;
 
 typedef void (*VacuumCallback)(const char *name, VacuumReason reason, uint64_t bytes, void *userdata);

@@ -73,7 +73,9 @@ const Rule *tprofd_config_rule_past_retention(const TprofdConfig *c, const RuleS
         for (size_t i = 0; rules && i < rule_set_size(rules); i++) {
                 const Rule *r = rule_set_get(rules, i);
 
-                if (r->enabled && r->before_usec > keep && (!worst || r->before_usec > worst->before_usec))
+                /* a journal rule where the journal is not followed never fires */
+                if (r->enabled && (r->source != RULE_SOURCE_JOURNAL || c->journal) && r->before_usec > keep &&
+                    (!worst || r->before_usec > worst->before_usec))
                         worst = r;
         }
         return worst;

@@ -410,9 +410,9 @@ static int run(int argc, char *argv[]) {
                 /* The configuration already loaded, or we would not be here. */
                 printf("configuration: %s\n", arg_config.config_path ?: "defaults (no " TPROFD_CONFIG_FILE ")");
                 r = rules_tester_check(arg_config.rules_path, stdout, stderr, &config_error);
-                if (!config_error) {
+                if (r >= 0 && !config_error) {
                         RuleSet *rs = NULL;
-                        RuleError re = CONF_ERROR_NULL;
+                        RuleError re = RULE_ERROR_NULL;
 
                         if (rule_set_load(arg_config.rules_path, &rs, &re) >= 0)
                                 tprofd_config_warn_retention(&arg_config, rs);

@@ -65,10 +65,19 @@ printf 'retention:\n  max_age: 1m\n' >"$TEST_TMP/short.yaml"
         fail "a short retention is refused: $(cat "$ERR")"
 grep -q "slow-rules.yaml:6: rule 'slow' asks for 1m30s before its events, but retention.max_age in $TEST_TMP/short.yaml keeps windows for 1m:" "$ERR" ||
         fail "a short retention is not named: $(cat "$ERR")"
-grep -q "'fits'" "$ERR" && fail "a rule that fits is named: $(cat "$ERR")"
+printf 'rules:\n  - name: fits\n    source: kernel\n    match: "a"\n    before: 1m\n' >"$TEST_TMP/fits-rules.yaml"
+"$TPROFD" --config "$TEST_TMP/short.yaml" --rules "$TEST_TMP/fits-rules.yaml" --check-config >"$OUT" 2>"$ERR" || fail "$(cat "$ERR")"
+grep -q 'retention' "$ERR" && fail "a rule whose before equals max_age is warned of: $(cat "$ERR")"
 printf 'retention:\n  max_age: 2m\n' >"$TEST_TMP/long.yaml"
 "$TPROFD" --config "$TEST_TMP/long.yaml" --rules "$TEST_TMP/slow-rules.yaml" --check-config >"$OUT" 2>"$ERR" || fail "$(cat "$ERR")"
 grep -q 'retention' "$ERR" && fail "a retention that fits is warned of: $(cat "$ERR")"
+# A journal rule where the journal is not followed never fires: not named.
+printf 'rules:\n  - name: jslow\n    source: journal\n    match: "b"\n    before: 90s\n' >"$TEST_TMP/jslow-rules.yaml"
+printf 'retention:\n  max_age: 1m\nsources:\n  journal: false\n' >"$TEST_TMP/nojournal.yaml"
+"$TPROFD" --config "$TEST_TMP/nojournal.yaml" --rules "$TEST_TMP/jslow-rules.yaml" --check-config >"$OUT" 2>"$ERR" || fail "$(cat "$ERR")"
+grep -q 'retention' "$ERR" && fail "a journal rule without the journal is warned of: $(cat "$ERR")"
+"$TPROFD" --config "$TEST_TMP/short.yaml" --rules "$TEST_TMP/jslow-rules.yaml" --check-config >"$OUT" 2>"$ERR" || fail "$(cat "$ERR")"
+grep -q "rule 'jslow' asks for 1m30s" "$ERR" || fail "a journal rule is not named: $(cat "$ERR")"
 
 require_perf
 require_kmsg_writable
@@ -81,6 +90,7 @@ rules() { # rules NAME...: one origin-any rule per name matching "tprof-cfg-$TOK
         done
 }
 rules one >"$TEST_TMP/rules.yaml"
+printf '  - name: long\n    source: kernel\n    match: "never"\n    before: 11m\n' >>"$TEST_TMP/rules.yaml"
 cat >"$TEST_TMP/tprofd.yaml" <<CONF
 state_dir: $STATE
 rules: $TEST_TMP/rules.yaml
@@ -101,6 +111,9 @@ grep -q "^configuration: $TEST_TMP/tprofd.yaml" "$OUT" || fail "$(cat "$OUT")"
 TPROFD_PID=$!
 on_exit "kill $TPROFD_PID 2>/dev/null; wait $TPROFD_PID 2>/dev/null"
 wait_for 30 grep -q "running: state in $STATE, windows of 4s, exact detail" "$TEST_TMP/tprofd.log" || fail "$(cat "$TEST_TMP/tprofd.log")"
+# At start too, a rule that asks for more than the ring keeps is named.
+grep -q "rule 'long' asks for 11m before its events, but retention.max_age in $TEST_TMP/tprofd.yaml keeps windows for 10m:" \
+        "$TEST_TMP/tprofd.log" || fail "no retention warning at start: $(cat "$TEST_TMP/tprofd.log")"
 "$TPROF_BUNDLE" --control-socket "$SOCK" status >"$OUT" || fail "status"
 grep -q "at 49 Hz" "$OUT" || fail "freq from the file not applied: $(cat "$OUT")"
 wait_for 10 compgen -G "$STATE/ring/*-4s.tpw*" || fail "window length: $(ls "$STATE/ring")"
@@ -111,15 +124,18 @@ matched_once() { [ "$(matched "$1")" = 1 ]; }
 # Reload with a good rules file: the new rule matches.
 rules one two >"$TEST_TMP/rules.yaml"
 kill -HUP "$TPROFD_PID"
-wait_for 10 grep -q "Loaded 2 rules" "$TEST_TMP/tprofd.log" || fail "no reload: $(tail "$TEST_TMP/tprofd.log")"
+reloaded() { [ "$(grep -c "Reloaded the configuration" "$TEST_TMP/tprofd.log")" -ge "$1" ]; }
+wait_for 10 reloaded 1 || fail "no reload: $(tail "$TEST_TMP/tprofd.log")"
+# (one and long at start, one and two now)
+[ "$(grep -c "Loaded 2 rules" "$TEST_TMP/tprofd.log")" = 2 ] || fail "reloaded, not with 2 rules: $(tail "$TEST_TMP/tprofd.log")"
 kmsg_write "tprof-cfg-$TOKEN two"
 wait_for 10 matched_once two || fail "the reloaded rule did not match"
 
 # A reloaded rule that asks for more than the ring keeps is named in the log.
 rules one two >"$TEST_TMP/rules.yaml"
-printf '  - name: long\n    source: kernel\n    match: "never"\n    before: 11m\n' >>"$TEST_TMP/rules.yaml"
+printf '  - name: longer\n    source: kernel\n    match: "never"\n    before: 12m\n' >>"$TEST_TMP/rules.yaml"
 kill -HUP "$TPROFD_PID"
-wait_for 10 grep -q "rule 'long' asks for 11m before its events, but retention.max_age in $TEST_TMP/tprofd.yaml keeps windows for 10m:" \
+wait_for 10 grep -q "rule 'longer' asks for 12m before its events, but retention.max_age in $TEST_TMP/tprofd.yaml keeps windows for 10m:" \
         "$TEST_TMP/tprofd.log" || fail "no retention warning on reload: $(tail "$TEST_TMP/tprofd.log")"
 
 # Reload with a bad rules file: reported, the old rules keep running.
