@@ -40,6 +40,7 @@ struct RingStore {
         uint64_t written_first_ns, written_last_ns;
         uint64_t dropped_samples;
         VacuumCache *vacuum_cache; /* NULL when it could not be made: the vacuum reads every window */
+        uint64_t windows_finished; /* since the store was opened */
 };
 
 char **ring_names_free(char **l) {
@@ -178,8 +179,11 @@ static int finalize_window(RingStore *rs) {
         if (fsync(rs->fd) < 0)
                 r = -errno;
         rs->fd = safe_close(rs->fd);
-        if (renameat(rs->dir_fd, rs->partial_name, rs->dir_fd, rs->final_name) < 0 && r == 0)
-                r = -errno;
+        if (renameat(rs->dir_fd, rs->partial_name, rs->dir_fd, rs->final_name) < 0) {
+                if (r == 0)
+                        r = -errno;
+        } else
+                rs->windows_finished++;
         if (fsync(rs->dir_fd) < 0 && r == 0)
                 r = -errno;
         return r;
@@ -572,6 +576,10 @@ int ring_store_pin(RingStore *rs, uint64_t from_perf_ns, uint64_t to_perf_ns, in
                 *ret_linked = TAKE_PTR(list);
         }
         return 0;
+}
+
+uint64_t ring_store_windows_finished(const RingStore *rs) {
+        return rs->windows_finished;
 }
 
 const char *ring_store_current_name(const RingStore *rs) {

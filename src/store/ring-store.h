@@ -102,6 +102,8 @@ int ring_store_pin(RingStore *rs, uint64_t from_perf_ns, uint64_t to_perf_ns, in
 
 /* The open window's file name (ending in .partial) and counters, for status output and tests. */
 const char *ring_store_current_name(const RingStore *rs);
+/* The windows this store finished (renamed from .partial) since it was opened. */
+uint64_t ring_store_windows_finished(const RingStore *rs);
 /* When the open window ends by the wall clock (ring_store_rotate() is due then); 0 if none is open. */
 uint64_t ring_store_window_end_usec(const RingStore *rs);
 uint64_t ring_store_dropped_samples(const RingStore *rs);

@@ -167,6 +167,7 @@ static int remove_one(int dir_fd, Candidate *c, VacuumReason reason, VacuumCallb
                 return errno == ENOENT ? 0 : -errno;
         if (st.st_nlink > 1) {
                 c->pinned = true;
+                res->pinned_bytes += c->bytes;
                 return 0;
         }
         if (unlinkat(dir_fd, c->name, 0) < 0)
@@ -251,7 +252,7 @@ int store_vacuum(int dir_fd, const VacuumLimits *limits, uint64_t now_realtime_u
          * keeps its blocks), and measuring after each removal would empty the ring in one pass
          * there. A margin still missed is seen again by the next pass. */
         bool avail_known = false;
-        uint64_t avail0 = 0;
+        uint64_t avail0 = 0, freed_at_measure = 0;
         for (size_t i = 0; i < n; i++) {
                 Candidate *c = &cands[i];
                 VacuumReason reason = _VACUUM_REASON_INVALID;
@@ -268,9 +269,9 @@ int store_vacuum(int dir_fd, const VacuumLimits *limits, uint64_t now_realtime_u
                                 if (r < 0)
                                         goto finish;
                                 avail_known = true;
-                                avail0 -= MIN(avail0, res.bytes_freed); /* counted again below */
+                                freed_at_measure = res.bytes_freed; /* in avail0 already, or soon */
                         }
-                        if (avail0 + res.bytes_freed < limits->keep_free_bytes)
+                        if (avail0 + (res.bytes_freed - freed_at_measure) < limits->keep_free_bytes)
                                 reason = VACUUM_REASON_FREE_SPACE;
                 }
                 if (reason < 0)

@@ -106,7 +106,6 @@ typedef struct Manager {
         bool ring_error_reported;
         bool copy_hint_reported;
         bool retention_window_reported; /* said once a run */
-        unsigned windows_opened;        /* by this run, up to 2 */
 } Manager;
 
 /* --- helpers ------------------------------------------------------------------------------------- */
@@ -249,10 +248,8 @@ static int on_rotate_timer(sd_event_source *s, uint64_t usec, void *userdata) {
         r = ring_store_rotate(m->ring, now);
         if (r < 0)
                 log_warning_errno(r, "Failed to rotate the ring window, ignoring: %m");
-        else if (r > 0) {
+        else if (r > 0)
                 log_debug("Opened window %s.", ring_store_current_name(m->ring));
-                m->windows_opened = MIN(m->windows_opened + 1, 2U);
-        }
         return sd_event_source_set_time_relative(s, rotate_delay(m));
 }
 
@@ -264,18 +261,22 @@ static int on_vacuum_timer(sd_event_source *s, uint64_t usec, void *userdata) {
         r = ring_store_vacuum(m->ring, now_usec(CLOCK_REALTIME), &v);
         if (r < 0)
                 log_warning_errno(r, "Failed to apply retention to '%s', ignoring: %m", m->ring_dir);
-        /* Once this run finished a window of its own (before that the newest is an earlier run's,
-         * maybe larger). */
-        else if (m->retention_window_reported || m->windows_opened < 2)
-                ;
-        else if (v.newest_removed == VACUUM_REASON_SIZE) {
+        /* Said once, and only once this run finished a window of its own (before that the newest
+         * is an earlier run's, maybe larger). */
+        bool say = r >= 0 && !m->retention_window_reported && ring_store_windows_finished(m->ring) > 0;
+        if (say && v.newest_removed == VACUUM_REASON_SIZE) {
+                char what[96] = "it and the open window";
+
+                if (v.pinned_bytes > 0)
+                        snprintf(what, sizeof what, "it, the open window and the %s of windows bundles hold",
+                                 FORMAT_BYTES(v.pinned_bytes));
                 log_warning("Retention removed the newest finished window: retention.max_bytes (%s) holds less than "
-                            "it, the open window and the %s of windows bundles hold, so while that lasts each "
-                            "window goes as soon as it is finished and bundles hold only the open window's "
-                            "seconds. Raise max_bytes, or remove bundles.",
-                            FORMAT_BYTES(m->config->retention_bytes), FORMAT_BYTES(v.pinned_bytes));
+                            "%s, so while that lasts each window goes as soon as it is finished and bundles hold "
+                            "only the open window's seconds. Raise max_bytes%s.",
+                            FORMAT_BYTES(m->config->retention_bytes), what,
+                            v.pinned_bytes > 0 ? ", or remove bundles" : "");
                 m->retention_window_reported = true;
-        } else if (v.newest_removed == VACUUM_REASON_FREE_SPACE) {
+        } else if (say && v.newest_removed == VACUUM_REASON_FREE_SPACE) {
                 log_warning("Retention removed the newest finished window: the file system of '%s' had less than "
                             "retention.keep_free (%s) free, so while that lasts each window goes as soon as it "
                             "is finished and bundles hold only the open window's seconds. Free space there, or "
