@@ -89,6 +89,14 @@ start_tprofd() {
                 fail "tprofd did not start: $(tail -20 "$TEST_TMP/tprofd.log")"
 }
 
+# ring_inode NAME: the inode of the ring's window NAME ($STATE/ring), or of NAME.partial while that
+# window is open; the daemon may finish it (rename it to NAME) between two looks, so NAME is looked
+# at again after. Nothing, and status 1, if neither is there.
+ring_inode() {
+        stat -c %i "$STATE/ring/$1" 2>/dev/null || stat -c %i "$STATE/ring/$1.partial" 2>/dev/null ||
+                stat -c %i "$STATE/ring/$1" 2>/dev/null
+}
+
 # stop_tprofd: SIGTERM, and it must exit 0 within 10 s.
 stop_tprofd() {
         local i=0

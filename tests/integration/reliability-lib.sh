@@ -30,7 +30,7 @@ verify_windows() {
 # check_incidents WHAT: what incidents/ shows is only complete bundles (a manifest and every file a
 # bundle has, windows hard-linked into the ring and readable) or hidden .tmp-* staging folders.
 check_incidents() {
-        local what=$1 e name w ring
+        local what=$1 e name w ino
         for e in "$STATE"/incidents/* "$STATE"/incidents/.[!.]*; do
                 [ -e "$e" ] || continue
                 name=$(basename "$e")
@@ -52,10 +52,9 @@ for w in m["windows"]:
 PY
                 for w in "$e"/windows/*; do
                         [ -e "$w" ] || continue
-                        ring="$STATE/ring/$(basename "$w")"
-                        [ -e "$ring" ] || ring="$ring.partial"
-                        [ -e "$ring" ] || fail "$what: window $(basename "$w") pinned by $name is gone from the ring"
-                        [ "$(stat -c %i "$w")" = "$(stat -c %i "$ring")" ] ||
+                        ino=$(ring_inode "$(basename "$w")") ||
+                                fail "$what: window $(basename "$w") pinned by $name is gone from the ring"
+                        [ "$(stat -c %i "$w")" = "$ino" ] ||
                                 fail "$what: window $(basename "$w") of $name is not a hard link into the ring"
                 done
                 verify_windows "$e/windows" "$what (bundle $name)"

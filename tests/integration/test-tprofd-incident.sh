@@ -113,12 +113,11 @@ grep -q '^Around the event (5s before .. 3s after)' "$TEST_TMP/show" || fail "sh
 python3 "$(dirname "$0")/stackcollapse.py" <"$B/stacks.perf-script" >"$TEST_TMP/refolded"
 cmp "$TEST_TMP/refolded" "$B/stacks.folded" || fail "stacks.perf-script does not fold to stacks.folded"
 
-# Windows are pinned by hard link: same inode as the ring's file, more than one link.
+# Windows are pinned by hard link: same inode as the ring's file (open or finished: ring_inode),
+# more than one link.
 for w in "$B"/windows/*.tpw; do
         name=$(basename "$w")
-        ring="$STATE/ring/$name"
-        [ -e "$ring" ] || ring="$STATE/ring/$name.partial"
-        [ "$(stat -c %i "$w")" = "$(stat -c %i "$ring")" ] || fail "$name is not a hard link into the ring"
+        [ "$(stat -c %i "$w")" = "$(ring_inode "$name")" ] || fail "$name is not a hard link into the ring"
         [ "$(stat -c %h "$w")" -ge 2 ] || fail "$name has one link"
 done
 # 0750, with the setgid bit the state directories pass down where the host has group tprof
