@@ -72,22 +72,16 @@ static const char *const arm64_path[] = {
 
 /* Walks s in mode; the path must be whole, by CFI alone, from the leaf to _start. */
 static size_t expect_whole_arm64(const Snapshot *s, const char *twin, UnwindMode mode, uint64_t *ips, size_t max) {
-        _cleanup_(unwinder_freep) Unwinder *u = NULL;
         UnwindStats st;
         char buf[256];
         size_t n;
 
-        assert_int_equal(unwinder_new(&(UnwinderOptions) { .mode = mode }, &u), 0);
-        n = walk(u, s, s->size, ips, max);
-        for (size_t i = 0; i < n; i++)
-                print_message("  #%zu %#" PRIx64 " %s\n", i, ips[i], name_of(s, ips[i], i > 0, twin, buf, sizeof(buf)));
+        n = walk_printed(s, mode, twin, "", ips, max, &st);
         assert_true(n > ELEMENTSOF(arm64_path));
         for (size_t i = 0; i < ELEMENTSOF(arm64_path); i++)
                 assert_string_equal(name_of(s, ips[i], i > 0, twin, buf, sizeof(buf)), arm64_path[i]);
         assert_int_not_equal(ips[n - 1], 0);
         assert_string_equal(name_of(s, ips[n - 1], true, twin, buf, sizeof(buf)), "_start");
-
-        unwinder_get_stats(u, &st);
         assert_int_equal(st.stacks, 1);
         assert_int_equal(st.stacks_cut, 0);
         assert_int_equal(st.stacks_cfi, 1);
@@ -179,14 +173,8 @@ static void test_arm64_plt_stub(void **state) {
                 skip();
         s.ip = plt_entry(&s, fixture);
         for (UnwindMode mode = UNWIND_MODE_DWARF; mode <= UNWIND_MODE_AUTO; mode++) {
-                _cleanup_(unwinder_freep) Unwinder *u = NULL;
-
-                assert_int_equal(unwinder_new(&(UnwinderOptions) { .mode = mode }, &u), 0);
-                n = walk(u, &s, s.size, ips, ELEMENTSOF(ips));
-                for (size_t i = 0; i < n; i++)
-                        print_message("  %s #%zu %#" PRIx64 " %s\n", unwind_mode_to_string(mode), i, ips[i],
-                                      name_of(&s, ips[i], i > 0, fixture, buf, sizeof(buf)));
-                unwinder_get_stats(u, &st);
+                n = walk_printed(&s, mode, fixture, mode == UNWIND_MODE_DWARF ? "dwarf " : "auto ", ips,
+                                 ELEMENTSOF(ips), &st);
                 if (mode == UNWIND_MODE_DWARF) {
                         assert_int_equal(n, 2);
                         assert_int_equal(ips[1], 0);
@@ -204,10 +192,8 @@ static void test_arm64_plt_stub(void **state) {
 
         /* PLT0, the lazy resolver's entry, pushes x16 and x30 first: not a stub walked from x30 (as
          * no other code without CFI is), but by the frame pointer. */
-        _cleanup_(unwinder_freep) Unwinder *u = NULL;
         s.ip = plt_entry(&s, fixture) - 32 + 8;
-        assert_int_equal(unwinder_new(&(UnwinderOptions) { .mode = UNWIND_MODE_AUTO }, &u), 0);
-        n = walk(u, &s, s.size, ips, ELEMENTSOF(ips));
+        n = walk_printed(&s, UNWIND_MODE_AUTO, fixture, "PLT0 ", ips, ELEMENTSOF(ips), &st);
         assert_true(n >= 2);
         assert_int_not_equal(ips[1], s.lr);
 }
@@ -217,7 +203,6 @@ static void test_arm64_plt_stub(void **state) {
  * its frame pointer too (or the walk is cut), never by its rule from a made-up stack pointer. */
 static void test_arm64_frame_pointer_step(void **state) {
         const char *fixture = getenv("TPROF_ARM64_FIXTURE_NOCFI");
-        _cleanup_(unwinder_freep) Unwinder *u = NULL;
         _cleanup_(snapshot_done) Snapshot s = {};
         uint64_t ips[128];
         UnwindStats st;
@@ -226,11 +211,7 @@ static void test_arm64_frame_pointer_step(void **state) {
 
         if (!arm64_snapshot("TPROF_ARM64_FIXTURE_NOCFI", &s))
                 skip();
-        assert_int_equal(unwinder_new(&(UnwinderOptions) { .mode = UNWIND_MODE_AUTO }, &u), 0);
-        n = walk(u, &s, s.size, ips, ELEMENTSOF(ips));
-        for (size_t i = 0; i < n; i++)
-                print_message("  #%zu %#" PRIx64 " %s\n", i, ips[i], name_of(&s, ips[i], i > 0, fixture, buf, sizeof(buf)));
-        unwinder_get_stats(u, &st);
+        n = walk_printed(&s, UNWIND_MODE_AUTO, fixture, "", ips, ELEMENTSOF(ips), &st);
         assert_true(n > 5);
         for (size_t i = 0; i < 5; i++)
                 assert_string_equal(name_of(&s, ips[i], i > 0, fixture, buf, sizeof(buf)), arm64_path[i]);

@@ -240,9 +240,7 @@ static void test_unwind_tables_full(void **state) {
                 /* The program's table, then (full: the first drop comes at once) the library's;
                  * the program's frame after the library's waits, and the walk is cut there. */
                 n = walk(u, &s, s.size, ips, ELEMENTSOF(ips));
-                for (size_t i = 0; i < n; i++)
-                        print_message("  #%zu %#" PRIx64 " %s\n", i, ips[i],
-                                      name_of(&s, ips[i], i > 0, getenv("TPROF_UNWIND_FIXTURE"), buf, sizeof(buf)));
+                print_walk(&s, ips, n, getenv("TPROF_UNWIND_FIXTURE"), "");
                 assert_true(n >= 4);
                 assert_string_equal(name_of(&s, ips[2], true, getenv("TPROF_UNWIND_FIXTURE"), buf, sizeof(buf)),
                                     "unwind_fixture_lib_middle");

@@ -144,6 +144,28 @@ static inline const char *name_of(const Snapshot *s, uint64_t ip, bool is_return
         return buf;
 }
 
+/* Prints a walk's n frames, each named from twin's symbols, after label (may be ""). */
+static inline void print_walk(const Snapshot *s, const uint64_t *ips, size_t n, const char *twin, const char *label) {
+        char buf[256];
+
+        for (size_t i = 0; i < n; i++)
+                print_message("  %s#%zu %#" PRIx64 " %s\n", label, i, ips[i], name_of(s, ips[i], i > 0, twin, buf, sizeof(buf)));
+}
+
+/* Walks the whole copy of s with a new unwinder of mode, prints the walk (print_walk()) and gives
+ * the unwinder's figures in *ret_st. Returns the number of entries. */
+static inline size_t walk_printed(const Snapshot *s, UnwindMode mode, const char *twin, const char *label,
+                                  uint64_t *ips, size_t max, UnwindStats *ret_st) {
+        _cleanup_(unwinder_freep) Unwinder *u = NULL;
+        size_t n;
+
+        assert_int_equal(unwinder_new(&(UnwinderOptions) { .mode = mode }, &u), 0);
+        n = walk(u, s, s->size, ips, max);
+        print_walk(s, ips, n, twin, label);
+        unwinder_get_stats(u, ret_st);
+        return n;
+}
+
 /* Walks a snapshot of fixture with an unwinder of options o; the path must be whole, named from
  * twin's symbols. The unwinder's figures in *ret_st. */
 static inline void expect_whole_path_with(const char *fixture, const char *twin, const UnwinderOptions *o,
@@ -161,8 +183,7 @@ static inline void expect_whole_path_with(const char *fixture, const char *twin,
         take_snapshot(fixture, &s);
         assert_int_equal(unwinder_new(o, &u), 0);
         n = walk(u, &s, s.size, ips, ELEMENTSOF(ips));
-        for (size_t i = 0; i < n; i++)
-                print_message("  #%zu %#" PRIx64 " %s\n", i, ips[i], name_of(&s, ips[i], i > 0, twin, buf, sizeof(buf)));
+        print_walk(&s, ips, n, twin, "");
         assert_true(n > ELEMENTSOF(path));
         for (size_t i = 0; i < ELEMENTSOF(path); i++)
                 assert_string_equal(name_of(&s, ips[i], i > 0, twin, buf, sizeof(buf)), path[i]);
