@@ -183,6 +183,16 @@ uint64_t unwind_strip_pac(uint16_t machine, uint64_t ra) {
         return machine == EM_AARCH64 ? ra & arm64_addr_mask() : ra;
 }
 
+/* regs become the caller's: ip its return address (PAC code taken off), sp the CFA. What a step
+ * knows of the link register and the stack pointer starts over: the caller called, so its return
+ * address is not in x30 any more, and the CFA is its stack pointer. */
+static void enter_caller(const UnwindArch *a, UnwindRegs *regs, uint64_t ra, uint64_t cfa) {
+        regs->ip = unwind_strip_pac(a->machine, ra);
+        regs->sp = cfa;
+        regs->sp_unknown = false;
+        regs->lr_valid = false;
+}
+
 static void rule_from_frame(const UnwindArch *a, Dwarf_Frame *frame, UnwindRule *ret) {
         Dwarf_Op ops_mem[3], *ops;
         size_t nops;
@@ -496,10 +506,7 @@ static UnwindStepResult step_expr(UnwindCfiFile *f, uint64_t vaddr, UnwindRegs *
                 regs->bx_valid = bx_defined;
                 regs->bx = bx_defined ? bx : 0;
         }
-        regs->ip = unwind_strip_pac(f->arch.machine, ra);
-        regs->sp = cfa;
-        regs->sp_unknown = false;
-        regs->lr_valid = false;
+        enter_caller(&f->arch, regs, ra, cfa);
         r = UNWIND_STEP_OK;
 finish:
         free(frame);
@@ -554,9 +561,6 @@ UnwindStepResult unwind_cfi_apply(UnwindCfiFile *f, uint64_t vaddr, const Unwind
         restore_saved_reg(a, rule->bp_kind, rule->bp_off, cfa, regs->sp, mem, &regs->bp, &regs->bp_valid);
         restore_saved_reg(a, rule->bx_kind, rule->bx_off, cfa, regs->sp, mem, &regs->bx, &regs->bx_valid);
         regs->scratch_valid = 0; /* caller-saved: lost in the caller */
-        regs->lr_valid = false;    /* the caller called: its return address is not in x30 */
-        regs->ip = unwind_strip_pac(a->machine, ra);
-        regs->sp = cfa;
-        regs->sp_unknown = false;
+        enter_caller(a, regs, ra, cfa);
         return UNWIND_STEP_OK;
 }

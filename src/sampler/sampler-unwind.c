@@ -711,20 +711,17 @@ size_t unwinder_unwind(Unwinder *u, ProcTable *procs, const UnwindInput *in, uin
 
         if (max < 2)
                 return 0;
-        if (machine != EM_X86_64 && machine != EM_386 && machine != EM_AARCH64) {
-                /* A 32-bit Arm process on arm64: no unwinder for its code (the frame records of
-                 * A32 and T32 code are their own), the interrupted address alone, cut. */
-                u->stats.stacks++;
-                ips[n++] = regs.ip;
-                ips[n++] = 0;
-                u->stats.cut[UNWIND_CUT_NO_CFI]++;
-                u->stats.stacks_cut++;
-                return n;
-        }
         for (unsigned i = 0; in->scratch && i < UNWIND_SCRATCH_REGS; i++)
                 regs.scratch[i] = in->scratch[i] & mask;
         regs.scratch_valid = in->scratch ? (uint16_t) ((1U << UNWIND_SCRATCH_REGS) - 1) : 0;
         u->stats.stacks++;
+        if (machine != EM_X86_64 && machine != EM_386 && machine != EM_AARCH64) {
+                /* A 32-bit Arm process on arm64: no unwinder for its code (the frame records of
+                 * A32 and T32 code are their own), the interrupted address alone, cut. */
+                ips[n++] = regs.ip;
+                cut = UNWIND_CUT_NO_CFI;
+                goto walked;
+        }
         for (;;) {
                 const ProcMap *m;
                 UnwindCfiFile *f = NULL;
@@ -875,6 +872,7 @@ size_t unwinder_unwind(Unwinder *u, ProcTable *procs, const UnwindInput *in, uin
                 }
         }
 
+walked:
         if (cut >= 0) {
                 ips[n++] = 0;
                 u->stats.cut[cut]++;
