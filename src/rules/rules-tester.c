@@ -330,7 +330,7 @@ int rules_tester_run(const char *rules_path, char *const *files, size_t n_files,
         return 0;
 }
 
-int rules_tester_check(const char *rules_path, FILE *out, FILE *err, bool *reterr_config) {
+int rules_tester_check(const char *rules_path, FILE *out, FILE *err, bool *reterr_config, RuleSet **ret_rules) {
         _cleanup_(rule_set_freep) RuleSet *rs = NULL;
         size_t disabled = 0;
         int r;
@@ -345,5 +345,7 @@ int rules_tester_check(const char *rules_path, FILE *out, FILE *err, bool *reter
         if (disabled > 0)
                 fprintf(out, " (%zu disabled)", disabled);
         fputc('\n', out);
+        if (ret_rules)
+                *ret_rules = TAKE_PTR(rs);
         return 0;
 }

@@ -16,5 +16,7 @@
 int rules_tester_run(const char *rules_path, char *const *files, size_t n_files, FILE *out, FILE *err,
                      bool *reterr_config);
 
-/* tprofd --check-config: load the rules, report problems on err, print a one-line summary on out. */
-int rules_tester_check(const char *rules_path, FILE *out, FILE *err, bool *reterr_config);
+/* tprofd --check-config: load the rules, report problems on err, print a one-line summary on out.
+ * With ret_rules (may be NULL), the rules loaded are handed over, for the caller's own checks. */
+typedef struct RuleSet RuleSet;
+int rules_tester_check(const char *rules_path, FILE *out, FILE *err, bool *reterr_config, RuleSet **ret_rules);

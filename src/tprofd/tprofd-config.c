@@ -66,8 +66,17 @@ const char *tprofd_journal_context_to_string(int v) {
         return v >= 0 && v < (int) ELEMENTSOF(priority_table) ? priority_table[v] : "off";
 }
 
-const Rule *tprofd_config_rule_past_retention(const TprofdConfig *c, const RuleSet *rules) {
-        uint64_t keep = c->retention_age_usec > 0 ? c->retention_age_usec : RETENTION_AGE_USEC_DEFAULT;
+/* retention.max_age as the ring applies it: 0 is the default. */
+static uint64_t retention_age_usec(const TprofdConfig *c) {
+        return c->retention_age_usec > 0 ? c->retention_age_usec : RETENTION_AGE_USEC_DEFAULT;
+}
+
+/* The enabled rule that asks for the most time before its events, if the retention by age keeps
+ * less: the ring deletes a window once its last sample is that old, so the seconds such a rule's
+ * bundles start with may be gone before its event comes, with the baseline before them. NULL when
+ * every rule fits. */
+static const Rule *rule_past_retention(const TprofdConfig *c, const RuleSet *rules) {
+        uint64_t keep = retention_age_usec(c);
         const Rule *worst = NULL;
 
         for (size_t i = 0; rules && i < rule_set_size(rules); i++) {
@@ -82,7 +91,7 @@ const Rule *tprofd_config_rule_past_retention(const TprofdConfig *c, const RuleS
 }
 
 void tprofd_config_warn_retention(const TprofdConfig *c, const RuleSet *rules) {
-        const Rule *r = tprofd_config_rule_past_retention(c, rules);
+        const Rule *r = rule_past_retention(c, rules);
 
         if (r)
                 log_warning("%s:%u: rule '%s' asks for %s before its events, but retention.max_age%s%s keeps "
@@ -90,8 +99,7 @@ void tprofd_config_warn_retention(const TprofdConfig *c, const RuleSet *rules) {
                             "deleted before an event comes. Raise max_age or lower before.",
                             r->file, r->line, r->name, FORMAT_TIMESPAN(r->before_usec),
                             c->config_path ? " in " : "", c->config_path ?: "",
-                            FORMAT_TIMESPAN(c->retention_age_usec > 0 ? c->retention_age_usec
-                                                                      : RETENTION_AGE_USEC_DEFAULT));
+                            FORMAT_TIMESPAN(retention_age_usec(c)));
 }
 
 int tprofd_config_hook_check(const TprofdConfig *c) {

@@ -69,12 +69,10 @@ int tprofd_unwind_stack_valid(uint64_t bytes);
  * installed later, a path copied from the wrong place, a file nobody may execute). */
 int tprofd_config_hook_check(const TprofdConfig *c);
 
-/* The enabled rule that asks for the most time before its events, if the retention by age
- * (retention.max_age) keeps less: the ring deletes a window once its last sample is that old, so
- * the seconds such a rule's bundles start with may be gone before its event comes, with the
- * baseline before them. NULL when every rule fits. */
-const Rule *tprofd_config_rule_past_retention(const TprofdConfig *c, const RuleSet *rules);
-/* Logs that, as a warning naming where the retention comes from; nothing when every rule fits. */
+/* Warns of the enabled rule that asks for the most time before its events, if retention.max_age
+ * keeps less (a window goes once its last sample is that old, so the seconds such a rule's
+ * bundles start with, and their baseline, may be gone before its event comes), naming where the
+ * retention comes from; nothing when every rule fits, or rules is NULL. */
 void tprofd_config_warn_retention(const TprofdConfig *c, const RuleSet *rules);
 
 void tprofd_config_init(TprofdConfig *c);

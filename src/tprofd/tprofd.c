@@ -409,16 +409,11 @@ static int run(int argc, char *argv[]) {
         case ACTION_CHECK_CONFIG:
                 /* The configuration already loaded, or we would not be here. */
                 printf("configuration: %s\n", arg_config.config_path ?: "defaults (no " TPROFD_CONFIG_FILE ")");
-                r = rules_tester_check(arg_config.rules_path, stdout, stderr, &config_error);
-                if (r >= 0 && !config_error) {
-                        RuleSet *rs = NULL;
-                        RuleError re = RULE_ERROR_NULL;
-
-                        if (rule_set_load(arg_config.rules_path, &rs, &re) >= 0)
-                                tprofd_config_warn_retention(&arg_config, rs);
-                        rule_set_free(rs);
-                        rule_error_done(&re);
-                }
+                RuleSet *rs = NULL;
+                r = rules_tester_check(arg_config.rules_path, stdout, stderr, &config_error, &rs);
+                if (r >= 0)
+                        tprofd_config_warn_retention(&arg_config, rs);
+                rule_set_free(rs);
                 /* A hook that is not there fails every bundle, and so does one nobody may execute
                  * (root is refused only that); one this user may not run (a check run without root)
                  * may well run for the daemon. */
